@@ -1,0 +1,1 @@
+"""Named investigations: one DuckDB SQL file per query.  See queries/README.md."""

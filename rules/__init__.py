@@ -1,0 +1,1 @@
+"""The replay engine: every dealing procedure as pure, incremental Python (no Beam, no I/O)."""

@@ -1,0 +1,181 @@
+"""The Arrow schema of every lake table (``spec/outputs.md``), defined once.
+
+Writers (:mod:`pipelines.lake`), the replay output, the DuckDB views and the
+tests all take their columns from here.  Column order is the table's order in
+the Parquet files.  ``gaming_day`` is kept in the rows *and* used as the Hive
+partition key; readers that use ``hive_partitioning`` see the same value.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import pyarrow as pa
+
+from schemas.contract import FIELDS
+from schemas.events import EVENT_FIELDS, Event
+
+TS = pa.timestamp("us", tz="UTC")
+
+_KIND_TYPES = {
+    "id": pa.string(), "event_id": pa.string(), "str": pa.string(), "ts": TS,
+    "int0": pa.int64(), "int1": pa.int64(), "seat": pa.int64(), "street": pa.int64(),
+    "bool": pa.bool_(), "amount": pa.float64(), "card": pa.string(),
+    "cards": pa.list_(pa.string()), "cards5": pa.list_(pa.string()),
+}
+
+
+def _kind_type(kind: str) -> pa.DataType:
+    if kind.startswith(("enum:", "pattern:")):
+        return pa.string()
+    return _KIND_TYPES[kind]
+
+
+EVENTS = pa.schema(
+    [pa.field(name, _kind_type(kind), nullable=name not in ("event_id", "ts", "source", "type", "table_id", "device_id", "seq"))
+     for name, kind in FIELDS.items()]
+    + [
+        pa.field("unknown_fields", pa.string()),   # JSON object of fields the contract does not know
+        pa.field("gaming_day", pa.date32(), nullable=False),
+        pa.field("file", pa.string()),             # input file the line came from
+        pa.field("line", pa.int64()),              # 1-based line (or Parquet row) number
+    ]
+)
+assert tuple(EVENTS.names) == EVENT_FIELDS
+
+REJECTS = pa.schema([
+    pa.field("file", pa.string(), nullable=False),
+    pa.field("line", pa.int64(), nullable=False),
+    pa.field("raw", pa.string(), nullable=False),          # cut at 64 KiB
+    pa.field("reason", pa.string(), nullable=False),
+    pa.field("event_id", pa.string()),                      # when readable
+    pa.field("table_id", pa.string()),
+    pa.field("device_id", pa.string()),
+    pa.field("seq", pa.int64()),
+    pa.field("run_id", pa.string(), nullable=False),
+    pa.field("gaming_day", pa.date32(), nullable=False),    # the run's gaming day
+])
+
+FINDINGS = pa.schema([
+    pa.field("finding_id", pa.string(), nullable=False),
+    pa.field("rule_id", pa.string(), nullable=False),
+    pa.field("severity", pa.string(), nullable=False),
+    pa.field("game", pa.string()),
+    pa.field("table_id", pa.string(), nullable=False),
+    pa.field("pack_id", pa.string()),
+    pa.field("round_id", pa.string()),
+    pa.field("seat", pa.int64()),
+    pa.field("spot", pa.string()),
+    pa.field("device_id", pa.string()),
+    pa.field("dealer_id", pa.string()),
+    pa.field("ts", TS, nullable=False),
+    pa.field("gaming_day", pa.date32(), nullable=False),
+    pa.field("expected", pa.string(), nullable=False),
+    pa.field("actual", pa.string(), nullable=False),
+    pa.field("event_ids", pa.list_(pa.string()), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+])
+
+ROUNDS = pa.schema([
+    pa.field("table_id", pa.string(), nullable=False),
+    pa.field("game", pa.string()),
+    pa.field("round_id", pa.string(), nullable=False),
+    pa.field("pack_id", pa.string()),
+    pa.field("dealer_id", pa.string()),
+    pa.field("started", TS),
+    pa.field("ended", TS),
+    pa.field("seats_dealt", pa.list_(pa.int64())),
+    pa.field("outcome", pa.string()),
+    pa.field("voided", pa.bool_()),
+    pa.field("findings", pa.int64()),
+    pa.field("undecided", pa.list_(pa.string())),  # checks left open by unreadable cards
+    pa.field("gaming_day", pa.date32(), nullable=False),
+])
+
+PACKS = pa.schema([
+    pa.field("table_id", pa.string(), nullable=False),
+    pa.field("game", pa.string()),
+    pa.field("pack_id", pa.string(), nullable=False),
+    pa.field("decks", pa.int64()),
+    pa.field("card_count", pa.int64()),
+    pa.field("shuffle_method", pa.string()),
+    pa.field("preshuffled", pa.bool_()),
+    pa.field("shuffled_at", TS),
+    pa.field("cut_by", pa.string()),
+    pa.field("cut_position", pa.int64()),
+    pa.field("cut_stack_size", pa.int64()),
+    pa.field("cut_card_from_back", pa.int64()),
+    pa.field("cut_card_surfaced_at", pa.int64()),
+    pa.field("burn_first_card", pa.string()),
+    pa.field("burn_count", pa.int64()),
+    pa.field("cards_drawn", pa.int64()),
+    pa.field("rounds_played", pa.int64()),
+    pa.field("stub_counts", pa.list_(pa.int64())),
+    pa.field("stub_remaining", pa.int64()),
+    pa.field("findings", pa.int64()),
+    pa.field("gaming_day", pa.date32(), nullable=False),
+])
+
+RUNS = pa.schema([
+    pa.field("run_id", pa.string(), nullable=False),
+    pa.field("command", pa.string(), nullable=False),
+    pa.field("inputs", pa.list_(pa.struct([
+        pa.field("path", pa.string()), pa.field("sha256", pa.string()), pa.field("bytes", pa.int64()),
+    ]))),
+    pa.field("lines_read", pa.int64()),
+    pa.field("accepted", pa.int64()),
+    pa.field("rejected", pa.int64()),
+    pa.field("duplicates", pa.int64()),
+    pa.field("gaming_days", pa.list_(pa.date32())),
+    pa.field("findings", pa.int64()),
+    pa.field("versions", pa.string()),   # JSON: pitwatch, contract, beam, pyarrow, python
+    pa.field("options", pa.string()),    # JSON: cutoff, timezone, runner …
+    pa.field("status", pa.string()),
+    pa.field("started", TS),
+    pa.field("ended", TS),
+])
+
+RULES = pa.schema([
+    pa.field("rule_id", pa.string(), nullable=False),
+    pa.field("severity", pa.string(), nullable=False),
+    pa.field("games", pa.list_(pa.string())),
+    pa.field("source", pa.string()),
+    pa.field("summary", pa.string()),
+])
+
+LAKE_TABLES: dict[str, pa.Schema] = {
+    "events": EVENTS, "rejects": REJECTS, "rounds": ROUNDS, "packs": PACKS,
+    "findings": FINDINGS, "runs": RUNS, "rules": RULES,
+}
+PARTITIONED = ("events", "rejects", "rounds", "packs", "findings")
+
+
+def rows_to_table(rows: Iterable[dict], schema: pa.Schema) -> pa.Table:
+    """Column-wise build of a table from dict rows (missing keys are null)."""
+    rows = list(rows)
+    return pa.table({f.name: pa.array([r.get(f.name) for r in rows], type=f.type) for f in schema}, schema=schema)
+
+
+def events_to_table(events: Iterable[Event]) -> pa.Table:
+    events = list(events)
+    cols = {}
+    for f in EVENTS:
+        name = f.name
+        values = [getattr(e, name) for e in events]
+        if name == "ts":
+            cols[name] = pa.array(values, type=pa.int64()).cast(TS)
+        else:
+            cols[name] = pa.array(values, type=f.type)
+    return pa.table(cols, schema=EVENTS)
+
+
+def table_to_events(table: pa.Table) -> list[Event]:
+    """Inverse of :func:`events_to_table` (``ts`` back to integer microseconds)."""
+    table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast(pa.int64()))
+    columns = [table.column(n).to_pylist() for n in EVENT_FIELDS]
+    out = []
+    new = Event.__new__
+    for values in zip(*columns):
+        ev = new(Event)
+        ev.__setstate__(values)
+        out.append(ev)
+    return out

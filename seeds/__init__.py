@@ -1,0 +1,1 @@
+"""Static reference data (CSV): games, paytables, burn values.  See seeds/README.md."""
