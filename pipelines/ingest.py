@@ -1,0 +1,211 @@
+"""Beam ingest: read files in chunks → decode → find duplicates and conflicts.
+
+No per-event Beam elements on the hot path: an element is a chunk of lines,
+then one Arrow table of events per (chunk, table).  Composite transforms are
+named verb-noun, like Beam's ``examples/complete/game``.
+
+Duplicates and conflicts (``spec/events.md``): copies of an ``event_id`` that
+are equal as parsed JSON are one event delivered twice (the copy with the
+smallest file/line is kept, the others counted as duplicates); copies that
+differ are a conflict and every copy is rejected.  Copies of one event share
+its ``table_id`` unless they conflict, so the per-table step sees every copy
+of a well-formed event; copies that differ in ``table_id``, or that collide
+with a line rejected for another reason, are found by a small step keyed by
+a hash bucket of the ``event_id`` (:class:`FindConflictingIds`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections import defaultdict
+from typing import Iterable, Iterator
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
+from schemas.arrow import events_to_table
+from schemas.decode import GamingDayConfig, Reject, decode_line, decode_object
+
+TAG_REJECTS = "rejects"
+TAG_IDS = "ids"
+TAG_COUNTS = "counts"
+TAG_SEQS = "seqs"
+ID_BUCKETS = 64
+REJECTED_KEY = "\x00rejected"   # the 'table' of a copy that failed decoding
+DIGEST = "_digest"              # extra column carried until dedup
+
+
+@dataclasses.dataclass(frozen=True)
+class IngestOptions:
+    gaming_day: GamingDayConfig = GamingDayConfig()
+    chunk_lines: int = 20_000
+
+
+def reject_row(r: Reject) -> dict:
+    return {"file": r.file, "line": r.line, "raw": r.raw, "reason": r.reason,
+            "event_id": r.event_id, "table_id": r.table_id, "device_id": r.device_id, "seq": r.seq}
+
+
+class ReadChunks(beam.DoFn):
+    """path → ``(path, kind, [(line_number, line), ...])`` chunks."""
+
+    def __init__(self, chunk_lines: int):
+        self.chunk_lines = chunk_lines
+
+    def process(self, path: str) -> Iterator[tuple]:
+        if path.endswith(".parquet"):
+            for _, rows in iter_parquet_chunks(path, self.chunk_lines):
+                yield path, "parquet", rows
+        else:
+            for _, lines in iter_line_chunks(path, self.chunk_lines):
+                yield path, "jsonl", lines
+
+
+class DecodeChunk(beam.DoFn):
+    """A chunk → per-table Arrow tables of events (main), rejects, ids, seqs, counts."""
+
+    def __init__(self, config: GamingDayConfig):
+        self.config = config
+
+    def process(self, chunk):
+        import orjson
+
+        path, kind, items = chunk
+        by_table: dict[str, list] = defaultdict(list)
+        digests: dict[str, list] = defaultdict(list)
+        rejects: list[dict] = []
+        ids: dict[int, list] = defaultdict(list)
+        seqs: dict[str, list] = defaultdict(list)
+        for number, item in items:
+            if kind == "parquet":
+                out = decode_object(item, orjson.dumps(item, default=str).decode(), path, number, self.config)
+            else:
+                out = decode_line(item, path, number, self.config)
+            if isinstance(out, Reject):
+                rejects.append(reject_row(out))
+                if out.event_id is not None:
+                    ids[_bucket(out.event_id)].append((out.event_id, REJECTED_KEY, out.digest))
+                if out.device_id is not None and out.seq is not None:
+                    seqs[out.device_id].append((out.seq, out.table_id, out.event_id, None))
+                continue
+            ev, digest = out
+            by_table[ev.table_id].append(ev)
+            digests[ev.table_id].append(digest)
+            ids[_bucket(ev.event_id)].append((ev.event_id, ev.table_id, digest))
+            seqs[ev.device_id].append((ev.seq, ev.table_id, ev.event_id, ev.ts))
+        for table_id, events in by_table.items():
+            t = events_to_table(events).append_column(DIGEST, pa.array(digests[table_id], pa.string()))
+            yield table_id, t
+        if rejects:
+            yield beam.pvalue.TaggedOutput(TAG_REJECTS, rejects)
+        for bucket, entries in ids.items():
+            yield beam.pvalue.TaggedOutput(TAG_IDS, (bucket, entries))
+        for device_id, entries in seqs.items():
+            yield beam.pvalue.TaggedOutput(TAG_SEQS, (device_id, entries))
+        yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"read": len(items), "rejected": len(rejects)})
+
+
+def _bucket(event_id: str) -> int:
+    return zlib.crc32(event_id.encode()) % ID_BUCKETS
+
+
+def conflicting_ids(entries: Iterable[list]) -> list[str]:
+    """event_ids whose copies sit under more than one table (or collide with a reject)."""
+    tables: dict[str, set] = defaultdict(set)
+    for batch in entries:
+        for event_id, table_key, _digest in batch:
+            tables[event_id].add(table_key)
+    return sorted(e for e, keys in tables.items() if len(keys) > 1)
+
+
+class FindConflictingIds(beam.PTransform):
+    """(bucket, [(event_id, table_key, digest)]) → event_ids in conflict across tables."""
+
+    def expand(self, ids):
+        return (
+            ids
+            | "GroupIdsByBucket" >> beam.GroupByKey()
+            | "ConflictsInBucket" >> beam.FlatMap(lambda kv: conflicting_ids(kv[1]))
+        )
+
+
+@dataclasses.dataclass
+class Deduplicated:
+    events: pa.Table            # one row per accepted event, DIGEST dropped
+    duplicates: int             # exact re-deliveries dropped
+    conflicts: list[dict]       # {file, line, event_id, table_id, device_id, seq, reason}
+
+
+def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Deduplicated:
+    """Keep one copy of each event_id; reject every copy of a conflicting one."""
+    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    order = pc.sort_indices(table, sort_keys=[("event_id", "ascending"), ("file", "ascending"), ("line", "ascending")])
+    table = table.take(order)
+    ids = table.column("event_id").to_pylist()
+    digests = table.column(DIGEST).to_pylist()
+    keep = [False] * len(ids)
+    conflict_rows: list[int] = []
+    duplicates = 0
+    i = 0
+    n = len(ids)
+    while i < n:
+        j = i + 1
+        while j < n and ids[j] == ids[i]:
+            j += 1
+        group_digests = set(digests[i:j])
+        if len(group_digests) > 1 or ids[i] in cross_conflicts:
+            conflict_rows.extend(range(i, j))
+        else:
+            keep[i] = True
+            duplicates += j - i - 1
+        i = j
+    conflicts = []
+    if conflict_rows:
+        sub = table.take(pa.array(conflict_rows, pa.int64())).select(
+            ["file", "line", "event_id", "table_id", "device_id", "seq"]).to_pylist()
+        copies = defaultdict(int)
+        for row in sub:
+            copies[row["event_id"]] += 1
+        for row in sub:
+            row["reason"] = (
+                f"conflicting duplicate: event_id {row['event_id']!r} arrived in "
+                f"{'copies' if copies[row['event_id']] > 1 else 'another copy'} with different content; "
+                "every copy is rejected"
+            )
+            conflicts.append(row)
+    events = table.filter(pa.array(keep, pa.bool_())).drop_columns([DIGEST])
+    return Deduplicated(events, duplicates, conflicts)
+
+
+class FetchRawLines(beam.DoFn):
+    """(file, [conflict rows]) → reject rows with the raw text of those lines read again.
+
+    Conflicts are rare, so their raw text is not carried through the shuffle:
+    the file is read once more for just those lines.
+    """
+
+    def process(self, kv):
+        import orjson
+
+        from schemas.decode import RAW_LIMIT
+
+        path, rows = kv
+        wanted = {r["line"]: r for r in rows}
+        found: dict[int, str] = {}
+        if path.endswith(".parquet"):
+            chunks = iter_parquet_chunks(path, 50_000)
+            for _, items in chunks:
+                for number, obj in items:
+                    if number in wanted:
+                        found[number] = orjson.dumps(obj, default=str).decode()
+        else:
+            for _, items in iter_line_chunks(path, 50_000):
+                for number, line in items:
+                    if number in wanted:
+                        found[number] = line.decode("utf-8", "replace")
+        out = []
+        for number, row in sorted(wanted.items()):
+            out.append({**row, "raw": found.get(number, "")[:RAW_LIMIT]})
+        yield out

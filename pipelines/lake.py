@@ -1,0 +1,152 @@
+"""The lake: Parquet files under one folder, Hive partitions by ``gaming_day``.
+
+Layout (``spec/outputs.md``)::
+
+    LAKE/events/gaming_day=2026-11-28/part-0.parquet
+    LAKE/rejects/gaming_day=…/part-0.parquet
+    LAKE/rounds/…  LAKE/packs/…  LAKE/findings/…
+    LAKE/runs/run_id=<run id>.parquet      (one file per run, not partitioned)
+    LAKE/rules/part-0.parquet              (the rule catalogue, for joins)
+
+Atomicity: a partition is exactly one file.  It is written under a hidden
+temporary name in the partition's folder and then moved over the old file
+(a rename on a local disk; on object stores a single-object put), so a
+reader sees the old partition or the new one, never a half-written one; a
+killed run leaves at most a hidden ``.tmp-*`` file, which no reader globbing
+``*.parquet`` sees and the next run removes.  Rows are sorted by a fixed key
+before writing and Parquet is written with fixed options, so a rerun over
+the same input produces byte-identical files.
+
+All file access goes through ``pyarrow.fs``, so a lake may live on a local
+disk, GCS or S3 (``gs://bucket/lake``).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import uuid
+from typing import Iterable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from schemas.arrow import LAKE_TABLES, PARTITIONED
+
+SORT_KEYS: dict[str, list[str]] = {
+    "events": ["table_id", "device_id", "seq", "event_id"],
+    "rejects": ["file", "line"],
+    "findings": ["table_id", "ts", "rule_id", "finding_id"],
+    "rounds": ["table_id", "started", "round_id"],
+    "packs": ["table_id", "pack_id"],
+    "rules": ["rule_id"],
+}
+PART_FILE = "part-0.parquet"
+
+
+class LakeError(ValueError):
+    """The lake cannot be used (not writable, not a folder …): a user mistake."""
+
+
+def filesystem(lake: str) -> tuple[pafs.FileSystem, str]:
+    if "://" in lake:
+        return pafs.FileSystem.from_uri(lake)
+    return pafs.LocalFileSystem(), os.path.abspath(lake)
+
+
+def check_writable(lake: str) -> None:
+    """Fail early, with a clear reason, if the lake cannot be written."""
+    fs, root = filesystem(lake)
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.File:
+        raise LakeError(f"lake {lake} is a file, not a folder")
+    try:
+        fs.create_dir(root, recursive=True)
+        probe = f"{root}/.pitwatch-write-test-{uuid.uuid4().hex}"
+        with fs.open_output_stream(probe) as out:
+            out.write(b"ok")
+        fs.delete_file(probe)
+    except OSError as exc:
+        raise LakeError(f"cannot write to lake {lake}: {exc.strerror or exc}") from None
+
+
+def partition_path(root: str, table: str, gaming_day: _dt.date | str | None) -> str:
+    if gaming_day is None:
+        return f"{root}/{table}"
+    return f"{root}/{table}/gaming_day={gaming_day}"
+
+
+def sort_table(name: str, table: pa.Table) -> pa.Table:
+    keys = SORT_KEYS.get(name)
+    if not keys or table.num_rows < 2:
+        return table
+    return table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys]))
+
+
+def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Table) -> str:
+    """Write ``table`` to ``lake/relative_dir/file_name`` via a hidden temp file and a move."""
+    fs, root = filesystem(lake)
+    folder = f"{root}/{relative_dir}" if relative_dir else root
+    fs.create_dir(folder, recursive=True)
+    final = f"{folder}/{file_name}"
+    tmp = f"{folder}/.{file_name}.tmp-{uuid.uuid4().hex}"
+    with fs.open_output_stream(tmp) as out:
+        pq.write_table(table, out, compression="zstd", write_statistics=True, use_dictionary=True)
+    fs.move(tmp, final)
+    return final
+
+
+def file_schema(name: str) -> pa.Schema:
+    """The columns stored in the files of table ``name``.
+
+    The partition key ``gaming_day`` lives in the folder name only (standard
+    Hive layout: pyarrow, Spark and polars refuse a column that is both in the
+    file and in the path); readers get it back as a DATE with
+    ``hive_partitioning``.
+    """
+    schema = LAKE_TABLES[name]
+    if name in PARTITIONED:
+        schema = schema.remove(schema.get_field_index("gaming_day"))
+    return schema
+
+
+def write_partition(lake: str, name: str, gaming_day, tables: Iterable[pa.Table]) -> int:
+    """Replace one partition of table ``name`` with the rows of ``tables``. Returns rows written."""
+    schema = file_schema(name)
+    parts = [t.select(schema.names).cast(schema) for t in tables if t is not None]
+    table = pa.concat_tables(parts) if parts else schema.empty_table()
+    table = sort_table(name, table)
+    relative = f"{name}/gaming_day={gaming_day}" if gaming_day is not None else name
+    write_atomically(lake, relative, PART_FILE, table)
+    return table.num_rows
+
+
+def remove_stale_temp_files(lake: str) -> int:
+    """Remove hidden temp files left by an interrupted run. Returns how many."""
+    fs, root = filesystem(lake)
+    if fs.get_file_info(root).type != pafs.FileType.Directory:
+        return 0
+    removed = 0
+    for info in fs.get_file_info(pafs.FileSelector(root, recursive=True)):
+        base = info.base_name
+        if info.type == pafs.FileType.File and base.startswith(".") and ".tmp-" in base:
+            fs.delete_file(info.path)
+            removed += 1
+    return removed
+
+
+def read_table(lake: str, name: str) -> pa.Table:
+    """Read a whole lake table (all partitions) with pyarrow; empty if absent."""
+    import pyarrow.dataset as ds
+
+    fs, root = filesystem(lake)
+    path = f"{root}/{name}"
+    if fs.get_file_info(path).type != pafs.FileType.Directory:
+        return LAKE_TABLES[name].empty_table()
+    partitioning = None
+    if name in PARTITIONED:
+        partitioning = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
+    dataset = ds.dataset(path, filesystem=fs, format="parquet", partitioning=partitioning,
+                         exclude_invalid_files=True)
+    return dataset.to_table()
