@@ -30,6 +30,7 @@ import uuid
 
 import apache_beam as beam
 import pyarrow as pa
+import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines import __version__, coders, lake
@@ -126,7 +127,6 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
                    options: IngestOptions) -> None:
     coders.register()
     fallback_day = run_meta["fallback_day"]
-    run_id = run_meta["run_id"]
     paths = p | "ListInputs" >> beam.Create(files)
     fingerprints = paths | "FingerprintInputs" >> beam.Map(lambda path: {"inputs": [file_fingerprint(path)]})
     decoded = (
@@ -159,7 +159,7 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
         | "AllRejects" >> beam.Flatten()
         | "KeyRejects" >> beam.FlatMap(
             lambda rows, ds: [(("rejects", run_gaming_day(list(ds), fallback_day)),
-                               _with_run_id(rows_to_table(rows, _REJECT_ROWS), run_id))],
+                               rows_to_table(rows, _REJECT_ROWS))],
             beam.pvalue.AsList(days))
     )
     empty = days | "EmptyPartitionsOfDay" >> beam.FlatMap(lambda d: [((t, d), None) for t in DAY_TABLES])
@@ -183,11 +183,7 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
     )
 
 
-_REJECT_ROWS = pa.schema([f for f in REJECTS if f.name not in ("gaming_day", "run_id")])
-
-
-def _with_run_id(table: pa.Table, run_id: str) -> pa.Table:
-    return table.append_column("run_id", pa.array([run_id] * table.num_rows, pa.string()))
+_REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])
 
 
 def _versions() -> str:
@@ -277,18 +273,11 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime) -> RunSumma
     with fs.open_input_file(f"{root}/runs/{run_id}.parquet") as f:
         rec = pq.read_table(f).to_pylist()[0]
     days = [d.isoformat() for d in rec["gaming_days"]]
-    rows = {}
-    for name in DAY_TABLES + ("rejects",):
-        t = lake.read_table(lake_path, name)
-        if t.num_rows and name != "rejects":
-            import pyarrow.compute as pc
-
-            t = t.filter(pc.is_in(t.column("gaming_day"), pa.array([_dt.date.fromisoformat(d) for d in days], pa.date32())))
-        elif name == "rejects":
-            import pyarrow.compute as pc
-
-            t = t.filter(pc.equal(t.column("run_id"), run_id)) if t.num_rows else t
-        rows[name] = t.num_rows
+    rows = {"rejects": rec["rejected"]}
+    wanted = pa.array([_dt.date.fromisoformat(d) for d in days], pa.date32())
+    for name in DAY_TABLES:
+        t = lake.read_table(lake_path, name).select(["gaming_day"])
+        rows[name] = t.filter(pc.is_in(t.column("gaming_day"), wanted)).num_rows if t.num_rows else 0
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
     return RunSummary(
         run_id=run_id, lake=lake_path, inputs=rec["inputs"], lines_read=rec["lines_read"],

@@ -88,7 +88,7 @@ def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tu
     chunk: list[tuple[int, bytes]] = []
     number = 0
     with _open(path) as f:
-        for lineno, line in enumerate(f, start=1):
+        for lineno, line in enumerate(_lines(f), start=1):
             if lineno == 1 and line.startswith(b"\xef\xbb\xbf"):
                 line = line[3:]
             line = line.rstrip(b"\r\n")
@@ -101,6 +101,20 @@ def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tu
                 chunk = []
     if chunk:
         yield number, chunk
+
+
+def _lines(f, block_size: int = 4 << 20) -> Iterator[bytes]:
+    """Lines of a binary file object, read in large blocks (any Beam file object)."""
+    rest = b""
+    while True:
+        block = f.read(block_size)
+        if not block:
+            break
+        parts = (rest + block).split(b"\n")
+        rest = parts.pop()
+        yield from parts
+    if rest:
+        yield rest
 
 
 def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, dict]]]]:

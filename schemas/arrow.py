@@ -51,8 +51,7 @@ REJECTS = pa.schema([
     pa.field("table_id", pa.string()),
     pa.field("device_id", pa.string()),
     pa.field("seq", pa.int64()),
-    pa.field("run_id", pa.string(), nullable=False),
-    pa.field("gaming_day", pa.date32(), nullable=False),    # the run's gaming day
+    pa.field("gaming_day", pa.date32(), nullable=False),    # the run's gaming day (see pipelines.batch)
 ])
 
 FINDINGS = pa.schema([

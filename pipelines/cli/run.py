@@ -40,14 +40,36 @@ def run(ctx, inputs, lake, cutoff, timezone, chunk_lines, quiet):
     from pipelines.batch import run_batch
     from schemas.decode import GamingDayConfig
 
-    for arg in ctx.args:
-        if not arg.startswith("--"):
-            raise click.UsageError(f"unexpected argument {arg!r} (inputs go before the options)")
-    summary = run_batch(list(inputs), lake, beam_args=list(ctx.args),
+    paths, beam_args = split_beam_args(list(inputs) + list(ctx.args))
+    if not paths:
+        raise click.UsageError("give at least one INPUT file, folder or glob")
+    summary = run_batch(paths, lake, beam_args=beam_args,
                         gaming_day=GamingDayConfig(cutoff, timezone), chunk_lines=chunk_lines)
     click.echo(render_summary(summary))
     if not summary.status.startswith("succeeded"):
         raise click.ClickException(summary.status)
+
+
+def split_beam_args(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """Tell input paths from pass-through Beam options (``--name=value`` or ``--name value``)."""
+    import glob
+    import os
+
+    paths, beam = [], []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith("-"):
+            beam.append(tok)
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            if ("=" not in tok and nxt is not None and not nxt.startswith("-")
+                    and not os.path.exists(nxt) and not glob.glob(nxt) and "://" not in nxt):
+                beam.append(nxt)
+                i += 1
+        else:
+            paths.append(tok)
+        i += 1
+    return paths, beam
 
 
 def render_summary(s) -> str:
@@ -62,6 +84,5 @@ def render_summary(s) -> str:
     for name in ("events", "rounds", "packs", "findings", "rejects"):
         lines.append(f"    {name:<9} {s.rows.get(name, 0):>10,} rows")
     if s.rejected:
-        lines.append(f"  see the rejected lines: pitwatch sql \"select file, line, reason from rejects"
-                     f" where run_id = '{s.run_id}'\" --lake {s.lake}")
+        lines.append(f"  rejected lines are in {s.lake}/rejects/gaming_day={max(s.gaming_days or ['…'])}/")
     return "\n".join(lines)

@@ -1,0 +1,75 @@
+"""Beam TestPipeline + assert_that tests of the ingest transforms (FnApiRunner, no Prism)."""
+from __future__ import annotations
+
+import json
+
+import apache_beam as beam
+import pyarrow as pa
+from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipelines import coders
+from pipelines.ingest import (
+    REJECTED_KEY, TAG_COUNTS, TAG_IDS, TAG_REJECTS, DecodeChunk, FindConflictingIds, deduplicate,
+)
+from schemas.arrow import events_to_table
+from schemas.decode import GamingDayConfig, decode_line
+from tests.conftest import line
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+OPTIONS = PipelineOptions(["--runner=FnApiRunner"])
+
+
+def _chunk(lines, path="f.jsonl"):
+    return (path, "jsonl", [(i + 1, l.encode()) for i, l in enumerate(lines)])
+
+
+def test_decode_chunk_splits_events_by_table_and_tags_rejects_and_counts():
+    lines = [line(seq=1), line(seq=2, table_id="BAC-08"), line(seq=3, card="Zz"), "not json"]
+    with BeamTestPipeline(options=OPTIONS) as p:
+        coders.register()
+        out = (p | beam.Create([_chunk(lines)])
+               | beam.ParDo(DecodeChunk(GamingDayConfig())).with_outputs(TAG_REJECTS, TAG_COUNTS, TAG_IDS, main="events"))
+        assert_that(out.events | beam.Map(lambda kv: (kv[0], kv[1].num_rows)),
+                    equal_to([("BAC-07", 1), ("BAC-08", 1)]), label="events")
+        assert_that(out[TAG_REJECTS] | beam.FlatMap(lambda rows: [(r["line"], r["reason"][:14]) for r in rows]),
+                    equal_to([(3, "field 'card' i"), (4, "not valid JSON")]), label="rejects")
+        assert_that(out[TAG_COUNTS], equal_to([{"read": 4, "rejected": 2}]), label="counts")
+
+
+def test_find_conflicting_ids_across_tables_and_with_rejected_copies():
+    ids = [
+        (1, [("a", "BAC-07", "d1"), ("b", "BAC-07", "d2")]),
+        (1, [("a", "BAC-08", "d3"), ("b", "BAC-07", "d2")]),   # a: two tables → conflict; b: same → fine
+        (2, [("c", "BAC-07", "d4"), ("c", REJECTED_KEY, "d5")]),  # c: a valid and a rejected copy
+    ]
+    with BeamTestPipeline(options=OPTIONS) as p:
+        out = p | beam.Create(ids) | FindConflictingIds()
+        assert_that(out, equal_to(["a", "c"]))
+
+
+def _table(lines, path="f.jsonl"):
+    cfg = GamingDayConfig()
+    decoded = [decode_line(l, path, i + 1, cfg) for i, l in enumerate(lines)]
+    t = events_to_table([d[0] for d in decoded])
+    return t.append_column("_digest", pa.array([d[1] for d in decoded]))
+
+
+def test_deduplicate_keeps_first_copy_counts_duplicates_rejects_conflicts():
+    same = line(seq=1)
+    reordered = json.dumps(dict(reversed(list(json.loads(same).items()))))
+    changed = line(seq=2, card="9c", event_id="e-x")
+    t1 = _table([same, line(seq=2, event_id="e-x")], path="a.jsonl")
+    t2 = _table([reordered, changed, line(seq=3)], path="b.jsonl")
+    out = deduplicate([t2, t1], frozenset())
+    assert out.events.column("event_id").to_pylist() == ["e-card_drawn-1", "e-card_drawn-3"]
+    assert out.events.column("file").to_pylist() == ["a.jsonl", "b.jsonl"]   # smallest file/line kept
+    assert out.duplicates == 1
+    assert sorted((c["file"], c["line"]) for c in out.conflicts) == [("a.jsonl", 2), ("b.jsonl", 2)]
+    assert all("conflicting duplicate" in c["reason"] for c in out.conflicts)
+
+
+def test_deduplicate_rejects_ids_in_conflict_elsewhere():
+    out = deduplicate([_table([line(seq=1), line(seq=2)])], frozenset({"e-card_drawn-2"}))
+    assert out.events.num_rows == 1 and [c["event_id"] for c in out.conflicts] == ["e-card_drawn-2"]
