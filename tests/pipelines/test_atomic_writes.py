@@ -1,0 +1,54 @@
+"""A run killed while writing leaves every partition whole: the old one, readable."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import duckdb
+import pyarrow as pa
+
+from pipelines import lake as lakelib
+
+
+def _events_like(n: int, tag: str) -> pa.Table:
+    schema = lakelib.file_schema("rejects")
+    return pa.table({
+        "file": pa.array([f"{tag}.jsonl"] * n), "line": pa.array(range(n), pa.int64()),
+        "raw": pa.array([f"{tag}-{i:012d}-" + "x" * 40 for i in range(n)]),
+        "reason": pa.array(["r"] * n), "event_id": pa.nulls(n, pa.string()), "table_id": pa.nulls(n, pa.string()),
+        "device_id": pa.nulls(n, pa.string()), "seq": pa.nulls(n, pa.int64()),
+    }, schema=schema)
+
+
+def test_killed_writer_leaves_the_old_partition_whole_and_next_run_cleans_up(tmp_path):
+    lake = str(tmp_path / "lake")
+    lakelib.write_partition(lake, "rejects", "2026-11-28", [_events_like(1000, "old")])
+    part = tmp_path / "lake" / "rejects" / "gaming_day=2026-11-28"
+    writer = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.getcwd()!r})
+        from tests.pipelines.test_atomic_writes import _events_like
+        from pipelines import lake
+        lake.write_partition({lake!r}, "rejects", "2026-11-28", [_events_like(6_000_000, "new")])
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", writer])
+    try:
+        deadline = time.time() + 120
+        while not any(p.name.startswith(".") for p in part.iterdir()):
+            assert proc.poll() is None, "the writer finished before it could be killed: make the table larger"
+            assert time.time() < deadline
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)   # killed in the middle of writing the partition
+    finally:
+        proc.wait()
+    assert [p.name for p in part.iterdir() if p.name.startswith(".")], "the half-written file was left hidden"
+    rows = duckdb.execute(
+        f"select count(*), min(raw) like 'old-%' from read_parquet('{lake}/rejects/**/*.parquet', hive_partitioning=true)"
+    ).fetchone()
+    assert rows == (1000, True)          # readers see the old partition, whole
+    assert lakelib.remove_stale_temp_files(lake) == 1
+    assert [p.name for p in part.iterdir()] == ["part-0.parquet"]
