@@ -1,0 +1,29 @@
+"""``pitwatch rules``: the rule catalogue."""
+from __future__ import annotations
+
+import click
+
+from pipelines.cli.render import format_option, render
+
+
+@click.command(epilog="""\b
+Examples:
+  pitwatch rules
+  pitwatch rules --game baccarat
+  pitwatch rules --severity critical --format csv
+""")
+@click.option("--game", type=click.Choice(("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")),
+              help="Only the rules that apply to this game.")
+@click.option("--severity", type=click.Choice(("critical", "major", "minor", "info")),
+              help="Only the rules of this severity.")
+@format_option
+def rules(game, severity, fmt):
+    """Every rule pitwatch checks: rule_id, severity, games, procedure source, summary.
+
+    The same catalogue is the lake's `rules` table, for joins with findings.
+    """
+    from rules.catalog import RULES
+
+    rows = [r for r in RULES if (game is None or game in r.games) and (severity is None or r.severity == severity)]
+    columns = ["rule_id", "severity", "games", "source", "summary"]
+    click.echo(render(columns, [[getattr(r, c) for c in columns] for r in rows], fmt), nl=False)

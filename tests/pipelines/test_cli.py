@@ -1,0 +1,60 @@
+"""The command line: every command has --help with an example; output formats are pinned."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from pipelines.cli import COMMANDS, main
+from pipelines.cli.render import render
+
+AVAILABLE = sorted(main.list_commands(None))
+
+
+def test_every_registered_command_module_exists():
+    assert AVAILABLE == sorted(COMMANDS), "a command is registered whose module does not exist"
+
+
+@pytest.mark.parametrize("name", AVAILABLE)
+def test_every_command_has_help_with_an_example(name):
+    result = CliRunner().invoke(main, [name, "--help"])
+    assert result.exit_code == 0
+    assert "Example" in result.output and f"pitwatch {name}" in result.output
+
+
+def test_top_level_help_lists_the_commands():
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    for name in AVAILABLE:
+        assert f"  {name} " in result.output
+
+
+def test_unknown_command_is_an_error_not_a_traceback():
+    result = subprocess.run([sys.executable, "-m", "pipelines.cli", "nosuch"], capture_output=True, text=True)
+    assert result.returncode == 2 and "No such command 'nosuch'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_render_formats_are_pinned():
+    cols, rows = ["rule_id", "n", "games"], [["BURN_COUNT", 3, ["baccarat"]], ["PAYOUT", None, []]]
+    assert render(cols, rows, "table") == (
+        "rule_id     n  games\n"
+        "----------  -  ----------\n"
+        "BURN_COUNT  3  [baccarat]\n"
+        "PAYOUT         []\n")
+    assert render(cols, rows, "csv") == "rule_id,n,games\nBURN_COUNT,3,[baccarat]\nPAYOUT,,[]\n"
+    assert render(cols, rows, "json") == (
+        '{"rule_id":"BURN_COUNT","n":3,"games":["baccarat"]}\n{"rule_id":"PAYOUT","n":null,"games":[]}\n')
+
+
+def test_rules_lists_the_catalogue_in_every_format():
+    from rules.catalog import RULES
+
+    out = CliRunner().invoke(main, ["rules", "--format", "json"]).output
+    rows = [json.loads(l) for l in out.splitlines()]
+    assert [r["rule_id"] for r in rows] == [r.rule_id for r in RULES]
+    csv_out = CliRunner().invoke(main, ["rules", "--format", "csv", "--game", "baccarat", "--severity", "critical"]).output
+    assert csv_out.splitlines()[0] == "rule_id,severity,games,source,summary"
+    assert all(",critical," in l for l in csv_out.splitlines()[1:]) and len(csv_out.splitlines()) > 2
