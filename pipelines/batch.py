@@ -106,6 +106,7 @@ class WritePartition(beam.DoFn):
     def process(self, kv):
         (name, day), tables = kv
         rows = lake.write_partition(self.lake_path, name, day, [t for t in tables if t is not None])
+        log.info("wrote %s/gaming_day=%s: %s rows", name, day, f"{rows:,}")
         yield {"written": [(name, day, rows)]}
 
 

@@ -55,12 +55,15 @@ class ReadChunks(beam.DoFn):
         self.chunk_lines = chunk_lines
 
     def process(self, path: str) -> Iterator[tuple]:
-        if path.endswith(".parquet"):
-            for _, rows in iter_parquet_chunks(path, self.chunk_lines):
-                yield path, "parquet", rows
-        else:
-            for _, lines in iter_line_chunks(path, self.chunk_lines):
-                yield path, "jsonl", lines
+        import logging
+
+        kind = "parquet" if path.endswith(".parquet") else "jsonl"
+        chunks = (iter_parquet_chunks if kind == "parquet" else iter_line_chunks)(path, self.chunk_lines)
+        lines = 0
+        for _, items in chunks:
+            lines += len(items)
+            yield path, kind, items
+        logging.getLogger("pitwatch").info("read %s: %s lines", path, f"{lines:,}")
 
 
 class DecodeChunk(beam.DoFn):
