@@ -17,6 +17,9 @@ COMMANDS = {
     "simulate": "pipelines.cli.simulate:simulate",
     "demo": "pipelines.cli.demo:demo",
     "rules": "pipelines.cli.rules:rules",
+    "sql": "pipelines.cli.sql:sql",
+    "query": "pipelines.cli.query:query",
+    "export-duckdb": "pipelines.cli.export:export_duckdb",
 }
 
 _SHORT_HELP = {
@@ -24,6 +27,9 @@ _SHORT_HELP = {
     "simulate": "Write a realistic simulated gaming day with injected faults.",
     "demo": "Simulate a small day, run the batch, print the findings.",
     "rules": "List the rule catalogue with severity and source.",
+    "sql": "Ad-hoc SQL in DuckDB over the lake's tables.",
+    "query": "Run a named investigation from queries/.",
+    "export-duckdb": "Write a DuckDB database file with the lake's views.",
 }
 
 
