@@ -29,26 +29,29 @@ class GamingDayConfig:
     timezone: str = "UTC"
 
     def __post_init__(self):
-        self.cutoff_delta  # validate eagerly
-        self.zone
-
-    @property
-    def cutoff_delta(self) -> _dt.timedelta:
         m = re.fullmatch(r"([01]?[0-9]|2[0-3]):([0-5][0-9])", self.cutoff)
         if not m:
             raise ValueError(f"cutoff must be HH:MM, got {self.cutoff!r}")
-        return _dt.timedelta(hours=int(m.group(1)), minutes=int(m.group(2)))
+        delta = _dt.timedelta(hours=int(m.group(1)), minutes=int(m.group(2)))
+        if self.timezone.upper() == "UTC":
+            zone = _dt.timezone.utc
+        else:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                zone = ZoneInfo(self.timezone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {self.timezone!r}") from None
+        object.__setattr__(self, "_delta", delta)   # derived, cached (frozen dataclass)
+        object.__setattr__(self, "_zone", zone)
+
+    @property
+    def cutoff_delta(self) -> _dt.timedelta:
+        return self._delta
 
     @property
     def zone(self) -> _dt.tzinfo:
-        if self.timezone.upper() == "UTC":
-            return _dt.timezone.utc
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        try:
-            return ZoneInfo(self.timezone)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {self.timezone!r}") from exc
+        return self._zone
 
     def gaming_day(self, ts: _dt.datetime) -> _dt.date:
         return (ts.astimezone(self.zone) - self.cutoff_delta).date()
@@ -177,9 +180,13 @@ def _canonical(v: Any) -> Any:
     return v
 
 
-def content_digest(obj: Any) -> str:
+_PLAIN = (str, int, bool, type(None))
+
+
+def content_digest(obj: dict) -> str:
     """Digest of a parsed line, equal for lines that are equal as parsed JSON."""
-    canon = orjson.dumps(_canonical(obj), option=orjson.OPT_SORT_KEYS)
+    plain = all(type(v) in _PLAIN for v in obj.values())
+    canon = orjson.dumps(obj if plain else _canonical(obj), option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(canon, digest_size=16).hexdigest()
 
 
