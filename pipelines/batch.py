@@ -39,7 +39,10 @@ from pipelines.ingest import (
     FindConflictingIds, IngestOptions, ReadChunks,
 )
 from pipelines.inputs import expand_inputs, file_fingerprint
-from pipelines.replay import TAG_CONFLICTS, ReplayTable
+from pipelines.replay import (
+    TAG_CONFLICTS, TAG_FIRED_SEQUENCES, TAG_GAMES, TAG_PACK_CARDS, ReplayDeviceSeq, ReplayTable,
+    repeated_run_findings,
+)
 from schemas.arrow import REJECTS, RUNS, rows_to_table
 from schemas.contract import CONTRACT_VERSION
 
@@ -140,13 +143,24 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
     replayed = (
         decoded.events
         | "GroupEventsByTable" >> beam.GroupByKey()
-        | "ReplayTables" >> beam.ParDo(ReplayTable(), beam.pvalue.AsList(conflict_ids))
-        .with_outputs(TAG_CONFLICTS, TAG_COUNTS, main="partitions")
+        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day), beam.pvalue.AsList(conflict_ids))
+        .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_GAMES, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, main="partitions")
     )
-    partitions = replayed.partitions
+    seq_gaps = (
+        decoded[TAG_SEQS]
+        | "GroupSeqsByDevice" >> beam.GroupByKey()
+        | "ReplayDeviceSeqs" >> beam.ParDo(ReplayDeviceSeq(options.gaming_day), beam.pvalue.AsList(replayed[TAG_GAMES]))
+    )
+    repeats = (
+        replayed[TAG_PACK_CARDS]
+        | "GatherPackCards" >> beam.combiners.ToList()
+        | "FindRepeatedRuns" >> beam.FlatMap(
+            repeated_run_findings, beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES]), options.gaming_day)
+    )
+    partitions = (replayed.partitions, seq_gaps, repeats) | "AllReplayOutputs" >> beam.Flatten()
     days = (
         partitions
-        | "DayOfPartition" >> beam.Map(lambda kv: kv[0][1])
+        | "DayOfEvents" >> beam.FlatMap(lambda kv: [kv[0][1]] if kv[0][0] == "events" else [])
         | "DistinctDays" >> beam.Distinct()
     )
     conflict_rejects = (
@@ -170,8 +184,12 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
             lambda _, ds: (("rejects", run_gaming_day(list(ds), fallback_day)), None),
             beam.pvalue.AsList(days))
     )
+    rules_table = (
+        p | "RuleCatalogue" >> beam.Create([None])
+        | "RulesTable" >> beam.Map(lambda _: (("rules", None), rules_catalogue_table()))
+    )
     written = (
-        (partitions, rejects, empty, reject_day)
+        (partitions, rejects, empty, reject_day, rules_table)
         | "AllPartitions" >> beam.Flatten()
         | "GroupPartitions" >> beam.GroupByKey()
         | "WritePartitions" >> beam.ParDo(WritePartition(lake_path))
@@ -182,6 +200,13 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
         | "TotalRun" >> beam.CombineGlobally(MergeCounts())
         | "RecordRun" >> beam.ParDo(RecordRun(lake_path, run_meta))
     )
+
+
+def rules_catalogue_table() -> pa.Table:
+    from rules.catalog import RULES
+    from schemas.arrow import RULES as RULES_SCHEMA
+
+    return rows_to_table([r.to_row() for r in RULES], RULES_SCHEMA)
 
 
 _REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])
