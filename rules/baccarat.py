@@ -1,0 +1,162 @@
+"""Baccarat (punto banco), document 003 plus the tableau: the game plug-in.
+
+The pack procedure (cut, cutting card, riffle, burn, last coup) is in
+:mod:`rules.baccarat_shoe`; this module is the coup: dealing order, the
+drawing rule, payouts, and the plug-in glue.
+
+* ``DEAL_ORDER``: ``player``, ``banker``, ``player``, ``banker``, then the
+  player's third card if drawn, then the banker's; nothing else (a burn or a
+  seat inside a coup is out of order).  Whether a third card *should* have
+  been drawn is ``DRAWING_RULE``'s business, not ``DEAL_ORDER``'s.
+* ``DRAWING_RULE`` is decided at ``round_ended`` (a voided coup is not
+  judged): first the player's draw, then the banker's given the player's
+  actual cards.  Unreadable cards are enumerated over the ten baccarat
+  values; the coup is judged only when every value gives the same verdict.
+* ``PAYOUT``: settled on the cards actually dealt (whatever the drawing
+  rule said): Player win pays ``player`` 1:1, Banker win pays ``banker``
+  0.95:1, a tie pays ``tie`` 8:1 and pushes ``player`` and ``banker``;
+  every other bet loses (reference values per table).  A payout for a seat
+  and spot with no ``bet_placed`` is wrong ("no bet").
+* No ``CARD_FACE`` and no ``MISDEAL`` in baccarat (see :mod:`rules.catalog`).
+* Round row: ``seats_dealt`` lists the seats that bet (baccarat deals to the
+  Player and Banker hands, not to seats); ``outcome`` e.g. ``banker 7-5``
+  (winner, then player total - banker total).
+"""
+from __future__ import annotations
+
+from rules import baccarat_shoe as shoe
+from rules.cards import baccarat_total, banker_draws, player_draws, verdicts
+from rules.finding import ref
+from rules.game import GameProcedure
+from rules.rounds import bet_total
+
+_ORDER = ("player", "banker", "player", "banker")
+
+
+def _hands(rnd: dict) -> tuple[list, list]:
+    player = [c[3] for c in rnd["cards"] if c[0] == "player"]
+    banker = [c[3] for c in rnd["cards"] if c[0] == "banker"]
+    return player, banker
+
+
+def _winner(cards: list[str], n_player: int) -> tuple[str, int, int]:
+    pt, bt = baccarat_total(cards[:n_player]), baccarat_total(cards[n_player:])
+    return ("player" if pt > bt else "banker" if bt > pt else "tie"), pt, bt
+
+
+def drawing_verdict(player: list, banker: list) -> str | None:
+    """None when the draws follow the tableau, else what went wrong (all cards known)."""
+    pt, bt = baccarat_total(player[:2]), baccarat_total(banker[:2])
+    p_drew, b_drew = len(player) >= 3, len(banker) >= 3
+    should_p = player_draws(pt, bt)
+    if p_drew != should_p:
+        return f"player {'drew' if p_drew else 'stood'} on {pt} against banker {bt}"
+    should_b = banker_draws(bt, pt, player[2] if p_drew else None, p_drew)
+    if b_drew != should_b:
+        third = f", player's third card {player[2][0]}" if p_drew else ", player stood"
+        return f"banker {'drew' if b_drew else 'stood'} on {bt}{third}"
+    return None
+
+
+class Baccarat(GameProcedure):
+    game = "baccarat"
+
+    def new_pack_state(self) -> dict:
+        return shoe.new_state()
+
+    # --- pack procedure ------------------------------------------------------
+    def on_pack_event(self, ctx, pack, ev) -> None:
+        shoe.on_pack_event(ctx, pack, ev)
+
+    def settle_pack(self, ctx, pack) -> None:
+        shoe.settle(ctx, pack)
+
+    def on_pack_done(self, ctx, pack) -> None:
+        shoe.check_burn(ctx, pack, None)
+        shoe.settle(ctx, pack)
+
+    def on_close(self, ctx) -> None:
+        for pack in list(ctx.st["packs"].values()):
+            shoe.on_close(ctx, pack)
+
+    def pack_open(self, ctx, pack) -> bool:
+        return shoe.pack_open(pack)
+
+    def pack_columns(self, ctx, pack) -> dict:
+        return shoe.columns(pack)
+
+    # --- the coup --------------------------------------------------------------
+    def on_round_start(self, ctx, rnd, ev) -> None:
+        pack = ctx.pack(ev.pack_id)
+        if pack is not None:
+            pack["g"]["coups"].append([ev.round_id, ctx.st["dealer_pos"], ref(ev)])
+
+    def on_card(self, ctx, rnd, ev) -> None:
+        pack = ctx.pack(rnd["cards"][-1][6])
+        if pack is not None and pack["g"]["first_coup"] is None:
+            shoe.on_first_coup_card(ctx, pack, rnd, ev)
+
+    def allowed_targets(self, ctx, rnd, ev):
+        dealt = [c[0] for c in rnd["cards"]]
+        n = len(dealt)
+        if n < 4:
+            return (_ORDER[n],)
+        if n == 4:
+            return ("player", "banker")
+        if n == 5 and dealt[4] == "player":
+            return ("banker",)
+        return ()
+
+    def on_round_end(self, ctx, rnd, ev) -> None:
+        if rnd["voided"]:
+            return
+        player, banker = _hands(rnd)
+        if len(player) < 2 or len(banker) < 2:
+            return
+        player, banker = player[:3], banker[:3]
+        cards = player + banker
+        n = len(player)
+        answers = verdicts(cards, lambda cs: drawing_verdict(cs[:n], cs[n:]))
+        if answers is None or len(answers) > 1:
+            ctx.undecided(rnd, "DRAWING_RULE")
+            return
+        wrong = answers.pop()
+        if wrong is not None:
+            thirds = [c[5] for c in rnd["cards"] if c[0] in ("player", "banker")]
+            ctx.emit("DRAWING_RULE", rnd=rnd, key=(), evidence=thirds,
+                     expected="third cards by the punto banco tableau", actual=wrong)
+
+    def payout_candidates(self, ctx, rnd, ev):
+        player, banker = _hands(rnd)
+        if len(player) < 2 or len(banker) < 2:
+            return []
+        amount = bet_total(rnd, ev.seat, ev.spot)
+        if amount is None:
+            return [("no bet", 0.0)]
+        n = len(player)
+        results = verdicts(player + banker, lambda cs: _winner(cs, n)[0])
+        if results is None:
+            return []
+        return sorted({self._settle(w, ev.spot, amount) for w in results})
+
+    def _settle(self, winner: str, spot: str, amount: float) -> tuple[str, float]:
+        r = self.ref
+        if winner == "tie":
+            if spot == "tie":
+                return ("win", amount * r.tie_pays)
+            if spot in ("player", "banker"):
+                return ("push", 0.0)
+            return ("lose", -amount)
+        if spot == winner:
+            return ("win", amount * (r.player_pays if winner == "player" else r.banker_pays))
+        return ("lose", -amount)
+
+    def outcome(self, ctx, rnd) -> str | None:
+        player, banker = _hands(rnd)
+        if rnd["voided"] or len(player) < 2 or len(banker) < 2 or None in player + banker:
+            return None
+        winner, pt, bt = _winner(player + banker, len(player))
+        return f"{winner} {pt}-{bt}"
+
+    def seats_dealt(self, ctx, rnd) -> list[int]:
+        return sorted({b[0] for b in rnd["bets"]})

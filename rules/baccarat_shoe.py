@@ -1,0 +1,271 @@
+"""Baccarat's pack procedure (document 003, rules 4.1-4.9): cut, cutting card, riffle, burn, last coup.
+
+Functions called by :class:`rules.baccarat.Baccarat`; the pack's state is
+``pack["g"]`` (:func:`new_state`).  Interpretations (also in docs/engine.md):
+
+* ``CUT_OFFER`` (4.3, 4.4): "the first player to the table" is, among the
+  seats occupied when the cut is offered, the one seated earliest; it
+  applies to the first pack the terminal names after ``table_opened``.  With
+  no seat occupied the designated person is the supervisor.  After a
+  refusal the next offer must go to the next occupied seat after the
+  refusing one (ascending, wrapping) not yet offered, or to the supervisor
+  once every occupied seat was offered.  A cut with no offer at all is "made
+  by someone other than the last person offered".
+* ``CUT_CARD_MISMATCH`` (4.6) compares with the last insertion recorded
+  before the terminal's first card of the pack.
+* ``RIFFLE_SKIPPED`` (4.2): the pack is pre-shuffled when the shuffler says
+  ``preshuffled``; with no shuffler report by the end of input, when the
+  terminal recorded no machine or hand ``shuffle`` of it.  Only the first
+  cut of the pack is looked at.
+* ``BURN_SKIPPED`` / ``BURN_COUNT`` (4.7, 4.8) read the terminal's burns of
+  the pack before its first coup card.  Burns after the first must be face
+  down and exactly its value; a face-up one among them breaks the count.  An
+  unreadable first burn card leaves ``BURN_COUNT`` undecided (recorded on
+  the pack's first coup).
+* ``LAST_COUP_NOT_ANNOUNCED`` / ``COUPS_AFTER_CUT_CARD`` (4.9): coup *k* is
+  the round of the shoe card ``index`` + 1 through the card matching (never
+  by time); "after the cutting card" is read on the terminal as after coup
+  *k* started.  Rule 4.10, cited by 4.9, is not in the document: ignored.
+"""
+from __future__ import annotations
+
+from rules.finding import ref
+
+
+def new_state() -> dict:
+    return {
+        "offers": [], "refused": [], "cut": None, "insert": None, "riffle_req": None,
+        "riffle_candidate": None, "cut_card": None, "burns": [], "first_coup": None,
+        "coups": [], "announces": [],
+        "checks": {"cut_card": "open", "riffle": "open", "last_coup": "open", "after_cut": "open",
+                   "burn": "open"},
+    }
+
+
+def on_pack_event(ctx, pack: dict, ev) -> None:
+    g = pack["g"]
+    t = ev.type
+    if t == "cut_offered":
+        _offer(ctx, pack, g, ev)
+    elif t == "cut_refused":
+        g["refused"].append(ev.by)
+    elif t == "cut":
+        _cut(ctx, pack, g, ev)
+    elif t == "cut_card_inserted":
+        if ev.from_back < ctx.ref.cut_card_min_from_back:
+            ctx.emit("CUT_CARD_PLACEMENT", pack=pack, key=(), evidence=[ref(ev)],
+                     expected=f"the cutting card at least {ctx.ref.cut_card_min_from_back} cards from the back",
+                     actual=f"inserted {ev.from_back} cards from the back")
+        if not pack["dealt"]:
+            g["insert"] = {"from_back": ev.from_back, "stack_size": ev.stack_size, "ref": ref(ev)}
+    elif t == "riffle_requested":
+        if g["riffle_req"] is None and g["cut"] is None:
+            g["riffle_req"] = ref(ev)
+    elif t == "shuffle":
+        if ev.method == "riffle" and g["cut"] is None:
+            g["riffle_req"] = None  # the request was honoured
+    elif t == "cut_card_drawn":
+        if g["cut_card"] is None:
+            g["cut_card"] = {"index": ev.index, "ref": ref(ev)}
+    elif t == "last_coup_announced":
+        g["announces"].append([ctx.st["dealer_pos"], ref(ev)])
+    elif t == "card_dealt" and ev.target == "burn" and g["first_coup"] is None:
+        g["burns"].append([ev.face, ev.card, ref(ev)])
+
+
+def _designated(ctx, pack: dict) -> str:
+    seated = ctx.st["seated"]
+    if not seated:
+        return "supervisor"
+    if pack["open_ordinal"] == 1:
+        return f"seat:{min(seated, key=lambda s: s[1])[0]}"
+    return f"seat:{min(s for s, _o in seated)}"
+
+
+def _next_after(occupied: list[int], offered: list[str], refused_by: str) -> str:
+    if refused_by.startswith("seat:"):
+        n = int(refused_by[5:])
+        ring = [s for s in occupied if s > n] + [s for s in occupied if s <= n]
+    else:
+        ring = occupied
+    for s in ring:
+        if f"seat:{s}" not in offered:
+            return f"seat:{s}"
+    return "supervisor"
+
+
+def _offer(ctx, pack: dict, g: dict, ev) -> None:
+    offered = [o[0] for o in g["offers"]]
+    if not offered:
+        want = _designated(ctx, pack)
+        why = "the designated player (003 4.3)"
+    else:
+        want = _next_after(ctx.occupied(), offered, g["refused"][-1] if g["refused"] else offered[-1])
+        why = "the next occupied seat clockwise, or the supervisor when all refused (003 4.4)"
+    g["offers"].append([ev.to, ref(ev)])
+    if ev.to != want:
+        ctx.emit("CUT_OFFER", pack=pack, key=(), evidence=[ref(ev)],
+                 expected=f"the cut offered to {want}: {why}", actual=f"offered to {ev.to}")
+
+
+def _cut(ctx, pack: dict, g: dict, ev) -> None:
+    first = g["cut"] is None
+    if first:
+        g["cut"] = {"by": ev.by, "position": ev.position, "stack_size": ev.stack_size, "ref": ref(ev)}
+        if g["riffle_req"] is not None:
+            g["riffle_candidate"] = [g["riffle_req"], ref(ev)]
+    offered = [o[0] for o in g["offers"]]
+    if ev.by == "supervisor" and any(f"seat:{s}" not in offered for s in ctx.occupied()):
+        missed = [f"seat:{s}" for s in ctx.occupied() if f"seat:{s}" not in offered]
+        ctx.emit("CUT_OFFER", pack=pack, key=(), evidence=[ref(ev)],
+                 expected="the supervisor cuts only after every occupied seat refused (003 4.4)",
+                 actual=f"the supervisor cut; never offered: {', '.join(missed)}")
+    elif not offered or ev.by != offered[-1]:
+        ctx.emit("CUT_OFFER", pack=pack, key=(), evidence=[ref(ev)],
+                 expected=f"the cut made by the last person offered ({offered[-1] if offered else 'nobody was offered'})",
+                 actual=f"cut by {ev.by}")
+    lo, hi = ctx.ref.cut_min_from_end, ev.stack_size - ctx.ref.cut_min_from_end
+    if ev.position < lo or ev.position > hi:
+        ctx.emit("CUT_PLACEMENT", pack=pack, key=(), evidence=[ref(ev)],
+                 expected=f"the cut between {lo} and {hi} cards from the top (one deck from either end)",
+                 actual=f"cut at {ev.position} of {ev.stack_size}")
+
+
+def on_first_coup_card(ctx, pack: dict, rnd: dict, ev) -> None:
+    """The first coup of the pack is being dealt: the burn is complete (4.7)."""
+    g = pack["g"]
+    if g["first_coup"] is not None:
+        return
+    g["first_coup"] = rnd["round_id"]
+    if not g["burns"]:
+        g["checks"]["burn"] = "done"
+        ctx.emit("BURN_SKIPPED", pack=pack, key=(), evidence=[ref(ev)],
+                 expected="a burn (003 4.7) before the first coup of the pack",
+                 actual="the first coup was dealt with no burn since the pack was loaded")
+        return
+    check_burn(ctx, pack, rnd)
+
+
+def check_burn(ctx, pack: dict, rnd: dict | None) -> None:
+    g = pack["g"]
+    if g["checks"]["burn"] == "done" or not g["burns"]:
+        return
+    g["checks"]["burn"] = "done"
+    (face, card, _r), rest = g["burns"][0], g["burns"][1:]
+    evidence = [b[2] for b in g["burns"]]
+    if face != "up":
+        ctx.emit("BURN_COUNT", pack=pack, key=(), evidence=evidence[:1],
+                 expected="the first burn card face up (003 4.7.1)", actual="the first burn card was dealt face down")
+        return
+    if card is None:
+        if rnd is not None:
+            ctx.undecided(rnd, "BURN_COUNT")
+        return
+    value = ctx.ref.burn_value(card[0])
+    down = sum(1 for b in rest if b[0] == "down")
+    if down != value or len(rest) != value:
+        ctx.emit("BURN_COUNT", pack=pack, key=(), evidence=evidence,
+                 expected=f"{value} face-down burn card{'s' if value != 1 else ''} after the {card} (003 4.7.2, 4.8)",
+                 actual=f"{down} face down" + (f", {len(rest) - down} face up" if len(rest) != down else ""))
+
+
+def settle(ctx, pack: dict) -> None:
+    """Cross-stream checks of the pack, each decided once its facts are final."""
+    g, checks = pack["g"], pack["g"]["checks"]
+    if checks["cut_card"] == "open" and g["cut_card"] is not None and (pack["dealt"] or pack["term_done"]):
+        checks["cut_card"] = "done"
+        ins = g["insert"]
+        if ins is not None and g["cut_card"]["index"] != ins["stack_size"] - ins["from_back"]:
+            ctx.emit("CUT_CARD_MISMATCH", pack=pack, key=(), evidence=[g["cut_card"]["ref"], ins["ref"]],
+                     expected=f"the cutting card after card {ins['stack_size'] - ins['from_back']} "
+                              f"({ins['from_back']} from the back of {ins['stack_size']})",
+                     actual=f"the shoe's cutting card came out after card {g['cut_card']['index']}")
+    if checks["riffle"] == "open" and (g["riffle_candidate"] is not None or pack["term_done"]):
+        _riffle(ctx, pack, g, closing=False)
+    if g["cut_card"] is not None and "open" in (checks["last_coup"], checks["after_cut"]):
+        _last_coup(ctx, pack, g)
+    elif g["cut_card"] is None and pack["shoe_done"]:
+        checks["last_coup"] = checks["after_cut"] = checks["cut_card"] = "done"
+
+
+def _riffle(ctx, pack: dict, g: dict, closing: bool) -> None:
+    cand = g["riffle_candidate"]
+    if cand is None:
+        if pack["term_done"] or closing:
+            g["checks"]["riffle"] = "done"
+        return
+    sh = pack["shuffler"]
+    if sh is not None:
+        pre, evidence = sh["preshuffled"], cand + [sh["ref"]]
+    elif closing:
+        pre = not any(src == "dealer" and m in ("machine", "hand") for src, m, _r in pack["shuffles"])
+        evidence = cand
+    else:
+        return
+    g["checks"]["riffle"] = "done"
+    if pre:
+        ctx.emit("RIFFLE_SKIPPED", pack=pack, key=(), evidence=evidence,
+                 expected="a riffle shuffle of the pre-shuffled cards before the cut (003 4.2)",
+                 actual="the cut came with no riffle after the request")
+
+
+def _last_coup(ctx, pack: dict, g: dict) -> None:
+    idx = g["cut_card"]["index"]
+    s, al = pack["al"]["s"], pack["al"]
+    if len(s) <= idx or al["i"] <= idx:
+        if pack["shoe_done"] and pack["term_done"] and (len(s) <= idx or not al["t"]):
+            g["checks"]["last_coup"] = g["checks"]["after_cut"] = "done"
+        return
+    coup_k = pack["s_round"][idx]
+    rounds = [c[0] for c in g["coups"]]
+    if coup_k not in rounds:
+        g["checks"]["last_coup"] = g["checks"]["after_cut"] = "done"
+        return
+    k = rounds.index(coup_k)
+    cc = g["cut_card"]["ref"]
+    if g["checks"]["last_coup"] == "open":
+        if len(g["coups"]) > k + 1:
+            g["checks"]["last_coup"] = "done"
+            start, nxt = g["coups"][k][1], g["coups"][k + 1]
+            if not any(start < pos < nxt[1] for pos, _r in g["announces"]):
+                ctx.emit("LAST_COUP_NOT_ANNOUNCED", pack=pack, key=(), evidence=[cc, nxt[2]],
+                         expected=f"\"last coup\" announced after coup {coup_k}, in which the cutting card surfaced",
+                         actual=f"coup {nxt[0]} started with no last_coup_announced")
+        elif pack["term_done"]:
+            g["checks"]["last_coup"] = "done"
+    if g["checks"]["after_cut"] == "open":
+        if len(g["coups"]) > k + 2:
+            g["checks"]["after_cut"] = "done"
+            extra = g["coups"][k + 2]
+            ctx.emit("COUPS_AFTER_CUT_CARD", pack=pack, key=(), evidence=[cc, extra[2]],
+                     expected=f"one more coup after coup {coup_k}, then the cards replaced or reshuffled (003 4.9)",
+                     actual=f"coup {extra[0]} was dealt from the pack as well")
+        elif pack["term_done"]:
+            g["checks"]["after_cut"] = "done"
+
+
+def on_close(ctx, pack: dict) -> None:
+    g = pack["g"]
+    if g["checks"]["riffle"] == "open":
+        _riffle(ctx, pack, g, closing=True)
+    check_burn(ctx, pack, None)
+    settle(ctx, pack)
+    for name in g["checks"]:
+        g["checks"][name] = "done"
+
+
+def pack_open(pack: dict) -> bool:
+    return any(v == "open" for k, v in pack["g"]["checks"].items() if k != "burn")
+
+
+def columns(pack: dict) -> dict:
+    g = pack["g"]
+    cut, ins, cc = g["cut"], g["insert"], g["cut_card"]
+    return {
+        "cut_by": cut["by"] if cut else None, "cut_position": cut["position"] if cut else None,
+        "cut_stack_size": cut["stack_size"] if cut else None,
+        "cut_card_from_back": ins["from_back"] if ins else None,
+        "cut_card_surfaced_at": cc["index"] if cc else None,
+        "burn_first_card": g["burns"][0][1] if g["burns"] else None,
+        "burn_count": len(g["burns"]) if g["burns"] else None,
+    }

@@ -1,0 +1,206 @@
+"""The dealer terminal's stream: table, seats, pack preparation and rounds.
+
+Part of :class:`rules.table.TableReplay` (split out to keep modules small):
+:func:`dispatch` routes one dealer event.  Pack attribution and "the terminal
+has passed a pack" are decided here from the terminal's own order only; see
+the ordering policy in :mod:`rules.table`.
+"""
+from __future__ import annotations
+
+from rules import packs, rounds
+from rules.finding import ref
+from schemas.events import Event
+
+_PREP = {"shuffle", "riffle_requested", "cut_offered", "cut_refused", "cut", "cut_card_inserted"}
+_TABLE = {"table_opened", "table_closed", "dealer_in", "player_seated", "player_left"}
+
+
+def dispatch(rp, ev: Event) -> None:
+    t = ev.type
+    if t in _TABLE:
+        _table_event(rp, ev)
+    elif t in _PREP:
+        _prep(rp, ev)
+    elif t == "card_dealt" and ev.round_id is None:
+        _loose_card(rp, ev)
+    elif t in ("last_coup_announced", "stub_counted", "stub_discarded"):
+        _pack_note(rp, ev)
+    else:
+        _round_event(rp, ev)
+
+
+def _table_event(rp, ev: Event) -> None:
+    st = rp.st
+    t = ev.type
+    if t == "table_opened":
+        rp._set_game(ev.game)
+        st["decks"] = ev.decks
+        st["seated"] = []
+        st["packs_since_open"] = 0
+    elif t == "table_closed":
+        for pid in list(st["packs"]):
+            rp._passes(pid, "term_done")
+        st["play_pack"] = st["prep_pack"] = None
+        st["seated"] = []
+    elif t == "player_seated":
+        if ev.seat not in [s for s, _o in st["seated"]]:
+            st["seat_counter"] += 1
+            st["seated"].append([ev.seat, st["seat_counter"]])
+    elif t == "player_left":
+        st["seated"] = [s for s in st["seated"] if s[0] != ev.seat]
+    rp.proc.on_table_event(rp, ev)
+
+
+def names(rp, pack_id: str, ev: Event) -> dict:
+    """The terminal names ``pack_id``: number it among the table's packs and hand it
+    the preparation events that were waiting for a pack name."""
+    st = rp.st
+    pack = rp._pack(pack_id, ev)
+    if pack["open_ordinal"] is None:
+        st["packs_since_open"] += 1
+        pack["open_ordinal"] = st["packs_since_open"]
+        if not pack["dealt"]:
+            st["prep_pack"] = pack_id
+        waiting, st["unnamed_prep"] = st["unnamed_prep"], []
+        for raw in waiting:
+            rp.proc.on_pack_event(rp, pack, Event.from_row(raw))
+    return pack
+
+
+def plays(rp, pack_id: str) -> None:
+    """The terminal deals from ``pack_id``: it has passed the pack it dealt from before."""
+    st = rp.st
+    if st["play_pack"] not in (None, pack_id):
+        rp._passes(st["play_pack"], "term_done")
+    st["play_pack"] = pack_id
+    if st["prep_pack"] == pack_id:
+        st["prep_pack"] = None
+
+
+def _prep(rp, ev: Event) -> None:
+    st = rp.st
+    pid = ev.pack_id
+    if pid is None:
+        prep = st["prep_pack"]
+        if prep is None or prep not in st["packs"] or st["packs"][prep]["dealt"]:
+            st["unnamed_prep"].append({n: getattr(ev, n) for n in ("event_id", "ts", "source", "type", "table_id",
+                                       "device_id", "seq", "dealer_id", "by", "to", "position", "stack_size",
+                                       "from_back", "method") if getattr(ev, n) is not None})
+            return
+        pid = prep
+    pack = names(rp, pid, ev)
+    if not pack["dealt"]:
+        st["prep_pack"] = pid
+    pack = rp._pack(pid, ev)
+    if ev.type == "shuffle":
+        pack["shuffles"].append(["dealer", ev.method, ref(ev)])
+    rp.proc.on_pack_event(rp, pack, ev)
+    rp._settle(pack)
+
+
+def _loose_card(rp, ev: Event) -> None:
+    """A card_dealt outside any round: a burn of the pack being started (003 4.7)."""
+    st = rp.st
+    pid = ev.pack_id or st["prep_pack"] or st["play_pack"]
+    if pid is None:
+        return
+    names(rp, pid, ev)
+    plays(rp, pid)
+    pack = rp._pack(pid, ev)
+    packs.record_term_card(pack, ev, None, st["dealer_pos"])
+    rp.proc.on_pack_event(rp, pack, ev)
+    rp._align(pack)
+    rp._settle(pack)
+
+
+def _pack_note(rp, ev: Event) -> None:
+    st = rp.st
+    rnd = st["rounds"].get(ev.round_id) if ev.round_id else None
+    pid = ev.pack_id or (rnd["packs"][-1] if rnd and rnd["packs"] else None) or st["play_pack"]
+    if pid is None:
+        return
+    pack = rp._pack(pid, ev)
+    if ev.type == "stub_counted":
+        pack["stub_counts"].append(ev.stub)
+    rp.proc.on_pack_event(rp, pack, ev)
+    rp._settle(pack)
+
+
+def _round_event(rp, ev: Event) -> None:
+    st = rp.st
+    if ev.round_id is None:
+        return
+    rnd = rp._round(ev.round_id, ev)
+    proc = rp.proc
+    t = ev.type
+    if t == "round_started":
+        if st["game"] is None:
+            rp._set_game(ev.game)
+            proc = rp.proc
+        rnd.update(pack_id=ev.pack_id, game=ev.game, dealer_id=ev.dealer_id, started=ev.ts,
+                   start_ref=ref(ev), start_pos=st["dealer_pos"])
+        if ev.pack_id not in rnd["packs"]:
+            rnd["packs"].append(ev.pack_id)
+        names(rp, ev.pack_id, ev)
+        plays(rp, ev.pack_id)
+        pack = rp._pack(ev.pack_id, ev)
+        pack["rounds"].append(ev.round_id)
+        proc.on_round_start(rp, rnd, ev)
+        rp._settle(pack)
+    elif t == "bet_placed":
+        rnd["bets"].append([ev.seat, ev.spot, ev.amount, bool(ev.all_in), ref(ev)])
+        proc.on_bet(rp, rnd, ev)
+    elif t == "bets_closed":
+        if rnd["bets_closed"] is None:
+            rnd["bets_closed"] = ref(ev)
+        proc.on_bets_closed(rp, rnd, ev)
+    elif t == "card_dealt":
+        _round_card(rp, rnd, ev)
+    elif t == "payout":
+        rounds.check_payout(rp, rnd, ev)
+        rnd["payouts"].append([ev.seat, ev.spot, ev.hand or 1, ev.result, ev.amount, ref(ev)])
+        proc.on_payout(rp, rnd, ev)
+    elif t == "reshuffle":
+        names(rp, ev.pack_id, ev)
+        plays(rp, ev.pack_id)
+        pack = rp._pack(ev.pack_id, ev)
+        pack["shuffles"].append(["reshuffle", None, ref(ev)])
+        if ev.pack_id not in rnd["packs"]:
+            rnd["packs"].append(ev.pack_id)
+        pack["rounds"].append(ev.round_id)
+        proc.on_round_event(rp, rnd, ev)
+        rp._settle(pack)
+    elif t == "round_ended":
+        rounds.check_misdeal(rp, rnd)
+        rnd["ended"] = ev.ts
+        rnd["done"] = True
+        proc.on_round_end(rp, rnd, ev)
+        if ev.round_id not in st["ending"] and ev.round_id in st["rounds"]:
+            st["ending"].append(ev.round_id)
+    else:
+        if t == "player_action":
+            rnd["actions"].append([ev.seat, ev.hand or 1, ev.action, ev.amount, bool(ev.all_in), ev.street, ref(ev)])
+        elif t == "round_voided":
+            rnd["voided"] = True
+        proc.on_round_event(rp, rnd, ev)
+
+
+def _round_card(rp, rnd: dict, ev: Event) -> None:
+    st = rp.st
+    pid = ev.pack_id or (rnd["packs"][-1] if rnd["packs"] else None) or st["play_pack"]
+    tpos = pack = None
+    if pid is not None:
+        names(rp, pid, ev)
+        plays(rp, pid)
+        pack = rp._pack(pid, ev)
+        tpos = packs.record_term_card(pack, ev, ev.round_id, st["dealer_pos"])
+        if pid not in rnd["packs"]:
+            rnd["packs"].append(pid)
+            pack["rounds"].append(ev.round_id)
+        if rnd["pack_id"] is None:
+            rnd["pack_id"] = pid
+    rounds.on_card(rp, rnd, ev, pid, tpos)
+    rp.proc.on_card(rp, rnd, ev)
+    if pack is not None:
+        rp._align(pack)
+        rp._settle(pack)

@@ -1,0 +1,105 @@
+"""``Finding``: one rule violation, exactly the columns of the lake's ``findings`` table.
+
+A finding is deterministic: the same input gives the same finding, whatever
+order the devices' events arrived in.  Hence:
+
+* ``finding_id`` = hash of ``rule_id``, ``table_id``, the rule's key (pack,
+  round, seat, spot, device … as rules.md keys it) and the evidence
+  ``event_ids`` (sorted);
+* ``ts`` = the greatest ``ts`` among the evidence events ("the event that
+  completed the evidence"), never the moment the engine happened to notice;
+* ``gaming_day`` = the gaming day of that ``ts``, by a configurable function
+  (default: UTC, 06:00 cutoff, as :class:`schemas.decode.GamingDayConfig`);
+* ``dealer_id`` = the dealer of the latest dealer event in the evidence,
+  unless the rule names one.
+
+Evidence travels through the engine's state as *refs*: plain lists
+``[event_id, ts, dealer_id]`` (see :func:`ref`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import json
+from typing import Callable, Iterable, Sequence
+
+from rules.catalog import rule
+from schemas.events import micros_to_datetime
+
+GamingDay = Callable[[int], _dt.date]
+
+_CUTOFF = _dt.timedelta(hours=6)
+
+
+def default_gaming_day(ts_micros: int) -> _dt.date:
+    """UTC date of ``ts`` minus the 06:00 cutoff (``GamingDayConfig()``'s default)."""
+    return (micros_to_datetime(ts_micros) - _CUTOFF).date()
+
+
+def gaming_day_from_config(config) -> GamingDay:
+    """Adapt a :class:`schemas.decode.GamingDayConfig` to ``ts micros -> date``."""
+    return lambda ts: config.gaming_day(micros_to_datetime(ts))
+
+
+def ref(ev) -> list:
+    """The evidence ref of an event: ``[event_id, ts, dealer_id]`` (plain data)."""
+    return [ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Finding:
+    finding_id: str
+    rule_id: str
+    severity: str
+    game: str | None
+    table_id: str
+    pack_id: str | None
+    round_id: str | None
+    seat: int | None
+    spot: str | None
+    device_id: str | None
+    dealer_id: str | None
+    ts: int
+    gaming_day: _dt.date
+    expected: str
+    actual: str
+    event_ids: tuple[str, ...]
+    source: str
+
+    def to_row(self) -> dict:
+        """A row for ``schemas.arrow.rows_to_table(rows, FINDINGS)`` (ts as aware UTC datetime)."""
+        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        row["ts"] = micros_to_datetime(self.ts)
+        row["event_ids"] = list(self.event_ids)
+        return row
+
+
+def finding_id(rule_id: str, table_id: str, key: Sequence, event_ids: Iterable[str]) -> str:
+    payload = json.dumps([rule_id, table_id, [None if k is None else str(k) for k in key],
+                          sorted(set(event_ids))], separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def make_finding(
+    rule_id: str, *, table_id: str, game: str | None, key: Sequence, evidence: Sequence[Sequence],
+    expected: str, actual: str, gaming_day: GamingDay = default_gaming_day,
+    pack_id: str | None = None, round_id: str | None = None, seat: int | None = None,
+    spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None,
+) -> Finding:
+    """Build a finding from evidence refs (``[event_id, ts, dealer_id]``); see the module doc."""
+    if not evidence:
+        raise ValueError(f"{rule_id}: a finding needs at least one evidence event")
+    r = rule(rule_id)
+    refs = sorted({e[0]: e for e in evidence}.values(), key=lambda e: (e[1], e[0]))
+    ts = refs[-1][1]
+    if dealer_id is None:
+        dealers = [e for e in refs if e[2] is not None]
+        dealer_id = dealers[-1][2] if dealers else None
+    ids = tuple(sorted(e[0] for e in refs))
+    return Finding(
+        finding_id=finding_id(rule_id, table_id, key, ids), rule_id=rule_id, severity=r.severity,
+        game=game, table_id=table_id, pack_id=pack_id, round_id=round_id, seat=seat, spot=spot,
+        device_id=device_id, dealer_id=dealer_id, ts=ts, gaming_day=gaming_day(ts),
+        expected=expected, actual=actual, event_ids=ids, source=r.source,
+    )

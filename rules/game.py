@@ -1,0 +1,174 @@
+"""The game plug-in interface: how a game's written procedure plugs into the replay.
+
+:class:`rules.table.TableReplay` does everything games share (tables, seats,
+packs, rounds, the cross-stream card matching, the integrity rules) and calls
+the table's :class:`GameProcedure` at fixed points.  A plug-in is one class
+per procedure (``rules/baccarat.py`` for document 003, …), registered by name
+in :mod:`rules.procedures`.
+
+**State.** A plug-in object holds no replay state, only configuration (the
+table's :class:`~rules.reference.TableReference` as ``self.ref``).  Its state
+lives in plain dicts the engine keeps and checkpoints: ``ctx.st["g"]``
+(table), ``pack["g"]`` and ``rnd["g"]``, created by :meth:`new_table_state`,
+:meth:`new_pack_state`, :meth:`new_round_state`.  Put only JSON data there
+(dict with str keys, list, str, int, float, bool, None).  Keep evidence as
+refs (:func:`rules.finding.ref`: ``[event_id, ts, dealer_id]``).
+
+**What the engine keeps for you** (read freely, do not rewrite):
+
+* ``ctx.st``: ``game``, ``decks``, ``seated`` ([seat, arrival order] of
+  occupied seats), ``dealer_id``; ``ctx.occupied()`` the seats, ascending.
+* ``pack``: ``pack_id``, ``shuffles``, ``shuffler`` (the shuffler's report),
+  ``shoe_loaded``, ``al`` (alignment: ``al["s"]`` shoe draws
+  ``[index, card, event_id, ts]``, ``al["t"]`` terminal cards), ``s_round``
+  (round of each aligned shoe draw), ``rounds``, ``shoe_done``, ``term_done``.
+* ``rnd``: ``round_id``, ``pack_id``, ``cards`` (``[target, hand, face, card,
+  street, ref, pack_id, term_pos]`` in dealing order, burns included),
+  ``bets`` (``[seat, spot, amount, all_in, ref]``), ``payouts`` (``[seat,
+  spot, hand, result, amount, ref]``), ``actions`` (``[seat, hand, action,
+  amount, all_in, street, ref]``), ``bets_closed`` (ref or None), ``voided``.
+
+**Hooks** (all optional; ``ev`` is a :class:`schemas.events.Event`):
+
+=========================  ==================================================
+``on_table_event``         table_opened/closed, dealer_in, player_seated/left
+``on_pack_event``          pack events outside rounds, every stream: shuffle,
+                           shuffle_completed, riffle_requested, cut_offered,
+                           cut_refused, cut, cut_card_inserted, shoe_loaded,
+                           cut_card_drawn, shoe_emptied, last_coup_announced,
+                           stub_counted, stub_discarded, a burn outside a round
+``on_shoe_card``           a ``card_drawn`` (after the engine recorded it)
+``on_round_start``         round_started
+``on_bet`` / ``on_bets_closed``
+``on_card``                a ``card_dealt`` of the round, after the engine's
+                           shared DEAL_ORDER / CARD_FACE checks and recording
+``on_round_event``         player_action, player_absent, card_exposed,
+                           hand_declared, reshuffle, round_voided
+``on_payout``              a payout, after the shared PAYOUT check
+``on_round_end``           round_ended (MISDEAL is checked just before)
+``settle_pack``            called whenever a pack's facts may have changed
+                           (any event of it, on any stream, and alignment
+                           progress): decide pending cross-stream checks here
+``on_pack_done``           both card streams have passed the pack
+``on_close``               end of input: decide what is still pending
+=========================  ==================================================
+
+**Shared machinery** — return values the engine turns into findings:
+
+* :meth:`allowed_targets` → DEAL_ORDER (first deviation per round);
+* :meth:`expected_face` → CARD_FACE;
+* :meth:`expected_holdings` (checked at round end, or when a hook calls
+  ``ctx.check_misdeal(rnd, ev)``) → MISDEAL;
+* :meth:`payout_candidates` → PAYOUT: the settlements the cards could call
+  for (one per value the unreadable cards could take); a payout matching all
+  of them is fine, one matching none is a finding, anything else undecided;
+* :meth:`round_open` / :meth:`pack_open`: True while a cross-stream check of
+  yours is still pending, so the round/pack row is held back until final;
+* :meth:`outcome`, :meth:`seats_dealt`: columns of the round row;
+  :meth:`pack_columns`: the game's columns of the pack row.
+
+**Findings**: ``ctx.emit(rule_id, key=…, evidence=[refs], expected=…,
+actual=…, rnd=…, pack=…, seat=…, spot=…)``; the engine keeps "once per key",
+ids, ts and counts.  ``ctx.undecided(rnd, rule_id)`` records a check left
+open by an unreadable card.
+
+**Ordering** (see :mod:`rules.table`): each device's events come in ``seq``
+order, devices interleaved arbitrarily.  A hook may decide at once from one
+stream's events; a decision needing two streams must wait until both sides'
+evidence is present, and a decision on an *absence* until the stream has
+passed the point (``pack["shoe_done"]``, ``pack["term_done"]``) or
+``on_close``.  Never compare timestamps of different devices.
+"""
+from __future__ import annotations
+
+from rules.reference import DEFAULT_REFERENCE, TableReference
+
+
+class GameProcedure:
+    """Base plug-in: no game-specific checks (the engine's shared rules still run)."""
+
+    game: str | None = None
+
+    def __init__(self, ref: TableReference = DEFAULT_REFERENCE) -> None:
+        self.ref = ref
+
+    # --- state -------------------------------------------------------------
+    def new_table_state(self) -> dict:
+        return {}
+
+    def new_pack_state(self) -> dict:
+        return {}
+
+    def new_round_state(self) -> dict:
+        return {}
+
+    # --- hooks -------------------------------------------------------------
+    def on_table_event(self, ctx, ev) -> None: ...
+
+    def on_pack_event(self, ctx, pack: dict, ev) -> None: ...
+
+    def on_shoe_card(self, ctx, pack: dict, ev) -> None: ...
+
+    def on_round_start(self, ctx, rnd: dict, ev) -> None: ...
+
+    def on_bet(self, ctx, rnd: dict, ev) -> None: ...
+
+    def on_bets_closed(self, ctx, rnd: dict, ev) -> None: ...
+
+    def on_card(self, ctx, rnd: dict, ev) -> None: ...
+
+    def on_round_event(self, ctx, rnd: dict, ev) -> None: ...
+
+    def on_payout(self, ctx, rnd: dict, ev) -> None: ...
+
+    def on_round_end(self, ctx, rnd: dict, ev) -> None: ...
+
+    def settle_pack(self, ctx, pack: dict) -> None: ...
+
+    def on_pack_done(self, ctx, pack: dict) -> None: ...
+
+    def on_close(self, ctx) -> None: ...
+
+    # --- shared machinery --------------------------------------------------
+    def allowed_targets(self, ctx, rnd: dict, ev) -> tuple[str, ...] | None:
+        """Targets the next card of ``rnd`` may go to (before ``ev`` is recorded); None: no check."""
+        return None
+
+    def expected_face(self, ctx, rnd: dict, ev) -> str | None:
+        """``up`` / ``down`` for the card ``ev``; None: no check."""
+        return None
+
+    def expected_holdings(self, ctx, rnd: dict) -> dict[str, int] | None:
+        """Cards each position must hold when the deal is complete (others: none); None: no check."""
+        return None
+
+    def holdings(self, ctx, rnd: dict) -> dict[str, int]:
+        """Cards each position holds (burns excluded), compared with :meth:`expected_holdings`."""
+        out: dict[str, int] = {}
+        for c in rnd["cards"]:
+            if c[0] != "burn":
+                out[c[0]] = out.get(c[0], 0) + 1
+        return out
+
+    def payout_candidates(self, ctx, rnd: dict, ev) -> list[tuple[str, float]] | None:
+        """Correct settlements of payout ``ev`` over the unknown cards' values.
+
+        None: no PAYOUT check; ``[]``: undecided (too many unknown cards).
+        """
+        return None
+
+    def round_open(self, ctx, rnd: dict) -> bool:
+        return False
+
+    def pack_open(self, ctx, pack: dict) -> bool:
+        return False
+
+    def outcome(self, ctx, rnd: dict) -> str | None:
+        return None
+
+    def pack_columns(self, ctx, pack: dict) -> dict:
+        """Game columns of the pack row (``schemas.arrow.PACKS``: cut, cutting card, burn …)."""
+        return {}
+
+    def seats_dealt(self, ctx, rnd: dict) -> list[int]:
+        return sorted({int(c[0][5:]) for c in rnd["cards"] if c[0].startswith("seat:")})

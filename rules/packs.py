@@ -1,0 +1,226 @@
+"""Pack-level rules every game shares, and the pack's rows.
+
+``UNSHUFFLED_PACK``, ``PACK_COMPOSITION``, ``SHOE_CARD_MISMATCH``,
+``UNACCOUNTED_CARD`` and the within-pack ``UNSHUFFLED_SEQUENCE`` (8 cards in
+new-deck order).  Functions here take the replay (``ctx``, a
+:class:`rules.table.TableReplay`) and a pack dict (:func:`new_pack`).
+
+When each is decided (so that any interleaving of devices gives the same
+findings, see :mod:`rules.table`):
+
+* ``UNSHUFFLED_PACK``: a shuffle record (shuffler ``shuffle_completed``,
+  dealer ``shuffle`` or ``reshuffle``) of the pack clears it at once; its
+  absence is only certain at ``close()`` (a shuffler's report may lag any
+  amount), so the finding comes then.  Evidence: the first card the shoe drew
+  and the first card the terminal recorded from the pack.
+* ``PACK_COMPOSITION``: fires once the pack is played (a card drawn or dealt)
+  and a count is known bad.  The shuffler's report is looked at first (its
+  own ``decks``); the shoe's ``shoe_loaded`` count only when the shuffler's
+  report is in and good, or at ``close()`` (then against the table's
+  ``decks``).  Evidence: the bad report (one event), so the finding is the
+  same whichever stream came first.
+* ``SHOE_CARD_MISMATCH`` / ``UNACCOUNTED_CARD``: from :mod:`rules.alignment`,
+  only once both streams have cards of the pack ("only where both streams
+  cover the pack").  Keys: (pack, round of the terminal card); an unmatched
+  shoe card belongs to the round of the terminal card before it; a burn
+  outside rounds has no round (key: the pack).
+* ``UNSHUFFLED_SEQUENCE``: the shoe's draws are searched as they come (shoe
+  evidence).  The terminal's cards are searched when both card streams have
+  passed the pack, only if the shoe showed no run (terminal evidence) — the
+  shoe may have read null where the terminal knew the card.
+"""
+from __future__ import annotations
+
+from rules import alignment
+from rules.cards import new_deck_run
+from rules.finding import ref
+from schemas.events import micros_to_datetime
+
+RUN = 8
+
+
+def new_pack(pack_id: str, game_state: dict) -> dict:
+    return {
+        "pack_id": pack_id, "min_ts": None, "open_ordinal": None,
+        "shuffles": [], "shuffler": None, "shoe_loaded": None, "shoe_seen": False,
+        "al": alignment.new(), "s_round": [], "first_shoe": None, "first_term": None,
+        "rounds": [], "dealt": False, "shoe_done": False, "term_done": False,
+        "unshuffled": "open", "composition": "open", "run_found": False,
+        "stub_counts": [], "stub_remaining": None, "fired": [], "findings": 0,
+        "g": game_state,
+    }
+
+
+def touch(pack: dict, ev) -> None:
+    if pack["min_ts"] is None or ev.ts < pack["min_ts"]:
+        pack["min_ts"] = ev.ts
+
+
+def record_shoe_card(ctx, pack: dict, ev) -> None:
+    al = pack["al"]
+    if not alignment.add_shoe(al, ev.index, ev.card, ev.event_id, ev.ts):
+        return
+    pack["s_round"].extend([None] * (len(al["s"]) - len(pack["s_round"])))
+    if pack["first_shoe"] is None:
+        pack["first_shoe"] = ref(ev)
+    if not pack["run_found"] and len(al["s"]) >= RUN:
+        window = al["s"][-RUN:]
+        if new_deck_run([c[1] for c in window], RUN) == 0:
+            pack["run_found"] = True
+            _run_finding(ctx, pack, [[c[2], c[3], None] for c in window],
+                         [(c[0], c[1]) for c in window], "shoe draws")
+
+
+def record_term_card(pack: dict, ev, round_id, dealer_pos: int) -> int:
+    pack["dealt"] = True
+    if pack["first_term"] is None:
+        pack["first_term"] = ref(ev)
+    return alignment.add_term(pack["al"], ev.card, ev.event_id, ev.ts, ev.dealer_id, round_id, dealer_pos)
+
+
+def _run_finding(ctx, pack, evidence, cards, where) -> None:
+    shown = " ".join(f"{c}" for _i, c in cards)
+    ctx.emit("UNSHUFFLED_SEQUENCE", pack=pack, key=(), evidence=evidence,
+             expected="no 8 cards of one suit in new-deck order",
+             actual=f"{where} {cards[0][0]}-{cards[-1][0]} run in new-deck order: {shown}")
+
+
+def align(ctx, pack: dict) -> bool:
+    """Advance the matching; returns True when anything was decided."""
+    al = pack["al"]
+    if not al["s"] or not al["t"]:
+        return False
+    outcomes = alignment.step(al)
+    s, t, s_round = al["s"], al["t"], pack["s_round"]
+    for kind, si, tj in outcomes:
+        if kind in ("match", "mismatch"):
+            s_round[si] = t[tj][4]
+        elif kind == "shoe_only":
+            s_round[si] = t[tj][4] if tj >= 0 else None
+        if kind == "mismatch":
+            sc, tc = s[si], t[tj]
+            ctx.emit("SHOE_CARD_MISMATCH", pack=pack, round_id=tc[4], key=(),
+                     evidence=[[sc[2], sc[3], None], [tc[1], tc[2], tc[3]]],
+                     expected=f"the terminal's card {tc[0]} (shoe draw {sc[0]})",
+                     actual=f"the shoe read {sc[1]} at draw {sc[0]}")
+        elif kind == "shoe_only" and s[si][2] is not None:
+            sc = s[si]
+            ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=s_round[si], key=(),
+                     evidence=[[sc[2], sc[3], None]],
+                     expected="every card the shoe draws is recorded by the terminal",
+                     actual=f"shoe draw {sc[0]} ({sc[1] or 'unreadable'}) was never recorded by the terminal")
+        elif kind == "term_only":
+            tc = t[tj]
+            ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=tc[4], key=(),
+                     evidence=[[tc[1], tc[2], tc[3]]],
+                     expected="every card the terminal records was drawn by the shoe",
+                     actual=f"the terminal's card {tc[0] or '(unknown)'} was never drawn by the shoe")
+    return bool(outcomes)
+
+
+def aligned_through(pack: dict, tpos: int) -> bool:
+    """Every finding about terminal card ``tpos`` (and shoe cards belonging to its round) is decided."""
+    al = pack["al"]
+    if pack["shoe_done"] and pack["term_done"] and (not al["s"] or not al["t"]):
+        return True
+    return al["j"] > tpos + 1 or alignment.complete(al)
+
+
+def settle(ctx, pack: dict, closing: bool = False) -> None:
+    """Decide the pack-level shared rules whose facts are final now."""
+    if pack["unshuffled"] == "open":
+        if pack["shuffles"]:
+            pack["unshuffled"] = "done"
+        elif closing:
+            pack["unshuffled"] = "done"
+            evidence = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
+            if evidence:
+                ctx.emit("UNSHUFFLED_PACK", pack=pack, key=(), evidence=evidence,
+                         expected="a shuffle recorded for the pack before play",
+                         actual="cards were drawn/dealt from a pack with no shuffle_completed, shuffle or reshuffle")
+    if pack["composition"] == "open":
+        _composition(ctx, pack, closing)
+    if (pack["shoe_done"] and pack["term_done"] or closing) and not pack["run_found"]:
+        pack["run_found"] = True  # decided either way
+        t = pack["al"]["t"]
+        start = new_deck_run([c[0] for c in t], RUN)
+        if start is not None:
+            w = t[start:start + RUN]
+            _run_finding(ctx, pack, [[c[1], c[2], c[3]] for c in w],
+                         [(start + k + 1, c[0]) for k, c in enumerate(w)], "terminal cards")
+
+
+def _composition(ctx, pack: dict, closing: bool) -> None:
+    played = pack["first_shoe"] is not None or pack["first_term"] is not None
+    if not played:
+        if closing:
+            pack["composition"] = "done"
+        return
+    per_deck = ctx.ref.cards_per_deck
+    sh = pack["shuffler"]
+    if sh is not None:
+        bad = []
+        if sh["missing"]:
+            bad.append("missing " + " ".join(sh["missing"]))
+        if sh["extra"]:
+            bad.append("extra " + " ".join(sh["extra"]))
+        if sh["card_count"] != sh["decks"] * per_deck:
+            bad.append(f"{sh['card_count']} cards counted")
+        if bad:
+            pack["composition"] = "done"
+            ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sh["ref"]],
+                     expected=f"{sh['decks'] * per_deck} cards ({sh['decks']} decks), none missing or extra",
+                     actual="the shuffler's check found " + "; ".join(bad))
+            return
+    elif not closing:
+        return
+    sl = pack["shoe_loaded"]
+    if sl is None and not (pack["shoe_seen"] or pack["shoe_done"] or closing):
+        return
+    pack["composition"] = "done"
+    decks = sh["decks"] if sh is not None else ctx.st["decks"]
+    if sl is not None and decks and sl["card_count"] != decks * per_deck:
+        ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sl["ref"]],
+                 expected=f"{decks * per_deck} cards ({decks} decks)",
+                 actual=f"the shoe counted {sl['card_count']} cards in")
+
+
+def final(ctx, pack: dict, closing: bool) -> bool:
+    return (pack["shoe_done"] and pack["term_done"] and pack["unshuffled"] == "done"
+            and pack["composition"] == "done" and pack["run_found"]
+            and (closing or aligned_through(pack, len(pack["al"]["t"])))
+            and (closing or not ctx.proc.pack_open(ctx, pack)))
+
+
+def row(ctx, pack: dict) -> dict:
+    sh, sl = pack["shuffler"], pack["shoe_loaded"]
+    dealer_methods = [m for src, m, _r in pack["shuffles"] if src == "dealer"]
+    method = dealer_methods[0] if dealer_methods else ("machine" if sh and not sh["preshuffled"] else None)
+    shuffle_ts = [r[1] for _s, _m, r in pack["shuffles"]]
+    s = pack["al"]["s"]
+    out = {
+        "table_id": ctx.table_id, "game": ctx.game, "pack_id": pack["pack_id"],
+        "decks": sh["decks"] if sh else ctx.st["decks"],
+        "card_count": sh["card_count"] if sh else (sl["card_count"] if sl else None),
+        "shuffle_method": method, "preshuffled": sh["preshuffled"] if sh else None,
+        "shuffled_at": micros_to_datetime(min(shuffle_ts)) if shuffle_ts else None,
+        "cards_drawn": s[-1][0] if s else len(pack["al"]["t"]),
+        "rounds_played": len(pack["rounds"]), "stub_counts": list(pack["stub_counts"]),
+        "stub_remaining": pack["stub_remaining"], "findings": pack["findings"],
+        "gaming_day": ctx.gaming_day(pack["min_ts"]),
+    }
+    out.update(ctx.proc.pack_columns(ctx, pack))
+    return out
+
+
+def sequence(ctx, pack: dict) -> dict:
+    """The pack's drawn cards by index (the shoe's when it drew any, else the terminal's)."""
+    s, t = pack["al"]["s"], pack["al"]["t"]
+    if s:
+        cards = [[c[0], c[1], c[2], c[3]] for c in s if c[2] is not None]
+        source = "shoe"
+    else:
+        cards = [[k + 1, c[0], c[1], c[2]] for k, c in enumerate(t)]
+        source = "terminal"
+    return {"table_id": ctx.table_id, "pack_id": pack["pack_id"], "game": ctx.game,
+            "first_ts": cards[0][3] if cards else None, "source": source, "cards": cards}

@@ -1,0 +1,29 @@
+"""Which plug-in serves which game (``table_opened.game``).
+
+Add a game by adding one line: ``"name": "module:Class"``.  Modules are
+imported on first use, so a plug-in may import anything in ``rules``.  A game
+without a plug-in gets :class:`rules.game.GameProcedure` (the shared rules only).
+"""
+from __future__ import annotations
+
+import importlib
+
+from rules.game import GameProcedure
+from rules.reference import DEFAULT_REFERENCE, TableReference
+
+PROCEDURES: dict[str, str] = {
+    "baccarat": "rules.baccarat:Baccarat",
+    # "three_bet_poker": "rules.three_bet_poker:ThreeBetPoker",
+    # "combate": "rules.combate:Combate",
+    "stud": "rules.stud:Stud", "stud8": "rules.stud:Stud8", "razz": "rules.stud:Razz",
+}
+
+
+def procedure_for(game: str | None, ref: TableReference = DEFAULT_REFERENCE) -> GameProcedure:
+    target = PROCEDURES.get(game or "")
+    if target is None:
+        proc = GameProcedure(ref)
+        proc.game = game
+        return proc
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)(ref)

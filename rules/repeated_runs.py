@@ -1,0 +1,102 @@
+"""``UNSHUFFLED_SEQUENCE`` across packs: a 10-card run repeating an earlier pack's run.
+
+rules.md: "a run of 10 consecutive cards that repeats, in the same order, a
+run of an earlier pack in the same input, on any table (earlier: whose run
+began at the earlier ``ts``; ties by ``pack_id``). An unreadable card breaks
+a run."  The finding is for the later pack.
+
+Input: one :class:`PackCards` per pack, as :meth:`rules.table.TableReplay.drain_pack_sequences`
+hands them out (table_id, pack_id, game, and the drawn cards by index, each
+with its event_id and ts).  The function is pure and its answer does not
+depend on the order of its input, so the pipeline can gather every pack of a
+run (all tables) and call it once.
+
+Decisions: runs are compared card for card (rank and suit); two windows of
+the same pack never count; ties of ``ts`` and ``pack_id`` are broken by
+``table_id``; a pack gets at most one finding (its earliest repeating run,
+evidence: both runs' events).  A pack that also has a within-pack
+UNSHUFFLED_SEQUENCE finding would get two findings with the same key: merge
+with :func:`one_per_key`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable, Sequence
+
+from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+
+RUN = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class PackCards:
+    table_id: str
+    pack_id: str
+    game: str | None
+    first_ts: int | None
+    # (index, card or None, event_id, ts), by index
+    cards: tuple[tuple[int, str | None, str, int], ...]
+
+    @classmethod
+    def from_record(cls, rec: dict) -> "PackCards":
+        return cls(rec["table_id"], rec["pack_id"], rec.get("game"), rec.get("first_ts"),
+                   tuple(tuple(c) for c in rec["cards"]))
+
+
+def _windows(pack: PackCards, n: int):
+    cards = pack.cards
+    for i in range(len(cards) - n + 1):
+        w = cards[i:i + n]
+        if any(c[1] is None for c in w):
+            continue
+        if any(w[k + 1][0] != w[k][0] + 1 for k in range(n - 1)):
+            continue  # a lost card (index gap) breaks a run
+        yield tuple(c[1] for c in w), w
+
+
+def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = default_gaming_day,
+                  run: int = RUN) -> list[Finding]:
+    """Findings for every pack holding a ``run``-card run that an earlier pack's run repeats."""
+    packs = [p if isinstance(p, PackCards) else PackCards.from_record(p) for p in packs]
+    first: dict[tuple, tuple] = {}   # run cards -> earliest (start ts, pack_id, table_id, window)
+    occurrences = []
+    for p in packs:
+        for key, w in _windows(p, run):
+            order = (w[0][3], p.pack_id, p.table_id)
+            occurrences.append((key, order, p, w))
+            best = first.get(key)
+            if best is None or order < best[0]:
+                first[key] = (order, w)
+    hits: dict[tuple, tuple] = {}
+    for key, order, p, w in occurrences:
+        earliest_order, earliest_w = first[key]
+        if (earliest_order[1], earliest_order[2]) == (p.pack_id, p.table_id) or earliest_order >= order:
+            continue
+        pk = (p.table_id, p.pack_id)
+        if pk not in hits or order < hits[pk][0]:
+            hits[pk] = (order, p, w, earliest_order, earliest_w)
+    out = []
+    for (_table, _pack), (_order, p, w, eorder, ew) in sorted(hits.items()):
+        evidence = [[c[2], c[3], None] for c in w] + [[c[2], c[3], None] for c in ew]
+        out.append(make_finding(
+            "UNSHUFFLED_SEQUENCE", table_id=p.table_id, game=p.game, key=(p.pack_id,), evidence=evidence,
+            expected="no run of 10 cards repeating an earlier pack",
+            actual=(f"cards {w[0][0]}-{w[-1][0]} ({' '.join(c[1] for c in w)}) repeat pack "
+                    f"{eorder[1]} on {eorder[2]} cards {ew[0][0]}-{ew[-1][0]}"),
+            gaming_day=gaming_day, pack_id=p.pack_id,
+        ))
+    return out
+
+
+def one_per_key(findings: Sequence[Finding]) -> list[Finding]:
+    """Keep one UNSHUFFLED_SEQUENCE finding per (table, pack): the earliest ts, then finding_id."""
+    best: dict[tuple, Finding] = {}
+    rest = []
+    for f in findings:
+        if f.rule_id != "UNSHUFFLED_SEQUENCE":
+            rest.append(f)
+            continue
+        k = (f.table_id, f.pack_id)
+        if k not in best or (f.ts, f.finding_id) < (best[k].ts, best[k].finding_id):
+            best[k] = f
+    return rest + [best[k] for k in sorted(best)]

@@ -1,0 +1,137 @@
+"""Round-level machinery every game shares, and the round's row.
+
+``CARDS_BEFORE_BETS_CLOSED`` (baccarat, three_bet_poker, combate: decided on
+the terminal's own order — a shoe draw is never compared with ``bets_closed``
+by time) and the shared part of ``DEAL_ORDER``, ``CARD_FACE``, ``MISDEAL``
+and ``PAYOUT``: the plug-in says what the procedure wants
+(:class:`rules.game.GameProcedure`), this module compares and reports.
+
+Round checks read the terminal's cards.  A card the terminal recorded as
+null stays unknown even if the shoe read it (the shoe's reading is checked
+against the terminal only by SHOE_CARD_MISMATCH), so every round check is a
+single-stream decision, taken at once.
+"""
+from __future__ import annotations
+
+from rules.catalog import rule
+from rules.finding import ref
+from schemas.events import micros_to_datetime
+
+
+def new_round(round_id: str, game_state: dict) -> dict:
+    return {
+        "round_id": round_id, "pack_id": None, "packs": [], "game": None, "dealer_id": None,
+        "started": None, "start_ref": None, "start_pos": None, "ended": None, "first_ts": None,
+        "bets": [], "bets_closed": None, "cards": [], "payouts": [], "actions": [],
+        "voided": False, "done": False, "tail": None, "misdeal_checked": False,
+        "fired": [], "findings": 0, "undecided": [], "g": game_state,
+    }
+
+
+def touch(rnd: dict, ev) -> None:
+    if rnd["first_ts"] is None or ev.ts < rnd["first_ts"]:
+        rnd["first_ts"] = ev.ts
+
+
+def _describe(targets) -> str:
+    return " or ".join(targets) if targets else "no further card"
+
+
+def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
+    """Shared checks of a dealt card, then record it in the round."""
+    if rnd["bets_closed"] is None and rule("CARDS_BEFORE_BETS_CLOSED").applies_to(ctx.game):
+        evidence = [r for r in (rnd["start_ref"], ref(ev)) if r is not None]
+        ctx.emit("CARDS_BEFORE_BETS_CLOSED", rnd=rnd, key=(), evidence=evidence,
+                 expected="\"no more bets\" (bets_closed) before any card of the round",
+                 actual=f"a card was dealt to {ev.target} with no bets_closed before it")
+    proc = ctx.proc
+    if rule("DEAL_ORDER").applies_to(ctx.game):
+        allowed = proc.allowed_targets(ctx, rnd, ev)
+        if allowed is not None and ev.target not in allowed:
+            ctx.emit("DEAL_ORDER", rnd=rnd, key=(), evidence=[ref(ev)],
+                     expected=f"card {len(rnd['cards']) + 1} of the round to {_describe(allowed)}",
+                     actual=f"card {len(rnd['cards']) + 1} went to {ev.target}")
+    if rule("CARD_FACE").applies_to(ctx.game):
+        face = proc.expected_face(ctx, rnd, ev)
+        if face is not None and ev.face != face:
+            ctx.emit("CARD_FACE", rnd=rnd, key=(), evidence=[ref(ev)],
+                     expected=f"the card to {ev.target} face {face}",
+                     actual=f"dealt face {ev.face}")
+    rnd["cards"].append([ev.target, ev.hand or 1, ev.face, ev.card, ev.street, ref(ev), pack_id, tpos])
+
+
+def check_misdeal(ctx, rnd: dict) -> None:
+    """MISDEAL: compare the holdings with the plug-in's expectation (once per round)."""
+    if rnd["misdeal_checked"] or not rule("MISDEAL").applies_to(ctx.game):
+        return
+    rnd["misdeal_checked"] = True
+    want = ctx.proc.expected_holdings(ctx, rnd)
+    if want is None:
+        return
+    have = ctx.proc.holdings(ctx, rnd)
+    wrong = sorted(p for p in set(want) | set(have) if have.get(p, 0) != want.get(p, 0))
+    if wrong:
+        evidence = [c[5] for c in rnd["cards"] if c[0] in wrong] or [c[5] for c in rnd["cards"][-1:]]
+        if not evidence:
+            return
+        ctx.emit("MISDEAL", rnd=rnd, key=(), evidence=evidence,
+                 expected=", ".join(f"{p}: {want.get(p, 0)}" for p in wrong),
+                 actual=", ".join(f"{p}: {have.get(p, 0)}" for p in wrong))
+
+
+def check_payout(ctx, rnd: dict, ev) -> None:
+    """PAYOUT: one finding for every wrong payout (key: round, seat, spot, hand, the payout)."""
+    if not rule("PAYOUT").applies_to(ctx.game) or rnd["voided"]:
+        return
+    candidates = ctx.proc.payout_candidates(ctx, rnd, ev)
+    if candidates is None:
+        return
+    tol = ctx.ref.payout_tolerance
+    verdicts = {ev.result == res and abs(ev.amount - amt) <= tol + 1e-9 for res, amt in candidates}
+    if verdicts != {False}:
+        if verdicts != {True}:
+            ctx.undecided(rnd, "PAYOUT")
+        return
+    shown = sorted({f"{res} {amt:+g}" for res, amt in candidates})
+    ctx.emit("PAYOUT", rnd=rnd, key=(ev.seat, ev.spot, ev.hand or 1, ev.event_id), evidence=[ref(ev)],
+             seat=ev.seat, spot=ev.spot,
+             expected=" or ".join(shown) + f" for seat {ev.seat} {ev.spot}",
+             actual=f"{ev.result} {ev.amount:+g}")
+
+
+def bet_total(rnd: dict, seat: int, spot: str) -> float | None:
+    amounts = [b[2] for b in rnd["bets"] if b[0] == seat and b[1] == spot]
+    return sum(amounts) if amounts else None
+
+
+def final(ctx, rnd: dict, closing: bool) -> bool:
+    from rules.packs import aligned_through
+
+    if closing:
+        return True
+    if not rnd["done"]:
+        return False
+    if rnd.get("tail") is None or len(rnd["cards"]) != rnd["tail"][0]:
+        last: dict[str, int] = {}
+        for c in rnd["cards"]:
+            if c[7] is not None:
+                last[c[6]] = max(last.get(c[6], -1), c[7])
+        rnd["tail"] = [len(rnd["cards"]), sorted(last.items())]
+    for pack_id, tpos in rnd["tail"][1]:
+        pack = ctx.st["packs"].get(pack_id)
+        if pack is not None and not aligned_through(pack, tpos):
+            return False
+    return not ctx.proc.round_open(ctx, rnd)
+
+
+def row(ctx, rnd: dict) -> dict:
+    day_ts = rnd["started"] if rnd["started"] is not None else rnd["first_ts"]
+    return {
+        "table_id": ctx.table_id, "game": rnd["game"] or ctx.game, "round_id": rnd["round_id"],
+        "pack_id": rnd["pack_id"], "dealer_id": rnd["dealer_id"],
+        "started": micros_to_datetime(rnd["started"]) if rnd["started"] is not None else None,
+        "ended": micros_to_datetime(rnd["ended"]) if rnd["ended"] is not None else None,
+        "seats_dealt": ctx.proc.seats_dealt(ctx, rnd), "outcome": ctx.proc.outcome(ctx, rnd),
+        "voided": rnd["voided"], "findings": rnd["findings"], "undecided": sorted(rnd["undecided"]),
+        "gaming_day": ctx.gaming_day(day_ts),
+    }

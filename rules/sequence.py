@@ -1,0 +1,73 @@
+"""``SEQ_GAP``: a device's ``seq`` skips numbers (events were lost upstream).
+
+:class:`SeqTracker` is a pure tracker, fed per device in ``seq`` order (the
+pipeline sorts each device's events by ``seq``; different devices may be
+interleaved in any way).  It is keyed by device, not by table: a device
+serving several tables has one ``seq`` across them, so the pipeline runs it
+over a device's events of every table (accepted events *and* rejected lines
+whose ``device_id`` and ``seq`` could be read: those arrived, they are no
+gap — feed them with :meth:`SeqTracker.feed_reject`).
+
+Decisions:
+
+* the first ``seq`` seen of a device starts it (no baseline, no gap);
+* a ``seq`` not greater than the last one seen (a duplicate or a late line)
+  is ignored;
+* one finding per gap, keyed by table, device and the missing range; its
+  ``table_id`` is the table of the event after the gap (else the one before),
+  its evidence the events either side of the gap (rejected lines have no
+  ``ts`` and are left out of the evidence; a gap with no evidence event
+  having a ``ts`` raises nothing, since a finding needs one).
+"""
+from __future__ import annotations
+
+from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+
+
+class SeqTracker:
+    def __init__(self, gaming_day: GamingDay = default_gaming_day) -> None:
+        self._gaming_day = gaming_day
+        self._last: dict[str, list] = {}   # device_id -> [seq, table_id, event_id, ts]
+
+    def feed(self, device_id: str, seq: int, table_id: str | None = None, event_id: str | None = None,
+             ts: int | None = None, game: str | None = None) -> list[Finding]:
+        """One event (or readable rejected line) of ``device_id``; returns the gap it closes, if any."""
+        if device_id is None or seq is None:
+            return []
+        last = self._last.get(device_id)
+        if last is not None and seq <= last[0]:
+            return []
+        self._last[device_id] = [seq, table_id, event_id, ts]
+        if last is None or seq == last[0] + 1:
+            return []
+        before_seq, before_table, before_id, before_ts = last
+        evidence = [[i, t, None] for i, t in ((before_id, before_ts), (event_id, ts))
+                    if i is not None and t is not None]
+        table = table_id or before_table
+        if not evidence or table is None:
+            return []
+        first, final = before_seq + 1, seq - 1
+        lost = final - first + 1
+        return [make_finding(
+            "SEQ_GAP", table_id=table, game=game, key=(device_id, first, final), evidence=evidence,
+            expected=f"seq {first} after seq {before_seq}",
+            actual=f"seq {seq}: {lost} event{'s' if lost > 1 else ''} lost (seq {first}"
+                   + (f"-{final})" if lost > 1 else ")"),
+            gaming_day=self._gaming_day, device_id=device_id,
+        )]
+
+    def feed_event(self, ev, game: str | None = None) -> list[Finding]:
+        return self.feed(ev.device_id, ev.seq, ev.table_id, ev.event_id, ev.ts, game)
+
+    def feed_reject(self, reject) -> list[Finding]:
+        """A rejected line (``schemas.decode.Reject``) whose device_id and seq were readable."""
+        return self.feed(reject.device_id, reject.seq, reject.table_id, reject.event_id, None)
+
+    def state(self) -> dict:
+        return {"last": {d: list(v) for d, v in sorted(self._last.items())}}
+
+    @classmethod
+    def from_state(cls, state: dict, gaming_day: GamingDay = default_gaming_day) -> "SeqTracker":
+        t = cls(gaming_day)
+        t._last = {d: list(v) for d, v in state["last"].items()}
+        return t
