@@ -1,0 +1,111 @@
+"""Document 004 (RP-10): the stud, stud hi-lo and razz plug-ins of the replay.
+
+Thin adapters between :class:`rules.game.GameProcedure` and the hand logic
+of :mod:`rules.stud_hand` (one round) and :mod:`rules.stud_showing` (who acts
+first, the short-stack branches).  The round's state is ``rnd["g"]``, plain
+JSON data made by :func:`rules.stud_hand.new_hand_state`.
+
+Rules raised here, keyed by round: ``BURN_SKIPPED``, ``EXPOSED_CARD``,
+``CARD_TO_DEAD_HAND``, ``BRING_IN``, ``FIRST_TO_ACT``,
+``FOURTH_STREET_DOUBLE``, ``SHORT_DECK_PROCEDURE``.  ``DEAL_ORDER``,
+``CARD_FACE`` and ``MISDEAL`` are the engine's, asked through
+:meth:`allowed_targets`, :meth:`expected_face` and :meth:`expected_holdings`.
+
+The stack before 7th street ("die Anzahl der Karten im aktuellen
+Kartendeck", 004 H) is counted on the dealer terminal's stream alone, so the
+decision never waits on, nor depends on the arrival of, another device's
+events: a pack holds ``decks`` x 52 cards (``table_opened``), a rebuilt
+stack the ``reshuffle``'s ``card_count``; every ``card_dealt`` the terminal
+recorded from it, burns included, is gone.  A shuffler that counted a
+different number raises ``PACK_COMPOSITION`` on its own.
+"""
+from __future__ import annotations
+
+from rules.game import GameProcedure
+from rules.stud_hand import StudHand, new_hand_state
+
+
+class Stud(GameProcedure):
+    """Seven-card stud (document 004): low card brings in, high hand acts first."""
+
+    game = "stud"
+
+    def new_round_state(self) -> dict:
+        return {}
+
+    # --- state ---------------------------------------------------------------------
+    def _cards_left(self, ctx, pack_id: str | None) -> int | None:
+        decks = ctx.st.get("decks")
+        if not decks:
+            return None
+        pack = ctx.pack(pack_id)
+        dealt = len(pack["al"]["t"]) if pack is not None else 0
+        return decks * self.ref.cards_per_deck - dealt
+
+    def _hand(self, ctx, rnd: dict, ev=None) -> StudHand:
+        g = rnd["g"]
+        if "game" not in g:  # the round's first event was not its round_started
+            pack_id = getattr(ev, "pack_id", None) or rnd.get("pack_id")
+            g.update(new_hand_state(rnd.get("game") or ctx.game or self.game, seats=ctx.occupied(),
+                                    pack_id=pack_id, cards_left=None, decks=ctx.st.get("decks")))
+        return StudHand(g)
+
+    def _feed(self, ctx, rnd: dict, ev) -> None:
+        hand = self._hand(ctx, rnd, ev)
+        hand.feed(ev)
+        for f in hand.findings:
+            ctx.emit(f["rule_id"], rnd=rnd, key=(), evidence=f["evidence"], expected=f["expected"],
+                     actual=f["actual"], seat=f["seat"])
+        for rule_id in sorted(hand.undecided):
+            ctx.undecided(rnd, rule_id)
+
+    # --- hooks -----------------------------------------------------------------------
+    def on_round_start(self, ctx, rnd: dict, ev) -> None:
+        rnd["g"].clear()
+        rnd["g"].update(new_hand_state(
+            ev.game or ctx.game or self.game, small_bet=ev.small_bet, big_bet=ev.big_bet,
+            seats=ctx.occupied(), pack_id=ev.pack_id, cards_left=self._cards_left(ctx, ev.pack_id),
+            decks=ctx.st.get("decks")))
+
+    def on_bet(self, ctx, rnd: dict, ev) -> None:
+        self._feed(ctx, rnd, ev)
+
+    def on_card(self, ctx, rnd: dict, ev) -> None:
+        self._feed(ctx, rnd, ev)
+
+    def on_round_event(self, ctx, rnd: dict, ev) -> None:
+        self._feed(ctx, rnd, ev)
+
+    def on_round_end(self, ctx, rnd: dict, ev) -> None:
+        self._feed(ctx, rnd, ev)
+
+    # --- shared machinery ------------------------------------------------------------
+    def allowed_targets(self, ctx, rnd: dict, ev):
+        return self._hand(ctx, rnd, ev).allowed_targets(ev)
+
+    def expected_face(self, ctx, rnd: dict, ev):
+        return self._hand(ctx, rnd, ev).expected_face(ev)
+
+    def expected_holdings(self, ctx, rnd: dict):
+        return self._hand(ctx, rnd).expected_holdings()
+
+    def holdings(self, ctx, rnd: dict) -> dict[str, int]:
+        """The engine's count less the cards already reported as ``CARD_TO_DEAD_HAND``."""
+        have = super().holdings(ctx, rnd)
+        for target, n in self._hand(ctx, rnd).holdings_excluded().items():
+            have[target] = have.get(target, 0) - n
+            if have[target] <= 0:
+                del have[target]
+        return have
+
+
+class Stud8(Stud):
+    """Seven-card stud hi-lo: dealt and opened exactly as stud (004 D: "Stud (oder Stud-8)")."""
+
+    game = "stud8"
+
+
+class Razz(Stud):
+    """Razz: the highest card brings in (ace low), the lowest showing hand acts first."""
+
+    game = "razz"

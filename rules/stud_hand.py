@@ -1,0 +1,389 @@
+"""One stud, stud hi-lo or razz hand replayed against document 004 (RP-10).
+
+:class:`StudHand` is a view over one round's state, a plain JSON dict (the
+engine keeps it as ``rnd["g"]`` and checkpoints it).  ``feed(ev)`` takes the
+round's dealer events in order; what broke the procedure of spec/rules.md
+("stud, stud8, razz") is collected in :attr:`StudHand.findings` (dicts:
+``rule_id``, ``expected``, ``actual``, ``evidence`` refs, ``seat``), checks an
+unreadable card left open in :attr:`StudHand.undecided`.  ``DEAL_ORDER``,
+``CARD_FACE`` and ``MISDEAL`` are answered as the engine asks them
+(:meth:`allowed_targets`, :meth:`expected_face`, :meth:`expected_holdings`);
+with ``shared_checks=True`` (standalone use) the hand checks the first two
+itself.  Showing hands and the short-stack branches: :mod:`rules.stud_showing`.
+
+How document 004 is read here (the German decides where rules.md is silent):
+
+* A 3rd-street down card exposed before the seat's third card is that seat's
+  up card ("ist die offene Karte des Spielers und die 3rd Street wird an diesen
+  Spieler verdeckt ausgeteilt. Der Spieler kann das Bring-In sein").  Its third
+  card must come down; dealt up it is ``EXPOSED_CARD`` (A) only, not also
+  ``CARD_FACE``.  An exposure after the seat's third card is not "bei der
+  ersten Ausgabe" and changes nothing.
+* ``EXPOSED_CARD`` (B): a ``card_exposed`` on 7th street while two or more
+  live players are not all-in ("wenn noch Bet-Einsätze in dieser Hand möglich
+  sind") needs one more 7th-street card to that seat before the next
+  ``player_action`` or the end of the round; that replacement is in order.
+  A 7th-street card *dealt* face up is ``CARD_FACE``.
+* A card to a dead hand on 4th street or later is ``CARD_TO_DEAD_HAND`` ("Auf
+  der 4th Street werden keine Karten an eine Hand ausgeteilt, die nicht mehr im
+  Spiel ist") and neither ``DEAL_ORDER`` nor ``MISDEAL``: one fault, one finding.
+* 3rd street goes to the seats that posted an ante (an absent player's seat
+  is dealt in, then its cards are "gepasst", 004 C); with no ante recorded, to
+  the occupied seats.  A burn counts for the street only if no other card
+  follows it, and a ``reshuffle`` needs a burn after it ("Der neue Stapel wird
+  abgehoben, eine Burn-Karte gelegt").
+* 7th street: the first to act is judged on the 6th-street up cards of the
+  seats still live (004 H D), so if that seat folded on 6th the next best
+  showing hand acts first.
+* ``SHORT_DECK_PROCEDURE`` compares what the dealer did before the first
+  7th-street action with the branch the stack called for, normal dealing
+  included (a reshuffle or community card from a big enough stack is
+  "anything else" too).  A reshuffle must add the 3 burns ("mit den 3
+  vorherigen Burn-Karten") and, when it gives ``card_count``, hold exactly the
+  stack plus 3.  ``MISDEAL`` holdings follow the form the dealer chose (a
+  community card, or one card per live seat), so a wrong branch is one finding.
+* ``FOURTH_STREET_DOUBLE``: a ``bet`` of ``big_bet`` on 4th street while any
+  live seat shows a pair ("wenn ein Paar gezeigt wird").
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from rules.finding import ref
+from rules.stud_showing import (
+    ALL_CARDS, BRANCH_WORDS, UNDECIDED, bring_in_seat, first_to_act_seat, short_deck_branch,
+    short_deck_followed,
+)
+
+
+def seat_of(target: str | None) -> int | None:
+    if target and target.startswith("seat:"):
+        return int(target[5:])
+    return None
+
+
+def new_hand_state(game: str, *, small_bet=None, big_bet=None, seats: Iterable[int] = (),
+                   pack_id: str | None = None, cards_left: int | None = None, decks: int | None = 1) -> dict:
+    """The round's state as plain JSON data (lists for sets, str keys)."""
+    return {
+        "game": game, "small_bet": None if small_bet is None else float(small_bet),
+        "big_bet": None if big_bet is None else float(big_bet), "occupied": sorted(set(seats)),
+        "decks": decks, "pack_id": pack_id, "cards_left": cards_left,
+        "antes": [], "all_in": [], "ante_all_in": [], "absent": [], "folded": [], "dealt_in": [],
+        "count": {},  # str(street) -> {str(seat): cards dealt to the seat on that street}
+        "up": {},  # str(seat) -> [[street, card | None, ref], ...]
+        "exposed_third": [], "known": [], "street": None, "burned": False, "expected": [],
+        "acted": [], "replacement_due": None, "replaced": {}, "dead_cards": {},
+        "seventh": None, "street_live": {}, "community": 0, "ended": False, "fired": [],
+        "dead_refs": {}, "exposed_refs": {},
+    }
+
+
+class StudHand:
+    """A view over one round's state dict (see the module docstring)."""
+
+    def __init__(self, state: dict, shared_checks: bool = False) -> None:
+        self.s = state
+        self.shared_checks = shared_checks
+        self.findings: list[dict] = []
+        self.undecided: set[str] = set()
+
+    @classmethod
+    def start(cls, game: str, shared_checks: bool = True, **kwargs) -> "StudHand":
+        return cls(new_hand_state(game, **kwargs), shared_checks)
+
+    # --- reading the state ---------------------------------------------------------
+    def live_seats(self) -> list[int]:
+        s = self.s
+        return [x for x in sorted(s["dealt_in"]) if x not in s["absent"] and x not in s["folded"]]
+
+    def is_dead(self, seat: int) -> bool:
+        return seat in self.s["absent"] or seat in self.s["folded"]
+
+    def dealt(self, street, seat: int) -> int:
+        return self.s["count"].get(str(street), {}).get(str(seat), 0)
+
+    def _up_cards(self, through: int) -> dict[int, list]:
+        return {x: [c for st, c, _ in self.s["up"].get(str(x), []) if st <= through] for x in self.live_seats()}
+
+    def _up_refs(self, seats, through: int) -> list:
+        return [r for x in seats if x is not None for st, _, r in self.s["up"].get(str(x), []) if st <= through]
+
+    def _unseen(self):
+        return ALL_CARDS - set(self.s["known"]) if self.s["decks"] == 1 else ALL_CARDS
+
+    def _fire(self, rule_id: str, expected: str, actual: str, evidence, seat: int | None = None) -> None:
+        if rule_id not in self.s["fired"]:  # at most once per round
+            self.s["fired"].append(rule_id)
+            self.findings.append({"rule_id": rule_id, "expected": expected, "actual": actual,
+                                  "evidence": [list(e) for e in evidence], "seat": seat})
+
+    def _undecided(self, rule_id: str) -> None:
+        self.undecided.add(rule_id)
+
+    def _street_order(self, street) -> list[int]:
+        if street == 3:
+            return sorted(self.s["antes"]) * 3 or self.s["occupied"] * 3
+        return self.live_seats()
+
+    # --- what the procedure wants of the next card (asked before it is applied) ----
+    def _to_dead_hand(self, ev) -> bool:
+        seat = seat_of(ev.target)
+        return seat is not None and bool(ev.street) and ev.street >= 4 and self.is_dead(seat)
+
+    def _replacement(self, ev) -> bool:
+        seat = seat_of(ev.target)
+        return ev.street == 7 and seat is not None and self.s["replacement_due"] == seat and self.dealt(7, seat) > 0
+
+    def allowed_targets(self, ev) -> tuple[str, ...] | None:
+        """Targets the card ``ev`` may go to (``DEAL_ORDER``); None: not checked."""
+        if ev.type != "card_dealt" or ev.target == "burn" or self._to_dead_hand(ev) or self._replacement(ev):
+            return None
+        if ev.target == "community" and ev.street == 7:
+            return None  # SHORT_DECK_PROCEDURE judges community cards
+        if ev.street == 3 and not self.s["antes"] and not self.s["occupied"]:
+            return None
+        expected = self.s["expected"] if ev.street == self.s["street"] else self._street_order(ev.street)
+        return (f"seat:{expected[0]}",) if expected else ()
+
+    def expected_face(self, ev) -> str | None:
+        """``up`` / ``down`` for the card ``ev`` (``CARD_FACE``); None: not checked."""
+        seat = seat_of(ev.target)
+        if ev.type != "card_dealt" or seat is None or self._to_dead_hand(ev):
+            return None
+        if ev.street == 3:
+            third = self.dealt(3, seat) == 2
+            if third and seat in self.s["exposed_third"]:
+                return None  # EXPOSED_CARD (A)
+            return "up" if third else "down"
+        return {4: "up", 5: "up", 6: "up", 7: "down"}.get(ev.street)
+
+    def expected_holdings(self) -> dict[str, int]:
+        """Cards each position must hold at the end (``MISDEAL``): see the module docstring."""
+        want: dict[str, int] = {}
+        for street, live in self.s["street_live"].items():
+            if street == "3" and not live:  # nobody known to be in the hand: take who was dealt in
+                live = self.s["dealt_in"]
+            if street == "7" and self.s["community"]:
+                want["community"] = 1
+                continue
+            for x in live:
+                want[f"seat:{x}"] = want.get(f"seat:{x}", 0) + (3 if street == "3" else 1)
+        for x, n in self.s["replaced"].items():
+            want[f"seat:{x}"] = want.get(f"seat:{x}", 0) + n
+        return want
+
+    def holdings_excluded(self) -> dict[str, int]:
+        """Cards already reported as ``CARD_TO_DEAD_HAND``, left out of ``MISDEAL``."""
+        return {f"seat:{x}": n for x, n in self.s["dead_cards"].items()}
+
+    # --- events ----------------------------------------------------------------------
+    def feed(self, ev, cards_left: int | None = None) -> None:
+        """Take the round's next dealer event (``cards_left``: override the stack count)."""
+        if cards_left is not None:
+            self.s["cards_left"] = cards_left
+        handler = getattr(self, "_on_" + (ev.type or ""), None)
+        if handler is None or self.s["ended"]:
+            return
+        if self.shared_checks and ev.type == "card_dealt":
+            allowed = self.allowed_targets(ev)
+            if allowed is not None and ev.target not in allowed:
+                self._fire("DEAL_ORDER", f"street {ev.street}: the next card to "
+                           f"{' or '.join(allowed) or 'no position'}", f"a card to {ev.target}",
+                           [ref(ev)], seat_of(ev.target))
+            face = self.expected_face(ev)
+            if face is not None and ev.face != face:
+                self._fire("CARD_FACE", f"street {ev.street}: the card to {ev.target} face {face}",
+                           f"dealt face {ev.face}", [ref(ev)], seat_of(ev.target))
+        handler(ev)
+
+    def _add(self, key: str, seat) -> None:
+        if seat is not None and seat not in self.s[key]:
+            self.s[key].append(seat)
+
+    def _on_bet_placed(self, ev) -> None:
+        if ev.spot == "ante":
+            self._add("antes", ev.seat)
+            if ev.all_in:
+                self._add("ante_all_in", ev.seat)
+                self._add("all_in", ev.seat)
+
+    def _on_player_absent(self, ev) -> None:
+        self._add("absent", ev.seat)
+        self.s["dead_refs"].setdefault(str(ev.seat), ref(ev))
+
+    def _on_reshuffle(self, ev) -> None:
+        self._begin_seventh(ev)
+        self.s["seventh"]["reshuffles"].append([ev.burns_added, ev.card_count])
+        self.s["pack_id"], self.s["cards_left"], self.s["burned"] = ev.pack_id, ev.card_count, False
+
+    def _on_card_dealt(self, ev) -> None:
+        s, street, seat = self.s, ev.street, seat_of(ev.target)
+        if street == 7:
+            self._begin_seventh(ev)
+        if s["cards_left"] is not None and ev.pack_id in (None, s["pack_id"]):
+            s["cards_left"] -= 1
+        if ev.card and ev.card not in s["known"]:
+            s["known"].append(ev.card)
+        if ev.target == "burn":
+            s["burned"] = True
+            return
+        if street != s["street"]:
+            self._begin_street(ev)
+        s["burned"] = False
+        if ev.target == "community" and street == 7:
+            s["community"] += 1
+            return
+        if seat is None:
+            return
+        if self._to_dead_hand(ev):
+            why = "absent" if seat in s["absent"] else "folded"
+            s["dead_cards"][str(seat)] = s["dead_cards"].get(str(seat), 0) + 1
+            self._fire("CARD_TO_DEAD_HAND", f"no card to seat {seat}: its hand is dead ({why})",
+                       f"street {street}: a card to seat {seat}", [ref(ev), s["dead_refs"][str(seat)]], seat)
+            return
+        if self._replacement(ev):
+            s["replacement_due"] = None  # 004 B: the exposed card is replaced
+            s["replaced"][str(seat)] = s["replaced"].get(str(seat), 0) + 1
+            return
+        if street == 3 and self.dealt(3, seat) == 2 and seat in s["exposed_third"] and ev.face == "up":
+            self._fire("EXPOSED_CARD", f"seat {seat}: its exposed down card is its up card, its third "
+                       "3rd-street card dealt down (004 A)", "the third card dealt face up",
+                       [s["exposed_refs"][str(seat)], ref(ev)], seat)
+        expected = s["expected"]
+        if expected and expected[0] == seat:
+            expected.pop(0)
+        elif seat in expected:
+            expected.remove(seat)
+        if street == 3:
+            self._add("dealt_in", seat)
+        counts = s["count"].setdefault(str(street), {})
+        counts[str(seat)] = counts.get(str(seat), 0) + 1
+        if ev.face == "up" and street is not None and street <= 6:
+            s["up"].setdefault(str(seat), []).append([street, ev.card, ref(ev)])
+
+    def _begin_street(self, ev) -> None:
+        s, street = self.s, ev.street
+        s["street"] = street
+        if not s["burned"]:
+            self._fire("BURN_SKIPPED", f"a burn before the first card of street {street}",
+                       f"street {street} began with a card to {ev.target} and no burn", [ref(ev)])
+        s["expected"] = self._street_order(street)
+        s["street_live"][str(street)] = sorted(set(s["expected"]))
+        if street == 7 and ev.target == "community":
+            s["street_live"]["7"] = []
+
+    def _on_card_exposed(self, ev) -> None:
+        s, seat = self.s, seat_of(ev.target)
+        if seat is None:
+            return
+        if ev.card and ev.card not in s["known"]:
+            s["known"].append(ev.card)
+        if ev.street == 3 and self.dealt(3, seat) < 3 and seat not in s["exposed_third"]:
+            s["exposed_third"].append(seat)
+            s["exposed_refs"][str(seat)] = ref(ev)
+            s["up"].setdefault(str(seat), []).append([3, ev.card, ref(ev)])
+        elif ev.street == 7:
+            if s["seventh"] is not None:
+                s["seventh"]["events"].append(ref(ev))
+            if len([x for x in self.live_seats() if x not in s["all_in"]]) >= 2:
+                s["replacement_due"] = seat
+                s["exposed_refs"][str(seat)] = ref(ev)
+
+    def _on_player_action(self, ev) -> None:
+        self._replacement_due(ev, "the next action")
+        s, street = self.s, ev.street
+        if street == 7 and s["seventh"] is not None and not s["seventh"]["judged"]:
+            self._judge_seventh(ev)
+        if street is not None and street not in s["acted"]:
+            s["acted"].append(street)
+            self._check_first_action(ev)
+        if street == 4 and ev.action == "bet":
+            self._check_fourth_street_double(ev)
+        if ev.action == "fold":
+            self._add("folded", ev.seat)
+            s["dead_refs"].setdefault(str(ev.seat), ref(ev))
+        if ev.all_in:
+            self._add("all_in", ev.seat)
+
+    def _on_round_ended(self, ev) -> None:
+        self._replacement_due(ev, "the end of the round")
+        if self.s["seventh"] is not None and not self.s["seventh"]["judged"]:
+            self._judge_seventh(ev)
+        self.s["ended"] = True
+
+    _on_round_voided = _on_round_ended
+
+    def _replacement_due(self, ev, before: str) -> None:
+        seat = self.s["replacement_due"]
+        if seat is not None:
+            self._fire("EXPOSED_CARD", f"seat {seat}: its exposed 7th-street card replaced while betting "
+                       "is possible (004 B)", f"no replacement card before {before}",
+                       [self.s["exposed_refs"][str(seat)], ref(ev)], seat)
+            self.s["replacement_due"] = None
+
+    # --- first action on each street --------------------------------------------------
+    def _check_first_action(self, ev) -> None:
+        street, seat = ev.street, ev.seat
+        if not 3 <= street <= 7:
+            return
+        # a seat missing an up card (a misdeal) is judged as if that card were unreadable
+        hands = self._up_cards(min(street, 6))
+        width = max((len(c) for c in hands.values()), default=0) or 1
+        hands = {x: cards + [None] * (width - len(cards)) for x, cards in hands.items()}
+        if street == 3:
+            rule, what = "BRING_IN", "the bring-in"
+            right = bring_in_seat(self.s["game"], hands, self.s["ante_all_in"], self._unseen())
+        else:
+            rule, what = "FIRST_TO_ACT", "the first action"
+            right = first_to_act_seat(self.s["game"], hands, self.s["all_in"], self._unseen())
+        if right is UNDECIDED:
+            self._undecided(rule)
+        elif right is not None and right != seat:
+            shown = "; ".join(f"seat {x}: {' '.join(c or '??' for c in cs)}" for x, cs in sorted(hands.items()))
+            self._fire(rule, f"street {street}: {what} by seat {right} (up cards {shown})",
+                       f"seat {seat} acted first ({ev.action})",
+                       [ref(ev)] + self._up_refs([seat, right], min(street, 6)), seat)
+
+    def _check_fourth_street_double(self, ev) -> None:
+        big = self.s["big_bet"]
+        if big is None or ev.amount is None or abs(float(ev.amount) - big) > 0.005:
+            return
+        pairs, maybe = [], False
+        for seat, cards in self._up_cards(4).items():
+            known = [c[0] for c in cards if c]
+            if len(set(known)) < len(known):
+                pairs.append(seat)
+            elif len(known) < len(cards) and len(cards) >= 2:
+                maybe = True
+        if pairs:
+            self._fire("FOURTH_STREET_DOUBLE", f"no double bet on 4th street while seat {pairs[0]} shows a "
+                       "pair (004 F)", f"seat {ev.seat} bet {ev.amount:g}, the big bet",
+                       [ref(ev)] + self._up_refs(pairs[:1], 4), ev.seat)
+        elif maybe:
+            self._undecided("FOURTH_STREET_DOUBLE")
+
+    # --- 7th street from a short stack -------------------------------------------------
+    def _begin_seventh(self, ev) -> None:
+        s = self.s
+        if s["seventh"] is None:
+            s["seventh"] = {"stack": s["cards_left"], "live": len(self.live_seats()), "reshuffles": [],
+                            "judged": False, "events": []}
+        s["seventh"]["events"].append(ref(ev))
+
+    def _judge_seventh(self, ev) -> None:
+        s, sv = self.s, self.s["seventh"]
+        sv["judged"] = True
+        if sv["stack"] is None:
+            self._undecided("SHORT_DECK_PROCEDURE")
+            return
+        branch = short_deck_branch(sv["stack"], sv["live"])
+        reshuffles, community = sv["reshuffles"], s["community"]
+        seat_cards = sum(s["count"].get("7", {}).values())
+        if not short_deck_followed(branch, sv["stack"], reshuffles, community, seat_cards):
+            shuffles = ", ".join(f"reshuffle of {n} cards adding {b} burns" for b, n in reshuffles)
+            self._fire("SHORT_DECK_PROCEDURE",
+                       f"{sv['stack']} cards left for {sv['live']} live seats (required {sv['live'] + 2}): "
+                       f"({branch}) {BRANCH_WORDS[branch]}",
+                       f"{shuffles or 'no reshuffle'}, {community} community card(s), {seat_cards} card(s) "
+                       "to seats", sv["events"] + [ref(ev)])

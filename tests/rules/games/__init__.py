@@ -1,0 +1,1 @@
+"""Per-game procedure tests (one file family per procedure document)."""
