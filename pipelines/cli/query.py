@@ -1,0 +1,70 @@
+"""``pitwatch query``: a named investigation from ``queries/*.sql`` with bound parameters."""
+from __future__ import annotations
+
+import click
+
+from pipelines.cli.common import user_errors
+from pipelines.cli.render import format_option, render
+
+
+@click.command(epilog="""\b
+Examples:
+  pitwatch query --list
+  pitwatch query dealer_rule_repeats --lake lake --param rule_id=BURN_SKIPPED --param to_day=2026-11-28
+  pitwatch query round_replay --lake lake --param table_id=BAC-07 --param round_id=R-0412
+  pitwatch query pack_custody --lake lake --param table_id=BAC-07 --param pack_id=P-0001
+  pitwatch query findings_by_rule --lake lake --param from_day=2026-11-22 --param to_day=2026-11-28 --format csv
+""")
+@click.argument("name", required=False)
+@click.option("--lake", metavar="DIR", help="The lake folder (local path, or gs:// / s3:// URI).")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="A parameter of the query (repeat for each); see --list for names and types.")
+@click.option("--list", "list_", is_flag=True, help="List the investigations with their parameters.")
+@format_option
+@user_errors
+def query(name, lake, params, list_, fmt):
+    """Run the investigation NAME (one of queries/*.sql) over the lake.
+
+    Parameter values are typed (date YYYY-MM-DD, int, string) and bound by
+    DuckDB, never pasted into the SQL.  `pitwatch query --list` shows every
+    investigation, what it answers and its parameters (those with "= value"
+    have a default).
+    """
+    from queries.catalog import get_query, load_queries
+
+    if list_:
+        if name or params:
+            raise click.UsageError("--list takes no NAME or --param")
+        rows = [[q.name, [p.signature() for p in q.params], q.description] for q in load_queries().values()]
+        click.echo(render(["name", "parameters", "description"], rows, fmt), nl=False)
+        return
+    if not name:
+        raise click.UsageError("give the NAME of a query (pitwatch query --list shows them)")
+    if not lake:
+        raise click.UsageError("Missing option '--lake'.")
+    values = parse_params(params)
+    q = get_query(name)
+    q.bind(values)  # check names and types before opening the lake
+    from queries.catalog import run_query
+    from queries.lake_views import connect
+
+    con = connect(lake)
+    try:
+        columns, rows = run_query(con, name, values)
+    finally:
+        con.close()
+    click.echo(render(columns, rows, fmt), nl=False)
+
+
+def parse_params(pairs) -> dict[str, str]:
+    """``("key=value", …)`` → ``{key: value}``; a pair without ``=`` or a repeated key is an error."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--param {pair!r}: write it as KEY=VALUE")
+        if key in out:
+            raise ValueError(f"--param {key} given twice")
+        out[key] = value
+    return out

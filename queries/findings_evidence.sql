@@ -1,0 +1,55 @@
+-- name: findings_evidence
+-- description: The findings of one gaming day with their evidence: one row per cited event (joined from events by event_id), in the order the finding cites them. Critical findings by default.
+-- param gaming_day: date  the gaming day
+-- param severity: string = critical  critical, major, minor, info, or * for all
+-- example: pitwatch query findings_evidence --lake lake --param gaming_day=2026-11-28
+-- example: pitwatch query findings_evidence --lake lake --param gaming_day=2026-11-28 --param severity=major --format csv
+
+with
+
+day_findings as (
+    select * from findings
+    where gaming_day = $gaming_day
+      and ($severity = '*' or severity = $severity)
+),
+
+citations as (
+    select
+        finding_id,
+        unnest(event_ids) as event_id,
+        generate_subscripts(event_ids, 1) as evidence_no
+    from day_findings
+),
+
+cited_events as (
+    select * from events
+    where event_id in (select event_id from citations)
+)
+
+select
+    f.finding_id,
+    f.rule_id,
+    f.severity,
+    f.table_id,
+    f.pack_id,
+    f.round_id,
+    f.dealer_id,
+    f.expected,
+    f.actual,
+    c.evidence_no,
+    c.event_id,
+    e.ts as event_ts,
+    e.source,
+    e.device_id,
+    e.seq,
+    e.type,
+    e.target,
+    e.face,
+    e.card,
+    e."index",
+    e.file,
+    e.line
+from day_findings as f
+join citations as c using (finding_id)
+left join cited_events as e on e.event_id = c.event_id
+order by f.ts, f.table_id, f.rule_id, f.finding_id, c.evidence_no

@@ -1,0 +1,204 @@
+"""Every investigation in queries/ over the hand-built lake returns the rows its contents imply."""
+from __future__ import annotations
+
+
+import pytest
+
+from queries import load_queries
+from queries.catalog import run_query
+from tests.queries.lakes import DAY1, DAY2, at
+
+RANGE = {"from_day": "2026-11-27", "to_day": "2026-11-28"}
+
+
+def run(con, name, **params):
+    columns, rows = run_query(con, name, {k: str(v) for k, v in params.items()})
+    return [dict(zip(columns, r)) for r in rows]
+
+
+def pick(rows, *cols):
+    return [tuple(r[c] for c in cols) for r in rows]
+
+
+def test_every_query_is_covered_here():
+    tested = {n.removeprefix("test_") for n in globals() if n.startswith("test_")}
+    assert set(load_queries()) <= tested
+
+
+def test_findings_by_rule(con):
+    rows = run(con, "findings_by_rule", **RANGE)
+    assert pick(rows, "rule_id", "severity", "findings", "tables", "dealers", "first_day", "last_day") == [
+        ("SHOE_CARD_MISMATCH", "critical", 1, 1, 1, DAY2, DAY2),
+        ("VOID_NOT_DECLARED", "critical", 1, 1, 1, DAY2, DAY2),
+        ("BURN_SKIPPED", "major", 3, 2, 2, DAY1, DAY2),
+        ("BURN_COUNT", "major", 1, 1, 1, DAY2, DAY2),
+        ("CUT_CARD_PLACEMENT", "major", 1, 1, 1, DAY2, DAY2),
+        ("CUT_PLACEMENT", "major", 1, 1, 1, DAY2, DAY2),
+        ("STUB_COUNT_OVERDUE", "major", 1, 1, 1, DAY2, DAY2),
+    ]
+    one_day = run(con, "findings_by_rule", from_day="2026-11-27", to_day="2026-11-27")
+    assert pick(one_day, "rule_id", "findings") == [("BURN_SKIPPED", 2)]
+
+
+def test_findings_per_dealer(con):
+    rows = run(con, "findings_per_dealer", **RANGE)
+    assert pick(rows, "dealer_id", "rounds", "findings", "critical", "major", "per_100_rounds") == [
+        ("D-1", 3, 5, 1, 4, 166.67),
+        ("D-2", 3, 2, 0, 2, 66.67),
+        ("D-3", 8, 2, 1, 1, 25.0),
+    ]
+
+
+def test_table_day_summary(con):
+    rows = run(con, "table_day_summary", table_id="BAC-07", **RANGE)
+    assert pick(rows, "gaming_day", "games", "rounds", "dealers", "packs", "cards_drawn", "findings", "critical",
+                "major") == [
+        (DAY1, "baccarat", 1, 1, 1, 120, 1, 0, 1),
+        (DAY2, "baccarat", 2, 1, 1, 9, 4, 1, 3),
+    ]
+    assert rows[1]["first_round_started"] == at(DAY2, 20, 5)
+    assert run(con, "table_day_summary", table_id="NO-SUCH", **RANGE) == []
+
+
+def test_pack_custody(con):
+    rows = run(con, "pack_custody", table_id="BAC-07", pack_id="P-1")
+    assert pick(rows, "stage", "type", "round_id") == [
+        ("shuffle", "shuffle_completed", None),
+        ("cut", "cut_offered", None),
+        ("cut", "cut", None),
+        ("finding", "CUT_PLACEMENT", None),
+        ("cutting card", "cut_card_inserted", None),
+        ("finding", "CUT_CARD_PLACEMENT", None),
+        ("load", "shoe_loaded", None),
+        ("burn", "card_dealt", None),
+        ("round", "round", "R-1"),
+        ("finding", "BURN_COUNT", None),
+        ("finding", "SHOE_CARD_MISMATCH", "R-1"),
+        ("round", "round", "R-2"),
+        ("cutting card surfaced", "cut_card_drawn", None),
+        ("last coup", "last_coup_announced", None),
+        ("emptied", "shoe_emptied", None),
+        ("summary", "pack", None),
+    ]
+    detail = {r["type"]: r["detail"] for r in rows}
+    assert detail["shuffle_completed"] == "8 decks, 416 cards counted"
+    assert detail["cut"] == "cut by seat:3 at 30 of 416"
+    assert detail["cut_card_inserted"] == "15 cards from the back of 416"
+    assert detail["card_dealt"] == "burn Ah face up"
+    assert detail["cut_card_drawn"] == "after 5 cards drawn"
+    assert detail["shoe_emptied"] == "407 cards left in the shoe"
+    assert [r["detail"] for r in rows if r["stage"] == "round"] == [
+        "player, 4 cards dealt, 1 findings", "banker, 4 cards dealt, 0 findings"]
+    assert rows[-1]["detail"] == "baccarat, 8 decks: 9 cards drawn, 2 rounds, stub counts [], stub left 407, 4 findings"
+
+
+def test_round_replay(con):
+    rows = run(con, "round_replay", table_id="BAC-07", round_id="R-1")
+    assert pick(rows, "source", "seq", "type", "place", "card", "findings") == [
+        ("dealer", 5, "round_started", None, None, []),
+        ("dealer", 6, "bets_closed", None, None, []),
+        ("shoe", 3, "card_drawn", 2, "7h", []),
+        ("dealer", 7, "card_dealt", 2, "7h", ["BURN_COUNT (major)"]),
+        ("shoe", 4, "card_drawn", 3, "Kd", []),
+        ("dealer", 8, "card_dealt", 3, "Kd", []),
+        ("shoe", 5, "card_drawn", 4, "9c", ["SHOE_CARD_MISMATCH (critical)"]),
+        ("dealer", 9, "card_dealt", 4, "8c", ["SHOE_CARD_MISMATCH (critical)"]),
+        ("shoe", 6, "card_drawn", 5, "2s", []),
+        ("dealer", 10, "card_dealt", 5, "2s", []),
+        ("dealer", 11, "payout", None, None, []),
+        ("dealer", 12, "round_ended", None, None, []),
+    ]
+    assert (rows[10]["seat"], rows[10]["spot"], rows[10]["result"], rows[10]["amount"]) == (3, "banker", "lose", -100.0)
+    second = run(con, "round_replay", table_id="BAC-07", round_id="R-2")
+    # the cutting card surfaced after 5 draws: during R-2, whose cards are draws 6-9
+    assert pick(second, "source", "type", "place") == (
+        [("dealer", "round_started", None), ("dealer", "bets_closed", None), ("shoe", "cut_card_drawn", 5)]
+        + [x for i in range(6, 10) for x in (("shoe", "card_drawn", i), ("dealer", "card_dealt", i))]
+        + [("dealer", "round_ended", None)])
+
+
+def test_round_replay_lists_a_finding_that_cites_none_of_its_events(con):
+    rows = run(con, "round_replay", table_id="TBP-02", round_id="T-7")
+    assert pick(rows, "source", "type", "findings") == [
+        ("pitwatch", "STUB_COUNT_OVERDUE", ["STUB_COUNT_OVERDUE (major)"])]
+
+
+def test_stub_compliance(con):
+    rows = run(con, "stub_compliance", **RANGE)
+    assert rows == [{
+        "table_id": "TBP-02", "rounds": 8, "rounds_counted": 2, "pct_counted": 25.0, "longest_uncounted_run": 5,
+        "counts_not_52": 1, "overdue_findings": 1, "miscount_findings": 0, "exposed_findings": 0,
+        "void_not_declared_findings": 1}]
+
+
+def test_cut_placement(con):
+    rows = run(con, "cut_placement", bucket=100, **RANGE)
+    assert pick(rows, "measure", "bucket_from", "bucket_to", "packs", "outside_procedure", "pct_of_packs") == [
+        ("cut_position", 0, 99, 1, 1, 25.0),       # 30: too shallow
+        ("cut_position", 100, 199, 1, 0, 25.0),
+        ("cut_position", 200, 299, 1, 0, 25.0),
+        ("cut_position", 300, 399, 1, 1, 25.0),    # 380 > 416 - 52
+        ("cut_card_from_back", 0, 99, 4, 1, 100.0),  # 15 < 20
+    ]
+    default = run(con, "cut_placement", **RANGE)
+    assert pick(default, "measure", "bucket_from", "packs")[-3:] == [   # 15; 25; 60 and 70
+        ("cut_card_from_back", 0, 1), ("cut_card_from_back", 20, 1), ("cut_card_from_back", 60, 2)]
+
+
+def test_dealer_rule_repeats(con):
+    # "which dealers skipped burns this week"
+    rows = run(con, "dealer_rule_repeats", rule_id="BURN_SKIPPED", to_day="2026-11-28")
+    assert pick(rows, "dealer_id", "rule_id", "findings", "days_with_findings", "tables") == [
+        ("D-2", "BURN_SKIPPED", 2, 2, "BAC-08"), ("D-1", "BURN_SKIPPED", 1, 1, "BAC-07")]
+    assert pick(run(con, "dealer_rule_repeats", rule_id="BURN_SKIPPED", to_day="2026-11-28", min_count=2),
+                "dealer_id") == [("D-2",)]
+    assert pick(run(con, "dealer_rule_repeats", rule_id="BURN_SKIPPED", to_day="2026-11-28", days=1),
+                "dealer_id", "findings") == [("D-2", 1)]
+    every_rule = run(con, "dealer_rule_repeats", to_day="2026-11-28")
+    assert len(every_rule) == 8 and every_rule[0]["findings"] == 2
+
+
+def test_findings_evidence(con):
+    rows = run(con, "findings_evidence", gaming_day="2026-11-28")
+    assert pick(rows, "finding_id", "rule_id", "evidence_no", "event_id", "type", "card", "seq") == [
+        ("f-4", "SHOE_CARD_MISMATCH", 1, "sh-5", "card_drawn", "9c", 5),
+        ("f-4", "SHOE_CARD_MISMATCH", 2, "dt-9", "card_dealt", "8c", 9),
+        ("f-13", "VOID_NOT_DECLARED", 1, "tbp-s8", "stub_counted", None, 200),
+    ]
+    major = run(con, "findings_evidence", gaming_day="2026-11-28", severity="major")
+    # evidence the lake does not hold (x-…) still shows, with empty event columns
+    assert pick(major, "finding_id", "event_id", "type") == [
+        ("f-1", "dt-2", "cut"), ("f-2", "dt-3", "cut_card_inserted"), ("f-3", "dt-4", "card_dealt"),
+        ("f-3", "dt-7", "card_dealt"), ("f-11", "x-11", None), ("f-12", "x-t7", None)]
+    assert len(run(con, "findings_evidence", gaming_day="2026-11-28", severity="*")) == 9
+
+
+def test_a_parameter_value_holding_sql_is_data(con):
+    evil = "'; drop view findings; --"
+    assert run(con, "pack_custody", table_id="BAC-07", pack_id=evil) == []
+    assert run(con, "dealer_rule_repeats", rule_id=evil, to_day="2026-11-28") == []
+    assert run(con, "round_replay", table_id=evil, round_id="R-1") == []
+    assert len(run(con, "findings_evidence", gaming_day="2026-11-28", severity="*")) == 9  # the view is still there
+    with pytest.raises(ValueError, match="not a date"):
+        run(con, "findings_evidence", gaming_day="2026-11-28' or true --")
+
+
+def test_queries_answer_on_a_young_lake(tmp_path):
+    """Only events written (no rounds, packs, findings yet): every query runs; only the event timelines have rows."""
+    from queries.lake_views import connect
+    from tests.queries.lakes import build_lake
+
+    con = connect(build_lake(str(tmp_path / "young"), with_findings=False, with_replay=False))
+    params = {"from_day": "2026-11-27", "to_day": "2026-11-28", "gaming_day": "2026-11-28", "table_id": "BAC-07",
+              "pack_id": "P-1", "round_id": "R-1"}
+    for q in load_queries().values():
+        given = {p.name: params[p.name] for p in q.params if not p.has_default}
+        columns, rows = run_query(con, q.name, given)
+        assert columns, q.name
+        if q.name not in ("pack_custody", "round_replay"):
+            assert rows == [], q.name
+    custody = run(con, "pack_custody", table_id="BAC-07", pack_id="P-1")
+    assert [r["stage"] for r in custody] == [
+        "shuffle", "cut", "cut", "cutting card", "load", "burn", "cutting card surfaced", "last coup", "emptied"]
+    replay = run(con, "round_replay", table_id="BAC-07", round_id="R-1")
+    assert [r["source"] for r in replay] == ["dealer"] * 8  # no round row, so no pack: the terminal's events only
