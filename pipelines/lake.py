@@ -5,7 +5,7 @@ Layout (``spec/outputs.md``)::
     LAKE/events/gaming_day=2026-11-28/part-0.parquet
     LAKE/rejects/gaming_day=…/part-0.parquet
     LAKE/rounds/…  LAKE/packs/…  LAKE/findings/…
-    LAKE/runs/run_id=<run id>.parquet      (one file per run, not partitioned)
+    LAKE/runs/<run id>.parquet             (one file per run, not partitioned)
     LAKE/rules/part-0.parquet              (the rule catalogue, for joins)
 
 Atomicity: a partition is exactly one file.  It is written under a hidden
@@ -111,15 +111,60 @@ def file_schema(name: str) -> pa.Schema:
     return schema
 
 
-def write_partition(lake: str, name: str, gaming_day, tables: Iterable[pa.Table]) -> int:
-    """Replace one partition of table ``name`` with the rows of ``tables``. Returns rows written."""
+def write_partition(lake: str, name: str, gaming_day, tables: Iterable[pa.Table], file_name: str = PART_FILE) -> int:
+    """Replace one file of a partition of table ``name`` with the rows of ``tables``. Returns rows written."""
     schema = file_schema(name)
     parts = [t.select(schema.names).cast(schema) for t in tables if t is not None]
     table = pa.concat_tables(parts) if parts else schema.empty_table()
     table = sort_table(name, table)
     relative = f"{name}/gaming_day={gaming_day}" if gaming_day is not None else name
-    write_atomically(lake, relative, PART_FILE, table)
+    write_atomically(lake, relative, file_name, table)
     return table.num_rows
+
+
+def _partition_files(lake: str, name: str, gaming_day) -> list:
+    fs, root = filesystem(lake)
+    folder = partition_path(root, name, gaming_day)
+    if fs.get_file_info(folder).type != pafs.FileType.Directory:
+        return []
+    return [i for i in fs.get_file_info(pafs.FileSelector(folder))
+            if i.type == pafs.FileType.File and i.base_name.endswith(".parquet") and not i.base_name.startswith(".")]
+
+
+def remove_other_files(lake: str, partitions, keep: str) -> int:
+    """In each written partition ``(name, day)``, remove every Parquet file but ``keep``.
+
+    A plain run owns the partitions it writes: rows a nightly replay left
+    there (``replay-*.parquet``) are superseded.
+    """
+    fs, _root = filesystem(lake)
+    removed = 0
+    for name, day in partitions:
+        for info in _partition_files(lake, name, day):
+            if info.base_name != keep:
+                fs.delete_file(info.path)
+                removed += 1
+    return removed
+
+
+def remove_stale_replay_files(lake: str, file_name: str, written) -> int:
+    """Remove ``file_name`` (one day's replay) from partitions this replay no longer writes."""
+    fs, root = filesystem(lake)
+    written = {(n, str(d)) for n, d in written}
+    removed = 0
+    for name in PARTITIONED:
+        base = f"{root}/{name}"
+        if fs.get_file_info(base).type != pafs.FileType.Directory:
+            continue
+        for info in fs.get_file_info(pafs.FileSelector(base)):
+            if not info.base_name.startswith("gaming_day="):
+                continue
+            day = info.base_name.split("=", 1)[1]
+            target = f"{info.path}/{file_name}"
+            if (name, day) not in written and fs.get_file_info(target).type == pafs.FileType.File:
+                fs.delete_file(target)
+                removed += 1
+    return removed
 
 
 def remove_stale_temp_files(lake: str) -> int:

@@ -37,6 +37,7 @@ TAG_CONFLICTS = "conflicts"
 TAG_PACK_CARDS = "pack_cards"
 TAG_GAMES = "games"
 TAG_FIRED_SEQUENCES = "fired_sequences"
+TAG_STATE = "state"
 
 
 def split_by_day(name: str, table: pa.Table):
@@ -66,22 +67,42 @@ def load_reference(table_id: str):
     return seeds.load_reference(table_id)
 
 
-def replay_table(table_id: str, events, gaming_day_config):
-    """Run one table's replay over its events. Returns (replay, findings)."""
+def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | None = None,
+                 nightly: bool = False):
+    """Run one table's replay over its events. Returns (replay, findings, state to carry or None).
+
+    A plain run closes the table at the end of its input.  A nightly run
+    closes it only when the table ended the day closed (its terminal's last
+    event is ``table_closed``) or had no event all day, so that pending
+    absence checks are decided and its rows handed out; either way the
+    state is carried to the next day, where play may continue (a shoe or a
+    stub-count window running across the cutoff).
+    """
     from rules.table import TableReplay
 
-    replay = TableReplay(table_id, reference=load_reference(table_id),
-                         gaming_day=gaming_day_from_config(gaming_day_config))
+    gaming_day = gaming_day_from_config(gaming_day_config)
+    reference = load_reference(table_id)
+    if prior_state is not None:
+        replay = TableReplay.from_state(prior_state, reference=reference, gaming_day=gaming_day)
+    else:
+        replay = TableReplay(table_id, reference=reference, gaming_day=gaming_day)
     findings = []
+    last_dealer_type = None
     for ev in feed_order(events):
         findings.extend(replay.feed(ev))
-    findings.extend(replay.close())
-    return replay, findings
+        if ev.source == "dealer":
+            last_dealer_type = ev.type
+    if not nightly or last_dealer_type in (None, "table_closed"):
+        findings.extend(replay.close())
+    return replay, findings, (replay.state() if nightly else None)
 
 
 class ReplayTable(beam.DoFn):
-    def __init__(self, gaming_day_config):
+    """(table_id, {"events": [Arrow batches], "state": [prior JSON state]}) → the table's outputs."""
+
+    def __init__(self, gaming_day_config, nightly: bool = False):
         self.gaming_day_config = gaming_day_config
+        self.nightly = nightly
         self._conflicts_cache = None
 
     def _conflicts(self, conflict_ids) -> frozenset:
@@ -90,17 +111,24 @@ class ReplayTable(beam.DoFn):
         return self._conflicts_cache
 
     def process(self, kv, conflict_ids):
+        import json
         import logging
 
-        table_id, batches = kv
-        dedup = deduplicate(list(batches), self._conflicts(conflict_ids))
-        for row in dedup.conflicts:
-            yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
-        yield beam.pvalue.TaggedOutput(
-            TAG_COUNTS, {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates})
-        yield from split_by_day("events", dedup.events)
-
-        replay, findings = replay_table(table_id, table_to_events(dedup.events), self.gaming_day_config)
+        table_id, joined = kv
+        batches = list(joined["events"])
+        prior = [json.loads(s) for s in joined["state"]]
+        if batches:
+            dedup = deduplicate(batches, self._conflicts(conflict_ids))
+            for row in dedup.conflicts:
+                yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
+            yield beam.pvalue.TaggedOutput(
+                TAG_COUNTS, {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates})
+            yield from split_by_day("events", dedup.events)
+            events = table_to_events(dedup.events)
+        else:
+            events = []
+        replay, findings, carried = replay_table(
+            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
         for seq in replay.drain_pack_sequences():
             yield beam.pvalue.TaggedOutput(TAG_PACK_CARDS, seq)
@@ -110,41 +138,77 @@ class ReplayTable(beam.DoFn):
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         yield from split_by_day("rounds", rows_to_table(replay.drain_rounds(), ROUNDS))
         yield from split_by_day("packs", rows_to_table(replay.drain_packs(), PACKS))
+        if carried is not None:
+            yield beam.pvalue.TaggedOutput(
+                TAG_STATE, ("tables", {"table_id": table_id, "state": json.dumps(carried, sort_keys=True)}))
         logging.getLogger("pitwatch").info(
             "replayed %s (%s): %s events, %d findings", table_id, replay.game or "no game",
-            f"{dedup.events.num_rows:,}", len(findings))
+            f"{len(events):,}", len(findings))
 
 
 class ReplayDeviceSeq(beam.DoFn):
-    """(device_id, [(seq, table_id, event_id, ts)]) → SEQ_GAP findings, keyed for the writer.
+    """(device_id, {"seqs": [[(seq, table_id, event_id, ts)]], "state": [prior]}) → SEQ_GAP findings.
 
     Every line that arrived counts: accepted events, duplicates and rejected
     lines whose device_id and seq could be read (``ts`` None).
     """
 
-    def __init__(self, gaming_day_config):
+    def __init__(self, gaming_day_config, nightly: bool = False):
         self.gaming_day_config = gaming_day_config
+        self.nightly = nightly
 
     def process(self, kv, games):
+        import json
+
         from rules.sequence import SeqTracker
 
-        device_id, batches = kv
-        entries = sorted((e for batch in batches for e in batch),
+        device_id, joined = kv
+        entries = sorted((e for batch in joined["seqs"] for e in batch),
                          key=lambda e: (e[0], e[3] is None, e[2] or ""))
-        tracker = SeqTracker(gaming_day_from_config(self.gaming_day_config))
+        gaming_day = gaming_day_from_config(self.gaming_day_config)
+        prior = list(joined["state"])
+        tracker = (SeqTracker.from_state(json.loads(prior[0]), gaming_day) if prior else SeqTracker(gaming_day))
         game_of = dict(games)
         findings = []
         for seq, table_id, event_id, ts in entries:
             findings.extend(tracker.feed(device_id, seq, table_id, event_id, ts, game_of.get(table_id)))
         if findings:
             yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
+        if self.nightly:
+            yield beam.pvalue.TaggedOutput(
+                TAG_STATE, ("devices", {"device_id": device_id, "state": json.dumps(tracker.state(), sort_keys=True)}))
 
 
-def repeated_run_findings(pack_cards: list, fired: list, gaming_day_config):
-    """Cross-pack UNSHUFFLED_SEQUENCE over every pack of the run, keyed for the writer."""
-    from rules.repeated_runs import repeated_runs
+class FindRepeatedRuns(beam.DoFn):
+    """Cross-pack UNSHUFFLED_SEQUENCE over every pack of the run (and, nightly, the packs
+    of the last ``retention_days`` days carried in the state), keyed for the writer.
 
-    already = set(map(tuple, fired))
-    findings = [f for f in repeated_runs(pack_cards, gaming_day_from_config(gaming_day_config))
-                if (f.table_id, f.pack_id) not in already]
-    return list(split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS)))
+    A finding is raised for the later pack only, and only for packs completed
+    in this run: packs carried from earlier days had their findings on their day.
+    """
+
+    def __init__(self, gaming_day_config, day_mode=None):
+        self.gaming_day_config = gaming_day_config
+        self.day_mode = day_mode
+
+    def process(self, pack_cards, fired, prior_rows):
+        import datetime as _dt
+        import json
+
+        from rules.repeated_runs import repeated_runs
+
+        gaming_day = gaming_day_from_config(self.gaming_day_config)
+        prior = [json.loads(r["record"]) for r in prior_rows]
+        if self.day_mode is not None:
+            oldest = _dt.date.fromisoformat(self.day_mode.replay_day) - _dt.timedelta(days=self.day_mode.retention_days)
+            prior = [r for r in prior if r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest]
+        today = {(r["table_id"], r["pack_id"]) for r in pack_cards}
+        already = set(map(tuple, fired))
+        findings = [f for f in repeated_runs(prior + list(pack_cards), gaming_day)
+                    if (f.table_id, f.pack_id) in today and (f.table_id, f.pack_id) not in already]
+        yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
+        if self.day_mode is not None:
+            for r in prior + list(pack_cards):
+                yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
+                    "table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
+                    "record": json.dumps(r, sort_keys=True)}))

@@ -126,6 +126,7 @@ RUNS = pa.schema([
     pa.field("duplicates", pa.int64()),
     pa.field("gaming_days", pa.list_(pa.date32())),
     pa.field("findings", pa.int64()),
+    pa.field("findings_by_severity", pa.string()),  # JSON: {"critical": n, "major": n, …}
     pa.field("versions", pa.string()),   # JSON: pitwatch, contract, beam, pyarrow, python
     pa.field("options", pa.string()),    # JSON: cutoff, timezone, runner …
     pa.field("status", pa.string()),
