@@ -13,8 +13,8 @@ from rules.reference import DEFAULT_REFERENCE, TableReference
 
 PROCEDURES: dict[str, str] = {
     "baccarat": "rules.baccarat:Baccarat",
-    # "three_bet_poker": "rules.three_bet_poker:ThreeBetPoker",
-    # "combate": "rules.combate:Combate",
+    "three_bet_poker": "rules.three_bet_poker:ThreeBetPoker",
+    "combate": "rules.combate:Combate",
     "stud": "rules.stud:Stud", "stud8": "rules.stud:Stud8", "razz": "rules.stud:Razz",
 }
 

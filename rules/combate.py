@@ -1,0 +1,374 @@
+"""Combate + blackjack + six-card poker (document 001): the game plug-in.
+
+Document 001 (Puerto Rico, original Spanish), phase by phase:
+
+* A, B — Combate, the ``first`` bet: "una ronda de una carta boca-arriba a
+  cada jugador ... comenzando con el primer jugador a su extremo izquierdo",
+  then the dealer's; "Pagará o recogerá la primera apuesta de derecha a
+  izquierda.  En caso de empate el jugador perderá la mitad de su primera apuesta."
+* C–F — blackjack, the ``second`` bet: "una ronda adicional de cartas de
+  izquierda a derecha ... el 'Croupier' recibirá su segunda carta
+  boca-abajo"; players act in turn from the dealer's left; "doblar su apuesta
+  en cualquier dos cartas"; split "de tener (2) dos Ases, en donde se le
+  servirá una sola carta adicional para cada 'mano'"; "Si el jugador logra
+  recibir seis (6) cartas sin pasarse de veintiuno (21), este no recibirá
+  más cartas y ganará automáticamente"; settled right to left.
+* G–K — poker, the ``third`` bet: "repartirá boca-abajo de izquierda a
+  derecha, las cartas necesarias a cada jugador para completar una 'mano' de
+  seis cartas"; best five; "par de Ases o mayor"; "Las cartas hablarán por sí solas".
+
+Settlement logic lives in :mod:`rules.combate_payouts`, :mod:`rules.blackjack`
+and :mod:`rules.poker_hands`; this module follows the round.  Interpretations:
+
+* Each phase deals to the seats holding that phase's bet (``first`` /
+  ``second`` / ``third``), fixed at ``bets_closed`` (or the first card if it
+  comes earlier); a seat with no bet at all must get no card (``MISDEAL``).
+* A phase-2 card to a seat answers that seat's pending ``hit`` / ``double``
+  (one card) or ``split`` (one card per hand, ``hand`` 1 then 2).  Seats act
+  in ascending order: a card to a seat after a higher seat got its card, or
+  after the dealer began drawing, is out of the dealing order.  After the
+  dealer's hole card, a seat card that answers no action starts phase 3 (face
+  down); a DEAL_ORDER deviation is reported once, later cards are then read
+  by this same rule.
+* A dealer card after the hole card while no player hand is live (every hand
+  bust, blackjack or six cards) is out of the dealing order (``DEAL_ORDER``:
+  "the dealer draws only while some player hand is live"); with a live hand
+  it is judged by ``DEALER_DRAWING``.  "Stands below 17" is judged when phase
+  2 ends (first ``second`` payout, first phase-3 card, or ``round_ended``).
+* A split of a hand that is already a split hand is an ``ILLEGAL_SPLIT`` (each
+  split ace receives one single card); a double on a split hand that then
+  receives its second card is ``ILLEGAL_SPLIT`` too.
+* ``SIX_CARD_RULE`` also fires when a six-card hand's ``second`` bet is never
+  settled by ``round_ended`` (it was "not settled as a win").
+* ``MISDEAL``: seats holding a ``third`` bet must hold six cards at
+  ``round_ended``, unless the round was voided before the poker deal began.
+* ``PAYOUT`` third bet: judged only when the seat holds exactly six cards
+  (otherwise ``MISDEAL`` says so).  A payout for a bet never placed is wrong
+  ("no bet").  ``SETTLEMENT_ORDER``: per spot, seats never ascending; the hands
+  of one seat may come in any order.
+* Unreadable cards: every check enumerates them (ranks for blackjack and
+  Combate, whole cards for poker) and stays undecided unless all agree.
+"""
+from __future__ import annotations
+
+from rules.blackjack import dealer_must_hit, describe_hand, is_live, is_six_card_winner, settle_second_bet
+from rules.cards import verdicts
+from rules.combate_payouts import settle_first_bet, settle_third_bet, table_rules_from_settings
+from rules.finding import ref
+from rules.game import GameProcedure
+from rules.reference import DEFAULT_REFERENCE, TableReference
+from rules.rounds import bet_total
+
+RANK_CARDS = tuple(r + "c" for r in "A23456789TJQK")  # a card per rank: suits never matter in blackjack
+ALL_CARDS = tuple(r + s for r in "A23456789TJQK" for s in "cdhs")
+SPOTS = ("first", "second", "third")
+SIX = 6
+
+
+def _seat(target: str) -> int | None:
+    return int(target[5:]) if target.startswith("seat:") else None
+
+
+def _decide(groups, check, alphabet=RANK_CARDS, limit: int = 2):
+    """``check(*groups)`` over every value of the unknown cards: the answer, or None if undecided."""
+    sizes = [len(g) for g in groups]
+
+    def run(flat):
+        out, k = [], 0
+        for n in sizes:
+            out.append(flat[k:k + n])
+            k += n
+        return check(*out)
+
+    answers = verdicts([c for g in groups for c in g], run, alphabet, limit)
+    return next(iter(answers)) if answers is not None and len(answers) == 1 else None
+
+
+class Combate(GameProcedure):
+    game = "combate"
+
+    def __init__(self, reference: TableReference = DEFAULT_REFERENCE) -> None:
+        super().__init__(reference)
+        self.rules = table_rules_from_settings(dict(self.ref.settings))
+
+    def new_round_state(self) -> dict:
+        return {"stage": "p1", "seats": None, "n": {"p1": 0, "p2": 0, "p3": 0}, "p3": None,
+                "hands": {}, "dealer": [], "dealer_refs": [], "pending": [], "last_paid": {},
+                "stand_checked": False, "turn": 0}
+
+    # --- who plays which phase -------------------------------------------
+    def _seats(self, rnd: dict) -> dict:
+        g = rnd["g"]
+        if g["seats"] is None:
+            g["seats"] = {spot: sorted({b[0] for b in rnd["bets"] if b[1] == spot}) for spot in SPOTS}
+        return g["seats"]
+
+    def on_bets_closed(self, ctx, rnd, ev) -> None:
+        self._seats(rnd)
+
+    def _hands(self, g) -> list:
+        """The blackjack hands: those of seats holding a ``second`` bet."""
+        playing = set(g["seats"]["second"]) if g["seats"] else set()
+        return [g["hands"][k] for k in sorted(g["hands"]) if g["hands"][k]["seat"] in playing]
+
+    def _live(self, g):
+        """Whether some player hand is live (None: an unreadable card decides it)."""
+        hands = self._hands(g)
+        return _decide([h["cards"] for h in hands],
+                       lambda *cs: any(is_live(c, split=h["split"]) for c, h in zip(cs, hands)))
+
+    def _seat_count(self, rnd, seat: int) -> int:
+        return sum(1 for c in rnd["cards"] if c[0] == f"seat:{seat}")
+
+    def _p3_order(self, rnd) -> list[str]:
+        g = rnd["g"]
+        if g["p3"] is None:
+            return [f"seat:{s}" for s in self._seats(rnd)["third"] for _ in range(SIX - self._seat_count(rnd, s))]
+        return g["p3"]
+
+    # --- the dealing order and faces --------------------------------------
+    def allowed_targets(self, ctx, rnd, ev):
+        g, seats = rnd["g"], self._seats(rnd)
+        stage = g["stage"]
+        if stage in ("p1", "p2"):
+            order = [f"seat:{s}" for s in seats["first" if stage == "p1" else "second"]] + ["dealer"]
+            k = g["n"][stage]
+            return (order[k],) if k < len(order) else ()
+        p3 = self._p3_order(rnd)
+        if stage == "p3":
+            k = g["n"]["p3"]
+            return (p3[k],) if k < len(p3) else ()
+        if g["pending"] and stage != "draw":
+            seat = g["pending"][0][0]
+            if seat >= g["turn"]:
+                return (f"seat:{seat}",)
+            return tuple(f"seat:{s}" for s in seats["second"] if s >= g["turn"]) + ("dealer",)
+        allowed = tuple(p3[:1])
+        if stage in ("play", "draw") and self._live(g) is not False:
+            allowed = ("dealer",) + allowed
+        return allowed
+
+    def _kind(self, g, ev) -> str:
+        """What the card ``ev`` is, in the round's current stage."""
+        stage, seat = g["stage"], _seat(ev.target)
+        if stage == "p1":
+            return "p1"
+        if stage == "p2":
+            return "hole" if ev.target == "dealer" else "p2"
+        if ev.target == "dealer":
+            return "draw" if stage in ("play", "draw", "settled") else "extra"
+        if stage in ("play", "draw") and self._pending_for(g, seat, ev.hand) is not None:
+            return "hit"
+        return "p3" if seat is not None else "extra"
+
+    def expected_face(self, ctx, rnd, ev):
+        return {"p1": "up", "p2": "up", "hole": "down", "hit": "up", "draw": "up", "p3": "down"}.get(
+            self._kind(rnd["g"], ev))
+
+    @staticmethod
+    def _pending_for(g, seat, hand):
+        for i, (s, h, _r) in enumerate(g["pending"]):
+            if s == seat and (hand is None or h == hand):
+                return i
+        return None
+
+    # --- following the cards ----------------------------------------------
+    def on_card(self, ctx, rnd, ev) -> None:
+        g = rnd["g"]
+        kind, seat = self._kind(g, ev), _seat(ev.target)
+        card = [ev.card, ref(ev)]
+        if kind in ("p1", "p2", "hole"):
+            g["n"]["p1" if kind == "p1" else "p2"] += 1
+            if ev.target == "dealer":
+                g["dealer"].append(ev.card)
+                g["dealer_refs"].append(ref(ev))
+                g["stage"] = "p2" if kind == "p1" else "play"
+            elif seat is not None:
+                self._hand(g, seat, 1)["cards"].append(ev.card)
+                self._hand(g, seat, 1)["refs"].append(card[1])
+        elif kind == "hit":
+            s, h, _r = g["pending"].pop(self._pending_for(g, seat, ev.hand))
+            g["turn"] = max(g["turn"], s)
+            self._deal_to_hand(ctx, rnd, self._hand(g, s, h), ev)
+        elif kind == "draw":
+            self._dealer_draw(ctx, rnd, ev)
+        elif kind == "p3":
+            if g["stage"] != "p3":
+                self._end_of_phase_2(ctx, rnd, ref(ev))
+                g["p3"] = [f"seat:{s}" for s in self._seats(rnd)["third"]
+                           for _ in range(SIX - self._seat_count(rnd, s) + (1 if s == seat else 0))]
+                g["stage"] = "p3"
+            g["n"]["p3"] += 1
+
+    @staticmethod
+    def _hand(g, seat: int, hand: int) -> dict:
+        key = f"{seat:03d}/{hand}"
+        if key not in g["hands"]:
+            g["hands"][key] = {"seat": seat, "hand": hand, "cards": [], "refs": [], "split": False,
+                               "doubled": False, "after_split": 0}
+        return g["hands"][key]
+
+    def _deal_to_hand(self, ctx, rnd, hand: dict, ev) -> None:
+        who = f"seat {hand['seat']}" + (f" hand {hand['hand']}" if hand["split"] else "")
+        if _decide([hand["cards"]], lambda cs: len(cs) >= SIX and is_six_card_winner(cs)):
+            ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)],
+                     expected=f"no more cards to {who}: six cards without going over 21 win automatically (001 E)",
+                     actual=f"{who} received {ev.card or 'a card'} holding {describe_hand(hand['cards'])}"
+                     if None not in hand["cards"] else f"{who} received a seventh card")
+        if hand["split"]:
+            hand["after_split"] += 1
+            if hand["after_split"] > 1:
+                ctx.emit("ILLEGAL_SPLIT", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
+                         expected=f"one single card to each split ace hand (001 D), {who} included",
+                         actual=f"{who} received {ev.card or 'a card'}, its card number {hand['after_split']} "
+                                "after the split")
+        hand["cards"].append(ev.card)
+        hand["refs"].append(ref(ev))
+
+    def _dealer_draw(self, ctx, rnd, ev) -> None:
+        g = rnd["g"]
+        g["stage"] = "draw"
+        live = self._live(g)
+        must = _decide([g["dealer"]], lambda d: dealer_must_hit(d, self.rules.blackjack)) if live else None
+        if live is None or (live and must is None):
+            ctx.undecided(rnd, "DEALER_DRAWING")
+        elif live and must is False:
+            ctx.emit("DEALER_DRAWING", rnd=rnd, key=(), evidence=g["dealer_refs"] + [ref(ev)],
+                     expected=self._drawing_rule(),
+                     actual=f"the dealer drew {ev.card or 'a card'} holding {describe_hand(g['dealer'])}")
+        g["dealer"].append(ev.card)
+        g["dealer_refs"].append(ref(ev))
+
+    def _drawing_rule(self) -> str:
+        soft = "hits" if self.rules.blackjack.dealer_hits_soft_17 else "stands on"
+        return f"while a player hand is live the dealer draws below 17 and stands on 17 or more ({soft} soft 17) (001 F)"
+
+    def _end_of_phase_2(self, ctx, rnd, end_ref) -> None:
+        """The dealer's last chance to draw has passed: DEALER_DRAWING "stands below 17"."""
+        g = rnd["g"]
+        if g["stand_checked"] or g["stage"] not in ("play", "draw"):
+            return
+        g["stand_checked"] = True
+        live = self._live(g)
+        must = _decide([g["dealer"]], lambda d: dealer_must_hit(d, self.rules.blackjack)) if live else None
+        if live is None or (live and must is None):
+            ctx.undecided(rnd, "DEALER_DRAWING")
+        elif live and must:
+            ctx.emit("DEALER_DRAWING", rnd=rnd, key=(), evidence=g["dealer_refs"] + [end_ref],
+                     expected=self._drawing_rule(),
+                     actual=f"the dealer stood on {describe_hand(g['dealer'])}")
+
+    # --- player actions -----------------------------------------------------
+    def on_round_event(self, ctx, rnd, ev) -> None:
+        if ev.type != "player_action" or ev.action not in ("hit", "double", "split"):
+            return
+        g = rnd["g"]
+        hand = self._hand(g, ev.seat, ev.hand or 1)
+        who = f"seat {ev.seat}" + (f" hand {hand['hand']}" if hand["split"] else "")
+        if ev.action == "double":
+            if len(hand["cards"]) != 2:
+                ctx.emit("ILLEGAL_DOUBLE", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
+                         expected="a double only on a hand of exactly two cards (001 D: \"en cualquier dos cartas\")",
+                         actual=f"{who} doubled holding {len(hand['cards'])} card(s): {describe_hand(hand['cards'])}"
+                         if None not in hand["cards"] else f"{who} doubled holding {len(hand['cards'])} card(s)")
+            hand["doubled"] = True
+        elif ev.action == "split":
+            self._split(ctx, rnd, g, hand, who, ev)
+            return
+        g["pending"].append([ev.seat, hand["hand"], ref(ev)])
+
+    def _split(self, ctx, rnd, g, hand, who, ev) -> None:
+        cards = hand["cards"]
+        aces = _decide([cards], lambda cs: len(cs) == 2 and all(c[0] == "A" for c in cs), ("Ac", "2c"))
+        wrong = "a hand that was already split" if hand["split"] else None
+        if wrong is None and aces is False:
+            wrong = f"{' '.join(c or '??' for c in cards) or 'no cards'}"
+        if wrong is not None:
+            ctx.emit("ILLEGAL_SPLIT", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
+                     expected="a split only of two aces, each receiving one single card (001 D)",
+                     actual=f"{who} split {wrong}")
+        elif aces is None:
+            ctx.undecided(rnd, "ILLEGAL_SPLIT")
+        second = self._hand(g, ev.seat, 1 + max(h["hand"] for h in g["hands"].values() if h["seat"] == ev.seat))
+        if cards:
+            second["cards"], second["refs"] = cards[1:], hand["refs"][1:]
+            hand["cards"], hand["refs"] = cards[:1], hand["refs"][:1]
+        hand["split"] = second["split"] = True
+        g["pending"] += [[ev.seat, hand["hand"], ref(ev)], [ev.seat, second["hand"], ref(ev)]]
+
+    # --- settlement ---------------------------------------------------------
+    def payout_candidates(self, ctx, rnd, ev):
+        g = rnd["g"]
+        amount = bet_total(rnd, ev.seat, ev.spot)
+        if ev.spot not in SPOTS or amount is None:
+            return [("no bet", 0.0)]
+        seat_cards = [c[3] for c in rnd["cards"] if c[0] == f"seat:{ev.seat}"]
+        if ev.spot == "first":
+            if not seat_cards or not g["dealer"]:
+                return []
+            got = _decide([seat_cards[:1], g["dealer"][:1]], lambda p, d: settle_first_bet(p[0], d[0], amount))
+        elif ev.spot == "second":
+            hand = g["hands"].get(f"{ev.seat:03d}/{ev.hand or 1}")
+            if hand is None or len(g["dealer"]) < 2:
+                return []
+            got = _decide([hand["cards"], g["dealer"]], lambda p, d: settle_second_bet(
+                p, d, amount, doubled=hand["doubled"], split=hand["split"], rules=self.rules.blackjack))
+        else:
+            if len(seat_cards) != SIX:
+                return []
+            got = _decide([seat_cards], lambda cs: settle_third_bet(cs, amount, self.rules.paytable)[0],
+                          ALL_CARDS, limit=1)
+        return [] if got is None else [(got.result, got.amount)]
+
+    def on_payout(self, ctx, rnd, ev) -> None:
+        g = rnd["g"]
+        if ev.spot == "second":
+            self._end_of_phase_2(ctx, rnd, ref(ev))
+            if g["stage"] in ("play", "draw"):
+                g["stage"] = "settled"
+            hand = g["hands"].get(f"{ev.seat:03d}/{ev.hand or 1}")
+            if hand is not None and ev.result != "win" and not rnd["voided"] and \
+                    _decide([hand["cards"]], is_six_card_winner):
+                ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)], seat=ev.seat,
+                         expected=f"seat {ev.seat}'s second bet won: six cards without going over 21 win (001 E)",
+                         actual=f"settled {ev.result} {ev.amount:+g} on {describe_hand(hand['cards'])}")
+        last = g["last_paid"].get(ev.spot)
+        if last is not None and ev.seat > last[0]:
+            ctx.emit("SETTLEMENT_ORDER", rnd=rnd, key=(), evidence=[last[1], ref(ev)],
+                     expected=f"{ev.spot} bets settled right to left, in descending seat order (001 B, F, K)",
+                     actual=f"seat {ev.seat}'s {ev.spot} bet was settled after seat {last[0]}'s")
+        g["last_paid"][ev.spot] = [ev.seat, ref(ev)]
+
+    def on_round_end(self, ctx, rnd, ev) -> None:
+        g = rnd["g"]
+        self._end_of_phase_2(ctx, rnd, ref(ev))
+        if rnd["voided"]:
+            return
+        paid = {(p[0], p[2]) for p in rnd["payouts"] if p[1] == "second"}
+        for hand in self._hands(g):
+            if (hand["seat"], hand["hand"]) not in paid and bet_total(rnd, hand["seat"], "second") is not None \
+                    and _decide([hand["cards"]], is_six_card_winner):
+                ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)],
+                         seat=hand["seat"],
+                         expected=f"seat {hand['seat']}'s second bet won: six cards without going over 21 (001 E)",
+                         actual=f"the round ended with that bet never settled ({describe_hand(hand['cards'])})")
+
+    # --- misdeal and the round row ------------------------------------------
+    def expected_holdings(self, ctx, rnd):
+        if rnd["voided"] and rnd["g"]["stage"] != "p3":
+            return None  # voided before the poker deal: the deal was never completed
+        seats = self._seats(rnd)
+        want = dict(self.holdings(ctx, rnd))
+        betting = set(seats["first"]) | set(seats["second"]) | set(seats["third"])
+        for position in list(want):
+            if _seat(position) is not None and _seat(position) not in betting:
+                want[position] = 0
+        for s in seats["third"]:
+            want[f"seat:{s}"] = SIX
+        return want
+
+    def outcome(self, ctx, rnd) -> str | None:
+        dealer = rnd["g"]["dealer"]
+        if rnd["voided"] or len(dealer) < 2 or None in dealer:
+            return None
+        return f"dealer {describe_hand(dealer)}; combate card {dealer[0][0]}"

@@ -1,0 +1,282 @@
+"""Three-bet community poker dealt from a manual shoe (document 000): the game plug-in.
+
+Document 000 (Puerto Rico, original Spanish), the parts replayed here:
+
+* C: "Una carta boca abajo a cada jugador que haya colocado tres apuestas
+  ...; Una carta boca abajo al espacio designado para colocar las cartas
+  comunitarias" — three times.  ``DEAL_ORDER``: three passes, each one card
+  to every eligible seat in ascending order, then one to ``community``;
+  ``CARD_FACE``: every card down; ``MISDEAL`` (shared, at ``round_ended``):
+  every eligible seat and the community spot hold exactly 3, no other seat any.
+* D: "... colocará el 'stub' en el anaquel de descarte ... sin enseñar las
+  cartas" — ``STUB_EXPOSED``.
+* E: "El 'Croupier' contará el 'stub' por lo menos una vez cada cinco
+  rondas de juego para determinar que el número correcto de cartas aún está
+  presente en el paquete" — ``STUB_COUNT_OVERDUE``, ``STUB_MISCOUNT``.
+* E2: "Si las cartas se repartieron mal (un jugador o el espacio designado
+  ... tiene más o menos de tres cartas) pero quedan cincuenta y dos (52)
+  cartas en el paquete, todas las 'manos' serán nulas" — ``VOID_NOT_DECLARED``.
+
+Interpretations:
+
+* Eligible seats ("tres apuestas", rules.md: all of ``first``, ``second``,
+  ``third`` placed before ``bets_closed``) are fixed at ``bets_closed``, or at
+  the first card if that comes earlier (``CARDS_BEFORE_BETS_CLOSED`` then
+  fires in the engine): bets placed after the deal started cannot make a seat
+  eligible.  A burn inside a round is out of the dealing order.
+* ``STUB_MISCOUNT``: the true stub is the pack's count (the shoe's
+  ``shoe_loaded`` count, else the shuffler's, else ``decks`` × 52) minus the
+  cards the deal took out: the shoe's draws up to the one matching the
+  terminal's last card at the time of the count when the shoe covers the
+  pack, else the terminal's ``card_dealt`` count of the pack at that time.
+  Decided once the shoe has passed the pack (``shoe_emptied``), so it waits
+  for every draw; without any shoe it is decided at the end of input.
+* ``STUB_EXPOSED`` (b): shoe draws after the one matching the terminal's last
+  card of the pack ("after the deal was complete"), before ``shoe_emptied``;
+  keyed by the pack's last round.  The same draws are also ``UNACCOUNTED_CARD``
+  (integrity) in the engine.  A ``stub_discarded`` without ``round_id``
+  belongs to the last round dealt from its pack.
+* ``VOID_NOT_DECLARED``: the pack holds ``decks`` × 52 = 52 cards; "misdeal"
+  is the shared ``MISDEAL`` comparison (a round with no card at all is not a
+  misdeal).  A ``round_voided`` before ``round_ended`` (terminal order) is a
+  declared void; a stub count recorded after ``round_ended`` is judged at once.
+* ``STUB_COUNT_OVERDUE``: the five rounds run on across ``table_closed`` /
+  ``table_opened`` ("five consecutive rounds on the table"); a voided round
+  is a round.  A stub count recorded after its round ended still counts for
+  that round if the finding has not fired yet.
+* No ``PAYOUT``: neither document 000 nor rules.md says what the bets pay.
+"""
+from __future__ import annotations
+
+from rules.finding import ref
+from rules.game import GameProcedure
+
+SPOTS = frozenset(("first", "second", "third"))
+PASSES = 3
+CARDS_EACH = 3
+OVERDUE_AFTER = 5
+
+
+def _cards_word(n: int) -> str:
+    return f"{n} card" if n == 1 else f"{n} cards"
+
+
+class ThreeBetPoker(GameProcedure):
+    game = "three_bet_poker"
+
+    # --- state -------------------------------------------------------------
+    def new_table_state(self) -> dict:
+        return {"uncounted": []}  # [round_id, round_ended ref] since the last stub count
+
+    def new_pack_state(self) -> dict:
+        # counts: [round_id, stub, layout, ref, terminal cards at the count, decided]
+        return {"counts": [], "exposure_checked": False}
+
+    def new_round_state(self) -> dict:
+        return {"eligible": None, "counts": [], "ended_ref": None}
+
+    # --- eligibility and the deal -----------------------------------------
+    def _eligible(self, rnd: dict) -> list[int]:
+        g = rnd["g"]
+        if g["eligible"] is None:
+            spots: dict[int, set] = {}
+            for seat, spot, _amount, _all_in, _ref in rnd["bets"]:
+                spots.setdefault(seat, set()).add(spot)
+            g["eligible"] = sorted(s for s, placed in spots.items() if SPOTS <= placed)
+        return g["eligible"]
+
+    def _order(self, rnd: dict) -> list[str]:
+        one_pass = [f"seat:{s}" for s in self._eligible(rnd)] + ["community"]
+        return one_pass * PASSES
+
+    def on_bets_closed(self, ctx, rnd, ev) -> None:
+        self._eligible(rnd)
+
+    def allowed_targets(self, ctx, rnd, ev):
+        order = self._order(rnd)
+        k = len(rnd["cards"])
+        return (order[k],) if k < len(order) else ()
+
+    def expected_face(self, ctx, rnd, ev):
+        return "down"
+
+    def expected_holdings(self, ctx, rnd):
+        want = {f"seat:{s}": CARDS_EACH for s in self._eligible(rnd)}
+        want["community"] = CARDS_EACH
+        return want
+
+    def _misdealt(self, ctx, rnd) -> list[str]:
+        if not any(c[0] != "burn" for c in rnd["cards"]):
+            return []
+        want, have = self.expected_holdings(ctx, rnd), self.holdings(ctx, rnd)
+        return [f"{p} holds {have.get(p, 0)} (should hold {want.get(p, 0)})"
+                for p in sorted(set(want) | set(have)) if have.get(p, 0) != want.get(p, 0)]
+
+    # --- stub events --------------------------------------------------------
+    def _pack_size(self, ctx, pack) -> int:
+        sh = pack["shuffler"]
+        decks = (sh["decks"] if sh else None) or ctx.st["decks"] or 1
+        return decks * ctx.ref.cards_per_deck
+
+    def on_pack_event(self, ctx, pack, ev) -> None:
+        if ev.type == "stub_counted":
+            pack["g"]["counts"].append([ev.round_id, ev.stub, ev.layout, ref(ev), len(pack["al"]["t"]), False])
+            rnd = ctx.round(ev.round_id)
+            if rnd is not None:
+                rnd["g"]["counts"].append([ev.stub, ev.layout, ref(ev)])
+                if rnd["done"]:
+                    self._check_void(ctx, rnd, late=True)
+            runs = ctx.st["g"]["uncounted"]
+            ids = [r[0] for r in runs]
+            if ev.round_id in ids:  # a count recorded after its round ended
+                ctx.st["g"]["uncounted"] = runs[ids.index(ev.round_id) + 1:]
+        elif ev.type == "stub_discarded" and ev.exposed:
+            rid = ev.round_id or (pack["rounds"][-1] if pack["rounds"] else None)
+            ctx.emit("STUB_EXPOSED", round_id=rid, pack=pack, key=(), evidence=[ref(ev)],
+                     expected="the stub taken from the shoe and put in the discard rack without showing its cards (000 D)",
+                     actual=f"the dealer terminal recorded the stub of pack {pack['pack_id']} discarded exposed")
+
+    # --- round end: void, count overdue -----------------------------------
+    def on_round_end(self, ctx, rnd, ev) -> None:
+        rnd["g"]["ended_ref"] = ref(ev)
+        self._check_void(ctx, rnd, late=False)
+        runs = ctx.st["g"]["uncounted"]
+        if rnd["g"]["counts"]:
+            ctx.st["g"]["uncounted"] = []
+            return
+        runs.append([rnd["round_id"], ref(ev)])
+        if len(runs) >= OVERDUE_AFTER:
+            ctx.st["g"]["uncounted"] = []
+            ctx.emit("STUB_COUNT_OVERDUE", rnd=rnd, key=(), evidence=[r[1] for r in runs],
+                     expected=f"the stub counted (stub_counted) at least once every {OVERDUE_AFTER} rounds (000 E)",
+                     actual=f"{len(runs)} consecutive rounds ended with no stub count: "
+                            + ", ".join(r[0] for r in runs))
+
+    def _check_void(self, ctx, rnd, late: bool) -> None:
+        if rnd["voided"]:
+            return
+        pack = ctx.pack(rnd["pack_id"])
+        size = self._pack_size(ctx, pack) if pack is not None else ctx.ref.cards_per_deck
+        reasons, evidence = [], []
+        if not late:
+            wrong = self._misdealt(ctx, rnd)
+            if wrong:
+                reasons.append("misdeal: " + "; ".join(wrong))
+                evidence += [c[5] for c in rnd["cards"]][-1:]
+        counts = rnd["g"]["counts"][-1:] if late else rnd["g"]["counts"]
+        for stub, layout, r in counts:
+            if stub + layout != size:
+                reasons.append(f"the stub count ({stub}) plus the cards on the layout ({layout}) "
+                               f"make {stub + layout}, not {size}")
+                evidence.append(r)
+        if not reasons:
+            return
+        end = rnd["g"]["ended_ref"]
+        ctx.emit("VOID_NOT_DECLARED", rnd=rnd, key=(), evidence=evidence + ([end] if end else []),
+                 expected="all hands declared void (round_voided) before the round ends (000 E2), because "
+                          + "; and ".join(reasons),
+                 actual=f"round {rnd['round_id']} ended with no round_voided")
+
+    # --- pack-level decisions: the true stub, draws after the deal ---------
+    def settle_pack(self, ctx, pack) -> None:
+        self._decide(ctx, pack, closing=False)
+
+    def on_close(self, ctx) -> None:
+        for pack in list(ctx.st["packs"].values()):
+            self._decide(ctx, pack, closing=True)
+
+    def pack_open(self, ctx, pack) -> bool:
+        g = pack["g"]
+        return not g["exposure_checked"] or any(not c[5] for c in g["counts"])
+
+    def round_open(self, ctx, rnd) -> bool:
+        pack = ctx.pack(rnd["pack_id"])
+        return pack is not None and self.pack_open(ctx, pack)
+
+    def _card_count(self, ctx, pack, closing: bool):
+        """(cards in the pack, how that is known, evidence ref) or None while unknown."""
+        if pack["shoe_loaded"] is not None:
+            n = pack["shoe_loaded"]["card_count"]
+            return n, f"the shoe counted {n} cards in (shoe_loaded)", pack["shoe_loaded"]["ref"]
+        if pack["shuffler"] is not None:
+            n = pack["shuffler"]["card_count"]
+            return n, f"the shuffler counted {n} cards (shuffle_completed)", pack["shuffler"]["ref"]
+        if closing:
+            n = self._pack_size(ctx, pack)
+            return n, f"no count was recorded, so the pack holds {n} cards ({n // ctx.ref.cards_per_deck} × 52)", None
+        return None
+
+    @staticmethod
+    def _deal_end(pack, term_n: int) -> int | None:
+        """Shoe draws the deal took out, given the terminal's first ``term_n`` cards; None: no shoe."""
+        s, t = pack["al"]["s"], pack["al"]["t"]
+        if not s:
+            return None
+        if term_n == 0 or len(s) < term_n:
+            return min(len(s), term_n)
+        last = t[term_n - 1][0]
+        end = next((q for q in range(term_n - 1, len(s))
+                    if s[q][1] is None or last is None or s[q][1] == last), term_n - 1)
+        return end + 1
+
+    def _decide(self, ctx, pack, closing: bool) -> None:
+        shoe_passed = pack["shoe_done"] or closing
+        if not shoe_passed:
+            return
+        g = pack["g"]
+        for count in g["counts"]:
+            if not count[5]:
+                self._check_count(ctx, pack, count, closing)
+        rounds = [ctx.round(r) for r in pack["rounds"]]
+        dealt_out = bool(rounds) and all(r is None or r["done"] for r in rounds)
+        if not g["exposure_checked"] and (closing or pack["term_done"] or dealt_out):
+            g["exposure_checked"] = True
+            self._check_exposure(ctx, pack)
+
+    def _check_count(self, ctx, pack, count, closing: bool) -> None:
+        round_id, stub, layout, count_ref, term_n, _ = count
+        known = self._card_count(ctx, pack, closing)
+        if known is None:
+            return
+        count[5] = True
+        size, size_words, size_ref = known
+        drawn = self._deal_end(pack, term_n)
+        if drawn is not None:
+            s = pack["al"]["s"]
+            how = f"the shoe drew {drawn} for the deal" + (f" (card_drawn 1-{s[drawn - 1][0]})" if drawn else "")
+            if drawn != term_n:
+                how += f", while the dealer terminal recorded {term_n} cards dealt"
+            last = s[drawn - 1] if drawn else None
+            last_ref = [last[2], last[3], None] if last and last[2] else None
+        else:
+            how = f"the dealer terminal recorded {term_n} cards dealt (no shoe readings for this pack)"
+            t = pack["al"]["t"]
+            last_ref = [t[term_n - 1][1], t[term_n - 1][2], t[term_n - 1][3]] if term_n else None
+            drawn = term_n
+        left = size - drawn
+        if stub == left:
+            return
+        evidence = [count_ref] + [r for r in (size_ref, last_ref) if r is not None]
+        ctx.emit("STUB_MISCOUNT", round_id=round_id, pack=pack, key=(), evidence=evidence,
+                 expected=f"{_cards_word(left)} in the stub of pack {pack['pack_id']}: {size_words} and {how}",
+                 actual=f"the dealer counted {_cards_word(stub)} in the stub (and {layout} face down "
+                        f"on the layout): {abs(stub - left)} {'more' if stub > left else 'fewer'} than left")
+
+    def _check_exposure(self, ctx, pack) -> None:
+        t = pack["al"]["t"]
+        end = self._deal_end(pack, len(t))
+        if not t or end is None:
+            return
+        after = [c for c in pack["al"]["s"][end:] if c[2] is not None]
+        if not after or not pack["rounds"]:
+            return
+        shown = ", ".join(f"draw {c[0]} ({c[1] or 'unreadable'})" for c in after)
+        ctx.emit("STUB_EXPOSED", round_id=pack["rounds"][-1], pack=pack, key=(),
+                 evidence=[[c[2], c[3], None] for c in after],
+                 expected=f"no card drawn from pack {pack['pack_id']} after the deal's last card "
+                          f"({t[-1][0] or 'unreadable'}, the shoe's draw {end}) until the stub is removed (000 D)",
+                 actual=f"the shoe drew {_cards_word(len(after))} after the deal was complete: {shown}")
+
+    # --- the round row ------------------------------------------------------
+    def outcome(self, ctx, rnd) -> str | None:
+        return "voided" if rnd["voided"] else None
