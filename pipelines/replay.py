@@ -69,7 +69,7 @@ def load_reference(table_id: str):
 
 def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | None = None,
                  nightly: bool = False):
-    """Run one table's replay over its events. Returns (replay, findings, state to carry or None).
+    """Run one table's replay over its events. Returns (replay, findings).
 
     A plain run closes the table at the end of its input.  A nightly run
     closes it only when the table ended the day closed (its terminal's last
@@ -94,7 +94,7 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
             last_dealer_type = ev.type
     if not nightly or last_dealer_type in (None, "table_closed"):
         findings.extend(replay.close())
-    return replay, findings, (replay.state() if nightly else None)
+    return replay, findings
 
 
 class ReplayTable(beam.DoFn):
@@ -127,7 +127,7 @@ class ReplayTable(beam.DoFn):
             events = table_to_events(dedup.events)
         else:
             events = []
-        replay, findings, carried = replay_table(
+        replay, findings = replay_table(
             table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
         for seq in replay.drain_pack_sequences():
@@ -138,9 +138,9 @@ class ReplayTable(beam.DoFn):
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         yield from split_by_day("rounds", rows_to_table(replay.drain_rounds(), ROUNDS))
         yield from split_by_day("packs", rows_to_table(replay.drain_packs(), PACKS))
-        if carried is not None:
+        if self.nightly:  # the state after every row was handed out: what the next day continues from
             yield beam.pvalue.TaggedOutput(
-                TAG_STATE, ("tables", {"table_id": table_id, "state": json.dumps(carried, sort_keys=True)}))
+                TAG_STATE, ("tables", {"table_id": table_id, "state": json.dumps(replay.state(), sort_keys=True)}))
         logging.getLogger("pitwatch").info(
             "replayed %s (%s): %s events, %d findings", table_id, replay.game or "no game",
             f"{len(events):,}", len(findings))

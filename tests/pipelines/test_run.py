@@ -110,7 +110,7 @@ def test_rerun_over_the_same_input_gives_byte_identical_partitions(mixed_inputs,
 
 def test_missing_input_is_one_error_line(tmp_path):
     result = CliRunner().invoke(main, ["run", str(tmp_path / "nope.jsonl"), "--lake", str(tmp_path / "lake")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output == f"Error: input {tmp_path / 'nope.jsonl'} does not exist\n"
 
 
@@ -118,7 +118,7 @@ def test_unwritable_lake_is_one_error_line(tmp_path, mixed_inputs):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     result = CliRunner().invoke(main, ["run", str(mixed_inputs), "--lake", str(blocker / "lake")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.startswith(f"Error: cannot write to lake {blocker / 'lake'}")
     assert "Traceback" not in result.output
 
@@ -126,7 +126,7 @@ def test_unwritable_lake_is_one_error_line(tmp_path, mixed_inputs):
 def test_empty_folder_is_one_error_line(tmp_path):
     (tmp_path / "empty").mkdir()
     result = CliRunner().invoke(main, ["run", str(tmp_path / "empty"), "--lake", str(tmp_path / "lake")])
-    assert result.exit_code == 1 and "holds no .jsonl, .jsonl.gz or .parquet file" in result.output
+    assert result.exit_code == 2 and "holds no .jsonl, .jsonl.gz or .parquet file" in result.output
 
 
 def test_beam_options_pass_through(mixed_inputs, tmp_path):

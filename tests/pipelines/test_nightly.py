@@ -1,0 +1,149 @@
+"""Nightly continuity: day-by-day runs give the findings and rows of one long run.
+
+The clean example (07:00-09:15 UTC) is split at an 08:00 cutoff into two
+gaming days, so baccarat shoes, stub-count windows and open rounds run across
+the cutoff; faults are injected on both sides of it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from pipelines.cli import main
+from schemas.decode import GamingDayConfig, decode_line
+from tests.data import clean_floor_lines
+
+CUTOFF = "08:00"
+
+
+def _faulty_floor() -> list[bytes]:
+    """The example with faults: a cut too shallow (day 1), a lost shoe event (day 2), a
+    stud burn skipped across the cutoff, a wrong payout (day 2)."""
+    out = []
+    dropped_seq = False
+    for raw in clean_floor_lines():
+        ev = json.loads(raw)
+        if ev["type"] == "cut" and ev["table_id"] == "BAC-01" and ev.get("pack_id") == "P-BAC01-01":
+            ev["position"] = 30                                          # CUT_PLACEMENT, day 1
+        if (ev["type"] == "card_drawn" and ev["table_id"] == "BAC-01" and ev["ts"] > "2026-11-28T08:30"
+                and not dropped_seq):
+            dropped_seq = True                                           # SEQ_GAP (+ unaccounted card), day 2
+            continue
+        if ev["type"] == "payout" and ev["table_id"] == "BAC-01" and ev["ts"] > "2026-11-28T08:40" \
+                and ev["result"] == "win" and "paid" not in str(ev.get("note")):
+            ev["amount"] = ev["amount"] + 1                              # PAYOUT, day 2
+            ev["note"] = "paid"
+        out.append(json.dumps(ev).encode())
+    return out
+
+
+def _write_inbox(inbox: pathlib.Path, lines: list[bytes]) -> None:
+    cfg = GamingDayConfig(cutoff=CUTOFF)
+    files: dict[pathlib.Path, list[bytes]] = {}
+    for i, raw in enumerate(lines, 1):
+        ev, _ = decode_line(raw, "x", i, cfg)
+        files.setdefault(inbox / str(ev.gaming_day) / f"{ev.device_id}.jsonl", []).append(raw)
+    for path, rows in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\n".join(rows) + b"\n")
+
+
+def _invoke(*args):
+    result = CliRunner().invoke(main, ["run", *map(str, args), "--cutoff", CUTOFF, "--quiet"])
+    assert result.exit_code in (0, 1), result.output
+    return result
+
+
+def _rows(lake, table, exclude="") -> list[tuple]:
+    con = duckdb.connect()
+    return con.execute(f"select * {exclude} from read_parquet('{lake}/{table}/**/*.parquet', hive_partitioning=true)"
+                       " order by all").fetchall()
+
+
+@pytest.fixture(scope="module")
+def floors(tmp_path_factory):
+    base = tmp_path_factory.mktemp("nightly")
+    lines = _faulty_floor()
+    (base / "all.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    _write_inbox(base / "inbox", lines)
+    _invoke(base / "all.jsonl", "--lake", base / "single")
+    for day in ("2026-11-27", "2026-11-28"):
+        _invoke("--day", day, "--inbox", base / "inbox", "--lake", base / "nightly")
+    return base
+
+
+def test_day_by_day_equals_one_long_run(floors):
+    single = _rows(floors / "single", "findings")
+    assert {r[1] for r in single} >= {"CUT_PLACEMENT", "SEQ_GAP", "PAYOUT"}
+    assert _rows(floors / "nightly", "findings") == single
+    for table in ("rounds", "packs"):
+        assert _rows(floors / "nightly", table) == _rows(floors / "single", table)
+    assert _rows(floors / "nightly", "events", "exclude (file, line)") == \
+        _rows(floors / "single", "events", "exclude (file, line)")
+
+
+def test_rounds_crossing_the_cutoff_belong_to_the_day_they_started(floors):
+    days = duckdb.execute(f"""select min(gaming_day)::varchar, max(gaming_day)::varchar
+        from read_parquet('{floors}/nightly/rounds/**/*.parquet', hive_partitioning=true)
+        where started < timestamp '2026-11-28 08:00:00+00' and ended >= timestamp '2026-11-28 08:00:00+00'""").fetchone()
+    assert days == ("2026-11-27", "2026-11-27")
+
+
+def test_rerunning_a_day_is_idempotent(floors, tmp_path):
+    lake = floors / "nightly"
+    before = {p: p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if "runs" not in p.parts}
+    _invoke("--day", "2026-11-28", "--inbox", floors / "inbox", "--lake", lake)
+    after = {p: p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if "runs" not in p.parts}
+    assert after == before
+
+
+def test_a_late_file_corrects_the_earlier_day(floors, tmp_path):
+    import shutil
+
+    inbox, lake = tmp_path / "inbox", tmp_path / "lake"
+    shutil.copytree(floors / "inbox", inbox)
+    late = inbox / "2026-11-27" / "DT-BAC01.jsonl"
+    held_back = late.read_bytes()
+    late.unlink()                                        # the terminal's day-1 file arrives late
+    _invoke("--day", "2026-11-27", "--inbox", inbox, "--lake", lake)
+    _invoke("--day", "2026-11-28", "--inbox", inbox, "--lake", lake)
+    assert _rows(lake, "findings") != _rows(floors / "single", "findings")
+    late.write_bytes(held_back)                           # uploaded the next night
+    _invoke("--day", "2026-11-28", "--inbox", inbox, "--lake", lake)
+    assert _rows(lake, "findings") == _rows(floors / "single", "findings")
+    assert _rows(lake, "rounds") == _rows(floors / "single", "rounds")
+
+
+def test_exit_codes_for_a_scheduler(floors, tmp_path):
+    ok = CliRunner().invoke(main, ["run", "--day", "2026-11-27", "--inbox", str(floors / "inbox"),
+                                   "--lake", str(tmp_path / "lake"), "--cutoff", CUTOFF, "--quiet"])
+    assert ok.exit_code == 0, ok.output
+    fail = CliRunner().invoke(main, ["run", "--day", "2026-11-27", "--inbox", str(floors / "inbox"),
+                                     "--lake", str(tmp_path / "lake"), "--cutoff", CUTOFF, "--quiet",
+                                     "--fail-on", "major"])
+    assert fail.exit_code == 1 and "finding(s) of severity major or higher" in fail.output
+    bad = CliRunner().invoke(main, ["run", "--day", "28/11/2026", "--inbox", str(floors / "inbox"),
+                                    "--lake", str(tmp_path / "lake")])
+    assert bad.exit_code == 2 and bad.output == "Error: --day must be a date YYYY-MM-DD, got '28/11/2026'\n"
+    missing = CliRunner().invoke(main, ["run", "--day", "2026-11-27", "--lake", str(tmp_path / "lake")])
+    assert missing.exit_code == 2 and missing.output == "Error: --day needs --inbox DIR\n"
+
+
+def test_a_state_from_another_format_fails_clearly(floors, tmp_path):
+    import shutil
+
+    lake = tmp_path / "lake"
+    shutil.copytree(floors / "nightly", lake)
+    manifest = lake / "state" / "gaming_day=2026-11-27" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["format"] = 999
+    manifest.write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["run", "--day", "2026-11-28", "--inbox", str(floors / "inbox"),
+                                       "--lake", str(lake), "--cutoff", CUTOFF, "--quiet"])
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: the state of gaming day 2026-11-27 was written by pitwatch")
