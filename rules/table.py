@@ -1,0 +1,341 @@
+"""``TableReplay``: the per-table replay driver (pure, incremental, checkpointable).
+
+Feed it one table's accepted events; it returns the findings each event
+completes, and hands out the table's ``rounds`` and ``packs`` rows (and each
+pack's drawn-card sequence, for the cross-pack repeat check of
+:mod:`rules.repeated_runs`) once they are final.  Game procedures plug in
+through :class:`rules.game.GameProcedure` (chosen by ``table_opened.game``,
+see :mod:`rules.procedures`); this module does what every game shares:
+seats, pack attribution, rounds, the shoe/terminal card matching and the
+shared rules (:mod:`rules.packs`, :mod:`rules.rounds`).  ``SEQ_GAP`` is not
+here: a device may serve several tables, so it is tracked per device by
+:class:`rules.sequence.SeqTracker`.
+
+Ordering policy
+---------------
+The engine receives each device's events in ``seq`` order, but the events of
+different devices (shuffler, shoe, dealer terminal) interleaved in any way:
+clocks skew by seconds and live feeds lag.  Findings are identical (same ids,
+same rows) for every interleaving that keeps each device's order, because:
+
+1. **No timestamps across devices.**  ``ts`` is used only as data (finding
+   ``ts`` = the latest evidence ``ts``; gaming days).  Order *within* the
+   dealer stream is the terminal's own order (a per-table position counter).
+2. **Cards are matched by index, per pack**: the shoe's ``card_drawn`` by
+   ``index`` against the terminal's ``card_dealt`` in order (burns included),
+   with resynchronisation (:mod:`rules.alignment`); never by time.
+3. **Cross-stream decisions wait for both sides' evidence**: a mismatch, a
+   cutting card against its insertion, a riffle against the shuffler's
+   "pre-shuffled", the coup in which the cutting card surfaced.
+4. **Absence decisions wait until both streams have passed the point**: a
+   stream has passed a pack when it moved on — shoe: ``shoe_emptied`` or an
+   event of another pack; terminal: a card dealt or a round started from
+   another pack, a ``reshuffle`` to another pack, ``table_closed`` — or at
+   ``close()``.  An unaccounted card, "no run on the shoe, look at the
+   terminal", the end of a pack are such decisions.  A shuffler's report may
+   lag without bound, so "no shuffle recorded" (``UNSHUFFLED_PACK``) and a
+   shoe count needing the shuffler's ``decks`` are decided at ``close()``
+   unless the report arrives.
+5. **Rows are final**: a round row is handed out once the round ended and the
+   matching has decided every card of it (its findings count can no longer
+   change); a pack row once both card streams passed the pack and every
+   pack decision is taken.  At ``close()`` everything open is decided and
+   handed out.  (Rows and findings may come out at different calls under
+   different interleavings; their contents do not differ.)
+
+Pack attribution on the terminal: an event's own ``pack_id`` first; a
+preparation event without one (``cut_offered`` …) belongs to the pack being
+prepared, or, when none is named yet, waits for the next pack the terminal
+names; a burn without ``pack_id`` belongs to the pack being prepared; a
+round's card to the round's pack (changed by ``reshuffle``).  One dealer
+terminal per table is assumed (its ``seq`` order is the table's order).
+
+State is plain data (``state()``: dicts, lists, str, int, float, bool,
+None; JSON-serialisable) so a nightly run hands it to the next night and a
+live service checkpoints it: ``TableReplay.from_state(json.loads(...))``.
+"""
+from __future__ import annotations
+
+import copy
+
+from rules import packs, rounds
+from rules.dealer import dispatch
+from rules.finding import Finding, GamingDay, default_gaming_day, make_finding, ref
+from rules.procedures import procedure_for
+from rules.reference import DEFAULT_REFERENCE, TableReference
+from schemas.events import EVENT_FIELDS, Event
+
+STATE_VERSION = 1
+_KEEP_DONE = 64  # finished pack/round ids remembered, to ignore late stragglers
+
+
+def _new_state(table_id: str) -> dict:
+    return {
+        "v": STATE_VERSION, "table_id": table_id, "game": None, "decks": None, "dealer_id": None,
+        "dealer_pos": 0, "seated": [], "seat_counter": 0, "packs_since_open": 0,
+        "prep_pack": None, "play_pack": None, "shoe_pack": None, "unnamed_prep": [],
+        "packs": {}, "rounds": {}, "ending": [], "done_packs": [], "done_rounds": [],
+        "fired": [], "out_rounds": [], "out_packs": [], "out_seqs": [], "g": {}, "early": [],
+    }
+
+
+def _plain_event(ev: Event) -> dict:
+    return {n: getattr(ev, n) for n in EVENT_FIELDS
+            if getattr(ev, n) is not None and n not in ("gaming_day", "file", "line")}
+
+
+class TableReplay:
+    """Replay of one table.  ``feed(event) -> findings``; ``close() -> findings``."""
+
+    def __init__(self, table_id: str, reference: TableReference | None = None,
+                 gaming_day: GamingDay | None = None) -> None:
+        self.table_id = table_id
+        self.ref = reference or DEFAULT_REFERENCE
+        self.gaming_day = gaming_day or default_gaming_day
+        self.st = _new_state(table_id)
+        self.proc = procedure_for(None, self.ref)
+        self._out: list[Finding] = []
+
+    # --- public API ----------------------------------------------------------
+    @property
+    def game(self) -> str | None:
+        return self.st["game"]
+
+    def feed(self, ev: Event) -> list[Finding]:
+        """Replay one event; returns the findings it completes."""
+        if ev.table_id != self.table_id:
+            raise ValueError(f"event {ev.event_id} is for table {ev.table_id}, not {self.table_id}")
+        if ev.source != "dealer" and self.st["game"] is None:
+            self.st["early"].append(_plain_event(ev))  # held until the game (its plug-in) is known
+        elif ev.source == "dealer":
+            self._dealer(ev)
+        elif ev.source == "shoe":
+            self._shoe(ev)
+        elif ev.source == "shuffler":
+            self._shuffler(ev)
+        self._flush(False)
+        out, self._out = self._out, []
+        return out
+
+    def close(self) -> list[Finding]:
+        """End of input: decide everything pending; every open round and pack is handed out."""
+        st = self.st
+        st["unnamed_prep"] = []
+        self._release_early()
+        for pack in list(st["packs"].values()):
+            for flag, al_flag in (("shoe_done", "s_done"), ("term_done", "t_done")):
+                pack[flag] = pack["al"][al_flag] = True
+            packs.align(self, pack)
+            packs.settle(self, pack, closing=True)
+        self.proc.on_close(self)
+        for rid in list(st["rounds"]):
+            if rid not in st["ending"]:
+                st["ending"].append(rid)
+        self._flush(True)
+        out, self._out = self._out, []
+        return out
+
+    def drain_rounds(self) -> list[dict]:
+        """Completed rows of the ``rounds`` table (schemas.arrow.ROUNDS), removed once returned."""
+        out = [rounds.row(self, r) for r in self.st["out_rounds"]]
+        self.st["out_rounds"] = []
+        return out
+
+    def drain_packs(self) -> list[dict]:
+        """Completed rows of the ``packs`` table (schemas.arrow.PACKS), removed once returned."""
+        out = [packs.row(self, p) for p in self.st["out_packs"]]
+        self.st["out_packs"] = []
+        return out
+
+    def drain_pack_sequences(self) -> list[dict]:
+        """Per completed pack: table_id, pack_id, game, first_ts, source and cards
+        ``[index, card, event_id, ts]`` — the input of :func:`rules.repeated_runs.repeated_runs`."""
+        out, self.st["out_seqs"] = self.st["out_seqs"], []
+        return out
+
+    def state(self) -> dict:
+        """The replay state as plain, JSON-serialisable data (a copy)."""
+        return copy.deepcopy(self.st)
+
+    @classmethod
+    def from_state(cls, state: dict, reference: TableReference | None = None,
+                   gaming_day: GamingDay | None = None) -> "TableReplay":
+        if state.get("v") != STATE_VERSION:
+            raise ValueError(f"replay state version {state.get('v')!r}, expected {STATE_VERSION}")
+        obj = cls(state["table_id"], reference, gaming_day)
+        obj.st = copy.deepcopy(state)
+        obj.proc = procedure_for(obj.st["game"], obj.ref)
+        return obj
+
+    # --- the plug-in API (ctx) ----------------------------------------------
+    def occupied(self) -> list[int]:
+        return sorted(s for s, _order in self.st["seated"])
+
+    def emit(self, rule_id: str, *, key, evidence, expected: str, actual: str, rnd: dict | None = None,
+             pack: dict | None = None, round_id: str | None = None, seat: int | None = None,
+             spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None):
+        """Raise a finding (at most once per rule + pack + round + key); returns it or None."""
+        st = self.st
+        if rnd is None and round_id is not None:
+            rnd = st["rounds"].get(round_id)
+        if rnd is not None:
+            round_id = rnd["round_id"]
+        pack_id = pack["pack_id"] if pack is not None else (rnd["pack_id"] if rnd is not None else None)
+        holder = rnd if rnd is not None else pack if pack is not None else st
+        fired_key = [rule_id, pack_id, round_id] + [None if k is None else str(k) for k in key]
+        if fired_key in holder["fired"]:
+            return None
+        holder["fired"].append(fired_key)
+        if dealer_id is None and rnd is not None and not any(e[2] for e in evidence):
+            dealer_id = rnd["dealer_id"]
+        f = make_finding(rule_id, table_id=self.table_id, game=self.game, key=fired_key[1:],
+                         evidence=evidence, expected=expected, actual=actual, gaming_day=self.gaming_day,
+                         pack_id=pack_id, round_id=round_id, seat=seat, spot=spot,
+                         device_id=device_id, dealer_id=dealer_id)
+        if rnd is not None:
+            rnd["findings"] += 1
+        elif pack is not None:
+            pack["findings"] += 1
+        self._out.append(f)
+        return f
+
+    def undecided(self, rnd: dict, rule_id: str) -> None:
+        if rule_id not in rnd["undecided"]:
+            rnd["undecided"].append(rule_id)
+
+    def check_misdeal(self, rnd: dict) -> None:
+        rounds.check_misdeal(self, rnd)
+
+    def pack(self, pack_id: str | None) -> dict | None:
+        return self.st["packs"].get(pack_id)
+
+    def round(self, round_id: str | None) -> dict | None:
+        return self.st["rounds"].get(round_id)
+
+    # --- packs and rounds ---------------------------------------------------
+    def _pack(self, pack_id: str, ev: Event) -> dict:
+        st = self.st
+        pack = st["packs"].get(pack_id)
+        if pack is None:
+            pack = packs.new_pack(pack_id, self.proc.new_pack_state())
+            if pack_id in st["done_packs"]:
+                return pack  # a straggler for a finished pack: detached, not kept
+            st["packs"][pack_id] = pack
+        packs.touch(pack, ev)
+        return pack
+
+    def _round(self, round_id: str, ev: Event) -> dict:
+        st = self.st
+        rnd = st["rounds"].get(round_id)
+        if rnd is None:
+            rnd = rounds.new_round(round_id, self.proc.new_round_state())
+            rnd["dealer_id"] = ev.dealer_id
+            if round_id not in st["done_rounds"]:
+                st["rounds"][round_id] = rnd
+        rounds.touch(rnd, ev)
+        return rnd
+
+    def _settle(self, pack: dict) -> None:
+        packs.settle(self, pack)
+        self.proc.settle_pack(self, pack)
+
+    def _align(self, pack: dict) -> None:
+        if packs.align(self, pack):
+            self.proc.settle_pack(self, pack)
+
+    def _passes(self, pack_id: str | None, side: str) -> None:
+        pack = self.st["packs"].get(pack_id)
+        if pack is None or pack[side]:
+            return
+        pack[side] = True
+        pack["al"]["s_done" if side == "shoe_done" else "t_done"] = True
+        self._align(pack)
+        self._settle(pack)
+        if pack["shoe_done"] and pack["term_done"]:
+            self.proc.on_pack_done(self, pack)
+            self._settle(pack)
+
+    def _flush(self, closing: bool) -> None:
+        st = self.st
+        for rid in list(st["ending"]):
+            rnd = st["rounds"].get(rid)
+            if rnd is None:
+                st["ending"].remove(rid)
+            elif rounds.final(self, rnd, closing):
+                st["ending"].remove(rid)
+                st["out_rounds"].append(st["rounds"].pop(rid))
+                st["done_rounds"] = (st["done_rounds"] + [rid])[-_KEEP_DONE:]
+        for pid in list(st["packs"]):
+            pack = st["packs"][pid]
+            if packs.final(self, pack, closing):
+                st["out_packs"].append(st["packs"].pop(pid))
+                st["out_seqs"].append(packs.sequence(self, pack))
+                st["done_packs"] = (st["done_packs"] + [pid])[-_KEEP_DONE:]
+                for key in ("prep_pack", "play_pack", "shoe_pack"):
+                    if st[key] == pid:
+                        st[key] = None
+
+    # --- streams ------------------------------------------------------------
+    def _shuffler(self, ev: Event) -> None:
+        if ev.type != "shuffle_completed":
+            return
+        pack = self._pack(ev.pack_id, ev)
+        if pack["shuffler"] is None:
+            pack["shuffler"] = {"decks": ev.decks, "card_count": ev.card_count, "missing": list(ev.missing or []),
+                                "extra": list(ev.extra or []), "preshuffled": bool(ev.preshuffled), "ref": ref(ev)}
+        pack["shuffles"].append(["shuffler", None, ref(ev)])
+        self.proc.on_pack_event(self, pack, ev)
+        self._settle(pack)
+
+    def _shoe(self, ev: Event) -> None:
+        st = self.st
+        if st["shoe_pack"] not in (None, ev.pack_id):
+            self._passes(st["shoe_pack"], "shoe_done")
+        pack = self._pack(ev.pack_id, ev)
+        st["shoe_pack"] = ev.pack_id
+        t = ev.type
+        if t == "shoe_loaded":
+            if pack["shoe_loaded"] is None:
+                pack["shoe_loaded"] = {"card_count": ev.card_count, "ref": ref(ev)}
+            self.proc.on_pack_event(self, pack, ev)
+        elif t == "card_drawn":
+            pack["shoe_seen"] = True
+            packs.record_shoe_card(self, pack, ev)
+            self.proc.on_shoe_card(self, pack, ev)
+            self._align(pack)
+        else:  # cut_card_drawn, shoe_emptied
+            pack["shoe_seen"] = True
+            if t == "shoe_emptied":
+                pack["stub_remaining"] = ev.remaining
+            self.proc.on_pack_event(self, pack, ev)
+        self._settle(pack)
+        if t == "shoe_emptied":
+            self._passes(ev.pack_id, "shoe_done")
+            if st["shoe_pack"] == ev.pack_id:
+                st["shoe_pack"] = None
+
+    def _dealer(self, ev: Event) -> None:
+        st = self.st
+        st["dealer_pos"] += 1
+        st["dealer_id"] = ev.dealer_id
+        dispatch(self, ev)
+
+    def _set_game(self, game: str | None) -> None:
+        if game and game != self.st["game"]:
+            self.st["game"] = game
+            self.proc = procedure_for(game, self.ref)
+            self.st["g"] = self.proc.new_table_state()
+            for pack in self.st["packs"].values():
+                if not pack["g"]:
+                    pack["g"] = self.proc.new_pack_state()
+            for rnd in self.st["rounds"].values():
+                if not rnd["g"]:
+                    rnd["g"] = self.proc.new_round_state()
+            self._release_early()
+
+    def _release_early(self) -> None:
+        """Shoe and shuffler events that came before the game was known, in their arrival order."""
+        early, self.st["early"] = self.st["early"], []
+        for raw in early:
+            ev = Event.from_row(raw)
+            (self._shoe if ev.source == "shoe" else self._shuffler)(ev)
