@@ -25,8 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
-from schemas.arrow import events_to_table
-from schemas.decode import GamingDayConfig, Reject, decode_line, decode_object
+from schemas.arrow import EVENTS
+from schemas.decode import (
+    RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object,
+)
+from schemas.events import EVENT_FIELDS
 
 TAG_REJECTS = "rejects"
 TAG_IDS = "ids"
@@ -81,25 +84,37 @@ class DecodeChunk(beam.DoFn):
         rejects: list[dict] = []
         ids: dict[int, list] = defaultdict(list)
         seqs: dict[str, list] = defaultdict(list)
+        config = self.config
         for number, item in items:
             if kind == "parquet":
-                out = decode_object(item, orjson.dumps(item, default=str).decode(), path, number, self.config)
+                obj = item
             else:
-                out = decode_line(item, path, number, self.config)
+                try:
+                    obj = orjson.loads(item)
+                except orjson.JSONDecodeError:
+                    obj = _NOT_JSON
+            if obj is _NOT_JSON or type(obj) is not dict:
+                out = decode_line(item, path, number, config) if kind != "parquet" else \
+                    decode_object(obj, orjson.dumps(obj, default=str).decode(), path, number, config)
+            else:
+                out = decode_fields(obj, None, path, number, config)
             if isinstance(out, Reject):
+                text = item.decode("utf-8", "replace") if kind != "parquet" else orjson.dumps(item, default=str).decode()
+                out = dataclasses.replace(out, raw=out.raw or text[:RAW_LIMIT])
                 rejects.append(reject_row(out))
                 if out.event_id is not None:
-                    ids[_bucket(out.event_id)].append((out.event_id, REJECTED_KEY, out.digest))
+                    ids[_bucket(out.event_id)].append((out.event_id, REJECTED_KEY))
                 if out.device_id is not None and out.seq is not None:
                     seqs[out.device_id].append((out.seq, out.table_id, out.event_id, None))
                 continue
-            ev, digest = out
-            by_table[ev.table_id].append(ev)
-            digests[ev.table_id].append(digest)
-            ids[_bucket(ev.event_id)].append((ev.event_id, ev.table_id, digest))
-            seqs[ev.device_id].append((ev.seq, ev.table_id, ev.event_id, ev.ts))
-        for table_id, events in by_table.items():
-            t = events_to_table(events).append_column(DIGEST, pa.array(digests[table_id], pa.string()))
+            digest = content_digest(obj)
+            table_id, event_id = out["table_id"], out["event_id"]
+            by_table[table_id].append(out)
+            digests[table_id].append(digest)
+            ids[_bucket(event_id)].append((event_id, table_id))
+            seqs[out["device_id"]].append((out["seq"], table_id, event_id, out["ts"]))
+        for table_id, rows in by_table.items():
+            t = rows_to_events_table(rows).append_column(DIGEST, pa.array(digests[table_id], pa.string()))
             yield table_id, t
         if rejects:
             yield beam.pvalue.TaggedOutput(TAG_REJECTS, rejects)
@@ -110,6 +125,22 @@ class DecodeChunk(beam.DoFn):
         yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"read": len(items), "rejected": len(rejects)})
 
 
+_NOT_JSON = object()
+
+
+def rows_to_events_table(rows: list[dict]) -> pa.Table:
+    """Accepted lines' fields (``decode_fields``) → an Arrow table of the EVENTS schema."""
+    columns = {name: [] for name in EVENT_FIELDS}
+    for row in rows:
+        get = row.get
+        for name, values in columns.items():
+            values.append(get(name))
+    ts = pa.array(columns.pop("ts"), pa.int64()).cast(EVENTS.field("ts").type)
+    arrays = {name: pa.array(values, type=EVENTS.field(name).type) for name, values in columns.items()}
+    arrays["ts"] = ts
+    return pa.table({name: arrays[name] for name in EVENTS.names}, schema=EVENTS)
+
+
 def _bucket(event_id: str) -> int:
     return zlib.crc32(event_id.encode()) % ID_BUCKETS
 
@@ -118,13 +149,13 @@ def conflicting_ids(entries: Iterable[list]) -> list[str]:
     """event_ids whose copies sit under more than one table (or collide with a reject)."""
     tables: dict[str, set] = defaultdict(set)
     for batch in entries:
-        for event_id, table_key, _digest in batch:
+        for event_id, table_key in batch:
             tables[event_id].add(table_key)
     return sorted(e for e, keys in tables.items() if len(keys) > 1)
 
 
 class FindConflictingIds(beam.PTransform):
-    """(bucket, [(event_id, table_key, digest)]) → event_ids in conflict across tables."""
+    """(bucket, [(event_id, table_key)]) → event_ids in conflict across tables."""
 
     def expand(self, ids):
         return (

@@ -19,6 +19,7 @@ from schemas import contract as C
 from schemas.events import Event, datetime_to_micros
 
 RAW_LIMIT = 64 * 1024  # rejected raw text is cut here (contract)
+_EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +45,7 @@ class GamingDayConfig:
                 raise ValueError(f"unknown time zone {self.timezone!r}") from None
         object.__setattr__(self, "_delta", delta)   # derived, cached (frozen dataclass)
         object.__setattr__(self, "_zone", zone)
+        object.__setattr__(self, "_delta_micros", int(delta.total_seconds()) * 1_000_000)
 
     @property
     def cutoff_delta(self) -> _dt.timedelta:
@@ -52,6 +54,12 @@ class GamingDayConfig:
     @property
     def zone(self) -> _dt.tzinfo:
         return self._zone
+
+    def day_of_micros(self, micros: int) -> _dt.date:
+        """Gaming day of a UTC timestamp in microseconds (integer arithmetic when the zone is UTC)."""
+        if self._zone is _dt.timezone.utc:
+            return _dt.date.fromordinal(_EPOCH_ORDINAL + (micros - self._delta_micros) // 86_400_000_000)
+        return self.gaming_day(_dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(microseconds=micros))
 
     def gaming_day(self, ts: _dt.datetime) -> _dt.date:
         return (ts.astimezone(self.zone) - self.cutoff_delta).date()
@@ -146,6 +154,57 @@ def _check(kind: str, v: Any) -> str | None:
     raise AssertionError(f"unknown field kind {kind}")
 
 
+_CARD_SET = frozenset(r + u for r in C.RANKS for u in C.SUITS)
+_NAMED_TARGETS = frozenset(("dealer", "community", "player", "banker", "burn"))
+
+
+def _fast_predicate(name: str, kind: str):
+    """A cheap test that accepts the common, valid values of a field (and converts nothing).
+
+    A value it does not accept goes through :func:`_check`, which decides and
+    says why (e.g. ``3.0`` is a valid integer, but only the slow path takes it).
+    """
+    if kind == "id":
+        return lambda v: type(v) is str and v != ""
+    if kind == "event_id":
+        return lambda v: type(v) is str and 0 < len(v) <= 128
+    if kind in ("str", "ts"):
+        return lambda v: type(v) is str
+    if kind == "int0":
+        return lambda v: type(v) is int and v >= 0
+    if kind in ("int1", "seat"):
+        return lambda v: type(v) is int and v >= 1
+    if kind == "street":
+        return lambda v: type(v) is int and 3 <= v <= 7
+    if kind == "bool":
+        return lambda v: type(v) is bool
+    if kind == "amount":
+        return lambda v: type(v) is int or type(v) is float
+    if kind == "card":
+        return lambda v: type(v) is str and v in _CARD_SET
+    if kind == "cards":
+        return lambda v: type(v) is list and all(type(c) is str and c in _CARD_SET for c in v)
+    if kind == "cards5":
+        return lambda v: type(v) is list and len(v) == 5 and all(type(c) is str and c in _CARD_SET for c in v)
+    if kind.startswith("enum:"):
+        allowed = frozenset(getattr(C, kind[5:]))
+        return lambda v: type(v) is str and v in allowed
+    if kind == "pattern:TARGET_PATTERN":
+        seat = _PATTERNS["TARGET_PATTERN"].match
+        return lambda v: type(v) is str and (v in _NAMED_TARGETS or seat(v) is not None)
+    if kind.startswith("pattern:"):
+        match = _PATTERNS[kind[8:]].match
+        return lambda v: type(v) is str and match(v) is not None
+    raise AssertionError(kind)
+
+
+_CONVERT = {"int0": int, "int1": int, "seat": int, "street": int, "amount": float}
+# name -> (kind, fast predicate, converter or None)
+_FIELD_RULES = {name: (kind, _fast_predicate(name, kind), _CONVERT.get(kind)) for name, kind in C.FIELDS.items()}
+_REQUIRED = {t: C.required_fields(t) for t in C.TYPES}
+_REQUIRED_LAYOUT_CARD = {t: r + ("round_id",) for t, r in _REQUIRED.items()}
+
+
 def _json_type(v: Any) -> str:
     if v is None:
         return "null"
@@ -190,7 +249,9 @@ def content_digest(obj: dict) -> str:
     return hashlib.blake2b(canon, digest_size=16).hexdigest()
 
 
-def _cut(raw: str) -> str:
+def _cut(raw: str | None) -> str:
+    if raw is None:
+        return ""  # the caller fills in the raw text (decode_fields on the batch's hot path)
     return raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT]
 
 
@@ -222,10 +283,21 @@ def decode_line(raw: str | bytes, file: str, line: int, config: GamingDayConfig)
 
 
 def decode_object(obj: Any, text: str, file: str, line: int, config: GamingDayConfig):
-    """Validate one parsed JSON value (a line, or a Parquet row as a dict)."""
+    """Validate one parsed JSON value (a line, or a Parquet row as a dict) into ``(Event, digest)``."""
+    if type(obj) is not dict:
+        return decode_fields(obj, text, file, line, config)
+    digest = content_digest(obj)
+    out = decode_fields(obj, text, file, line, config)
+    if isinstance(out, Reject):
+        return dataclasses.replace(out, digest=digest)
+    return Event.from_row(out), digest
+
+
+def decode_fields(obj: Any, text: str, file: str, line: int, config: GamingDayConfig):
+    """Like :func:`decode_object`, but an accepted line is its fields dict (missing keys
+    are absent fields): the cheap form for building Arrow columns.  No digest."""
     if type(obj) is not dict:
         return Reject(file, line, _cut(text), f"not a JSON object (got {_json_type(obj)})")
-    digest = content_digest(obj)
     problems: list[str] = []
     etype = obj.get("type")
     source = obj.get("source")
@@ -239,33 +311,45 @@ def decode_object(obj: Any, text: str, file: str, line: int, config: GamingDayCo
     elif spec is not None and source is not None and spec[0] != source:
         problems.append(f"type {etype!r} belongs to source {spec[0]!r}, not {source!r}")
 
-    required = C.required_fields(etype) if spec else C.ENVELOPE_REQUIRED
-    if spec and etype == "card_dealt" and obj.get("target") not in (None, "burn"):
-        required = required + ("round_id",)
+    if spec is None:
+        required = C.ENVELOPE_REQUIRED
+    elif etype == "card_dealt" and obj.get("target") not in (None, "burn"):
+        required = _REQUIRED_LAYOUT_CARD[etype]
+    else:
+        required = _REQUIRED[etype]
     for name in required:
-        if name != "type" and (name not in obj or (obj[name] is None and C.FIELDS[name] != "card")):
+        value = obj.get(name)
+        if value is None and name != "type" and (name not in obj or name != "card"):
             problems.append(f"required field {name!r} is missing")
 
     fields: dict[str, Any] = {}
-    unknown: dict[str, Any] = {}
+    unknown: dict[str, Any] | None = None
+    rules = _FIELD_RULES
     for name, value in obj.items():
-        kind = C.FIELDS.get(name)
-        if kind is None:
+        rule = rules.get(name)
+        if rule is None:
+            if unknown is None:
+                unknown = {}
             unknown[name] = value
             continue
-        if name == "type" or value is None:
+        if value is None or name == "type":
             continue  # a null is an absent field; a required one is reported above
+        kind, fast, convert = rule
+        if fast(value):
+            fields[name] = float(value) if kind == "amount" else value
+            continue
         problem = _check(kind, value)
         if problem:
             problems.append(f"field {name!r} {problem}")
-        elif kind in ("int0", "int1", "seat", "street"):
-            fields[name] = int(value)
-        elif kind in ("amount",):
-            fields[name] = float(value)
         else:
-            fields[name] = value
+            fields[name] = convert(value) if convert else value
     if etype in C.POSITIVE_AMOUNT_TYPES and "amount" in fields and fields["amount"] <= 0:
         problems.append(f"field 'amount' must be greater than 0, got {_num(obj['amount'])}")
+    when = None
+    if "ts" in fields:
+        when = _parse_ts(fields["ts"])
+        if when is None:
+            problems.append(f"field 'ts' is not an RFC 3339 timestamp with offset: {fields['ts']!r}")
 
     if problems:
         return Reject(
@@ -274,17 +358,14 @@ def decode_object(obj: Any, text: str, file: str, line: int, config: GamingDayCo
             table_id=_readable(obj, "table_id", "id"),
             device_id=_readable(obj, "device_id", "id"),
             seq=int(obj["seq"]) if _readable(obj, "seq", "int0") is not None else None,
-            digest=digest,
         )
 
-    when = _parse_ts(fields["ts"])
-    fields["ts"] = datetime_to_micros(when)
+    micros = datetime_to_micros(when)
+    fields["ts"] = micros
     fields["type"] = etype
-    fields["gaming_day"] = config.gaming_day(when)
-    fields["unknown_fields"] = (
-        orjson.dumps(unknown, option=orjson.OPT_SORT_KEYS).decode() if unknown else None
-    )
+    fields["gaming_day"] = config.day_of_micros(micros)
+    if unknown:
+        fields["unknown_fields"] = orjson.dumps(unknown, option=orjson.OPT_SORT_KEYS).decode()
     fields["file"] = file
     fields["line"] = line
-    ev = Event.from_row(fields)
-    return ev, digest
+    return fields

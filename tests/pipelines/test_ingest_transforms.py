@@ -40,9 +40,9 @@ def test_decode_chunk_splits_events_by_table_and_tags_rejects_and_counts():
 
 def test_find_conflicting_ids_across_tables_and_with_rejected_copies():
     ids = [
-        (1, [("a", "BAC-07", "d1"), ("b", "BAC-07", "d2")]),
-        (1, [("a", "BAC-08", "d3"), ("b", "BAC-07", "d2")]),   # a: two tables → conflict; b: same → fine
-        (2, [("c", "BAC-07", "d4"), ("c", REJECTED_KEY, "d5")]),  # c: a valid and a rejected copy
+        (1, [("a", "BAC-07"), ("b", "BAC-07")]),
+        (1, [("a", "BAC-08"), ("b", "BAC-07")]),   # a: two tables → conflict; b: same → fine
+        (2, [("c", "BAC-07"), ("c", REJECTED_KEY)]),  # c: a valid and a rejected copy
     ]
     with BeamTestPipeline(options=OPTIONS) as p:
         out = p | beam.Create(ids) | FindConflictingIds()
