@@ -136,7 +136,9 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
     else:
         import multiprocessing
 
-        with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+        # "spawn", never "fork": the caller may hold threads (Beam's gRPC, a test runner),
+        # and a forked copy of a threaded process can crash.
+        with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
             results = pool.map(_run_part, [(a, p, n, None) for a, p, n, _ in jobs])
     findings, by_fault, by_rule = _merge_truth(out, len(jobs))
     files = [f for r in results for f in r[1]]

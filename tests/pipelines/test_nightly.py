@@ -147,3 +147,28 @@ def test_a_state_from_another_format_fails_clearly(floors, tmp_path):
                                        "--lake", str(lake), "--cutoff", CUTOFF, "--quiet"])
     assert result.exit_code == 2
     assert result.output.startswith("Error: the state of gaming day 2026-11-27 was written by pitwatch")
+
+
+@pytest.mark.slow
+def test_simulated_days_night_by_night_equal_one_run(tmp_path):
+    """Two simulated gaming days of every game, faults of every kind, shoes and stub
+    windows across the cutoff; night by night equals one run over both days."""
+    from pipelines.simulate import SPECS, simulate
+
+    feeds = tmp_path / "inbox"
+    simulate(feeds, tables={"baccarat": 1, "three_bet_poker": 1, "combate": 1, "razz": 1},
+             hours=12, seed=9, faults={name: 0.03 for name in SPECS})
+    days = sorted(d.name for d in feeds.iterdir() if d.is_dir())
+    assert len(days) >= 2
+    result = CliRunner().invoke(main, ["run", *[str(feeds / d) for d in days], "--lake", str(tmp_path / "single"),
+                                       "--quiet"])
+    assert result.exit_code == 0, result.output
+    for day in days:
+        result = CliRunner().invoke(main, ["run", "--day", day, "--inbox", str(feeds), "--lake",
+                                           str(tmp_path / "nightly"), "--quiet"])
+        assert result.exit_code == 0, result.output
+    single = _rows(tmp_path / "single", "findings")
+    assert len({r[1] for r in single}) >= 10
+    assert _rows(tmp_path / "nightly", "findings") == single
+    assert _rows(tmp_path / "nightly", "rounds") == _rows(tmp_path / "single", "rounds")
+    assert _rows(tmp_path / "nightly", "packs") == _rows(tmp_path / "single", "packs")
