@@ -77,15 +77,18 @@ def step(al: dict) -> list[tuple]:
     """Decide every place that can be decided now; returns the outcomes in order."""
     s, t = al["s"], al["t"]
     i, j = al["i"], al["j"]
+    ns, nt = len(s), len(t)
     out = []
     while True:
-        has_s, has_t = i < len(s), j < len(t)
-        if has_s and has_t and _agree(s[i][1], t[j][0]):
-            out.append(("match", i, j))
-            i += 1
-            j += 1
-            continue
-        if not has_s and not has_t:
+        has_s, has_t = i < ns, j < nt
+        if has_s and has_t:
+            a, b = s[i][1], t[j][0]
+            if a is None or b is None or a == b:  # _agree
+                out.append(("match", i, j))
+                i += 1
+                j += 1
+                continue
+        elif not has_s and not has_t:
             break
         if not has_s:
             if not al["s_done"]:
@@ -99,7 +102,7 @@ def step(al: dict) -> list[tuple]:
             out.append(("shoe_only", i, j - 1))
             i += 1
             continue
-        if not ((len(s) - i >= WINDOW or al["s_done"]) and (len(t) - j >= WINDOW or al["t_done"])):
+        if not ((ns - i >= WINDOW or al["s_done"]) and (nt - j >= WINDOW or al["t_done"])):
             break
         a, b = next(((a, b) for a, b in _CANDIDATES if _score(s, t, i + a, j + b, al) == CONFIRM), (1, 1))
         if (a, b) == (1, 1):

@@ -24,6 +24,8 @@ drawing rule, payouts, and the plug-in glue.
 """
 from __future__ import annotations
 
+import functools
+
 from rules import baccarat_shoe as shoe
 from rules.cards import baccarat_total, banker_draws, player_draws, verdicts
 from rules.finding import ref
@@ -42,6 +44,13 @@ def _hands(rnd: dict) -> tuple[list, list]:
 def _winner(cards: list[str], n_player: int) -> tuple[str, int, int]:
     pt, bt = baccarat_total(cards[:n_player]), baccarat_total(cards[n_player:])
     return ("player" if pt > bt else "banker" if bt > pt else "tie"), pt, bt
+
+
+@functools.lru_cache(maxsize=64)  # every payout of a coup asks again: a coup's worth of entries
+def _winners(cards: tuple, n_player: int) -> frozenset | None:
+    """The winners the coup ``cards`` (player's ``n_player`` first) could have; None: too many unknown."""
+    results = verdicts(cards, lambda cs: _winner(cs, n_player)[0])
+    return None if results is None else frozenset(results)
 
 
 def drawing_verdict(player: list, banker: list) -> str | None:
@@ -133,8 +142,7 @@ class Baccarat(GameProcedure):
         amount = bet_total(rnd, ev.seat, ev.spot)
         if amount is None:
             return [("no bet", 0.0)]
-        n = len(player)
-        results = verdicts(player + banker, lambda cs: _winner(cs, n)[0])
+        results = _winners(tuple(player + banker), len(player))
         if results is None:
             return []
         return sorted({self._settle(w, ev.spot, amount) for w in results})

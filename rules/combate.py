@@ -118,7 +118,8 @@ class Combate(GameProcedure):
                        lambda *cs: any(is_live(c, split=h["split"]) for c, h in zip(cs, hands)))
 
     def _seat_count(self, rnd, seat: int) -> int:
-        return sum(1 for c in rnd["cards"] if c[0] == f"seat:{seat}")
+        target = f"seat:{seat}"
+        return sum(1 for c in rnd["cards"] if c[0] == target)
 
     def _p3_order(self, rnd) -> list[str]:
         g = rnd["g"]

@@ -200,6 +200,8 @@ def _round_card(rp, rnd: dict, ev: Event) -> None:
         if rnd["pack_id"] is None:
             rnd["pack_id"] = pid
     rounds.on_card(rp, rnd, ev, pid, tpos)
+    if rnd["done"]:
+        rp._fver += 1  # a card after round_ended: the round's finality is to be looked at again
     rp.proc.on_card(rp, rnd, ev)
     if pack is not None:
         rp._align(pack)

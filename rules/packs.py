@@ -32,7 +32,7 @@ findings, see :mod:`rules.table`):
 from __future__ import annotations
 
 from rules import alignment
-from rules.cards import new_deck_run
+from rules.cards import RANK_INDEX, new_deck_run
 from rules.finding import ref
 from schemas.events import micros_to_datetime
 
@@ -63,12 +63,19 @@ def record_shoe_card(ctx, pack: dict, ev) -> None:
     pack["s_round"].extend([None] * (len(al["s"]) - len(pack["s_round"])))
     if pack["first_shoe"] is None:
         pack["first_shoe"] = ref(ev)
-    if not pack["run_found"] and len(al["s"]) >= RUN:
-        window = al["s"][-RUN:]
+    s = al["s"]
+    if not pack["run_found"] and len(s) >= RUN and _may_end_run(s[-2][1], s[-1][1]):
+        window = s[-RUN:]
         if new_deck_run([c[1] for c in window], RUN) == 0:
             pack["run_found"] = True
             _run_finding(ctx, pack, [[c[2], c[3], None] for c in window],
                          [(c[0], c[1]) for c in window], "shoe draws")
+
+
+def _may_end_run(a: str | None, b: str | None) -> bool:
+    """Whether cards ``a``, ``b`` can close a new-deck run (same suit, adjacent ranks): a cheap
+    test before looking at the whole window."""
+    return a is not None and b is not None and a[1] == b[1] and abs(RANK_INDEX[b[0]] - RANK_INDEX[a[0]]) == 1
 
 
 def record_term_card(pack: dict, ev, round_id, dealer_pos: int) -> int:

@@ -120,6 +120,24 @@ def rank_five(cards: Sequence[str]) -> PokerHand:
     if len(cards) != 5:
         raise ValueError(f"a poker hand is five cards, got {len(cards)}")
     five = tuple(cards)
+    for code in five:
+        if code not in _CODES:
+            _card(code)  # raises: not a card code
+    a, b, c, d, e = five
+    shape_key = (tuple(sorted((a[0], b[0], c[0], d[0], e[0]))), a[1] == b[1] == c[1] == d[1] == e[1])
+    shape = _SHAPES.get(shape_key)
+    if shape is None:
+        shape = _SHAPES[shape_key] = _shape(five)
+    return PokerHand(shape[0], shape[1], five, shape[2])
+
+
+# A hand's (key, category, pair_rank) depends on its ranks and whether all five are suited only
+# (pokerkit keys its lookup by the ranks' prime product and that flag): computed once per shape.
+_CODES = frozenset(r + s for r in RANK_ORDER for s in "cdhs")
+_SHAPES: dict[tuple, tuple] = {}
+
+
+def _shape(five: tuple[str, ...]) -> tuple:
     parsed = tuple(_card(c) for c in five)
     ranks = [c[0] for c in five]
     suited = len({c[1] for c in five}) == 1
@@ -129,10 +147,10 @@ def rank_five(cards: Sequence[str]) -> PokerHand:
         if category is Category.STRAIGHT_FLUSH and set(ranks) == _ROYAL:
             category = Category.ROYAL_FLUSH
         if category is Category.FLUSH:
-            return PokerHand((category, _ranks_high_first(ranks)), category, five)
-        return PokerHand((category, entry.index), category, five, _pair_rank(category, ranks))
+            return (category, _ranks_high_first(ranks)), category, None
+        return (category, entry.index), category, _pair_rank(category, ranks)
     if len(set(ranks)) == 1:
-        return PokerHand((Category.FIVE_OF_A_KIND, RANK_VALUE[ranks[0]]), Category.FIVE_OF_A_KIND, five)
+        return (Category.FIVE_OF_A_KIND, RANK_VALUE[ranks[0]]), Category.FIVE_OF_A_KIND, None
     if not suited:  # pragma: no cover - pokerkit covers every unsuited shape but five of a kind
         raise ValueError(f"pokerkit cannot rank {five}")
     # Five cards of one suit with a repeated rank: rank the same ranks as if unsuited.
@@ -142,8 +160,8 @@ def rank_five(cards: Sequence[str]) -> PokerHand:
     alone = _LOOKUP.get_entry(tuple(unsuited))
     category = _FROM_LABEL[alone.label]
     if category > Category.FLUSH:  # full house, four of a kind
-        return PokerHand((category, alone.index), category, five)
-    return PokerHand((Category.FLUSH, _ranks_high_first(ranks)), Category.FLUSH, five)
+        return (category, alone.index), category, None
+    return (Category.FLUSH, _ranks_high_first(ranks)), Category.FLUSH, None
 
 
 def best_five(cards: Iterable[str]) -> PokerHand:

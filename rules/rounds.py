@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from rules.catalog import rule
 from rules.finding import ref
+from rules.packs import aligned_through
 from schemas.events import micros_to_datetime
 
 
@@ -33,25 +34,33 @@ def touch(rnd: dict, ev) -> None:
         rnd["first_ts"] = ev.ts
 
 
+# Which games each shared round check applies to (the catalogue is constant data).
+_BEFORE_BETS_GAMES = frozenset(rule("CARDS_BEFORE_BETS_CLOSED").games)
+_DEAL_ORDER_GAMES = frozenset(rule("DEAL_ORDER").games)
+_CARD_FACE_GAMES = frozenset(rule("CARD_FACE").games)
+_MISDEAL_GAMES = frozenset(rule("MISDEAL").games)
+_PAYOUT_GAMES = frozenset(rule("PAYOUT").games)
+
+
 def _describe(targets) -> str:
     return " or ".join(targets) if targets else "no further card"
 
 
 def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
     """Shared checks of a dealt card, then record it in the round."""
-    if rnd["bets_closed"] is None and rule("CARDS_BEFORE_BETS_CLOSED").applies_to(ctx.game):
+    if rnd["bets_closed"] is None and ctx.game in _BEFORE_BETS_GAMES:
         evidence = [r for r in (rnd["start_ref"], ref(ev)) if r is not None]
         ctx.emit("CARDS_BEFORE_BETS_CLOSED", rnd=rnd, key=(), evidence=evidence,
                  expected="\"no more bets\" (bets_closed) before any card of the round",
                  actual=f"a card was dealt to {ev.target} with no bets_closed before it")
     proc = ctx.proc
-    if rule("DEAL_ORDER").applies_to(ctx.game):
+    if ctx.game in _DEAL_ORDER_GAMES:
         allowed = proc.allowed_targets(ctx, rnd, ev)
         if allowed is not None and ev.target not in allowed:
             ctx.emit("DEAL_ORDER", rnd=rnd, key=(), evidence=[ref(ev)],
                      expected=f"card {len(rnd['cards']) + 1} of the round to {_describe(allowed)}",
                      actual=f"card {len(rnd['cards']) + 1} went to {ev.target}")
-    if rule("CARD_FACE").applies_to(ctx.game):
+    if ctx.game in _CARD_FACE_GAMES:
         face = proc.expected_face(ctx, rnd, ev)
         if face is not None and ev.face != face:
             ctx.emit("CARD_FACE", rnd=rnd, key=(), evidence=[ref(ev)],
@@ -62,7 +71,7 @@ def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
 
 def check_misdeal(ctx, rnd: dict) -> None:
     """MISDEAL: compare the holdings with the plug-in's expectation (once per round)."""
-    if rnd["misdeal_checked"] or not rule("MISDEAL").applies_to(ctx.game):
+    if rnd["misdeal_checked"] or ctx.game not in _MISDEAL_GAMES:
         return
     rnd["misdeal_checked"] = True
     want = ctx.proc.expected_holdings(ctx, rnd)
@@ -81,7 +90,7 @@ def check_misdeal(ctx, rnd: dict) -> None:
 
 def check_payout(ctx, rnd: dict, ev) -> None:
     """PAYOUT: one finding for every wrong payout (key: round, seat, spot, hand, the payout)."""
-    if not rule("PAYOUT").applies_to(ctx.game) or rnd["voided"]:
+    if ctx.game not in _PAYOUT_GAMES or rnd["voided"]:
         return
     candidates = ctx.proc.payout_candidates(ctx, rnd, ev)
     if candidates is None:
@@ -104,23 +113,32 @@ def bet_total(rnd: dict, seat: int, spot: str) -> float | None:
     return sum(amounts) if amounts else None
 
 
-def final(ctx, rnd: dict, closing: bool) -> bool:
-    from rules.packs import aligned_through
+ALIGNING = "aligning"  # final_status(): the round waits for the card matching of one of its packs
 
-    if closing:
-        return True
+
+def final(ctx, rnd: dict, closing: bool) -> bool:
+    return closing or final_status(ctx, rnd) is True
+
+
+def final_status(ctx, rnd: dict):
+    """True once the round's row is final; :data:`ALIGNING` while the card matching of a pack
+    it was dealt from has not decided its cards (it stays so until that matching progresses,
+    the pack's streams pass it, or the round gets another card); False otherwise."""
     if not rnd["done"]:
         return False
-    if rnd.get("tail") is None or len(rnd["cards"]) != rnd["tail"][0]:
+    tail = rnd.get("tail")
+    cards = rnd["cards"]
+    if tail is None or len(cards) != tail[0]:
         last: dict[str, int] = {}
-        for c in rnd["cards"]:
+        for c in cards:
             if c[7] is not None:
                 last[c[6]] = max(last.get(c[6], -1), c[7])
-        rnd["tail"] = [len(rnd["cards"]), sorted(last.items())]
-    for pack_id, tpos in rnd["tail"][1]:
-        pack = ctx.st["packs"].get(pack_id)
+        tail = rnd["tail"] = [len(cards), sorted(last.items())]
+    packs = ctx.st["packs"]
+    for pack_id, tpos in tail[1]:
+        pack = packs.get(pack_id)
         if pack is not None and not aligned_through(pack, tpos):
-            return False
+            return ALIGNING
     return not ctx.proc.round_open(ctx, rnd)
 
 

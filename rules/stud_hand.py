@@ -47,6 +47,7 @@ How document 004 is read here (the German decides where rules.md is silent):
 """
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 from rules.finding import ref
@@ -58,8 +59,13 @@ from rules.stud_showing import (
 
 def seat_of(target: str | None) -> int | None:
     if target and target.startswith("seat:"):
-        return int(target[5:])
+        return _seat_number(target)
     return None
+
+
+@functools.lru_cache(maxsize=256)  # a handful of "seat:N" targets, asked several times per card
+def _seat_number(target: str) -> int:
+    return int(target[5:])
 
 
 def new_hand_state(game: str, *, small_bet=None, big_bet=None, seats: Iterable[int] = (),

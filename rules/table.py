@@ -95,6 +95,20 @@ class TableReplay:
         self.st = _new_state(table_id)
         self.proc = procedure_for(None, self.ref)
         self._out: list[Finding] = []
+        self._caches()
+
+    def _caches(self) -> None:
+        """Bookkeeping that only saves work (derived from ``st``, never part of the state).
+
+        ``_fver`` counts changes that can make a round waiting on the card matching final
+        (matching progress, a stream passing a pack, a pack handed out, a card to an ended
+        round); ``_fclean`` is ``(_fver, len(ending))`` after a flush found every ending round
+        waiting on the matching, so the next flush can skip them while nothing changed.
+        ``_ready`` holds the packs both card streams have passed (only those can be final).
+        """
+        self._fver = 0
+        self._fclean = None
+        self._ready = {pid for pid, p in self.st["packs"].items() if p["shoe_done"] and p["term_done"]}
 
     # --- public API ----------------------------------------------------------
     @property
@@ -125,6 +139,8 @@ class TableReplay:
         for pack in list(st["packs"].values()):
             for flag, al_flag in (("shoe_done", "s_done"), ("term_done", "t_done")):
                 pack[flag] = pack["al"][al_flag] = True
+            self._ready.add(pack["pack_id"])
+            self._fver += 1
             packs.align(self, pack)
             packs.settle(self, pack, closing=True)
         self.proc.on_close(self)
@@ -165,6 +181,7 @@ class TableReplay:
         obj = cls(state["table_id"], reference, gaming_day)
         obj.st = copy.deepcopy(state)
         obj.proc = procedure_for(obj.st["game"], obj.ref)
+        obj._caches()
         return obj
 
     # --- the plug-in API (ctx) ----------------------------------------------
@@ -221,7 +238,8 @@ class TableReplay:
             if pack_id in st["done_packs"]:
                 return pack  # a straggler for a finished pack: detached, not kept
             st["packs"][pack_id] = pack
-        packs.touch(pack, ev)
+        if pack["min_ts"] is None or ev.ts < pack["min_ts"]:  # packs.touch
+            pack["min_ts"] = ev.ts
         return pack
 
     def _round(self, round_id: str, ev: Event) -> dict:
@@ -232,7 +250,8 @@ class TableReplay:
             rnd["dealer_id"] = ev.dealer_id
             if round_id not in st["done_rounds"]:
                 st["rounds"][round_id] = rnd
-        rounds.touch(rnd, ev)
+        if rnd["first_ts"] is None or ev.ts < rnd["first_ts"]:  # rounds.touch
+            rnd["first_ts"] = ev.ts
         return rnd
 
     def _settle(self, pack: dict) -> None:
@@ -241,6 +260,7 @@ class TableReplay:
 
     def _align(self, pack: dict) -> None:
         if packs.align(self, pack):
+            self._fver += 1
             self.proc.settle_pack(self, pack)
 
     def _passes(self, pack_id: str | None, side: str) -> None:
@@ -249,6 +269,9 @@ class TableReplay:
             return
         pack[side] = True
         pack["al"]["s_done" if side == "shoe_done" else "t_done"] = True
+        self._fver += 1
+        if pack["shoe_done"] and pack["term_done"]:
+            self._ready.add(pack_id)
         self._align(pack)
         self._settle(pack)
         if pack["shoe_done"] and pack["term_done"]:
@@ -257,18 +280,34 @@ class TableReplay:
 
     def _flush(self, closing: bool) -> None:
         st = self.st
-        for rid in list(st["ending"]):
-            rnd = st["rounds"].get(rid)
-            if rnd is None:
-                st["ending"].remove(rid)
-            elif rounds.final(self, rnd, closing):
-                st["ending"].remove(rid)
-                st["out_rounds"].append(st["rounds"].pop(rid))
-                st["done_rounds"] = (st["done_rounds"] + [rid])[-_KEEP_DONE:]
+        ending = st["ending"]
+        if ending and (closing or self._fclean != (self._fver, len(ending))):
+            live = st["rounds"]
+            waiting = True  # every round left waits on the card matching
+            for rid in list(ending):
+                rnd = live.get(rid)
+                if rnd is None:
+                    ending.remove(rid)
+                    continue
+                status = True if closing else rounds.final_status(self, rnd)
+                if status is True:
+                    ending.remove(rid)
+                    st["out_rounds"].append(live.pop(rid))
+                    st["done_rounds"] = (st["done_rounds"] + [rid])[-_KEEP_DONE:]
+                elif status is not rounds.ALIGNING:
+                    waiting = False
+            self._fclean = (self._fver, len(ending)) if waiting else None
+        ready = self._ready
+        if not (ready or closing):
+            return  # a pack is final only once both card streams passed it
         for pid in list(st["packs"]):
+            if not (closing or pid in ready):
+                continue
             pack = st["packs"][pid]
             if packs.final(self, pack, closing):
                 st["out_packs"].append(st["packs"].pop(pid))
+                ready.discard(pid)
+                self._fver += 1
                 st["out_seqs"].append(packs.sequence(self, pack))
                 st["done_packs"] = (st["done_packs"] + [pid])[-_KEEP_DONE:]
                 for key in ("prep_pack", "play_pack", "shoe_pack"):
