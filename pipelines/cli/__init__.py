@@ -14,6 +14,7 @@ from pipelines import __version__
 # command name -> "module:attribute" (a click.Command)
 COMMANDS = {
     "run": "pipelines.cli.run:run",
+    "watch": "pipelines.cli.watch:watch",
     "simulate": "pipelines.cli.simulate:simulate",
     "demo": "pipelines.cli.demo:demo",
     "rules": "pipelines.cli.rules:rules",
@@ -24,6 +25,7 @@ COMMANDS = {
 
 _SHORT_HELP = {
     "run": "The nightly batch: ingest, validate, replay, write the lake.",
+    "watch": "Live alerts: follow growing inputs, replay live, alert at once.",
     "simulate": "Write a realistic simulated gaming day with injected faults.",
     "demo": "Simulate a small day, run the batch, print the findings.",
     "rules": "List the rule catalogue with severity and source.",

@@ -1,0 +1,91 @@
+"""``pitwatch watch``: live alerts from growing event files and Redis Streams."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pipelines.cli.common import lake_option, setup_logging, user_errors
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  pitwatch watch /data/feeds/ --lake /data/lake
+  pitwatch watch /data/feeds/ --lake lake --alerts-file alerts.jsonl --webhook https://pit/hooks/pitwatch
+  pitwatch watch 'redis://floor-bus:6379/0?stream=pit:*' --lake lake --no-stdout --alerts-file alerts.jsonl
+  pitwatch watch day.jsonl --lake lake --stop-after-idle 5 --finalize-at-stop   (batch-like: ends when input stops)
+
+\b
+Alerts: one JSON object per line on stdout, with the columns of the lake's
+findings table; the same alerts go to LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet.
+SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
+""",
+)
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT…")
+@lake_option
+@click.option("--state-dir", metavar="DIR", help="Checkpoint folder.  [default: LAKE/_watch/WATCH_ID]")
+@click.option("--watch-id", default="default", show_default=True, metavar="ID",
+              help="Name of this watcher (its state folder and its alerts files in the lake).")
+@click.option("--alerts-file", metavar="PATH", help="Also append alerts to this JSONL file.")
+@click.option("--webhook", "webhooks", multiple=True, metavar="URL",
+              help="Also POST each alert as JSON to URL (repeatable).")
+@click.option("--stdout/--no-stdout", default=True, show_default=True, help="Alerts as JSON lines on stdout.")
+@click.option("--lake-alerts/--no-lake-alerts", default=True, show_default=True,
+              help="Write alerts to LAKE/alerts/ in small atomic batches.")
+@click.option("--stop-after-idle", type=click.FloatRange(0), metavar="SECONDS",
+              help="Stop (checkpoint, exit 0) after this long with no new input.")
+@click.option("--finalize-at-stop", is_flag=True,
+              help="At stop, decide what the engine keeps for the end of input (as the batch does).")
+@click.option("--finalize-after-idle", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
+              help="Decide a table's end-of-input rules once it is silent this long (off by default).")
+@click.option("--reorder-wait", default=2.0, show_default=True, type=click.FloatRange(0), metavar="SECONDS",
+              help="Longest wait for a device's missing seq before taking it as lost.")
+@click.option("--checkpoint-every", default=5.0, show_default=True, type=click.FloatRange(0.05),
+              metavar="SECONDS", help="Checkpoint interval.")
+@click.option("--poll", default=0.02, show_default=True, type=click.FloatRange(0.001), metavar="SECONDS",
+              help="Sleep between looks at quiet inputs.")
+@click.option("--cutoff", default="06:00", show_default=True, metavar="HH:MM",
+              help="Local time at which a gaming day ends.")
+@click.option("--timezone", default="UTC", show_default=True, metavar="ZONE",
+              help="Time zone of the gaming day (IANA name).")
+@click.option("--with-trigger", is_flag=True, help="Add to each alert the input line that raised it.")
+@click.option("--fsync", is_flag=True, help="fsync the delivery journal per alert (survives power loss).")
+@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+@user_errors
+def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake_alerts, stop_after_idle,
+          finalize_at_stop, finalize_after_idle, reorder_wait, checkpoint_every, poll, cutoff, timezone,
+          with_trigger, fsync, quiet):
+    """Follow growing event files (.jsonl; folders and globs pick up new files)
+    and Redis Streams (redis://HOST:PORT/DB?stream=NAME), replay every table
+    live with the same engine as the nightly batch, and raise an alert for
+    each finding the moment its evidence is complete.
+    """
+    import re
+
+    setup_logging(quiet)
+    from pipelines.lake import check_writable
+    from pipelines.watch.service import WatchOptions, WatchService
+    from schemas.decode import GamingDayConfig
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", watch_id):
+        raise click.BadParameter("letters, digits, '_', '.', '-' only", param_hint="--watch-id")
+    check_writable(lake)
+    opts = WatchOptions(
+        inputs=list(inputs), lake=lake, state_dir=state_dir, watch_id=watch_id,
+        config=GamingDayConfig(cutoff, timezone), poll=poll, reorder_wait=reorder_wait,
+        checkpoint_every=checkpoint_every, stop_after_idle=stop_after_idle,
+        finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
+        alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
+        with_trigger=with_trigger, fsync=fsync)
+    service = WatchService(opts)
+    try:
+        summary = service.run()
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader of stdout went away: nothing more to say
+        raise SystemExit(1) from None
+    if not quiet:
+        click.echo(
+            f"pitwatch: stopped: {summary['lines']:,} lines, {summary['accepted']:,} accepted, "
+            f"{summary['rejected']:,} rejected, {summary['duplicate']:,} duplicates, "
+            f"{summary['findings']:,} findings; checkpoint in {summary['state_dir']}", err=True)

@@ -1,0 +1,271 @@
+"""The live service loop: sources → decode → per-device order → engine → alert sinks, with checkpoints.
+
+One thread, no Beam (design.md, "Speed and runners").  Each turn of the loop
+reads whatever every source has (never blocking), decodes each line
+(:func:`schemas.decode.decode_line`), passes it through
+:class:`pipelines.watch.order.DeviceOrder` (duplicates dropped, per-device
+``seq`` order, a bounded wait only for a hole), feeds the released events to
+:class:`pipelines.watch.engine.LiveEngine` and delivers each finding at once,
+in the same turn, to every sink (journalled per sink).  It sleeps ``poll``
+seconds only when no source had anything.  Every ``checkpoint_every`` seconds
+(and when stopping) the lake batch is flushed and the checkpoint written.
+
+Stopping: SIGTERM or SIGINT ends the current turn, checkpoints and returns
+(exit 0); ``stop_after_idle`` does the same after that many seconds with no
+input (and nothing held); ``finalize_at_stop`` first decides what the engine
+keeps for the end of input (``TableReplay.close()``), as the nightly batch
+does at the end of its files.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import logging
+import os
+import signal
+import time
+
+from pipelines.watch.checkpoint import StateDir
+from pipelines.watch.engine import LiveEngine
+from pipelines.watch.order import DeviceOrder
+from pipelines.watch.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record
+from pipelines.watch.sources import Line, open_sources
+from schemas.decode import GamingDayConfig, Reject, decode_line
+
+log = logging.getLogger("pitwatch")
+
+KEEP_DAYS = 2   # gaming days of delivered ids kept in the checkpoint
+
+
+@dataclasses.dataclass
+class WatchOptions:
+    inputs: list
+    lake: str
+    state_dir: str | None = None
+    watch_id: str = "default"
+    config: GamingDayConfig = dataclasses.field(default_factory=GamingDayConfig)
+    poll: float = 0.02
+    scan_every: float = 0.5
+    reorder_wait: float = 2.0
+    window: int = 128
+    checkpoint_every: float = 5.0
+    stop_after_idle: float | None = None
+    finalize_at_stop: bool = False
+    finalize_after_idle: float | None = None
+    stdout: bool = True
+    alerts_file: str | None = None
+    webhooks: tuple = ()
+    lake_alerts: bool = True
+    with_trigger: bool = False
+    redact: bool = True
+    fsync: bool = False
+
+
+def default_state_dir(lake: str, watch_id: str) -> str:
+    if "://" in lake:
+        raise ValueError("the lake is remote: give a local --state-dir for the watcher's checkpoint")
+    return os.path.join(lake, "_watch", watch_id)
+
+
+class WatchService:
+    def __init__(self, opts: WatchOptions, stdout=None) -> None:
+        if not opts.inputs:
+            raise ValueError("give at least one INPUT: a file, folder, glob or redis:// stream")
+        self.opts = opts
+        self.sources = open_sources(list(opts.inputs), opts.scan_every)
+        self.state = StateDir(opts.state_dir or default_state_dir(opts.lake, opts.watch_id), opts.fsync)
+        self.order = DeviceOrder(opts.reorder_wait, opts.window)
+        self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact)
+        self.sinks: list = []
+        if opts.stdout:
+            self.sinks.append(StdoutSink(stdout))
+        if opts.alerts_file:
+            self.sinks.append(JsonlFileSink(opts.alerts_file))
+        self.sinks += [WebhookSink(u) for u in opts.webhooks]
+        self.lake_sink = LakeSink(opts.lake, opts.watch_id) if opts.lake_alerts else None
+        if self.lake_sink is not None:
+            self.sinks.append(self.lake_sink)
+        self.sent: dict[str, dict[str, str]] = {s.name: {} for s in self.sinks}
+        self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "findings": 0}
+        self._stop = False
+        self._restore()
+
+    # --- restore / checkpoint -------------------------------------------------
+    def _decode(self, raw: bytes, file: str, number: int):
+        out = decode_line(raw, file, number, self.opts.config)
+        line = Line(raw, file, number)
+        return (out if isinstance(out, Reject) else out[0]), line
+
+    def _restore(self) -> None:
+        ck = self.state.load()
+        rest = ck["rest"] if ck else {}
+        if ck:
+            positions = rest.get("sources", {})
+            for src in self.sources:
+                src.restore(positions.get(_key(src), {}))
+            self.order.restore(rest.get("order", {}), self._decode)
+            self.engine.restore(ck["tables"], rest.get("engine", {}))
+            self.counts.update(rest.get("counts", {}))
+            log.info("resuming from %s: %d table(s), %s lines read before",
+                     self.state.file, len(ck["tables"]), f"{self.counts['lines']:,}")
+        sent_ck = rest.get("sent", {})
+        journal = self.state.read_journal()
+        sink_states = rest.get("sinks", {})
+        for s in self.sinks:
+            sent = self.sent[s.name]
+            sent.update({fid: day for fid, day in sent_ck.get(s.name, [])})
+            sent.update(journal.get(s.name, {}))
+            for fid, day in s.recover(sink_states.get(s.name, {})).items():
+                sent.setdefault(fid, day)
+
+    def checkpoint(self) -> None:
+        if self.lake_sink is not None:
+            days = {r["finding_id"]: r["gaming_day"] for r in self.lake_sink.buffer}
+            self._mark(self.lake_sink, self.lake_sink.flush(), days)
+        self._prune_sent()
+        rest = {
+            "sources": {_key(s): s.position() for s in self.sources},
+            "order": self.order.state(),
+            "engine": self.engine.other_state(),
+            "counts": self.counts,
+            "sinks": {s.name: s.state() for s in self.sinks},
+            "sent": {name: sorted(ids.items()) for name, ids in self.sent.items()},
+            "written": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        }
+        self.state.save(self.engine.state_fragments(), rest)
+
+    def _prune_sent(self) -> None:
+        days = [d for ids in self.sent.values() for d in ids.values() if d]
+        if not days:
+            return
+        keep = (_dt.date.fromisoformat(max(days)) - _dt.timedelta(days=KEEP_DAYS - 1)).isoformat()
+        for name, ids in self.sent.items():
+            self.sent[name] = {f: d for f, d in ids.items() if not d or d >= keep}
+
+    # --- alerts ------------------------------------------------------------------
+    def _mark(self, sink, ids: list[str], days: dict) -> None:
+        if not ids:
+            return
+        sent = self.sent[sink.name]
+        items = []
+        for fid in ids:
+            day = days.get(fid, "")
+            sent[fid] = day
+            items.append((fid, day))
+        self.state.record(sink.name, items)
+
+    def emit(self, findings: list, trigger: Line | None = None, ev=None) -> None:
+        if not findings:
+            return
+        self.counts["findings"] += len(findings)
+        recs, days = [], {}
+        for f in findings:
+            if f.finding_id in days:
+                continue
+            rec = alert_record(self.engine.alert_view(f))
+            if self.opts.with_trigger:
+                rec["trigger"] = None if trigger is None else {
+                    "file": trigger.file, "line": trigger.line,
+                    "event_id": getattr(ev, "event_id", None)}
+            recs.append(rec)
+            days[f.finding_id] = rec["gaming_day"]
+        for sink in self.sinks:
+            sent = self.sent[sink.name]
+            todo = [r for r in recs if r["finding_id"] not in sent]
+            if todo:
+                self._mark(sink, sink.send(todo), days)   # the lake sink marks at flush()
+
+    # --- the loop -----------------------------------------------------------------
+    def _feed(self, item, line: Line) -> None:
+        if isinstance(item, Reject):
+            self.emit(self.engine.feed_reject(item), line)
+        else:
+            self.emit(self.engine.feed(item), line, item)
+
+    def _line(self, line: Line) -> None:
+        self.counts["lines"] += 1
+        out = decode_line(line.raw, line.file, line.line, self.opts.config)
+        if isinstance(out, Reject):
+            self.counts["rejected"] += 1
+            log.debug("rejected %s:%d: %s", line.file, line.line, out.reason)
+            if out.device_id is None or out.seq is None:
+                return
+            ready, _why = self.order.offer(out, out.digest or "", line)
+        else:
+            ev, digest = out
+            ready, why = self.order.offer(ev, digest, line)
+            if why is None or why == "late":
+                self.counts["accepted"] += 1
+        for item, ln in ready:
+            self._feed(item, ln)
+
+    def request_stop(self, *_args) -> None:
+        self._stop = True
+
+    def run(self, install_signals: bool = True) -> dict:
+        if install_signals:
+            signal.signal(signal.SIGTERM, self.request_stop)
+            signal.signal(signal.SIGINT, self.request_stop)
+        log.info("watching %s", "; ".join(s.describe() for s in self.sources))
+        opts = self.opts
+        now = time.monotonic()
+        next_ck = now + opts.checkpoint_every
+        last_input = now
+        busy = True
+        try:
+            while not self._stop:
+                got = 0
+                for src in self.sources:
+                    lines = src.read()
+                    got += len(lines)
+                    for line in lines:
+                        self._line(line)
+                now = time.monotonic()
+                for item, ln in self.order.due(now):
+                    self._feed(item, ln)
+                idle = self.engine.idle_tables(now)
+                if idle:
+                    self.emit(self.engine.finalize(idle))
+                for sink in self.sinks:
+                    if isinstance(sink, WebhookSink) and sink.queue:
+                        days = {r["finding_id"]: r["gaming_day"] for r in sink.queue}
+                        self._mark(sink, sink.retry(), days)
+                if now >= next_ck:
+                    self.checkpoint()
+                    next_ck = time.monotonic() + opts.checkpoint_every
+                if got:
+                    last_input, busy = now, True
+                    continue
+                if busy and not self.order.held:
+                    busy = False
+                    log.info("caught up: %s lines, %s alerts", f"{self.counts['lines']:,}",
+                             f"{self.counts['findings']:,}")
+                if (opts.stop_after_idle is not None and now - last_input >= opts.stop_after_idle
+                        and not self.order.held):
+                    break
+                time.sleep(opts.poll)
+            if opts.finalize_at_stop:
+                for item, ln in self.order.due(everything=True):
+                    self._feed(item, ln)
+                self.emit(self.engine.finalize())
+            self.checkpoint()
+        finally:
+            self.close()
+        return self.summary()
+
+    def summary(self) -> dict:
+        return {**self.counts, **{k: v for k, v in self.order.counts.items()},
+                "tables": len(self.engine.tables), "masked": getattr(self.engine.guard, "masked", 0),
+                "state_dir": self.state.path}
+
+    def close(self) -> None:
+        for s in self.sources:
+            s.close()
+        for s in self.sinks:
+            if hasattr(s, "close"):
+                s.close()
+        self.state.close()
+
+
+def _key(source) -> str:
+    return getattr(source, "label", "files")

@@ -1,0 +1,266 @@
+"""Alert sinks: stdout JSON lines, a JSONL file, an HTTP webhook, the lake's ``alerts/`` table.
+
+An alert is one JSON object per finding with exactly the columns of the
+lake's ``findings`` table (``spec/outputs.md``): ``ts`` as RFC 3339 UTC,
+``gaming_day`` as ``YYYY-MM-DD``, ``event_ids`` a list.  (``--with-trigger``
+adds ``trigger``: the input line whose arrival raised it.)
+
+Every sink is *at least once* on its own; the service makes delivery exactly
+once per sink with its journal (:mod:`pipelines.watch.checkpoint`), and the
+sinks that can be read back close the last gap themselves:
+
+* :class:`JsonlFileSink` on restart cuts a half-written last line and reads
+  the ids written since the checkpoint (the file is its own journal);
+* :class:`LakeSink` files are named ``<watch-id>-<n>.parquet`` by a counter in
+  the checkpoint; on restart it reads the ids of batches written after it;
+* :class:`WebhookSink` sends ``Idempotency-Key: <finding_id>`` so a receiver
+  can drop the one repeat a crash in the microseconds between a POST's answer
+  and its journal record can cause; undelivered alerts wait in a queue that
+  is part of the checkpoint, retried with backoff;
+* :class:`StdoutSink`: same window, same ``finding_id`` to drop it by.
+
+Lake layout: ``LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet``, the FINDINGS
+columns (``gaming_day`` in the folder name, as every partitioned lake table),
+one small file per flush (at every checkpoint that has new alerts).  A
+separate table, never ``findings/``: the nightly batch replaces
+``findings/gaming_day=D/part-0.parquet`` whole, so a live writer there would
+be overwritten or would overwrite; ``alerts/`` belongs to the watchers only,
+each watcher writes only files with its own id, so two watchers and the
+batch never touch one file.  Temporary files are ``_<name>.partial``: hidden
+from pyarrow/DuckDB readers and not the batch's ``.…tmp-…`` names, which a
+nightly run deletes.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import re
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import orjson
+
+from schemas.events import micros_to_datetime
+
+log = logging.getLogger("pitwatch")
+
+COLUMNS = ("finding_id", "rule_id", "severity", "game", "table_id", "pack_id", "round_id", "seat",
+           "spot", "device_id", "dealer_id", "ts", "gaming_day", "expected", "actual", "event_ids", "source")
+
+
+def rfc3339(micros: int) -> str:
+    dt = micros_to_datetime(micros)
+    spec = "milliseconds" if micros % 1000 == 0 else "microseconds"
+    return dt.isoformat(timespec=spec).replace("+00:00", "Z")
+
+
+def alert_record(f) -> dict:
+    """A finding as an alert: the FINDINGS columns, JSON-ready."""
+    rec = {c: getattr(f, c) for c in COLUMNS}
+    rec["ts"] = rfc3339(f.ts)
+    rec["gaming_day"] = f.gaming_day.isoformat()
+    rec["event_ids"] = list(f.event_ids)
+    return rec
+
+
+class StdoutSink:
+    name = "stdout"
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stdout.buffer
+
+    def send(self, records: list[dict]) -> list[str]:
+        self.stream.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
+        self.stream.flush()
+        return [r["finding_id"] for r in records]
+
+    def state(self) -> dict:
+        return {}
+
+    def recover(self, state: dict) -> dict:
+        return {}
+
+
+class JsonlFileSink:
+    """Append alerts to a JSONL file (flushed per batch of alerts)."""
+
+    def __init__(self, path: str) -> None:
+        self.name = f"file:{os.path.abspath(path)}"
+        self.path = path
+        self._f = None
+
+    def _open(self):
+        if self._f is None:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            self._f = open(self.path, "ab")
+        return self._f
+
+    def send(self, records: list[dict]) -> list[str]:
+        f = self._open()
+        f.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
+        f.flush()
+        return [r["finding_id"] for r in records]
+
+    def state(self) -> dict:
+        return {"size": os.path.getsize(self.path) if os.path.exists(self.path) else 0}
+
+    def recover(self, state: dict) -> dict:
+        """Cut a half-written last line; the ids (and days) written after the checkpoint's size."""
+        if not os.path.exists(self.path):
+            return {}
+        with open(self.path, "r+b") as f:
+            data = f.read()
+            end = data.rfind(b"\n") + 1
+            if end < len(data):
+                log.warning("%s: removing a half-written last alert (it is sent again)", self.path)
+                f.truncate(end)
+        ids = {}
+        for raw in data[min(state.get("size", 0), end):end].splitlines():
+            try:
+                rec = orjson.loads(raw)
+                ids[rec["finding_id"]] = rec.get("gaming_day") or ""
+            except (orjson.JSONDecodeError, KeyError, TypeError):
+                continue
+        return ids
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+
+class WebhookSink:
+    """POST each alert as JSON to a URL; a 2xx answer is delivery. Failures queue and retry."""
+
+    def __init__(self, url: str, timeout: float = 5.0, max_backoff: float = 30.0) -> None:
+        if not re.match(r"https?://", url):
+            raise ValueError(f"webhook URL must start with http:// or https://, got {url!r}")
+        self.name = f"webhook:{url}"
+        self.url = url
+        self.timeout = timeout
+        self.max_backoff = max_backoff
+        self.queue: list[dict] = []
+        self._retry_at = 0.0
+        self._backoff = 0.5
+
+    def send(self, records: list[dict]) -> list[str]:
+        queued = {r["finding_id"] for r in self.queue}
+        self.queue.extend(r for r in records if r["finding_id"] not in queued)
+        return self.retry()
+
+    def retry(self) -> list[str]:
+        """Deliver the queue in order until a failure; returns the ids delivered."""
+        done: list[str] = []
+        if not self.queue or time.monotonic() < self._retry_at:
+            return done
+        while self.queue:
+            rec = self.queue[0]
+            req = urllib.request.Request(
+                self.url, data=orjson.dumps(rec), method="POST",
+                headers={"Content-Type": "application/json", "Idempotency-Key": rec["finding_id"],
+                         "User-Agent": "pitwatch-watch"})
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    resp.read()
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                log.warning("webhook %s: %s; %d alert(s) queued, retry in %.1f s",
+                            self.url, exc, len(self.queue), self._backoff)
+                self._retry_at = time.monotonic() + self._backoff
+                self._backoff = min(self._backoff * 2, self.max_backoff)
+                break
+            self._backoff = 0.5
+            done.append(self.queue.pop(0)["finding_id"])
+        return done
+
+    def state(self) -> dict:
+        return {"queue": list(self.queue)}
+
+    def recover(self, state: dict) -> dict:
+        self.queue = list(state.get("queue", []))
+        return {}
+
+
+class LakeSink:
+    """Buffer alerts; ``flush()`` writes them as one small Parquet file per gaming day."""
+
+    def __init__(self, lake: str, watch_id: str) -> None:
+        from pipelines import lake as lake_mod
+
+        self.name = f"lake:{watch_id}"
+        self.lake = lake
+        self.watch_id = watch_id
+        self.fs, self.root = lake_mod.filesystem(lake)
+        self.n = 0
+        self.buffer: list[dict] = []
+
+    def send(self, records: list[dict]) -> list[str]:
+        have = {r["finding_id"] for r in self.buffer}
+        self.buffer.extend(r for r in records if r["finding_id"] not in have)
+        return []   # delivered at flush()
+
+    def flush(self) -> list[str]:
+        import pyarrow.parquet as pq
+
+        from pipelines.lake import file_schema
+        from schemas.arrow import FINDINGS, rows_to_table
+
+        if not self.buffer:
+            return []
+        by_day: dict[str, list] = {}
+        for r in self.buffer:
+            by_day.setdefault(r["gaming_day"], []).append(r)
+        schema = file_schema("findings")
+        for day, recs in sorted(by_day.items()):
+            rows = [{**r, "ts": _dt.datetime.fromisoformat(r["ts"].replace("Z", "+00:00")),
+                     "gaming_day": _dt.date.fromisoformat(day)} for r in recs]
+            table = rows_to_table(rows, FINDINGS).select(schema.names).cast(schema)
+            folder = f"{self.root}/alerts/gaming_day={day}"
+            self.fs.create_dir(folder, recursive=True)
+            name = f"{self.watch_id}-{self.n:08d}"
+            tmp = f"{folder}/_{name}-{uuid.uuid4().hex[:8]}.partial"
+            with self.fs.open_output_stream(tmp) as out:
+                pq.write_table(table, out, compression="zstd")
+            self.fs.move(tmp, f"{folder}/{name}.parquet")
+            self.n += 1
+        ids = [r["finding_id"] for r in self.buffer]
+        self.buffer = []
+        return ids
+
+    def state(self) -> dict:
+        return {"n": self.n}
+
+    def _own_files(self):
+        import pyarrow.fs as pafs
+
+        base = f"{self.root}/alerts"
+        if self.fs.get_file_info(base).type != pafs.FileType.Directory:
+            return []
+        pat = re.compile(re.escape(self.watch_id) + r"-(\d{8})\.parquet$")
+        out = []
+        for info in self.fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+            if info.type != pafs.FileType.File:
+                continue
+            if info.base_name.startswith(f"_{self.watch_id}-") and info.base_name.endswith(".partial"):
+                self.fs.delete_file(info.path)   # left by a killed flush
+            elif (m := pat.fullmatch(info.base_name)):
+                out.append((int(m.group(1)), info.path))
+        return out
+
+    def recover(self, state: dict) -> dict:
+        """Ids (and days) in this watcher's batches written after the checkpoint; the counter moves past them."""
+        import pyarrow.parquet as pq
+
+        self.n = state.get("n", 0)
+        ids: dict = {}
+        for n, path in self._own_files():
+            if n >= state.get("n", 0):
+                day = re.search(r"gaming_day=([0-9-]+)", path)
+                with self.fs.open_input_file(path) as f:
+                    for fid in pq.read_table(f, columns=["finding_id"]).column(0).to_pylist():
+                        ids[fid] = day.group(1) if day else ""
+                self.n = max(self.n, n + 1)
+        return ids

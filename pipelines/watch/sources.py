@@ -1,0 +1,230 @@
+"""Live sources: growing JSONL files (and folders where new files appear), Redis Streams.
+
+A source hands out :class:`Line` records (raw bytes without the line end, a
+``file`` label and a 1-based ``line`` number, as the nightly batch numbers
+them) and keeps its read position as plain data (``position()`` /
+``restore()``) so the checkpoint can resume it exactly.  Reads never block:
+the service polls every source in turn and sleeps only when all were quiet.
+
+Files (:class:`FileFollower`)
+    INPUT is a file, a folder (every ``*.jsonl`` / ``*.jsonl.gz`` under it,
+    hidden files excepted) or a glob; folders and globs are looked at again
+    every ``scan_every`` seconds, so a device's new file is picked up.  A
+    ``.jsonl`` file is followed: only complete lines (ending in ``\\n``) are
+    read, a half-written last line waits for its end.  A ``.jsonl.gz`` file
+    is read once, whole, when it appears (a gzip member is only readable once
+    it is finished: write it under another name and rename it).  A file whose
+    inode changes or that shrinks was replaced: it is read again from the
+    start (its lines are new deliveries; duplicates are dropped by event_id).
+    Position: ``{path: [inode, byte offset, physical lines read]}``.
+
+Redis Streams (:class:`RedisStreamSource`)
+    ``redis://host:port/db?stream=NAME&stream=pit:*``: each stream entry holds
+    one event line in its field ``event`` (or its only field).  Names with
+    ``*`` are patterns, looked up again every ``scan_every`` seconds like a
+    folder.  Position: the last entry id read per stream, so a restart reads
+    exactly what follows (Redis keeps the entries; trim them by age with
+    ``XADD … MINID``, not by count, so a stopped watcher does not lose any).
+"""
+from __future__ import annotations
+
+import dataclasses
+import glob
+import gzip
+import logging
+import os
+import time
+import urllib.parse
+
+log = logging.getLogger("pitwatch")
+
+SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+@dataclasses.dataclass(slots=True)
+class Line:
+    raw: bytes
+    file: str
+    line: int
+
+
+class FileFollower:
+    """Follow files, folders and globs (see the module doc)."""
+
+    def __init__(self, inputs: list[str], scan_every: float = 0.5, max_bytes: int = 4 << 20) -> None:
+        self.inputs = list(inputs)
+        self.scan_every = scan_every
+        self.max_bytes = max_bytes
+        self.pos: dict[str, list] = {}      # path -> [inode, offset, lines]
+        self._next_scan = 0.0
+        self._handles: dict[str, tuple] = {}  # path -> (inode, file object)
+        for p in self.inputs:
+            if not any(ch in p for ch in "*?[") and not os.path.exists(p):
+                raise FileNotFoundError(2, "no such file or folder", p)
+
+    def describe(self) -> str:
+        self._scan()
+        return f"{len(self.pos)} file(s) now under {', '.join(self.inputs)}"
+
+    def position(self) -> dict:
+        return {"files": {p: list(v) for p, v in self.pos.items()}}
+
+    def restore(self, position: dict) -> None:
+        self.pos = {p: list(v) for p, v in position.get("files", {}).items()}
+
+    def _scan(self) -> None:
+        for p in self.inputs:
+            if any(ch in p for ch in "*?["):
+                found = [m for m in glob.glob(p, recursive=True) if os.path.isfile(m)]
+            elif os.path.isdir(p):
+                found = [os.path.join(root, f) for root, _d, names in os.walk(p) for f in names
+                         if not f.startswith(".")]
+            else:
+                found = [p]
+            for f in found:
+                if f.endswith(SUFFIXES):
+                    f = os.path.abspath(f)
+                    if f not in self.pos:
+                        self.pos[f] = [None, 0, 0]
+
+    def read(self) -> list[Line]:
+        now = time.monotonic()
+        if now >= self._next_scan:
+            self._scan()
+            self._next_scan = now + self.scan_every
+        out: list[Line] = []
+        for path in sorted(self.pos):
+            try:
+                self._read_file(path, out)
+            except FileNotFoundError:
+                self._close(path)  # gone for now (rotated away): keep its position
+        return out
+
+    def _close(self, path: str) -> None:
+        h = self._handles.pop(path, None)
+        if h is not None:
+            h[1].close()
+
+    def _read_file(self, path: str, out: list[Line]) -> None:
+        pos = self.pos[path]
+        st = os.stat(path)
+        if pos[0] is not None and (st.st_ino != pos[0] or st.st_size < pos[1]):
+            log.warning("%s was replaced or truncated: reading it again from the start", path)
+            self._close(path)
+            pos[:] = [st.st_ino, 0, 0]
+        pos[0] = st.st_ino
+        if path.endswith(".gz"):
+            if pos[1] == 0 and st.st_size > 0:
+                with gzip.open(path, "rb") as f:
+                    self._split(path, pos, f.read(), out, final=True)
+                pos[1] = st.st_size
+            return
+        if st.st_size <= pos[1]:
+            return
+        h = self._handles.get(path)
+        if h is None or h[0] != st.st_ino:
+            self._close(path)
+            h = (st.st_ino, open(path, "rb"))
+            self._handles[path] = h
+        f = h[1]
+        f.seek(pos[1])
+        data = f.read(min(st.st_size - pos[1], self.max_bytes))
+        end = data.rfind(b"\n")
+        if end < 0:
+            return  # no complete line yet
+        self._split(path, pos, data[:end + 1], out, final=False)
+        pos[1] += end + 1
+
+    @staticmethod
+    def _split(path: str, pos: list, data: bytes, out: list[Line], final: bool) -> None:
+        parts = data.split(b"\n")
+        if not final or parts[-1] == b"":
+            parts.pop()  # after the last '\n'
+        n = pos[2]
+        for raw in parts:
+            n += 1
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            if raw.strip():
+                out.append(Line(raw, path, n))
+        pos[2] = n
+
+    def close(self) -> None:
+        for path in list(self._handles):
+            self._close(path)
+
+
+class RedisStreamSource:
+    """Read Redis Streams from a ``redis://…?stream=NAME`` URI (see the module doc)."""
+
+    def __init__(self, uri: str, scan_every: float = 0.5, count: int = 2000) -> None:
+        try:
+            import redis
+        except ImportError:  # pragma: no cover - declared dependency
+            raise ValueError("reading Redis Streams needs the 'redis' package (pip install redis)") from None
+        parts = urllib.parse.urlsplit(uri)
+        query = urllib.parse.parse_qs(parts.query)
+        self.names = query.pop("stream", [])
+        if not self.names:
+            raise ValueError(f"{uri}: name the stream(s) to read, e.g. {uri.split('?')[0]}?stream=pit:events")
+        self.field = (query.pop("field", [None]))[0]
+        base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        self.label = base
+        self.client = redis.Redis.from_url(base, socket_timeout=10)
+        self.scan_every = scan_every
+        self.count = count
+        self.last: dict[str, list] = {}     # stream -> [last id, entries read]
+        self._next_scan = 0.0
+
+    def describe(self) -> str:
+        return f"{len(self.last)} Redis stream(s) at {self.label}"
+
+    def position(self) -> dict:
+        return {"streams": {s: list(v) for s, v in self.last.items()}}
+
+    def restore(self, position: dict) -> None:
+        self.last = {s: list(v) for s, v in position.get("streams", {}).items()}
+
+    def _scan(self) -> None:
+        for name in self.names:
+            if "*" in name or "?" in name:
+                for key in self.client.scan_iter(match=name, _type="STREAM"):
+                    self.last.setdefault(key.decode(), ["0-0", 0])
+            else:
+                self.last.setdefault(name, ["0-0", 0])
+
+    def read(self) -> list[Line]:
+        now = time.monotonic()
+        if now >= self._next_scan:
+            self._scan()
+            self._next_scan = now + self.scan_every
+        if not self.last:
+            return []
+        reply = self.client.xread({s: v[0] for s, v in self.last.items()}, count=self.count)
+        out: list[Line] = []
+        for stream, entries in reply or []:
+            name = stream.decode() if isinstance(stream, bytes) else stream
+            pos = self.last[name]
+            for entry_id, fields in entries:
+                pos[0] = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+                pos[1] += 1
+                raw = fields.get(self.field.encode()) if self.field else fields.get(b"event")
+                if raw is None and len(fields) == 1:
+                    raw = next(iter(fields.values()))
+                out.append(Line(raw if raw is not None else b"", f"{self.label}/{name}#{pos[0]}", pos[1]))
+        return out
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def open_sources(inputs: list[str], scan_every: float = 0.5) -> list:
+    """One source per ``redis://`` URI, one :class:`FileFollower` for all paths."""
+    redis_uris = [i for i in inputs if i.startswith(("redis://", "rediss://", "unix://"))]
+    paths = [i for i in inputs if i not in redis_uris]
+    sources: list = [RedisStreamSource(u, scan_every) for u in redis_uris]
+    if paths:
+        sources.insert(0, FileFollower(paths, scan_every))
+    return sources

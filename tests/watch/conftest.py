@@ -1,0 +1,114 @@
+"""Fixtures for the live tests: the scenario's batch findings, a running ``pitwatch watch``."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.watch.scenario import floor, write_batch_input
+
+ROOT = Path(__file__).resolve().parents[2]
+# The real command line, as `pitwatch watch …` runs it.
+WATCH_MAIN = ["-m", "pipelines.cli", "watch"]
+
+
+@pytest.fixture(scope="session")
+def scenario():
+    return floor()
+
+
+@pytest.fixture(scope="session")
+def batch_ids(scenario, tmp_path_factory):
+    """finding_ids the nightly batch writes for the scenario (run in-process, FnApiRunner)."""
+    from pipelines.batch import run_batch
+    from pipelines.lake import read_table
+
+    base = tmp_path_factory.mktemp("batch")
+    write_batch_input(scenario, base / "in")
+    run_batch([str(base / "in")], str(base / "lake"))
+    ids = read_table(str(base / "lake"), "findings").column("finding_id").to_pylist()
+    assert len(ids) == len(set(ids)) >= 10
+    return sorted(ids)
+
+
+class Watch:
+    """A ``pitwatch watch`` subprocess; its stdout alerts and stderr lines collected by threads."""
+
+    def __init__(self, args: list[str], cwd: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen([sys.executable, *WATCH_MAIN, *args], cwd=cwd, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.alerts: list[dict] = []
+        self.errors: list[str] = []
+        self._threads = [threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True),
+                         threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def _read(self, stream, is_out: bool) -> None:
+        for raw in stream:
+            if is_out:
+                self.alerts.append(json.loads(raw))
+            else:
+                self.errors.append(raw.decode().rstrip())
+
+    def wait_for(self, predicate, what: str, timeout: float = 30.0) -> None:
+        """Wait until ``predicate()`` holds (a liveness guard, not a timing assertion)."""
+        end = time.monotonic() + timeout
+        while not predicate():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"watch exited ({self.proc.returncode}) waiting for {what}: {self.errors[-5:]}")
+            if time.monotonic() > end:
+                raise AssertionError(f"gave up waiting for {what}; stderr: {self.errors[-5:]}")
+            time.sleep(0.02)
+
+    def caught_up(self, lines: int) -> None:
+        """Wait until the watcher reports it processed ``lines`` lines in all."""
+        want = f"caught up: {lines:,} lines"
+        self.wait_for(lambda: any(want in e for e in self.errors), want)
+
+    def stop(self, sig=signal.SIGTERM, timeout: float = 30.0) -> int:
+        self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout)
+        for t in self._threads:
+            t.join(5)
+        return rc
+
+
+@pytest.fixture
+def start_watch(tmp_path):
+    started: list[Watch] = []
+
+    def start(*args) -> Watch:
+        w = Watch([str(a) for a in args], tmp_path)
+        started.append(w)
+        return w
+
+    yield start
+    for w in started:
+        if w.proc.poll() is None:
+            w.proc.kill()
+            w.proc.wait()
+
+
+def append_lines(folder: Path, order: list[tuple[str, str]]) -> None:
+    """Append each (device, line) to ``folder/<device>.jsonl``, one write + flush per line."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handles = {}
+    try:
+        for dev, line in order:
+            f = handles.get(dev)
+            if f is None:
+                f = handles[dev] = open(folder / f"{dev}.jsonl", "a")
+            f.write(line + "\n")
+            f.flush()
+    finally:
+        for f in handles.values():
+            f.close()
