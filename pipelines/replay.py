@@ -29,7 +29,7 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.ingest import TAG_COUNTS, deduplicate
+from pipelines.ingest import TAG_COUNTS, deduplicate, no_cyclic_gc
 from rules.finding import gaming_day_from_config
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table, table_to_events
 
@@ -88,10 +88,11 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
         replay = TableReplay(table_id, reference=reference, gaming_day=gaming_day)
     findings = []
     last_dealer_type = None
-    for ev in feed_order(events):
-        findings.extend(replay.feed(ev))
-        if ev.source == "dealer":
-            last_dealer_type = ev.type
+    with no_cyclic_gc():
+        for ev in feed_order(events):
+            findings.extend(replay.feed(ev))
+            if ev.source == "dealer":
+                last_dealer_type = ev.type
     if not nightly or last_dealer_type in (None, "table_closed"):
         findings.extend(replay.close())
     return replay, findings
@@ -163,8 +164,12 @@ class ReplayDeviceSeq(beam.DoFn):
         from rules.sequence import SeqTracker
 
         device_id, joined = kv
-        entries = sorted((e for batch in joined["seqs"] for e in batch),
-                         key=lambda e: (e[0], e[3] is None, e[2] or ""))
+        batches = list(joined["seqs"])
+        entries = []
+        if batches:
+            t = pa.concat_tables(batches)
+            entries = sorted(zip(*(t.column(n).to_pylist() for n in ("seq", "table_id", "event_id", "ts"))),
+                             key=lambda e: (e[0], e[3] is None, e[2] or ""))
         gaming_day = gaming_day_from_config(self.gaming_day_config)
         prior = list(joined["state"])
         tracker = (SeqTracker.from_state(json.loads(prior[0]), gaming_day) if prior else SeqTracker(gaming_day))

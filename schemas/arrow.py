@@ -171,7 +171,12 @@ def events_to_table(events: Iterable[Event]) -> pa.Table:
 def table_to_events(table: pa.Table) -> list[Event]:
     """Inverse of :func:`events_to_table` (``ts`` back to integer microseconds)."""
     table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast(pa.int64()))
-    columns = [table.column(n).to_pylist() for n in EVENT_FIELDS]
+    n = table.num_rows
+    nulls = [None] * n
+    columns = []
+    for name in EVENT_FIELDS:
+        col = table.column(name)
+        columns.append(nulls if col.null_count == n else col.to_pylist())  # most fields belong to few types
     out = []
     new = Event.__new__
     for values in zip(*columns):

@@ -39,10 +39,13 @@ def test_decode_chunk_splits_events_by_table_and_tags_rejects_and_counts():
 
 
 def test_find_conflicting_ids_across_tables_and_with_rejected_copies():
+    def ids_table(pairs):
+        return pa.table({"event_id": [e for e, _ in pairs], "table_key": [k for _, k in pairs]})
+
     ids = [
-        (1, [("a", "BAC-07"), ("b", "BAC-07")]),
-        (1, [("a", "BAC-08"), ("b", "BAC-07")]),   # a: two tables → conflict; b: same → fine
-        (2, [("c", "BAC-07"), ("c", REJECTED_KEY)]),  # c: a valid and a rejected copy
+        (1, ids_table([("a", "BAC-07"), ("b", "BAC-07")])),
+        (1, ids_table([("a", "BAC-08"), ("b", "BAC-07")])),   # a: two tables → conflict; b: same → fine
+        (2, ids_table([("c", "BAC-07"), ("c", REJECTED_KEY)])),  # c: a valid and a rejected copy
     ]
     with BeamTestPipeline(options=OPTIONS) as p:
         out = p | beam.Create(ids) | FindConflictingIds()

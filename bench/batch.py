@@ -1,0 +1,168 @@
+"""The nightly batch against DuckDB's bare JSONL → Parquet conversion, in one run.
+
+Usage::
+
+    .venv/bin/python bench/batch.py                    # 2M events, 3 repeats
+    .venv/bin/python bench/batch.py --events 20000000 --repeat 1
+    .venv/bin/python bench/batch.py --events 500000 --beam-arg=--direct_num_workers=2 \\
+        --beam-arg=--direct_running_mode=multi_processing
+
+Simulates a floor of about ``--events`` events (default mix, 24 h, scaled by
+tables), then times, each ``--repeat`` times in child processes (so peak
+memory is each one's own):
+
+(a) DuckDB: ``COPY (SELECT * FROM read_json(files)) TO … (FORMAT parquet)``;
+(b) ``pitwatch run`` over the same files into a fresh lake.
+
+Prints events/s of both, the ratio (b)/(a) with its spread over the repeats,
+peak memory (max RSS) of both, and pitwatch's time per phase, measured by
+running the pipeline's own functions outside Beam on the same files:
+read+decode, group (dedup and sort per table), replay, write.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+EVENTS_PER_TABLE_HOUR = 1900
+
+
+def child(code: str) -> dict:
+    """Run python code in a child process; it prints one JSON line; returns it with max RSS."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["max_rss_mb"] = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    return result
+
+
+DUCKDB = """
+import duckdb, json, time, sys
+files, out = {files!r}, {out!r}
+t = time.perf_counter()
+duckdb.sql(f"COPY (SELECT * FROM read_json({{files!r}}, format='newline_delimited')) TO '{{out}}' (FORMAT parquet)")
+print(json.dumps({{"seconds": time.perf_counter() - t}}))
+"""
+
+PITWATCH = """
+import json, time, logging
+from pipelines.batch import run_batch
+t = time.perf_counter()
+s = run_batch({inputs!r}, {lake!r}, beam_args={beam_args!r})
+print(json.dumps({{"seconds": time.perf_counter() - t, "accepted": s.accepted, "findings": s.findings}}))
+"""
+
+PHASES = """
+import json, time, gc
+from collections import defaultdict
+import pyarrow as pa
+from pipelines.inputs import expand_inputs, iter_line_chunks
+from pipelines.ingest import DecodeChunk, deduplicate
+from pipelines.replay import replay_table, split_by_day, finding_rows
+from pipelines import lake as lakelib
+from schemas.arrow import FINDINGS, ROUNDS, PACKS, rows_to_table, table_to_events
+from schemas.decode import GamingDayConfig
+cfg = GamingDayConfig()
+files = expand_inputs({inputs!r})
+t = time.perf_counter()
+by_table = defaultdict(list)
+decode = DecodeChunk(cfg)
+for f in files:
+    for _, lines in iter_line_chunks(f, 20000):
+        for out in decode.process((f, "jsonl", lines)):
+            if isinstance(out, tuple):
+                by_table[out[0]].append(out[1])
+read_decode = time.perf_counter() - t
+t = time.perf_counter()
+tables = {{k: deduplicate(v, frozenset()).events for k, v in by_table.items()}}
+events = {{k: table_to_events(v) for k, v in tables.items()}}
+group = time.perf_counter() - t
+t = time.perf_counter()
+outs = defaultdict(list)
+for k, evs in events.items():
+    rp, findings = replay_table(k, evs, cfg)
+    outs["findings"].append(rows_to_table(finding_rows(findings), FINDINGS))
+    outs["rounds"].append(rows_to_table(rp.drain_rounds(), ROUNDS))
+    outs["packs"].append(rows_to_table(rp.drain_packs(), PACKS))
+replay = time.perf_counter() - t
+t = time.perf_counter()
+outs["events"] = list(tables.values())
+for name, parts in outs.items():
+    for key, rows in split_by_day(name, pa.concat_tables(parts)):
+        lakelib.write_partition({lake!r}, name, key[1], [rows])
+write = time.perf_counter() - t
+print(json.dumps({{"read+decode": read_decode, "group": group, "replay": replay, "write": write}}))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--events", type=float, default=2e6)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--work", default=None, help="folder for the simulated day and the outputs (default: a temp dir)")
+    ap.add_argument("--beam-arg", action="append", default=[], help="extra Beam option for pitwatch run")
+    ap.add_argument("--no-phases", action="store_true", help="skip the per-phase measurement")
+    args = ap.parse_args()
+
+    from pipelines.simulate import DEFAULT_TABLES, simulate
+
+    work = Path(args.work or tempfile.mkdtemp(prefix="pitwatch-bench-"))
+    feeds = work / "feeds"
+    hours = 24.0
+    scale = max(1, round(args.events / (EVENTS_PER_TABLE_HOUR * hours * sum(DEFAULT_TABLES.values()))))
+    tables = {g: n * scale for g, n in DEFAULT_TABLES.items()}
+    if not feeds.exists():
+        print(f"simulating {sum(tables.values())} tables x {hours:g} h …", flush=True)
+        sim = simulate(feeds, tables=tables, hours=hours, seed=1, faults={}, workers=2)
+        print(f"  {sim.events:,} events in {sim.seconds:.0f} s", flush=True)
+    files = sorted(str(p) for p in feeds.rglob("*.jsonl"))
+    n_events = sum(1 for f in files for _ in open(f, "rb"))
+    size = sum(Path(f).stat().st_size for f in files)
+    print(f"input: {len(files)} files, {n_events:,} events, {size / 1e6:,.0f} MB\n", flush=True)
+
+    duck, pit = [], []
+    for r in range(args.repeat):
+        out = work / f"duck-{r}.parquet"
+        duck.append(child(DUCKDB.format(files=files, out=str(out))))
+        out.unlink(missing_ok=True)
+        lake = work / f"lake-{r}"
+        pit.append(child(PITWATCH.format(inputs=[str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()],
+                                         lake=str(lake), beam_args=["--runner=FnApiRunner", *args.beam_arg])))
+        shutil.rmtree(lake, ignore_errors=True)
+        print(f"  repeat {r + 1}: duckdb {duck[-1]['seconds']:.1f} s, pitwatch {pit[-1]['seconds']:.1f} s", flush=True)
+
+    ratios = [p["seconds"] / d["seconds"] for p, d in zip(pit, duck)]
+    d_s = statistics.median(d["seconds"] for d in duck)
+    p_s = statistics.median(p["seconds"] for p in pit)
+    print()
+    print(f"{'':24}{'events/s':>12}{'median s':>10}{'peak MB':>10}")
+    print(f"{'(a) duckdb COPY':24}{n_events / d_s:>12,.0f}{d_s:>10.1f}{max(d['max_rss_mb'] for d in duck):>10,.0f}")
+    print(f"{'(b) pitwatch run':24}{n_events / p_s:>12,.0f}{p_s:>10.1f}{max(p['max_rss_mb'] for p in pit):>10,.0f}")
+    spread = f"{min(ratios):.1f}-{max(ratios):.1f}" if len(ratios) > 1 else "n/a"
+    print(f"ratio (b)/(a): {statistics.median(ratios):.1f} (range {spread} over {len(ratios)} repeat(s))")
+    if not args.no_phases:
+        phases = child(PHASES.format(inputs=[str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()],
+                                     lake=str(work / "lake-phases")))
+        total = sum(v for k, v in phases.items() if k != "max_rss_mb")
+        print("\npitwatch per phase (its own functions, run outside Beam, one core):")
+        for k, v in phases.items():
+            if k != "max_rss_mb":
+                print(f"  {k:<12} {v:7.1f} s  {100 * v / total:4.0f} %  {n_events / v:>12,.0f} events/s")
+        print(f"  {'total':<12} {total:7.1f} s   (Beam's own overhead = (b) minus this)")
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
