@@ -154,16 +154,29 @@ _NOT_JSON = object()
 
 
 def rows_to_events_table(rows: list[dict]) -> pa.Table:
-    """Accepted lines' fields (``decode_fields``) → an Arrow table of the EVENTS schema."""
-    columns = {name: [] for name in EVENT_FIELDS}
-    for row in rows:
-        get = row.get
-        for name, values in columns.items():
-            values.append(get(name))
-    ts = pa.array(columns.pop("ts"), pa.int64()).cast(EVENTS.field("ts").type)
-    arrays = {name: pa.array(values, type=EVENTS.field(name).type) for name, values in columns.items()}
-    arrays["ts"] = ts
-    return pa.table({name: arrays[name] for name in EVENTS.names}, schema=EVENTS)
+    """Accepted lines' fields (``decode_fields``) → an Arrow table of the EVENTS schema.
+
+    Columns start all-null and each row fills only the fields it has (a dozen
+    of the schema's ~50), which is what makes this cheap.
+    """
+    n = len(rows)
+    columns: dict[str, list] = {}
+    for i, row in enumerate(rows):
+        for name, value in row.items():
+            col = columns.get(name)
+            if col is None:
+                col = columns[name] = [None] * n
+            col[i] = value
+    arrays = []
+    for field in EVENTS:
+        values = columns.get(field.name)
+        if values is None:
+            arrays.append(pa.nulls(n, field.type))
+        elif field.name == "ts":
+            arrays.append(pa.array(values, pa.int64()).cast(field.type))
+        else:
+            arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=EVENTS)
 
 
 def _bucket(event_id: str) -> int:
