@@ -189,3 +189,19 @@ def settle(winner: str, spot: str, amount: float) -> tuple[str, float]:
 
 def rule_ids(findings) -> list[str]:
     return sorted(f.rule_id for f in findings)
+
+
+def new_deck_pack(run: list[str]) -> "Baccarat":
+    """A baccarat pack whose cards 21-28 are ``run`` (e.g. eight cards in new-deck order), dealt to card 40."""
+    b = Baccarat()
+    b.shuffle()
+    cards = b.cards
+    for c in run:
+        cards.remove(c)
+    b.cards = cards[:20] + run + cards[20:]
+    b.cut()
+    b.load()
+    b.burn()
+    while b.pos < 40:
+        b.coup(bets=())
+    return b

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rules.repeated_runs import PackCards, one_per_key, repeated_runs
 from rules.sequence import SeqTracker
 from schemas.decode import Reject
-from tests.rules.stream import Baccarat, Floor, rule_ids
+from tests.rules.stream import Baccarat, Floor, new_deck_pack, rule_ids
 
 
 def test_integrity_shoe_card_mismatch_at_an_aligned_place():
@@ -74,34 +74,19 @@ def test_000_E_pack_composition_shoe_count_against_decks():
     assert never_played.replay() == []
 
 
-def _new_deck_pack(run: list[str]) -> Baccarat:
-    b = Baccarat()
-    b.shuffle()
-    cards = b.cards
-    for c in run:
-        cards.remove(c)
-    b.cards = cards[:20] + run + cards[20:]
-    b.cut()
-    b.load()
-    b.burn()
-    while b.pos < 40:
-        b.coup(bets=())
-    return b
-
-
 def test_003_4_1_unshuffled_sequence_eight_cards_in_new_deck_order():
-    b = _new_deck_pack(["2h", "3h", "4h", "5h", "6h", "7h", "8h", "9h"])
+    b = new_deck_pack(["2h", "3h", "4h", "5h", "6h", "7h", "8h", "9h"])
     assert "UNSHUFFLED_SEQUENCE" in rule_ids(b.replay())
-    down = _new_deck_pack(["Ks", "Qs", "Js", "Ts", "9s", "8s", "7s", "6s"])
+    down = new_deck_pack(["Ks", "Qs", "Js", "Ts", "9s", "8s", "7s", "6s"])
     assert "UNSHUFFLED_SEQUENCE" in rule_ids(down.replay())
-    seven = _new_deck_pack(["2h", "3h", "4h", "5h", "6h", "7h", "8h", "Kc"])
+    seven = new_deck_pack(["2h", "3h", "4h", "5h", "6h", "7h", "8h", "Kc"])
     assert "UNSHUFFLED_SEQUENCE" not in rule_ids(seven.replay())
-    wrapped = _new_deck_pack(["Jd", "Qd", "Kd", "Ad", "2d", "3d", "4d", "5d"])
+    wrapped = new_deck_pack(["Jd", "Qd", "Kd", "Ad", "2d", "3d", "4d", "5d"])
     assert "UNSHUFFLED_SEQUENCE" not in rule_ids(wrapped.replay())
 
 
 def test_003_4_1_unshuffled_sequence_found_on_the_terminal_without_a_shoe():
-    b = _new_deck_pack(["2h", "3h", "4h", "5h", "6h", "7h", "8h", "9h"])
+    b = new_deck_pack(["2h", "3h", "4h", "5h", "6h", "7h", "8h", "9h"])
     f = b.replay([e for e in b.events if e.source != "shoe"])
     assert "UNSHUFFLED_SEQUENCE" in rule_ids(f)
 

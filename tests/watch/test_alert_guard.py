@@ -5,28 +5,13 @@ import json
 
 from pipelines.watch.engine import LiveEngine
 from schemas.decode import GamingDayConfig
-from tests.rules.stream import Baccarat
+from tests.rules.stream import new_deck_pack
 
 RUN = ["2h", "3h", "4h", "5h", "6h", "7h", "8h", "9h"]
 
 
-def _new_deck_pack() -> Baccarat:
-    b = Baccarat()
-    b.shuffle()
-    cards = b.cards
-    for c in RUN:
-        cards.remove(c)
-    b.cards = cards[:20] + RUN + cards[20:]
-    b.cut()
-    b.load()
-    b.burn()
-    while b.pos < 40:
-        b.coup(bets=())
-    return b
-
-
 def test_shoe_ahead_of_the_terminal_masks_the_cards_not_dealt_yet():
-    b = _new_deck_pack()
+    b = new_deck_pack(RUN)
     shoe = [e for e in b.events if e.source == "shoe"]
     others = [e for e in b.events if e.source != "shoe"]
     run_end = next(e for e in shoe if e.type == "card_drawn" and e.card == RUN[-1] and e.index > 20)
@@ -51,7 +36,7 @@ def test_shoe_ahead_of_the_terminal_masks_the_cards_not_dealt_yet():
 
 
 def test_cards_already_dealt_are_not_masked_and_state_round_trips():
-    b = _new_deck_pack()
+    b = new_deck_pack(RUN)
     engine = LiveEngine(GamingDayConfig())
     out = []
     # the terminal's stream ahead of the shoe's: every card named was dealt, nothing to hide
