@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import statistics
 import subprocess
@@ -38,12 +37,22 @@ sys.path.insert(0, str(ROOT))
 EVENTS_PER_TABLE_HOUR = 1900
 
 
+_PEAK = """
+import atexit, json, resource, sys
+def _peak():
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    sys.stderr.write("PEAK_KB " + str(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, kids)) + "\\n")
+atexit.register(_peak)
+"""
+
+
 def child(code: str) -> dict:
-    """Run python code in a child process; it prints one JSON line; returns it with max RSS."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
+    """Run python code in its own process; it prints one JSON line; returns it with that
+    process's peak memory (max RSS of it and of its own children, e.g. Beam workers)."""
+    out = subprocess.run([sys.executable, "-c", _PEAK + code], cwd=ROOT, check=True, capture_output=True, text=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    result["max_rss_mb"] = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    peak = [l for l in out.stderr.splitlines() if l.startswith("PEAK_KB ")][-1]
+    result["max_rss_mb"] = int(peak.split()[1]) / 1024
     return result
 
 
