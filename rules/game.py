@@ -21,7 +21,10 @@ refs (:func:`rules.finding.ref`: ``[event_id, ts, dealer_id]``).
 * ``pack``: ``pack_id``, ``shuffles``, ``shuffler`` (the shuffler's report),
   ``shoe_loaded``, ``al`` (alignment: ``al["s"]`` shoe draws
   ``[index, card, event_id, ts]``, ``al["t"]`` terminal cards), ``s_round``
-  (round of each aligned shoe draw), ``rounds``, ``shoe_done``, ``term_done``.
+  (round of each aligned shoe draw), ``rounds``, ``shoe_done``, ``term_done``
+  (``shoe_done`` is True from the start on a table without a shoe: the
+  class attribute :attr:`GameProcedure.dealt_from_shoe` unless the table's
+  reference ``shoe`` says otherwise; shoe events are then never seen).
 * ``rnd``: ``round_id``, ``pack_id``, ``cards`` (``[target, hand, face, card,
   street, ref, pack_id, term_pos]`` in dealing order, burns included),
   ``bets`` (``[seat, spot, amount, all_in, ref]``), ``payouts`` (``[seat,
@@ -88,6 +91,9 @@ class GameProcedure:
     """Base plug-in: no game-specific checks (the engine's shared rules still run)."""
 
     game: str | None = None
+    #: The game is dealt from a card-reading shoe (a shoe stream is expected) unless the
+    #: table's reference says otherwise (:attr:`rules.reference.TableReference.shoe`).
+    dealt_from_shoe: bool = True
 
     def __init__(self, ref: TableReference = DEFAULT_REFERENCE) -> None:
         self.ref = ref

@@ -28,6 +28,11 @@ findings, see :mod:`rules.table`):
   evidence).  The terminal's cards are searched when both card streams have
   passed the pack, only if the shoe showed no run (terminal evidence) — the
   shoe may have read null where the terminal knew the card.
+
+On a table without a shoe (stud, stud8, razz; the reference's ``shoe``) a
+pack is created with ``shoe_done`` set (see :mod:`rules.table`): there is
+nothing to match, the terminal's run is searched once the terminal has passed
+the pack, and a count waiting for the shoe is decided as at ``close()``.
 """
 from __future__ import annotations
 

@@ -6,6 +6,12 @@ does no I/O: the pipeline loads a table's values from ``seeds/*.csv``
 :class:`rules.table.TableReplay`.  Settings the baccarat engine does not use
 (other games' paytables) travel untouched in ``settings`` as the CSV's
 strings, for the game plug-ins to parse.
+
+``shoe`` says whether the table deals from a card-reading shoe (a shoe
+stream exists).  ``None`` (the seeds' ``auto``) means the game's default,
+:attr:`rules.game.GameProcedure.dealt_from_shoe`: baccarat, three_bet_poker,
+combate yes; stud, stud8, razz no (dealt by hand).  See :mod:`rules.table`
+("Tables without a shoe") for what the engine does without one.
 """
 from __future__ import annotations
 
@@ -33,11 +39,16 @@ class TableReference:
     # every game
     payout_tolerance: float = 0.005  # rules.md PAYOUT: "off by more than 0.005"
     cards_per_deck: int = 52
+    shoe: bool | None = None       # a card-reading shoe at the table; None: the game's default
     # other games' settings as (name, raw string) pairs, for their plug-ins
     settings: tuple[tuple[str, str], ...] = ()
 
     def burn_value(self, rank: str) -> int:
         return dict(self.burn_values)[rank]
+
+    def has_shoe(self, game_default: bool) -> bool:
+        """Whether the table deals from a card-reading shoe (``game_default`` unless set)."""
+        return game_default if self.shoe is None else self.shoe
 
     def setting(self, name: str, default: str | None = None) -> str | None:
         return dict(self.settings).get(name, default)

@@ -29,6 +29,7 @@ class Stud(GameProcedure):
     """Seven-card stud (document 004): low card brings in, high hand acts first."""
 
     game = "stud"
+    dealt_from_shoe = False  # dealt by hand from the deck machine's pack (no shoe stream)
 
     def new_round_state(self) -> dict:
         return {}

@@ -43,6 +43,23 @@ same rows) for every interleaving that keeps each device's order, because:
    handed out.  (Rows and findings may come out at different calls under
    different interleavings; their contents do not differ.)
 
+Tables without a shoe
+---------------------
+Stud, stud8 and razz are dealt by hand: there is no shoe stream (the table's
+reference ``shoe``, default by game, :meth:`rules.reference.TableReference.has_shoe`).
+On such a table the shoe side of every pack counts as passed from the start
+(``pack["shoe_done"]`` is True when the pack is created, or when the game
+becoming known makes the table shoeless), exactly as if the shoe had emptied
+before drawing a card: nothing is matched across streams, so a pack and its
+rounds are final once the terminal has passed the pack, and what needs both
+streams (the terminal's 8-card run, a count that looks at the shoe) is
+decided from the terminal alone as ``close()`` would decide it.  Shoe events
+that arrive anyway are **ignored** (no finding, no state): the alternative,
+taking them in, would let their arrival before or after the terminal passed
+a pack change the results.  The mode follows the table's game when it is
+known (shoe events held until then are dropped if the game has no shoe);
+packs still open when a table changes game keep the mode they were given.
+
 Pack attribution on the terminal: an event's own ``pack_id`` first; a
 preparation event without one (``cut_offered`` …) belongs to the pack being
 prepared, or, when none is named yet, waits for the next pack the terminal
@@ -52,18 +69,19 @@ terminal per table is assumed (its ``seq`` order is the table's order).
 
 State is plain data (``state()``: dicts, lists, str, int, float, bool,
 None; JSON-serialisable) so a nightly run hands it to the next night and a
-live service checkpoints it: ``TableReplay.from_state(json.loads(...))``.
+live service checkpoints it: ``TableReplay.from_state(json.loads(...))``;
+``state_json()`` gives the same as JSON text without copying the state first.
 """
 from __future__ import annotations
 
 import copy
 
-from rules import packs, rounds
+from rules import machines, packs, rounds
 from rules.dealer import dispatch
-from rules.finding import Finding, GamingDay, default_gaming_day, make_finding, ref
+from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
 from rules.procedures import procedure_for
 from rules.reference import DEFAULT_REFERENCE, TableReference
-from schemas.events import EVENT_FIELDS, Event
+from schemas.events import Event
 
 STATE_VERSION = 1
 _KEEP_DONE = 64  # finished pack/round ids remembered, to ignore late stragglers
@@ -79,11 +97,6 @@ def _new_state(table_id: str) -> dict:
     }
 
 
-def _plain_event(ev: Event) -> dict:
-    return {n: getattr(ev, n) for n in EVENT_FIELDS
-            if getattr(ev, n) is not None and n not in ("gaming_day", "file", "line")}
-
-
 class TableReplay:
     """Replay of one table.  ``feed(event) -> findings``; ``close() -> findings``."""
 
@@ -96,6 +109,20 @@ class TableReplay:
         self.proc = procedure_for(None, self.ref)
         self._out: list[Finding] = []
         self._caches()
+
+    @property
+    def shoeless(self) -> bool:
+        """The table deals without a card-reading shoe (see "Tables without a shoe"); while
+        the game is unknown, only a table whose reference says so."""
+        if self.st["game"] is None and self.ref.shoe is None:
+            return False
+        return not self.ref.has_shoe(self.proc.dealt_from_shoe)
+
+    def _no_shoe_passes(self) -> None:
+        """On a table without a shoe, mark the shoe side of every open pack passed."""
+        if self.shoeless:
+            for pid in list(self.st["packs"]):
+                self._passes(pid, "shoe_done")
 
     def _caches(self) -> None:
         """Bookkeeping that only saves work (derived from ``st``, never part of the state).
@@ -120,13 +147,13 @@ class TableReplay:
         if ev.table_id != self.table_id:
             raise ValueError(f"event {ev.event_id} is for table {ev.table_id}, not {self.table_id}")
         if ev.source != "dealer" and self.st["game"] is None:
-            self.st["early"].append(_plain_event(ev))  # held until the game (its plug-in) is known
+            machines.hold(self, ev)  # held until the game (its plug-in) is known
         elif ev.source == "dealer":
             self._dealer(ev)
         elif ev.source == "shoe":
-            self._shoe(ev)
+            machines.shoe(self, ev)
         elif ev.source == "shuffler":
-            self._shuffler(ev)
+            machines.shuffler(self, ev)
         self._flush(False)
         out, self._out = self._out, []
         return out
@@ -135,7 +162,7 @@ class TableReplay:
         """End of input: decide everything pending; every open round and pack is handed out."""
         st = self.st
         st["unnamed_prep"] = []
-        self._release_early()
+        machines.release_early(self)
         for pack in list(st["packs"].values()):
             for flag, al_flag in (("shoe_done", "s_done"), ("term_done", "t_done")):
                 pack[flag] = pack["al"][al_flag] = True
@@ -173,6 +200,17 @@ class TableReplay:
         """The replay state as plain, JSON-serialisable data (a copy)."""
         return copy.deepcopy(self.st)
 
+    def state_json(self) -> str:
+        """The replay state as JSON text (what ``json.dumps(state())`` gives, compact), without
+        the deep copy of :meth:`state`: for checkpoints.  ``from_state(json.loads(text))``
+        restores it.  Uses orjson when installed (same data, faster), else :mod:`json`."""
+        try:
+            import orjson
+        except ImportError:  # rules/ needs only the standard library
+            import json
+            return json.dumps(self.st, separators=(",", ":"), ensure_ascii=False)
+        return orjson.dumps(self.st).decode("utf-8")
+
     @classmethod
     def from_state(cls, state: dict, reference: TableReference | None = None,
                    gaming_day: GamingDay | None = None) -> "TableReplay":
@@ -182,6 +220,7 @@ class TableReplay:
         obj.st = copy.deepcopy(state)
         obj.proc = procedure_for(obj.st["game"], obj.ref)
         obj._caches()
+        obj._no_shoe_passes()  # a state saved before the table was known to be shoeless
         return obj
 
     # --- the plug-in API (ctx) ----------------------------------------------
@@ -235,6 +274,8 @@ class TableReplay:
         pack = st["packs"].get(pack_id)
         if pack is None:
             pack = packs.new_pack(pack_id, self.proc.new_pack_state())
+            if self.shoeless:  # no shoe stream: its side of the pack is passed from the start
+                pack["shoe_done"] = pack["al"]["s_done"] = True
             if pack_id in st["done_packs"]:
                 return pack  # a straggler for a finished pack: detached, not kept
             st["packs"][pack_id] = pack
@@ -314,45 +355,7 @@ class TableReplay:
                     if st[key] == pid:
                         st[key] = None
 
-    # --- streams ------------------------------------------------------------
-    def _shuffler(self, ev: Event) -> None:
-        if ev.type != "shuffle_completed":
-            return
-        pack = self._pack(ev.pack_id, ev)
-        if pack["shuffler"] is None:
-            pack["shuffler"] = {"decks": ev.decks, "card_count": ev.card_count, "missing": list(ev.missing or []),
-                                "extra": list(ev.extra or []), "preshuffled": bool(ev.preshuffled), "ref": ref(ev)}
-        pack["shuffles"].append(["shuffler", None, ref(ev)])
-        self.proc.on_pack_event(self, pack, ev)
-        self._settle(pack)
-
-    def _shoe(self, ev: Event) -> None:
-        st = self.st
-        if st["shoe_pack"] not in (None, ev.pack_id):
-            self._passes(st["shoe_pack"], "shoe_done")
-        pack = self._pack(ev.pack_id, ev)
-        st["shoe_pack"] = ev.pack_id
-        t = ev.type
-        if t == "shoe_loaded":
-            if pack["shoe_loaded"] is None:
-                pack["shoe_loaded"] = {"card_count": ev.card_count, "ref": ref(ev)}
-            self.proc.on_pack_event(self, pack, ev)
-        elif t == "card_drawn":
-            pack["shoe_seen"] = True
-            packs.record_shoe_card(self, pack, ev)
-            self.proc.on_shoe_card(self, pack, ev)
-            self._align(pack)
-        else:  # cut_card_drawn, shoe_emptied
-            pack["shoe_seen"] = True
-            if t == "shoe_emptied":
-                pack["stub_remaining"] = ev.remaining
-            self.proc.on_pack_event(self, pack, ev)
-        self._settle(pack)
-        if t == "shoe_emptied":
-            self._passes(ev.pack_id, "shoe_done")
-            if st["shoe_pack"] == ev.pack_id:
-                st["shoe_pack"] = None
-
+    # --- streams (shoe and shuffler: rules.machines) -------------------------
     def _dealer(self, ev: Event) -> None:
         st = self.st
         st["dealer_pos"] += 1
@@ -361,6 +364,7 @@ class TableReplay:
 
     def _set_game(self, game: str | None) -> None:
         if game and game != self.st["game"]:
+            was_unknown = self.st["game"] is None
             self.st["game"] = game
             self.proc = procedure_for(game, self.ref)
             self.st["g"] = self.proc.new_table_state()
@@ -370,11 +374,6 @@ class TableReplay:
             for rnd in self.st["rounds"].values():
                 if not rnd["g"]:
                     rnd["g"] = self.proc.new_round_state()
-            self._release_early()
-
-    def _release_early(self) -> None:
-        """Shoe and shuffler events that came before the game was known, in their arrival order."""
-        early, self.st["early"] = self.st["early"], []
-        for raw in early:
-            ev = Event.from_row(raw)
-            (self._shoe if ev.source == "shoe" else self._shuffler)(ev)
+            if was_unknown:  # packs named before the game was known
+                self._no_shoe_passes()
+            machines.release_early(self)

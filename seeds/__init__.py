@@ -3,6 +3,8 @@
 Settings files have the columns ``table_id,setting,value``; a ``table_id`` of
 ``*`` is the default for every table, a named table overrides it.
 ``burn_values.csv`` has ``table_id,rank,value`` (document 003 4.8).
+``tables.csv`` holds settings about the table itself (``shoe``: whether it
+deals from a card-reading shoe; ``auto`` = the game's default).
 :func:`load_reference` turns them into the :class:`rules.reference.TableReference`
 the replay engine takes (``rules/`` itself does no I/O).
 """
@@ -13,7 +15,6 @@ import io
 from importlib import resources
 
 from rules.reference import TableReference
-
 
 
 def read_csv(name: str) -> list[dict[str, str]]:
@@ -54,7 +55,20 @@ def load_reference(table_id: str) -> TableReference:
     for name in ("cut_min_from_end", "cut_card_min_from_back", "cards_per_deck"):
         if name in settings:
             known[name] = int(settings.pop(name))
+    if "shoe" in settings:
+        known["shoe"] = _shoe_flag(table_id, settings.pop("shoe"))
     return TableReference(burn_values=burn_values_for(table_id), settings=tuple(sorted(settings.items())), **known)
+
+
+_FLAGS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False, "auto": None, "": None}
+
+
+def _shoe_flag(table_id: str, text: str) -> bool | None:
+    """``shoe``: true / false, or ``auto`` (empty) for the game's default."""
+    try:
+        return _FLAGS[text.strip().lower()]
+    except KeyError:
+        raise ValueError(f"seeds: table {table_id}: shoe = {text!r}, expected true, false or auto") from None
 
 
 load = load_reference

@@ -1,0 +1,72 @@
+"""The shoe's and the shuffler's streams of one table.
+
+Part of :class:`rules.table.TableReplay` (split out to keep modules small,
+like :mod:`rules.dealer` for the terminal): :func:`shoe` and :func:`shuffler`
+replay one event of those devices; events that arrive before the table's
+game is known are held (:func:`hold`) and replayed by :func:`release_early`.
+"The shoe has passed a pack" is decided here from the shoe's own order
+(``shoe_emptied`` or an event of another pack).  On a table without a shoe
+(:attr:`rules.table.TableReplay.shoeless`) shoe events are ignored: see
+"Tables without a shoe" in :mod:`rules.table`.
+"""
+from __future__ import annotations
+
+from rules import packs
+from rules.finding import ref
+from schemas.events import EVENT_FIELDS, Event
+
+
+def hold(rp, ev: Event) -> None:
+    """Keep a shoe/shuffler event until the game (its plug-in) is known, as plain data."""
+    rp.st["early"].append({n: getattr(ev, n) for n in EVENT_FIELDS
+                           if getattr(ev, n) is not None and n not in ("gaming_day", "file", "line")})
+
+
+def release_early(rp) -> None:
+    """Shoe and shuffler events that came before the game was known, in their arrival order."""
+    early, rp.st["early"] = rp.st["early"], []
+    for raw in early:
+        ev = Event.from_row(raw)
+        (shoe if ev.source == "shoe" else shuffler)(rp, ev)
+
+
+def shuffler(rp, ev: Event) -> None:
+    if ev.type != "shuffle_completed":
+        return
+    pack = rp._pack(ev.pack_id, ev)
+    if pack["shuffler"] is None:
+        pack["shuffler"] = {"decks": ev.decks, "card_count": ev.card_count, "missing": list(ev.missing or []),
+                            "extra": list(ev.extra or []), "preshuffled": bool(ev.preshuffled), "ref": ref(ev)}
+    pack["shuffles"].append(["shuffler", None, ref(ev)])
+    rp.proc.on_pack_event(rp, pack, ev)
+    rp._settle(pack)
+
+
+def shoe(rp, ev: Event) -> None:
+    if rp.shoeless:
+        return  # no shoe at this table: its events are ignored (see rules.table)
+    st = rp.st
+    if st["shoe_pack"] not in (None, ev.pack_id):
+        rp._passes(st["shoe_pack"], "shoe_done")
+    pack = rp._pack(ev.pack_id, ev)
+    st["shoe_pack"] = ev.pack_id
+    t = ev.type
+    if t == "shoe_loaded":
+        if pack["shoe_loaded"] is None:
+            pack["shoe_loaded"] = {"card_count": ev.card_count, "ref": ref(ev)}
+        rp.proc.on_pack_event(rp, pack, ev)
+    elif t == "card_drawn":
+        pack["shoe_seen"] = True
+        packs.record_shoe_card(rp, pack, ev)
+        rp.proc.on_shoe_card(rp, pack, ev)
+        rp._align(pack)
+    else:  # cut_card_drawn, shoe_emptied
+        pack["shoe_seen"] = True
+        if t == "shoe_emptied":
+            pack["stub_remaining"] = ev.remaining
+        rp.proc.on_pack_event(rp, pack, ev)
+    rp._settle(pack)
+    if t == "shoe_emptied":
+        rp._passes(ev.pack_id, "shoe_done")
+        if st["shoe_pack"] == ev.pack_id:
+            st["shoe_pack"] = None

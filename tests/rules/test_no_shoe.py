@@ -1,0 +1,203 @@
+"""Tables without a card-reading shoe (stud, stud8, razz): rows during the feed, bounded state.
+
+See "Tables without a shoe" in :mod:`rules.table`: the shoe side of every pack
+counts as passed from the start, so a pack and its rounds are final once the
+terminal has passed the pack; shoe events that arrive anyway are ignored.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+
+import pytest
+
+import seeds
+from rules.reference import DEFAULT_REFERENCE
+from rules.table import TableReplay
+from schemas.events import Event
+
+from tests.rules.games.test_004_hand import eight_handed
+from tests.rules.stream import Baccarat
+
+WITH_SHOE = dataclasses.replace(DEFAULT_REFERENCE, shoe=True)  # today's engine: waits for a shoe
+
+
+def _ev(source: str, n: int, ts: int, type_: str, table_id: str, **fields) -> Event:
+    dev = {"dealer": "DT-1", "shoe": "SHOE-1", "shuffler": "SHF-1"}[source]
+    return Event(event_id=f"{source[:2]}-{n:05d}", ts=ts, source=source, type=type_, table_id=table_id,
+                 device_id=dev, seq=n, dealer_id="D-1" if source == "dealer" else None, **fields)
+
+
+def stud_night(rounds: int, game: str = "stud", table_id: str = "STU-T", shoe: bool = False,
+               run_in: int | None = None) -> dict[str, list[Event]]:
+    """Each device's events of ``rounds`` clean 8-handed hands, one machine-shuffled pack each.
+
+    ``shoe``: add a shoe stream that reads every pack wrongly (it must be ignored);
+    ``run_in``: the pack of that hand starts with 8 clubs in new-deck order.
+    """
+    n = {"dealer": 0, "shoe": 0, "shuffler": 0, "clock": 0}
+    out = {k: [] for k in n if k != "clock"}
+
+    def add(source, type_, **fields):
+        n[source] += 1
+        n["clock"] += 1_000_000
+        out[source].append(_ev(source, n[source], n["clock"], type_, table_id, **fields))
+
+    add("dealer", "table_opened", game=game, decks=1)
+    add("dealer", "dealer_in")
+    for s in range(1, 9):
+        add("dealer", "player_seated", seat=s)
+    for k in range(1, rounds + 1):
+        pid, rid = f"P-{k:04d}", f"R-{k:04d}"
+        add("shuffler", "shuffle_completed", pack_id=pid, decks=1, card_count=52, missing=[], extra=[],
+            preshuffled=False)
+        add("dealer", "shuffle", pack_id=pid, method="machine")
+        hand, _stack, _need = eight_handed(game, folds={3: [2, 5, 7]}, seed=k)
+        dealt = 0
+        for ev in hand.events:
+            row = ev.to_row()
+            for name in ("event_id", "ts", "seq", "device_id", "dealer_id", "source", "table_id"):
+                row.pop(name, None)
+            row.update(pack_id=pid, round_id=rid)
+            if row["type"] == "card_dealt":
+                dealt += 1
+                if k == run_in and dealt <= 8:
+                    row["card"] = "A23456789"[dealt - 1] + "c"
+            add("dealer", row.pop("type"), **row)
+        if shoe:
+            add("shoe", "shoe_loaded", pack_id=pid, card_count=51)
+            for i in range(1, dealt + 1):
+                add("shoe", "card_drawn", pack_id=pid, index=i, card="Kh")
+            add("shoe", "shoe_emptied", pack_id=pid, remaining=52 - dealt)
+    add("dealer", "table_closed")
+    return out
+
+
+def interleave(streams: dict[str, list[Event]], seed: int | None) -> list[Event]:
+    """Any merge keeping each device's order (``seed`` None: by ts, as they happened)."""
+    if seed is None:
+        return sorted((e for evs in streams.values() for e in evs), key=lambda e: e.ts)
+    rng = random.Random(seed)
+    queues = [list(reversed(v)) for v in streams.values() if v]
+    out = []
+    while queues:
+        q = rng.choice(queues)
+        for _ in range(rng.choice((1, 3, 40))):
+            if q:
+                out.append(q.pop())
+        queues = [q for q in queues if q]
+    return out
+
+
+def run(events, reference=None, replay=None):
+    """(findings during the feed, findings at close, rows during the feed, rows at close) as sorted JSON."""
+    rp = replay or TableReplay(events[0].table_id, reference)
+    during, rows_during = [], []
+    for ev in events:
+        during += rp.feed(ev)
+        rows_during += rp.drain_rounds() + rp.drain_packs() + rp.drain_pack_sequences()
+    at_close = rp.close()
+    rows_close = rp.drain_rounds() + rp.drain_packs() + rp.drain_pack_sequences()
+
+    def norm(xs):
+        return sorted(json.dumps(x, default=str, sort_keys=True) for x in xs)
+    return (norm(f.to_row() for f in during), norm(f.to_row() for f in at_close), norm(rows_during),
+            norm(rows_close))
+
+
+def test_the_shoe_setting_defaults_by_game():
+    ref = seeds.load_reference("STU-01")
+    assert ref.shoe is None  # seeds/tables.csv: auto
+    for game, shoe in (("baccarat", True), ("three_bet_poker", True), ("combate", True),
+                       ("stud", False), ("stud8", False), ("razz", False), ("blackjack", True)):
+        rp = TableReplay("T")
+        rp._set_game(game)
+        assert rp.shoeless is not shoe, game
+    assert not TableReplay("T").shoeless  # game unknown: as today
+    assert TableReplay("T", dataclasses.replace(ref, shoe=False)).shoeless
+
+
+def test_a_seeds_row_overrides_the_game_default(monkeypatch):
+    for text, want in (("false", False), ("TRUE", True), ("auto", None), ("", None)):
+        monkeypatch.setattr(seeds, "settings_for", lambda _t, text=text: {"shoe": text})
+        ref = seeds.load_reference("BAC-09")
+        assert ref.shoe is want and "shoe" not in dict(ref.settings)
+    monkeypatch.setattr(seeds, "settings_for", lambda _t: {"shoe": "maybe"})
+    with pytest.raises(ValueError, match="BAC-09"):
+        seeds.load_reference("BAC-09")
+
+
+@pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
+def test_stud_rows_come_out_during_the_feed_and_equal_the_rows_at_close(game):
+    events = interleave(stud_night(12, game), None)
+    f_during, f_close, rows_during, rows_close = run(events)
+    assert f_during == f_close == []
+    assert len(rows_during) == 3 * 12 and rows_close == []  # 12 rounds, packs and pack sequences
+    # today's engine (waiting for a shoe that never comes) hands the same rows out at close()
+    old = run(events, WITH_SHOE)
+    assert old[2] == [] and old[3] == rows_during and old[0] + old[1] == []
+
+
+def test_stud_terminal_new_deck_run_is_decided_when_the_terminal_passes_the_pack():
+    events = interleave(stud_night(4, run_in=2), None)
+    f_during, f_close, _rows, _ = run(events)
+    assert [json.loads(f)["rule_id"] for f in f_during].count("UNSHUFFLED_SEQUENCE") == 1
+    old = run(events, WITH_SHOE)
+    assert sorted(old[0] + old[1]) == sorted(f_during + f_close)
+
+
+def test_shoe_events_on_a_stud_table_are_ignored_in_any_interleaving():
+    streams = stud_night(6, shoe=True)
+    assert streams["shoe"]
+    plain = run(interleave({k: v for k, v in streams.items() if k != "shoe"}, None))
+    early_shoe = streams["shoe"] + streams["shuffler"] + streams["dealer"]  # before the game is known
+    for events in [interleave(streams, None), early_shoe] + [interleave(streams, s) for s in range(5)]:
+        assert run(events) == plain
+
+
+def test_stud_state_stays_bounded_over_a_long_night():
+    events = interleave(stud_night(500), None)
+    rp = TableReplay(events[0].table_id)
+    sizes, started = {}, 0
+    for ev in events:
+        rp.feed(ev)
+        rp.drain_rounds(), rp.drain_packs(), rp.drain_pack_sequences()
+        if ev.type == "round_started":
+            started += 1
+            if started in (10, 100, 500):
+                sizes[started] = len(rp.state_json())
+                assert len(rp.st["rounds"]) == 1 and len(rp.st["packs"]) == 1  # the hand being dealt
+    # ~2 KB for the hand being dealt, + ~1 KB once the remembered finished ids (64) are full
+    assert sizes[500] <= 1.05 * sizes[100] and max(sizes.values()) < 6000, sizes
+    assert rp.close() == [] and rp.drain_rounds() == []  # table_closed passed the last pack
+
+
+def test_a_checkpoint_from_before_the_setting_releases_its_stud_rows():
+    events = interleave(stud_night(8), None)
+    cut = next(k for k, e in enumerate(events) if e.round_id == "R-0006")
+    old = TableReplay(events[0].table_id, WITH_SHOE)  # a state saved by the engine before `shoe`
+    for ev in events[:cut]:
+        old.feed(ev)
+    assert old.drain_rounds() == [] and not any(p["shoe_done"] for p in old.st["packs"].values())
+    resumed = TableReplay.from_state(json.loads(json.dumps(old.state())))
+    resumed.feed(events[cut])
+    assert len(resumed.drain_rounds()) == 5 and len(resumed.drain_packs()) == 5
+    everything = run(events, WITH_SHOE)
+    rest = run(events[cut:], replay=TableReplay.from_state(old.state()))
+    assert sorted(rest[2] + rest[3]) == everything[3] and rest[:2] == everything[:2] == ([], [])
+
+
+def test_state_json_is_the_state_as_json():
+    b = Baccarat()
+    b.prepare()
+    for _ in range(3):
+        b.coup()
+    rp = TableReplay(b.table_id)
+    for ev in b.events[: len(b.events) // 2]:
+        rp.feed(ev)
+    text = rp.state_json()
+    assert json.loads(text) == rp.state() == json.loads(json.dumps(rp.state()))
+    a, c = TableReplay.from_state(json.loads(text)), TableReplay.from_state(rp.state())
+    rest = b.events[len(b.events) // 2:]
+    assert run(rest, replay=a) == run(rest, replay=c)
