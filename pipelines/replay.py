@@ -188,8 +188,10 @@ class FindRepeatedRuns(beam.DoFn):
     """Cross-pack UNSHUFFLED_SEQUENCE over every pack of the run (and, nightly, the packs
     of the last ``retention_days`` days carried in the state), keyed for the writer.
 
-    A finding is raised for the later pack only, and only for packs completed
-    in this run: packs carried from earlier days had their findings on their day.
+    A finding is raised for the later pack of a pair, in the run where the
+    second pack of the pair completes: nightly, the findings over the carried
+    packs alone were raised on earlier nights, so this run raises those over
+    carried + new packs that are not among them.
     """
 
     def __init__(self, gaming_day_config, day_mode=None):
@@ -207,10 +209,10 @@ class FindRepeatedRuns(beam.DoFn):
         if self.day_mode is not None:
             oldest = _dt.date.fromisoformat(self.day_mode.replay_day) - _dt.timedelta(days=self.day_mode.retention_days)
             prior = [r for r in prior if r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest]
-        today = {(r["table_id"], r["pack_id"]) for r in pack_cards}
         already = set(map(tuple, fired))
+        raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
         findings = [f for f in repeated_runs(prior + list(pack_cards), gaming_day)
-                    if (f.table_id, f.pack_id) in today and (f.table_id, f.pack_id) not in already]
+                    if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.day_mode is not None:
             for r in prior + list(pack_cards):

@@ -172,3 +172,26 @@ def test_simulated_days_night_by_night_equal_one_run(tmp_path):
     assert _rows(tmp_path / "nightly", "findings") == single
     assert _rows(tmp_path / "nightly", "rounds") == _rows(tmp_path / "single", "rounds")
     assert _rows(tmp_path / "nightly", "packs") == _rows(tmp_path / "single", "packs")
+
+
+def test_a_repeat_is_raised_the_night_its_second_pack_completes():
+    """003 4.1: pack B repeats pack A's run; A (an unshuffled pack) completes a night after B."""
+    from pipelines.graph import DayMode
+    from pipelines.replay import FindRepeatedRuns
+
+    cards = ["6d", "5d", "5h", "4d", "Qc", "Qs", "8c", "4c", "4h", "2d", "As"]
+
+    def pack(pack_id, first_ts):
+        return {"table_id": "TBP-01", "pack_id": pack_id, "game": "three_bet_poker", "first_ts": first_ts,
+                "source": "shoe", "cards": [[i + 1, c, f"{pack_id}-{i}", first_ts + i] for i, c in enumerate(cards)]}
+
+    ts = 1_795_911_461_372_000
+    earlier, later = pack("P-A", ts), pack("P-B", ts + 60_000_000)
+    step = FindRepeatedRuns(GamingDayConfig(), DayMode("2026-11-29", "2026-11-28"))
+    prior = [{"record": json.dumps(later)}]          # B completed last night, alone: nothing to compare
+    out = [o for o in step.process([earlier], [], prior) if not hasattr(o, "tag")]
+    rows = [r for (_name, _day), table in out for r in table.to_pylist()]
+    assert [(r["rule_id"], r["pack_id"]) for r in rows] == [("UNSHUFFLED_SEQUENCE", "P-B")]
+    again = [o for o in step.process([], [], [{"record": json.dumps(earlier)}, {"record": json.dumps(later)}])
+             if not hasattr(o, "tag")]
+    assert again == []                                 # raised once, not again the next night
