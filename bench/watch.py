@@ -1,13 +1,20 @@
 """Benchmark of ``pitwatch watch``: append-to-alert latency, CPU and memory at a fixed event rate.
 
-    .venv/bin/python bench/watch.py                       # 2,000 events/s, 180 s per run
-    .venv/bin/python bench/watch.py --seconds 60 --rate 4000 --copies 150
+    .venv/bin/python bench/watch.py                       # 2,000 events/s, 100 tables, 240 s per run
+    .venv/bin/python bench/watch.py --seconds 120 --only watch
+    .venv/bin/python bench/watch.py --seconds 60 --rate 4000 --table-count 600 --tables all
 
 Input: the clean example ``tests/data/clean-floor-2h.jsonl.gz`` (six tables,
-every game) replicated ``--copies`` times under new table, device and event
-ids, with faults injected by editing lines (a card switched on a shoe, a
-payout amount, a lost line, a cut out of limits, a duplicate delivery), so
-alerts come all along the run.  Lines are appended, in time order across all
+every game; by default only its shoe tables BAC, COM, TBP — the stud/razz
+tables' engine state grows until ``close()``, docs/watch.md) replicated
+under new table, device and event ids until there are ``--table-count``
+tables (default 100; the last copy may be partial), with faults injected by
+editing lines (a card switched on a shoe, a payout amount, a lost line, a cut
+out of limits, a duplicate delivery), so alerts come all along the run.
+Each table's stream is played again ("laps": later timestamps, the same
+devices with their ``seq`` going on, new event, pack and round ids) as often
+as needed to fill ``--seconds`` at ``--rate``, so every table stays live for
+the whole run.  Lines are appended, in time order across all
 copies, to one file per (10 copies, stream), at ``--rate`` lines per second
 (a flush every 10 ms).
 
@@ -27,6 +34,7 @@ quarter of the run and its peak (flat memory = the quarters do not climb).
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import gzip
 import json
 import os
@@ -46,20 +54,52 @@ GROUP = 10
 CARDS = [r + s for r in "A23456789TJQK" for s in "cdhs"]
 
 
-def build_lines(copies: int, faults_per_copy: int, horizon: float, seed: int = 1,
-                tables: tuple = ()) -> list[tuple[str, str]]:
-    """(file key, line) in time order over all copies, faults injected in the first ``horizon`` of each."""
+def _base(tables: tuple, laps: int) -> list[dict]:
+    """The clean floor (only ``tables`` prefixes if given), played ``laps`` times one after the other."""
     with gzip.open(CLEAN, "rt") as f:
         base = [json.loads(x) for x in f]
     if tables:
         base = [e for e in base if e["table_id"].startswith(tables)]
-    base.sort(key=lambda e: (e["ts"], e["device_id"], e["seq"]))
-    rng = random.Random(seed)
-    limit = max(10, int(len(base) * horizon))
+    for e in base:
+        e["_t"] = _dt.datetime.fromisoformat(e["ts"].replace("Z", "+00:00"))
+    t0, t1 = min(e["_t"] for e in base), max(e["_t"] for e in base)
+    span = (t1 - t0) + _dt.timedelta(minutes=10)
+    seqs: dict[str, list] = {}
+    for e in base:
+        seqs.setdefault(e["device_id"], []).append(e["seq"])
+    seq_span = {d: max(v) - min(v) + 1 for d, v in seqs.items()}   # each lap's seqs follow the last's
     out = []
+    for lap in range(laps):
+        for e in base:
+            r = dict(e)
+            if lap:
+                r["_t"] = e["_t"] + lap * span
+                r["ts"] = r["_t"].astimezone(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+                r["seq"] = e["seq"] + lap * seq_span[e["device_id"]]
+                r["event_id"] = f"{e['event_id']}-L{lap}"
+                for k in ("pack_id", "round_id"):
+                    if r.get(k):
+                        r[k] = f"{r[k]}-L{lap}"
+            out.append(r)
+    out.sort(key=lambda e: (e["_t"], e["device_id"], e["seq"]))
+    for e in out:
+        e["_t"] = e["_t"].timestamp()   # the order of lines across copies (popped before writing)
+    return out
+
+
+def build_lines(table_count: int, faults_per_copy: int, horizon: float, seed: int = 1,
+                tables: tuple = (), laps: int = 1) -> list[tuple[str, str]]:
+    """(file key, line) in time order over all copies, faults injected in the first ``horizon`` of each."""
+    base = _base(tables, laps)
+    per_copy = sorted({e["table_id"] for e in base})
+    rng = random.Random(seed)
+    out = []
+    copies = -(-table_count // len(per_copy))
     for k in range(copies):
+        keep = set(per_copy[:table_count - k * len(per_copy)])
         rows = [dict(e, table_id=f"{e['table_id']}-{k:03d}", device_id=f"{e['device_id']}-{k:03d}",
-                     event_id=f"{e['event_id']}-{k:03d}") for e in base]
+                     event_id=f"{e['event_id']}-{k:03d}") for e in base if e["table_id"] in keep]
+        limit = max(10, int(len(rows) * horizon))
         for _ in range(faults_per_copy):
             i = rng.randrange(limit)
             e = rows[i]
@@ -81,7 +121,8 @@ def build_lines(copies: int, faults_per_copy: int, horizon: float, seed: int = 1
         for e in rows:
             if e is not None:
                 key = f"g{k // GROUP:02d}-{e['source']}"
-                out.append((e["ts"], k, key, json.dumps(e, separators=(",", ":"))))
+                t = e.pop("_t")
+                out.append((t, k, key, json.dumps(e, separators=(",", ":"))))
     out.sort(key=lambda x: (x[0], x[1]))
     return [(key, line) for _ts, _k, key, line in out]
 
@@ -214,26 +255,30 @@ def fmt(r: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=180.0)
+    ap.add_argument("--seconds", type=float, default=240.0)
     ap.add_argument("--rate", type=float, default=2000.0)
-    ap.add_argument("--copies", type=int, default=100, help="replicas of the six-table floor")
-    ap.add_argument("--faults", type=int, default=4, help="faults injected per copy")
-    ap.add_argument("--tables", default="", help="only these table id prefixes, e.g. BAC,COM,TBP")
+    ap.add_argument("--table-count", type=int, default=100, help="tables on the floor (copies of the example's)")
+    ap.add_argument("--faults", type=int, default=10, help="faults injected per copy of the example's tables")
+    ap.add_argument("--tables", default="BAC,COM,TBP",
+                    help="the example's tables to copy, by id prefix ('all': the six, stud and razz included)")
+    ap.add_argument("--only", choices=("baseline", "watch"), help="run only this one")
     ap.add_argument("--baseline-child", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.baseline_child:
         baseline_child(args.baseline_child)
         return
     total = int(args.seconds * args.rate)
-    tables = tuple(t for t in args.tables.split(",") if t)
-    per_copy = len(build_lines(1, 0, 1.0, tables=tables))
-    horizon = min(1.0, total / (args.copies * per_copy) * 0.9)
-    lines = build_lines(args.copies, args.faults, horizon, tables=tables)
-    print(f"input: {args.copies} copies of {', '.join(tables) or 'all 6'} tables, {len(lines):,} lines; playing {min(total, len(lines)):,} "
-          f"at {args.rate:,.0f}/s", flush=True)
+    tables = () if args.tables == "all" else tuple(t for t in args.tables.split(",") if t)
+    one_lap = len(build_lines(args.table_count, 0, 1.0, tables=tables))
+    laps = max(1, -(-total // one_lap))
+    horizon = min(1.0, total / (laps * one_lap) * 0.9)
+    lines = build_lines(args.table_count, args.faults, horizon, tables=tables, laps=laps)
+    print(f"input: {args.table_count} tables ({', '.join(tables) or 'all 6'} copied), {laps} lap(s), "
+          f"{len(lines):,} lines; playing {min(total, len(lines)):,} at {args.rate:,.0f}/s", flush=True)
     with tempfile.TemporaryDirectory(prefix="pitwatch-bench-") as tmp:
         for mode in ("baseline", "watch"):
-            print(fmt(run(mode, lines, args.seconds, args.rate, Path(tmp))), flush=True)
+            if args.only in (None, mode):
+                print(fmt(run(mode, lines, args.seconds, args.rate, Path(tmp))), flush=True)
 
 
 if __name__ == "__main__":

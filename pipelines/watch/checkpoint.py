@@ -4,24 +4,34 @@
     Everything needed to go on exactly where the last checkpoint was taken:
     source positions (file inode/offset/line, Redis entry ids), the per-device
     order state (held lines, duplicate window), every table's
-    ``TableReplay.state()``, the ``SeqTracker`` state, the alert guard, the
+    ``TableReplay`` state, the ``SeqTracker`` state, the alert guard, the
     sinks' own state (file size, lake batch counter, webhook queue) and, per
     sink, the ids of the alerts delivered (last two gaming days).  Written to
     ``checkpoint.json.partial-<pid>``, fsync'd, renamed over the old one
     (atomic on POSIX), the folder fsync'd: a reader or a restart sees the old
     checkpoint or the new one, never a mix.
 
-``STATE/journal.log``
-    One line ``<sink>\\t<finding_id>\\t<gaming day>`` appended (and flushed to
-    the OS) right after a sink accepted an alert; emptied after each
-    checkpoint, which then holds those ids.  A ``kill -9`` loses nothing the
-    OS has (page cache survives a killed process; ``--fsync`` also survives a
-    power cut, at a cost per alert).
+``STATE/journal-<gen>.log``
+    One line ``<sink>\t<finding_id>\t<gaming day>`` appended (and flushed to
+    the OS) right after a sink accepted an alert.  The journal is *rotated*
+    at each checkpoint's snapshot (:meth:`StateDir.rotate`: later records go
+    to the next generation), so the snapshot holds every id of the older
+    generations; once that checkpoint is renamed into place they are deleted
+    (:meth:`StateDir.save`).  A restart reads every journal still there
+    (older ones only repeat what the checkpoint has).  A ``kill -9`` loses
+    nothing the OS has (page cache survives a killed process; ``--fsync``
+    also survives a power cut, at a cost per alert).
 
 ``STATE/lock``
     ``flock``'d while a watcher runs: two watchers on one state folder refuse.
 
-On restart: the checkpoint, plus the journal's ids, plus the ids the
+Snapshot and write are split (:class:`CheckpointWriter`): the service takes
+the snapshot on its loop, between two lines (every piece serialised to bytes
+there, so nothing the loop changes afterwards can leak in), and a background
+thread writes the lake batch and the file, fsyncs and renames — the slow
+part, which releases the GIL — while alerts go on.  One write at a time.
+
+On restart: the checkpoint, plus the journals' ids, plus the ids the
 readable sinks find in their own output since the checkpoint, is the set of
 alerts already delivered; the sources resume at the checkpoint's positions,
 so every event after it is replayed and every finding after it regenerated
@@ -31,11 +41,18 @@ already delivered.  See docs/watch.md for the full argument.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
+import re
+import threading
+import time
 
 import orjson
 
+log = logging.getLogger("pitwatch")
+
 VERSION = 1
+_JOURNAL = re.compile(r"journal-(\d+)\.log$")
 
 
 class StateDir:
@@ -50,10 +67,13 @@ class StateDir:
             self._lock.close()
             raise ValueError(f"another pitwatch watch is using the state folder {self.path}") from None
         self.file = os.path.join(self.path, "checkpoint.json")
-        self.journal_path = os.path.join(self.path, "journal.log")
+        gens = [-1]
         for name in os.listdir(self.path):
             if name.startswith("checkpoint.json.partial-"):
                 os.unlink(os.path.join(self.path, name))   # a checkpoint killed half-written
+            elif (m := _JOURNAL.fullmatch(name)):
+                gens.append(int(m.group(1)))
+        self.gen = max(gens) + 1       # this run's journal is a new generation
         self._journal = None
 
     # --- checkpoint ----------------------------------------------------------
@@ -66,33 +86,62 @@ class StateDir:
             raise ValueError(f"{self.file}: checkpoint version {state.get('v')!r}, expected {VERSION}")
         return state
 
-    def save(self, tables: dict[str, bytes], rest: dict) -> int:
-        """Write the checkpoint atomically (tables as pre-serialised JSON). Returns its size."""
-        parts = [b'{"v":%d,"tables":{' % VERSION,
-                 b",".join(orjson.dumps(t) + b":" + blob for t, blob in sorted(tables.items())),
-                 b'},"rest":', orjson.dumps(rest), b"}"]
-        data = b"".join(parts)
+    def save(self, tables: dict[str, bytes], rest: bytes, gen: int | None = None) -> int:
+        """Write the checkpoint atomically (pre-serialised JSON), then drop journals older than ``gen``.
+
+        ``gen`` is the journal generation :meth:`rotate` started at the snapshot (default: rotate now).
+        Safe to call from a thread other than the one journalling.  Returns the checkpoint's size.
+        """
+        if gen is None:
+            gen = self.rotate()
+        data = b"".join([b'{"v":%d,"tables":{' % VERSION,
+                         b",".join(orjson.dumps(t) + b":" + blob for t, blob in sorted(tables.items())),
+                         b'},"rest":', rest, b"}"])
         tmp = f"{self.file}.partial-{os.getpid()}"
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.file)
+        self._fsync_dir()
+        for old, path in self._journals():
+            if old < gen:
+                os.unlink(path)   # every id in it is in the checkpoint just renamed
+        return len(data)
+
+    def _fsync_dir(self) -> None:
         dfd = os.open(self.path, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-        self._truncate_journal()
-        return len(data)
 
     # --- journal -------------------------------------------------------------
+    def _journals(self) -> list[tuple[int, str]]:
+        out = []
+        for name in os.listdir(self.path):
+            if name == "journal.log":
+                out.append((-1, os.path.join(self.path, name)))   # written by an older version
+            elif (m := _JOURNAL.fullmatch(name)):
+                out.append((int(m.group(1)), os.path.join(self.path, name)))
+        return sorted(out)
+
+    def rotate(self) -> int:
+        """Start a new journal generation (at a snapshot); returns it.  Called by the journalling thread."""
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+        self.gen += 1
+        return self.gen
+
     def record(self, sink: str, items: list[tuple[str, str]]) -> None:
         """Journal that ``sink`` accepted these (finding_id, gaming day) alerts."""
         if not items:
             return
         if self._journal is None:
-            self._journal = open(self.journal_path, "ab")
+            self._journal = open(os.path.join(self.path, f"journal-{self.gen:08d}.log"), "ab")
+            if self.fsync:
+                self._fsync_dir()     # the new generation's name survives a power cut too
         self._journal.write(b"".join(f"{sink}\t{fid}\t{day}\n".encode() for fid, day in items))
         self._journal.flush()
         if self.fsync:
@@ -100,22 +149,69 @@ class StateDir:
 
     def read_journal(self) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = {}
-        if not os.path.exists(self.journal_path):
-            return out
-        with open(self.journal_path, "rb") as f:
-            for raw in f.read().decode("utf-8", "replace").splitlines():
-                parts = raw.split("\t")
-                if len(parts) == 3:        # a half-written last line is not a record
-                    out.setdefault(parts[0], {})[parts[1]] = parts[2]
+        for _gen, path in self._journals():
+            with open(path, "rb") as f:
+                for raw in f.read().decode("utf-8", "replace").splitlines():
+                    parts = raw.split("\t")
+                    if len(parts) == 3:        # a half-written last line is not a record
+                        out.setdefault(parts[0], {})[parts[1]] = parts[2]
         return out
-
-    def _truncate_journal(self) -> None:
-        if self._journal is None:
-            self._journal = open(self.journal_path, "ab")
-        self._journal.truncate(0)
-        self._journal.flush()
 
     def close(self) -> None:
         if self._journal is not None:
             self._journal.close()
         self._lock.close()
+
+
+class CheckpointWriter:
+    """Writes snapshots in a background thread, one at a time (see the module doc).
+
+    ``submit(job)`` runs ``job()`` (the slow part: lake batch, file, fsync, rename) in a new
+    thread; ``busy`` says one is running; ``wait()`` joins it and re-raises its error, as does
+    ``check()`` once it is over — a failed checkpoint stops the service as it did when inline.
+    """
+
+    def __init__(self) -> None:
+        # Tests only: a folder where write k waits for ``go-<k>`` (after creating ``waiting-<k>``)
+        # and then creates ``done-<k>``, so a test can hold a checkpoint in flight deterministically.
+        self.gate = os.environ.get("PITWATCH_CHECKPOINT_GATE")
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self.last_seconds = 0.0
+        self.written = 0
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def submit(self, job) -> None:
+        self.wait()
+        self._thread = threading.Thread(target=self._run, args=(job,), name="pitwatch-checkpoint", daemon=True)
+        self._thread.start()
+
+    def _run(self, job) -> None:
+        k = self.written + 1
+        if self.gate:
+            open(os.path.join(self.gate, f"waiting-{k}"), "w").close()
+            while not os.path.exists(os.path.join(self.gate, f"go-{k}")):
+                time.sleep(0.01)
+        t0 = time.perf_counter()
+        try:
+            job()
+        except BaseException as exc:   # noqa: BLE001 - handed to the service's thread
+            self._error = exc
+        self.last_seconds = time.perf_counter() - t0
+        self.written = k
+        if self.gate:
+            open(os.path.join(self.gate, f"done-{k}"), "w").close()
+
+    def check(self) -> None:
+        if self._error is not None:
+            exc, self._error = self._error, None
+            raise RuntimeError(f"checkpoint failed: {exc}") from exc
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.check()

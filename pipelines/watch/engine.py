@@ -22,8 +22,9 @@ finalized can no longer withdraw a "no shuffle" alert — the reason the
 option is off by default (see docs/watch.md).
 
 State: ``state_fragments()`` serialises only the tables fed since the last
-call (orjson bytes cached per table), so a checkpoint of a floor of hundreds
-of tables costs what changed, not what exists.
+call (``TableReplay.state_json()`` where the engine has it, else orjson of
+its plain-JSON ``st``; bytes cached per table), so a checkpoint's snapshot of
+a floor of hundreds of tables costs what changed, not what exists.
 """
 from __future__ import annotations
 
@@ -41,6 +42,16 @@ def _reference(table_id: str):
     import seeds
 
     return seeds.load_reference(table_id)
+
+
+def _state_json(rp: TableReplay) -> bytes:
+    """The replay's state as JSON bytes: ``TableReplay.state_json()`` where the engine has it;
+    else ``st`` serialised at once (what ``state()``'s deep copy would give, 5-10x cheaper)."""
+    fast = getattr(rp, "state_json", None)
+    if fast is None:
+        return orjson.dumps(rp.st)
+    out = fast()
+    return out.encode() if isinstance(out, str) else out
 
 
 class LiveEngine:
@@ -120,9 +131,7 @@ class LiveEngine:
     def state_fragments(self) -> dict[str, bytes]:
         """Per table, its replay state as JSON bytes (re-serialised only when it changed)."""
         for tid in self._dirty:
-            # ``state()`` is a deep copy of ``st``; serialising ``st`` at once gives the same JSON
-            # without the copy (5-10x cheaper), and nothing mutates it meanwhile.
-            self._cache[tid] = orjson.dumps(self.tables[tid].st)
+            self._cache[tid] = _state_json(self.tables[tid])
         self._dirty.clear()
         return self._cache
 

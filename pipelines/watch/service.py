@@ -8,7 +8,12 @@ reads whatever every source has (never blocking), decodes each line
 :class:`pipelines.watch.engine.LiveEngine` and delivers each finding at once,
 in the same turn, to every sink (journalled per sink).  It sleeps ``poll``
 seconds only when no source had anything.  Every ``checkpoint_every`` seconds
-(and when stopping) the lake batch is flushed and the checkpoint written.
+(and when stopping) a checkpoint is taken: its snapshot on the loop, between
+two lines (the lake buffer handed over, the journal rotated, every piece
+serialised to bytes — only tables fed since the last one), its slow part
+(lake batch, file, fsync, rename) in a background thread
+(:class:`pipelines.watch.checkpoint.CheckpointWriter`), one at a time, so
+alerts decided meanwhile are not held up.
 
 Stopping: SIGTERM or SIGINT ends the current turn, checkpoints and returns
 (exit 0); ``stop_after_idle`` does the same after that many seconds with no
@@ -25,7 +30,9 @@ import os
 import signal
 import time
 
-from pipelines.watch.checkpoint import StateDir
+import orjson
+
+from pipelines.watch.checkpoint import CheckpointWriter, StateDir
 from pipelines.watch.engine import LiveEngine
 from pipelines.watch.order import DeviceOrder
 from pipelines.watch.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record
@@ -87,6 +94,7 @@ class WatchService:
             self.sinks.append(self.lake_sink)
         self.sent: dict[str, dict[str, str]] = {s.name: {} for s in self.sinks}
         self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "findings": 0}
+        self.writer = CheckpointWriter()
         self._stop = False
         self._restore()
 
@@ -118,21 +126,51 @@ class WatchService:
             for fid, day in s.recover(sink_states.get(s.name, {})).items():
                 sent.setdefault(fid, day)
 
-    def checkpoint(self) -> None:
-        if self.lake_sink is not None:
-            days = {r["finding_id"]: r["gaming_day"] for r in self.lake_sink.buffer}
-            self._mark(self.lake_sink, self.lake_sink.flush(), days)
+    def checkpoint(self, wait: bool = False) -> None:
+        """Snapshot now, on this thread; write it in the background (``wait``: and wait for it).
+
+        Called between two lines, so every alert of every event before the positions taken here
+        was already delivered and journalled (stdout, file, webhook 2xx), is in the webhook queue
+        taken here, or is in the lake batch taken here — which the writer puts in the lake
+        *before* the checkpoint that counts it as delivered.  The journal is rotated here: records
+        after this point go to the next generation, which the checkpoint does not delete.
+        """
+        self.writer.wait()                      # one at a time (the loop only calls when idle)
+        t0 = time.perf_counter()
+        batch: list = []
+        lake = self.lake_sink
+        if lake is not None and lake.buffer:
+            days = {r["finding_id"]: r["gaming_day"] for r in lake.buffer}
+            batch, ids = lake.take()
+            sent = self.sent[lake.name]
+            for fid in ids:
+                sent[fid] = days.get(fid, "")
         self._prune_sent()
-        rest = {
+        gen = self.state.rotate()
+        dirty = len(self.engine._dirty)
+        rest = orjson.dumps({
             "sources": {_key(s): s.position() for s in self.sources},
-            "order": self.order.state(),
+            "order": orjson.Fragment(self.order.state_json()),
             "engine": self.engine.other_state(),
             "counts": self.counts,
             "sinks": {s.name: s.state() for s in self.sinks},
             "sent": {name: sorted(ids.items()) for name, ids in self.sent.items()},
+            "journal": gen,
             "written": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-        }
-        self.state.save(self.engine.state_fragments(), rest)
+        })
+        tables = dict(self.engine.state_fragments())   # bytes: nothing later can change them
+        log.debug("checkpoint: snapshot %.1f ms (%d table(s) serialised), last write %.1f ms",
+                  (time.perf_counter() - t0) * 1000, dirty, self.writer.last_seconds * 1000)
+        state = self.state
+
+        def write() -> None:
+            if batch:
+                lake.write(batch)
+            state.save(tables, rest, gen)
+
+        self.writer.submit(write)
+        if wait:
+            self.writer.wait()
 
     def _prune_sent(self) -> None:
         days = [d for ids in self.sent.values() for d in ids.values() if d]
@@ -173,7 +211,7 @@ class WatchService:
             sent = self.sent[sink.name]
             todo = [r for r in recs if r["finding_id"] not in sent]
             if todo:
-                self._mark(sink, sink.send(todo), days)   # the lake sink marks at flush()
+                self._mark(sink, sink.send(todo), days)   # the lake sink: at the checkpoint snapshot
 
     # --- the loop -----------------------------------------------------------------
     def _feed(self, item, line: Line) -> None:
@@ -230,7 +268,8 @@ class WatchService:
                     if isinstance(sink, WebhookSink) and sink.queue:
                         days = {r["finding_id"]: r["gaming_day"] for r in sink.queue}
                         self._mark(sink, sink.retry(), days)
-                if now >= next_ck:
+                self.writer.check()
+                if now >= next_ck and not self.writer.busy:
                     self.checkpoint()
                     next_ck = time.monotonic() + opts.checkpoint_every
                 if got:
@@ -248,7 +287,7 @@ class WatchService:
                 for item, ln in self.order.due(everything=True):
                     self._feed(item, ln)
                 self.emit(self.engine.finalize())
-            self.checkpoint()
+            self.checkpoint(wait=True)
         finally:
             self.close()
         return self.summary()
@@ -259,6 +298,10 @@ class WatchService:
                 "state_dir": self.state.path}
 
     def close(self) -> None:
+        try:
+            self.writer.wait()
+        except RuntimeError as exc:
+            log.error("%s", exc)
         for s in self.sources:
             s.close()
         for s in self.sinks:

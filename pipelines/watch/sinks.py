@@ -21,7 +21,9 @@ sinks that can be read back close the last gap themselves:
 
 Lake layout: ``LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet``, the FINDINGS
 columns (``gaming_day`` in the folder name, as every partitioned lake table),
-one small file per flush (at every checkpoint that has new alerts).  A
+one small file per gaming day per checkpoint that has new alerts (its
+numbers taken on the service's loop at the snapshot, the files written by
+the checkpoint's thread before the checkpoint itself).  A
 separate table, never ``findings/``: the nightly batch replaces
 ``findings/gaming_day=D/part-0.parquet`` whole, so a live writer there would
 be overwritten or would overwrite; ``alerts/`` belongs to the watchers only,
@@ -202,32 +204,49 @@ class LakeSink:
         self.buffer.extend(r for r in records if r["finding_id"] not in have)
         return []   # delivered at flush()
 
-    def flush(self) -> list[str]:
+    def take(self) -> tuple[list, list[str]]:
+        """Hand the buffer over as a batch: ``([(n, day, records)…], ids)``; numbers are reserved now.
+
+        Called on the service's loop at a checkpoint's snapshot (so the snapshot's counter is past
+        the batch); :meth:`write` then writes it, in the checkpoint's thread, before that checkpoint.
+        """
+        if not self.buffer:
+            return [], []
+        by_day: dict[str, list] = {}
+        for r in self.buffer:
+            by_day.setdefault(r["gaming_day"], []).append(r)
+        batch = []
+        for day, recs in sorted(by_day.items()):
+            batch.append((self.n, day, recs))
+            self.n += 1
+        ids = [r["finding_id"] for r in self.buffer]
+        self.buffer = []
+        return batch, ids
+
+    def write(self, batch: list) -> None:
+        """Write a batch from :meth:`take`: one ``<watch-id>-<n>.parquet`` per gaming day, atomically."""
         import pyarrow.parquet as pq
 
         from pipelines.lake import file_schema
         from schemas.arrow import FINDINGS, rows_to_table
 
-        if not self.buffer:
-            return []
-        by_day: dict[str, list] = {}
-        for r in self.buffer:
-            by_day.setdefault(r["gaming_day"], []).append(r)
-        schema = file_schema("findings")
-        for day, recs in sorted(by_day.items()):
+        schema = file_schema("findings") if batch else None
+        for n, day, recs in batch:
             rows = [{**r, "ts": _dt.datetime.fromisoformat(r["ts"].replace("Z", "+00:00")),
                      "gaming_day": _dt.date.fromisoformat(day)} for r in recs]
             table = rows_to_table(rows, FINDINGS).select(schema.names).cast(schema)
             folder = f"{self.root}/alerts/gaming_day={day}"
             self.fs.create_dir(folder, recursive=True)
-            name = f"{self.watch_id}-{self.n:08d}"
+            name = f"{self.watch_id}-{n:08d}"
             tmp = f"{folder}/_{name}-{uuid.uuid4().hex[:8]}.partial"
             with self.fs.open_output_stream(tmp) as out:
                 pq.write_table(table, out, compression="zstd")
             self.fs.move(tmp, f"{folder}/{name}.parquet")
-            self.n += 1
-        ids = [r["finding_id"] for r in self.buffer]
-        self.buffer = []
+
+    def flush(self) -> list[str]:
+        """Write the buffer now (take + write); returns the ids written."""
+        batch, ids = self.take()
+        self.write(batch)
         return ids
 
     def state(self) -> dict:
