@@ -363,22 +363,18 @@ class Razz(Stud):
 
 
 # ------------------------------------------------------------------ faults
-@injects("BURN_SKIPPED", *STUD)
-def _burn_skipped(table: Stud, h: Hand) -> bool:
-    h.skip_burn = True
-    return True
+def _sets(flag: str):
+    """A fault that only marks the hand: the dealing code does the rest."""
+    def inject(table: Stud, h: Hand) -> bool:
+        setattr(h, flag, True)
+        return True
+    return inject
 
 
-@injects("DEAL_ORDER", *STUD)
-def _deal_order(table: Stud, h: Hand) -> bool:
-    h.swap4 = True
-    return True
-
-
-@injects("CARD_FACE", *STUD)
-def _card_face(table: Stud, h: Hand) -> bool:
-    h.face6 = True
-    return True
+for _rule, _flag in (("BURN_SKIPPED", "skip_burn"), ("DEAL_ORDER", "swap4"), ("CARD_FACE", "face6"),
+                     ("CARD_TO_DEAD_HAND", "dead_card"), ("BRING_IN", "wrong_bring_in"),
+                     ("FOURTH_STREET_DOUBLE", "double4"), ("SHORT_DECK_PROCEDURE", "short_wrong")):
+    injects(_rule, *STUD)(_sets(_flag))
 
 
 @injects("EXPOSED_CARD", *STUD)
@@ -390,31 +386,7 @@ def _exposed(table: Stud, h: Hand) -> bool:
     return True
 
 
-@injects("CARD_TO_DEAD_HAND", *STUD)
-def _dead_hand(table: Stud, h: Hand) -> bool:
-    h.dead_card = True
-    return True
-
-
-@injects("BRING_IN", *STUD)
-def _bring_in(table: Stud, h: Hand) -> bool:
-    h.wrong_bring_in = True
-    return True
-
-
 @injects("FIRST_TO_ACT", *STUD)
 def _first_to_act(table: Stud, h: Hand) -> bool:
     h.wrong_first = 4 if table.faults.rng.random() < 0.5 else 5
-    return True
-
-
-@injects("FOURTH_STREET_DOUBLE", *STUD)
-def _double(table: Stud, h: Hand) -> bool:
-    h.double4 = True
-    return True
-
-
-@injects("SHORT_DECK_PROCEDURE", *STUD)
-def _short_deck(table: Stud, h: Hand) -> bool:
-    h.short_wrong = True
     return True
