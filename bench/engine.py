@@ -39,7 +39,7 @@ import seeds  # noqa: E402
 from rules.finding import gaming_day_from_config  # noqa: E402
 from rules.table import TableReplay  # noqa: E402
 from schemas.decode import GamingDayConfig, decode_line  # noqa: E402
-from schemas.events import EVENT_FIELDS, Event  # noqa: E402
+from schemas.events import Event  # noqa: E402
 from tests.data import clean_floor_lines  # noqa: E402
 
 SUFFIXED = ("table_id", "device_id", "event_id", "pack_id", "round_id")

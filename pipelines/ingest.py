@@ -31,7 +31,6 @@ from schemas.arrow import EVENTS
 from schemas.decode import (
     RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object,
 )
-from schemas.events import EVENT_FIELDS
 
 TAG_REJECTS = "rejects"
 TAG_IDS = "ids"

@@ -10,7 +10,7 @@ through the ``events`` lake table (:func:`schemas.arrow.events_to_table`).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Iterable
+from typing import Any
 
 from schemas.contract import FIELDS, LAKE_EXTRA_COLUMNS
 
@@ -74,13 +74,3 @@ def micros_to_datetime(micros: int) -> _dt.datetime:
 def datetime_to_micros(value: _dt.datetime) -> int:
     delta = value - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def device_order_key(ev: Event) -> tuple:
-    """The order events of one device happened in: by ``seq`` (contract)."""
-    return (ev.device_id, ev.seq, ev.event_id)
-
-
-def sort_events(events: Iterable[Event]) -> list[Event]:
-    """Deterministic total order used when writing the lake."""
-    return sorted(events, key=lambda e: (e.table_id, e.device_id, e.seq, e.event_id))

@@ -9,7 +9,6 @@ stays fast; pitwatch itself comes only from the wheel.
 from __future__ import annotations
 
 import pathlib
-import site
 import subprocess
 import sys
 import sysconfig

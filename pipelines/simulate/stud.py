@@ -301,7 +301,7 @@ class Stud(TableSim):
         Betting(self, seats, order, size, self.act(h)).run(first, n, never_folds=first if n == 6 else None, **kw)
 
     def seventh(self, h: Hand, seats: dict, order: list) -> None:
-        rng, fr = self.rng, self.faults.rng
+        rng = self.rng
         live = [s for s in order if seats[s].live]
         all_in = {s for s in live if seats[s].all_in}
         betting_possible = len(live) - len(all_in) >= 2

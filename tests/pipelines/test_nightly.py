@@ -7,7 +7,6 @@ the cutoff; faults are injected on both sides of it.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 
 import duckdb

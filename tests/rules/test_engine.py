@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import collections
 import json
-import pathlib
 import random
 import re
 
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules.catalog import RULES, rule, rule_rows

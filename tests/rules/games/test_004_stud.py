@@ -7,7 +7,6 @@ the assertions name the exact set of rules raised, so a stray engine finding
 from __future__ import annotations
 
 import json
-import pathlib
 
 import pytest
 
