@@ -1,0 +1,174 @@
+"""Decode a block of JSONL lines on columns: the batch's fast path.
+
+:func:`decode_block` hands the block to Arrow's JSON reader (C++, parallel)
+with the contract's columns as an explicit schema, then checks the contract
+on whole columns.  It is a *filter*, never a judge: a row it is not sure of
+goes back to the caller, who decodes that line with the per-line decoder
+(:func:`schemas.decode.decode_fields`), which accepts it or rejects it with
+the reason.  So the fast path can only be stricter than the per-line
+decoder, never looser, and the two agree on every accepted value (a test
+decodes a corpus of good and bad lines both ways).
+
+A whole block goes to the per-line decoder when Arrow cannot read it as the
+contract's columns: a line that is not a JSON object, invalid UTF-8, a field
+of the wrong JSON type, ``3.0`` for an integer, a field the contract does not
+know (it belongs in ``unknown_fields``), a key given twice, a timestamp Arrow
+cannot parse.  Rows sent back one by one: a missing required field, a value
+out of its range or set, a card code, a null inside a card list, a ``card``
+that is null where it is required (Arrow cannot tell null from absent), a
+timestamp beyond microseconds or spelled with ``t``/``z``, ``NaN``/``Infinity``.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from schemas import contract as C
+from schemas.arrow import EVENTS, TS
+
+# The contract's fields as Arrow reads them from JSON: ``ts`` as text.
+RAW = pa.schema([pa.field(f.name, pa.string() if f.name == "ts" else f.type)
+                 for f in EVENTS if f.name in C.FIELDS])
+_PARSE = pj.ParseOptions(explicit_schema=RAW, unexpected_field_behavior="error", newlines_in_values=False)
+
+# Stricter than TIMESTAMP_PATTERN: what Arrow's cast and Python's fromisoformat read alike.
+_FAST_TS = (r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+            r"(\.[0-9]{1,6})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$")
+_MIN_MICROS = 2 * 86_400_000_000   # earlier instants (1970) go the per-line way
+_CARDS = pa.array(sorted(r + s for r in C.RANKS for s in C.SUITS), pa.string())
+_TYPE_NAMES = pa.array(list(C.TYPES), pa.string())
+_TYPE_SOURCES = pa.array([spec[0] for spec in C.TYPES.values()], pa.string())
+
+
+def _required_by(name: str) -> pa.Array:
+    """The event types on which field ``name`` is required."""
+    return pa.array([t for t in C.TYPES if name in C.required_fields(t)], pa.string())
+
+
+_REQUIRED_BY = {name: _required_by(name) for name in C.FIELDS if name != "type"}
+_POSITIVE = pa.array(sorted(C.POSITIVE_AMOUNT_TYPES), pa.string())
+
+
+def _all_true(mask) -> pa.Array:
+    return pc.fill_null(mask, False)
+
+
+def _kind_ok(kind: str, col) -> pa.Array | None:
+    """Row mask: the value fits ``kind`` or is null.  None when every value fits by its Arrow type."""
+    if kind in ("str", "bool", "ts"):
+        return None
+    if kind == "id":
+        ok = pc.greater(pc.utf8_length(col), 0)
+    elif kind == "event_id":
+        n = pc.utf8_length(col)
+        ok = pc.and_(pc.greater_equal(n, 1), pc.less_equal(n, 128))
+    elif kind == "int0":
+        ok = pc.greater_equal(col, 0)
+    elif kind in ("int1", "seat"):
+        ok = pc.greater_equal(col, 1)
+    elif kind == "street":
+        ok = pc.and_(pc.greater_equal(col, 3), pc.less_equal(col, 7))
+    elif kind == "amount":
+        ok = pc.is_finite(col)
+    elif kind == "card":
+        ok = pc.is_in(col, value_set=_CARDS)
+    elif kind in ("cards", "cards5"):
+        ok = _cards_ok(col, exactly=5 if kind == "cards5" else None)
+    elif kind.startswith("enum:"):
+        ok = pc.is_in(col, value_set=pa.array(getattr(C, kind[5:]), pa.string()))
+    elif kind.startswith("pattern:"):
+        ok = pc.match_substring_regex(col, getattr(C, kind[8:]))
+    else:
+        raise AssertionError(kind)
+    return pc.or_kleene(pc.is_null(col), _all_true(ok))
+
+
+def _cards_ok(col, exactly: int | None) -> pa.Array:
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    flat = col.flatten()
+    bad_card = pc.invert(_all_true(pc.is_in(flat, value_set=_CARDS)))
+    parents = pc.filter(pc.list_parent_indices(col), bad_card)
+    ok = pc.invert(pc.is_in(pa.array(range(len(col)), pa.int64()), value_set=parents.cast(pa.int64())))
+    if exactly is not None:
+        ok = pc.and_(ok, _all_true(pc.equal(pc.list_value_length(col), exactly)))
+    return ok
+
+
+def rows_that_pass(raw: pa.Table) -> pa.Array:
+    """Boolean mask of the rows the fast path may accept (the others go to the per-line decoder)."""
+    etype = raw.column("type")
+    ok = _all_true(pc.is_in(etype, value_set=_TYPE_NAMES))
+    # source must be the type's own (an unknown type is already out)
+    expected_source = pc.take(_TYPE_SOURCES, pc.index_in(etype, value_set=_TYPE_NAMES))
+    ok = pc.and_(ok, _all_true(pc.equal(raw.column("source"), expected_source)))
+    for name, kind in C.FIELDS.items():
+        col = raw.column(name)
+        if col.null_count:
+            required = _REQUIRED_BY.get(name)
+            if required is not None and len(required):
+                ok = pc.and_(ok, pc.invert(pc.and_(pc.is_in(etype, value_set=required), pc.is_null(col))))
+        if col.null_count == len(col):
+            continue
+        fits = _kind_ok(kind, col)
+        if fits is not None:
+            ok = pc.and_(ok, fits)
+    # a card_dealt to a layout position (not the burn) belongs to a round
+    dealt = pc.and_(_all_true(pc.equal(etype, "card_dealt")), _all_true(pc.not_equal(raw.column("target"), "burn")))
+    ok = pc.and_(ok, pc.invert(pc.and_(dealt, pc.is_null(raw.column("round_id")))))
+    positive = _all_true(pc.is_in(etype, value_set=_POSITIVE))
+    ok = pc.and_(ok, pc.invert(pc.and_(positive, _all_true(pc.less_equal(raw.column("amount"), 0)))))
+    ok = pc.and_(ok, _all_true(pc.match_substring_regex(raw.column("ts"), _FAST_TS)))
+    return ok
+
+
+def gaming_days(ts: pa.Array, config) -> pa.Array:
+    """``gaming_day`` of UTC timestamps: local date of ``ts`` minus the cutoff (outputs.md)."""
+    cutoff = pa.scalar(config.cutoff_delta, pa.duration("us"))
+    if config.zone is _dt.timezone.utc:
+        local = ts.cast(pa.timestamp("us"))
+    else:
+        local = pc.local_timestamp(ts.cast(pa.timestamp("us", tz=config.timezone)))
+    return pc.subtract(local, cutoff).cast(pa.date32())
+
+
+def decode_block(lines: list[bytes], file: str, line_numbers: list[int], config) -> tuple[pa.Table, list[int]] | None:
+    """Decode lines (line ends and blank lines already removed) on columns.
+
+    Returns ``(events, slow)``: an EVENTS table of the rows accepted here, and
+    the positions in ``lines`` the caller must decode one by one; or ``None``
+    when Arrow cannot read the block as the contract's columns (then every
+    line goes the per-line way).
+    """
+    try:
+        raw = pj.read_json(pa.BufferReader(b"\n".join(lines)),
+                           read_options=pj.ReadOptions(block_size=max(1 << 20, 2 * max(map(len, lines)) + 2)),
+                           parse_options=_PARSE)
+    except (pa.ArrowException, UnicodeDecodeError, ValueError):
+        return None
+    if raw.num_rows != len(lines):
+        return None     # a line held more than one JSON value
+    raw = raw.combine_chunks()
+    ok = rows_that_pass(raw)
+    n_ok = pc.sum(ok.cast(pa.int64())).as_py() or 0
+    if n_ok == 0:
+        return EVENTS.empty_table(), list(range(len(lines)))
+    slow = [] if n_ok == len(lines) else pc.indices_nonzero(pc.invert(ok)).to_pylist()
+    good = raw.filter(ok) if slow else raw
+    try:
+        ts = pc.cast(good.column("ts"), TS)
+    except pa.ArrowInvalid:
+        return None     # a date such as February 30th: let the per-line decoder say which
+    if pc.min(ts.cast(pa.int64())).as_py() < _MIN_MICROS:
+        return None
+    numbers = pa.array(line_numbers, pa.int64())
+    n = good.num_rows
+    columns = {name: good.column(name) for name in RAW.names}
+    columns["ts"] = ts
+    columns["unknown_fields"] = pa.nulls(n, pa.string())
+    columns["gaming_day"] = gaming_days(ts, config)
+    columns["file"] = pc.fill_null(pa.nulls(n, pa.string()), file)
+    columns["line"] = numbers.filter(ok) if slow else numbers
+    return pa.table([columns[f.name] for f in EVENTS], schema=EVENTS), slow
