@@ -18,16 +18,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import zlib
 from collections import defaultdict
 from typing import Iterable, Iterator
 
 import apache_beam as beam
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
 from schemas.arrow import EVENTS
+from schemas.columnar import decode_block
 from schemas.decode import (
     RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object,
 )
@@ -36,9 +37,8 @@ TAG_REJECTS = "rejects"
 TAG_IDS = "ids"
 TAG_COUNTS = "counts"
 TAG_SEQS = "seqs"
-ID_BUCKETS = 64
+ID_BUCKET_CHARS = 1     # event_ids are grouped by their last character(s) to find conflicts
 REJECTED_KEY = "\x00rejected"   # the 'table' of a copy that failed decoding
-DIGEST = "_digest"              # extra column carried until dedup
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,13 +101,15 @@ class DecodeChunk(beam.DoFn):
         import orjson
 
         path, kind, items = chunk
-        by_table: dict[str, list] = defaultdict(list)
-        digests: dict[str, list] = defaultdict(list)
-        rejects: list[dict] = []
-        ids: dict[int, list] = defaultdict(list)
-        seqs: dict[str, list] = defaultdict(list)
         config = self.config
-        for number, item in items:
+        fast = None
+        if kind == "jsonl":
+            fast = decode_block([item for _, item in items], path, [number for number, _ in items], config)
+        fast_events, slow = fast if fast is not None else (None, range(len(items)))
+        rows: list[dict] = []
+        rejects: list[dict] = []
+        for i in slow:
+            number, item = items[i]
             if kind == "parquet":
                 obj = item
             else:
@@ -122,31 +124,72 @@ class DecodeChunk(beam.DoFn):
                 out = decode_fields(obj, None, path, number, config)
             if isinstance(out, Reject):
                 text = item.decode("utf-8", "replace") if kind != "parquet" else orjson.dumps(item, default=str).decode()
-                out = dataclasses.replace(out, raw=out.raw or text[:RAW_LIMIT])
-                rejects.append(reject_row(out))
-                if out.event_id is not None:
-                    ids[_bucket(out.event_id)].append((out.event_id, REJECTED_KEY))
-                if out.device_id is not None and out.seq is not None:
-                    seqs[out.device_id].append((out.seq, out.table_id, out.event_id, None))
-                continue
-            digest = content_digest(obj)
-            table_id, event_id = out["table_id"], out["event_id"]
-            by_table[table_id].append(out)
-            digests[table_id].append(digest)
-            ids[_bucket(event_id)].append((event_id, table_id))
-            seqs[out["device_id"]].append((out["seq"], table_id, event_id, out["ts"]))
-        for table_id, rows in by_table.items():
-            t = rows_to_events_table(rows).append_column(DIGEST, pa.array(digests[table_id], pa.string()))
-            yield table_id, t
+                rejects.append(reject_row(dataclasses.replace(out, raw=out.raw or text[:RAW_LIMIT])))
+            else:
+                rows.append(out)
+        parts = [t for t in (fast_events, rows_to_events_table(rows) if rows else None) if t is not None and t.num_rows]
+        events = (pa.concat_tables(parts) if len(parts) > 1 else parts[0]) if parts else None
+        if events is not None:
+            yield from split_by_key(events, "table_id")
+        for bucket, ids in split_by_key(id_table(events, rejects), "bucket"):
+            yield beam.pvalue.TaggedOutput(TAG_IDS, (bucket, ids.drop_columns(["bucket"])))
+        for device_id, seqs in split_by_key(arrival_table(events, rejects), "device_id"):
+            yield beam.pvalue.TaggedOutput(TAG_SEQS, (device_id, seqs.drop_columns(["device_id"])))
         if rejects:
             yield beam.pvalue.TaggedOutput(TAG_REJECTS, rejects)
-        for bucket, entries in ids.items():
-            event_ids, keys = zip(*entries)
-            yield beam.pvalue.TaggedOutput(TAG_IDS, (bucket, pa.table(
-                {"event_id": pa.array(event_ids, pa.string()), "table_key": pa.array(keys, pa.string())})))
-        for device_id, entries in seqs.items():
-            yield beam.pvalue.TaggedOutput(TAG_SEQS, (device_id, seq_table(entries)))
         yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"read": len(items), "rejected": len(rejects)})
+
+
+def split_by_key(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]:
+    """``(key, rows)`` for each value of ``column``, in key order (nulls left out)."""
+    if table.num_rows == 0:
+        return
+    col = table.column(column)
+    keys = [k for k in pc.unique(col).to_pylist() if k is not None]
+    if len(keys) == 1 and col.null_count == 0:
+        yield keys[0], table
+        return
+    for key in sorted(keys):
+        yield key, table.filter(pc.equal(col, key))
+
+
+IDS = pa.schema([("event_id", pa.string()), ("table_key", pa.string()), ("bucket", pa.string())])
+
+
+def id_table(events: pa.Table | None, rejects: list[dict]) -> pa.Table:
+    """(event_id, table_key, bucket) of every copy: the table, or REJECTED_KEY for a rejected line.
+
+    The bucket (the event_id's last character, computed on the column) only
+    spreads the conflict search over several groups; any split is correct.
+    """
+    ids = [r["event_id"] for r in rejects if r["event_id"] is not None]
+    parts = [pa.table({"event_id": pa.array(ids, pa.string()),
+                       "table_key": pa.array([REJECTED_KEY] * len(ids), pa.string())})]
+    if events is not None:
+        parts.append(pa.table({"event_id": events.column("event_id"), "table_key": events.column("table_id")}))
+    t = pa.concat_tables(parts)
+    bucket = pc.utf8_slice_codeunits(t.column("event_id"), -ID_BUCKET_CHARS)
+    return t.append_column("bucket", bucket)
+
+
+SEQS = pa.schema([("seq", pa.int64()), ("table_id", pa.string()), ("event_id", pa.string()), ("ts", pa.int64())])
+
+
+def arrival_table(events: pa.Table | None, rejects: list[dict]) -> pa.Table:
+    """Every line whose device_id and seq could be read: (seq, table_id, event_id, ts or null, device_id)."""
+    readable = [r for r in rejects if r["device_id"] is not None and r["seq"] is not None]
+    parts = [pa.table({
+        "seq": pa.array([r["seq"] for r in readable], pa.int64()),
+        "table_id": pa.array([r["table_id"] for r in readable], pa.string()),
+        "event_id": pa.array([r["event_id"] for r in readable], pa.string()),
+        "ts": pa.nulls(len(readable), pa.int64()),
+        "device_id": pa.array([r["device_id"] for r in readable], pa.string())})]
+    if events is not None:
+        parts.append(pa.table({
+            "seq": events.column("seq"), "table_id": events.column("table_id"),
+            "event_id": events.column("event_id"), "ts": events.column("ts").cast(pa.int64()),
+            "device_id": events.column("device_id")}))
+    return pa.concat_tables(parts)
 
 
 _NOT_JSON = object()
@@ -178,19 +221,6 @@ def rows_to_events_table(rows: list[dict]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=EVENTS)
 
 
-def _bucket(event_id: str) -> int:
-    return zlib.crc32(event_id.encode()) % ID_BUCKETS
-
-
-SEQS = pa.schema([("seq", pa.int64()), ("table_id", pa.string()), ("event_id", pa.string()), ("ts", pa.int64())])
-
-
-def seq_table(entries: list[tuple]) -> pa.Table:
-    """A device's arrivals in a chunk: (seq, table_id, event_id, ts or None for a rejected line)."""
-    columns = list(zip(*entries))
-    return pa.table([pa.array(c, f.type) for c, f in zip(columns, SEQS)], schema=SEQS)
-
-
 def conflicting_ids(tables: Iterable[pa.Table]) -> list[str]:
     """event_ids whose copies sit under more than one table (or collide with a reject)."""
     tables = list(tables)
@@ -215,54 +245,99 @@ class FindConflictingIds(beam.PTransform):
 
 @dataclasses.dataclass
 class Deduplicated:
-    events: pa.Table            # one row per accepted event, DIGEST dropped
+    events: pa.Table            # one row per accepted event
     duplicates: int             # exact re-deliveries dropped
     conflicts: list[dict]       # {file, line, event_id, table_id, device_id, seq, reason}
 
 
+# Columns that differ between copies of one delivery, or that are not the parsed JSON itself.
+_NOT_CONTENT = ("file", "line", "unknown_fields")
+
+
 def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Deduplicated:
-    """Keep one copy of each event_id; reject every copy of a conflicting one."""
+    """Keep one copy of each event_id; reject every copy of a conflicting one.
+
+    Copies are the same delivery when they are equal as parsed JSON (the
+    contract).  Copies whose decoded columns differ cannot be equal JSON: a
+    conflict.  Copies whose decoded columns agree may still differ as JSON
+    (``Z`` against ``+00:00``, a null against an absent key, their unknown
+    fields): their lines are read again from the input files and compared as
+    parsed JSON.  The fast path (every event_id once) reads nothing.
+    """
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     event_ids = table.column("event_id")
     if pc.count_distinct(event_ids).as_py() == table.num_rows and not (
             cross_conflicts and pc.any(pc.is_in(event_ids, pa.array(sorted(cross_conflicts), pa.string()))).as_py()):
-        return Deduplicated(table.drop_columns([DIGEST]), 0, [])   # the common case: every event_id once
+        return Deduplicated(table, 0, [])   # the common case: every event_id once
     order = pc.sort_indices(table, sort_keys=[("event_id", "ascending"), ("file", "ascending"), ("line", "ascending")])
     table = table.take(order)
     ids = table.column("event_id").to_pylist()
-    digests = table.column(DIGEST).to_pylist()
-    keep = [False] * len(ids)
-    conflict_rows: list[int] = []
-    duplicates = 0
-    i = 0
-    n = len(ids)
+    groups = []     # (start, stop) of each event_id that came more than once, or is in conflict elsewhere
+    i, n = 0, len(ids)
     while i < n:
         j = i + 1
         while j < n and ids[j] == ids[i]:
             j += 1
-        group_digests = set(digests[i:j])
-        if len(group_digests) > 1 or ids[i] in cross_conflicts:
-            conflict_rows.extend(range(i, j))
-        else:
-            keep[i] = True
-            duplicates += j - i - 1
+        if j - i > 1 or ids[i] in cross_conflicts:
+            groups.append((i, j))
         i = j
+    copies = table.take(pa.array([k for i, j in groups for k in range(i, j)], pa.int64())).to_pylist()
+    by_group, at = [], 0
+    for i, j in groups:
+        by_group.append(copies[at:at + j - i])
+        at += j - i
+    content = [{k: v for k, v in row.items() if k not in _NOT_CONTENT} for row in copies]
+    same_columns, at = [], 0
+    for i, j in groups:
+        first = content[at]
+        same_columns.append(all(c == first for c in content[at + 1:at + j - i]))
+        at += j - i
+    wanted: dict[str, set[int]] = defaultdict(set)
+    for (i, j), rows, same in zip(groups, by_group, same_columns):
+        if same and ids[i] not in cross_conflicts:
+            for row in rows:
+                wanted[row["file"]].add(row["line"])
+    digests = {(path, number): content_digest(orjson.loads(text))
+               for path, numbers in wanted.items() for number, text in raw_lines(path, numbers).items()}
+    keep = [True] * n
+    conflict_rows: list[dict] = []
+    duplicates = 0
+    for (i, j), rows, same in zip(groups, by_group, same_columns):
+        equal = same and ids[i] not in cross_conflicts and len({digests.get((r["file"], r["line"])) for r in rows}) == 1
+        for k in range(i + 1 if equal else i, j):
+            keep[k] = False
+        if equal:
+            duplicates += j - i - 1
+        else:
+            conflict_rows.extend(rows)
     conflicts = []
-    if conflict_rows:
-        sub = table.take(pa.array(conflict_rows, pa.int64())).select(
-            ["file", "line", "event_id", "table_id", "device_id", "seq"]).to_pylist()
-        copies = defaultdict(int)
-        for row in sub:
-            copies[row["event_id"]] += 1
-        for row in sub:
-            row["reason"] = (
-                f"conflicting duplicate: event_id {row['event_id']!r} arrived in "
-                f"{'copies' if copies[row['event_id']] > 1 else 'another copy'} with different content; "
-                "every copy is rejected"
-            )
-            conflicts.append(row)
-    events = table.filter(pa.array(keep, pa.bool_())).drop_columns([DIGEST])
-    return Deduplicated(events, duplicates, conflicts)
+    per_id = defaultdict(int)
+    for row in conflict_rows:
+        per_id[row["event_id"]] += 1
+    for row in conflict_rows:
+        conflicts.append({
+            "file": row["file"], "line": row["line"], "event_id": row["event_id"], "table_id": row["table_id"],
+            "device_id": row["device_id"], "seq": row["seq"],
+            "reason": (f"conflicting duplicate: event_id {row['event_id']!r} arrived in "
+                       f"{'copies' if per_id[row['event_id']] > 1 else 'another copy'} with different content; "
+                       "every copy is rejected")})
+    return Deduplicated(table.filter(pa.array(keep, pa.bool_())), duplicates, conflicts)
+
+
+def raw_lines(path: str, numbers: set[int]) -> dict[int, str]:
+    """The text of some lines (or Parquet rows, as JSON) of an input file, read again."""
+    found: dict[int, str] = {}
+    if path.endswith(".parquet"):
+        for _, items in iter_parquet_chunks(path, 50_000):
+            for number, obj in items:
+                if number in numbers:
+                    found[number] = orjson.dumps(obj, default=str).decode()
+    else:
+        for _, items in iter_line_chunks(path, 50_000):
+            for number, line in items:
+                if number in numbers:
+                    found[number] = line.decode("utf-8", "replace")
+    return found
 
 
 class FetchRawLines(beam.DoFn):
@@ -273,25 +348,7 @@ class FetchRawLines(beam.DoFn):
     """
 
     def process(self, kv):
-        import orjson
-
-        from schemas.decode import RAW_LIMIT
-
         path, rows = kv
         wanted = {r["line"]: r for r in rows}
-        found: dict[int, str] = {}
-        if path.endswith(".parquet"):
-            chunks = iter_parquet_chunks(path, 50_000)
-            for _, items in chunks:
-                for number, obj in items:
-                    if number in wanted:
-                        found[number] = orjson.dumps(obj, default=str).decode()
-        else:
-            for _, items in iter_line_chunks(path, 50_000):
-                for number, line in items:
-                    if number in wanted:
-                        found[number] = line.decode("utf-8", "replace")
-        out = []
-        for number, row in sorted(wanted.items()):
-            out.append({**row, "raw": found.get(number, "")[:RAW_LIMIT]})
-        yield out
+        found = raw_lines(path, set(wanted))
+        yield [{**row, "raw": found.get(number, "")[:RAW_LIMIT]} for number, row in sorted(wanted.items())]

@@ -14,7 +14,7 @@ from pipelines.ingest import (
 )
 from schemas.arrow import events_to_table
 from schemas.decode import GamingDayConfig, decode_line
-from tests.conftest import line
+from tests.conftest import event, line
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -52,27 +52,39 @@ def test_find_conflicting_ids_across_tables_and_with_rejected_copies():
         assert_that(out, equal_to(["a", "c"]))
 
 
-def _table(lines, path="f.jsonl"):
+def _table(lines, path):
+    """Write ``lines`` to ``path`` (deduplicate may read them again) and decode them."""
+    path.write_text("".join(l + "\n" for l in lines))
     cfg = GamingDayConfig()
-    decoded = [decode_line(l, path, i + 1, cfg) for i, l in enumerate(lines)]
-    t = events_to_table([d[0] for d in decoded])
-    return t.append_column("_digest", pa.array([d[1] for d in decoded]))
+    return events_to_table([decode_line(l, str(path), i + 1, cfg)[0] for i, l in enumerate(lines)])
 
 
-def test_deduplicate_keeps_first_copy_counts_duplicates_rejects_conflicts():
+def test_deduplicate_keeps_first_copy_counts_duplicates_rejects_conflicts(tmp_path):
     same = line(seq=1)
     reordered = json.dumps(dict(reversed(list(json.loads(same).items()))))
     changed = line(seq=2, card="9c", event_id="e-x")
-    t1 = _table([same, line(seq=2, event_id="e-x")], path="a.jsonl")
-    t2 = _table([reordered, changed, line(seq=3)], path="b.jsonl")
+    t1 = _table([same, line(seq=2, event_id="e-x")], tmp_path / "a.jsonl")
+    t2 = _table([reordered, changed, line(seq=3)], tmp_path / "b.jsonl")
     out = deduplicate([t2, t1], frozenset())
     assert out.events.column("event_id").to_pylist() == ["e-card_drawn-1", "e-card_drawn-3"]
-    assert out.events.column("file").to_pylist() == ["a.jsonl", "b.jsonl"]   # smallest file/line kept
+    assert [f.rsplit("/", 1)[1] for f in out.events.column("file").to_pylist()] == ["a.jsonl", "b.jsonl"]
     assert out.duplicates == 1
-    assert sorted((c["file"], c["line"]) for c in out.conflicts) == [("a.jsonl", 2), ("b.jsonl", 2)]
+    assert sorted((c["file"].rsplit("/", 1)[1], c["line"]) for c in out.conflicts) == [("a.jsonl", 2), ("b.jsonl", 2)]
     assert all("conflicting duplicate" in c["reason"] for c in out.conflicts)
 
 
-def test_deduplicate_rejects_ids_in_conflict_elsewhere():
-    out = deduplicate([_table([line(seq=1), line(seq=2)])], frozenset({"e-card_drawn-2"}))
+def test_deduplicate_compares_copies_with_equal_columns_as_parsed_json(tmp_path):
+    """Same instant spelled differently, a null against an absent key: equal columns, different JSON."""
+    base = event(seq=1)
+    offset = {**base, "ts": base["ts"].replace("Z", "+00:00")}
+    with_null = {**event(seq=2), "card": None}
+    t = _table([json.dumps(base), json.dumps(offset), json.dumps(event(seq=2)), json.dumps(with_null),
+                json.dumps(event(seq=3)), " " + json.dumps(event(seq=3))], tmp_path / "a.jsonl")
+    out = deduplicate([t], frozenset())
+    assert sorted({c["event_id"] for c in out.conflicts}) == ["e-card_drawn-1", "e-card_drawn-2"]
+    assert out.duplicates == 1 and out.events.column("event_id").to_pylist() == ["e-card_drawn-3"]
+
+
+def test_deduplicate_rejects_ids_in_conflict_elsewhere(tmp_path):
+    out = deduplicate([_table([line(seq=1), line(seq=2)], tmp_path / "f.jsonl")], frozenset({"e-card_drawn-2"}))
     assert out.events.num_rows == 1 and [c["event_id"] for c in out.conflicts] == ["e-card_drawn-2"]
