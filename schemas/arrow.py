@@ -12,7 +12,7 @@ from typing import Iterable
 import pyarrow as pa
 
 from schemas.contract import FIELDS
-from schemas.events import EVENT_FIELDS, Event
+from schemas.events import EVENT_FIELDS, Event, events_from_columns
 
 TS = pa.timestamp("us", tz="UTC")
 
@@ -177,10 +177,4 @@ def table_to_events(table: pa.Table) -> list[Event]:
     for name in EVENT_FIELDS:
         col = table.column(name)
         columns.append(nulls if col.null_count == n else col.to_pylist())  # most fields belong to few types
-    out = []
-    new = Event.__new__
-    for values in zip(*columns):
-        ev = new(Event)
-        ev.__setstate__(values)
-        out.append(ev)
-    return out
+    return events_from_columns(columns)

@@ -1,6 +1,6 @@
 """The typed event record shared by ingest, the replay engine and the live path.
 
-An :class:`Event` is one accepted line of the contract: a slotted record with
+An :class:`Event` is one accepted line of the contract: a named tuple with
 one attribute per contract field (``None`` where the line does not carry it),
 plus what ingest adds (``unknown_fields``, ``gaming_day``, ``file``, ``line``).
 ``ts`` is held as integer microseconds since the Unix epoch, UTC: cheap to
@@ -10,6 +10,7 @@ through the ``events`` lake table (:func:`schemas.arrow.events_to_table`).
 from __future__ import annotations
 
 import datetime as _dt
+from collections import namedtuple
 from typing import Any
 
 from schemas.contract import FIELDS, LAKE_EXTRA_COLUMNS
@@ -19,52 +20,54 @@ EVENT_FIELDS: tuple[str, ...] = tuple(FIELDS) + LAKE_EXTRA_COLUMNS
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
-class Event:
-    """One accepted event.  Attributes are the contract's field names."""
+_EventTuple = namedtuple("_EventTuple", EVENT_FIELDS, defaults=(None,) * len(EVENT_FIELDS))
 
-    __slots__ = EVENT_FIELDS
 
-    def __init__(self, **fields: Any) -> None:
-        for name in EVENT_FIELDS:
-            setattr(self, name, fields.pop(name, None))
-        if fields:
-            raise TypeError(f"unknown event fields: {sorted(fields)}")
+class Event(_EventTuple):
+    """One accepted event.  Attributes are the contract's field names.
+
+    A named tuple: built from a row of columns in one C call (the batch
+    builds millions of them), read through C-level attribute getters, and
+    immutable.  ``Event(**fields)`` refuses a name the contract does not know.
+    """
+
+    __slots__ = ()
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> "Event":
         """Build from a dict that may hold fewer (never more) keys."""
-        ev = cls.__new__(cls)
-        get = row.get
-        for name in EVENT_FIELDS:
-            setattr(ev, name, get(name))
-        return ev
+        return _new(cls, map(row.get, EVENT_FIELDS))
 
     def to_row(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in EVENT_FIELDS}
-
-    def __getstate__(self):
-        return tuple(getattr(self, n) for n in EVENT_FIELDS)
-
-    def __setstate__(self, state):
-        for name, value in zip(EVENT_FIELDS, state):
-            setattr(self, name, value)
+        return dict(zip(EVENT_FIELDS, self))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Event) and self.__getstate__() == other.__getstate__()
+        return isinstance(other, Event) and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
 
     def __hash__(self) -> int:
         return hash(self.event_id)
 
     def __repr__(self) -> str:
         shown = ", ".join(
-            f"{n}={getattr(self, n)!r}" for n in EVENT_FIELDS
-            if getattr(self, n) is not None and n not in ("file", "line", "gaming_day")
+            f"{n}={v!r}" for n, v in zip(EVENT_FIELDS, self)
+            if v is not None and n not in ("file", "line", "gaming_day")
         )
         return f"Event({shown})"
 
     @property
     def ts_datetime(self) -> _dt.datetime:
         return micros_to_datetime(self.ts)
+
+
+_new = tuple.__new__
+
+
+def events_from_columns(columns: list[list]) -> list[Event]:
+    """Events from one list of values per field of EVENT_FIELDS, in that order."""
+    return [_new(Event, values) for values in zip(*columns)]
 
 
 def micros_to_datetime(micros: int) -> _dt.datetime:

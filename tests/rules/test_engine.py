@@ -120,8 +120,8 @@ def faulty_shoe() -> Baccarat:
     b.burn(face_down=2)
     b.coup()
     b.coup(payouts={(3, "banker"): ("win", 100)})
-    changed = [e for e in b.events if e.type == "card_dealt" and e.round_id == "R-13"][0]
-    changed.card = "Kh" if changed.card != "Kh" else "Ks"
+    i, changed = [(i, e) for i, e in enumerate(b.events) if e.type == "card_dealt" and e.round_id == "R-13"][0]
+    b.events[i] = changed._replace(card="Kh" if changed.card != "Kh" else "Ks")
     return b
 
 

@@ -12,8 +12,8 @@ def test_integrity_shoe_card_mismatch_at_an_aligned_place():
     b.prepare()
     b.coup()
     b.coup()
-    card = next(e for e in b.events if e.type == "card_dealt" and e.round_id == "R-2")
-    card.card = "Ks" if card.card != "Ks" else "Kh"
+    i, card = next((i, e) for i, e in enumerate(b.events) if e.type == "card_dealt" and e.round_id == "R-2")
+    b.events[i] = card._replace(card="Ks" if card.card != "Ks" else "Kh")
     f = [x for x in b.replay() if x.rule_id == "SHOE_CARD_MISMATCH"]
     assert len(f) == 1 and (f[0].round_id, f[0].pack_id) == ("R-2", "P-1")
     assert len(f[0].event_ids) == 2
@@ -134,9 +134,9 @@ def test_000_B_cards_before_bets_closed_only_on_the_terminals_order():
     b.prepare()
     b.coup()
     # the shoe's draw precedes bets_closed in time (clock skew): not a finding
-    closed = next(e for e in b.events if e.type == "bets_closed")
+    i, closed = next((i, e) for i, e in enumerate(b.events) if e.type == "bets_closed")
     first_draw = next(e for e in b.events if e.type == "card_drawn" and e.seq > 6)
-    closed.ts = first_draw.ts + 5_000_000
+    b.events[i] = closed._replace(ts=first_draw.ts + 5_000_000)
     assert b.replay() == []
 
 

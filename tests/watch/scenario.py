@@ -24,8 +24,7 @@ SKIP = {"gaming_day", "file", "line", "unknown_fields"}
 
 def event_json(ev) -> dict:
     out = {}
-    for name in ev.__slots__:
-        v = getattr(ev, name)
+    for name, v in ev.to_row().items():
         if v is None or name in SKIP:
             continue
         if name == "ts":

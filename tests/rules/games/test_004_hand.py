@@ -202,8 +202,8 @@ def test_004_H_community_card_from_a_full_stack():
 
 def test_004_H_reshuffle_without_the_three_burns():
     h, _, _ = eight_handed(folds=BRANCH_FOLDS["A"])
-    reshuffle = next(e for e in h.events if e.type == "reshuffle")
-    reshuffle.burns_added, reshuffle.card_count = 0, reshuffle.card_count - 3
+    i, reshuffle = next((i, e) for i, e in enumerate(h.events) if e.type == "reshuffle")
+    h.events[i] = reshuffle._replace(burns_added=0, card_count=reshuffle.card_count - 3)
     assert fired(replay(h)) == {"SHORT_DECK_PROCEDURE"}
 
 
@@ -308,13 +308,14 @@ def test_004_C_card_to_absent_hand_on_fourth_street():
 
 def test_004_card_face_third_street_up_card_dealt_down():
     h = small_hand()
-    h.events[-1].face = "down"
+    h.events[-1] = h.events[-1]._replace(face="down")
     assert fired(replay(h.end())) == {"CARD_FACE"}
 
 
 def test_004_card_face_seventh_street_card_face_up():
     h, _, _ = eight_handed(folds={3: [2, 5, 7]})
-    next(e for e in h.events if e.street == 7 and e.target == "seat:1").face = "up"
+    i = next(i for i, e in enumerate(h.events) if e.street == 7 and e.target == "seat:1")
+    h.events[i] = h.events[i]._replace(face="up")
     assert fired(replay(h)) == {"CARD_FACE"}
 
 

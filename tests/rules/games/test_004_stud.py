@@ -208,7 +208,7 @@ def test_004_deal_order_and_card_face_come_through_the_engine():
     h.street(4, {1: "3c", 3: "4d", 5: "5h"}, order=[1, 5, 3])
     assert rules_raised(h.end()) == {"DEAL_ORDER"}
     h = small_hand()
-    h.events[-1].face = "down"
+    h.events[-1] = h.events[-1]._replace(face="down")
     h.act(3, 1, "bring_in", 100)
     assert rules_raised(h.end()) == {"CARD_FACE"}
 
