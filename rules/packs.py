@@ -166,7 +166,7 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
     played = pack["first_shoe"] is not None or pack["first_term"] is not None
     if not played:
         if closing:
-            pack["composition"] = "done"
+            ctx.composition_decided(pack)
         return
     per_deck = ctx.ref.cards_per_deck
     sh = pack["shuffler"]
@@ -179,7 +179,7 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
         if sh["card_count"] != sh["decks"] * per_deck:
             bad.append(f"{sh['card_count']} cards counted")
         if bad:
-            pack["composition"] = "done"
+            ctx.composition_decided(pack)
             ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sh["ref"]],
                      expected=f"{sh['decks'] * per_deck} cards ({sh['decks']} decks), none missing or extra",
                      actual="the shuffler's check found " + "; ".join(bad))
@@ -189,7 +189,7 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
     sl = pack["shoe_loaded"]
     if sl is None and not (pack["shoe_seen"] or pack["shoe_done"] or closing):
         return
-    pack["composition"] = "done"
+    ctx.composition_decided(pack)
     decks = sh["decks"] if sh is not None else ctx.st["decks"]
     if sl is not None and decks and sl["card_count"] != decks * per_deck:
         ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sl["ref"]],

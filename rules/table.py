@@ -131,11 +131,16 @@ class TableReplay:
         (matching progress, a stream passing a pack, a pack handed out, a card to an ended
         round); ``_fclean`` is ``(_fver, len(ending))`` after a flush found every ending round
         waiting on the matching, so the next flush can skip them while nothing changed.
-        ``_ready`` holds the packs both card streams have passed (only those can be final).
+        ``_ready`` holds the packs both card streams have passed (only those can be final)
+        whose composition is decided; ``_held`` those still waiting on it (on a table
+        without a shoe or shuffler count that is the end of input, so a day's packs can
+        wait there: they are not scanned on every event).
         """
         self._fver = 0
         self._fclean = None
-        self._ready = {pid for pid, p in self.st["packs"].items() if p["shoe_done"] and p["term_done"]}
+        passed = [(pid, p) for pid, p in self.st["packs"].items() if p["shoe_done"] and p["term_done"]]
+        self._ready = {pid for pid, p in passed if p["composition"] == "done"}
+        self._held = {pid for pid, p in passed if p["composition"] != "done"}
 
     # --- public API ----------------------------------------------------------
     @property
@@ -167,6 +172,7 @@ class TableReplay:
             for flag, al_flag in (("shoe_done", "s_done"), ("term_done", "t_done")):
                 pack[flag] = pack["al"][al_flag] = True
             self._ready.add(pack["pack_id"])
+            self._held.discard(pack["pack_id"])
             self._fver += 1
             packs.align(self, pack)
             packs.settle(self, pack, closing=True)
@@ -295,6 +301,13 @@ class TableReplay:
             rnd["first_ts"] = ev.ts
         return rnd
 
+    def composition_decided(self, pack: dict) -> None:
+        """PACK_COMPOSITION is decided for ``pack`` (``rules.packs``): it may become final."""
+        pack["composition"] = "done"
+        if pack["pack_id"] in self._held:
+            self._held.discard(pack["pack_id"])
+            self._ready.add(pack["pack_id"])
+
     def _settle(self, pack: dict) -> None:
         packs.settle(self, pack)
         self.proc.settle_pack(self, pack)
@@ -312,7 +325,7 @@ class TableReplay:
         pack["al"]["s_done" if side == "shoe_done" else "t_done"] = True
         self._fver += 1
         if pack["shoe_done"] and pack["term_done"]:
-            self._ready.add(pack_id)
+            (self._ready if pack["composition"] == "done" else self._held).add(pack_id)
         self._align(pack)
         self._settle(pack)
         if pack["shoe_done"] and pack["term_done"]:
@@ -341,10 +354,15 @@ class TableReplay:
         ready = self._ready
         if not (ready or closing):
             return  # a pack is final only once both card streams passed it
-        for pid in list(st["packs"]):
-            if not (closing or pid in ready):
+        if closing or len(ready) > 1:
+            candidates = [pid for pid in st["packs"] if closing or pid in ready]   # in the order packs began
+        else:
+            candidates = list(ready)
+        for pid in candidates:
+            pack = st["packs"].get(pid)
+            if pack is None:    # left the table's packs another way
+                ready.discard(pid)
                 continue
-            pack = st["packs"][pid]
             if packs.final(self, pack, closing):
                 st["out_packs"].append(st["packs"].pop(pid))
                 ready.discard(pid)
