@@ -198,9 +198,11 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
         .with_outputs(TAG_STATE, main="partitions")
     )
     prior_packs = _prior_state(p, lake_path, day_mode, "pack_cards")
-    repeats = (
-        replayed[TAG_PACK_CARDS]
-        | "GatherPackCards" >> beam.combiners.ToList()
+    repeats = (   # one group of every table's packs (a GroupByKey, not a side input the runner would size)
+        (replayed[TAG_PACK_CARDS], p | "NoPackCards" >> beam.Create([b"[]"]))   # the step runs even with none
+        | "AllPackCards" >> beam.Flatten()
+        | "KeyPackCards" >> beam.Map(lambda blob: (None, blob))
+        | "GatherPackCards" >> beam.GroupByKey()
         | "FindRepeatedRuns" >> beam.ParDo(
             FindRepeatedRuns(options.gaming_day, day_mode), beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES]),
             beam.pvalue.AsList(prior_packs)).with_outputs(TAG_STATE, main="partitions")

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
-from schemas.arrow import EVENTS
+from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
 from schemas.columnar import decode_block
 from schemas.decode import (
     RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object,
@@ -130,7 +130,8 @@ class DecodeChunk(beam.DoFn):
         parts = [t for t in (fast_events, rows_to_events_table(rows) if rows else None) if t is not None and t.num_rows]
         events = (pa.concat_tables(parts) if len(parts) > 1 else parts[0]) if parts else None
         if events is not None:
-            yield from split_by_key(events, "table_id")
+            for table_id, rows in split_by_key(events, "table_id"):
+                yield table_id, drop_empty_columns(rows)
         for bucket, ids in split_by_key(id_table(events, rejects), "bucket"):
             yield beam.pvalue.TaggedOutput(TAG_IDS, (bucket, ids.drop_columns(["bucket"])))
         for device_id, seqs in split_by_key(arrival_table(events, rejects), "device_id"):
@@ -264,7 +265,7 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     fields): their lines are read again from the input files and compared as
     parsed JSON.  The fast path (every event_id once) reads nothing.
     """
-    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    table = concat_conformed(tables, EVENTS)
     event_ids = table.column("event_id")
     if pc.count_distinct(event_ids).as_py() == table.num_rows and not (
             cross_conflicts and pc.any(pc.is_in(event_ids, pa.array(sorted(cross_conflicts), pa.string()))).as_py()):

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from schemas.arrow import LAKE_TABLES, PARTITIONED
+from schemas.arrow import LAKE_TABLES, PARTITIONED, concat_conformed
 
 SORT_KEYS: dict[str, list[str]] = {
     "events": ["table_id", "device_id", "seq", "event_id"],
@@ -114,9 +114,7 @@ def file_schema(name: str) -> pa.Schema:
 def write_partition(lake: str, name: str, gaming_day, tables: Iterable[pa.Table], file_name: str = PART_FILE) -> int:
     """Replace one file of a partition of table ``name`` with the rows of ``tables``. Returns rows written."""
     schema = file_schema(name)
-    parts = [t.select(schema.names).cast(schema) for t in tables if t is not None]
-    table = pa.concat_tables(parts) if parts else schema.empty_table()
-    table = sort_table(name, table)
+    table = sort_table(name, concat_conformed(list(tables), schema))
     relative = f"{name}/gaming_day={gaming_day}" if gaming_day is not None else name
     write_atomically(lake, relative, file_name, table)
     return table.num_rows

@@ -26,12 +26,13 @@ import heapq
 from itertools import groupby
 
 import apache_beam as beam
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.ingest import TAG_COUNTS, deduplicate, no_cyclic_gc
 from rules.finding import gaming_day_from_config
-from schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table, table_to_events
+from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
 
 TAG_CONFLICTS = "conflicts"
 TAG_PACK_CARDS = "pack_cards"
@@ -118,21 +119,23 @@ class ReplayTable(beam.DoFn):
         table_id, joined = kv
         batches = list(joined["events"])
         prior = [json.loads(s) for s in joined["state"]]
+        events = []
         if batches:
-            dedup = deduplicate(batches, self._conflicts(conflict_ids))
+            with no_cyclic_gc():
+                dedup = deduplicate(batches, self._conflicts(conflict_ids))
+                events = table_to_events(dedup.events)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
             yield beam.pvalue.TaggedOutput(
                 TAG_COUNTS, {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates})
-            yield from split_by_day("events", dedup.events)
-            events = table_to_events(dedup.events)
-        else:
-            events = []
+            for key, rows in split_by_day("events", dedup.events):
+                yield key, drop_empty_columns(rows)
         replay, findings = replay_table(
             table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
-        for seq in replay.drain_pack_sequences():
-            yield beam.pvalue.TaggedOutput(TAG_PACK_CARDS, seq)
+        sequences = replay.drain_pack_sequences()
+        if sequences:   # one JSON blob per table: a million small objects would be slow to ship
+            yield beam.pvalue.TaggedOutput(TAG_PACK_CARDS, orjson.dumps(sequences))
         for f in findings:
             if f.rule_id == "UNSHUFFLED_SEQUENCE":
                 yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, f.pack_id))
@@ -185,7 +188,7 @@ class ReplayDeviceSeq(beam.DoFn):
 
 
 class FindRepeatedRuns(beam.DoFn):
-    """Cross-pack UNSHUFFLED_SEQUENCE over every pack of the run (and, nightly, the packs
+    """(None, [JSON lists of pack sequences, one per table]) → cross-pack UNSHUFFLED_SEQUENCE over every pack of the run (and, nightly, the packs
     of the last ``retention_days`` days carried in the state), keyed for the writer.
 
     A finding is raised for the later pack of a pair, in the run where the
@@ -198,11 +201,13 @@ class FindRepeatedRuns(beam.DoFn):
         self.gaming_day_config = gaming_day_config
         self.day_mode = day_mode
 
-    def process(self, pack_cards, fired, prior_rows):
+    def process(self, keyed_blobs, fired, prior_rows):
         import datetime as _dt
         import json
 
         from rules.repeated_runs import repeated_runs
+
+        pack_cards = [record for blob in keyed_blobs[1] for record in orjson.loads(blob)]
 
         gaming_day = gaming_day_from_config(self.gaming_day_config)
         prior = [json.loads(r["record"]) for r in prior_rows]

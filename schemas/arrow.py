@@ -178,3 +178,30 @@ def table_to_events(table: pa.Table) -> list[Event]:
         col = table.column(name)
         columns.append(nulls if col.null_count == n else col.to_pylist())  # most fields belong to few types
     return events_from_columns(columns)
+
+
+def drop_empty_columns(table: pa.Table) -> pa.Table:
+    """The table without its all-null columns: the compact form that travels between steps.
+
+    An event carries a dozen of the ~50 event columns; an all-null string column
+    still costs four bytes a row of offsets.  :func:`conform` restores them.
+    """
+    empty = [name for name in table.column_names if table.column(name).null_count == table.num_rows]
+    return table.drop_columns(empty) if empty and table.num_rows else table
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with exactly ``schema``'s columns, in order: missing ones all null."""
+    n = table.num_rows
+    names = set(table.column_names)
+    return pa.Table.from_arrays(
+        [table.column(f.name).cast(f.type) if f.name in names else pa.nulls(n, f.type) for f in schema],
+        schema=schema)
+
+
+def concat_conformed(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """Concatenate compact tables (any subsets of ``schema``'s columns) into one of ``schema``."""
+    parts = [conform(t, schema) for t in tables if t is not None]
+    if not parts:
+        return schema.empty_table()
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0]

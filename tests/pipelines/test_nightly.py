@@ -10,6 +10,7 @@ import json
 import pathlib
 
 import duckdb
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -188,9 +189,9 @@ def test_a_repeat_is_raised_the_night_its_second_pack_completes():
     earlier, later = pack("P-A", ts), pack("P-B", ts + 60_000_000)
     step = FindRepeatedRuns(GamingDayConfig(), DayMode("2026-11-29", "2026-11-28"))
     prior = [{"record": json.dumps(later)}]          # B completed last night, alone: nothing to compare
-    out = [o for o in step.process([earlier], [], prior) if not hasattr(o, "tag")]
+    out = [o for o in step.process((None, [orjson.dumps([earlier])]), [], prior) if not hasattr(o, "tag")]
     rows = [r for (_name, _day), table in out for r in table.to_pylist()]
     assert [(r["rule_id"], r["pack_id"]) for r in rows] == [("UNSHUFFLED_SEQUENCE", "P-B")]
-    again = [o for o in step.process([], [], [{"record": json.dumps(earlier)}, {"record": json.dumps(later)}])
+    again = [o for o in step.process((None, [b"[]"]), [], [{"record": json.dumps(earlier)}, {"record": json.dumps(later)}])
              if not hasattr(o, "tag")]
     assert again == []                                 # raised once, not again the next night
