@@ -103,7 +103,7 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime) -> RunSumma
     rows = {"rejects": rec["rejected"]}
     wanted = pa.array([_dt.date.fromisoformat(d) for d in days], pa.date32())
     for name in DAY_TABLES:
-        t = lake.read_table(lake_path, name).select(["gaming_day"])
+        t = lake.read_table(lake_path, name, columns=["gaming_day"])
         rows[name] = t.filter(pc.is_in(t.column("gaming_day"), wanted)).num_rows if t.num_rows else 0
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
     return RunSummary(

@@ -99,12 +99,12 @@ class WritePartition(beam.DoFn):
     def process(self, kv):
         (name, day), tables = kv
         tables = [t for t in tables if t is not None]
-        rows = lake.write_partition(self.lake_path, name, day, tables,
+        rows = lake.write_partition(self.lake_path, name, day, tables, unpack=coders.unpack,
                                     file_name=lake.PART_FILE if name == "rules" else self.file_name)
         log.info("wrote %s/gaming_day=%s: %s rows", name, day, f"{rows:,}")
         out = {"written": [(name, day, rows)]}
         if name == "findings":
-            for t in tables:
+            for t in map(coders.unpack, tables):
                 for sev in t.column("severity").to_pylist():
                     out[f"findings_{sev}"] = out.get(f"findings_{sev}", 0) + 1
         yield out
@@ -166,7 +166,6 @@ def _prior_state(p, lake_path: str, day_mode: DayMode | None, name: str):
 
 def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta: dict,
                    options: IngestOptions, day_mode: DayMode | None = None) -> None:
-    coders.register()
     fallback_day = day_mode.replay_day if day_mode else run_meta["fallback_day"]
     file_name = day_mode.file_name if day_mode else lake.PART_FILE
     nightly = day_mode is not None

@@ -26,6 +26,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.coders import pack, unpack
 from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
 from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
 from schemas.columnar import decode_block
@@ -88,7 +89,10 @@ class ReadChunks(beam.DoFn):
 
 
 class DecodeChunk(beam.DoFn):
-    """A chunk → per-table Arrow tables of events (main), rejects, ids, seqs, counts."""
+    """A chunk → per-table event tables (main), rejects, ids, seqs, counts.
+
+    Tables travel packed (:mod:`pipelines.coders`): compressed Arrow IPC bytes.
+    """
 
     def __init__(self, config: GamingDayConfig):
         self.config = config
@@ -131,11 +135,11 @@ class DecodeChunk(beam.DoFn):
         events = (pa.concat_tables(parts) if len(parts) > 1 else parts[0]) if parts else None
         if events is not None:
             for table_id, rows in split_by_key(events, "table_id"):
-                yield table_id, drop_empty_columns(rows)
+                yield table_id, pack(drop_empty_columns(rows))
         for bucket, ids in split_by_key(id_table(events, rejects), "bucket"):
-            yield beam.pvalue.TaggedOutput(TAG_IDS, (bucket, ids.drop_columns(["bucket"])))
+            yield beam.pvalue.TaggedOutput(TAG_IDS, (bucket, pack(ids.drop_columns(["bucket"]))))
         for device_id, seqs in split_by_key(arrival_table(events, rejects), "device_id"):
-            yield beam.pvalue.TaggedOutput(TAG_SEQS, (device_id, seqs.drop_columns(["device_id"])))
+            yield beam.pvalue.TaggedOutput(TAG_SEQS, (device_id, pack(seqs.drop_columns(["device_id"]))))
         if rejects:
             yield beam.pvalue.TaggedOutput(TAG_REJECTS, rejects)
         yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"read": len(items), "rejected": len(rejects)})
@@ -224,7 +228,7 @@ def rows_to_events_table(rows: list[dict]) -> pa.Table:
 
 def conflicting_ids(tables: Iterable[pa.Table]) -> list[str]:
     """event_ids whose copies sit under more than one table (or collide with a reject)."""
-    tables = list(tables)
+    tables = [unpack(t) for t in tables]
     if not tables:
         return []
     pairs = pa.concat_tables(tables).group_by(["event_id", "table_key"]).aggregate([])
@@ -265,7 +269,7 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     fields): their lines are read again from the input files and compared as
     parsed JSON.  The fast path (every event_id once) reads nothing.
     """
-    table = concat_conformed(tables, EVENTS)
+    table = concat_conformed([unpack(t) for t in tables], EVENTS)
     event_ids = table.column("event_id")
     if pc.count_distinct(event_ids).as_py() == table.num_rows and not (
             cross_conflicts and pc.any(pc.is_in(event_ids, pa.array(sorted(cross_conflicts), pa.string()))).as_py()):

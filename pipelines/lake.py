@@ -84,15 +84,23 @@ def sort_table(name: str, table: pa.Table) -> pa.Table:
     return table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys]))
 
 
-def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Table) -> str:
-    """Write ``table`` to ``lake/relative_dir/file_name`` via a hidden temp file and a move."""
+def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Table | Iterable[pa.Table],
+                     schema: pa.Schema | None = None) -> str:
+    """Write ``table`` (or, one after the other, ``schema``'s tables) to ``lake/relative_dir/file_name``
+    via a hidden temp file and a move."""
     fs, root = filesystem(lake)
     folder = f"{root}/{relative_dir}" if relative_dir else root
     fs.create_dir(folder, recursive=True)
     final = f"{folder}/{file_name}"
     tmp = f"{folder}/.{file_name}.tmp-{uuid.uuid4().hex}"
     with fs.open_output_stream(tmp) as out:
-        pq.write_table(table, out, compression="zstd", write_statistics=True, use_dictionary=True)
+        if isinstance(table, pa.Table):
+            pq.write_table(table, out, compression="zstd", write_statistics=True, use_dictionary=True)
+        else:
+            with pq.ParquetWriter(out, schema, compression="zstd", write_statistics=True,
+                                  use_dictionary=True) as writer:
+                for piece in table:
+                    writer.write_table(piece)
     fs.move(tmp, final)
     return final
 
@@ -111,13 +119,54 @@ def file_schema(name: str) -> pa.Schema:
     return schema
 
 
-def write_partition(lake: str, name: str, gaming_day, tables: Iterable[pa.Table], file_name: str = PART_FILE) -> int:
-    """Replace one file of a partition of table ``name`` with the rows of ``tables``. Returns rows written."""
+def write_partition(lake: str, name: str, gaming_day, tables: Iterable, file_name: str = PART_FILE,
+                    unpack=None) -> int:
+    """Replace one file of a partition of table ``name`` with the rows of ``tables``. Returns rows written.
+
+    ``tables`` may be packed (``unpack`` turns an item into a table).  When each
+    piece holds one value of the table's first sort key (the replay hands out
+    the ``events`` of one table at a time), the pieces are sorted one by one
+    and written in key order, so a partition of tens of millions of events is
+    never held in memory whole; otherwise they are concatenated and sorted.
+    """
+    unpack = unpack or (lambda t: t)
     schema = file_schema(name)
-    table = sort_table(name, concat_conformed(list(tables), schema))
+    items = [t for t in tables if t is not None]
     relative = f"{name}/gaming_day={gaming_day}" if gaming_day is not None else name
-    write_atomically(lake, relative, file_name, table)
-    return table.num_rows
+    order = _piece_order(name, items, unpack) if len(items) > 1 else None
+    if order is None:
+        table = sort_table(name, concat_conformed([unpack(t) for t in items], schema))
+        write_atomically(lake, relative, file_name, table)
+        return table.num_rows
+    rows = 0
+
+    def pieces():
+        nonlocal rows
+        for i in order:
+            piece = sort_table(name, concat_conformed([unpack(items[i])], schema))
+            rows += piece.num_rows
+            yield piece
+    write_atomically(lake, relative, file_name, pieces(), schema)
+    return rows
+
+
+def _piece_order(name: str, items: list, unpack) -> list[int] | None:
+    """Indices of ``items`` in the order of their single first-sort-key value, or None."""
+    keys = SORT_KEYS.get(name)
+    if not keys:
+        return None
+    firsts = []
+    for i, item in enumerate(items):
+        table = unpack(item)
+        if table.num_rows == 0:
+            continue
+        values = pc.unique(table.column(keys[0]))
+        if len(values) != 1 or values[0].as_py() is None:
+            return None
+        firsts.append((values[0].as_py(), i))
+    if len({v for v, _ in firsts}) != len(firsts):
+        return None
+    return [i for _, i in sorted(firsts)]
 
 
 def _partition_files(lake: str, name: str, gaming_day) -> list:
@@ -179,17 +228,18 @@ def remove_stale_temp_files(lake: str) -> int:
     return removed
 
 
-def read_table(lake: str, name: str) -> pa.Table:
-    """Read a whole lake table (all partitions) with pyarrow; empty if absent."""
+def read_table(lake: str, name: str, columns: list[str] | None = None) -> pa.Table:
+    """Read a whole lake table (all partitions, some ``columns``) with pyarrow; empty if absent."""
     import pyarrow.dataset as ds
 
     fs, root = filesystem(lake)
     path = f"{root}/{name}"
     if fs.get_file_info(path).type != pafs.FileType.Directory:
-        return LAKE_TABLES[name].empty_table()
+        empty = LAKE_TABLES[name].empty_table()
+        return empty.select(columns) if columns else empty
     partitioning = None
     if name in PARTITIONED:
         partitioning = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
     dataset = ds.dataset(path, filesystem=fs, format="parquet", partitioning=partitioning,
                          exclude_invalid_files=True)
-    return dataset.to_table()
+    return dataset.to_table(columns=columns)

@@ -30,6 +30,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.coders import pack, unpack
 from pipelines.ingest import TAG_COUNTS, deduplicate, no_cyclic_gc
 from rules.finding import gaming_day_from_config
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
@@ -100,7 +101,7 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
 
 
 class ReplayTable(beam.DoFn):
-    """(table_id, {"events": [Arrow batches], "state": [prior JSON state]}) → the table's outputs."""
+    """(table_id, {"events": [packed event tables], "state": [prior JSON state]}) → the table's outputs."""
 
     def __init__(self, gaming_day_config, nightly: bool = False):
         self.gaming_day_config = gaming_day_config
@@ -129,7 +130,7 @@ class ReplayTable(beam.DoFn):
             yield beam.pvalue.TaggedOutput(
                 TAG_COUNTS, {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates})
             for key, rows in split_by_day("events", dedup.events):
-                yield key, drop_empty_columns(rows)
+                yield key, pack(drop_empty_columns(rows))
         replay, findings = replay_table(
             table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
@@ -170,7 +171,7 @@ class ReplayDeviceSeq(beam.DoFn):
         batches = list(joined["seqs"])
         entries = []
         if batches:
-            t = pa.concat_tables(batches)
+            t = pa.concat_tables([unpack(b) for b in batches])
             entries = sorted(zip(*(t.column(n).to_pylist() for n in ("seq", "table_id", "event_id", "ts"))),
                              key=lambda e: (e[0], e[3] is None, e[2] or ""))
         gaming_day = gaming_day_from_config(self.gaming_day_config)

@@ -1,0 +1,37 @@
+"""A partition written piece by piece holds exactly the rows, in the order, of one sorted write."""
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipelines import coders, lake
+from schemas.arrow import events_to_table
+from schemas.decode import GamingDayConfig, decode_line
+from tests.conftest import line
+
+
+def _events(table_id: str, seqs, device="SHOE-1"):
+    cfg = GamingDayConfig()
+    return events_to_table([decode_line(line(seq=s, table_id=table_id, device_id=device,
+                                             event_id=f"{table_id}-{device}-{s}"), "f.jsonl", s, cfg)[0]
+                            for s in seqs])
+
+
+def test_pieces_of_one_table_each_are_written_in_sort_order(tmp_path):
+    pieces = [_events("BAC-09", [3, 1, 2]), _events("BAC-01", [5, 4]), _events("BAC-05", [1], device="SHOE-0")]
+    packed = [coders.pack(p) for p in pieces]
+    rows = lake.write_partition(str(tmp_path / "a"), "events", "2026-11-28", packed, unpack=coders.unpack)
+    one = lake.write_partition(str(tmp_path / "b"), "events", "2026-11-28", [pa.concat_tables(pieces)])
+    a = pq.read_table(tmp_path / "a/events/gaming_day=2026-11-28/part-0.parquet")
+    b = pq.read_table(tmp_path / "b/events/gaming_day=2026-11-28/part-0.parquet")
+    assert rows == one == 6
+    assert a.equals(b)
+    assert a.column("event_id").to_pylist() == [
+        "BAC-01-SHOE-1-4", "BAC-01-SHOE-1-5", "BAC-05-SHOE-0-1", "BAC-09-SHOE-1-1", "BAC-09-SHOE-1-2", "BAC-09-SHOE-1-3"]
+
+
+def test_pieces_sharing_a_table_are_sorted_together(tmp_path):
+    pieces = [_events("BAC-01", [3, 1]), _events("BAC-01", [2], device="SHOE-0")]
+    lake.write_partition(str(tmp_path), "events", "2026-11-28", pieces)
+    t = pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
+    assert t.column("event_id").to_pylist() == ["BAC-01-SHOE-0-2", "BAC-01-SHOE-1-1", "BAC-01-SHOE-1-3"]
