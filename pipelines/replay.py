@@ -23,6 +23,7 @@ and ``packs`` rows, which count what the table's own replay raised.
 from __future__ import annotations
 
 import heapq
+import itertools
 from itertools import groupby
 
 import apache_beam as beam
@@ -189,13 +190,18 @@ class ReplayDeviceSeq(beam.DoFn):
 
 
 class FindRepeatedRuns(beam.DoFn):
-    """(None, [JSON lists of pack sequences, one per table]) → cross-pack UNSHUFFLED_SEQUENCE over every pack of the run (and, nightly, the packs
-    of the last ``retention_days`` days carried in the state), keyed for the writer.
+    """(None, [JSON lists of pack sequences, one per table]) → cross-pack UNSHUFFLED_SEQUENCE
+    over every pack of the run (and, nightly, the packs of the last ``retention_days``
+    days carried in the state), keyed for the writer.
 
     A finding is raised for the later pack of a pair, in the run where the
     second pack of the pair completes: nightly, the findings over the carried
     packs alone were raised on earlier nights, so this run raises those over
     carried + new packs that are not among them.
+
+    Memory: a first pass keeps only an integer per 10-card window
+    (:func:`rules.repeated_runs.packs_sharing_a_run`); the packs' cards are
+    held only for the few packs that share a run with another.
     """
 
     def __init__(self, gaming_day_config, day_mode=None):
@@ -206,22 +212,35 @@ class FindRepeatedRuns(beam.DoFn):
         import datetime as _dt
         import json
 
-        from rules.repeated_runs import repeated_runs
+        from rules.repeated_runs import packs_sharing_a_run, repeated_runs
 
-        pack_cards = [record for blob in keyed_blobs[1] for record in orjson.loads(blob)]
-
+        blobs = list(keyed_blobs[1])
         gaming_day = gaming_day_from_config(self.gaming_day_config)
-        prior = [json.loads(r["record"]) for r in prior_rows]
+        oldest = None
         if self.day_mode is not None:
             oldest = _dt.date.fromisoformat(self.day_mode.replay_day) - _dt.timedelta(days=self.day_mode.retention_days)
-            prior = [r for r in prior if r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest]
-        already = set(map(tuple, fired))
-        raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
-        findings = [f for f in repeated_runs(prior + list(pack_cards), gaming_day)
-                    if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
+
+        def prior_records():
+            for row in prior_rows:
+                r = json.loads(row["record"])
+                if oldest is None or r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest:
+                    yield r
+
+        def new_records():
+            for blob in blobs:
+                yield from orjson.loads(blob)
+
+        with no_cyclic_gc():
+            kept = packs_sharing_a_run(itertools.chain(prior_records(), new_records()))
+            prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]
+            new = [r for r in new_records() if (r["table_id"], r["pack_id"]) in kept]
+            already = set(map(tuple, fired))
+            raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
+            findings = [f for f in repeated_runs(prior + new, gaming_day)
+                        if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.day_mode is not None:
-            for r in prior + list(pack_cards):
+            for r in itertools.chain(prior_records(), new_records()):
                 yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
                     "table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
                     "record": json.dumps(r, sort_keys=True)}))
