@@ -77,7 +77,7 @@ from collections import defaultdict
 import pyarrow as pa
 from pipelines.inputs import expand_inputs, iter_line_chunks
 from pipelines.ingest import DecodeChunk, deduplicate
-from pipelines.replay import replay_table, split_by_day, finding_rows
+from pipelines.replay import LAKE_ONLY, feed_ordered, replay_table, split_by_day, finding_rows
 from pipelines import lake as lakelib
 from schemas.arrow import FINDINGS, ROUNDS, PACKS, rows_to_table, table_to_events
 from schemas.decode import GamingDayConfig
@@ -93,13 +93,16 @@ for f in files:
                 by_table[out[0]].append(out[1])
 read_decode = time.perf_counter() - t
 t = time.perf_counter()
+gc.disable()
 tables = {{k: deduplicate(v, frozenset()).events for k, v in by_table.items()}}
-events = {{k: table_to_events(v) for k, v in tables.items()}}
+ordered = {{k: feed_ordered(v) for k, v in tables.items()}}
+events = {{k: table_to_events(ordered[k] if ordered[k] is not None else v, skip=LAKE_ONLY) for k, v in tables.items()}}
+gc.enable()
 group = time.perf_counter() - t
 t = time.perf_counter()
 outs = defaultdict(list)
 for k, evs in events.items():
-    rp, findings = replay_table(k, evs, cfg)
+    rp, findings = replay_table(k, evs, cfg, ordered=ordered[k] is not None)
     outs["findings"].append(rows_to_table(finding_rows(findings), FINDINGS))
     outs["rounds"].append(rows_to_table(rp.drain_rounds(), ROUNDS))
     outs["packs"].append(rows_to_table(rp.drain_packs(), PACKS))

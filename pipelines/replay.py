@@ -60,6 +60,30 @@ def feed_order(events):
     return heapq.merge(*streams, key=lambda e: (e.ts, e.device_id, e.seq))
 
 
+def feed_ordered(table: pa.Table) -> pa.Table | None:
+    """The table's rows in :func:`feed_order`, sorted by Arrow, or None when that takes the merge.
+
+    When each device's ``ts`` never goes back along its ``seq``, merging the
+    devices by ts is sorting every row by (ts, device_id, seq, event_id); a
+    device whose clock went back needs the merge (None: use feed_order).
+    """
+    import numpy as np
+
+    if table.num_rows < 2:
+        return table
+    by_device = table.select(["device_id", "seq", "event_id", "ts"]).take(pc.sort_indices(
+        table, sort_keys=[("device_id", "ascending"), ("seq", "ascending"), ("event_id", "ascending")]))
+    device = pc.dictionary_encode(by_device.column("device_id")).combine_chunks().indices.to_numpy()
+    ts = by_device.column("ts").cast(pa.int64()).to_numpy()
+    if np.any((device[1:] == device[:-1]) & (ts[1:] < ts[:-1])):
+        return None
+    return table.take(pc.sort_indices(table, sort_keys=[
+        ("ts", "ascending"), ("device_id", "ascending"), ("seq", "ascending"), ("event_id", "ascending")]))
+
+
+LAKE_ONLY = ("unknown_fields", "gaming_day", "file", "line")   # ingest columns the replay never reads
+
+
 def finding_rows(findings) -> list[dict]:
     return [f.to_row() for f in findings]
 
@@ -71,8 +95,10 @@ def load_reference(table_id: str):
 
 
 def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | None = None,
-                 nightly: bool = False):
+                 nightly: bool = False, ordered: bool = False):
     """Run one table's replay over its events. Returns (replay, findings).
+
+    ``ordered``: the events are already in :func:`feed_order` (:func:`feed_ordered`).
 
     A plain run closes the table at the end of its input.  A nightly run
     closes it only when the table ended the day closed (its terminal's last
@@ -92,7 +118,7 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
     findings = []
     last_dealer_type = None
     with no_cyclic_gc():
-        for ev in feed_order(events):
+        for ev in (events if ordered else feed_order(events)):
             findings.extend(replay.feed(ev))
             if ev.source == "dealer":
                 last_dealer_type = ev.type
@@ -121,11 +147,13 @@ class ReplayTable(beam.DoFn):
         table_id, joined = kv
         batches = list(joined["events"])
         prior = [json.loads(s) for s in joined["state"]]
-        events = []
+        events, ordered = [], False
         if batches:
             with no_cyclic_gc():
                 dedup = deduplicate(batches, self._conflicts(conflict_ids))
-                events = table_to_events(dedup.events)
+                in_order = feed_ordered(dedup.events)
+                ordered = in_order is not None
+                events = table_to_events(in_order if ordered else dedup.events, skip=LAKE_ONLY)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
             yield beam.pvalue.TaggedOutput(
@@ -133,7 +161,7 @@ class ReplayTable(beam.DoFn):
             for key, rows in split_by_day("events", dedup.events):
                 yield key, pack(drop_empty_columns(rows))
         replay, findings = replay_table(
-            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly)
+            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
         sequences = replay.drain_pack_sequences()
         if sequences:   # one JSON blob per table: a million small objects would be slow to ship

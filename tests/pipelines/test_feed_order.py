@@ -1,0 +1,37 @@
+"""The Arrow-sorted feed order is the merge of each device's events by seq, devices by ts."""
+from __future__ import annotations
+
+import random
+
+from pipelines.replay import feed_order, feed_ordered
+from schemas.arrow import events_to_table, table_to_events
+from schemas.events import Event
+
+SECOND = 1_000_000
+
+
+def _events(rnd, clocks_go_back=False):
+    out = []
+    for device, skew in (("SHOE-1", 2 * SECOND), ("DT-1", 0), ("SHF-1", -SECOND)):
+        ts = 1_795_900_000 * SECOND + skew
+        for seq in range(1, 200):
+            ts += rnd.choice((0, 1, 250_000, SECOND))     # equal instants happen
+            if clocks_go_back and device == "DT-1" and seq == 100:
+                ts -= 5 * SECOND
+            out.append(Event(event_id=f"{device}-{seq}", ts=ts, source="dealer", type="dealer_in",
+                             table_id="BAC-1", device_id=device, seq=seq))
+    rnd.shuffle(out)
+    return out
+
+
+def test_sorted_by_arrow_equals_the_merge():
+    for seed in range(5):
+        events = _events(random.Random(seed))
+        table = events_to_table(events)
+        ordered = feed_ordered(table)
+        assert ordered is not None
+        assert [e.event_id for e in table_to_events(ordered)] == [e.event_id for e in feed_order(events)]
+
+
+def test_a_device_clock_going_back_takes_the_merge():
+    assert feed_ordered(events_to_table(_events(random.Random(1), clocks_go_back=True))) is None
