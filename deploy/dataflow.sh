@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Run the pitwatch batch (`pitwatch run`) on Google Cloud Dataflow.
+#
+# Untested against real Dataflow (written on a machine without GCP access);
+# tests/test_deploy_scripts.py checks only the argument handling and the
+# commands it prints with --dry-run.
+#
+# Steps:
+#   1. build the wheel:  python3 -m pip wheel REPO --no-deps -w REPO/dist
+#   2. submit the job:   pitwatch run INPUT --lake LAKE --runner=DataflowRunner ...
+#                        --extra_package=REPO/dist/pitwatch-VERSION-py3-none-any.whl
+#
+# Requirements and caveats:
+#   * The machine launching the job needs pitwatch and Beam's GCP extras:
+#       pip install 'apache-beam[gcp]==2.77.*'   (plus pitwatch itself)
+#     and Google Cloud credentials (gcloud auth application-default login).
+#   * INPUT and LAKE should be gs:// paths: Dataflow workers cannot see this
+#     machine's local disks.
+#   * Workers install the wheel's dependencies (pyarrow, duckdb, pokerkit, ...)
+#     from PyPI when they start.  To avoid that (no internet on the workers,
+#     faster start-up), build deploy/Dockerfile, push it to Artifact Registry
+#     and pass  -- --sdk_container_image=REGION-docker.pkg.dev/P/REPO/pitwatch:VERSION
+#   * Options after `--` go to `pitwatch run` (and through it to Beam), after
+#     the ones this script sets; for a Beam option given twice the last wins,
+#     so e.g. `-- --job_name=nightly-2026-11-28` overrides the generated name.
+#   * PYTHON (default python3) is the interpreter that builds the wheel.
+set -euo pipefail
+
+PROG=deploy/${0##*/}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+USAGE="usage: $PROG [--dry-run] INPUT LAKE --project P --region R --temp gs://BUCKET/tmp [-- extra pitwatch/Beam options...]"
+
+usage_error() {
+    printf 'Error: %s\n%s\n' "$1" "$USAGE" >&2
+    exit 2
+}
+
+show_help() {
+    cat <<EOF
+$USAGE
+
+Build the pitwatch wheel, then run \`pitwatch run INPUT --lake LAKE\` on Google
+Cloud Dataflow, staging the wheel for the workers (--extra_package).
+
+  INPUT          event files, folder or glob (gs://...)
+  LAKE           lake folder (gs://...)
+  --project P    Google Cloud project
+  --region R     Dataflow region (e.g. europe-west1)
+  --temp URI     gs:// folder for temporary files; staging goes to URI/staging
+  --dry-run      print the commands (prefixed with '+ ') and run nothing
+  -h, --help     this help
+  -- ...         further options for pitwatch run / Beam (e.g. --max_num_workers=10)
+
+Example:
+  $PROG gs://casino-feeds/2026-11-28/ gs://casino-lake \\
+      --project casino-audit --region europe-west1 --temp gs://casino-tmp/beam \\
+      -- --max_num_workers=8 --fail-on critical
+EOF
+}
+
+dry_run=0
+project='' region='' temp=''
+positional=()
+extra=()
+
+while (($#)); do
+    case $1 in
+        -h | --help) show_help; exit 0 ;;
+        --dry-run) dry_run=1 ;;
+        --project | --region | --temp)
+            (($# >= 2)) || usage_error "$1 needs a value"
+            case $1 in
+                --project) project=$2 ;;
+                --region) region=$2 ;;
+                --temp) temp=$2 ;;
+            esac
+            shift ;;
+        --project=*) project=${1#*=} ;;
+        --region=*) region=${1#*=} ;;
+        --temp=*) temp=${1#*=} ;;
+        --) shift; extra=("$@"); break ;;
+        -*) usage_error "unknown option $1 (options for pitwatch or Beam go after --)" ;;
+        *) positional+=("$1") ;;
+    esac
+    shift
+done
+
+((${#positional[@]} >= 1)) || usage_error "missing INPUT and LAKE"
+((${#positional[@]} >= 2)) || usage_error "missing LAKE"
+((${#positional[@]} <= 2)) || usage_error "unexpected argument '${positional[2]}' (more inputs go after --)"
+input=${positional[0]}
+lake=${positional[1]}
+[[ -n $project ]] || usage_error "missing --project"
+[[ -n $region ]] || usage_error "missing --region"
+[[ -n $temp ]] || usage_error "missing --temp"
+[[ $temp == gs://?* ]] || usage_error "--temp must be a gs:// URI, got '$temp'"
+temp=${temp%/}
+
+for path in "$input" "$lake"; do
+    [[ $path == gs://* ]] || echo "Warning: '$path' is not a gs:// path; Dataflow workers cannot read local files" >&2
+done
+
+version=$(sed -n 's/^version[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\1/p' "$REPO/pyproject.toml" | head -n 1)
+if [[ -z $version ]]; then
+    echo "Error: no version = \"...\" line in $REPO/pyproject.toml" >&2
+    exit 1
+fi
+wheel=$REPO/dist/pitwatch-$version-py3-none-any.whl
+job_name=pitwatch-$(date -u +%Y%m%d-%H%M%S)
+
+# Print a command ('+ ' and shell-quoted words: stdout on --dry-run, else stderr), then run it unless --dry-run.
+run() {
+    local line
+    printf -v line '%q ' "$@"
+    if ((dry_run)); then
+        printf '+ %s\n' "${line% }"
+    else
+        printf '+ %s\n' "${line% }" >&2
+        "$@"
+    fi
+}
+
+if ((!dry_run)); then
+    command -v pitwatch >/dev/null || { echo "Error: pitwatch is not on PATH (install it, or activate its virtual environment)" >&2; exit 1; }
+fi
+
+run "${PYTHON:-python3}" -m pip wheel "$REPO" --no-deps -w "$REPO/dist"
+if ((!dry_run)) && [[ ! -f $wheel ]]; then
+    echo "Error: the build did not produce $wheel" >&2
+    exit 1
+fi
+run pitwatch run "$input" --lake "$lake" \
+    --runner=DataflowRunner \
+    "--project=$project" \
+    "--region=$region" \
+    "--temp_location=$temp" \
+    "--staging_location=$temp/staging" \
+    "--extra_package=$wheel" \
+    "--job_name=$job_name" \
+    ${extra[@]+"${extra[@]}"}
