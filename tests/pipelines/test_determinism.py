@@ -40,3 +40,35 @@ def test_split_shuffled_and_redelivered_input_gives_the_same_findings(faulty_day
     summary = run_batch([str(other)], str(tmp_path / "b"))
     assert summary.duplicates == len(lines) // 10 and summary.accepted == len(lines)
     assert _ids(tmp_path / "b") == reference
+
+
+def _lake_files(lake) -> dict[str, bytes]:
+    return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if p.parts[-2] != "runs"}
+
+
+def test_worker_processes_write_the_same_lake_as_one_process(faulty_day, tmp_path):
+    """The embedded runner's multi-process mode (the default for large inputs) changes nothing written."""
+    feeds, _lines = faulty_day
+    inputs = sorted(str(d) for d in feeds.iterdir() if d.is_dir())
+    run_batch(inputs, str(tmp_path / "one"), beam_args=["--direct_num_workers=1"])
+    run_batch(inputs, str(tmp_path / "two"),
+              beam_args=["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
+    one, two = _lake_files(tmp_path / "one"), _lake_files(tmp_path / "two")
+    assert len(one) >= 6 and one == two
+
+
+def test_large_inputs_use_one_worker_process_per_cpu_unless_told(monkeypatch):
+    from apache_beam.options.pipeline_options import DirectOptions
+
+    from pipelines.batch import PARALLEL_FROM_BYTES, beam_options
+
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+
+    def workers(args, size):
+        direct = beam_options(args, size).view_as(DirectOptions)
+        return direct.direct_num_workers, direct.direct_running_mode
+
+    assert workers([], PARALLEL_FROM_BYTES) == (4, "multi_processing")
+    assert workers([], PARALLEL_FROM_BYTES - 1) == (1, "in_memory")
+    assert workers(["--direct_num_workers=1"], PARALLEL_FROM_BYTES) == (1, "in_memory")
+    assert workers(["--runner=FlinkRunner"], PARALLEL_FROM_BYTES) == (1, "in_memory")
