@@ -1,8 +1,11 @@
 """Beam ingest: read files in chunks → decode → find duplicates and conflicts.
 
 No per-event Beam elements on the hot path: an element is a chunk of lines,
-then one Arrow table of events per (chunk, table).  Composite transforms are
-named verb-noun, like Beam's ``examples/complete/game``.
+then one Arrow table of events per (chunk, table), packed as compressed
+Arrow IPC bytes (:mod:`pipelines.coders`).  A chunk is decoded on columns
+(:mod:`schemas.columnar`); only the lines the columnar pass is not sure of go
+through the per-line decoder.  Composite transforms are named verb-noun,
+like Beam's ``examples/complete/game``.
 
 Duplicates and conflicts (``spec/events.md``): copies of an ``event_id`` that
 are equal as parsed JSON are one event delivered twice (the copy with the
@@ -11,7 +14,7 @@ differ are a conflict and every copy is rejected.  Copies of one event share
 its ``table_id`` unless they conflict, so the per-table step sees every copy
 of a well-formed event; copies that differ in ``table_id``, or that collide
 with a line rejected for another reason, are found by a small step keyed by
-a hash bucket of the ``event_id`` (:class:`FindConflictingIds`).
+the ``event_id``'s last character (:class:`FindConflictingIds`).
 """
 from __future__ import annotations
 
