@@ -9,11 +9,14 @@ channels between steps, no global state; the lake may be ``gs://``.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import json
 import logging
 import os
+import re
+import sys
 
 import apache_beam as beam
 import pyarrow as pa
@@ -73,6 +76,77 @@ def beam_options(beam_args: list[str], input_bytes: int = 0) -> PipelineOptions:
     return options
 
 
+@contextlib.contextmanager
+def worker_stderr_silenced(active: bool):
+    """While the pipeline runs, send what Beam's worker processes print to /dev/null.
+
+    The embedded runner's worker processes inherit stderr and log every
+    bundle there at INFO (Beam configures their logging itself; no option
+    reaches them).  This process keeps its own stderr: ``sys.stderr`` and the
+    handlers writing to it are pointed at a copy of the original descriptor.
+    A worker's failure still reaches this process as the pipeline's error.
+    """
+    if not active:
+        yield
+        return
+    forwarded = logging.getLogger("apache_beam.runners.portability.local_job_service")
+    relay = _WorkerProgress()
+    old_level, old_propagate = forwarded.level, forwarded.propagate
+    forwarded.addHandler(relay)
+    forwarded.setLevel(logging.INFO)
+    forwarded.propagate = False
+    sys.stderr.flush()
+    saved = os.dup(2)
+    terminal = open(os.dup(saved), "w", buffering=1, encoding="utf-8", errors="replace")
+    old_stderr = sys.stderr
+    moved = [h for name in (None, "pitwatch") for h in logging.getLogger(name).handlers
+             if isinstance(h, logging.StreamHandler) and h.stream is old_stderr]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        sys.stderr = terminal
+        for h in moved:
+            h.setStream(terminal)
+        yield
+    finally:
+        terminal.flush()
+        os.dup2(saved, 2)
+        sys.stderr = old_stderr
+        for h in moved:
+            h.setStream(old_stderr)
+        for fd in (saved, devnull):
+            os.close(fd)
+        terminal.close()
+        forwarded.removeHandler(relay)
+        forwarded.setLevel(old_level)
+        forwarded.propagate = old_propagate
+
+
+class _WorkerProgress(logging.Handler):
+    """Pass on pitwatch's own progress lines that Beam relays from its worker processes.
+
+    The runner logs each relayed entry as ``Worker: <LogEntry in protobuf
+    text>``; entries logged by pitwatch's pipeline steps are re-logged on the
+    ``pitwatch`` logger, the rest (Beam's own chatter) dropped.
+    """
+
+    _OURS = re.compile(r'log_location: "[^"]*/pipelines/(?:ingest|replay|graph)\.py:')
+    _MESSAGE = re.compile(r'message: "((?:[^"\\]|\\.)*)"')
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = str(record.args[0]) if record.args else record.getMessage()
+        if not self._OURS.search(text):
+            return
+        found = self._MESSAGE.search(text)
+        if found:
+            message = found.group(1).encode("latin-1", "backslashreplace").decode("unicode_escape")
+            try:    # octal escapes of UTF-8 bytes back to text
+                message = message.encode("latin-1").decode("utf-8")
+            except (UnicodeEncodeError, UnicodeDecodeError):
+                pass    # the text format kept the characters as they were
+            log.info("%s", message)
+
+
 def local_input_bytes(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if "://" not in f and os.path.exists(f))
 
@@ -113,7 +187,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     what = f"gaming day {day_mode.replay_day}" if day_mode else f"{len(files)} input file(s)"
     log.info("run %s: %s → %s", meta["run_id"], what, lake_path)
     try:
-        with beam.Pipeline(options=options) as p:
+        with worker_stderr_silenced(workers > 1), beam.Pipeline(options=options) as p:
             build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode)
     except BaseException as exc:
         runs.write_run_record(lake_path, runs.run_record(
