@@ -30,10 +30,8 @@ PROG=deploy/${0##*/}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 USAGE="usage: $PROG [--dry-run] INPUT LAKE --project P --region R --temp gs://BUCKET/tmp [-- extra pitwatch/Beam options...]"
 
-usage_error() {
-    printf 'Error: %s\n%s\n' "$1" "$USAGE" >&2
-    exit 2
-}
+# shellcheck source=deploy/lib.sh
+source "$REPO/deploy/lib.sh"
 
 show_help() {
     cat <<EOF
@@ -85,11 +83,7 @@ while (($#)); do
     shift
 done
 
-((${#positional[@]} >= 1)) || usage_error "missing INPUT and LAKE"
-((${#positional[@]} >= 2)) || usage_error "missing LAKE"
-((${#positional[@]} <= 2)) || usage_error "unexpected argument '${positional[2]}' (more inputs go after --)"
-input=${positional[0]}
-lake=${positional[1]}
+take_input_and_lake ${positional[@]+"${positional[@]}"}
 [[ -n $project ]] || usage_error "missing --project"
 [[ -n $region ]] || usage_error "missing --region"
 [[ -n $temp ]] || usage_error "missing --temp"
@@ -100,35 +94,12 @@ for path in "$input" "$lake"; do
     [[ $path == gs://* ]] || echo "Warning: '$path' is not a gs:// path; Dataflow workers cannot read local files" >&2
 done
 
-version=$(sed -n 's/^version[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\1/p' "$REPO/pyproject.toml" | head -n 1)
-if [[ -z $version ]]; then
-    echo "Error: no version = \"...\" line in $REPO/pyproject.toml" >&2
-    exit 1
-fi
-wheel=$REPO/dist/pitwatch-$version-py3-none-any.whl
+find_wheel
 job_name=pitwatch-$(date -u +%Y%m%d-%H%M%S)
 
-# Print a command ('+ ' and shell-quoted words: stdout on --dry-run, else stderr), then run it unless --dry-run.
-run() {
-    local line
-    printf -v line '%q ' "$@"
-    if ((dry_run)); then
-        printf '+ %s\n' "${line% }"
-    else
-        printf '+ %s\n' "${line% }" >&2
-        "$@"
-    fi
-}
+require_tools pitwatch
 
-if ((!dry_run)); then
-    command -v pitwatch >/dev/null || { echo "Error: pitwatch is not on PATH (install it, or activate its virtual environment)" >&2; exit 1; }
-fi
-
-run "${PYTHON:-python3}" -m pip wheel "$REPO" --no-deps -w "$REPO/dist"
-if ((!dry_run)) && [[ ! -f $wheel ]]; then
-    echo "Error: the build did not produce $wheel" >&2
-    exit 1
-fi
+build_wheel
 run pitwatch run "$input" --lake "$lake" \
     --runner=DataflowRunner \
     "--project=$project" \

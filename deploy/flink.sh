@@ -39,10 +39,8 @@ PROG=deploy/${0##*/}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 USAGE="usage: $PROG [--dry-run] INPUT LAKE --flink-master HOST:PORT --image REGISTRY/pitwatch:VER [--parallelism N] [-- extra pitwatch/Beam options...]"
 
-usage_error() {
-    printf 'Error: %s\n%s\n' "$1" "$USAGE" >&2
-    exit 2
-}
+# shellcheck source=deploy/lib.sh
+source "$REPO/deploy/lib.sh"
 
 show_help() {
     cat <<EOF
@@ -95,11 +93,7 @@ while (($#)); do
     shift
 done
 
-((${#positional[@]} >= 1)) || usage_error "missing INPUT and LAKE"
-((${#positional[@]} >= 2)) || usage_error "missing LAKE"
-((${#positional[@]} <= 2)) || usage_error "unexpected argument '${positional[2]}' (more inputs go after --)"
-input=${positional[0]}
-lake=${positional[1]}
+take_input_and_lake ${positional[@]+"${positional[@]}"}
 [[ -n $flink_master ]] || usage_error "missing --flink-master"
 [[ $flink_master =~ ^(https?://)?[^[:space:]/:]+:[0-9]+/?$ ]] \
     || usage_error "--flink-master must be HOST:PORT, got '$flink_master'"
@@ -108,36 +102,11 @@ lake=${positional[1]}
 [[ -z $parallelism || $parallelism =~ ^[1-9][0-9]*$ ]] \
     || usage_error "--parallelism must be a positive integer, got '$parallelism'"
 
-version=$(sed -n 's/^version[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\1/p' "$REPO/pyproject.toml" | head -n 1)
-if [[ -z $version ]]; then
-    echo "Error: no version = \"...\" line in $REPO/pyproject.toml" >&2
-    exit 1
-fi
-wheel=$REPO/dist/pitwatch-$version-py3-none-any.whl
+find_wheel
 
-# Print a command ('+ ' and shell-quoted words: stdout on --dry-run, else stderr), then run it unless --dry-run.
-run() {
-    local line
-    printf -v line '%q ' "$@"
-    if ((dry_run)); then
-        printf '+ %s\n' "${line% }"
-    else
-        printf '+ %s\n' "${line% }" >&2
-        "$@"
-    fi
-}
+require_tools pitwatch docker
 
-if ((!dry_run)); then
-    for tool in pitwatch docker; do
-        command -v "$tool" >/dev/null || { echo "Error: $tool is not on PATH" >&2; exit 1; }
-    done
-fi
-
-run "${PYTHON:-python3}" -m pip wheel "$REPO" --no-deps -w "$REPO/dist"
-if ((!dry_run)) && [[ ! -f $wheel ]]; then
-    echo "Error: the build did not produce $wheel" >&2
-    exit 1
-fi
+build_wheel
 run docker build -f "$REPO/deploy/Dockerfile" --build-arg "PITWATCH_VERSION=$version" -t "$image" "$REPO"
 echo "Reminder: push $image where the Flink task managers can pull it (docker push $image);" \
      "the job below starts at once and fails on workers that cannot pull it." >&2

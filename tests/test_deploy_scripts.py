@@ -167,6 +167,7 @@ def test_real_mode_runs_the_printed_commands_in_order(tmp_path, stubs, name, arg
     (repo / "deploy").mkdir(parents=True)
     shutil.copy(REPO / "pyproject.toml", repo)
     shutil.copy(DEPLOY / name, repo / "deploy")
+    shutil.copy(DEPLOY / "lib.sh", repo / "deploy")
     dry = _run(repo / "deploy" / name, ["--dry-run", *args], env)
     p = _run(repo / "deploy" / name, args, env)
     assert p.returncode == 0, p.stderr
