@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Iterable, Iterator
 
 import apache_beam as beam
@@ -280,55 +280,39 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     order = pc.sort_indices(table, sort_keys=[("event_id", "ascending"), ("file", "ascending"), ("line", "ascending")])
     table = table.take(order)
     ids = table.column("event_id").to_pylist()
-    groups = []     # (start, stop) of each event_id that came more than once, or is in conflict elsewhere
-    i, n = 0, len(ids)
-    while i < n:
-        j = i + 1
-        while j < n and ids[j] == ids[i]:
-            j += 1
-        if j - i > 1 or ids[i] in cross_conflicts:
-            groups.append((i, j))
-        i = j
-    copies = table.take(pa.array([k for i, j in groups for k in range(i, j)], pa.int64())).to_pylist()
-    by_group, at = [], 0
-    for i, j in groups:
-        by_group.append(copies[at:at + j - i])
-        at += j - i
-    content = [{k: v for k, v in row.items() if k not in _NOT_CONTENT} for row in copies]
-    same_columns, at = [], 0
-    for i, j in groups:
-        first = content[at]
-        same_columns.append(all(c == first for c in content[at + 1:at + j - i]))
-        at += j - i
+    starts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]] + [len(ids)]
+    spans = [(a, b) for a, b in zip(starts, starts[1:]) if b - a > 1 or ids[a] in cross_conflicts]
+    rows = table.take(pa.array([k for a, b in spans for k in range(a, b)], pa.int64())).to_pylist()
+    groups = []     # (start, stop, copies, whether their decoded columns agree), per event_id to decide
+    at = 0
+    for a, b in spans:
+        copies, at = rows[at:at + b - a], at + b - a
+        content = [{k: v for k, v in r.items() if k not in _NOT_CONTENT} for r in copies]
+        agree = ids[a] not in cross_conflicts and all(c == content[0] for c in content[1:])
+        groups.append((a, b, copies, agree))
     wanted: dict[str, set[int]] = defaultdict(set)
-    for (i, j), rows, same in zip(groups, by_group, same_columns):
-        if same and ids[i] not in cross_conflicts:
-            for row in rows:
-                wanted[row["file"]].add(row["line"])
+    for _a, _b, copies, agree in groups:
+        for r in copies if agree else ():
+            wanted[r["file"]].add(r["line"])
     digests = {(path, number): content_digest(orjson.loads(text))
                for path, numbers in wanted.items() for number, text in raw_lines(path, numbers).items()}
-    keep = [True] * n
+    keep = [True] * len(ids)
     conflict_rows: list[dict] = []
     duplicates = 0
-    for (i, j), rows, same in zip(groups, by_group, same_columns):
-        equal = same and ids[i] not in cross_conflicts and len({digests.get((r["file"], r["line"])) for r in rows}) == 1
-        for k in range(i + 1 if equal else i, j):
-            keep[k] = False
-        if equal:
-            duplicates += j - i - 1
+    for a, b, copies, agree in groups:
+        if agree and len({digests.get((r["file"], r["line"])) for r in copies}) == 1:
+            keep[a + 1:b] = [False] * (b - a - 1)     # the first copy (smallest file, line) stays
+            duplicates += b - a - 1
         else:
-            conflict_rows.extend(rows)
-    conflicts = []
-    per_id = defaultdict(int)
-    for row in conflict_rows:
-        per_id[row["event_id"]] += 1
-    for row in conflict_rows:
-        conflicts.append({
-            "file": row["file"], "line": row["line"], "event_id": row["event_id"], "table_id": row["table_id"],
-            "device_id": row["device_id"], "seq": row["seq"],
-            "reason": (f"conflicting duplicate: event_id {row['event_id']!r} arrived in "
-                       f"{'copies' if per_id[row['event_id']] > 1 else 'another copy'} with different content; "
-                       "every copy is rejected")})
+            keep[a:b] = [False] * (b - a)
+            conflict_rows.extend(copies)
+    per_id = Counter(r["event_id"] for r in conflict_rows)
+    conflicts = [{
+        "file": row["file"], "line": row["line"], "event_id": row["event_id"], "table_id": row["table_id"],
+        "device_id": row["device_id"], "seq": row["seq"],
+        "reason": (f"conflicting duplicate: event_id {row['event_id']!r} arrived in "
+                   f"{'copies' if per_id[row['event_id']] > 1 else 'another copy'} with different content; "
+                   "every copy is rejected")} for row in conflict_rows]
     return Deduplicated(table.filter(pa.array(keep, pa.bool_())), duplicates, conflicts)
 
 
