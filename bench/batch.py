@@ -103,9 +103,10 @@ from collections import defaultdict
 import pyarrow as pa
 from pipelines.inputs import expand_inputs, iter_line_chunks
 from pipelines.ingest import DecodeChunk, deduplicate
-from pipelines.replay import LAKE_ONLY, feed_ordered, replay_table, split_by_day, finding_rows
+from pipelines.replay import feed_ordered, replay_table, split_by_day, finding_rows
 from pipelines import lake as lakelib
 from schemas.arrow import FINDINGS, ROUNDS, PACKS, rows_to_table, table_to_events
+from schemas.contract import LAKE_EXTRA_COLUMNS
 from schemas.decode import GamingDayConfig
 cfg = GamingDayConfig()
 files = expand_inputs({inputs!r})
@@ -122,7 +123,7 @@ t = time.perf_counter()
 gc.disable()
 tables = {{k: deduplicate(v, frozenset()).events for k, v in by_table.items()}}
 ordered = {{k: feed_ordered(v) for k, v in tables.items()}}
-events = {{k: table_to_events(ordered[k] if ordered[k] is not None else v, skip=LAKE_ONLY) for k, v in tables.items()}}
+events = {{k: table_to_events(ordered[k] if ordered[k] is not None else v, skip=LAKE_EXTRA_COLUMNS) for k, v in tables.items()}}
 gc.enable()
 group = time.perf_counter() - t
 t = time.perf_counter()

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from itertools import groupby
 
 import apache_beam as beam
 import orjson
@@ -35,6 +34,7 @@ from pipelines.coders import pack, unpack
 from pipelines.ingest import TAG_COUNTS, deduplicate, no_cyclic_gc
 from rules.finding import gaming_day_from_config
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
+from schemas.contract import LAKE_EXTRA_COLUMNS
 
 TAG_CONFLICTS = "conflicts"
 TAG_PACK_CARDS = "pack_cards"
@@ -56,7 +56,7 @@ def split_by_day(name: str, table: pa.Table):
 def feed_order(events):
     """Each device's events by seq, devices merged by ts (ties: device, seq)."""
     by_device = sorted(events, key=lambda e: (e.device_id, e.seq, e.event_id))
-    streams = [list(g) for _, g in groupby(by_device, key=lambda e: e.device_id)]
+    streams = [list(g) for _, g in itertools.groupby(by_device, key=lambda e: e.device_id)]
     return heapq.merge(*streams, key=lambda e: (e.ts, e.device_id, e.seq))
 
 
@@ -79,9 +79,6 @@ def feed_ordered(table: pa.Table) -> pa.Table | None:
         return None
     return table.take(pc.sort_indices(table, sort_keys=[
         ("ts", "ascending"), ("device_id", "ascending"), ("seq", "ascending"), ("event_id", "ascending")]))
-
-
-LAKE_ONLY = ("unknown_fields", "gaming_day", "file", "line")   # ingest columns the replay never reads
 
 
 def finding_rows(findings) -> list[dict]:
@@ -153,7 +150,8 @@ class ReplayTable(beam.DoFn):
                 dedup = deduplicate(batches, self._conflicts(conflict_ids))
                 in_order = feed_ordered(dedup.events)
                 ordered = in_order is not None
-                events = table_to_events(in_order if ordered else dedup.events, skip=LAKE_ONLY)
+                # the replay never reads the ingest columns (file, line, gaming_day, unknown_fields)
+                events = table_to_events(in_order if ordered else dedup.events, skip=LAKE_EXTRA_COLUMNS)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
             yield beam.pvalue.TaggedOutput(
