@@ -195,24 +195,42 @@ class ReplayDeviceSeq(beam.DoFn):
         from rules.sequence import SeqTracker
 
         device_id, joined = kv
-        batches = list(joined["seqs"])
-        entries = []
-        if batches:
-            t = pa.concat_tables([unpack(b) for b in batches])
-            entries = sorted(zip(*(t.column(n).to_pylist() for n in ("seq", "table_id", "event_id", "ts"))),
-                             key=lambda e: (e[0], e[3] is None, e[2] or ""))
         gaming_day = gaming_day_from_config(self.gaming_day_config)
         prior = list(joined["state"])
         tracker = (SeqTracker.from_state(json.loads(prior[0]), gaming_day) if prior else SeqTracker(gaming_day))
-        game_of = dict(games)
         findings = []
-        for seq, table_id, event_id, ts in entries:
-            findings.extend(tracker.feed(device_id, seq, table_id, event_id, ts, game_of.get(table_id)))
+        batches = list(joined["seqs"])
+        if batches:
+            seqs, row = arrivals_in_feed_order(pa.concat_tables([unpack(b) for b in batches]))
+            findings = tracker.feed_sorted(device_id, seqs, row, dict(games))
         if findings:
             yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.nightly:
             yield beam.pvalue.TaggedOutput(
                 TAG_STATE, ("devices", {"device_id": device_id, "state": json.dumps(tracker.state(), sort_keys=True)}))
+
+
+def arrivals_in_feed_order(arrivals: pa.Table):
+    """A device's arrivals (seq, table_id, event_id, ts or null) in the tracker's feed order
+    (seq; accepted before rejected; event_id), keeping the first of each seq, for
+    :meth:`rules.sequence.SeqTracker.feed_sorted`: ``(seqs, row)``.  Values are read
+    out of Arrow only for the rows the tracker visits (either side of a gap)."""
+    import numpy as np
+
+    keyed = arrivals.append_column("rejected", pc.is_null(arrivals.column("ts"))).append_column(
+        "event_key", pc.fill_null(arrivals.column("event_id"), ""))
+    ordered = arrivals.take(pc.sort_indices(keyed, sort_keys=[
+        ("seq", "ascending"), ("rejected", "ascending"), ("event_key", "ascending")]))
+    seqs = ordered.column("seq").to_numpy()
+    first = np.flatnonzero(np.r_[True, seqs[1:] != seqs[:-1]])
+    if len(first) < len(seqs):
+        ordered, seqs = ordered.take(pa.array(first)), seqs[first]
+    columns = [ordered.column(n) for n in ("table_id", "event_id", "ts")]
+
+    def row(i: int) -> tuple:
+        return tuple(c[i].as_py() for c in columns)
+
+    return seqs, row
 
 
 class FindRepeatedRuns(beam.DoFn):

@@ -56,6 +56,38 @@ class SeqTracker:
             gaming_day=self._gaming_day, device_id=device_id,
         )]
 
+    def feed_sorted(self, device_id: str, seqs, row, game_of) -> list[Finding]:
+        """Every arrival of ``device_id`` at once: the same findings and state as :meth:`feed`
+        called on each in turn, visiting only the rows either side of a gap.
+
+        ``seqs``: a NumPy integer array sorted ascending with no repeats (of
+        several arrivals of one ``seq`` only the first in feed order is
+        passed; :meth:`feed` ignores the others).  ``row(i)``: ``(table_id,
+        event_id, ts)`` of arrival ``i``.  ``game_of``: table_id → game.
+
+        Between two gaps the seqs run consecutively, and feeding such a run
+        one by one only moves ``last`` along it; so ``last`` is set to the
+        row before each gap and the row after it is fed.
+        """
+        import numpy as np
+
+        n = len(seqs)
+        last = self._last.get(device_id)
+        start = 0 if last is None else int(np.searchsorted(seqs, last[0], side="right"))
+        if start >= n:
+            return []
+
+        def fed(i: int) -> list[Finding]:
+            table_id, event_id, ts = row(i)
+            return self.feed(device_id, int(seqs[i]), table_id, event_id, ts, game_of.get(table_id))
+
+        findings = fed(start)
+        for i in (np.flatnonzero(np.diff(seqs[start:]) != 1) + start + 1).tolist():
+            self._last[device_id] = [int(seqs[i - 1]), *row(i - 1)]
+            findings.extend(fed(i))
+        self._last[device_id] = [int(seqs[n - 1]), *row(n - 1)]
+        return findings
+
     def feed_event(self, ev, game: str | None = None) -> list[Finding]:
         return self.feed(ev.device_id, ev.seq, ev.table_id, ev.event_id, ev.ts, game)
 
