@@ -16,17 +16,15 @@ _TABLE = {"table_opened", "table_closed", "dealer_in", "player_seated", "player_
 
 
 def dispatch(rp, ev: Event) -> None:
-    t = ev.type
-    if t in _TABLE:
-        _table_event(rp, ev)
-    elif t in _PREP:
-        _prep(rp, ev)
-    elif t == "card_dealt" and ev.round_id is None:
+    _DISPATCH.get(ev.type, _round_event)(rp, ev)
+
+
+def _card_dealt(rp, ev: Event) -> None:
+    rid = ev.round_id
+    if rid is None:
         _loose_card(rp, ev)
-    elif t in ("last_coup_announced", "stub_counted", "stub_discarded"):
-        _pack_note(rp, ev)
     else:
-        _round_event(rp, ev)
+        _round_card(rp, rp._round(rid, ev), ev)
 
 
 def _table_event(rp, ev: Event) -> None:
@@ -127,62 +125,83 @@ def _pack_note(rp, ev: Event) -> None:
 
 
 def _round_event(rp, ev: Event) -> None:
-    st = rp.st
-    if ev.round_id is None:
+    """A dealer event of a round (other than a card: :func:`_card_dealt`), by its type."""
+    rid = ev.round_id
+    if rid is None:
         return
-    rnd = rp._round(ev.round_id, ev)
-    proc = rp.proc
-    t = ev.type
-    if t == "round_started":
-        if st["game"] is None:
-            rp._set_game(ev.game)
-            proc = rp.proc
-        rnd.update(pack_id=ev.pack_id, game=ev.game, dealer_id=ev.dealer_id, started=ev.ts,
-                   start_ref=ref(ev), start_pos=st["dealer_pos"])
-        if ev.pack_id not in rnd["packs"]:
-            rnd["packs"].append(ev.pack_id)
-        names(rp, ev.pack_id, ev)
-        plays(rp, ev.pack_id)
-        pack = rp._pack(ev.pack_id, ev)
-        pack["rounds"].append(ev.round_id)
-        proc.on_round_start(rp, rnd, ev)
-        rp._settle(pack)
-    elif t == "bet_placed":
-        rnd["bets"].append([ev.seat, ev.spot, ev.amount, bool(ev.all_in), ref(ev)])
-        proc.on_bet(rp, rnd, ev)
-    elif t == "bets_closed":
-        if rnd["bets_closed"] is None:
-            rnd["bets_closed"] = ref(ev)
-        proc.on_bets_closed(rp, rnd, ev)
-    elif t == "card_dealt":
-        _round_card(rp, rnd, ev)
-    elif t == "payout":
-        rounds.check_payout(rp, rnd, ev)
-        rnd["payouts"].append([ev.seat, ev.spot, ev.hand or 1, ev.result, ev.amount, ref(ev)])
-        proc.on_payout(rp, rnd, ev)
-    elif t == "reshuffle":
-        names(rp, ev.pack_id, ev)
-        plays(rp, ev.pack_id)
-        pack = rp._pack(ev.pack_id, ev)
-        pack["shuffles"].append(["reshuffle", None, ref(ev)])
-        if ev.pack_id not in rnd["packs"]:
-            rnd["packs"].append(ev.pack_id)
-        pack["rounds"].append(ev.round_id)
-        proc.on_round_event(rp, rnd, ev)
-        rp._settle(pack)
-    elif t == "round_ended":
-        rounds.check_misdeal(rp, rnd)
-        rnd["ended"] = ev.ts
-        rnd["done"] = True
-        proc.on_round_end(rp, rnd, ev)
-        if ev.round_id not in st["ending"] and ev.round_id in st["rounds"]:
-            st["ending"].append(ev.round_id)
-    else:
-        if t == "player_action":
-            rnd["actions"].append([ev.seat, ev.hand or 1, ev.action, ev.amount, bool(ev.all_in), ev.street, ref(ev)])
-        elif t == "round_voided":
-            rnd["voided"] = True
-        proc.on_round_event(rp, rnd, ev)
+    _ROUND.get(ev.type, _round_other)(rp, rp._round(rid, ev), ev)
+
+
+def _round_started(rp, rnd: dict, ev: Event) -> None:
+    st = rp.st
+    if st["game"] is None:
+        rp._set_game(ev.game)
+    pid = ev.pack_id
+    rnd.update(pack_id=pid, game=ev.game, dealer_id=ev.dealer_id, started=ev.ts,
+               start_ref=ref(ev), start_pos=st["dealer_pos"])
+    if pid not in rnd["packs"]:
+        rnd["packs"].append(pid)
+    names(rp, pid, ev)
+    plays(rp, pid)
+    pack = rp._pack(pid, ev)
+    pack["rounds"].append(ev.round_id)
+    rp.proc.on_round_start(rp, rnd, ev)
+    rp._settle(pack)
+
+
+def _bet_placed(rp, rnd: dict, ev: Event) -> None:
+    rnd["bets"].append([ev.seat, ev.spot, ev.amount, bool(ev.all_in), ref(ev)])
+    rp.proc.on_bet(rp, rnd, ev)
+
+
+def _bets_closed(rp, rnd: dict, ev: Event) -> None:
+    if rnd["bets_closed"] is None:
+        rnd["bets_closed"] = ref(ev)
+    rp.proc.on_bets_closed(rp, rnd, ev)
+
+
+def _payout(rp, rnd: dict, ev: Event) -> None:
+    rounds.check_payout(rp, rnd, ev)
+    rnd["payouts"].append([ev.seat, ev.spot, ev.hand or 1, ev.result, ev.amount, ref(ev)])
+    rp.proc.on_payout(rp, rnd, ev)
+
+
+def _reshuffle(rp, rnd: dict, ev: Event) -> None:
+    pid = ev.pack_id
+    names(rp, pid, ev)
+    plays(rp, pid)
+    pack = rp._pack(pid, ev)
+    pack["shuffles"].append(["reshuffle", None, ref(ev)])
+    if pid not in rnd["packs"]:
+        rnd["packs"].append(pid)
+    pack["rounds"].append(ev.round_id)
+    rp.proc.on_round_event(rp, rnd, ev)
+    rp._settle(pack)
+
+
+def _round_ended(rp, rnd: dict, ev: Event) -> None:
+    st = rp.st
+    rounds.check_misdeal(rp, rnd)
+    rnd["ended"] = ev.ts
+    rnd["done"] = True
+    rp.proc.on_round_end(rp, rnd, ev)
+    rid = ev.round_id
+    if rid not in st["ending"] and rid in st["rounds"]:
+        st["ending"].append(rid)
+
+
+def _player_action(rp, rnd: dict, ev: Event) -> None:
+    rnd["actions"].append([ev.seat, ev.hand or 1, ev.action, ev.amount, bool(ev.all_in), ev.street, ref(ev)])
+    rp.proc.on_round_event(rp, rnd, ev)
+
+
+def _round_voided(rp, rnd: dict, ev: Event) -> None:
+    rnd["voided"] = True
+    rp.proc.on_round_event(rp, rnd, ev)
+
+
+def _round_other(rp, rnd: dict, ev: Event) -> None:
+    rp.proc.on_round_event(rp, rnd, ev)
 
 
 def _round_card(rp, rnd: dict, ev: Event) -> None:
@@ -190,9 +209,10 @@ def _round_card(rp, rnd: dict, ev: Event) -> None:
     pid = ev.pack_id or (rnd["packs"][-1] if rnd["packs"] else None) or st["play_pack"]
     tpos = pack = None
     if pid is not None:
-        names(rp, pid, ev)
+        pack = names(rp, pid, ev)
         plays(rp, pid)
-        pack = rp._pack(pid, ev)
+        if pack is not st["packs"].get(pid):  # not the table's (a straggler): as rp._pack gives it
+            pack = rp._pack(pid, ev)
         tpos = packs.record_term_card(pack, ev, ev.round_id, st["dealer_pos"])
         if pid not in rnd["packs"]:
             rnd["packs"].append(pid)
@@ -206,3 +226,12 @@ def _round_card(rp, rnd: dict, ev: Event) -> None:
     if pack is not None:
         rp._align(pack)
         rp._settle(pack)
+
+
+# dealer event type -> what replays it (:func:`dispatch`; any other type: :func:`_round_event`)
+_DISPATCH = {**{t: _table_event for t in _TABLE}, **{t: _prep for t in _PREP}, "card_dealt": _card_dealt,
+             "last_coup_announced": _pack_note, "stub_counted": _pack_note, "stub_discarded": _pack_note}
+# a round's event type -> its handler (:func:`_round_event`; any other type: :func:`_round_other`)
+_ROUND = {"round_started": _round_started, "bet_placed": _bet_placed, "bets_closed": _bets_closed,
+          "payout": _payout, "reshuffle": _reshuffle, "round_ended": _round_ended,
+          "player_action": _player_action, "round_voided": _round_voided}

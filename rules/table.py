@@ -151,16 +151,23 @@ class TableReplay:
         """Replay one event; returns the findings it completes."""
         if ev.table_id != self.table_id:
             raise ValueError(f"event {ev.event_id} is for table {ev.table_id}, not {self.table_id}")
-        if ev.source != "dealer" and self.st["game"] is None:
+        st = self.st
+        source = ev.source
+        if source == "dealer":  # self._dealer(ev)
+            st["dealer_pos"] += 1
+            st["dealer_id"] = ev.dealer_id
+            dispatch(self, ev)
+        elif st["game"] is None:
             machines.hold(self, ev)  # held until the game (its plug-in) is known
-        elif ev.source == "dealer":
-            self._dealer(ev)
-        elif ev.source == "shoe":
+        elif source == "shoe":
             machines.shoe(self, ev)
-        elif ev.source == "shuffler":
+        elif source == "shuffler":
             machines.shuffler(self, ev)
-        self._flush(False)
-        out, self._out = self._out, []
+        ending = st["ending"]
+        if self._ready or ending and self._fclean != (self._fver, len(ending)):
+            self._flush(False)  # else it would find nothing to do
+        out = self._out
+        self._out = []
         return out
 
     def close(self) -> list[Finding]:
