@@ -48,19 +48,20 @@ def _describe(targets) -> str:
 
 def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
     """Shared checks of a dealt card, then record it in the round."""
-    if rnd["bets_closed"] is None and ctx.game in _BEFORE_BETS_GAMES:
+    game = ctx.game
+    if rnd["bets_closed"] is None and game in _BEFORE_BETS_GAMES:
         evidence = [r for r in (rnd["start_ref"], ref(ev)) if r is not None]
         ctx.emit("CARDS_BEFORE_BETS_CLOSED", rnd=rnd, key=(), evidence=evidence,
                  expected="\"no more bets\" (bets_closed) before any card of the round",
                  actual=f"a card was dealt to {ev.target} with no bets_closed before it")
     proc = ctx.proc
-    if ctx.game in _DEAL_ORDER_GAMES:
+    if game in _DEAL_ORDER_GAMES:
         allowed = proc.allowed_targets(ctx, rnd, ev)
         if allowed is not None and ev.target not in allowed:
             ctx.emit("DEAL_ORDER", rnd=rnd, key=(), evidence=[ref(ev)],
                      expected=f"card {len(rnd['cards']) + 1} of the round to {_describe(allowed)}",
                      actual=f"card {len(rnd['cards']) + 1} went to {ev.target}")
-    if ctx.game in _CARD_FACE_GAMES:
+    if game in _CARD_FACE_GAMES:
         face = proc.expected_face(ctx, rnd, ev)
         if face is not None and ev.face != face:
             ctx.emit("CARD_FACE", rnd=rnd, key=(), evidence=[ref(ev)],

@@ -57,8 +57,9 @@ class Stud(GameProcedure):
         for f in hand.findings:
             ctx.emit(f["rule_id"], rnd=rnd, key=(), evidence=f["evidence"], expected=f["expected"],
                      actual=f["actual"], seat=f["seat"])
-        for rule_id in sorted(hand.undecided):
-            ctx.undecided(rnd, rule_id)
+        if hand.undecided:
+            for rule_id in sorted(hand.undecided):
+                ctx.undecided(rnd, rule_id)
 
     # --- hooks -----------------------------------------------------------------------
     def on_round_start(self, ctx, rnd: dict, ev) -> None:

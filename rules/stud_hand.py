@@ -47,7 +47,6 @@ How document 004 is read here (the German decides where rules.md is silent):
 """
 from __future__ import annotations
 
-import functools
 from typing import Iterable
 
 from rules.finding import ref
@@ -58,14 +57,17 @@ from rules.stud_showing import (
 
 
 def seat_of(target: str | None) -> int | None:
-    if target and target.startswith("seat:"):
-        return _seat_number(target)
-    return None
+    try:
+        return _SEATS[target]  # a handful of targets, asked several times per card
+    except KeyError:
+        pass
+    seat = int(target[5:]) if target and target.startswith("seat:") else None
+    if len(_SEATS) < 1024:
+        _SEATS[target] = seat
+    return seat
 
 
-@functools.lru_cache(maxsize=256)  # a handful of "seat:N" targets, asked several times per card
-def _seat_number(target: str) -> int:
-    return int(target[5:])
+_SEATS: dict = {}  # seat_of's answers: target -> seat number or None
 
 
 def new_hand_state(game: str, *, small_bet=None, big_bet=None, seats: Iterable[int] = (),
@@ -188,7 +190,7 @@ class StudHand:
         """Take the round's next dealer event (``cards_left``: override the stack count)."""
         if cards_left is not None:
             self.s["cards_left"] = cards_left
-        handler = getattr(self, "_on_" + (ev.type or ""), None)
+        handler = _HANDLERS.get(ev.type)
         if handler is None or self.s["ended"]:
             return
         if self.shared_checks and ev.type == "card_dealt":
@@ -201,7 +203,7 @@ class StudHand:
             if face is not None and ev.face != face:
                 self._fire("CARD_FACE", f"street {ev.street}: the card to {ev.target} face {face}",
                            f"dealt face {ev.face}", [ref(ev)], seat_of(ev.target))
-        handler(ev)
+        handler(self, ev)
 
     def _add(self, key: str, seat) -> None:
         if seat is not None and seat not in self.s[key]:
@@ -242,13 +244,13 @@ class StudHand:
             return
         if seat is None:
             return
-        if self._to_dead_hand(ev):
+        if street and street >= 4 and (seat in s["absent"] or seat in s["folded"]):  # self._to_dead_hand(ev)
             why = "absent" if seat in s["absent"] else "folded"
             s["dead_cards"][str(seat)] = s["dead_cards"].get(str(seat), 0) + 1
             self._fire("CARD_TO_DEAD_HAND", f"no card to seat {seat}: its hand is dead ({why})",
                        f"street {street}: a card to seat {seat}", [ref(ev), s["dead_refs"][str(seat)]], seat)
             return
-        if self._replacement(ev):
+        if street == 7 and s["replacement_due"] == seat and self.dealt(7, seat) > 0:  # self._replacement(ev)
             s["replacement_due"] = None  # 004 B: the exposed card is replaced
             s["replaced"][str(seat)] = s["replaced"].get(str(seat), 0) + 1
             return
@@ -393,3 +395,6 @@ class StudHand:
                        f"({branch}) {BRANCH_WORDS[branch]}",
                        f"{shuffles or 'no reshuffle'}, {community} community card(s), {seat_cards} card(s) "
                        "to seats", sv["events"] + [ref(ev)])
+
+
+_HANDLERS = {name[4:]: fn for name, fn in vars(StudHand).items() if name.startswith("_on_")}  # feed's, by type

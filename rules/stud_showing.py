@@ -38,6 +38,7 @@ unknown cards could take lead to the same seat.
 """
 from __future__ import annotations
 
+import functools
 from itertools import combinations
 from typing import Collection, Iterable, Mapping, Sequence
 
@@ -159,6 +160,7 @@ def _bounds(priority, game: str, cards: Sequence[str | None], unseen: frozenset[
     """
     known = [c for c in cards if c is not None]
     missing = len(cards) - len(known)
+    priority = _CACHED.get(priority, priority)  # the same hands recur
     if missing == 0:
         p = priority(game, known)
         return p, p
@@ -169,6 +171,21 @@ def _bounds(priority, game: str, cards: Sequence[str | None], unseen: frozenset[
     if not values:
         return None, None
     return min(values), max(values)
+
+
+@functools.lru_cache(maxsize=16384)
+def _cached_first_to_act(game: str, cards: tuple) -> tuple:
+    return first_to_act_priority(game, cards)
+
+
+@functools.lru_cache(maxsize=16384)
+def _cached_bring_in(game: str, cards: tuple) -> tuple:
+    return bring_in_priority(game, cards)
+
+
+# this module's priorities (pure functions of game and cards) with their answers remembered
+_CACHED = {first_to_act_priority: lambda game, cards: _cached_first_to_act(game, tuple(cards)),
+           bring_in_priority: lambda game, cards: _cached_bring_in(game, tuple(cards))}
 
 
 def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | None]],
