@@ -103,31 +103,34 @@ def align(ctx, pack: dict) -> bool:
     if not al["s"] or not al["t"]:
         return False
     outcomes = alignment.step(al)
+    if not outcomes:
+        return False
     s, t, s_round = al["s"], al["t"], pack["s_round"]
     for kind, si, tj in outcomes:
-        if kind in ("match", "mismatch"):
+        if kind == "match":
             s_round[si] = t[tj][4]
-        elif kind == "shoe_only":
-            s_round[si] = t[tj][4] if tj >= 0 else None
-        if kind == "mismatch":
+        elif kind == "mismatch":
+            s_round[si] = t[tj][4]
             sc, tc = s[si], t[tj]
             ctx.emit("SHOE_CARD_MISMATCH", pack=pack, round_id=tc[4], key=(),
                      evidence=[[sc[2], sc[3], None], [tc[1], tc[2], tc[3]]],
                      expected=f"the terminal's card {tc[0]} (shoe draw {sc[0]})",
                      actual=f"the shoe read {sc[1]} at draw {sc[0]}")
-        elif kind == "shoe_only" and s[si][2] is not None:
-            sc = s[si]
-            ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=s_round[si], key=(),
-                     evidence=[[sc[2], sc[3], None]],
-                     expected="every card the shoe draws is recorded by the terminal",
-                     actual=f"shoe draw {sc[0]} ({sc[1] or 'unreadable'}) was never recorded by the terminal")
+        elif kind == "shoe_only":
+            s_round[si] = t[tj][4] if tj >= 0 else None
+            if s[si][2] is not None:
+                sc = s[si]
+                ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=s_round[si], key=(),
+                         evidence=[[sc[2], sc[3], None]],
+                         expected="every card the shoe draws is recorded by the terminal",
+                         actual=f"shoe draw {sc[0]} ({sc[1] or 'unreadable'}) was never recorded by the terminal")
         elif kind == "term_only":
             tc = t[tj]
             ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=tc[4], key=(),
                      evidence=[[tc[1], tc[2], tc[3]]],
                      expected="every card the terminal records was drawn by the shoe",
                      actual=f"the terminal's card {tc[0] or '(unknown)'} was never drawn by the shoe")
-    return bool(outcomes)
+    return True
 
 
 def aligned_through(pack: dict, tpos: int) -> bool:
