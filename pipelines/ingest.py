@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
-from pipelines.inputs import block_lines, clean_block_lines, iter_line_blocks, iter_line_chunks, iter_parquet_chunks
+from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
 from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
-from schemas.columnar import decode_block, decode_text
+from schemas.columnar import decode_block
 from schemas.decode import (
     RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object,
 )
@@ -74,8 +74,7 @@ def no_cyclic_gc():
 
 
 class ReadChunks(beam.DoFn):
-    """path → ``(path, kind, chunk)``: for JSONL, ``chunk`` is ``(first_line_number, bytes)``,
-    a block of ``chunk_lines`` whole lines as read; for Parquet, ``[(row_number, row), ...]``."""
+    """path → ``(path, kind, [(line_number, line), ...])`` chunks."""
 
     def __init__(self, chunk_lines: int):
         self.chunk_lines = chunk_lines
@@ -83,26 +82,18 @@ class ReadChunks(beam.DoFn):
     def process(self, path: str) -> Iterator[tuple]:
         import logging
 
-        if path.endswith(".parquet"):
-            chunks = (items for _, items in iter_parquet_chunks(path, self.chunk_lines))
-            kind = "parquet"
-        else:
-            chunks = iter_line_blocks(path, self.chunk_lines)
-            kind = "jsonl"
+        kind = "parquet" if path.endswith(".parquet") else "jsonl"
+        chunks = (iter_parquet_chunks if kind == "parquet" else iter_line_chunks)(path, self.chunk_lines)
         lines = 0
-        for chunk in chunks:
-            lines += len(chunk) if kind == "parquet" else chunk[1].count(b"\n") + (not chunk[1].endswith(b"\n"))
-            yield path, kind, chunk
-        logging.getLogger("pitwatch").info("read %s: %s %s", path, f"{lines:,}", "rows" if kind == "parquet" else "lines")
+        for _, items in chunks:
+            lines += len(items)
+            yield path, kind, items
+        logging.getLogger("pitwatch").info("read %s: %s lines", path, f"{lines:,}")
 
 
 class DecodeChunk(beam.DoFn):
     """A chunk → per-table event tables (main), rejects, ids, seqs, counts.
 
-    A JSONL block with no line to skip or strip (see
-    :func:`pipelines.inputs.clean_block_lines`) goes to the columnar decoder
-    as it was read, never split into lines in Python; any other block is split
-    (:func:`pipelines.inputs.block_lines`) and decoded line by line on columns.
     Tables travel packed (:mod:`pipelines.coders`): compressed Arrow IPC bytes.
     """
 
@@ -120,7 +111,7 @@ class DecodeChunk(beam.DoFn):
         config = self.config
         fast = None
         if kind == "jsonl":
-            items, fast = _decode_lines(path, *items, config)
+            fast = decode_block([item for _, item in items], path, [number for number, _ in items], config)
         fast_events, slow = fast if fast is not None else (None, range(len(items)))
         rows: list[dict] = []
         rejects: list[dict] = []
@@ -155,40 +146,6 @@ class DecodeChunk(beam.DoFn):
         if rejects:
             yield beam.pvalue.TaggedOutput(TAG_REJECTS, rejects)
         yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"read": len(items), "rejected": len(rejects)})
-
-
-class _SomeLines:
-    """The lines of a clean block as the per-line loop sees them: ``len`` is every line,
-    and only the lines the columnar pass sent back are split out of the text."""
-
-    def __init__(self, first: int, text: bytes, n_lines: int, wanted: list[int]):
-        self.first, self.n_lines = first, n_lines
-        if wanted:
-            lines = text.split(b"\n")
-            self.lines = {i: lines[i] for i in wanted}
-        else:
-            self.lines = {}
-
-    def __len__(self) -> int:
-        return self.n_lines
-
-    def __getitem__(self, i: int) -> tuple[int, bytes]:
-        return self.first + i, self.lines[i]
-
-
-def _decode_lines(path: str, first: int, block: bytes, config):
-    """A JSONL block → ``(items, fast)``: the lines as ``(number, line)`` items and the
-    columnar result (:func:`schemas.columnar.decode_block`) or None."""
-    clean = clean_block_lines(first, block)
-    if clean is not None:
-        text, n_lines, longest = clean
-        fast = decode_text(text, n_lines, longest, path, pa.array(range(first, first + n_lines), pa.int64()), config)
-        if fast is not None:
-            return _SomeLines(first, text, n_lines, fast[1]), fast
-    items = block_lines(first, block)
-    if not items:
-        return items, None
-    return items, decode_block([item for _, item in items], path, [number for number, _ in items], config)
 
 
 def split_by_key(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]:

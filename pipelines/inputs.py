@@ -80,84 +80,41 @@ def file_fingerprint(path: str) -> dict:
     return {"path": path, "sha256": h.hexdigest(), "bytes": size}
 
 
-def iter_line_blocks(path: str, chunk_lines: int, read_size: int = 4 << 20) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(first_line_number, block)``: the file's bytes cut into blocks of
-    ``chunk_lines`` whole physical lines (the last block may be shorter and end
-    without a line end).  Nothing is skipped or stripped here: see
-    :func:`block_lines` and :func:`clean_block_lines`."""
-    import numpy as np
-
-    first = 1
-    buf = b""
-    ends: list = []     # positions of b"\n" in buf, arrays
-    n_ends = 0
-    with _open(path) as f:
-        while True:
-            data = f.read(read_size)
-            if data:
-                found = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + len(buf)
-                buf += data
-                ends.append(found)
-                n_ends += len(found)
-            if n_ends >= chunk_lines:
-                at = np.concatenate(ends)
-                start = 0
-                while len(at) >= chunk_lines:
-                    stop = int(at[chunk_lines - 1]) + 1
-                    yield first, buf[start:stop]
-                    first += chunk_lines
-                    start, at = stop, at[chunk_lines:]
-                buf, ends, n_ends = buf[start:], [at - start], len(at)
-            if not data:
-                if buf:
-                    yield first, buf
-                return
-
-
-def block_lines(first: int, block: bytes) -> list[tuple[int, bytes]]:
-    """``[(line_number, line)]`` of a block: blank lines skipped (not counted);
-    a BOM on line 1 and ``\r`` line ends stripped."""
-    out = []
-    for number, line in enumerate(block.split(b"\n"), start=first):
-        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
-        line = line.rstrip(b"\r\n")
-        if line.strip():
-            out.append((number, line))
-    return out
-
-
-_BLANK_STARTS = (9, 10, 11, 12, 32)     # a line starting with one of these may be blank
-
-
-def clean_block_lines(first: int, block: bytes) -> tuple[bytes, int, int] | None:
-    """``(text, lines, longest)`` when :func:`block_lines` would keep every line of the
-    block as it stands (no ``\r``, no BOM, no line starting with white space or
-    empty): the block without its last line end, its line count and its longest
-    line's length, so it can be decoded whole.  None otherwise."""
-    import numpy as np
-
-    text = block[:-1] if block.endswith(b"\n") else block
-    if not text or b"\r" in text or (first == 1 and text.startswith(b"\xef\xbb\xbf")):
-        return None
-    raw = np.frombuffer(text, np.uint8)
-    ends = np.flatnonzero(raw == 10)
-    starts = np.concatenate(([0], ends + 1))
-    if starts[-1] >= len(raw) or np.isin(raw[starts], _BLANK_STARTS).any():
-        return None
-    longest = int(np.diff(np.concatenate(([-1], ends, [len(raw)]))).max()) - 1
-    return text, len(starts), longest
-
-
 def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
     """Yield ``(chunk_number, [(line_number, line_bytes), ...])`` for a JSONL file.
 
-    Blank lines are skipped (not counted); BOM and ``\r`` are stripped.
+    Blank lines are skipped (not counted); BOM and ``\\r`` are stripped.
     """
-    for number, (first, block) in enumerate(iter_line_blocks(path, chunk_lines)):
-        lines = block_lines(first, block)
-        if lines:
-            yield number, lines
+    chunk: list[tuple[int, bytes]] = []
+    number = 0
+    with _open(path) as f:
+        for lineno, line in enumerate(_lines(f), start=1):
+            if lineno == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
+            line = line.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            chunk.append((lineno, line))
+            if len(chunk) >= chunk_lines:
+                yield number, chunk
+                number += 1
+                chunk = []
+    if chunk:
+        yield number, chunk
+
+
+def _lines(f, block_size: int = 4 << 20) -> Iterator[bytes]:
+    """Lines of a binary file object, read in large blocks (any Beam file object)."""
+    rest = b""
+    while True:
+        block = f.read(block_size)
+        if not block:
+            break
+        parts = (rest + block).split(b"\n")
+        rest = parts.pop()
+        yield from parts
+    if rest:
+        yield rest
 
 
 def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, dict]]]]:

@@ -142,28 +142,20 @@ def decode_block(lines: list[bytes], file: str, line_numbers: list[int], config)
     when Arrow cannot read the block as the contract's columns (then every
     line goes the per-line way).
     """
-    return decode_text(b"\n".join(lines), len(lines), max(map(len, lines)), file,
-                       pa.array(line_numbers, pa.int64()), config)
-
-
-def decode_text(text: bytes, n_lines: int, longest: int, file: str, line_numbers: pa.Array,
-                config) -> tuple[pa.Table, list[int]] | None:
-    """:func:`decode_block` of lines already joined by ``\\n`` (``n_lines`` of them, the
-    longest ``longest`` bytes), as read from a file with no line to skip."""
     try:
-        raw = pj.read_json(pa.BufferReader(text),
-                           read_options=pj.ReadOptions(block_size=max(1 << 20, 2 * longest + 2)),
+        raw = pj.read_json(pa.BufferReader(b"\n".join(lines)),
+                           read_options=pj.ReadOptions(block_size=max(1 << 20, 2 * max(map(len, lines)) + 2)),
                            parse_options=_PARSE)
     except (pa.ArrowException, UnicodeDecodeError, ValueError):
         return None
-    if raw.num_rows != n_lines:
+    if raw.num_rows != len(lines):
         return None     # a line held more than one JSON value
     raw = raw.combine_chunks()
     ok = rows_that_pass(raw)
     n_ok = pc.sum(ok.cast(pa.int64())).as_py() or 0
     if n_ok == 0:
-        return EVENTS.empty_table(), list(range(n_lines))
-    slow = [] if n_ok == n_lines else pc.indices_nonzero(pc.invert(ok)).to_pylist()
+        return EVENTS.empty_table(), list(range(len(lines)))
+    slow = [] if n_ok == len(lines) else pc.indices_nonzero(pc.invert(ok)).to_pylist()
     good = raw.filter(ok) if slow else raw
     try:
         ts = pc.cast(good.column("ts"), TS)
@@ -171,7 +163,7 @@ def decode_text(text: bytes, n_lines: int, longest: int, file: str, line_numbers
         return None     # a date such as February 30th: let the per-line decoder say which
     if pc.min(ts.cast(pa.int64())).as_py() < _MIN_MICROS:
         return None
-    numbers = line_numbers
+    numbers = pa.array(line_numbers, pa.int64())
     n = good.num_rows
     columns = {name: good.column(name) for name in RAW.names}
     columns["ts"] = ts

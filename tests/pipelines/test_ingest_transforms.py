@@ -22,7 +22,7 @@ OPTIONS = PipelineOptions(["--runner=FnApiRunner"])
 
 
 def _chunk(lines, path="f.jsonl"):
-    return (path, "jsonl", (1, "".join(l + "\n" for l in lines).encode()))
+    return (path, "jsonl", [(i + 1, l.encode()) for i, l in enumerate(lines)])
 
 
 def test_decode_chunk_splits_events_by_table_and_tags_rejects_and_counts():
