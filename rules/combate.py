@@ -303,7 +303,8 @@ class Combate(GameProcedure):
         amount = bet_total(rnd, ev.seat, ev.spot)
         if ev.spot not in SPOTS or amount is None:
             return [("no bet", 0.0)]
-        seat_cards = [c[3] for c in rnd["cards"] if c[0] == f"seat:{ev.seat}"]
+        target = f"seat:{ev.seat}"
+        seat_cards = [c[3] for c in rnd["cards"] if c[0] == target]
         if ev.spot == "first":
             if not seat_cards or not g["dealer"]:
                 return []
