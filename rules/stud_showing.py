@@ -96,6 +96,8 @@ def _class_and_ranks(ranks: Sequence[int]) -> tuple[int, tuple[int, ...]]:
     counts: dict[int, int] = {}
     for r in ranks:
         counts[r] = counts.get(r, 0) + 1
+    if counts and len(counts) == len(ranks):  # no rank twice: what follows gives this
+        return _HIGH_CARD, tuple(sorted(counts, reverse=True))
     ordered = sorted(counts, key=lambda r: (counts[r], r), reverse=True)
     shape = sorted(counts.values(), reverse=True)
     if shape[0] >= 4:
@@ -133,8 +135,15 @@ def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple:
     only possible with several decks, by their next cards.
     """
     cards = list(cards)
-    by_suit = tuple(sorted((card_order(game, c) for c in cards), reverse=True))
-    return (showing_strength(game, cards), by_suit)
+    if not cards or game not in GAMES:  # raises as card_order, showing_strength do
+        by_suit = tuple(sorted((card_order(game, c) for c in cards), reverse=True))
+        return (showing_strength(game, cards), by_suit)
+    low = game == "razz"
+    values = _LOW_RANK if low else _HIGH_RANK
+    orders = [(values[c[0]], _SUIT[c[1]]) for c in cards]  # card_order(game, c)
+    cls, ranks = _class_and_ranks([o[0] for o in orders])
+    strength = (-cls, tuple(-r for r in ranks)) if low else (cls, ranks)  # showing_strength(game, cards)
+    return (strength, tuple(sorted(orders, reverse=True)))
 
 
 def bring_in_priority(game: str, cards: Iterable[str]) -> tuple:
