@@ -153,7 +153,7 @@ class TableReplay:
             raise ValueError(f"event {ev.event_id} is for table {ev.table_id}, not {self.table_id}")
         st = self.st
         source = ev.source
-        if source == "dealer":  # self._dealer(ev)
+        if source == "dealer":  # the terminal's stream: rules.dealer
             st["dealer_pos"] += 1
             st["dealer_id"] = ev.dealer_id
             dispatch(self, ev)
@@ -380,13 +380,7 @@ class TableReplay:
                     if st[key] == pid:
                         st[key] = None
 
-    # --- streams (shoe and shuffler: rules.machines) -------------------------
-    def _dealer(self, ev: Event) -> None:
-        st = self.st
-        st["dealer_pos"] += 1
-        st["dealer_id"] = ev.dealer_id
-        dispatch(self, ev)
-
+    # --- streams (terminal: rules.dealer, from feed; shoe and shuffler: rules.machines)
     def _set_game(self, game: str | None) -> None:
         if game and game != self.st["game"]:
             was_unknown = self.st["game"] is None
