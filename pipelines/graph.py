@@ -32,7 +32,7 @@ import pyarrow as pa
 from pipelines import coders, lake, runs, state
 from pipelines.ingest import (
     TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, DecodeChunk, FetchRawLines, FindConflictingIds,
-    IngestOptions, ReadChunks,
+    IngestOptions, ReadChunks, WithoutCyclicGC,
 )
 from pipelines.inputs import file_fingerprint
 from pipelines.replay import (
@@ -91,7 +91,7 @@ def run_gaming_day(days: list[str], fallback: str) -> str:
     return max(days) if days else fallback
 
 
-class WritePartition(beam.DoFn):
+class WritePartition(WithoutCyclicGC):
     def __init__(self, lake_path: str, file_name: str):
         self.lake_path = lake_path
         self.file_name = file_name

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
-from pipelines.ingest import TAG_COUNTS, deduplicate, no_cyclic_gc
+from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, no_cyclic_gc
 from rules.finding import gaming_day_from_config
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
 from schemas.contract import LAKE_EXTRA_COLUMNS
@@ -143,7 +143,7 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
     return replay, findings
 
 
-class ReplayTable(beam.DoFn):
+class ReplayTable(WithoutCyclicGC):
     """(table_id, {"events": [packed event tables], "state": [prior JSON state]}) → the table's outputs."""
 
     def __init__(self, gaming_day_config, nightly: bool = False):
@@ -197,7 +197,7 @@ class ReplayTable(beam.DoFn):
             f"{len(events):,}", len(findings))
 
 
-class ReplayDeviceSeq(beam.DoFn):
+class ReplayDeviceSeq(WithoutCyclicGC):
     """(device_id, {"seqs": [[(seq, table_id, event_id, ts)]], "state": [prior]}) → SEQ_GAP findings.
 
     Every line that arrived counts: accepted events, duplicates and rejected
@@ -252,7 +252,7 @@ def arrivals_in_feed_order(arrivals: pa.Table):
     return seqs, row
 
 
-class FindRepeatedRuns(beam.DoFn):
+class FindRepeatedRuns(WithoutCyclicGC):
     """(None, [JSON lists of pack sequences, one per table]) → cross-pack UNSHUFFLED_SEQUENCE
     over every pack of the run (and, nightly, the packs of the last ``retention_days``
     days carried in the state), keyed for the writer.
