@@ -33,7 +33,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-EVENTS_PER_TABLE_HOUR = 1900
+EVENTS_PER_TABLE_HOUR = 2600     # the simulator's default mix: 750k events from 12 tables in 24 h
+
+
+def floor_for(events: float) -> dict[str, int]:
+    """Tables per game for about ``events`` events in 24 h: the default mix, scaled."""
+    from pipelines.simulate import DEFAULT_TABLES
+
+    scale = max(1, round(events / (EVENTS_PER_TABLE_HOUR * 24))) / sum(DEFAULT_TABLES.values())
+    return {g: max(1, round(n * scale)) for g, n in DEFAULT_TABLES.items()}
 
 
 _PEAK = """
@@ -101,8 +109,8 @@ PHASES = """
 import json, time, gc
 from collections import defaultdict
 import pyarrow as pa
-from pipelines.inputs import expand_inputs, iter_line_chunks
-from pipelines.ingest import DecodeChunk, deduplicate
+from pipelines.inputs import expand_inputs
+from pipelines.ingest import DecodeChunk, ReadChunks, deduplicate
 from pipelines.replay import feed_ordered, replay_table, split_by_day, finding_rows
 from pipelines import lake as lakelib
 from schemas.arrow import FINDINGS, ROUNDS, PACKS, rows_to_table, table_to_events
@@ -110,21 +118,20 @@ from schemas.contract import LAKE_EXTRA_COLUMNS
 from schemas.decode import GamingDayConfig
 cfg = GamingDayConfig()
 files = expand_inputs({inputs!r})
+gc.disable()   # as the pipeline's heavy steps run (pipelines.ingest.WithoutCyclicGC)
 t = time.perf_counter()
 by_table = defaultdict(list)
-decode = DecodeChunk(cfg)
+read, decode = ReadChunks(20000), DecodeChunk(cfg)
 for f in files:
-    for _, lines in iter_line_chunks(f, 20000):
-        for out in decode.process((f, "jsonl", lines)):
+    for chunk in read.process(f):
+        for out in decode.process(chunk):
             if isinstance(out, tuple):
                 by_table[out[0]].append(out[1])
 read_decode = time.perf_counter() - t
 t = time.perf_counter()
-gc.disable()
 tables = {{k: deduplicate(v, frozenset()).events for k, v in by_table.items()}}
 ordered = {{k: feed_ordered(v) for k, v in tables.items()}}
 events = {{k: table_to_events(ordered[k] if ordered[k] is not None else v, skip=LAKE_EXTRA_COLUMNS) for k, v in tables.items()}}
-gc.enable()
 group = time.perf_counter() - t
 t = time.perf_counter()
 outs = defaultdict(list)
@@ -153,13 +160,12 @@ def main() -> None:
     ap.add_argument("--no-phases", action="store_true", help="skip the per-phase measurement")
     args = ap.parse_args()
 
-    from pipelines.simulate import DEFAULT_TABLES, simulate
+    from pipelines.simulate import simulate
 
     work = Path(args.work or tempfile.mkdtemp(prefix="pitwatch-bench-"))
     feeds = work / "feeds"
     hours = 24.0
-    scale = max(1, round(args.events / (EVENTS_PER_TABLE_HOUR * hours * sum(DEFAULT_TABLES.values()))))
-    tables = {g: n * scale for g, n in DEFAULT_TABLES.items()}
+    tables = floor_for(args.events)
     if not feeds.exists():
         print(f"simulating {sum(tables.values())} tables x {hours:g} h …", flush=True)
         sim = simulate(feeds, tables=tables, hours=hours, seed=1, faults={}, workers=2)
