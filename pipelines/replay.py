@@ -198,10 +198,13 @@ class ReplayTable(WithoutCyclicGC):
 
 
 class ReplayDeviceSeq(WithoutCyclicGC):
-    """(device_id, {"seqs": [[(seq, table_id, event_id, ts)]], "state": [prior]}) → SEQ_GAP findings.
+    """(device_id, {"seqs": [packed tables of (seq, table_id, event_id, ts)], "state": [prior]})
+    → SEQ_GAP findings.
 
     Every line that arrived counts: accepted events, duplicates and rejected
-    lines whose device_id and seq could be read (``ts`` None).
+    lines whose device_id and seq could be read (``ts`` None).  The arrivals
+    are sorted on columns and the tracker visits only the rows either side
+    of a gap (:meth:`rules.sequence.SeqTracker.feed_sorted`).
     """
 
     def __init__(self, gaming_day_config, nightly: bool = False):
