@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from rules.blackjack import dealer_must_hit, describe_hand, is_live, is_six_card_winner, settle_second_bet
 from rules.cards import verdicts
-from rules.combate_payouts import settle_first_bet, settle_third_bet, table_rules_from_settings
+from rules.combate_payouts import settle_first_bet, table_rules_from_settings, third_bet_settlement
 from rules.finding import ref
 from rules.game import GameProcedure
 from rules.reference import DEFAULT_REFERENCE, TableReference
@@ -318,8 +318,9 @@ class Combate(GameProcedure):
         else:
             if len(seat_cards) != SIX:
                 return []
-            got = _decide([seat_cards], lambda cs: settle_third_bet(cs, amount, self.rules.paytable)[0],
-                          ALL_CARDS, limit=1)
+            paytable = self.rules.paytable  # the settlement needs the best hand's category only
+            got = third_bet_settlement(seat_cards, amount, paytable) if None not in seat_cards else _decide(
+                [seat_cards], lambda cs: third_bet_settlement(cs, amount, paytable), ALL_CARDS, limit=1)
         return [] if got is None else [(got.result, got.amount)]
 
     def on_payout(self, ctx, rnd, ev) -> None:

@@ -38,12 +38,13 @@ from typing import Iterable, Mapping, Sequence
 
 from rules.blackjack import DEFAULT_RULES, BlackjackRules, Settlement, settle_second_bet
 from rules.poker_hands import (
-    DEFAULT_PAYTABLE, PAYTABLE_HANDS, Paytable, PokerHand, RANK_VALUE, best_five, poker_multiplier,
+    DEFAULT_PAYTABLE, PAYTABLE_HANDS, Category, Paytable, PokerHand, RANK_VALUE, best_category, best_five,
+    poker_multiplier,
 )
 
 __all__ = [
     "Settlement", "CombateTableRules", "DEFAULT_TABLE_RULES", "table_rules_from_rows", "table_rules_from_settings",
-    "settle_first_bet", "settle_third_bet", "settle_second_bet",
+    "settle_first_bet", "settle_third_bet", "third_bet_settlement", "settle_second_bet",
 ]
 
 
@@ -122,3 +123,11 @@ def settle_third_bet(
     if pays is None:
         return Settlement("lose", -bet), hand
     return Settlement("win", bet * pays), hand
+
+
+def third_bet_settlement(cards: Sequence[str], bet: float, paytable: Paytable = DEFAULT_PAYTABLE) -> Settlement:
+    """``settle_third_bet(cards, bet, paytable)[0]`` without ranking every five of the cards."""
+    category, pair_rank = best_category(cards)
+    if category is Category.ONE_PAIR and pair_rank != "A" or category < Category.ONE_PAIR:  # poker_hands.qualifies
+        return Settlement("lose", -bet)
+    return Settlement("win", bet * paytable.pays(category))

@@ -172,6 +172,64 @@ def best_five(cards: Iterable[str]) -> PokerHand:
     return max(rank_five(five) for five in combinations(cards, 5))
 
 
+def best_category(cards: Sequence[str]) -> tuple[Category, str | None]:
+    """``best_five(cards)``'s category and pair rank, read from rank and suit counts.
+
+    No five-card subset is ranked (the payout needs only these two): the best
+    hand's category is the highest any subset reaches.  Several decks allowed.
+    """
+    if len(cards) < 5:
+        raise ValueError(f"need at least five cards, got {len(cards)}")
+    counts: dict[str, int] = {}
+    suits: dict[str, set] = {}
+    per_suit: dict[str, int] = {}
+    for code in cards:
+        if code not in _CODES:
+            _card(code)  # raises: not a card code
+        r, s = code
+        counts[r] = counts.get(r, 0) + 1
+        per_suit[s] = per_suit.get(s, 0) + 1
+        suits.setdefault(s, set()).add(RANK_VALUE[r])
+    best = None
+    for s, n in per_suit.items():
+        if n >= 5:
+            high = _straight_high(suits[s])
+            if high == 14:
+                return Category.ROYAL_FLUSH, None
+            if high is not None:
+                best = Category.STRAIGHT_FLUSH
+    if best is not None:
+        return best, None
+    shape = sorted(counts.values(), reverse=True)
+    if shape[0] >= 5:
+        return Category.FIVE_OF_A_KIND, None
+    if shape[0] == 4:
+        return Category.FOUR_OF_A_KIND, None
+    if shape[0] == 3 and shape[1] >= 2:
+        return Category.FULL_HOUSE, None
+    if max(per_suit.values()) >= 5:
+        return Category.FLUSH, None
+    if _straight_high({RANK_VALUE[r] for r in counts}) is not None:
+        return Category.STRAIGHT, None
+    if shape[0] == 3:
+        return Category.THREE_OF_A_KIND, None
+    if shape[0] == 2:
+        if shape[1] == 2:
+            return Category.TWO_PAIR, None
+        return Category.ONE_PAIR, next(r for r, n in counts.items() if n == 2)
+    return Category.HIGH_CARD, None
+
+
+def _straight_high(values: set) -> int | None:
+    """The top rank of the highest straight among the rank values (ace also low), or None."""
+    if 14 in values:
+        values = values | {1}
+    for top in range(14, 4, -1):
+        if top in values and top - 1 in values and top - 2 in values and top - 3 in values and top - 4 in values:
+            return top
+    return None
+
+
 def _ranks_high_first(ranks: Sequence[str]) -> tuple[int, ...]:
     return tuple(sorted((RANK_VALUE[r] for r in ranks), reverse=True))
 
