@@ -43,16 +43,23 @@ class Stud(GameProcedure):
         dealt = len(pack["al"]["t"]) if pack is not None else 0
         return decks * self.ref.cards_per_deck - dealt
 
+    _view: StudHand | None = None  # the last round's view: a card asks for one up to four times
+
     def _hand(self, ctx, rnd: dict, ev=None) -> StudHand:
         g = rnd["g"]
+        view = self._view
+        if view is not None and view.s is g and "game" in g:  # the view keeps nothing but the dict
+            return view
         if "game" not in g:  # the round's first event was not its round_started
             pack_id = getattr(ev, "pack_id", None) or rnd.get("pack_id")
             g.update(new_hand_state(rnd.get("game") or ctx.game or self.game, seats=ctx.occupied(),
                                     pack_id=pack_id, cards_left=None, decks=ctx.st.get("decks")))
-        return StudHand(g)
+        self._view = view = StudHand(g)
+        return view
 
     def _feed(self, ctx, rnd: dict, ev) -> None:
         hand = self._hand(ctx, rnd, ev)
+        hand.findings, hand.undecided = [], set()  # this event's, not an earlier one's
         hand.feed(ev)
         for f in hand.findings:
             ctx.emit(f["rule_id"], rnd=rnd, key=(), evidence=f["evidence"], expected=f["expected"],

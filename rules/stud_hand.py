@@ -339,12 +339,12 @@ class StudHand:
         hands = self._up_cards(min(street, 6))
         width = max((len(c) for c in hands.values()), default=0) or 1
         hands = {x: cards + [None] * (width - len(cards)) for x, cards in hands.items()}
+        unseen = self._unseen() if any(None in cs for cs in hands.values()) else ()  # () if unused
         if street == 3:
-            rule, what = "BRING_IN", "the bring-in"
-            right = bring_in_seat(self.s["game"], hands, self.s["ante_all_in"], self._unseen())
+            rule, what, pick, all_in = "BRING_IN", "the bring-in", bring_in_seat, self.s["ante_all_in"]
         else:
-            rule, what = "FIRST_TO_ACT", "the first action"
-            right = first_to_act_seat(self.s["game"], hands, self.s["all_in"], self._unseen())
+            rule, what, pick, all_in = "FIRST_TO_ACT", "the first action", first_to_act_seat, self.s["all_in"]
+        right = pick(self.s["game"], hands, all_in, unseen)
         if right is UNDECIDED:
             self._undecided(rule)
         elif right is not None and right != seat:

@@ -195,6 +195,7 @@ def _cached_bring_in(game: str, cards: tuple) -> tuple:
 # this module's priorities (pure functions of game and cards) with their answers remembered
 _CACHED = {first_to_act_priority: lambda game, cards: _cached_first_to_act(game, tuple(cards)),
            bring_in_priority: lambda game, cards: _cached_bring_in(game, tuple(cards))}
+_KNOWN = {first_to_act_priority: _cached_first_to_act, bring_in_priority: _cached_bring_in}  # (game, tuple)
 
 
 def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | None]],
@@ -207,21 +208,22 @@ def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | Non
     independent between seats, so the set is never smaller than the truth:
     an answer drawn from it is never a guess.
     """
+    known = _KNOWN.get(priority)
+    if known is not None and all(None not in cards for cards in hands.values()):
+        # every card known: a seat's bounds are one value, and it leads unless a bigger one shows
+        values = {seat: known(game, tuple(cards)) for seat, cards in hands.items()}
+        top = max(values.values(), default=None)
+        return {seat for seat, value in values.items() if not top > value}
     if unseen is None:
         seen = {c for cards in hands.values() for c in cards if c is not None}
         unseen = ALL_CARDS - seen
     unseen = frozenset(unseen)
     bounds = {seat: _bounds(priority, game, list(cards), unseen)
               for seat, cards in hands.items()}
-    leaders = set()
-    for seat, (_, high) in bounds.items():
-        beaten = any(
-            other != seat and low is not None and high is not None and low > high
-            for other, (low, _) in bounds.items()
-        )
-        if not beaten:
-            leaders.add(seat)
-    return leaders
+    # another seat certainly beats this one when its lowest value is above this one's highest; a
+    # seat's own lowest is never above its own highest, so the biggest lowest of all seats decides
+    top = max((low for low, _ in bounds.values() if low is not None), default=None)
+    return {seat for seat, (_, high) in bounds.items() if top is None or high is None or not top > high}
 
 
 def next_seat_to_act(seat: int, live_seats: Collection[int],
