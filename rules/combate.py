@@ -71,6 +71,8 @@ def _seat(target: str) -> int | None:
 
 def _decide(groups, check, alphabet=RANK_CARDS, limit: int = 2):
     """``check(*groups)`` over every value of the unknown cards: the answer, or None if undecided."""
+    if not any(None in g for g in groups):  # every card known: the one answer, no enumeration
+        return check(*[list(g) for g in groups])
     sizes = [len(g) for g in groups]
 
     def run(flat):
@@ -318,9 +320,8 @@ class Combate(GameProcedure):
         else:
             if len(seat_cards) != SIX:
                 return []
-            paytable = self.rules.paytable  # the settlement needs the best hand's category only
-            got = third_bet_settlement(seat_cards, amount, paytable) if None not in seat_cards else _decide(
-                [seat_cards], lambda cs: third_bet_settlement(cs, amount, paytable), ALL_CARDS, limit=1)
+            got = _decide([seat_cards], lambda cs: third_bet_settlement(cs, amount, self.rules.paytable),
+                          ALL_CARDS, limit=1)  # the settlement needs the best hand's category only
         return [] if got is None else [(got.result, got.amount)]
 
     def on_payout(self, ctx, rnd, ev) -> None:
