@@ -64,3 +64,34 @@ def test_001_J_table_rules_from_the_engine_settings_ignore_other_games():
     rules = table_rules_from_settings({"flush": "6", "blackjack_pays": "1.2", "player_pays": "1"})
     assert rules.paytable.flush == 6 and rules.blackjack.blackjack_pays == 1.2
     assert table_rules_from_settings({}) == DEFAULT_TABLE_RULES
+
+
+def test_001_H_third_bet_settled_from_rank_and_suit_counts_equals_best_five_ranking():
+    """The third bet is settled from the six cards' counts (no five-card subset ranked):
+    the same category, pair rank and settlement as ranking the best five through pokerkit,
+    on random one- and several-deck hands and forced flushes and straights."""
+    import random
+
+    from rules.combate_payouts import Paytable, settle_third_bet, third_bet_settlement
+    from rules.poker_hands import Category, best_category, best_five
+
+    ranks, suits = "23456789TJQKA", "cdhs"
+    deck = [r + s for r in ranks for s in suits]
+    rnd = random.Random(7)
+    paytables = (Paytable(), Paytable(pair_of_aces=1.5, royal_flush=300))
+
+    def same(cards):
+        hand = best_five(cards)
+        assert best_category(cards) == (hand.category, hand.pair_rank if hand.category is Category.ONE_PAIR else None)
+        for paytable in paytables:
+            assert third_bet_settlement(cards, 5.0, paytable) == settle_third_bet(cards, 5.0, paytable)[0]
+
+    for _ in range(1500):
+        same(rnd.sample(deck, 6))
+        same([rnd.choice(deck) for _ in range(6)])                      # several decks
+        suit = rnd.choice(suits)
+        same(rnd.sample([r + suit for r in ranks], 5) + [rnd.choice(deck)])   # a flush
+        low = rnd.randrange(-1, 9)
+        run = [ranks[(low + k) % 13] for k in range(5)]                  # a straight (ace low or high)
+        same([r + rnd.choice(suits) for r in run] + [rnd.choice(deck)])
+        same([r + suit for r in run] + [rnd.choice(deck)])                 # a straight flush
