@@ -209,17 +209,12 @@ def _round_card(rp, rnd: dict, ev: Event) -> None:
     pid = ev.pack_id or (rnd["packs"][-1] if rnd["packs"] else None) or st["play_pack"]
     tpos = pack = None
     if pid is not None:
-        live = st["packs"]
-        pack = live.get(pid)
-        if pack is not None and pack["open_ordinal"] is not None:  # names() would only touch it
-            if pack["min_ts"] is None or ev.ts < pack["min_ts"]:  # packs.touch
-                pack["min_ts"] = ev.ts
-        else:
-            pack = names(rp, pid, ev)
+        named = st["packs"].get(pid)
+        if named is None or named["open_ordinal"] is None:  # else names() changes nothing
+            names(rp, pid, ev)
         if st["play_pack"] != pid or st["prep_pack"] == pid:  # else plays() changes nothing
             plays(rp, pid)
-        if pack is not live.get(pid):  # not the table's (a straggler): as rp._pack gives it
-            pack = rp._pack(pid, ev)
+        pack = rp._pack(pid, ev)
         tpos = packs.record_term_card(pack, ev, ev.round_id, st["dealer_pos"])
         if pid not in rnd["packs"]:
             rnd["packs"].append(pid)

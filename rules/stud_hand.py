@@ -244,13 +244,13 @@ class StudHand:
             return
         if seat is None:
             return
-        if street and street >= 4 and (seat in s["absent"] or seat in s["folded"]):  # self._to_dead_hand(ev)
+        if self._to_dead_hand(ev):
             why = "absent" if seat in s["absent"] else "folded"
             s["dead_cards"][str(seat)] = s["dead_cards"].get(str(seat), 0) + 1
             self._fire("CARD_TO_DEAD_HAND", f"no card to seat {seat}: its hand is dead ({why})",
                        f"street {street}: a card to seat {seat}", [ref(ev), s["dead_refs"][str(seat)]], seat)
             return
-        if street == 7 and s["replacement_due"] == seat and self.dealt(7, seat) > 0:  # self._replacement(ev)
+        if self._replacement(ev):
             s["replacement_due"] = None  # 004 B: the exposed card is replaced
             s["replaced"][str(seat)] = s["replaced"].get(str(seat), 0) + 1
             return

@@ -135,15 +135,8 @@ def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple:
     only possible with several decks, by their next cards.
     """
     cards = list(cards)
-    if not cards or game not in GAMES:  # raises as card_order, showing_strength do
-        by_suit = tuple(sorted((card_order(game, c) for c in cards), reverse=True))
-        return (showing_strength(game, cards), by_suit)
-    low = game == "razz"
-    values = _LOW_RANK if low else _HIGH_RANK
-    orders = [(values[c[0]], _SUIT[c[1]]) for c in cards]  # card_order(game, c)
-    cls, ranks = _class_and_ranks([o[0] for o in orders])
-    strength = (-cls, tuple(-r for r in ranks)) if low else (cls, ranks)  # showing_strength(game, cards)
-    return (strength, tuple(sorted(orders, reverse=True)))
+    by_suit = tuple(sorted((card_order(game, c) for c in cards), reverse=True))
+    return (showing_strength(game, cards), by_suit)
 
 
 def bring_in_priority(game: str, cards: Iterable[str]) -> tuple:
