@@ -125,10 +125,6 @@ class DecodeChunk(WithoutCyclicGC):
         self.config = config
 
     def process(self, chunk):
-        with no_cyclic_gc():
-            yield from self._decode(chunk)
-
-    def _decode(self, chunk):
         import orjson
 
         path, kind, items = chunk

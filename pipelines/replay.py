@@ -165,12 +165,11 @@ class ReplayTable(WithoutCyclicGC):
         prior = [json.loads(s) for s in joined["state"]]
         events, ordered = [], False
         if batches:
-            with no_cyclic_gc():
-                dedup = deduplicate(batches, self._conflicts(conflict_ids))
-                in_order = feed_ordered(dedup.events)
-                ordered = in_order is not None
-                # the replay never reads the ingest columns (file, line, gaming_day, unknown_fields)
-                events = table_to_events(in_order if ordered else dedup.events, skip=LAKE_EXTRA_COLUMNS)
+            dedup = deduplicate(batches, self._conflicts(conflict_ids))
+            in_order = feed_ordered(dedup.events)
+            ordered = in_order is not None
+            # the replay never reads the ingest columns (file, line, gaming_day, unknown_fields)
+            events = table_to_events(in_order if ordered else dedup.events, skip=LAKE_EXTRA_COLUMNS)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
             yield beam.pvalue.TaggedOutput(
@@ -296,14 +295,13 @@ class FindRepeatedRuns(WithoutCyclicGC):
             for blob in blobs:
                 yield from orjson.loads(blob)
 
-        with no_cyclic_gc():
-            kept = packs_sharing_a_run(itertools.chain(prior_records(), new_records()))
-            prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]
-            new = [r for r in new_records() if (r["table_id"], r["pack_id"]) in kept]
-            already = set(map(tuple, fired))
-            raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
-            findings = [f for f in repeated_runs(prior + new, gaming_day)
-                        if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
+        kept = packs_sharing_a_run(itertools.chain(prior_records(), new_records()))
+        prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]
+        new = [r for r in new_records() if (r["table_id"], r["pack_id"]) in kept]
+        already = set(map(tuple, fired))
+        raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
+        findings = [f for f in repeated_runs(prior + new, gaming_day)
+                    if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.day_mode is not None:
             for r in itertools.chain(prior_records(), new_records()):
