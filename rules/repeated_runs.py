@@ -116,29 +116,72 @@ def run_keys(record: dict, run: int = RUN) -> list[int]:
     return keys
 
 
-def packs_sharing_a_run(records: Iterable[dict], run: int = RUN) -> set[tuple[str, str]]:
+class RunKeys:
+    """The run keys of some packs, compact: one int64 key and one int64 owner per window,
+    and each owner's ``(table_id, pack_id)``.  Built where the packs are (each table's
+    replay); :func:`packs_sharing_a_run` takes them from every table at once."""
+
+    __slots__ = ("keys", "owners", "names")
+
+    def __init__(self, keys, owners, names: list[tuple[str, str]]):
+        self.keys, self.owners, self.names = keys, owners, names
+
+    @classmethod
+    def of(cls, records: Iterable[dict], run: int = RUN) -> "RunKeys":
+        import array
+
+        import numpy as np
+
+        keys, owners, names = array.array("q"), array.array("q"), []
+        for record in records:
+            ks = run_keys(record, run)
+            if ks:
+                keys.extend(ks)
+                owners.extend([len(names)] * len(ks))
+                names.append((record["table_id"], record["pack_id"]))
+        return cls(np.frombuffer(keys, dtype=np.int64), np.frombuffer(owners, dtype=np.int64), names)
+
+    def to_bytes(self) -> bytes:
+        import orjson
+
+        head = orjson.dumps([len(self.keys), self.names])
+        return len(head).to_bytes(8, "little") + head + self.keys.tobytes() + self.owners.tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "RunKeys":
+        import numpy as np
+        import orjson
+
+        size = int.from_bytes(data[:8], "little")
+        n, names = orjson.loads(data[8:8 + size])
+        body = 8 + size
+        keys = np.frombuffer(data, dtype=np.int64, count=n, offset=body)
+        owners = np.frombuffer(data, dtype=np.int64, count=n, offset=body + 8 * n)
+        return cls(keys, owners, [tuple(x) for x in names])
+
+
+def packs_sharing_a_run(records: Iterable[dict] = (), run: int = RUN,
+                        reduced: Iterable[RunKeys] = ()) -> set[tuple[str, str]]:
     """(table_id, pack_id) of every pack holding a run that another pack also holds.
 
     Only these packs can take part in a finding, so :func:`repeated_runs` over
-    them gives what it gives over every pack.  This pass keeps 12 bytes a
+    them gives what it gives over every pack.  This pass keeps 16 bytes a
     window (numpy), not the windows themselves: a month of a large casino's
-    packs fits.
+    packs fits.  The packs are ``records`` (streamed) and those already
+    reduced to their keys where they were replayed (``reduced``).
     """
-    import array
-
     import numpy as np
 
-    keys, owners, names = array.array("q"), array.array("q"), []
-    for record in records:
-        ks = run_keys(record, run)
-        if ks:
-            keys.extend(ks)
-            owners.extend([len(names)] * len(ks))
-            names.append((record["table_id"], record["pack_id"]))
-    if not keys:
+    parts = [*reduced, RunKeys.of(records, run)]
+    names: list[tuple[str, str]] = []
+    keys, owners = [], []
+    for part in parts:
+        keys.append(part.keys)
+        owners.append(part.owners + len(names))
+        names.extend(part.names)
+    if not names:
         return set()
-    k = np.frombuffer(keys, dtype=np.int64)
-    o = np.frombuffer(owners, dtype=np.int64)
+    k, o = np.concatenate(keys), np.concatenate(owners)
     order = np.lexsort((o, k))
     k, o = k[order], o[order]
     shared = (k[1:] == k[:-1]) & (o[1:] != o[:-1])

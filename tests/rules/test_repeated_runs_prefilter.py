@@ -6,7 +6,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.repeated_runs import PackCards, _windows, packs_sharing_a_run, repeated_runs, run_keys
+from rules.repeated_runs import PackCards, RunKeys, _windows, packs_sharing_a_run, repeated_runs, run_keys
 
 DECK = [r + s for r in "A23456789TJQK" for s in "cdhs"]
 
@@ -46,6 +46,13 @@ def test_prefilter_keeps_every_pack_repeated_runs_flags(data):
                              gaps=(rnd.randrange(52),) if rnd.random() < 0.3 else ()))
     everyone = repeated_runs(packs)
     kept = packs_sharing_a_run(packs)
+    # the same packs reduced to their keys where they were replayed (one RunKeys per table), shipped as
+    # bytes, some left as records (nightly: the packs carried from earlier days): the same answer
+    by_table = {}
+    for p in packs[1:]:
+        by_table.setdefault(p["table_id"], []).append(p)
+    reduced = [RunKeys.from_bytes(RunKeys.of(ps).to_bytes()) for ps in by_table.values()]
+    assert packs_sharing_a_run(packs[:1], reduced=reduced) == kept
     assert {(f.table_id, f.pack_id) for f in everyone} <= kept
     subset = [p for p in packs if (p["table_id"], p["pack_id"]) in kept]
     assert repeated_runs(subset) == everyone
@@ -57,3 +64,16 @@ def test_prefilter_drops_packs_with_no_shared_run():
     assert packs_sharing_a_run(packs) == set()
     copy = _record("U", "P-copy", [c[1] for c in packs[2]["cards"]][5:20] + rnd.sample(DECK, 10), 99)
     assert packs_sharing_a_run(packs + [copy]) == {("T", "P-2"), ("U", "P-copy")}
+
+
+def test_run_keys_travel_as_bytes_unchanged():
+    rnd = random.Random(5)
+    packs = [_record("T", f"P-{i}", rnd.sample(DECK, 52), i) for i in range(3)] + [_record("T", "short", DECK[:5], 9)]
+    keys = RunKeys.of(packs)
+    back = RunKeys.from_bytes(keys.to_bytes())
+    assert back.keys.tolist() == keys.keys.tolist() == [k for p in packs for k in run_keys(p)]
+    assert back.owners.tolist() == keys.owners.tolist() == [i for i in range(3) for _ in range(43)]
+    assert back.names == keys.names == [("T", "P-0"), ("T", "P-1"), ("T", "P-2")]   # a pack with no run: no name
+    empty = RunKeys.from_bytes(RunKeys.of([]).to_bytes())
+    assert (empty.keys.tolist(), empty.names) == ([], [])
+    assert packs_sharing_a_run(reduced=[empty]) == set()
