@@ -172,15 +172,20 @@ def table_to_events(table: pa.Table, skip: tuple[str, ...] = ()) -> list[Event]:
     """Inverse of :func:`events_to_table` (``ts`` back to integer microseconds).
 
     Fields named in ``skip`` are left ``None`` (the replay reads none of the
-    ingest columns; a ``date`` per event is costly to build).
+    ingest columns; a ``date`` per event is costly to build), and so are
+    fields the table has no column for (:func:`drop_empty_columns`).
     """
     table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast(pa.int64()))
     n = table.num_rows
     nulls = [None] * n
+    present = set(table.column_names)
     columns = []
     for name in EVENT_FIELDS:
+        if name in skip or name not in present:
+            columns.append(nulls)
+            continue
         col = table.column(name)
-        columns.append(nulls if name in skip or col.null_count == n else col.to_pylist())  # most fields belong to few types
+        columns.append(nulls if col.null_count == n else col.to_pylist())  # most fields belong to few types
     return events_from_columns(columns)
 
 
