@@ -43,6 +43,11 @@ SORT_KEYS: dict[str, list[str]] = {
     "rules": ["rule_id"],
 }
 PART_FILE = "part-0.parquet"
+# Schema metadata of a piece handed to write_partition already in order (sorted_piece): the
+# writer neither reads it to find its first key nor sorts it again (a step that has the rows
+# at hand, in parallel, sorts them; the writer of a partition is one process).
+PIECE_SORTED = b"pitwatch.sorted"
+PIECE_FIRST_KEY = b"pitwatch.first_key"
 
 
 class LakeError(ValueError):
@@ -84,6 +89,18 @@ def sort_table(name: str, table: pa.Table) -> pa.Table:
     return table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys]))
 
 
+def sorted_piece(name: str, table: pa.Table) -> pa.Table:
+    """``table`` in table ``name``'s sort order, marked so; with its first sort key's one value
+    (a string) when it holds only one, as the replay's pieces do (one table's events)."""
+    table = sort_table(name, table)
+    meta = {PIECE_SORTED: b"1"}
+    first = table.column(SORT_KEYS[name][0])
+    if (table.num_rows and pa.types.is_string(first.type) and first.null_count == 0
+            and first[0].as_py() == first[-1].as_py()):    # sorted: the ends agree only if all do
+        meta[PIECE_FIRST_KEY] = first[0].as_py().encode()
+    return table.replace_schema_metadata(meta)
+
+
 def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Table | Iterable[pa.Table],
                      schema: pa.Schema | None = None) -> str:
     """Write ``table`` (or, one after the other, ``schema``'s tables) to ``lake/relative_dir/file_name``
@@ -120,7 +137,7 @@ def file_schema(name: str) -> pa.Schema:
 
 
 def write_partition(lake: str, name: str, gaming_day, tables: Iterable, file_name: str = PART_FILE,
-                    unpack=None) -> int:
+                    unpack=None, peek=None) -> int:
     """Replace one file of a partition of table ``name`` with the rows of ``tables``. Returns rows written.
 
     ``tables`` may be packed (``unpack`` turns an item into a table).  When each
@@ -128,12 +145,15 @@ def write_partition(lake: str, name: str, gaming_day, tables: Iterable, file_nam
     the ``events`` of one table at a time), the pieces are sorted one by one
     and written in key order, so a partition of tens of millions of events is
     never held in memory whole; otherwise they are concatenated and sorted.
+    Pieces from :func:`sorted_piece` are not sorted again; ``peek`` reads a
+    packed piece's schema metadata without unpacking it.
     """
     unpack = unpack or (lambda t: t)
+    peek = peek or (lambda item: unpack(item).schema.metadata)
     schema = file_schema(name)
     items = [t for t in tables if t is not None]
     relative = f"{name}/gaming_day={gaming_day}" if gaming_day is not None else name
-    order = _piece_order(name, items, unpack) if len(items) > 1 else None
+    order = _piece_order(name, items, unpack, peek) if len(items) > 1 else None
     if order is None:
         table = sort_table(name, concat_conformed([unpack(t) for t in items], schema))
         write_atomically(lake, relative, file_name, table)
@@ -143,20 +163,27 @@ def write_partition(lake: str, name: str, gaming_day, tables: Iterable, file_nam
     def pieces():
         nonlocal rows
         for i in order:
-            piece = sort_table(name, concat_conformed([unpack(items[i])], schema))
+            table = unpack(items[i])
+            piece = concat_conformed([table], schema)
+            if (table.schema.metadata or {}).get(PIECE_SORTED) != b"1":
+                piece = sort_table(name, piece)
             rows += piece.num_rows
             yield piece
     write_atomically(lake, relative, file_name, pieces(), schema)
     return rows
 
 
-def _piece_order(name: str, items: list, unpack) -> list[int] | None:
+def _piece_order(name: str, items: list, unpack, peek) -> list[int] | None:
     """Indices of ``items`` in the order of their single first-sort-key value, or None."""
     keys = SORT_KEYS.get(name)
     if not keys:
         return None
     firsts = []
     for i, item in enumerate(items):
+        first = (peek(item) or {}).get(PIECE_FIRST_KEY)
+        if first is not None:
+            firsts.append((first.decode(), i))
+            continue
         table = unpack(item)
         if table.num_rows == 0:
             continue

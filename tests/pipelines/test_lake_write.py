@@ -35,3 +35,38 @@ def test_pieces_sharing_a_table_are_sorted_together(tmp_path):
     lake.write_partition(str(tmp_path), "events", "2026-11-28", pieces)
     t = pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
     assert t.column("event_id").to_pylist() == ["BAC-01-SHOE-0-2", "BAC-01-SHOE-1-1", "BAC-01-SHOE-1-3"]
+
+
+def test_pieces_sorted_where_they_were_replayed_are_written_as_they_come(tmp_path):
+    pieces = [_events("BAC-09", [3, 1, 2]), _events("BAC-01", [5, 4]), _events("BAC-05", [1], device="SHOE-0")]
+    marked = [coders.pack(lake.sorted_piece("events", p)) for p in pieces]
+    assert [coders.peek(m)[lake.PIECE_FIRST_KEY] for m in marked] == [b"BAC-09", b"BAC-01", b"BAC-05"]
+    unpacked = []
+
+    def counting_unpack(item):
+        unpacked.append(item)
+        return coders.unpack(item)
+
+    lake.write_partition(str(tmp_path / "a"), "events", "2026-11-28", marked, unpack=counting_unpack, peek=coders.peek)
+    lake.write_partition(str(tmp_path / "b"), "events", "2026-11-28", [coders.pack(p) for p in pieces],
+                         unpack=coders.unpack)
+    part = "events/gaming_day=2026-11-28/part-0.parquet"
+    assert (tmp_path / "a" / part).read_bytes() == (tmp_path / "b" / part).read_bytes()   # metadata not written
+    assert len(unpacked) == 3                # each piece read once: its first key came from its metadata
+    assert lake.PIECE_SORTED not in (pq.read_table(tmp_path / "a" / part).schema.metadata or {})
+
+
+def test_a_piece_marked_sorted_is_not_sorted_again(tmp_path):
+    # the mark is a promise the writer keeps: rows it says are sorted are written as they are
+    rows = _events("BAC-01", [1, 2, 3])
+    reversed_but_marked = rows.take([2, 1, 0]).replace_schema_metadata({lake.PIECE_SORTED: b"1"})
+    lake.write_partition(str(tmp_path), "events", "2026-11-28", [reversed_but_marked, _events("BAC-02", [1])])
+    t = pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
+    assert t.column("seq").to_pylist() == [3, 2, 1, 1]
+
+
+def test_a_piece_of_several_tables_has_no_first_key():
+    both = pa.concat_tables([_events("BAC-01", [2, 1]), _events("BAC-02", [1])])
+    piece = lake.sorted_piece("events", both)
+    assert piece.schema.metadata == {lake.PIECE_SORTED: b"1"}
+    assert piece.column("event_id").to_pylist() == ["BAC-01-SHOE-1-1", "BAC-01-SHOE-1-2", "BAC-02-SHOE-1-1"]
