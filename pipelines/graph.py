@@ -2,17 +2,25 @@
 
 ::
 
-    ListInputs ─ FingerprintInputs ─────────────────────────────────────────┐
-       └ ReadChunks ─ DecodeChunks ─┬ events ─┐                              │
-                                    │  prior table states ─ JoinTableState ─ ReplayTables ─┐
-                                    ├ ids ─ FindConflictingIds (side input) ┘              │
-                                    ├ seqs ─ prior device states ─ ReplayDeviceSeqs ───────┤
-                                    │        pack cards (+ prior) ─ FindRepeatedRuns ──────┤
-                                    ├ rejects ───────────────── KeyRejects ────────────────┤
-                                    └ counts ─────────────────────────────────────┐       │
-                                                      WritePartitions ◄──────────┼───────┘
-                                                      WriteState (nightly) ◄──────┤
-                                                         └─ RecordRun ◄───────────┘
+    ListInputs ─ FingerprintInputs ──────────────────────────────────────────────────┐
+       └ ReadChunks ─ DecodeChunks ─┬ events ─┐                                       │
+                                    │  (nightly: + prior table states) ─ ReplayTables ┤
+                                    ├ ids ─ FindConflictingIds (side input) ┘    │    │
+                                    │                    each table's events ────┤    │
+                                    │                           WriteEventPartitions ─┤
+                                    ├ seqs (nightly: + prior device states) ─ ReplayDeviceSeqs ─┐
+                                    │        pack cards (+ prior) ─ FindRepeatedRuns ─────────┤
+                                    ├ rejects ───────────────── KeyRejects ────────────────────┤
+                                    └ counts ─────────────────────────────┐                   │
+                                             WritePartitions (rounds, packs, findings, …) ◄───┘
+                                             WriteState (nightly) ◄───────┤
+                                                └─ RecordRun ◄────────────┘
+
+The events, the bulk of the data, go from the replay to their own
+grouping and writer: on the embedded runner every Flatten in front of a
+grouping is one more pass of its data through a worker process, so the
+Flattens (and a plain run's joins with an empty prior state) carry only
+small elements.
 
 Two modes.  A plain run replays its input from scratch, closes every table
 at the end of input and owns the partitions it writes (``part-0.parquet``;
@@ -36,8 +44,8 @@ from pipelines.ingest import (
 )
 from pipelines.inputs import file_fingerprint
 from pipelines.replay import (
-    TAG_CONFLICTS, TAG_FIRED_SEQUENCES, TAG_GAMES, TAG_PACK_CARDS, TAG_STATE, FindRepeatedRuns, ReplayDeviceSeq,
-    ReplayTable,
+    TAG_CONFLICTS, TAG_DAYS, TAG_EVENTS, TAG_FIRED_SEQUENCES, TAG_GAMES, TAG_PACK_CARDS, TAG_STATE,
+    NO_PACK_CARDS, FindRepeatedRuns, ReplayDeviceSeq, ReplayTable,
 )
 from schemas.arrow import REJECTS, rows_to_table
 
@@ -99,7 +107,7 @@ class WritePartition(WithoutCyclicGC):
     def process(self, kv):
         (name, day), tables = kv
         tables = [t for t in tables if t is not None]
-        rows = lake.write_partition(self.lake_path, name, day, tables, unpack=coders.unpack,
+        rows = lake.write_partition(self.lake_path, name, day, tables, unpack=coders.unpack, peek=coders.peek,
                                     file_name=lake.PART_FILE if name == "rules" else self.file_name)
         log.info("wrote %s/gaming_day=%s: %s rows", name, day, f"{rows:,}")
         out = {"written": [(name, day, rows)]}
@@ -164,6 +172,24 @@ def _prior_state(p, lake_path: str, day_mode: DayMode | None, name: str):
             | f"Read{label}" >> beam.FlatMap(lambda _: state.read_state_file(lake_path, prior, name)))
 
 
+def _with_prior_state(p, what: str, rows, tag: str, lake_path: str, day_mode: DayMode | None, state_file: str,
+                      key: str):
+    """``(key, {tag: [rows…], "state": [prior state…]})`` for each key of ``rows`` (and, nightly,
+    of the previous day's state file ``state_file``).
+
+    A plain run has no prior state: its rows are grouped alone, which on the
+    embedded runner saves a pass of all of them through a worker (the
+    Flatten inside a CoGroupByKey).
+    """
+    if day_mode is None:
+        return (rows
+                | f"Group{what}Rows" >> beam.GroupByKey()
+                | f"No{what}State" >> beam.MapTuple(lambda k, values: (k, {tag: values, "state": ()})))
+    states = (_prior_state(p, lake_path, day_mode, state_file)
+              | f"Key{what}States" >> beam.Map(lambda r: (r[key], r["state"])))
+    return {tag: rows, "state": states} | f"Join{what}State" >> beam.CoGroupByKey()
+
+
 def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta: dict,
                    options: IngestOptions, day_mode: DayMode | None = None) -> None:
     fallback_day = day_mode.replay_day if day_mode else run_meta["fallback_day"]
@@ -178,40 +204,29 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
             TAG_REJECTS, TAG_IDS, TAG_SEQS, TAG_COUNTS, main="events")
     )
     conflict_ids = decoded[TAG_IDS] | "FindConflictingIds" >> FindConflictingIds()
-    table_states = (_prior_state(p, lake_path, day_mode, "tables")
-                    | "KeyTableStates" >> beam.Map(lambda r: (r["table_id"], r["state"])))
     replayed = (
-        {"events": decoded.events, "state": table_states}
-        | "JoinTableState" >> beam.CoGroupByKey()
+        _with_prior_state(p, "Table", decoded.events, "events", lake_path, day_mode, "tables", "table_id")
         | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, nightly), beam.pvalue.AsList(conflict_ids))
         .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_GAMES, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
-                      main="partitions")
+                      TAG_EVENTS, TAG_DAYS, main="partitions")
     )
-    device_states = (_prior_state(p, lake_path, day_mode, "devices")
-                     | "KeyDeviceStates" >> beam.Map(lambda r: (r["device_id"], r["state"])))
     seq_gaps = (
-        {"seqs": decoded[TAG_SEQS], "state": device_states}
-        | "JoinDeviceState" >> beam.CoGroupByKey()
+        _with_prior_state(p, "Device", decoded[TAG_SEQS], "seqs", lake_path, day_mode, "devices", "device_id")
         | "ReplayDeviceSeqs" >> beam.ParDo(ReplayDeviceSeq(options.gaming_day, nightly),
                                            beam.pvalue.AsList(replayed[TAG_GAMES]))
         .with_outputs(TAG_STATE, main="partitions")
     )
     prior_packs = _prior_state(p, lake_path, day_mode, "pack_cards")
-    repeats = (   # one group of every table's packs (a GroupByKey, not a side input the runner would size)
-        (replayed[TAG_PACK_CARDS], p | "NoPackCards" >> beam.Create([b"[]"]))   # the step runs even with none
+    repeats = (   # one group of every table's packs' run keys and cards (a GroupByKey, not a side input)
+        (replayed[TAG_PACK_CARDS], p | "NoPackCards" >> beam.Create([NO_PACK_CARDS]))   # the step runs even with none
         | "AllPackCards" >> beam.Flatten()
-        | "KeyPackCards" >> beam.Map(lambda blob: (None, blob))
+        | "KeyPackCards" >> beam.Map(lambda cards: (None, cards))
         | "GatherPackCards" >> beam.GroupByKey()
         | "FindRepeatedRuns" >> beam.ParDo(
             FindRepeatedRuns(options.gaming_day, day_mode), beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES]),
             beam.pvalue.AsList(prior_packs)).with_outputs(TAG_STATE, main="partitions")
     )
-    partitions = (replayed.partitions, seq_gaps.partitions, repeats.partitions) | "AllReplayOutputs" >> beam.Flatten()
-    days = (
-        partitions
-        | "DayOfEvents" >> beam.FlatMap(lambda kv: [kv[0][1]] if kv[0][0] == "events" else [])
-        | "DistinctDays" >> beam.Distinct()
-    )
+    days = replayed[TAG_DAYS] | "DistinctDays" >> beam.Distinct()
     conflict_rejects = (
         replayed[TAG_CONFLICTS]
         | "GroupConflictsByFile" >> beam.GroupByKey()
@@ -226,7 +241,8 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
                                rows_to_table(rows, _REJECT_ROWS))],
             beam.pvalue.AsList(days))
     )
-    empty = days | "EmptyPartitionsOfDay" >> beam.FlatMap(lambda d: [((t, d), None) for t in DAY_TABLES])
+    # every day of the run gets its rounds, packs and findings partitions, even empty (its events: always rows)
+    empty = days | "EmptyPartitionsOfDay" >> beam.FlatMap(lambda d: [((t, d), None) for t in DAY_TABLES if t != "events"])
     reject_day = (
         p | "RunStart" >> beam.Create([None])
         | "RejectsPartition" >> beam.Map(
@@ -238,12 +254,21 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
         | "RulesTable" >> beam.Map(lambda _: (("rules", None), rules_catalogue_table()))
     )
     written = (
-        (partitions, rejects, empty, reject_day, rules_table)
+        (replayed.partitions, seq_gaps.partitions, repeats.partitions, rejects, empty, reject_day, rules_table)
         | "AllPartitions" >> beam.Flatten()
         | "GroupPartitions" >> beam.GroupByKey()
         | "WritePartitions" >> beam.ParDo(WritePartition(lake_path, file_name))
     )
-    bookkeeping = [fingerprints, decoded[TAG_COUNTS], replayed[TAG_COUNTS], conflict_counts, written]
+    # the events, the bulk, are grouped on their own: no Flatten in their way (on the embedded
+    # runner a Flatten before a grouping is one more pass of its data through a worker),
+    # and each day's partition is written while another worker writes the next
+    written_events = (
+        replayed[TAG_EVENTS]
+        | "GroupEventPartitions" >> beam.GroupByKey()
+        | "WriteEventPartitions" >> beam.ParDo(WritePartition(lake_path, file_name))
+    )
+    bookkeeping = [fingerprints, decoded[TAG_COUNTS], replayed[TAG_COUNTS], conflict_counts, written,
+                   written_events]
     if nightly:
         every_file = p | "StateFiles" >> beam.Create([(name, None) for name in state.FILES])
         state_files = (

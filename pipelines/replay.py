@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
 from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, no_cyclic_gc
+from pipelines.lake import sorted_piece
 from rules.finding import gaming_day_from_config
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
 from schemas.contract import LAKE_EXTRA_COLUMNS
@@ -41,14 +42,31 @@ TAG_PACK_CARDS = "pack_cards"
 TAG_GAMES = "games"
 TAG_FIRED_SEQUENCES = "fired_sequences"
 TAG_STATE = "state"
+TAG_EVENTS = "events"           # (("events", day), packed rows of one table): the bulk, grouped on its own
+TAG_DAYS = "days"               # each gaming day a table's events fall on
 
 
 def split_by_day(name: str, table: pa.Table):
-    """Yield ``((name, 'YYYY-MM-DD'), rows)`` for each gaming day in ``table``."""
+    """Yield ``((name, 'YYYY-MM-DD'), rows)`` for each gaming day in ``table``, in day order.
+
+    Rows in time order (a table's events in feed order) hold each day in one
+    run: they are handed out as zero-copy slices; other tables are filtered.
+    """
+    import numpy as np
+
     if table.num_rows == 0:
         return
-    days = pc.unique(table.column("gaming_day")).to_pylist()
-    for day in sorted(days):
+    days = table.column("gaming_day").cast(pa.int32()).to_numpy()
+    steps = np.diff(days)
+    if days[0] == days[-1] and not steps.any():
+        yield (name, table.column("gaming_day")[0].as_py().isoformat()), table
+        return
+    if (steps >= 0).all():
+        bounds = [0, *(np.flatnonzero(steps) + 1).tolist(), len(days)]
+        for start, stop in zip(bounds, bounds[1:]):
+            yield (name, table.column("gaming_day")[start].as_py().isoformat()), table.slice(start, stop - start)
+        return
+    for day in sorted(pc.unique(table.column("gaming_day")).to_pylist()):
         rows = table.filter(pc.equal(table.column("gaming_day"), pa.scalar(day, pa.date32())))
         yield (name, day.isoformat()), rows
 
@@ -166,22 +184,30 @@ class ReplayTable(WithoutCyclicGC):
         events, ordered = [], False
         if batches:
             dedup = deduplicate(batches, self._conflicts(conflict_ids))
-            in_order = feed_ordered(dedup.events)
+            compact = drop_empty_columns(dedup.events)    # fewer columns to reorder and to ship
+            in_order = feed_ordered(compact)
             ordered = in_order is not None
+            rows_kept = in_order if ordered else compact
             # the replay never reads the ingest columns (file, line, gaming_day, unknown_fields)
-            events = table_to_events(in_order if ordered else dedup.events, skip=LAKE_EXTRA_COLUMNS)
+            events = table_to_events(rows_kept, skip=LAKE_EXTRA_COLUMNS)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
             yield beam.pvalue.TaggedOutput(
                 TAG_COUNTS, {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates})
-            for key, rows in split_by_day("events", dedup.events):
-                yield key, pack(drop_empty_columns(rows))
+            for key, rows in split_by_day("events", rows_kept):
+                yield beam.pvalue.TaggedOutput(TAG_DAYS, key[1])
+                # sorted here, in parallel, for the day's writer (lake.sorted_piece)
+                yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(sorted_piece("events", drop_empty_columns(rows)))))
         replay, findings = replay_table(
             table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
         sequences = replay.drain_pack_sequences()
-        if sequences:   # one JSON blob per table: a million small objects would be slow to ship
-            yield beam.pvalue.TaggedOutput(TAG_PACK_CARDS, orjson.dumps(sequences))
+        if sequences:   # one JSON blob per table (a million small objects would be slow to ship),
+            # with its packs' run keys: the cross-pack check reads the cards only of packs that share a run
+            from rules.repeated_runs import RunKeys
+
+            yield beam.pvalue.TaggedOutput(
+                TAG_PACK_CARDS, (RunKeys.of(sequences).to_bytes(), orjson.dumps(sequences)))
         for f in findings:
             if f.rule_id == "UNSHUFFLED_SEQUENCE":
                 yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, f.pack_id))
@@ -254,8 +280,11 @@ def arrivals_in_feed_order(arrivals: pa.Table):
     return seqs, row
 
 
+NO_PACK_CARDS = (b"", b"[]")   # a pack-cards element of no pack (the step runs even when no table has one)
+
+
 class FindRepeatedRuns(WithoutCyclicGC):
-    """(None, [JSON lists of pack sequences, one per table]) → cross-pack UNSHUFFLED_SEQUENCE
+    """(None, [(run keys, JSON list of pack sequences), one per table]) → cross-pack UNSHUFFLED_SEQUENCE
     over every pack of the run (and, nightly, the packs of the last ``retention_days``
     days carried in the state), keyed for the writer.
 
@@ -264,9 +293,11 @@ class FindRepeatedRuns(WithoutCyclicGC):
     packs alone were raised on earlier nights, so this run raises those over
     carried + new packs that are not among them.
 
-    Memory: a first pass keeps only an integer per 10-card window
-    (:func:`rules.repeated_runs.packs_sharing_a_run`); the packs' cards are
-    held only for the few packs that share a run with another.
+    Memory and time: the first pass reads only an integer per 10-card window,
+    computed by each table's replay (:class:`rules.repeated_runs.RunKeys`,
+    :func:`rules.repeated_runs.packs_sharing_a_run`); the packs' cards are
+    parsed only for the tables holding one of the few packs that share a run
+    with another (nightly, every pack is read again to carry it in the state).
     """
 
     def __init__(self, gaming_day_config, day_mode=None):
@@ -277,9 +308,9 @@ class FindRepeatedRuns(WithoutCyclicGC):
         import datetime as _dt
         import json
 
-        from rules.repeated_runs import packs_sharing_a_run, repeated_runs
+        from rules.repeated_runs import RunKeys, packs_sharing_a_run, repeated_runs
 
-        blobs = list(keyed_blobs[1])
+        tables = [(RunKeys.from_bytes(keys) if keys else None, blob) for keys, blob in keyed_blobs[1]]
         gaming_day = gaming_day_from_config(self.gaming_day_config)
         oldest = None
         if self.day_mode is not None:
@@ -291,13 +322,14 @@ class FindRepeatedRuns(WithoutCyclicGC):
                 if oldest is None or r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest:
                     yield r
 
-        def new_records():
-            for blob in blobs:
-                yield from orjson.loads(blob)
+        def new_records(only=None):
+            for keys, blob in tables:
+                if only is None or (keys is not None and not only.isdisjoint(keys.names)):
+                    yield from orjson.loads(blob)
 
-        kept = packs_sharing_a_run(itertools.chain(prior_records(), new_records()))
+        kept = packs_sharing_a_run(prior_records(), reduced=[keys for keys, _ in tables if keys is not None])
         prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]
-        new = [r for r in new_records() if (r["table_id"], r["pack_id"]) in kept]
+        new = [r for r in new_records(only=kept) if (r["table_id"], r["pack_id"]) in kept] if kept else []
         already = set(map(tuple, fired))
         raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
         findings = [f for f in repeated_runs(prior + new, gaming_day)
