@@ -30,7 +30,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.coders import pack, unpack
+from pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
 from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, no_cyclic_gc
 from pipelines.lake import sorted_piece
 from rules.finding import gaming_day_from_config
@@ -207,7 +207,7 @@ class ReplayTable(WithoutCyclicGC):
             from rules.repeated_runs import RunKeys
 
             yield beam.pvalue.TaggedOutput(
-                TAG_PACK_CARDS, (RunKeys.of(sequences).to_bytes(), orjson.dumps(sequences)))
+                TAG_PACK_CARDS, (RunKeys.of(sequences).to_bytes(), pack_bytes(orjson.dumps(sequences))))
         for f in findings:
             if f.rule_id == "UNSHUFFLED_SEQUENCE":
                 yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, f.pack_id))
@@ -280,11 +280,11 @@ def arrivals_in_feed_order(arrivals: pa.Table):
     return seqs, row
 
 
-NO_PACK_CARDS = (b"", b"[]")   # a pack-cards element of no pack (the step runs even when no table has one)
+NO_PACK_CARDS = (b"", pack_bytes(b"[]"))   # a pack-cards element of no pack (the step runs even when no table has one)
 
 
 class FindRepeatedRuns(WithoutCyclicGC):
-    """(None, [(run keys, JSON list of pack sequences), one per table]) → cross-pack UNSHUFFLED_SEQUENCE
+    """(None, [(run keys, packed JSON list of pack sequences), one per table]) → cross-pack UNSHUFFLED_SEQUENCE
     over every pack of the run (and, nightly, the packs of the last ``retention_days``
     days carried in the state), keyed for the writer.
 
@@ -325,7 +325,7 @@ class FindRepeatedRuns(WithoutCyclicGC):
         def new_records(only=None):
             for keys, blob in tables:
                 if only is None or (keys is not None and not only.isdisjoint(keys.names)):
-                    yield from orjson.loads(blob)
+                    yield from orjson.loads(unpack_bytes(blob))
 
         kept = packs_sharing_a_run(prior_records(), reduced=[keys for keys, _ in tables if keys is not None])
         prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]

@@ -177,6 +177,7 @@ def test_simulated_days_night_by_night_equal_one_run(tmp_path):
 def test_a_repeat_is_raised_the_night_its_second_pack_completes():
     """003 4.1: pack B repeats pack A's run; A (an unshuffled pack) completes a night after B."""
     from pipelines.graph import DayMode
+    from pipelines.coders import pack_bytes
     from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
     from rules.repeated_runs import RunKeys
 
@@ -190,7 +191,7 @@ def test_a_repeat_is_raised_the_night_its_second_pack_completes():
     earlier, later = pack("P-A", ts), pack("P-B", ts + 60_000_000)
     step = FindRepeatedRuns(GamingDayConfig(), DayMode("2026-11-29", "2026-11-28"))
     prior = [{"record": json.dumps(later)}]          # B completed last night, alone: nothing to compare
-    tonight = (RunKeys.of([earlier]).to_bytes(), orjson.dumps([earlier]))   # as a table's replay hands it out
+    tonight = (RunKeys.of([earlier]).to_bytes(), pack_bytes(orjson.dumps([earlier])))   # as a table's replay hands it out
     out = [o for o in step.process((None, [tonight, NO_PACK_CARDS]), [], prior) if not hasattr(o, "tag")]
     rows = [r for (_name, _day), table in out for r in table.to_pylist()]
     assert [(r["rule_id"], r["pack_id"]) for r in rows] == [("UNSHUFFLED_SEQUENCE", "P-B")]

@@ -67,3 +67,11 @@ def test_a_table_of_many_chunks_packs_into_one_batch():
     back = coders.unpack(coders.pack(table))
     assert back.column("event_id").num_chunks == 1
     assert back.equals(table.combine_chunks())
+
+
+def test_a_blob_travels_compressed_and_comes_back_whole():
+    blob = b'[["T","P",[[1,"Ac","e-1",17]]]]' * 1000
+    packed = coders.pack_bytes(blob)
+    assert len(packed) < len(blob) / 10
+    assert coders.unpack_bytes(packed) == blob
+    assert coders.unpack_bytes(coders.pack_bytes(b"")) == b""
