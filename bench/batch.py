@@ -17,7 +17,8 @@ memory is each one's own):
 Prints events/s of both, the ratio (b)/(a) with its spread over the repeats,
 peak memory (max RSS) of both, and pitwatch's time per phase, measured by
 running the pipeline's own functions outside Beam on the same files:
-read+decode, group (dedup and sort per table), replay, write.
+read+decode, group (dedup, feed order and events per table), replay, write (each table's
+day slices sorted, then the partitions).
 """
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ from pipelines.inputs import expand_inputs
 from pipelines.ingest import DecodeChunk, ReadChunks, deduplicate
 from pipelines.replay import feed_ordered, replay_table, split_by_day, finding_rows
 from pipelines import lake as lakelib
-from schemas.arrow import FINDINGS, ROUNDS, PACKS, rows_to_table, table_to_events
+from schemas.arrow import FINDINGS, ROUNDS, PACKS, drop_empty_columns, rows_to_table, table_to_events
 from schemas.contract import LAKE_EXTRA_COLUMNS
 from schemas.decode import GamingDayConfig
 cfg = GamingDayConfig()
@@ -129,9 +130,10 @@ for f in files:
                 by_table[out[0]].append(out[1])
 read_decode = time.perf_counter() - t
 t = time.perf_counter()
-tables = {{k: deduplicate(v, frozenset()).events for k, v in by_table.items()}}
+tables = {{k: drop_empty_columns(deduplicate(v, frozenset()).events) for k, v in by_table.items()}}
 ordered = {{k: feed_ordered(v) for k, v in tables.items()}}
-events = {{k: table_to_events(ordered[k] if ordered[k] is not None else v, skip=LAKE_EXTRA_COLUMNS) for k, v in tables.items()}}
+tables = {{k: ordered[k] if ordered[k] is not None else v for k, v in tables.items()}}
+events = {{k: table_to_events(v, skip=LAKE_EXTRA_COLUMNS) for k, v in tables.items()}}
 group = time.perf_counter() - t
 t = time.perf_counter()
 outs = defaultdict(list)
@@ -142,7 +144,12 @@ for k, evs in events.items():
     outs["packs"].append(rows_to_table(rp.drain_packs(), PACKS))
 replay = time.perf_counter() - t
 t = time.perf_counter()
-outs["events"] = list(tables.values())
+pieces = defaultdict(list)   # each table's events per day, sorted for the writer (as ReplayTable hands them out)
+for v in tables.values():
+    for key, rows in split_by_day("events", v):
+        pieces[key[1]].append(lakelib.sorted_piece("events", rows))
+for day, rows in pieces.items():
+    lakelib.write_partition({lake!r}, "events", day, rows)
 for name, parts in outs.items():
     for key, rows in split_by_day(name, pa.concat_tables(parts)):
         lakelib.write_partition({lake!r}, name, key[1], [rows])
