@@ -1,6 +1,6 @@
 """How the large elements travel between Beam steps: Arrow tables packed as bytes.
 
-A table of events is shipped as an Arrow IPC stream compressed with LZ4
+A table of events is shipped as an Arrow IPC stream compressed with zstd
 (about 38 bytes an event, against ~270 in memory), and as plain ``bytes``
 to Beam, which every runner moves without pickling.  This matters because
 a shuffle holds its elements: the embedded FnApiRunner keeps every

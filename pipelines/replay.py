@@ -46,11 +46,14 @@ TAG_EVENTS = "events"           # (("events", day), packed rows of one table): t
 TAG_DAYS = "days"               # each gaming day a table's events fall on
 
 
-def split_by_day(name: str, table: pa.Table):
+def split_by_day(name: str, table: pa.Table, slices: bool = False):
     """Yield ``((name, 'YYYY-MM-DD'), rows)`` for each gaming day in ``table``, in day order.
 
-    Rows in time order (a table's events in feed order) hold each day in one
-    run: they are handed out as zero-copy slices; other tables are filtered.
+    With ``slices``, rows in time order (a table's events in feed order), which
+    hold each day in one run, are handed out as zero-copy slices; for rows
+    that are packed next (:func:`pipelines.coders.pack` writes only a slice's
+    rows), not for rows Beam pickles (a pickled slice carries its whole parent).
+    Other tables are filtered.
     """
     import numpy as np
 
@@ -61,7 +64,7 @@ def split_by_day(name: str, table: pa.Table):
     if days[0] == days[-1] and not steps.any():
         yield (name, table.column("gaming_day")[0].as_py().isoformat()), table
         return
-    if (steps >= 0).all():
+    if slices and (steps >= 0).all():
         bounds = [0, *(np.flatnonzero(steps) + 1).tolist(), len(days)]
         for start, stop in zip(bounds, bounds[1:]):
             yield (name, table.column("gaming_day")[start].as_py().isoformat()), table.slice(start, stop - start)
@@ -194,7 +197,7 @@ class ReplayTable(WithoutCyclicGC):
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
             yield beam.pvalue.TaggedOutput(
                 TAG_COUNTS, {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates})
-            for key, rows in split_by_day("events", rows_kept):
+            for key, rows in split_by_day("events", rows_kept, slices=True):
                 yield beam.pvalue.TaggedOutput(TAG_DAYS, key[1])
                 # sorted here, in parallel, for the day's writer (lake.sorted_piece)
                 yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(sorted_piece("events", drop_empty_columns(rows)))))

@@ -36,18 +36,24 @@ def test_each_day_gets_exactly_its_rows_in_their_order(in_time_order):
         if in_time_order:
             days.sort()
         table = _table(days)
-        got = {key[1]: rows.column("event_id").to_pylist() for key, rows in split_by_day("events", table)}
-        assert got == _filtered(table)
-        assert list(got) == sorted(got)          # day order
-        assert all(key[0] == "events" for key, _ in split_by_day("events", table))
+        for slices in (True, False):
+            got = {key[1]: rows.column("event_id").to_pylist()
+                   for key, rows in split_by_day("events", table, slices=slices)}
+            assert got == _filtered(table)
+            assert list(got) == sorted(got)          # day order
+            assert all(key[0] == "events" for key, _ in split_by_day("events", table, slices=slices))
 
 
-def test_rows_in_time_order_are_handed_out_as_slices_of_the_table():
+def test_rows_in_time_order_are_handed_out_as_slices_of_the_table_when_asked():
     table = _table([DAY] * 3 + [DAY + _dt.timedelta(days=1)] * 2)
-    parts = [rows for _, rows in split_by_day("events", table)]
-    assert [p.num_rows for p in parts] == [3, 2]
     base = table.column("event_id").chunk(0).buffers()[1].address
+    parts = [rows for _, rows in split_by_day("events", table, slices=True)]
+    assert [p.num_rows for p in parts] == [3, 2]
     assert all(p.column("event_id").chunk(0).buffers()[1].address == base for p in parts)   # no copy
+    # rows Beam pickles are copies: a pickled slice would carry its whole parent table
+    copies = [rows for _, rows in split_by_day("rounds", table)]
+    assert [p.num_rows for p in copies] == [3, 2]
+    assert all(p.column("event_id").chunk(0).buffers()[1].address != base for p in copies)
 
 
 def test_a_table_with_no_rows_has_no_day():
@@ -56,7 +62,7 @@ def test_a_table_with_no_rows_has_no_day():
 
 def test_a_slice_packs_only_its_own_rows():
     table = _table([DAY] * 1000 + [DAY + _dt.timedelta(days=1)])
-    (_, first), (_, last) = split_by_day("events", table)
+    (_, first), (_, last) = split_by_day("events", table, slices=True)
     assert coders.unpack(coders.pack(last)).column("event_id").to_pylist() == ["e1000"]
     assert len(coders.pack(last)) < len(coders.pack(first)) / 5
 
