@@ -144,7 +144,7 @@ for k, evs in events.items():
     outs["packs"].append(rows_to_table(rp.drain_packs(), PACKS))
 replay = time.perf_counter() - t
 t = time.perf_counter()
-pieces = defaultdict(list)   # each table's events per day, sorted for the writer (as ReplayTable hands them out)
+pieces = defaultdict(list)   # each table's events per day, sorted for the writer as ReplayTable does (not packed here)
 for v in tables.values():
     for key, rows in split_by_day("events", v):
         pieces[key[1]].append(lakelib.sorted_piece("events", rows))

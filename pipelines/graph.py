@@ -18,9 +18,10 @@
 
 The events, the bulk of the data, go from the replay to their own
 grouping and writer: on the embedded runner every Flatten in front of a
-grouping is one more pass of its data through a worker process, so the
-Flattens (and a plain run's joins with an empty prior state) carry only
-small elements.
+grouping is one more pass of its data through a worker process, so after
+the replay the Flattens carry only small elements.  Before it, a plain run
+groups each table's events alone; a nightly run joins them with the prior
+state (a CoGroupByKey, whose Flatten does pass them through a worker once).
 
 Two modes.  A plain run replays its input from scratch, closes every table
 at the end of input and owns the partitions it writes (``part-0.parquet``;

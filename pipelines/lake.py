@@ -155,7 +155,10 @@ def write_partition(lake: str, name: str, gaming_day, tables: Iterable, file_nam
     relative = f"{name}/gaming_day={gaming_day}" if gaming_day is not None else name
     order = _piece_order(name, items, unpack, peek) if len(items) > 1 else None
     if order is None:
-        table = sort_table(name, concat_conformed([unpack(t) for t in items], schema))
+        tables = [unpack(t) for t in items]
+        table = concat_conformed(tables, schema)
+        if not (len(tables) == 1 and _marked_sorted(tables[0])):
+            table = sort_table(name, table)
         write_atomically(lake, relative, file_name, table)
         return table.num_rows
     rows = 0
@@ -165,12 +168,16 @@ def write_partition(lake: str, name: str, gaming_day, tables: Iterable, file_nam
         for i in order:
             table = unpack(items[i])
             piece = concat_conformed([table], schema)
-            if (table.schema.metadata or {}).get(PIECE_SORTED) != b"1":
+            if not _marked_sorted(table):
                 piece = sort_table(name, piece)
             rows += piece.num_rows
             yield piece
     write_atomically(lake, relative, file_name, pieces(), schema)
     return rows
+
+
+def _marked_sorted(table: pa.Table) -> bool:
+    return (table.schema.metadata or {}).get(PIECE_SORTED) == b"1"
 
 
 def _piece_order(name: str, items: list, unpack, peek) -> list[int] | None:

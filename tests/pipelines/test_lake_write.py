@@ -70,3 +70,14 @@ def test_a_piece_of_several_tables_has_no_first_key():
     piece = lake.sorted_piece("events", both)
     assert piece.schema.metadata == {lake.PIECE_SORTED: b"1"}
     assert piece.column("event_id").to_pylist() == ["BAC-01-SHOE-1-1", "BAC-01-SHOE-1-2", "BAC-02-SHOE-1-1"]
+
+
+def test_a_single_marked_piece_is_written_as_it_comes_and_without_its_mark(tmp_path):
+    # a day whose events all come from one table: one piece, written in one go
+    rows = _events("BAC-01", [1, 2, 3])
+    reversed_but_marked = rows.take([2, 1, 0]).replace_schema_metadata({lake.PIECE_SORTED: b"1"})
+    lake.write_partition(str(tmp_path), "events", "2026-11-28", [coders.pack(reversed_but_marked)],
+                         unpack=coders.unpack, peek=coders.peek)
+    t = pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
+    assert t.column("seq").to_pylist() == [3, 2, 1]
+    assert lake.PIECE_SORTED not in (t.schema.metadata or {})
