@@ -160,7 +160,7 @@ def _bounds(priority, game: str, cards: Sequence[str | None], unseen: frozenset[
 
     ``None`` stands for no bound (the seat could be anything).
     """
-    known = [c for c in cards if c is not None]
+    known = tuple(c for c in cards if c is not None)
     missing = len(cards) - len(known)
     priority = _CACHED.get(priority, priority)  # the same hands recur
     if missing == 0:
@@ -168,7 +168,7 @@ def _bounds(priority, game: str, cards: Sequence[str | None], unseen: frozenset[
         return p, p
     if missing > _MAX_ENUMERATED_UNKNOWNS:
         return None, None
-    values = [priority(game, known + list(extra))
+    values = [priority(game, known + extra)
               for extra in combinations(sorted(unseen), missing)]
     if not values:
         return None, None
@@ -185,10 +185,8 @@ def _cached_bring_in(game: str, cards: tuple) -> tuple:
     return bring_in_priority(game, cards)
 
 
-# this module's priorities (pure functions of game and cards) with their answers remembered
-_CACHED = {first_to_act_priority: lambda game, cards: _cached_first_to_act(game, tuple(cards)),
-           bring_in_priority: lambda game, cards: _cached_bring_in(game, tuple(cards))}
-_KNOWN = {first_to_act_priority: _cached_first_to_act, bring_in_priority: _cached_bring_in}  # (game, tuple)
+# this module's priorities (pure functions of game and cards) with their answers remembered; cards as a tuple
+_CACHED = {first_to_act_priority: _cached_first_to_act, bring_in_priority: _cached_bring_in}
 
 
 def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | None]],
@@ -201,7 +199,7 @@ def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | Non
     independent between seats, so the set is never smaller than the truth:
     an answer drawn from it is never a guess.
     """
-    known = _KNOWN.get(priority)
+    known = _CACHED.get(priority)
     if known is not None and all(None not in cards for cards in hands.values()):
         # every card known: a seat's bounds are one value, and it leads unless a bigger one shows
         values = {seat: known(game, tuple(cards)) for seat, cards in hands.items()}
