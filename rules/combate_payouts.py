@@ -38,8 +38,8 @@ from typing import Iterable, Mapping, Sequence
 
 from rules.blackjack import DEFAULT_RULES, BlackjackRules, Settlement, settle_second_bet
 from rules.poker_hands import (
-    DEFAULT_PAYTABLE, PAYTABLE_HANDS, Category, Paytable, PokerHand, RANK_VALUE, best_category, best_five,
-    poker_multiplier,
+    DEFAULT_PAYTABLE, PAYTABLE_HANDS, Paytable, PokerHand, RANK_VALUE, best_category, best_five,
+    category_qualifies, poker_multiplier,
 )
 
 __all__ = [
@@ -128,6 +128,6 @@ def settle_third_bet(
 def third_bet_settlement(cards: Sequence[str], bet: float, paytable: Paytable = DEFAULT_PAYTABLE) -> Settlement:
     """``settle_third_bet(cards, bet, paytable)[0]`` without ranking every five of the cards."""
     category, pair_rank = best_category(cards)
-    if category is Category.ONE_PAIR and pair_rank != "A" or category < Category.ONE_PAIR:  # poker_hands.qualifies
+    if not category_qualifies(category, pair_rank):
         return Settlement("lose", -bet)
     return Settlement("win", bet * paytable.pays(category))

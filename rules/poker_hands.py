@@ -295,9 +295,14 @@ DEFAULT_PAYTABLE = Paytable()
 
 def qualifies(hand: PokerHand) -> bool:
     """Document 001 I: "Toda mano con un par de Ases o mayor resultará ganadora"."""
-    if hand.category is Category.ONE_PAIR:
-        return hand.pair_rank == "A"
-    return hand.category > Category.ONE_PAIR
+    return category_qualifies(hand.category, hand.pair_rank)
+
+
+def category_qualifies(category: Category, pair_rank: str | None) -> bool:
+    """:func:`qualifies` from the best hand's category and pair rank alone (:func:`best_category`)."""
+    if category is Category.ONE_PAIR:
+        return pair_rank == "A"
+    return category > Category.ONE_PAIR
 
 
 def poker_multiplier(hand: PokerHand, paytable: Paytable = DEFAULT_PAYTABLE) -> float | None:
