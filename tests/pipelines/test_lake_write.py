@@ -81,3 +81,21 @@ def test_a_single_marked_piece_is_written_as_it_comes_and_without_its_mark(tmp_p
     t = pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
     assert t.column("seq").to_pylist() == [3, 2, 1]
     assert lake.PIECE_SORTED not in (t.schema.metadata or {})
+
+
+def _dictionary_encoded(path) -> dict[str, bool]:
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    return {group.column(i).path_in_schema: "RLE_DICTIONARY" in group.column(i).encodings
+            for i in range(group.num_columns)}
+
+
+def test_columns_that_never_repeat_are_written_without_a_dictionary(tmp_path):
+    piece = _events("BAC-01", range(1, 200))
+    piece = piece.set_column(piece.schema.get_field_index("cards"), "cards",
+                             pa.array([["AS", "KH"]] * 199, pa.list_(pa.string())))
+    lake.write_partition(str(tmp_path), "events", "2026-11-28", [piece])
+    encoded = _dictionary_encoded(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
+    assert {name for name, is_dict in encoded.items() if not is_dict} >= lake.NOT_DICTIONARY_ENCODED
+    assert not any(encoded[name] for name in lake.NOT_DICTIONARY_ENCODED)
+    assert encoded["table_id"] and encoded["type"] and encoded["cards.list.element"]   # a list's leaf too
+    assert pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet").num_rows == 199
