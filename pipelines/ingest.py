@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
-from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
+from pipelines.inputs import LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
 from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
-from schemas.columnar import decode_block
+from schemas.columnar import decode_block, decode_joined
 from schemas.decode import (
     RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object,
 )
@@ -98,7 +98,8 @@ class WithoutCyclicGC(beam.DoFn):
 
 
 class ReadChunks(beam.DoFn):
-    """path → ``(path, kind, [(line_number, line), ...])`` chunks."""
+    """path → ``(path, kind, items)`` chunks: ``items`` is ``[(line_number, line or row), ...]`` or,
+    for plain JSONL lines, a :class:`pipelines.inputs.LineBlock` (no object per line)."""
 
     def __init__(self, chunk_lines: int):
         self.chunk_lines = chunk_lines
@@ -106,10 +107,12 @@ class ReadChunks(beam.DoFn):
     def process(self, path: str) -> Iterator[tuple]:
         import logging
 
-        kind = "parquet" if path.endswith(".parquet") else "jsonl"
-        chunks = (iter_parquet_chunks if kind == "parquet" else iter_line_chunks)(path, self.chunk_lines)
+        if path.endswith(".parquet"):
+            kind, chunks = "parquet", (items for _, items in iter_parquet_chunks(path, self.chunk_lines))
+        else:
+            kind, chunks = "jsonl", iter_jsonl_chunks(path, self.chunk_lines)
         lines = 0
-        for _, items in chunks:
+        for items in chunks:
             lines += len(items)
             yield path, kind, items
         logging.getLogger("pitwatch").info("read %s: %s lines", path, f"{lines:,}")
@@ -130,7 +133,9 @@ class DecodeChunk(WithoutCyclicGC):
         path, kind, items = chunk
         config = self.config
         fast = None
-        if kind == "jsonl":
+        if isinstance(items, LineBlock):
+            fast = decode_joined(items.data, len(items), items.longest, path, items.line_numbers(), config)
+        elif kind == "jsonl":
             fast = decode_block([item for _, item in items], path, [number for number, _ in items], config)
         fast_events, slow = fast if fast is not None else (None, range(len(items)))
         rows: list[dict] = []

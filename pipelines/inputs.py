@@ -103,6 +103,101 @@ def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tu
         yield number, chunk
 
 
+class LineBlock:
+    """Consecutive lines of a JSONL file held as one ``bytes``, joined by ``\\n``.
+
+    Every line is *plain*: not blank, not starting with white space, holding
+    no ``\\r`` (and, line 1, no byte-order mark), so each is exactly what
+    :func:`iter_line_chunks` gives, numbered ``first + i``.  The columnar
+    decoder reads ``data`` as it is, without a ``bytes`` object per line;
+    ``block[i]`` (``(line_number, line)``, like a chunk's items) splits it
+    once, for the few lines decoded one by one.
+    """
+
+    def __init__(self, first: int, data: bytes, count: int, longest: int):
+        self.first, self.data, self.count, self.longest = first, data, count, longest
+        self._lines: list[bytes] | None = None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i: int) -> tuple[int, bytes]:
+        if self._lines is None:
+            self._lines = self.data.split(b"\n")
+        return self.first + i, self._lines[i]
+
+    def line_numbers(self):
+        import numpy as np
+
+        return np.arange(self.first, self.first + self.count, dtype=np.int64)
+
+    def __getstate__(self):
+        return self.first, self.data, self.count, self.longest
+
+    def __setstate__(self, state):
+        self.first, self.data, self.count, self.longest = state
+        self._lines = None
+
+
+_STRIPPED = b" \t\r\n\x0b\x0c"   # what bytes.strip() removes
+_BOM = b"\xef\xbb\xbf"
+
+
+def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
+                      ) -> Iterator[LineBlock | list[tuple[int, bytes]]]:
+    """The lines of a JSONL file in chunks of at most ``chunk_lines``: the same lines, numbers and
+    order as :func:`iter_line_chunks`, a chunk of plain lines as one :class:`LineBlock`.
+
+    A chunk holding a line that is blank, starts with white space, holds a
+    ``\\r`` or a byte-order mark comes as ``[(line_number, line), ...]`` (blank
+    lines left out, ``\\r\\n`` and the mark stripped), exactly as
+    :func:`iter_line_chunks` reads it.  Lines are found with NumPy on whole
+    read blocks: no Python object per line.
+    """
+    import numpy as np
+
+    starts_blank = np.zeros(256, dtype=bool)
+    starts_blank[list(_STRIPPED)] = True
+    number = 1                     # the line number of the first line in ``rest``
+    rest = b""
+    with _open(path) as f:
+        while True:
+            block = f.read(block_size)
+            data = rest + block if rest else block
+            if block:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = data         # one line longer than a read block
+                    continue
+                data, rest = data[:cut], data[cut:]
+            elif data:
+                data, rest = data + b"\n", b""      # the last line had no line end
+            else:
+                return
+            buf = np.frombuffer(data, dtype=np.uint8)
+            ends = np.flatnonzero(buf == 10)
+            starts = np.concatenate(([0], ends[:-1] + 1))
+            plain = ~starts_blank[buf[starts]]      # an empty line starts with its own \n
+            for a in range(0, len(ends), chunk_lines):
+                b = min(a + chunk_lines, len(ends))
+                lo, hi = int(starts[a]), int(ends[b - 1])
+                if (plain[a:b].all() and data.find(b"\r", lo, hi) < 0
+                        and not (number + a == 1 and data.startswith(_BOM))):
+                    yield LineBlock(number + a, data[lo:hi], b - a, int((ends[a:b] - starts[a:b]).max()))
+                    continue
+                chunk = []
+                for i in range(a, b):
+                    line = data[int(starts[i]):int(ends[i])]
+                    if number + i == 1 and line.startswith(_BOM):
+                        line = line[3:]
+                    line = line.rstrip(b"\r\n")
+                    if line.strip():
+                        chunk.append((number + i, line))
+                if chunk:
+                    yield chunk
+            number += len(ends)
+
+
 def _lines(f, block_size: int = 4 << 20) -> Iterator[bytes]:
     """Lines of a binary file object, read in large blocks (any Beam file object)."""
     rest = b""

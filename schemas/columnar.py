@@ -142,20 +142,26 @@ def decode_block(lines: list[bytes], file: str, line_numbers: list[int], config)
     when Arrow cannot read the block as the contract's columns (then every
     line goes the per-line way).
     """
+    return decode_joined(b"\n".join(lines), len(lines), max(map(len, lines)), file, line_numbers, config)
+
+
+def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers, config
+                  ) -> tuple[pa.Table, list[int]] | None:
+    """:func:`decode_block` of ``count`` lines already joined by ``\\n`` (the longest ``longest`` bytes)."""
     try:
-        raw = pj.read_json(pa.BufferReader(b"\n".join(lines)),
-                           read_options=pj.ReadOptions(block_size=max(1 << 20, 2 * max(map(len, lines)) + 2)),
+        raw = pj.read_json(pa.BufferReader(data),
+                           read_options=pj.ReadOptions(block_size=max(1 << 20, 2 * longest + 2)),
                            parse_options=_PARSE)
     except (pa.ArrowException, UnicodeDecodeError, ValueError):
         return None
-    if raw.num_rows != len(lines):
+    if raw.num_rows != count:
         return None     # a line held more than one JSON value
     raw = raw.combine_chunks()
     ok = rows_that_pass(raw)
     n_ok = pc.sum(ok.cast(pa.int64())).as_py() or 0
     if n_ok == 0:
-        return EVENTS.empty_table(), list(range(len(lines)))
-    slow = [] if n_ok == len(lines) else pc.indices_nonzero(pc.invert(ok)).to_pylist()
+        return EVENTS.empty_table(), list(range(count))
+    slow = [] if n_ok == count else pc.indices_nonzero(pc.invert(ok)).to_pylist()
     good = raw.filter(ok) if slow else raw
     try:
         ts = pc.cast(good.column("ts"), TS)
