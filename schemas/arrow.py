@@ -12,7 +12,7 @@ from typing import Iterable
 import pyarrow as pa
 
 from schemas.contract import FIELDS
-from schemas.events import EVENT_FIELDS, Event, events_from_columns
+from schemas.events import EVENT_FIELDS, Event, compact_events
 
 TS = pa.timestamp("us", tz="UTC")
 
@@ -171,22 +171,23 @@ def events_to_table(events: Iterable[Event]) -> pa.Table:
 def table_to_events(table: pa.Table, skip: tuple[str, ...] = ()) -> list[Event]:
     """Inverse of :func:`events_to_table` (``ts`` back to integer microseconds).
 
-    Fields named in ``skip`` are left ``None`` (the replay reads none of the
-    ingest columns; a ``date`` per event is costly to build), and so are
-    fields the table has no column for (:func:`drop_empty_columns`).
+    Fields named in ``skip`` read ``None`` (the replay reads none of the
+    ingest columns; a ``date`` per event is costly to build), and so do
+    fields the table has no column for (:func:`drop_empty_columns`) or whose
+    column is all null: the events store only the other fields
+    (:class:`schemas.events.CompactEvent`).
     """
-    table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast(pa.int64()))
     n = table.num_rows
-    nulls = [None] * n
-    present = set(table.column_names)
-    columns = []
+    names, columns = [], []
     for name in EVENT_FIELDS:
-        if name in skip or name not in present:
-            columns.append(nulls)
+        if name in skip or name not in table.column_names:
             continue
         col = table.column(name)
-        columns.append(nulls if col.null_count == n else col.to_pylist())  # most fields belong to few types
-    return events_from_columns(columns)
+        if col.null_count == n:
+            continue
+        names.append(name)
+        columns.append((col.cast(pa.int64()) if name == "ts" else col).to_pylist())
+    return compact_events(names, columns)
 
 
 def drop_empty_columns(table: pa.Table) -> pa.Table:
