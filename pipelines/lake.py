@@ -94,10 +94,12 @@ def sort_table(name: str, table: pa.Table) -> pa.Table:
     return table.take(pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys]))
 
 
-def sorted_piece(name: str, table: pa.Table) -> pa.Table:
+def sorted_piece(name: str, table: pa.Table, presorted: bool = False) -> pa.Table:
     """``table`` in table ``name``'s sort order, marked so; with its first sort key's one value
-    (a string) when it holds only one, as the replay's pieces do (one table's events)."""
-    table = sort_table(name, table)
+    (a string) when it holds only one, as the replay's pieces do (one table's events).
+    ``presorted``: the caller already put the rows in that order."""
+    if not presorted:
+        table = sort_table(name, table)
     meta = {PIECE_SORTED: b"1"}
     first = table.column(SORT_KEYS[name][0])
     if (table.num_rows and pa.types.is_string(first.type) and first.null_count == 0

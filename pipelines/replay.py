@@ -108,6 +108,32 @@ def feed_ordered(table: pa.Table) -> pa.Table | None:
     return table.take(pa.array(order))
 
 
+def sorted_for_writer(table: pa.Table) -> tuple[pa.Table, list[int]] | None:
+    """One table's rows sorted once for the lake and the replay: ``(rows, feed)``.
+
+    ``rows`` are in gaming day, then the ``events`` partition's order
+    (``lake.SORT_KEYS``: device_id, seq within one table), so each day is a
+    slice the writer takes as it is; ``feed`` is :func:`feed_order` as
+    positions in ``rows``.  None when a device has a seq twice or its clock
+    went back along its seq (then :func:`feed_ordered` decides).
+    """
+    import numpy as np
+
+    if table.num_rows < 2:
+        return None
+    device = pc.rank(table.column("device_id"), sort_keys="ascending", tiebreaker="dense").to_numpy()
+    seq = table.column("seq").to_numpy()
+    ts = table.column("ts").cast(pa.int64()).to_numpy()
+    by_device = np.lexsort((seq, device))
+    d, s, t = device[by_device], seq[by_device], ts[by_device]
+    if np.any((d[1:] == d[:-1]) & ((s[1:] <= s[:-1]) | (t[1:] < t[:-1]))):
+        return None
+    day = table.column("gaming_day").cast(pa.int32()).to_numpy()
+    order = np.lexsort((seq, device, day))
+    feed = np.lexsort((seq[order], device[order], ts[order]))    # by ts, device, seq: the merge
+    return table.take(pa.array(order)), feed.tolist()
+
+
 def _feed_ordered_by_arrow(table: pa.Table) -> pa.Table | None:
     import numpy as np
 
@@ -188,11 +214,17 @@ class ReplayTable(WithoutCyclicGC):
         if batches:
             dedup = deduplicate(batches, self._conflicts(conflict_ids))
             compact = drop_empty_columns(dedup.events)    # fewer columns to reorder and to ship
-            in_order = feed_ordered(compact)
-            ordered = in_order is not None
-            rows_kept = in_order if ordered else compact
             # the replay never reads the ingest columns (file, line, gaming_day, unknown_fields)
-            events = table_to_events(rows_kept, skip=LAKE_EXTRA_COLUMNS)
+            sorted_once = sorted_for_writer(compact)
+            if sorted_once is not None:     # the common case: one sort serves the writer and the replay
+                rows_kept, feed = sorted_once
+                events = list(map(table_to_events(rows_kept, skip=LAKE_EXTRA_COLUMNS).__getitem__, feed))
+                ordered = True
+            else:
+                in_order = feed_ordered(compact)
+                ordered = in_order is not None
+                rows_kept = in_order if ordered else compact
+                events = table_to_events(rows_kept, skip=LAKE_EXTRA_COLUMNS)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
             yield beam.pvalue.TaggedOutput(
@@ -200,7 +232,8 @@ class ReplayTable(WithoutCyclicGC):
             for key, rows in split_by_day("events", rows_kept, slices=True):
                 yield beam.pvalue.TaggedOutput(TAG_DAYS, key[1])
                 # sorted here, in parallel, for the day's writer (lake.sorted_piece)
-                yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(sorted_piece("events", drop_empty_columns(rows)))))
+                piece = sorted_piece("events", drop_empty_columns(rows), presorted=sorted_once is not None)
+                yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(piece)))
         replay, findings = replay_table(
             table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
