@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
@@ -43,12 +44,10 @@ _TYPE_NAMES = pa.array(list(C.TYPES), pa.string())
 _TYPE_SOURCES = pa.array([spec[0] for spec in C.TYPES.values()], pa.string())
 
 
-def _required_by(name: str) -> pa.Array:
-    """The event types on which field ``name`` is required."""
-    return pa.array([t for t in C.TYPES if name in C.required_fields(t)], pa.string())
-
-
-_REQUIRED_BY = {name: _required_by(name) for name in C.FIELDS if name != "type"}
+# _REQUIRED[type's position in C.TYPES, field's in C.FIELDS]: the field is required on that type
+# (one more row, all False, for a type the contract does not know: those rows are out anyway)
+_REQUIRED = np.array([[name in C.required_fields(t) for name in C.FIELDS] for t in C.TYPES]
+                     + [[False] * len(C.FIELDS)])
 _POSITIVE = pa.array(sorted(C.POSITIVE_AMOUNT_TYPES), pa.string())
 
 
@@ -100,16 +99,17 @@ def _cards_ok(col, exactly: int | None) -> pa.Array:
 def rows_that_pass(raw: pa.Table) -> pa.Array:
     """Boolean mask of the rows the fast path may accept (the others go to the per-line decoder)."""
     etype = raw.column("type")
-    ok = _all_true(pc.is_in(etype, value_set=_TYPE_NAMES))
+    type_at = pc.index_in(etype, value_set=_TYPE_NAMES)     # null: a type the contract does not know
+    ok = pc.is_valid(type_at)
     # source must be the type's own (an unknown type is already out)
-    expected_source = pc.take(_TYPE_SOURCES, pc.index_in(etype, value_set=_TYPE_NAMES))
+    expected_source = pc.take(_TYPE_SOURCES, type_at)
     ok = pc.and_(ok, _all_true(pc.equal(raw.column("source"), expected_source)))
-    for name, kind in C.FIELDS.items():
+    required_here = _REQUIRED[pc.fill_null(type_at, len(_TYPE_NAMES)).to_numpy()]   # row → fields it needs
+    missing_required = np.zeros(raw.num_rows, dtype=bool)
+    for j, (name, kind) in enumerate(C.FIELDS.items()):
         col = raw.column(name)
-        if col.null_count:
-            required = _REQUIRED_BY.get(name)
-            if required is not None and len(required):
-                ok = pc.and_(ok, pc.invert(pc.and_(pc.is_in(etype, value_set=required), pc.is_null(col))))
+        if col.null_count and _REQUIRED[:, j].any():
+            missing_required |= required_here[:, j] & col.is_null().to_numpy()
         if col.null_count == len(col):
             continue
         fits = _kind_ok(kind, col)
@@ -121,7 +121,7 @@ def rows_that_pass(raw: pa.Table) -> pa.Array:
     positive = _all_true(pc.is_in(etype, value_set=_POSITIVE))
     ok = pc.and_(ok, pc.invert(pc.and_(positive, _all_true(pc.less_equal(raw.column("amount"), 0)))))
     ok = pc.and_(ok, _all_true(pc.match_substring_regex(raw.column("ts"), _FAST_TS)))
-    return ok
+    return pc.and_(ok, pa.array(~missing_required))
 
 
 def gaming_days(ts: pa.Array, config) -> pa.Array:
