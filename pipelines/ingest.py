@@ -259,9 +259,8 @@ def conflicting_ids(tables: Iterable[pa.Table]) -> list[str]:
     tables = [unpack(t) for t in tables]
     if not tables:
         return []
-    pairs = pa.concat_tables(tables).group_by(["event_id", "table_key"]).aggregate([])
-    counts = pairs.group_by("event_id").aggregate([("table_key", "count")])
-    many = counts.filter(pc.greater(counts.column("table_key_count"), 1))
+    counts = pa.concat_tables(tables).group_by("event_id").aggregate([("table_key", "count_distinct")])
+    many = counts.filter(pc.greater(counts.column("table_key_count_distinct"), 1))
     return sorted(many.column("event_id").to_pylist())
 
 
