@@ -5,6 +5,7 @@ import datetime as _dt
 import json
 import platform
 import uuid
+from collections import Counter
 
 from pipelines import __version__, lake
 from schemas.arrow import RUNS, rows_to_table
@@ -46,12 +47,35 @@ def run_record(meta: dict, status: str, totals: dict | None = None, ended=None) 
 
 
 def finished_run_record(meta: dict, totals: dict) -> dict:
+    """The record of a finished run: ``failed: …`` when its lines or its rows do not reconcile."""
     rec = run_record(meta, "succeeded", totals, ended=_dt.datetime.now(_dt.timezone.utc))
-    if rec["lines_read"] != rec["accepted"] + rec["rejected"] + rec["duplicates"]:
-        rec["status"] = (
-            f"failed: counts do not reconcile: read {rec['lines_read']} != accepted {rec['accepted']}"
-            f" + rejected {rec['rejected']} + duplicates {rec['duplicates']}")
+    problem = unreconciled(rec, totals.get("written", []))
+    if problem:
+        rec["status"] = f"failed: {problem}"
     return rec
+
+
+def unreconciled(rec: dict, written: list) -> str | None:
+    """Why a run's counts do not add up, or None.
+
+    Every line read is accepted, rejected or a duplicate; every accepted
+    event is a row of an ``events`` partition and every rejected line a row
+    of the ``rejects`` partition written by this run; and no partition is
+    written twice (a second write replaces the first: rows would be lost).
+    A run that fails these checks must not pass for a good one.
+    """
+    if rec["lines_read"] != rec["accepted"] + rec["rejected"] + rec["duplicates"]:
+        return (f"counts do not reconcile: read {rec['lines_read']} != accepted {rec['accepted']}"
+                f" + rejected {rec['rejected']} + duplicates {rec['duplicates']}")
+    seen = Counter((name, day) for name, day, _ in written)
+    twice = sorted(f"{name}/gaming_day={day}" for (name, day), n in seen.items() if n > 1)
+    if twice:
+        return f"partition written twice in one run, rows may be lost: {', '.join(twice)}"
+    for name, expected in (("events", rec["accepted"]), ("rejects", rec["rejected"])):
+        rows = sum(n for table, _, n in written if table == name)
+        if rows != expected:
+            return f"rows do not reconcile: the {name} partitions hold {rows} rows, the run counted {expected}"
+    return None
 
 
 def write_run_record(lake_path: str, record: dict) -> None:
