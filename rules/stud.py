@@ -59,13 +59,15 @@ class Stud(GameProcedure):
 
     def _feed(self, ctx, rnd: dict, ev) -> None:
         hand = self._hand(ctx, rnd, ev)
-        hand.findings, hand.undecided = [], set()  # this event's, not an earlier one's
         hand.feed(ev)
-        for f in hand.findings:
-            ctx.emit(f["rule_id"], rnd=rnd, key=(), evidence=f["evidence"], expected=f["expected"],
-                     actual=f["actual"], seat=f["seat"])
+        if hand.findings:  # this event's: taken, so that the next event starts with none
+            findings, hand.findings = hand.findings, []
+            for f in findings:
+                ctx.emit(f["rule_id"], rnd=rnd, key=(), evidence=f["evidence"], expected=f["expected"],
+                         actual=f["actual"], seat=f["seat"])
         if hand.undecided:
-            for rule_id in sorted(hand.undecided):
+            undecided, hand.undecided = hand.undecided, set()
+            for rule_id in sorted(undecided):
                 ctx.undecided(rnd, rule_id)
 
     # --- hooks -----------------------------------------------------------------------

@@ -68,6 +68,8 @@ def seat_of(target: str | None) -> int | None:
 
 
 _SEATS: dict = {}  # seat_of's answers: target -> seat number or None
+_TARGETS: dict = {}  # seat number -> (its target,): allowed_targets' answer when that seat is next
+_FACE_ON_STREET = {4: "up", 5: "up", 6: "up", 7: "down"}  # expected_face after 3rd street
 
 
 def new_hand_state(game: str, *, small_bet=None, big_bet=None, seats: Iterable[int] = (),
@@ -135,36 +137,48 @@ class StudHand:
         return self.live_seats()
 
     # --- what the procedure wants of the next card (asked before it is applied) ----
-    def _to_dead_hand(self, ev) -> bool:
-        seat = seat_of(ev.target)
-        return seat is not None and bool(ev.street) and ev.street >= 4 and self.is_dead(seat)
+    def _to_dead_hand(self, seat: int | None, street) -> bool:
+        """A card to ``seat`` (``seat_of`` its target) on ``street`` goes to a dead hand."""
+        return seat is not None and bool(street) and street >= 4 and self.is_dead(seat)
 
-    def _replacement(self, ev) -> bool:
-        seat = seat_of(ev.target)
-        return ev.street == 7 and seat is not None and self.s["replacement_due"] == seat and self.dealt(7, seat) > 0
+    def _replacement(self, seat: int | None, street) -> bool:
+        """A card to ``seat`` on ``street`` replaces its exposed 7th-street card (004 B)."""
+        return street == 7 and seat is not None and self.s["replacement_due"] == seat and self.dealt(7, seat) > 0
 
     def allowed_targets(self, ev) -> tuple[str, ...] | None:
         """Targets the card ``ev`` may go to (``DEAL_ORDER``); None: not checked."""
-        if ev.type != "card_dealt" or ev.target == "burn" or self._to_dead_hand(ev) or self._replacement(ev):
+        target, street = ev.target, ev.street
+        if ev.type != "card_dealt" or target == "burn":
             return None
-        if ev.target == "community" and ev.street == 7:
+        seat = seat_of(target)
+        if self._to_dead_hand(seat, street) or self._replacement(seat, street):
+            return None
+        if target == "community" and street == 7:
             return None  # SHORT_DECK_PROCEDURE judges community cards
-        if ev.street == 3 and not self.s["antes"] and not self.s["occupied"]:
+        s = self.s
+        if street == 3 and not s["antes"] and not s["occupied"]:
             return None
-        expected = self.s["expected"] if ev.street == self.s["street"] else self._street_order(ev.street)
-        return (f"seat:{expected[0]}",) if expected else ()
+        expected = s["expected"] if street == s["street"] else self._street_order(street)
+        if not expected:
+            return ()
+        allowed = _TARGETS.get(expected[0])
+        if allowed is None:
+            allowed = (f"seat:{expected[0]}",)
+            if len(_TARGETS) < 1024:
+                _TARGETS[expected[0]] = allowed
+        return allowed
 
     def expected_face(self, ev) -> str | None:
         """``up`` / ``down`` for the card ``ev`` (``CARD_FACE``); None: not checked."""
-        seat = seat_of(ev.target)
-        if ev.type != "card_dealt" or seat is None or self._to_dead_hand(ev):
+        seat, street = seat_of(ev.target), ev.street
+        if ev.type != "card_dealt" or seat is None or self._to_dead_hand(seat, street):
             return None
-        if ev.street == 3:
+        if street == 3:
             third = self.dealt(3, seat) == 2
             if third and seat in self.s["exposed_third"]:
                 return None  # EXPOSED_CARD (A)
             return "up" if third else "down"
-        return {4: "up", 5: "up", 6: "up", 7: "down"}.get(ev.street)
+        return _FACE_ON_STREET.get(street)
 
     def expected_holdings(self) -> dict[str, int]:
         """Cards each position must hold at the end (``MISDEAL``): see the module docstring."""
@@ -244,13 +258,13 @@ class StudHand:
             return
         if seat is None:
             return
-        if self._to_dead_hand(ev):
+        if self._to_dead_hand(seat, street):
             why = "absent" if seat in s["absent"] else "folded"
             s["dead_cards"][str(seat)] = s["dead_cards"].get(str(seat), 0) + 1
             self._fire("CARD_TO_DEAD_HAND", f"no card to seat {seat}: its hand is dead ({why})",
                        f"street {street}: a card to seat {seat}", [ref(ev), s["dead_refs"][str(seat)]], seat)
             return
-        if self._replacement(ev):
+        if self._replacement(seat, street):
             s["replacement_due"] = None  # 004 B: the exposed card is replaced
             s["replaced"][str(seat)] = s["replaced"].get(str(seat), 0) + 1
             return

@@ -86,6 +86,11 @@ def card_order(game: str, card: str) -> tuple[int, int]:
     return ranks[card[0]], _SUIT[card[1]]
 
 
+# card_order of every card, by is_low_game: what the priorities below look up per card
+_ORDER_OF = {low: {c: ((_LOW_RANK if low else _HIGH_RANK)[c[0]], _SUIT[c[1]]) for c in ALL_CARDS}
+             for low in (False, True)}
+
+
 # --- showing hands -------------------------------------------------------------
 
 _HIGH_CARD, _PAIR, _TWO_PAIR, _TRIPS, _QUADS = range(5)
@@ -120,11 +125,16 @@ def showing_strength(game: str, cards: Iterable[str]) -> tuple:
     cards = list(cards)
     if not cards:
         raise ValueError("a showing hand needs at least one up card")
-    if is_low_game(game):
-        cls, ranks = _class_and_ranks([_LOW_RANK[c[0]] for c in cards])
-        return (-cls, tuple(-r for r in ranks))
-    cls, ranks = _class_and_ranks([_HIGH_RANK[c[0]] for c in cards])
-    return (cls, ranks)
+    low = is_low_game(game)
+    return _strength(low, [_ORDER_OF[low][c][0] for c in cards])
+
+
+def _strength(low: bool, ranks: Sequence[int]) -> tuple:
+    """:func:`showing_strength` from the cards' ranks (A low in razz, ``low``; else A high)."""
+    cls, ordered = _class_and_ranks(ranks)
+    if low:
+        return (-cls, tuple(-r for r in ordered))
+    return (cls, ordered)
 
 
 def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple:
@@ -135,8 +145,11 @@ def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple:
     only possible with several decks, by their next cards.
     """
     cards = list(cards)
-    by_suit = tuple(sorted((card_order(game, c) for c in cards), reverse=True))
-    return (showing_strength(game, cards), by_suit)
+    if not cards:
+        raise ValueError("a showing hand needs at least one up card")
+    low = is_low_game(game)
+    orders = [_ORDER_OF[low][c] for c in cards]  # card_order of each card
+    return (_strength(low, [r for r, _s in orders]), tuple(sorted(orders, reverse=True)))
 
 
 def bring_in_priority(game: str, cards: Iterable[str]) -> tuple:
