@@ -65,10 +65,13 @@ def record_shoe_card(ctx, pack: dict, ev) -> None:
     al = pack["al"]
     if not alignment.add_shoe(al, ev.index, ev.card, ev.event_id, ev.ts):
         return
-    pack["s_round"].extend([None] * (len(al["s"]) - len(pack["s_round"])))
+    s, s_round = al["s"], pack["s_round"]
+    if len(s) == len(s_round) + 1:
+        s_round.append(None)  # the usual case: one draw added
+    else:
+        s_round.extend([None] * (len(s) - len(s_round)))
     if pack["first_shoe"] is None:
         pack["first_shoe"] = ref(ev)
-    s = al["s"]
     if not pack["run_found"] and len(s) >= RUN and _may_end_run(s[-2][1], s[-1][1]):
         window = s[-RUN:]
         if new_deck_run([c[1] for c in window], RUN) == 0:
@@ -100,12 +103,13 @@ def _run_finding(ctx, pack, evidence, cards, where) -> None:
 def align(ctx, pack: dict) -> bool:
     """Advance the matching; returns True when anything was decided."""
     al = pack["al"]
-    if not al["s"] or not al["t"]:
-        return False
+    s, t = al["s"], al["t"]
+    if not s or not t or (al["i"] == len(s) and al["j"] == len(t)):
+        return False  # nothing to decide (alignment.step would find nothing)
     outcomes = alignment.step(al)
     if not outcomes:
         return False
-    s, t, s_round = al["s"], al["t"], pack["s_round"]
+    s_round = pack["s_round"]
     for kind, si, tj in outcomes:
         if kind == "match":
             s_round[si] = t[tj][4]

@@ -110,10 +110,9 @@ class TableReplay:
         self._out: list[Finding] = []
         self._caches()
 
-    @property
-    def shoeless(self) -> bool:
+    def _is_shoeless(self) -> bool:
         """The table deals without a card-reading shoe (see "Tables without a shoe"); while
-        the game is unknown, only a table whose reference says so."""
+        the game is unknown, only a table whose reference says so.  Kept in ``shoeless``."""
         if self.st["game"] is None and self.ref.shoe is None:
             return False
         return not self.ref.has_shoe(self.proc.dealt_from_shoe)
@@ -134,8 +133,10 @@ class TableReplay:
         ``_ready`` holds the packs both card streams have passed (only those can be final)
         whose composition is decided; ``_held`` those still waiting on it (on a table
         without a shoe or shuffler count that is the end of input, so a day's packs can
-        wait there: they are not scanned on every event).
+        wait there: they are not scanned on every event).  ``shoeless``: :meth:`_is_shoeless`,
+        asked on every shoe event; it changes only with the game (:meth:`_set_game`).
         """
+        self.shoeless = self._is_shoeless()
         self._fver = 0
         self._fclean = None
         passed = [(pid, p) for pid, p in self.st["packs"].items() if p["shoe_done"] and p["term_done"]]
@@ -386,6 +387,7 @@ class TableReplay:
             was_unknown = self.st["game"] is None
             self.st["game"] = game
             self.proc = procedure_for(game, self.ref)
+            self.shoeless = self._is_shoeless()
             self.st["g"] = self.proc.new_table_state()
             for pack in self.st["packs"].values():
                 if not pack["g"]:
