@@ -72,8 +72,11 @@ def card_points(card: str) -> int:
 
 
 def hand_total(cards: Sequence[str]) -> Total:
-    hard = sum(POINTS[c[0]] for c in cards)
-    if any(c[0] == "A" for c in cards) and hard + 10 <= 21:
+    hard, ace = 0, False
+    for c in cards:
+        hard += POINTS[c[0]]
+        ace = ace or c[0] == "A"
+    if ace and hard + 10 <= 21:
         return Total(hard + 10, True)
     return Total(hard, False)
 
@@ -94,7 +97,10 @@ def is_six_card_winner(cards: Sequence[str]) -> bool:
 
 def is_live(cards: Sequence[str], *, split: bool = False) -> bool:
     """A hand the dealer still has to beat: not bust, not a blackjack, not six cards."""
-    return not (is_bust(cards) or is_blackjack(cards, split=split) or is_six_card_winner(cards))
+    points = hand_total(cards).points  # is_bust's and is_blackjack's total, counted once
+    if points > 21 or not split and len(cards) == 2 and points == 21:
+        return False
+    return not is_six_card_winner(cards)
 
 
 def dealer_must_hit(cards: Sequence[str], rules: BlackjackRules = DEFAULT_RULES) -> bool:

@@ -66,7 +66,19 @@ SIX = 6
 
 
 def _seat(target: str) -> int | None:
-    return int(target[5:]) if target.startswith("seat:") else None
+    try:
+        return _SEATS[target]  # a handful of targets, asked several times per card
+    except KeyError:
+        pass
+    seat = int(target[5:]) if target.startswith("seat:") else None
+    if len(_SEATS) < 1024:
+        _SEATS[target] = seat
+    return seat
+
+
+_SEATS: dict = {}  # _seat's answers: target -> seat number or None
+# expected_face by what the card is (Combate._kind)
+_FACE_OF_KIND = {"p1": "up", "p2": "up", "hole": "down", "hit": "up", "draw": "up", "p3": "down"}
 
 
 def _decide(groups, check, alphabet=RANK_CARDS, limit: int = 2):
@@ -133,12 +145,12 @@ class Combate(GameProcedure):
     def allowed_targets(self, ctx, rnd, ev):
         g, seats = rnd["g"], self._seats(rnd)
         stage = g["stage"]
-        if stage in ("p1", "p2"):
-            order = [f"seat:{s}" for s in seats["first" if stage == "p1" else "second"]] + ["dealer"]
+        if stage in ("p1", "p2"):  # the phase's seats in order, then the dealer
+            order = seats["first" if stage == "p1" else "second"]
             k = g["n"][stage]
-            return (order[k],) if k < len(order) else ()
-        p3 = self._p3_order(rnd)
+            return (f"seat:{order[k]}",) if k < len(order) else ("dealer",) if k == len(order) else ()
         if stage == "p3":
+            p3 = self._p3_order(rnd)
             k = g["n"]["p3"]
             return (p3[k],) if k < len(p3) else ()
         if g["pending"] and stage != "draw":
@@ -146,7 +158,7 @@ class Combate(GameProcedure):
             if seat >= g["turn"]:
                 return (f"seat:{seat}",)
             return tuple(f"seat:{s}" for s in seats["second"] if s >= g["turn"]) + ("dealer",)
-        allowed = tuple(p3[:1])
+        allowed = tuple(self._p3_order(rnd)[:1])
         if stage in ("play", "draw") and self._live(g) is not False:
             allowed = ("dealer",) + allowed
         return allowed
@@ -165,8 +177,7 @@ class Combate(GameProcedure):
         return "p3" if seat is not None else "extra"
 
     def expected_face(self, ctx, rnd, ev):
-        return {"p1": "up", "p2": "up", "hole": "down", "hit": "up", "draw": "up", "p3": "down"}.get(
-            self._kind(rnd["g"], ev))
+        return _FACE_OF_KIND.get(self._kind(rnd["g"], ev))
 
     @staticmethod
     def _pending_for(g, seat, hand):
@@ -179,7 +190,6 @@ class Combate(GameProcedure):
     def on_card(self, ctx, rnd, ev) -> None:
         g = rnd["g"]
         kind, seat = self._kind(g, ev), _seat(ev.target)
-        card = [ev.card, ref(ev)]
         if kind in ("p1", "p2", "hole"):
             g["n"]["p1" if kind == "p1" else "p2"] += 1
             if ev.target == "dealer":
@@ -187,8 +197,9 @@ class Combate(GameProcedure):
                 g["dealer_refs"].append(ref(ev))
                 g["stage"] = "p2" if kind == "p1" else "play"
             elif seat is not None:
-                self._hand(g, seat, 1)["cards"].append(ev.card)
-                self._hand(g, seat, 1)["refs"].append(card[1])
+                hand = self._hand(g, seat, 1)
+                hand["cards"].append(ev.card)
+                hand["refs"].append(ref(ev))
         elif kind == "hit":
             s, h, _r = g["pending"].pop(self._pending_for(g, seat, ev.hand))
             g["turn"] = max(g["turn"], s)
