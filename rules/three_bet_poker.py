@@ -85,17 +85,16 @@ class ThreeBetPoker(GameProcedure):
             g["eligible"] = sorted(s for s, placed in spots.items() if SPOTS <= placed)
         return g["eligible"]
 
-    def _order(self, rnd: dict) -> list[str]:
-        one_pass = [f"seat:{s}" for s in self._eligible(rnd)] + ["community"]
-        return one_pass * PASSES
-
     def on_bets_closed(self, ctx, rnd, ev) -> None:
         self._eligible(rnd)
 
     def allowed_targets(self, ctx, rnd, ev):
-        order = self._order(rnd)
-        k = len(rnd["cards"])
-        return (order[k],) if k < len(order) else ()
+        seats = self._eligible(rnd)
+        k, one_pass = len(rnd["cards"]), len(seats) + 1  # a pass: every eligible seat, then community
+        if k >= one_pass * PASSES:
+            return ()
+        k %= one_pass  # the card's place in its pass
+        return (f"seat:{seats[k]}",) if k < len(seats) else ("community",)
 
     def expected_face(self, ctx, rnd, ev):
         return "down"
