@@ -73,6 +73,13 @@ def _score(s, t, i, j, al) -> int:
     return n
 
 
+def idle(al: dict) -> bool:
+    """Nothing can be decided now (:func:`step` would return nothing): neither stream has a
+    card left to place, or one has none and has not passed the pack (its next card may come)."""
+    s_left, t_left = al["i"] < len(al["s"]), al["j"] < len(al["t"])
+    return (not s_left and (not t_left or not al["s_done"])) or (not t_left and not al["t_done"])
+
+
 def step(al: dict) -> list[tuple]:
     """Decide every place that can be decided now; returns the outcomes in order."""
     s, t = al["s"], al["t"]

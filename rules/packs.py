@@ -104,8 +104,8 @@ def align(ctx, pack: dict) -> bool:
     """Advance the matching; returns True when anything was decided."""
     al = pack["al"]
     s, t = al["s"], al["t"]
-    if not s or not t or (al["i"] == len(s) and al["j"] == len(t)):
-        return False  # nothing to decide (alignment.step would find nothing)
+    if not s or not t or alignment.idle(al):
+        return False
     outcomes = alignment.step(al)
     if not outcomes:
         return False
