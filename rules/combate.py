@@ -141,6 +141,16 @@ class Combate(GameProcedure):
             return [f"seat:{s}" for s in self._seats(rnd)["third"] for _ in range(SIX - self._seat_count(rnd, s))]
         return g["p3"]
 
+    def _p3_first(self, rnd) -> tuple:
+        """``tuple(self._p3_order(rnd)[:1])``: the first third-bet seat short of six cards."""
+        g = rnd["g"]
+        if g["p3"] is not None:
+            return tuple(g["p3"][:1])
+        for s in self._seats(rnd)["third"]:
+            if self._seat_count(rnd, s) < SIX:
+                return (f"seat:{s}",)
+        return ()
+
     # --- the dealing order and faces --------------------------------------
     def allowed_targets(self, ctx, rnd, ev):
         g, seats = rnd["g"], self._seats(rnd)
@@ -158,7 +168,7 @@ class Combate(GameProcedure):
             if seat >= g["turn"]:
                 return (f"seat:{seat}",)
             return tuple(f"seat:{s}" for s in seats["second"] if s >= g["turn"]) + ("dealer",)
-        allowed = tuple(self._p3_order(rnd)[:1])
+        allowed = self._p3_first(rnd)
         if stage in ("play", "draw") and self._live(g) is not False:
             allowed = ("dealer",) + allowed
         return allowed
@@ -317,11 +327,11 @@ class Combate(GameProcedure):
         if ev.spot not in SPOTS or amount is None:
             return [("no bet", 0.0)]
         target = f"seat:{ev.seat}"
-        seat_cards = [c[3] for c in rnd["cards"] if c[0] == target]
         if ev.spot == "first":
-            if not seat_cards or not g["dealer"]:
+            combate_card = next(([c[3]] for c in rnd["cards"] if c[0] == target), None)  # the seat's first card
+            if combate_card is None or not g["dealer"]:
                 return []
-            got = _decide([seat_cards[:1], g["dealer"][:1]], lambda p, d: settle_first_bet(p[0], d[0], amount))
+            got = _decide([combate_card, g["dealer"][:1]], lambda p, d: settle_first_bet(p[0], d[0], amount))
         elif ev.spot == "second":
             hand = g["hands"].get(f"{ev.seat:03d}/{ev.hand or 1}")
             if hand is None or len(g["dealer"]) < 2:
@@ -329,6 +339,7 @@ class Combate(GameProcedure):
             got = _decide([hand["cards"], g["dealer"]], lambda p, d: settle_second_bet(
                 p, d, amount, doubled=hand["doubled"], split=hand["split"], rules=self.rules.blackjack))
         else:
+            seat_cards = [c[3] for c in rnd["cards"] if c[0] == target]
             if len(seat_cards) != SIX:
                 return []
             got = _decide([seat_cards], lambda cs: third_bet_settlement(cs, amount, self.rules.paytable),
