@@ -135,8 +135,19 @@ class Baccarat(GameProcedure):
             ctx.emit("DRAWING_RULE", rnd=rnd, key=(), evidence=thirds,
                      expected="third cards by the punto banco tableau", actual=wrong)
 
+    _coup: tuple = (None, 0, [], [])  # the last coup's cards list, how many it held, its hands
+
+    def _coup_hands(self, rnd: dict) -> tuple[list, list]:
+        """``_hands(rnd)``, kept while the coup gets no card: each payout of a coup asks for it."""
+        cards = rnd["cards"]
+        seen, n, player, banker = self._coup
+        if seen is not cards or n != len(cards):
+            player, banker = _hands(rnd)
+            self._coup = (cards, len(cards), player, banker)
+        return player, banker
+
     def payout_candidates(self, ctx, rnd, ev):
-        player, banker = _hands(rnd)
+        player, banker = self._coup_hands(rnd)
         if len(player) < 2 or len(banker) < 2:
             return []
         amount = bet_total(rnd, ev.seat, ev.spot)
