@@ -178,7 +178,8 @@ class ThreeBetPoker(GameProcedure):
 
     # --- pack-level decisions: the true stub, draws after the deal ---------
     def settle_pack(self, ctx, pack) -> None:
-        self._decide(ctx, pack, closing=False)
+        if pack["shoe_done"]:  # else _decide waits for the shoe
+            self._decide(ctx, pack, closing=False)
 
     def on_close(self, ctx) -> None:
         for pack in list(ctx.st["packs"].values()):
