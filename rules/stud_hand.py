@@ -139,7 +139,10 @@ class StudHand:
     # --- what the procedure wants of the next card (asked before it is applied) ----
     def _to_dead_hand(self, seat: int | None, street) -> bool:
         """A card to ``seat`` (``seat_of`` its target) on ``street`` goes to a dead hand."""
-        return seat is not None and bool(street) and street >= 4 and self.is_dead(seat)
+        if seat is None or not street or street < 4:
+            return False
+        s = self.s
+        return seat in s["absent"] or seat in s["folded"]  # is_dead(seat), asked up to 3 times a card
 
     def _replacement(self, seat: int | None, street) -> bool:
         """A card to ``seat`` on ``street`` replaces its exposed 7th-street card (004 B)."""
