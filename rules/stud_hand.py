@@ -47,6 +47,7 @@ How document 004 is read here (the German decides where rules.md is silent):
 """
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 from rules.finding import ref
@@ -68,8 +69,8 @@ def seat_of(target: str | None) -> int | None:
 
 
 _SEATS: dict = {}  # seat_of's answers: target -> seat number or None
-_TARGETS: dict = {}  # seat number -> (its target,): allowed_targets' answer when that seat is next
 _FACE_ON_STREET = {4: "up", 5: "up", 6: "up", 7: "down"}  # expected_face after 3rd street
+_only = functools.lru_cache(maxsize=256)(lambda seat: (f"seat:{seat}",))  # allowed_targets: that seat only
 
 
 def new_hand_state(game: str, *, small_bet=None, big_bet=None, seats: Iterable[int] = (),
@@ -139,10 +140,8 @@ class StudHand:
     # --- what the procedure wants of the next card (asked before it is applied) ----
     def _to_dead_hand(self, seat: int | None, street) -> bool:
         """A card to ``seat`` (``seat_of`` its target) on ``street`` goes to a dead hand."""
-        if seat is None or not street or street < 4:
-            return False
-        s = self.s
-        return seat in s["absent"] or seat in s["folded"]  # is_dead(seat), asked up to 3 times a card
+        s = self.s  # is_dead(seat) inline: asked up to three times a card
+        return seat is not None and (street or 0) >= 4 and (seat in s["absent"] or seat in s["folded"])
 
     def _replacement(self, seat: int | None, street) -> bool:
         """A card to ``seat`` on ``street`` replaces its exposed 7th-street card (004 B)."""
@@ -150,11 +149,9 @@ class StudHand:
 
     def allowed_targets(self, ev) -> tuple[str, ...] | None:
         """Targets the card ``ev`` may go to (``DEAL_ORDER``); None: not checked."""
-        target, street = ev.target, ev.street
-        if ev.type != "card_dealt" or target == "burn":
-            return None
-        seat = seat_of(target)
-        if self._to_dead_hand(seat, street) or self._replacement(seat, street):
+        target, street, seat = ev.target, ev.street, seat_of(ev.target)
+        if ev.type != "card_dealt" or target == "burn" or self._to_dead_hand(seat, street) \
+                or self._replacement(seat, street):
             return None
         if target == "community" and street == 7:
             return None  # SHORT_DECK_PROCEDURE judges community cards
@@ -162,14 +159,7 @@ class StudHand:
         if street == 3 and not s["antes"] and not s["occupied"]:
             return None
         expected = s["expected"] if street == s["street"] else self._street_order(street)
-        if not expected:
-            return ()
-        allowed = _TARGETS.get(expected[0])
-        if allowed is None:
-            allowed = (f"seat:{expected[0]}",)
-            if len(_TARGETS) < 1024:
-                _TARGETS[expected[0]] = allowed
-        return allowed
+        return _only(expected[0]) if expected else ()
 
     def expected_face(self, ev) -> str | None:
         """``up`` / ``down`` for the card ``ev`` (``CARD_FACE``); None: not checked."""
