@@ -91,6 +91,16 @@ _ORDER_OF = {low: {c: ((_LOW_RANK if low else _HIGH_RANK)[c[0]], _SUIT[c[1]]) fo
              for low in (False, True)}
 
 
+def _orders(low: bool, cards: list[str]) -> list[tuple[int, int]]:
+    """card_order of each card, as card_order reads it: by its first two characters, so a
+    code the per-line decoder lets through with more after it (``"As\\n"``) still ranks."""
+    known = _ORDER_OF[low]
+    try:
+        return [known[c] for c in cards]
+    except KeyError:
+        return [known[c[:2]] for c in cards]
+
+
 # --- showing hands -------------------------------------------------------------
 
 _HIGH_CARD, _PAIR, _TWO_PAIR, _TRIPS, _QUADS = range(5)
@@ -126,7 +136,7 @@ def showing_strength(game: str, cards: Iterable[str]) -> tuple:
     if not cards:
         raise ValueError("a showing hand needs at least one up card")
     low = is_low_game(game)
-    return _strength(low, [_ORDER_OF[low][c][0] for c in cards])
+    return _strength(low, [r for r, _s in _orders(low, cards)])
 
 
 def _strength(low: bool, ranks: Sequence[int]) -> tuple:
@@ -148,7 +158,7 @@ def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple:
     if not cards:
         raise ValueError("a showing hand needs at least one up card")
     low = is_low_game(game)
-    orders = [_ORDER_OF[low][c] for c in cards]  # card_order of each card
+    orders = _orders(low, cards)
     return (_strength(low, [r for r, _s in orders]), tuple(sorted(orders, reverse=True)))
 
 

@@ -332,3 +332,13 @@ def test_004_two_unknown_cards_never_give_a_guessed_answer(drawn, game, rnd):
 ])
 def test_004_H_what_the_dealer_did_against_the_branch(branch, stack, reshuffles, community, seat_cards, followed):
     assert short_deck_followed(branch, stack, reshuffles, community, seat_cards) is followed
+
+
+@pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
+def test_004_d_a_card_code_with_more_after_it_ranks_by_its_code(game):
+    """The per-line decoder accepts ``"As\\n"`` as a card; the showing hand ranks it as ``As``,
+    as the engine always did, and does not fail the table's replay."""
+    from rules.stud_showing import first_to_act_priority, showing_strength
+
+    assert first_to_act_priority(game, ["As\n", "Kd"]) == first_to_act_priority(game, ["As", "Kd"])
+    assert showing_strength(game, ["7c", "As\n"]) == showing_strength(game, ["7c", "As"])
