@@ -114,7 +114,7 @@ from collections import defaultdict
 import pyarrow as pa
 from pipelines.inputs import expand_inputs
 from pipelines.ingest import DecodeChunk, ReadChunks, deduplicate
-from pipelines.replay import feed_ordered, replay_table, split_by_day, finding_rows
+from pipelines.replay import feed_ordered, replay_table, sorted_for_writer, split_by_day, finding_rows
 from pipelines import lake as lakelib
 from schemas.arrow import FINDINGS, ROUNDS, PACKS, drop_empty_columns, rows_to_table, table_to_events
 from schemas.contract import LAKE_EXTRA_COLUMNS
@@ -133,23 +133,32 @@ for f in files:
 read_decode = time.perf_counter() - t
 t = time.perf_counter()
 tables = {{k: drop_empty_columns(deduplicate(v, frozenset()).events) for k, v in by_table.items()}}
-ordered = {{k: feed_ordered(v) for k, v in tables.items()}}
-tables = {{k: ordered[k] if ordered[k] is not None else v for k, v in tables.items()}}
-events = {{k: table_to_events(v, skip=LAKE_EXTRA_COLUMNS) for k, v in tables.items()}}
+events, ordered, presorted = {{}}, {{}}, {{}}
+for k, v in tables.items():   # as ReplayTable: one sort for the writer and the replay, else feed_ordered
+    once = sorted_for_writer(v)
+    if once is not None:
+        tables[k], feed = once
+        events[k] = list(map(table_to_events(tables[k], skip=LAKE_EXTRA_COLUMNS).__getitem__, feed))
+        ordered[k] = presorted[k] = True
+    else:
+        in_order = feed_ordered(v)
+        ordered[k], presorted[k] = in_order is not None, False
+        tables[k] = in_order if in_order is not None else v
+        events[k] = table_to_events(tables[k], skip=LAKE_EXTRA_COLUMNS)
 group = time.perf_counter() - t
 t = time.perf_counter()
 outs = defaultdict(list)
 for k, evs in events.items():
-    rp, findings = replay_table(k, evs, cfg, ordered=ordered[k] is not None)
+    rp, findings = replay_table(k, evs, cfg, ordered=ordered[k])
     outs["findings"].append(rows_to_table(finding_rows(findings), FINDINGS))
     outs["rounds"].append(rows_to_table(rp.drain_rounds(), ROUNDS))
     outs["packs"].append(rows_to_table(rp.drain_packs(), PACKS))
 replay = time.perf_counter() - t
 t = time.perf_counter()
 pieces = defaultdict(list)   # each table's events per day, sorted for the writer as ReplayTable does (not packed here)
-for v in tables.values():
-    for key, rows in split_by_day("events", v):
-        pieces[key[1]].append(lakelib.sorted_piece("events", rows))
+for k, v in tables.items():
+    for key, rows in split_by_day("events", v, slices=True):
+        pieces[key[1]].append(lakelib.sorted_piece("events", drop_empty_columns(rows), presorted=presorted[k]))
 for day, rows in pieces.items():
     lakelib.write_partition({lake!r}, "events", day, rows)
 for name, parts in outs.items():

@@ -124,6 +124,8 @@ class LineBlock:
     def __getitem__(self, i: int) -> tuple[int, bytes]:
         if self._lines is None:
             self._lines = self.data.split(b"\n")
+        if i < 0:
+            i += self.count
         return self.first + i, self._lines[i]
 
     def line_numbers(self):
@@ -147,6 +149,9 @@ def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
                       ) -> Iterator[LineBlock | list[tuple[int, bytes]]]:
     """The lines of a JSONL file in chunks of at most ``chunk_lines``: the same lines, numbers and
     order as :func:`iter_line_chunks`, a chunk of plain lines as one :class:`LineBlock`.
+
+    A chunk never spans two reads of ``block_size`` bytes (4 MB: ~16,000 lines
+    of the contract's size), so a larger ``chunk_lines`` gives no larger chunks.
 
     A chunk holding a line that is blank, starts with white space, holds a
     ``\\r`` or a byte-order mark comes as ``[(line_number, line), ...]`` (blank

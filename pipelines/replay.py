@@ -115,7 +115,7 @@ def sorted_for_writer(table: pa.Table) -> tuple[pa.Table, list[int]] | None:
     (``lake.SORT_KEYS``: device_id, seq within one table), so each day is a
     slice the writer takes as it is; ``feed`` is :func:`feed_order` as
     positions in ``rows``.  None when a device has a seq twice or its clock
-    went back along its seq (then :func:`feed_ordered` decides).
+    went back along its seq, or for fewer than two rows (then :func:`feed_ordered` decides).
     """
     import numpy as np
 
@@ -161,7 +161,8 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
                  nightly: bool = False, ordered: bool = False):
     """Run one table's replay over its events. Returns (replay, findings).
 
-    ``ordered``: the events are already in :func:`feed_order` (:func:`feed_ordered`).
+    ``ordered``: the events are already in :func:`feed_order` (:func:`sorted_for_writer`,
+    :func:`feed_ordered`).
 
     A plain run closes the table at the end of its input.  A nightly run
     closes it only when the table ended the day closed (its terminal's last
@@ -231,7 +232,7 @@ class ReplayTable(WithoutCyclicGC):
                 TAG_COUNTS, {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates})
             for key, rows in split_by_day("events", rows_kept, slices=True):
                 yield beam.pvalue.TaggedOutput(TAG_DAYS, key[1])
-                # sorted here, in parallel, for the day's writer (lake.sorted_piece)
+                # in the writer's order, sorted here (in parallel) if sorted_for_writer did not (lake.sorted_piece)
                 piece = sorted_piece("events", drop_empty_columns(rows), presorted=sorted_once is not None)
                 yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(piece)))
         replay, findings = replay_table(

@@ -48,7 +48,7 @@ def _describe(targets) -> str:
 
 def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
     """Shared checks of a dealt card, then record it in the round."""
-    game = ctx.st["game"]  # ctx.game
+    game = ctx.st["game"]  # ctx.game without the property call (once per card)
     if rnd["bets_closed"] is None and game in _BEFORE_BETS_GAMES:
         evidence = [r for r in (rnd["start_ref"], ref(ev)) if r is not None]
         ctx.emit("CARDS_BEFORE_BETS_CLOSED", rnd=rnd, key=(), evidence=evidence,
@@ -91,7 +91,7 @@ def check_misdeal(ctx, rnd: dict) -> None:
 
 def check_payout(ctx, rnd: dict, ev) -> None:
     """PAYOUT: one finding for every wrong payout (key: round, seat, spot, hand, the payout)."""
-    if ctx.st["game"] not in _PAYOUT_GAMES or rnd["voided"]:
+    if ctx.st["game"] not in _PAYOUT_GAMES or rnd["voided"]:   # ctx.game, once per payout
         return
     candidates = ctx.proc.payout_candidates(ctx, rnd, ev)
     if candidates is None:

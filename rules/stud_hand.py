@@ -108,9 +108,6 @@ class StudHand:
         s = self.s
         return [x for x in sorted(s["dealt_in"]) if x not in s["absent"] and x not in s["folded"]]
 
-    def is_dead(self, seat: int) -> bool:
-        return seat in self.s["absent"] or seat in self.s["folded"]
-
     def dealt(self, street, seat: int) -> int:
         return self.s["count"].get(str(street), {}).get(str(seat), 0)
 
@@ -140,7 +137,7 @@ class StudHand:
     # --- what the procedure wants of the next card (asked before it is applied) ----
     def _to_dead_hand(self, seat: int | None, street) -> bool:
         """A card to ``seat`` (``seat_of`` its target) on ``street`` goes to a dead hand."""
-        s = self.s  # is_dead(seat) inline: asked up to three times a card
+        s = self.s  # a dead hand: absent or folded (asked up to three times a card)
         return seat is not None and (street or 0) >= 4 and (seat in s["absent"] or seat in s["folded"])
 
     def _replacement(self, seat: int | None, street) -> bool:

@@ -99,3 +99,12 @@ def test_columns_that_never_repeat_are_written_without_a_dictionary(tmp_path):
     assert not any(encoded[name] for name in lake.NOT_DICTIONARY_ENCODED)
     assert encoded["table_id"] and encoded["type"] and encoded["cards.list.element"]   # a list's leaf too
     assert pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet").num_rows == 199
+
+
+def test_a_list_of_structs_keeps_a_dictionary_on_each_leaf(tmp_path):
+    table = pa.table({"run_id": ["r"], "inputs": pa.array(
+        [[{"path": "a.jsonl", "sha256": "00", "bytes": 1}]],
+        pa.list_(pa.struct([("path", pa.string()), ("sha256", pa.string()), ("bytes", pa.int64())])))})
+    lake.write_atomically(str(tmp_path), "runs", "r.parquet", table)
+    encoded = _dictionary_encoded(tmp_path / "runs/r.parquet")
+    assert encoded["inputs.list.element.path"] and encoded["inputs.list.element.bytes"]

@@ -44,6 +44,7 @@ def test_plain_lines_come_as_blocks_and_the_rest_line_by_line(tmp_path):
     chunks = list(iter_jsonl_chunks(str(path), 3))
     assert isinstance(chunks[0], LineBlock) and chunks[0].data == b'{"a":1}\n{"a":2}\n{"a":3}'
     assert chunks[0].line_numbers().tolist() == [1, 2, 3] and chunks[0].longest == 7
+    assert chunks[0][-1] == chunks[0][2] == (3, b'{"a":3}')
     assert chunks[1] == [(5, b'{"a":5}'), (6, b'{"a":6}')]     # the blank line 4 is skipped, as line by line
 
 
