@@ -138,7 +138,10 @@ class Baccarat(GameProcedure):
     _coup: tuple = (None, 0, [], [])  # the last coup's cards list, how many it held, its hands
 
     def _coup_hands(self, rnd: dict) -> tuple[list, list]:
-        """``_hands(rnd)``, kept while the coup gets no card: each payout of a coup asks for it."""
+        """``_hands(rnd)``, kept while the coup gets no card: each payout of a coup asks for it.
+
+        Keyed on the cards list itself and its length, which is enough because a
+        round's cards are only ever appended (no entry changes in place)."""
         cards = rnd["cards"]
         seen, n, player, banker = self._coup
         if seen is not cards or n != len(cards):

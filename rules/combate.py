@@ -55,7 +55,7 @@ from rules.blackjack import dealer_must_hit, describe_hand, is_live, is_six_card
 from rules.cards import verdicts
 from rules.combate_payouts import settle_first_bet, table_rules_from_settings, third_bet_settlement
 from rules.finding import ref
-from rules.game import GameProcedure
+from rules.game import GameProcedure, seat_of
 from rules.reference import DEFAULT_REFERENCE, TableReference
 from rules.rounds import bet_total
 
@@ -65,18 +65,6 @@ SPOTS = ("first", "second", "third")
 SIX = 6
 
 
-def _seat(target: str) -> int | None:
-    try:
-        return _SEATS[target]  # a handful of targets, asked several times per card
-    except KeyError:
-        pass
-    seat = int(target[5:]) if target.startswith("seat:") else None
-    if len(_SEATS) < 1024:
-        _SEATS[target] = seat
-    return seat
-
-
-_SEATS: dict = {}  # _seat's answers: target -> seat number or None
 # expected_face by what the card is (Combate._kind)
 _FACE_OF_KIND = {"p1": "up", "p2": "up", "hole": "down", "hit": "up", "draw": "up", "p3": "down"}
 
@@ -175,7 +163,7 @@ class Combate(GameProcedure):
 
     def _kind(self, g, ev) -> str:
         """What the card ``ev`` is, in the round's current stage."""
-        stage, seat = g["stage"], _seat(ev.target)
+        stage, seat = g["stage"], seat_of(ev.target)
         if stage == "p1":
             return "p1"
         if stage == "p2":
@@ -199,7 +187,7 @@ class Combate(GameProcedure):
     # --- following the cards ----------------------------------------------
     def on_card(self, ctx, rnd, ev) -> None:
         g = rnd["g"]
-        kind, seat = self._kind(g, ev), _seat(ev.target)
+        kind, seat = self._kind(g, ev), seat_of(ev.target)
         if kind in ("p1", "p2", "hole"):
             g["n"]["p1" if kind == "p1" else "p2"] += 1
             if ev.target == "dealer":
@@ -387,7 +375,7 @@ class Combate(GameProcedure):
         want = dict(self.holdings(ctx, rnd))
         betting = set(seats["first"]) | set(seats["second"]) | set(seats["third"])
         for position in list(want):
-            if _seat(position) is not None and _seat(position) not in betting:
+            if seat_of(position) is not None and seat_of(position) not in betting:
                 want[position] = 0
         for s in seats["third"]:
             want[f"seat:{s}"] = SIX

@@ -87,6 +87,20 @@ from __future__ import annotations
 from rules.reference import DEFAULT_REFERENCE, TableReference
 
 
+def seat_of(target: str | None) -> int | None:
+    """The seat number of a ``seat:N`` target, else None."""
+    try:
+        return _SEATS[target]  # a handful of targets, asked several times per card
+    except KeyError:
+        pass
+    seat = int(target[5:]) if target and target.startswith("seat:") else None
+    if len(_SEATS) < 1024:
+        _SEATS[target] = seat
+    return seat
+
+
+_SEATS: dict = {}  # seat_of's answers: target -> seat number or None
+
 class GameProcedure:
     """Base plug-in: no game-specific checks (the engine's shared rules still run)."""
 

@@ -51,24 +51,13 @@ import functools
 from typing import Iterable
 
 from rules.finding import ref
+from rules.game import seat_of
 from rules.stud_showing import (
     ALL_CARDS, BRANCH_WORDS, UNDECIDED, bring_in_seat, first_to_act_seat, short_deck_branch,
     short_deck_followed,
 )
 
 
-def seat_of(target: str | None) -> int | None:
-    try:
-        return _SEATS[target]  # a handful of targets, asked several times per card
-    except KeyError:
-        pass
-    seat = int(target[5:]) if target and target.startswith("seat:") else None
-    if len(_SEATS) < 1024:
-        _SEATS[target] = seat
-    return seat
-
-
-_SEATS: dict = {}  # seat_of's answers: target -> seat number or None
 _FACE_ON_STREET = {4: "up", 5: "up", 6: "up", 7: "down"}  # expected_face after 3rd street
 _only = functools.lru_cache(maxsize=256)(lambda seat: (f"seat:{seat}",))  # allowed_targets: that seat only
 
