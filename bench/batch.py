@@ -114,10 +114,9 @@ from collections import defaultdict
 import pyarrow as pa
 from pipelines.inputs import expand_inputs
 from pipelines.ingest import DecodeChunk, ReadChunks, deduplicate
-from pipelines.replay import feed_ordered, replay_table, sorted_for_writer, split_by_day, finding_rows
+from pipelines.replay import replay_table, rows_and_events, split_by_day, finding_rows
 from pipelines import lake as lakelib
-from schemas.arrow import FINDINGS, ROUNDS, PACKS, drop_empty_columns, rows_to_table, table_to_events
-from schemas.contract import LAKE_EXTRA_COLUMNS
+from schemas.arrow import FINDINGS, ROUNDS, PACKS, drop_empty_columns, rows_to_table
 from schemas.decode import GamingDayConfig
 cfg = GamingDayConfig()
 files = expand_inputs({inputs!r})
@@ -134,17 +133,8 @@ read_decode = time.perf_counter() - t
 t = time.perf_counter()
 tables = {{k: drop_empty_columns(deduplicate(v, frozenset()).events) for k, v in by_table.items()}}
 events, ordered, presorted = {{}}, {{}}, {{}}
-for k, v in tables.items():   # as ReplayTable: one sort for the writer and the replay, else feed_ordered
-    once = sorted_for_writer(v)
-    if once is not None:
-        tables[k], feed = once
-        events[k] = list(map(table_to_events(tables[k], skip=LAKE_EXTRA_COLUMNS).__getitem__, feed))
-        ordered[k] = presorted[k] = True
-    else:
-        in_order = feed_ordered(v)
-        ordered[k], presorted[k] = in_order is not None, False
-        tables[k] = in_order if in_order is not None else v
-        events[k] = table_to_events(tables[k], skip=LAKE_EXTRA_COLUMNS)
+for k, v in tables.items():   # as ReplayTable does
+    tables[k], events[k], ordered[k], presorted[k] = rows_and_events(v)
 group = time.perf_counter() - t
 t = time.perf_counter()
 outs = defaultdict(list)

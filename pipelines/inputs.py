@@ -89,10 +89,8 @@ def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tu
     number = 0
     with _open(path) as f:
         for lineno, line in enumerate(_lines(f), start=1):
-            if lineno == 1 and line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]
-            line = line.rstrip(b"\r\n")
-            if not line.strip():
+            line = _kept(lineno, line)
+            if line is None:
                 continue
             chunk.append((lineno, line))
             if len(chunk) >= chunk_lines:
@@ -192,15 +190,21 @@ def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
                     continue
                 chunk = []
                 for i in range(a, b):
-                    line = data[int(starts[i]):int(ends[i])]
-                    if number + i == 1 and line.startswith(_BOM):
-                        line = line[3:]
-                    line = line.rstrip(b"\r\n")
-                    if line.strip():
+                    line = _kept(number + i, data[int(starts[i]):int(ends[i])])
+                    if line is not None:
                         chunk.append((number + i, line))
                 if chunk:
                     yield chunk
             number += len(ends)
+
+
+def _kept(number: int, line: bytes) -> bytes | None:
+    """A line as the decoders get it (line 1's byte-order mark and the line end stripped), or None
+    for a blank line, which is skipped and not counted."""
+    if number == 1 and line.startswith(_BOM):
+        line = line[3:]
+    line = line.rstrip(b"\r\n")
+    return line if line.strip() else None
 
 
 def _lines(f, block_size: int = 4 << 20) -> Iterator[bytes]:

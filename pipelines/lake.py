@@ -50,15 +50,6 @@ PART_FILE = "part-0.parquet"
 # ones by each of their leaves, keeps its dictionary.
 NOT_DICTIONARY_ENCODED = frozenset({"event_id", "ts", "seq", "line"})
 
-
-def _leaf_paths(name: str, type_: pa.DataType) -> list[str]:
-    """The Parquet column paths of a field (a list's items are ``name.list.element``)."""
-    if pa.types.is_list(type_) or pa.types.is_large_list(type_):
-        return _leaf_paths(f"{name}.list.element", type_.value_type)
-    if pa.types.is_struct(type_):
-        return [p for i in range(type_.num_fields)
-                for p in _leaf_paths(f"{name}.{type_.field(i).name}", type_.field(i).type)]
-    return [name]
 # Schema metadata of a piece handed to write_partition already in order (sorted_piece): the
 # writer neither reads it to find its first key nor sorts it again (a step that has the rows
 # at hand, in parallel, sorts them; the writer of a partition is one process).
@@ -117,6 +108,16 @@ def sorted_piece(name: str, table: pa.Table, presorted: bool = False) -> pa.Tabl
             and first[0].as_py() == first[-1].as_py()):    # sorted: the ends agree only if all do
         meta[PIECE_FIRST_KEY] = first[0].as_py().encode()
     return table.replace_schema_metadata(meta)
+
+
+def _leaf_paths(name: str, type_: pa.DataType) -> list[str]:
+    """The Parquet column paths of a field (a list's items are ``name.list.element``)."""
+    if pa.types.is_list(type_) or pa.types.is_large_list(type_):
+        return _leaf_paths(f"{name}.list.element", type_.value_type)
+    if pa.types.is_struct(type_):
+        return [p for i in range(type_.num_fields)
+                for p in _leaf_paths(f"{name}.{type_.field(i).name}", type_.field(i).type)]
+    return [name]
 
 
 def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Table | Iterable[pa.Table],

@@ -134,6 +134,24 @@ def sorted_for_writer(table: pa.Table) -> tuple[pa.Table, list[int]] | None:
     return table.take(pa.array(order)), feed.tolist()
 
 
+def rows_and_events(compact: pa.Table) -> tuple[pa.Table, list, bool, bool]:
+    """A table's rows for the writer and its events for the replay: ``(rows, events, ordered, presorted)``.
+
+    The common case is one sort for both (:func:`sorted_for_writer`: ``rows`` in the
+    writer's order, ``presorted``; the events in feed order).  Otherwise ``rows`` are in
+    :func:`feed_ordered` order when it finds one (``ordered``), else as they came, and the
+    events follow them.  The replay never reads the ingest columns (file, line,
+    gaming_day, unknown_fields): its events leave them out.
+    """
+    sorted_once = sorted_for_writer(compact)
+    if sorted_once is not None:
+        rows, feed = sorted_once
+        return rows, list(map(table_to_events(rows, skip=LAKE_EXTRA_COLUMNS).__getitem__, feed)), True, True
+    in_order = feed_ordered(compact)
+    rows = in_order if in_order is not None else compact
+    return rows, table_to_events(rows, skip=LAKE_EXTRA_COLUMNS), in_order is not None, False
+
+
 def _feed_ordered_by_arrow(table: pa.Table) -> pa.Table | None:
     import numpy as np
 
@@ -215,17 +233,7 @@ class ReplayTable(WithoutCyclicGC):
         if batches:
             dedup = deduplicate(batches, self._conflicts(conflict_ids))
             compact = drop_empty_columns(dedup.events)    # fewer columns to reorder and to ship
-            # the replay never reads the ingest columns (file, line, gaming_day, unknown_fields)
-            sorted_once = sorted_for_writer(compact)
-            if sorted_once is not None:     # the common case: one sort serves the writer and the replay
-                rows_kept, feed = sorted_once
-                events = list(map(table_to_events(rows_kept, skip=LAKE_EXTRA_COLUMNS).__getitem__, feed))
-                ordered = True
-            else:
-                in_order = feed_ordered(compact)
-                ordered = in_order is not None
-                rows_kept = in_order if ordered else compact
-                events = table_to_events(rows_kept, skip=LAKE_EXTRA_COLUMNS)
+            rows_kept, events, ordered, presorted = rows_and_events(compact)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
             yield beam.pvalue.TaggedOutput(
@@ -233,7 +241,7 @@ class ReplayTable(WithoutCyclicGC):
             for key, rows in split_by_day("events", rows_kept, slices=True):
                 yield beam.pvalue.TaggedOutput(TAG_DAYS, key[1])
                 # in the writer's order, sorted here (in parallel) if sorted_for_writer did not (lake.sorted_piece)
-                piece = sorted_piece("events", drop_empty_columns(rows), presorted=sorted_once is not None)
+                piece = sorted_piece("events", drop_empty_columns(rows), presorted=presorted)
                 yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(piece)))
         replay, findings = replay_table(
             table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered)
