@@ -47,7 +47,7 @@ Exit codes: 0 done; 1 findings at or above --fail-on; 2 input or configuration e
 @click.option("--timezone", default="UTC", show_default=True, metavar="ZONE",
               help="Time zone of the gaming day (IANA name, e.g. America/Puerto_Rico).")
 @click.option("--chunk-lines", default=20_000, show_default=True, type=click.IntRange(100),
-              help="Lines per chunk read and decoded as one unit.")
+              help="Most lines per chunk read and decoded as one unit (a JSONL chunk also ends at each 4 MB read).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
 @click.pass_context
 def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cutoff, timezone, chunk_lines, quiet):
