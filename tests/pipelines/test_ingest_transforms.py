@@ -45,6 +45,7 @@ def test_find_conflicting_ids_across_tables_and_with_rejected_copies():
         (1, ids_table([("a", "BAC-07"), ("b", "BAC-07")])),
         (1, ids_table([("a", "BAC-08"), ("b", "BAC-07")])),   # a: two tables → conflict; b: same → fine
         (2, ids_table([("c", "BAC-07"), ("c", REJECTED_KEY)])),  # c: a valid and a rejected copy
+        (3, ids_table([("d", "BAC-07"), ("e", "BAC-08")])),   # every id once: no conflict to look for
     ]
     with BeamTestPipeline(options=OPTIONS) as p:
         out = p | beam.Create(ids) | FindConflictingIds()
