@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pickle
 
+import pyarrow as pa
 import pytest
 
-from schemas.arrow import drop_empty_columns, events_to_table, table_to_events
+from schemas.arrow import drop_empty_columns, events_to_table, shared_strings, table_to_events
 from schemas.contract import LAKE_EXTRA_COLUMNS
 from schemas.decode import GamingDayConfig, decode_line
 from schemas.events import EVENT_FIELDS, CompactEvent, Event, compact_event_class
@@ -44,3 +45,11 @@ def test_one_class_per_set_of_stored_fields_and_no_unknown_field():
     assert compact_event_class(("event_id", "ts")) is not compact_event_class(("ts", "event_id"))
     with pytest.raises(ValueError, match="not event fields"):
         compact_event_class(("event_id", "colour"))
+
+
+def test_shared_strings_equal_values_are_one_object_and_nulls_stay():
+    col = pa.chunked_array([["card_dealt", None, "payout"], ["card_dealt", "payout", None]])
+    values = shared_strings(col)
+    assert values == col.to_pylist()
+    assert values[0] is values[3] and values[2] is values[4]
+    assert shared_strings(pa.array([], pa.string())) == []
