@@ -198,15 +198,19 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
     else:
         replay = TableReplay(table_id, reference=reference, gaming_day=gaming_day)
     findings = []
-    last_dealer_type = None
+    in_order = events if ordered else list(feed_order(events))
+    feed, found = replay.feed, findings.extend
     with no_cyclic_gc():
-        for ev in (events if ordered else feed_order(events)):
-            findings.extend(replay.feed(ev))
-            if ev.source == "dealer":
-                last_dealer_type = ev.type
-    if not nightly or last_dealer_type in (None, "table_closed"):
+        for ev in in_order:
+            found(feed(ev))
+    if not nightly or _last_dealer_type(in_order) in (None, "table_closed"):
         findings.extend(replay.close())
     return replay, findings
+
+
+def _last_dealer_type(in_order: list) -> str | None:
+    """The type of the terminal's last event in feed order (None: it sent none)."""
+    return next((ev.type for ev in reversed(in_order) if ev.source == "dealer"), None)
 
 
 class ReplayTable(WithoutCyclicGC):
