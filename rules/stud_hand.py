@@ -101,7 +101,11 @@ class StudHand:
         return self.s["count"].get(str(street), {}).get(str(seat), 0)
 
     def _up_cards(self, through: int) -> dict[int, list]:
-        return {x: [c for st, c, _ in self.s["up"].get(str(x), []) if st <= through] for x in self.live_seats()}
+        up, hands = self.s["up"], {}
+        for x in self.live_seats():  # a loop, not nested comprehensions: asked on every first action
+            shown = up.get(str(x))
+            hands[x] = [c for st, c, _ in shown if st <= through] if shown else []
+        return hands
 
     def _up_refs(self, seats, through: int) -> list:
         return [r for x in seats if x is not None for st, _, r in self.s["up"].get(str(x), []) if st <= through]
@@ -330,9 +334,13 @@ class StudHand:
             return
         # a seat missing an up card (a misdeal) is judged as if that card were unreadable
         hands = self._up_cards(min(street, 6))
-        width = max((len(c) for c in hands.values()), default=0) or 1
-        hands = {x: cards + [None] * (width - len(cards)) for x, cards in hands.items()}
-        unseen = self._unseen() if any(None in cs for cs in hands.values()) else ()  # () if unused
+        width = max(map(len, hands.values()), default=0) or 1
+        unknown = False
+        for cards in hands.values():  # padded in place: _up_cards made the lists
+            if len(cards) < width:
+                cards += [None] * (width - len(cards))
+            unknown = unknown or None in cards
+        unseen = self._unseen() if unknown else ()  # () if unused
         if street == 3:
             rule, what, pick, all_in = "BRING_IN", "the bring-in", bring_in_seat, self.s["ante_all_in"]
         else:
