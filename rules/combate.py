@@ -71,7 +71,10 @@ _FACE_OF_KIND = {"p1": "up", "p2": "up", "hole": "down", "hit": "up", "draw": "u
 
 def _decide(groups, check, alphabet=RANK_CARDS, limit: int = 2):
     """``check(*groups)`` over every value of the unknown cards: the answer, or None if undecided."""
-    if not any(None in g for g in groups):  # every card known: the one answer, no enumeration
+    for g in groups:
+        if None in g:
+            break
+    else:  # every card known: the one answer, no enumeration
         return check(*[list(g) for g in groups])
     sizes = [len(g) for g in groups]
 
@@ -120,8 +123,7 @@ class Combate(GameProcedure):
                        lambda *cs: any(is_live(c, split=h["split"]) for c, h in zip(cs, hands)))
 
     def _seat_count(self, rnd, seat: int) -> int:
-        target = f"seat:{seat}"
-        return sum(1 for c in rnd["cards"] if c[0] == target)
+        return [c[0] for c in rnd["cards"]].count(f"seat:{seat}")  # no generator: asked per card
 
     def _p3_order(self, rnd) -> list[str]:
         g = rnd["g"]

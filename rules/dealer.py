@@ -1,7 +1,7 @@
 """The dealer terminal's stream: table, seats, pack preparation and rounds.
 
 Part of :class:`rules.table.TableReplay` (split out to keep modules small):
-:func:`dispatch` routes one dealer event.  Pack attribution and "the terminal
+:data:`HANDLERS` routes one dealer event by its type.  Pack attribution and "the terminal
 has passed a pack" are decided here from the terminal's own order only; see
 the ordering policy in :mod:`rules.table`.
 """
@@ -13,18 +13,6 @@ from schemas.events import Event
 
 _PREP = {"shuffle", "riffle_requested", "cut_offered", "cut_refused", "cut", "cut_card_inserted"}
 _TABLE = {"table_opened", "table_closed", "dealer_in", "player_seated", "player_left"}
-
-
-def dispatch(rp, ev: Event) -> None:
-    _DISPATCH.get(ev.type, _round_event)(rp, ev)
-
-
-def _card_dealt(rp, ev: Event) -> None:
-    rid = ev.round_id
-    if rid is None:
-        _loose_card(rp, ev)
-    else:
-        _round_card(rp, rp._round(rid, ev), ev)
 
 
 def _table_event(rp, ev: Event) -> None:
@@ -124,7 +112,7 @@ def _pack_note(rp, ev: Event) -> None:
     rp._settle(pack)
 
 
-def _round_event(rp, ev: Event) -> None:
+def round_event(rp, ev: Event) -> None:
     """A dealer event of a round (other than a card: :func:`_card_dealt`), by its type."""
     rid = ev.round_id
     if rid is None:
@@ -204,7 +192,13 @@ def _round_other(rp, rnd: dict, ev: Event) -> None:
     rp.proc.on_round_event(rp, rnd, ev)
 
 
-def _round_card(rp, rnd: dict, ev: Event) -> None:
+def _card_dealt(rp, ev: Event) -> None:
+    """A card of a round; outside any round, a burn (:func:`_loose_card`)."""
+    rid = ev.round_id
+    if rid is None:
+        _loose_card(rp, ev)
+        return
+    rnd = rp._round(rid, ev)
     st = rp.st
     pid = ev.pack_id or (rnd["packs"][-1] if rnd["packs"] else None) or st["play_pack"]
     tpos = pack = None
@@ -230,10 +224,10 @@ def _round_card(rp, rnd: dict, ev: Event) -> None:
         rp._settle(pack)
 
 
-# dealer event type -> what replays it (:func:`dispatch`; any other type: :func:`_round_event`)
-_DISPATCH = {**{t: _table_event for t in _TABLE}, **{t: _prep for t in _PREP}, "card_dealt": _card_dealt,
+# dealer event type -> what replays it (any other type: :func:`round_event`); TableReplay.feed routes by it
+HANDLERS = {**{t: _table_event for t in _TABLE}, **{t: _prep for t in _PREP}, "card_dealt": _card_dealt,
              "last_coup_announced": _pack_note, "stub_counted": _pack_note, "stub_discarded": _pack_note}
-# a round's event type -> its handler (:func:`_round_event`; any other type: :func:`_round_other`)
+# a round's event type -> its handler (:func:`round_event`; any other type: :func:`_round_other`)
 _ROUND = {"round_started": _round_started, "bet_placed": _bet_placed, "bets_closed": _bets_closed,
           "payout": _payout, "reshuffle": _reshuffle, "round_ended": _round_ended,
           "player_action": _player_action, "round_voided": _round_voided}

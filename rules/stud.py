@@ -48,8 +48,8 @@ class Stud(GameProcedure):
     def _hand(self, ctx, rnd: dict, ev=None) -> StudHand:
         g = rnd["g"]
         view = self._view
-        if view is not None and view.s is g and "game" in g:  # the view keeps nothing but the dict
-            return view
+        if view is not None and view.s is g:  # the view keeps nothing but the dict (it has "game":
+            return view                       # on_round_start refills it the moment it clears it)
         if "game" not in g:  # the round's first event was not its round_started
             pack_id = getattr(ev, "pack_id", None) or rnd.get("pack_id")
             g.update(new_hand_state(rnd.get("game") or ctx.game or self.game, seats=ctx.occupied(),

@@ -95,13 +95,18 @@ class StudHand:
     # --- reading the state ---------------------------------------------------------
     def live_seats(self) -> list[int]:
         s = self.s
-        return [x for x in sorted(s["dealt_in"]) if x not in s["absent"] and x not in s["folded"]]
+        absent, folded = s["absent"], s["folded"]
+        return [x for x in sorted(s["dealt_in"]) if x not in absent and x not in folded]
 
     def dealt(self, street, seat: int) -> int:
         return self.s["count"].get(str(street), {}).get(str(seat), 0)
 
     def _up_cards(self, through: int) -> dict[int, list]:
-        return {x: [c for st, c, _ in self.s["up"].get(str(x), []) if st <= through] for x in self.live_seats()}
+        up, hands = self.s["up"], {}
+        for x in self.live_seats():  # a loop, not nested comprehensions: asked on every first action
+            shown = up.get(str(x))
+            hands[x] = [c for st, c, _ in shown if st <= through] if shown else []
+        return hands
 
     def _up_refs(self, seats, through: int) -> list:
         return [r for x in seats if x is not None for st, _, r in self.s["up"].get(str(x), []) if st <= through]
@@ -219,20 +224,21 @@ class StudHand:
         self.s["pack_id"], self.s["cards_left"], self.s["burned"] = ev.pack_id, ev.card_count, False
 
     def _on_card_dealt(self, ev) -> None:
-        s, street, seat = self.s, ev.street, seat_of(ev.target)
+        s, street, target, card = self.s, ev.street, ev.target, ev.card
+        seat = seat_of(target)
         if street == 7:
             self._begin_seventh(ev)
         if s["cards_left"] is not None and ev.pack_id in (None, s["pack_id"]):
             s["cards_left"] -= 1
-        if ev.card and ev.card not in s["known"]:
-            s["known"].append(ev.card)
-        if ev.target == "burn":
+        if card and card not in s["known"]:
+            s["known"].append(card)
+        if target == "burn":
             s["burned"] = True
             return
         if street != s["street"]:
             self._begin_street(ev)
         s["burned"] = False
-        if ev.target == "community" and street == 7:
+        if target == "community" and street == 7:
             s["community"] += 1
             return
         if seat is None:
@@ -247,10 +253,11 @@ class StudHand:
             s["replacement_due"] = None  # 004 B: the exposed card is replaced
             s["replaced"][str(seat)] = s["replaced"].get(str(seat), 0) + 1
             return
-        if street == 3 and self.dealt(3, seat) == 2 and seat in s["exposed_third"] and ev.face == "up":
+        key, face = str(seat), ev.face  # the seat's key in the state's dicts
+        if street == 3 and seat in s["exposed_third"] and self.dealt(3, seat) == 2 and face == "up":
             self._fire("EXPOSED_CARD", f"seat {seat}: its exposed down card is its up card, its third "
                        "3rd-street card dealt down (004 A)", "the third card dealt face up",
-                       [s["exposed_refs"][str(seat)], ref(ev)], seat)
+                       [s["exposed_refs"][key], ref(ev)], seat)
         expected = s["expected"]
         if expected and expected[0] == seat:
             expected.pop(0)
@@ -259,9 +266,9 @@ class StudHand:
         if street == 3:
             self._add("dealt_in", seat)
         counts = s["count"].setdefault(str(street), {})
-        counts[str(seat)] = counts.get(str(seat), 0) + 1
-        if ev.face == "up" and street is not None and street <= 6:
-            s["up"].setdefault(str(seat), []).append([street, ev.card, ref(ev)])
+        counts[key] = counts.get(key, 0) + 1
+        if face == "up" and street is not None and street <= 6:
+            s["up"].setdefault(key, []).append([street, card, ref(ev)])
 
     def _begin_street(self, ev) -> None:
         s, street = self.s, ev.street
@@ -330,9 +337,13 @@ class StudHand:
             return
         # a seat missing an up card (a misdeal) is judged as if that card were unreadable
         hands = self._up_cards(min(street, 6))
-        width = max((len(c) for c in hands.values()), default=0) or 1
-        hands = {x: cards + [None] * (width - len(cards)) for x, cards in hands.items()}
-        unseen = self._unseen() if any(None in cs for cs in hands.values()) else ()  # () if unused
+        width = max(map(len, hands.values()), default=0) or 1
+        unknown = False
+        for cards in hands.values():  # padded in place: _up_cards made the lists
+            if len(cards) < width:
+                cards += [None] * (width - len(cards))
+            unknown = unknown or None in cards
+        unseen = self._unseen() if unknown else ()  # () if unused
         if street == 3:
             rule, what, pick, all_in = "BRING_IN", "the bring-in", bring_in_seat, self.s["ante_all_in"]
         else:

@@ -158,8 +158,15 @@ def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple:
     if not cards:
         raise ValueError("a showing hand needs at least one up card")
     low = is_low_game(game)
-    orders = _orders(low, cards)
-    return (_strength(low, [r for r, _s in orders]), tuple(sorted(orders, reverse=True)))
+    orders = sorted(_orders(low, cards), reverse=True)
+    return (_strength_of_ranks(low, tuple([r for r, _s in orders])), tuple(orders))
+
+
+@functools.lru_cache(maxsize=8192)
+def _strength_of_ranks(low: bool, ranks: tuple[int, ...]) -> tuple:
+    """:func:`_strength`, remembered: it does not depend on the order of the ranks, so a hand's
+    ranks sorted are a key shared by every hand of those ranks (~2,400 of up to four cards)."""
+    return _strength(low, ranks)
 
 
 def bring_in_priority(game: str, cards: Iterable[str]) -> tuple:
@@ -223,11 +230,16 @@ def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | Non
     an answer drawn from it is never a guess.
     """
     known = _CACHED.get(priority)
-    if known is not None and all(None not in cards for cards in hands.values()):
+    if known is not None:
         # every card known: a seat's bounds are one value, and it leads unless a bigger one shows
-        values = {seat: known(game, tuple(cards)) for seat, cards in hands.items()}
-        top = max(values.values(), default=None)
-        return {seat for seat, value in values.items() if not top > value}
+        values = {}
+        for seat, cards in hands.items():
+            if None in cards:
+                break
+            values[seat] = known(game, tuple(cards))
+        else:
+            top = max(values.values(), default=None)
+            return {seat for seat, value in values.items() if not top > value}
     if unseen is None:
         seen = {c for cards in hands.values() for c in cards if c is not None}
         unseen = ALL_CARDS - seen
@@ -247,6 +259,8 @@ def next_seat_to_act(seat: int, live_seats: Collection[int],
     Left of the dealer's seat N is N+1 (ascending, wrapping: events.md
     numbers seats in dealing order).  ``None`` when every live seat is all-in.
     """
+    if seat in live_seats and seat not in all_in:
+        return seat  # the loop's first candidate: the usual case
     order = sorted(set(live_seats) | {seat})
     start = order.index(seat)
     for step in range(len(order)):

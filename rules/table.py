@@ -77,7 +77,7 @@ from __future__ import annotations
 import copy
 
 from rules import machines, packs, rounds
-from rules.dealer import dispatch
+from rules.dealer import HANDLERS, round_event
 from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
 from rules.procedures import procedure_for
 from rules.reference import DEFAULT_REFERENCE, TableReference
@@ -157,7 +157,7 @@ class TableReplay:
         if source == "dealer":  # the terminal's stream: rules.dealer
             st["dealer_pos"] += 1
             st["dealer_id"] = ev.dealer_id
-            dispatch(self, ev)
+            HANDLERS.get(ev.type, round_event)(self, ev)
         elif st["game"] is None:
             machines.hold(self, ev)  # held until the game (its plug-in) is known
         elif source == "shoe":
