@@ -191,4 +191,5 @@ class GameProcedure:
         return {}
 
     def seats_dealt(self, ctx, rnd: dict) -> list[int]:
-        return sorted({int(c[0][5:]) for c in rnd["cards"] if c[0].startswith("seat:")})
+        targets = {c[0] for c in rnd["cards"]}     # a few targets, each dealt many cards
+        return sorted({int(t[5:]) for t in targets if t.startswith("seat:")})
