@@ -87,7 +87,7 @@ def whole_bundle_inputs():
     clears the buffer, so bytes the runner's own thread writes in between are
     cleared unsent and those elements never reach the worker, without an error.
     Measured here: 3 runs of 10 of an input of 1.5M conflicting lines lost reject
-    rows; with the timer at 5 ms, 9 of 40 elements of 1 MB were lost in every run
+    rows; with the timer at 5 ms, 9 to 18 of 40 elements of 1 MB were lost in every run
     (``tests/pipelines/test_whole_bundle_inputs.py``).  At 0 the stream has no
     timer and is sent when the bundle's input is complete.  Only this process's
     constant changes, for the run; the worker processes never had the timer.

@@ -101,6 +101,7 @@ def seat_of(target: str | None) -> int | None:
 
 _SEATS: dict = {}  # seat_of's answers: target -> seat number or None
 
+
 class GameProcedure:
     """Base plug-in: no game-specific checks (the engine's shared rules still run)."""
 

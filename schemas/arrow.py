@@ -17,6 +17,11 @@ from schemas.events import EVENT_FIELDS, Event, compact_events
 
 TS = pa.timestamp("us", tz="UTC")
 
+# Columns whose values (nearly) never repeat: the lake writes them without a Parquet
+# dictionary (pipelines.lake) and the replay's events get a str per row of them
+# (table_to_events); every other string column repeats a few values per table.
+NEVER_REPEATED = frozenset({"event_id", "ts", "seq", "line"})
+
 _KIND_TYPES = {
     "id": pa.string(), "event_id": pa.string(), "str": pa.string(), "ts": TS,
     "int0": pa.int64(), "int1": pa.int64(), "seat": pa.int64(), "street": pa.int64(),
@@ -189,7 +194,7 @@ def table_to_events(table: pa.Table, skip: tuple[str, ...] = ()) -> list[Event]:
         names.append(name)
         if name == "ts":
             columns.append(col.cast(pa.int64()).to_pylist())
-        elif pa.types.is_string(col.type) and name != "event_id":
+        elif pa.types.is_string(col.type) and name not in NEVER_REPEATED:
             columns.append(shared_strings(col))
         else:
             columns.append(col.to_pylist())
@@ -205,7 +210,7 @@ def shared_strings(col: pa.Array | pa.ChunkedArray) -> list:
     them by index): measured ~30 against 30-70 ns a value.  The engine gains
     too: a shared ``str`` keeps its hash for every dict lookup it keys, and
     equal values compare by identity (a few % of the replay, measured).  Not
-    for a column that never repeats (event_id): there it costs more.
+    for a column that never repeats (:data:`NEVER_REPEATED`): there it costs more.
     """
     import numpy as np
 
