@@ -2,7 +2,7 @@
 
 Beam's FnApiRunner flushes a bundle's input to a worker from a timer thread and
 clears bytes written meanwhile; with that timer at 5 ms the pipeline below lost
-9 of its 40 elements in every run (measured), at Beam's 1 s it loses them now
+9 to 18 of its 40 elements in every run (measured); at Beam's 1 s it loses them now
 and then on large inputs.  pitwatch runs its pipelines with the timer off.
 """
 from __future__ import annotations
