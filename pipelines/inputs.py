@@ -104,12 +104,13 @@ def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tu
 class LineBlock:
     """Consecutive lines of a JSONL file held as one ``bytes``, joined by ``\\n``.
 
-    Every line is *plain*: not blank, not starting with white space, holding
-    no ``\\r`` (and, line 1, no byte-order mark), so each is exactly what
-    :func:`iter_line_chunks` gives, numbered ``first + i``.  The columnar
-    decoder reads ``data`` as it is, without a ``bytes`` object per line;
-    ``block[i]`` (``(line_number, line)``, like a chunk's items) splits it
-    once, for the few lines decoded one by one.
+    Every line is *plain*: it starts with ``{`` and holds no ``\\r``, so each
+    is exactly what :func:`iter_line_chunks` gives, numbered ``first + i``,
+    and Arrow's JSON reader may be handed it (a block it parses must not
+    start with ``null``: pyarrow 25 dies of a segmentation fault).  The
+    columnar decoder reads ``data`` as it is, without a ``bytes`` object per
+    line; ``block[i]`` (``(line_number, line)``, like a chunk's items) splits
+    it once, for the few lines decoded one by one.
     """
 
     def __init__(self, first: int, data: bytes, count: int, longest: int):
@@ -139,8 +140,8 @@ class LineBlock:
         self._lines = None
 
 
-_STRIPPED = b" \t\r\n\x0b\x0c"   # what bytes.strip() removes
 _BOM = b"\xef\xbb\xbf"
+_BRACE = ord("{")
 
 
 def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
@@ -151,16 +152,14 @@ def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
     A chunk never spans two reads of ``block_size`` bytes (4 MB: ~16,000 lines
     of the contract's size), so a larger ``chunk_lines`` gives no larger chunks.
 
-    A chunk holding a line that is blank, starts with white space, holds a
-    ``\\r`` or a byte-order mark comes as ``[(line_number, line), ...]`` (blank
-    lines left out, ``\\r\\n`` and the mark stripped), exactly as
-    :func:`iter_line_chunks` reads it.  Lines are found with NumPy on whole
-    read blocks: no Python object per line.
+    A chunk holding a line that does not start with ``{`` (a blank line, white
+    space, a byte-order mark, ``null``, …) or holds a ``\\r`` comes as
+    ``[(line_number, line), ...]`` (blank lines left out, ``\\r\\n`` and the
+    mark stripped), exactly as :func:`iter_line_chunks` reads it.  Lines are
+    found with NumPy on whole read blocks: no Python object per line.
     """
     import numpy as np
 
-    starts_blank = np.zeros(256, dtype=bool)
-    starts_blank[list(_STRIPPED)] = True
     number = 1                     # the line number of the first line in ``rest``
     rest = b""
     with _open(path) as f:
@@ -180,12 +179,11 @@ def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
             buf = np.frombuffer(data, dtype=np.uint8)
             ends = np.flatnonzero(buf == 10)
             starts = np.concatenate(([0], ends[:-1] + 1))
-            plain = ~starts_blank[buf[starts]]      # an empty line starts with its own \n
+            plain = buf[starts] == _BRACE          # an empty line starts with its own \n
             for a in range(0, len(ends), chunk_lines):
                 b = min(a + chunk_lines, len(ends))
                 lo, hi = int(starts[a]), int(ends[b - 1])
-                if (plain[a:b].all() and data.find(b"\r", lo, hi) < 0
-                        and not (number + a == 1 and data.startswith(_BOM))):
+                if plain[a:b].all() and data.find(b"\r", lo, hi) < 0:
                     yield LineBlock(number + a, data[lo:hi], b - a, int((ends[a:b] - starts[a:b]).max()))
                     continue
                 chunk = []

@@ -140,14 +140,30 @@ def decode_block(lines: list[bytes], file: str, line_numbers: list[int], config)
     Returns ``(events, slow)``: an EVENTS table of the rows accepted here, and
     the positions in ``lines`` the caller must decode one by one; or ``None``
     when Arrow cannot read the block as the contract's columns (then every
-    line goes the per-line way).
+    line goes the per-line way).  A line that does not start with ``{`` is
+    never handed to Arrow (:func:`decode_joined`): it is sent back alone.
     """
-    return decode_joined(b"\n".join(lines), len(lines), max(map(len, lines)), file, line_numbers, config)
+    objects = [i for i, line in enumerate(lines) if line[:1] == b"{"]
+    if len(objects) == len(lines):
+        return decode_joined(b"\n".join(lines), len(lines), max(map(len, lines)), file, line_numbers, config)
+    if not objects:
+        return EVENTS.empty_table(), list(range(len(lines)))
+    got = decode_joined(b"\n".join(lines[i] for i in objects), len(objects), max(len(lines[i]) for i in objects),
+                        file, [line_numbers[i] for i in objects], config)
+    if got is None:
+        return None
+    events, slow = got
+    return events, sorted({objects[k] for k in slow} | set(range(len(lines))) - set(objects))
 
 
 def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers, config
                   ) -> tuple[pa.Table, list[int]] | None:
-    """:func:`decode_block` of ``count`` lines already joined by ``\\n`` (the longest ``longest`` bytes)."""
+    """:func:`decode_block` of ``count`` lines already joined by ``\\n`` (the longest ``longest`` bytes).
+
+    Every line must start with ``{`` (:class:`pipelines.inputs.LineBlock`'s
+    lines do): pyarrow 25's JSON reader dies of a segmentation fault on a
+    block that starts with ``null``.
+    """
     try:
         raw = pj.read_json(pa.BufferReader(data),
                            read_options=pj.ReadOptions(block_size=max(1 << 20, 2 * longest + 2)),

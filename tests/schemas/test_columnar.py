@@ -16,7 +16,7 @@ from tests.data import clean_floor_lines
 from tests.schemas.test_jsonschema import _corpus
 
 EXTRA_LINES = [
-    b'{"a":1} {"a":2}', b'{"event_id":"x","event_id":"y"}', b'\xff\xfe', b'NaN',
+    b'{"a":1} {"a":2}', b'{"event_id":"x","event_id":"y"}', b'\xff\xfe', b'NaN', b'null', b'[1]',
     orjson.dumps(event("bet_placed")).replace(b'"amount":100', b'"amount":NaN'),
     orjson.dumps(event("bet_placed")).replace(b'"amount":100', b'"amount":-Infinity'),
     orjson.dumps({**event("card_drawn"), "ts": "2026-11-28t20:00:01z"}),
