@@ -6,10 +6,12 @@ accepts, the per-line decoder must accept with exactly the same values.
 from __future__ import annotations
 
 import orjson
+import pyarrow as pa
+import pyarrow.json as pj
 import pytest
 
 from schemas.arrow import EVENTS
-from schemas.columnar import decode_block
+from schemas.columnar import _PARSE_INFERRED, _as_raw, decode_block
 from schemas.decode import GamingDayConfig, decode_fields
 from tests.conftest import event
 from tests.data import clean_floor_lines
@@ -26,6 +28,10 @@ EXTRA_LINES = [
     orjson.dumps({**event("card_dealt"), "type": "card_exposed", "card": None}),
     orjson.dumps({**event("hand_declared"), "cards": ["As", None, "Qs", "Js", "Ts"]}),
     orjson.dumps({**event("card_dealt"), "target": "seat:1\n"}),
+    orjson.dumps(event("bet_placed", amount=2**53 + 1)),      # an int amount beyond a double's exact range
+    orjson.dumps(event("bet_placed", amount=2**63)),
+    orjson.dumps(event("bet_placed", round_id="2026-11-28")),  # text Arrow would infer as a timestamp
+    orjson.dumps(event("shuffle_completed", missing=[None])),
 ]
 
 
@@ -91,6 +97,19 @@ def test_a_bad_row_in_a_good_block_is_sent_back_alone():
     lines[2] = orjson.dumps({**event("card_drawn", seq=2), "card": "1h"})
     rows, slow_rows = fast_rows(lines, GamingDayConfig())
     assert slow_rows == [2] and sorted(rows) == [0, 1, 3, 4]
+
+
+def test_a_block_whose_inferred_columns_are_not_the_contracts_is_read_with_the_contracts():
+    """Arrow infers the block's types first; a column it infers otherwise (a date-like text as a
+    timestamp, an amount beyond 2**53 as an integer) sends the block to the explicit read, with
+    the values the per-line decoder gives."""
+    dated = [orjson.dumps(event("bet_placed", seq=i, round_id="2026-11-28 20:00:00")) for i in range(3)]
+    bets = [orjson.dumps(event("bet_placed", seq=i, amount=2**53 + i)) for i in range(3)]
+    for lines in (dated, bets):
+        inferred = pj.read_json(pa.BufferReader(b"\n".join(lines)), parse_options=_PARSE_INFERRED)
+        assert _as_raw(inferred) is None        # so the explicit read decides
+    for lines in (dated, bets, dated + bets):
+        assert check_agreement(lines, GamingDayConfig()) == len(lines)
 
 
 def test_a_block_arrow_cannot_read_goes_the_per_line_way():
