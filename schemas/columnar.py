@@ -156,14 +156,15 @@ def decode_block(lines: list[bytes], file: str, line_numbers: list[int], config)
     objects = [i for i, line in enumerate(lines) if line[:1] == b"{"]
     if len(objects) == len(lines):
         return decode_joined(b"\n".join(lines), len(lines), max(map(len, lines)), file, line_numbers, config)
+    others = sorted(set(range(len(lines))) - set(objects))
     if not objects:
-        return EVENTS.empty_table(), list(range(len(lines)))
+        return EVENTS.empty_table(), others
     got = decode_joined(b"\n".join(lines[i] for i in objects), len(objects), max(len(lines[i]) for i in objects),
                         file, [line_numbers[i] for i in objects], config)
     if got is None:
         return None
     events, slow = got
-    return events, sorted({objects[k] for k in slow} | set(range(len(lines))) - set(objects))
+    return events, sorted([objects[k] for k in slow] + others)
 
 
 def _read_raw(data: bytes, longest: int) -> pa.Table | None:
@@ -176,23 +177,21 @@ def _read_raw(data: bytes, longest: int) -> pa.Table | None:
     infers as a timestamp, a field of the wrong type, an unknown field).
     """
     options = pj.ReadOptions(block_size=max(1 << 20, 2 * longest + 2))
-    try:
-        raw = _as_raw(pj.read_json(pa.BufferReader(data), read_options=options, parse_options=_PARSE_INFERRED))
-    except (pa.ArrowException, UnicodeDecodeError, ValueError):
-        raw = None
-    if raw is not None:
-        return raw
-    try:
-        return pj.read_json(pa.BufferReader(data), read_options=options, parse_options=_PARSE).combine_chunks()
-    except (pa.ArrowException, UnicodeDecodeError, ValueError):
-        return None
+    for parse, conformed in ((_PARSE_INFERRED, _as_raw), (_PARSE, pa.Table.combine_chunks)):
+        try:
+            raw = conformed(pj.read_json(pa.BufferReader(data), read_options=options, parse_options=parse))
+        except (pa.ArrowException, UnicodeDecodeError, ValueError):
+            continue
+        if raw is not None:
+            return raw
+    return None
 
 
 def _as_raw(read: pa.Table) -> pa.Table | None:
     """An inferred read's columns as RAW's: None unless every column is a contract field whose
     inferred type is the field's, null, or widens to it with the same values (:data:`_WIDENED`)."""
     n = read.num_rows
-    have = dict(zip(read.column_names, read.combine_chunks().columns))
+    have = dict(zip(read.column_names, read.columns))
     if not have.keys() <= _RAW_NAMES:
         return None
     columns = []
