@@ -1,19 +1,23 @@
 # pitwatch: the two commands of the README, each doing its own set-up.
 #   make demo   virtual environment, install, simulate a gaming day, replay it, print the findings
 #   make test   virtual environment, install with the test extras, run the whole test suite
+# (install compiles the replay engine, rules/, with Cython: ~30 s the first time, see setup.py)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
 .PHONY: demo test install clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# rules/ compiled with Cython again if a source changed since the last build (setup.py; does
+# nothing when the build is current, or with PITWATCH_PURE=1); stale modules would run from source
 install: $(BIN)/.installed
+	$(BIN)/python -W ignore setup.py --quiet build_ext --inplace
 
 demo: install
 	$(BIN)/pitwatch demo
@@ -22,4 +26,4 @@ test: install
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info demo-out
+	rm -rf $(VENV) build dist *.egg-info demo-out rules/*.so rules/_compiled_from.json

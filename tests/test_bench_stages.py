@@ -28,3 +28,14 @@ def test_a_stage_lasts_until_the_next_one_starts_and_is_named_by_its_steps():
 
 def test_a_run_with_no_stage_is_all_start():
     assert bench_batch.stage_times(1.0, 4.0, []) == [("(start: imports, workers, pipeline)", 3.0)]
+
+
+def test_the_bench_says_whether_the_engine_runs_compiled(monkeypatch):
+    import rules
+
+    if not rules.compiled_modules():
+        pytest.skip("rules/ not compiled (installed with PITWATCH_PURE=1)")
+    monkeypatch.delenv("PITWATCH_PURE", raising=False)
+    assert bench_batch.engine_build() == "compiled (Cython, setup.py)"   # make install built it from these sources
+    monkeypatch.setenv("PITWATCH_PURE", "1")
+    assert bench_batch.engine_build() == "from source (PITWATCH_PURE=1)"

@@ -2,12 +2,13 @@
 
 Builds the wheel from the repo, installs it into a fresh virtual environment
 outside the repo, and runs ``pitwatch --help`` and a small ``pitwatch run``
-there.  The fresh environment gets the third-party dependencies from the
+there; the replay engine in it is the compiled one (``setup.py``).  The fresh environment gets the third-party dependencies from the
 test environment (a path entry, not a copy) so the test needs no network and
 stays fast; pitwatch itself comes only from the wheel.
 """
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -42,9 +43,15 @@ def test_wheel_installs_and_runs_outside_the_repo(tmp_path):
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True)
     work = tmp_path / "elsewhere"
     work.mkdir()
-    where = subprocess.run([str(py), "-c", "import schemas, pipelines; print(schemas.__file__)"],
-                           cwd=work, check=True, capture_output=True, text=True).stdout
-    assert where.startswith(str(venv)), where
+    where = subprocess.run([str(py), "-c", "import schemas, pipelines, rules.table; print(schemas.__file__); "
+                            "print(rules.table.__file__)"], cwd=work, check=True, capture_output=True, text=True)
+    assert all(w.startswith(str(venv)) for w in where.stdout.split()), where.stdout
+    if os.environ.get("PITWATCH_PURE"):
+        assert not any(n.endswith(".so") for n in names)
+    else:   # the replay engine ships compiled (setup.py), with its sources and their digests, and runs compiled
+        assert "rules/_compiled_from.json" in names and "rules/table.py" in names
+        assert any(n.startswith("rules/table.") and n.endswith(".so") for n in names)
+        assert where.stdout.split()[1].endswith(".so") and "RuntimeWarning" not in where.stderr, where
     exe = venv / "bin" / "pitwatch"
     help_text = subprocess.run([str(exe), "--help"], cwd=work, check=True, capture_output=True, text=True).stdout
     assert "pitwatch run" in help_text
