@@ -76,6 +76,16 @@ def beam_options(beam_args: list[str], input_bytes: int = 0) -> PipelineOptions:
     return options
 
 
+def embedded_runner(options: PipelineOptions):
+    """The runner object for the embedded default (:class:`pipelines.embedded.EmbeddedRunner`: its
+    worker processes exit without tearing their interpreter down); None for any other runner."""
+    if options.view_as(StandardOptions).runner != DEFAULT_RUNNER:
+        return None
+    from pipelines.embedded import EmbeddedRunner
+
+    return EmbeddedRunner()
+
+
 @contextlib.contextmanager
 def whole_bundle_inputs():
     """While the pipeline runs, the embedded runner sends each bundle's input to its worker whole.
@@ -213,7 +223,8 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     what = f"gaming day {day_mode.replay_day}" if day_mode else f"{len(files)} input file(s)"
     log.info("run %s: %s → %s", meta["run_id"], what, lake_path)
     try:
-        with worker_stderr_silenced(workers > 1), whole_bundle_inputs(), beam.Pipeline(options=options) as p:
+        with worker_stderr_silenced(workers > 1), whole_bundle_inputs(), \
+                beam.Pipeline(runner=embedded_runner(options), options=options) as p:
             build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode)
     except BaseException as exc:
         runs.write_run_record(lake_path, runs.run_record(

@@ -1,7 +1,10 @@
-"""With Beam's worker processes, `pitwatch run` still prints its own progress and nothing of Beam's."""
+"""With Beam's worker processes, `pitwatch run` still prints its own progress and nothing of Beam's,
+and the workers end at once when the run is done (:mod:`pipelines.embedded`)."""
 from __future__ import annotations
 
+import json
 import logging
+import os
 import subprocess
 import sys
 
@@ -38,3 +41,50 @@ def test_cli_run_with_worker_processes_prints_only_pitwatch_lines(tmp_path):
     assert any(l.startswith("pitwatch: replayed BAC-") for l in lines)     # progress from the workers
     assert [l for l in lines if not l.startswith("pitwatch: ")] == []       # and nothing else
     assert "succeeded" in out.stdout
+
+
+_SPY_WORKERS = """
+import json, subprocess, sys, types
+from apache_beam.runners.portability import local_job_service
+from pipelines.batch import run_batch
+
+started = []
+class Recorded(subprocess.Popen):       # the real process, its command and exit status remembered
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        started.append(self)
+local_job_service.subprocess = types.SimpleNamespace(Popen=Recorded)
+run_batch([sys.argv[1]], sys.argv[2], beam_args=["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
+print(json.dumps([[p.args, p.returncode] for p in started]))
+"""
+
+
+def test_worker_processes_are_the_quick_exit_ones_and_exit_cleanly(tmp_path):
+    """pipelines.embedded: the runner starts its workers as `python -m pipelines.embedded`, and each
+    ends with status 0 after the run (a non-zero status would raise in the runner's worker thread)."""
+    feeds = tmp_path / "feeds"
+    simulate(feeds, tables={"baccarat": 1}, hours=1, seed=5, faults={})
+    out = subprocess.run([sys.executable, "-c", _SPY_WORKERS, str(feeds / "2026-11-28"), str(tmp_path / "lake")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    workers = json.loads(out.stdout.splitlines()[-1])
+    assert len(workers) == 2
+    assert all(cmd.endswith(" -m pipelines.embedded") and status == 0 for cmd, status in workers), workers
+
+
+def test_a_failing_worker_still_exits_with_its_error():
+    """No control service to talk to: Beam's worker main raises, and the process exits non-zero."""
+    env = {k: v for k, v in os.environ.items() if "API_SERVICE_DESCRIPTOR" not in k}
+    out = subprocess.run([sys.executable, "-m", "pipelines.embedded"], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode != 0 and "Traceback" in out.stderr
+
+
+def test_only_the_embedded_default_gets_the_quick_exit_runner():
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.batch import beam_options, embedded_runner
+    from pipelines.embedded import EmbeddedRunner
+
+    assert isinstance(embedded_runner(beam_options([])), EmbeddedRunner)
+    assert embedded_runner(PipelineOptions(["--runner=FlinkRunner"])) is None

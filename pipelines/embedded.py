@@ -1,0 +1,61 @@
+"""The embedded runner's worker processes end at once when their work is done.
+
+Beam's ``FnApiRunner`` in multi-processing mode starts each SDK worker as
+``python -m apache_beam.runners.worker.sdk_worker_main`` and, at the end of
+the run, stops them one after the other, each time waiting for the process
+to exit.  A worker's interpreter then tears down its whole heap (modules,
+caches, Beam's state): measured 0.44-0.56 s a worker at 2M events, ~1 s of
+every run spent after the lake was written.
+
+:class:`EmbeddedRunner` is that runner with one change: its workers run
+``python -m pipelines.embedded``, which is Beam's worker main followed, once
+it returned normally (the runner closed the worker's control channel after
+the last bundle; every output is written and flushed by then), by flushing
+the logs and standard streams and ``os._exit(0)``.  A worker that fails
+still raises out of Beam's main and exits with its error as before.
+Measured: the end of a 2M-event run 1.04 → 0.1 s.  Other runners (Flink,
+Dataflow…) start their workers themselves and are not affected.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from apache_beam.portability import python_urns
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+BEAM_WORKER = "-m apache_beam.runners.worker.sdk_worker_main"
+QUICK_EXIT_WORKER = "-m pipelines.embedded"
+
+
+def quick_exit_workers(pipeline_proto) -> int:
+    """Point the pipeline's Beam subprocess workers at :func:`worker_main`; returns how many environments."""
+    changed = 0
+    for env in pipeline_proto.components.environments.values():
+        if env.urn == python_urns.SUBPROCESS_SDK and env.payload.decode("utf-8").endswith(BEAM_WORKER):
+            env.payload = env.payload.decode("utf-8").replace(BEAM_WORKER, QUICK_EXIT_WORKER).encode("utf-8")
+            changed += 1
+    return changed
+
+
+class EmbeddedRunner(FnApiRunner):
+    """Beam's FnApiRunner whose worker processes skip the interpreter's teardown (see the module)."""
+
+    def run_via_runner_api(self, pipeline_proto, options):
+        quick_exit_workers(pipeline_proto)
+        return super().run_via_runner_api(pipeline_proto, options)
+
+
+def worker_main(argv: list[str]) -> None:
+    from apache_beam.runners.worker import sdk_worker_main
+
+    sdk_worker_main.main(argv)      # raises (exit status 1) when the worker fails
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    worker_main(sys.argv)
