@@ -6,12 +6,14 @@ syntax): on a day's tables the replay runs ~25 % fewer instructions
 (callgrind, session 8: 6.57 → 4.90 billion on 150k events of six games).
 
 Next to the compiled modules the build writes ``rules/_compiled_from.json``:
-the SHA-256 of each source it compiled.  ``rules/__init__.py`` compares it
+the SHA-256 of each source it compiled (and the Cython version, flags,
+directives and this file's digest).  ``rules/__init__.py`` compares it
 with the sources at import and loads every ``rules`` module from its ``.py``
 when they differ (a rule edited after the build), so a stale build can cost
 speed, never correctness.  A build compiles everything, whatever the file
 times say, unless the recorded digests show it was built from these very
-sources (then it does nothing: ``make`` runs it before every test run).
+sources and settings (then it does nothing: ``make`` runs it before every
+test run).  ``PITWATCH_PURE`` counts as set unless empty or ``0``.
 
 ``-O1 -g0``: measured, the compiled engine ran 2 % more instructions than
 with Python's default ``-O3 -g`` and compiles in ~30 s instead of ~75 s on
@@ -39,42 +41,55 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _pure() -> bool:
+    """``PITWATCH_PURE`` set to anything but empty or ``0``."""
+    return os.environ.get("PITWATCH_PURE", "") not in ("", "0")
+
+
 def _extensions() -> list[Extension]:
-    if os.environ.get("PITWATCH_PURE"):
+    if _pure():
         return []
     return [Extension(f"rules.{p.stem}", [str(p)], extra_compile_args=FLAGS) for p in _sources()]
 
 
 def _commands() -> dict:
-    if os.environ.get("PITWATCH_PURE"):
+    if _pure():
         return {}
-    from Cython.Distutils import build_ext
+    import Cython
+    from Cython.Build import cythonize
+    from setuptools.command.build_ext import build_ext
 
     class BuildRules(build_ext):
-        """Cython's build_ext, parallel, C files under build/, and the sources' digests recorded."""
+        """Cython in processes (its compiler is not thread-safe), then the C compiled in parallel
+        threads; C files under build/; what the build was made from recorded next to it."""
 
         def finalize_options(self):
             super().finalize_options()
-            self.cython_c_in_temp = 1
-            self.cython_directives = dict(DIRECTIVES)
             if self.parallel is None:
                 self.parallel = os.cpu_count() or 1
 
         def run(self):
-            digests = {f"rules.{p.stem}": _digest(p) for p in _sources()}
+            made_from = {f"rules.{p.stem}": _digest(p) for p in _sources()}
+            made_from["_build"] = {"cython": Cython.__version__, "flags": FLAGS, "directives": DIRECTIVES,
+                                   "setup.py": _digest(Path(__file__))}
             manifest = Path(self.get_ext_fullpath("rules.table")).parent / MANIFEST
             try:
                 built_from = json.loads(manifest.read_text())
             except (OSError, ValueError):
                 built_from = None
-            if built_from == digests and not self.force and all(
+            if built_from == made_from and not self.force and all(
                     os.path.exists(self.get_ext_fullpath(ext.name)) for ext in self.extensions):
-                return  # built from these very sources
-            self.force = True  # a source changed since the last build: file times cannot be trusted
+                return  # built from these very sources, with these settings
+            self.force = True  # something changed since the last build: file times cannot be trusted
             manifest.unlink(missing_ok=True)
+            translated = cythonize(self.extensions, nthreads=os.cpu_count() or 1, force=True, quiet=True,
+                                   compiler_directives=DIRECTIVES, build_dir=os.path.join(self.build_temp, "cython"))
+            c_sources = {ext.name: ext.sources for ext in translated}
+            for ext in self.extensions:      # setuptools' own Extension objects keep its build attributes
+                ext.sources = c_sources[ext.name]
             super().run()
             manifest.parent.mkdir(parents=True, exist_ok=True)
-            manifest.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+            manifest.write_text(json.dumps(made_from, indent=1, sort_keys=True) + "\n")
 
     return {"build_ext": BuildRules}
 

@@ -195,7 +195,7 @@ def engine_build() -> str:
 
     if not rules.compiled_modules():
         return "from source (not compiled: installed with PITWATCH_PURE=1)"
-    if os.environ.get("PITWATCH_PURE"):
+    if os.environ.get("PITWATCH_PURE", "") not in ("", "0"):
         return "from source (PITWATCH_PURE=1)"
     stale = rules.stale_modules()
     if stale:

@@ -63,7 +63,7 @@ class _FromSource:
 def _choose_source_or_compiled() -> None:
     if not compiled_modules():
         return
-    if not os.environ.get("PITWATCH_PURE"):
+    if os.environ.get("PITWATCH_PURE", "") in ("", "0"):
         stale = stale_modules()
         if not stale:
             return
