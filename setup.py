@@ -3,7 +3,7 @@
 The ``.py`` files stay the source of truth and ship alongside the compiled
 modules.  Cython compiles them as they are (plain Python, no Cython-only
 syntax): on a day's tables the replay runs ~25 % fewer instructions
-(callgrind, session 8: 6.57 → 4.90 billion on 150k events of six games).
+(callgrind, session 8: 6.57 → 4.87 billion on 150k events of six games).
 
 Next to the compiled modules the build writes ``rules/_compiled_from.json``:
 the SHA-256 of each source it compiled (and the Cython version, flags,
