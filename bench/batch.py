@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import statistics
@@ -195,7 +194,7 @@ def engine_build() -> str:
 
     if not rules.compiled_modules():
         return "from source (not compiled: installed with PITWATCH_PURE=1)"
-    if os.environ.get("PITWATCH_PURE", "") not in ("", "0"):
+    if rules.pure_requested():
         return "from source (PITWATCH_PURE=1)"
     stale = rules.stale_modules()
     if stale:

@@ -29,14 +29,12 @@ BEAM_WORKER = "-m apache_beam.runners.worker.sdk_worker_main"
 QUICK_EXIT_WORKER = "-m pipelines.embedded"
 
 
-def quick_exit_workers(pipeline_proto) -> int:
-    """Point the pipeline's Beam subprocess workers at :func:`worker_main`; returns how many environments."""
-    changed = 0
+def quick_exit_workers(pipeline_proto) -> None:
+    """Point the pipeline's Beam subprocess workers at :func:`worker_main`."""
     for env in pipeline_proto.components.environments.values():
-        if env.urn == python_urns.SUBPROCESS_SDK and env.payload.decode("utf-8").endswith(BEAM_WORKER):
-            env.payload = env.payload.decode("utf-8").replace(BEAM_WORKER, QUICK_EXIT_WORKER).encode("utf-8")
-            changed += 1
-    return changed
+        command = env.payload.decode("utf-8") if env.urn == python_urns.SUBPROCESS_SDK else ""
+        if command.endswith(BEAM_WORKER):
+            env.payload = (command[:-len(BEAM_WORKER)] + QUICK_EXIT_WORKER).encode("utf-8")
 
 
 class EmbeddedRunner(FnApiRunner):

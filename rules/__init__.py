@@ -32,9 +32,14 @@ def compiled_modules() -> list[str]:
     return names
 
 
-def stale_modules() -> list[str]:
+def pure_requested() -> bool:
+    """``PITWATCH_PURE`` set to anything but empty or ``0``: run every module from its source."""
+    return os.environ.get("PITWATCH_PURE", "") not in ("", "0")
+
+
+def stale_modules(compiled: list[str] | None = None) -> list[str]:
     """Compiled modules whose source differs from what they were built from (all of them if unknown)."""
-    compiled = compiled_modules()
+    compiled = compiled_modules() if compiled is None else compiled
     try:
         with open(_MANIFEST, encoding="utf-8") as f:
             built_from = json.load(f)
@@ -61,10 +66,11 @@ class _FromSource:
 
 
 def _choose_source_or_compiled() -> None:
-    if not compiled_modules():
+    compiled = compiled_modules()
+    if not compiled:
         return
-    if os.environ.get("PITWATCH_PURE", "") in ("", "0"):
-        stale = stale_modules()
+    if not pure_requested():
+        stale = stale_modules(compiled)
         if not stale:
             return
         warnings.warn(f"pitwatch: {', '.join(stale)} changed since the rules were compiled; running every "

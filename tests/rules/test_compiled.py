@@ -91,7 +91,6 @@ def test_compiled_and_source_engines_write_the_same_lake(tmp_path):
         lakes[mode] = {str(p.relative_to(lake)): p.read_bytes()
                        for p in sorted(lake.rglob("*.parquet")) if "runs" not in p.relative_to(lake).parts}
     assert lakes["compiled"] == lakes["source"]
-    findings = [pq.read_table(lake_file).column("rule_id").to_pylist()
-                for name, lake_file in ((n, tmp_path / "compiled" / n) for n in lakes["compiled"])
-                if name.startswith("findings")]
-    assert len({r for part in findings for r in part}) >= 15    # most rules fired: the engines were exercised
+    rule_ids = {rule for name in lakes["compiled"] if name.startswith("findings")
+                for rule in pq.read_table(tmp_path / "compiled" / name).column("rule_id").to_pylist()}
+    assert len(rule_ids) >= 15    # most rules fired: the engines were exercised
