@@ -7,6 +7,7 @@ partition key; readers that use ``hive_partitioning`` see the same value.
 """
 from __future__ import annotations
 
+import sys
 from typing import Iterable
 
 import pyarrow as pa
@@ -211,6 +212,10 @@ def shared_strings(col: pa.Array | pa.ChunkedArray) -> list:
     too: a shared ``str`` keeps its hash for every dict lookup it keys, and
     equal values compare by identity (a few % of the replay, measured).  Not
     for a column that never repeats (:data:`NEVER_REPEATED`): there it costs more.
+    The values are interned: one equal to a name the engine compares it with
+    (an event type, a source, a target) is then that name's own ``str``, and
+    the comparison ends at the identity test (callgrind, the compiled engine
+    over 150k events of the six games: 1.6 % fewer instructions).
     """
     import numpy as np
 
@@ -218,7 +223,7 @@ def shared_strings(col: pa.Array | pa.ChunkedArray) -> list:
         col = col.combine_chunks()
     encoded = pc.dictionary_encode(col, null_encoding="encode")
     values = np.empty(len(encoded.dictionary), dtype=object)
-    values[:] = encoded.dictionary.to_pylist()
+    values[:] = [None if v is None else sys.intern(v) for v in encoded.dictionary.to_pylist()]
     return values[encoded.indices.to_numpy()].tolist()
 
 

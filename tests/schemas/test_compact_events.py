@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pickle
+import sys
 
 import pyarrow as pa
 import pytest
@@ -53,3 +54,12 @@ def test_shared_strings_equal_values_are_one_object_and_nulls_stay():
     assert values == col.to_pylist()
     assert values[0] is values[3] and values[2] is values[4]
     assert shared_strings(pa.array([], pa.string())) == []
+
+
+def test_shared_strings_are_the_interned_names():
+    """A value equal to a name the code holds is that name's own str (the engine's comparisons
+    with its literals end at the identity test)."""
+    built = "".join(["card_", "dealt"])     # an equal str that is not the interned one
+    values = shared_strings(pa.array([built, "a round id built at run time " + str(len(built))]))
+    assert values[0] is sys.intern(built) and values[0] is not built
+    assert values[1] is sys.intern(values[1])
