@@ -76,14 +76,33 @@ def beam_options(beam_args: list[str], input_bytes: int = 0) -> PipelineOptions:
     return options
 
 
-def embedded_runner(options: PipelineOptions):
+def embedded_runner(options: PipelineOptions, zygote: str | None = None):
     """The runner object for the embedded default (:class:`pipelines.embedded.EmbeddedRunner`: its
-    worker processes exit without tearing their interpreter down); None for any other runner."""
+    worker processes exit without tearing their interpreter down, forked by ``zygote`` when given);
+    None for any other runner."""
     if options.view_as(StandardOptions).runner != DEFAULT_RUNNER:
         return None
     from pipelines.embedded import EmbeddedRunner
 
-    return EmbeddedRunner()
+    return EmbeddedRunner(zygote=zygote)
+
+
+@contextlib.contextmanager
+def worker_zygote(options: PipelineOptions):
+    """The socket of a :class:`pipelines.zygote.WorkerZygote` for a run on the embedded runner with
+    worker processes (None otherwise, or where it cannot fork safely), ended with the run."""
+    multi = options.view_as(DirectOptions).direct_running_mode == "multi_processing"
+    if options.view_as(StandardOptions).runner != DEFAULT_RUNNER or not multi:
+        yield None
+        return
+    from pipelines.zygote import WorkerZygote
+
+    zygote = WorkerZygote.start()
+    try:
+        yield zygote.path if zygote is not None else None
+    finally:
+        if zygote is not None:
+            zygote.close()
 
 
 @contextlib.contextmanager
@@ -223,8 +242,8 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     what = f"gaming day {day_mode.replay_day}" if day_mode else f"{len(files)} input file(s)"
     log.info("run %s: %s → %s", meta["run_id"], what, lake_path)
     try:
-        with worker_stderr_silenced(workers > 1), whole_bundle_inputs(), \
-                beam.Pipeline(runner=embedded_runner(options), options=options) as p:
+        with worker_zygote(options) as zygote, worker_stderr_silenced(workers > 1), whole_bundle_inputs(), \
+                beam.Pipeline(runner=embedded_runner(options, zygote), options=options) as p:
             build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode)
     except BaseException as exc:
         runs.write_run_record(lake_path, runs.run_record(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import sys
 
 from apache_beam.portability import python_urns
@@ -29,19 +30,28 @@ BEAM_WORKER = "-m apache_beam.runners.worker.sdk_worker_main"
 QUICK_EXIT_WORKER = "-m pipelines.embedded"
 
 
-def quick_exit_workers(pipeline_proto) -> None:
-    """Point the pipeline's Beam subprocess workers at :func:`worker_main`."""
+def quick_exit_workers(pipeline_proto, zygote: str | None = None) -> None:
+    """Point the pipeline's Beam subprocess workers at :func:`worker_main`, or, with the socket of a
+    :class:`pipelines.zygote.WorkerZygote`, at the shim that has it fork them."""
+    from pipelines.zygote import SHIM
+
+    worker = QUICK_EXIT_WORKER if zygote is None else f"{SHIM} {shlex.quote(zygote)}"
     for env in pipeline_proto.components.environments.values():
         command = env.payload.decode("utf-8") if env.urn == python_urns.SUBPROCESS_SDK else ""
         if command.endswith(BEAM_WORKER):
-            env.payload = (command[:-len(BEAM_WORKER)] + QUICK_EXIT_WORKER).encode("utf-8")
+            env.payload = (command[:-len(BEAM_WORKER)] + worker).encode("utf-8")
 
 
 class EmbeddedRunner(FnApiRunner):
-    """Beam's FnApiRunner whose worker processes skip the interpreter's teardown (see the module)."""
+    """Beam's FnApiRunner whose worker processes skip the interpreter's teardown (see the module),
+    forked by ``zygote`` (the socket of a :class:`pipelines.zygote.WorkerZygote`) when given."""
+
+    def __init__(self, *args, zygote: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.zygote = zygote
 
     def run_via_runner_api(self, pipeline_proto, options):
-        quick_exit_workers(pipeline_proto)
+        quick_exit_workers(pipeline_proto, self.zygote)
         return super().run_via_runner_api(pipeline_proto, options)
 
 

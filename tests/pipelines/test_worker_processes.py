@@ -59,17 +59,30 @@ print(json.dumps([[p.args, p.returncode] for p in started]))
 """
 
 
-def test_worker_processes_are_the_quick_exit_ones_and_exit_cleanly(tmp_path):
-    """pipelines.embedded: the runner starts its workers as `python -m pipelines.embedded`, and each
-    ends with status 0 after the run (a non-zero status would raise in the runner's worker thread)."""
-    feeds = tmp_path / "feeds"
-    simulate(feeds, tables={"baccarat": 1}, hours=1, seed=5, faults={})
-    out = subprocess.run([sys.executable, "-c", _SPY_WORKERS, str(feeds / "2026-11-28"), str(tmp_path / "lake")],
-                         capture_output=True, text=True, timeout=300)
+def _spy_run(feeds, lake, **env) -> list:
+    out = subprocess.run([sys.executable, "-c", _SPY_WORKERS, str(feeds), str(lake)],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, **env})
     assert out.returncode == 0, out.stderr[-2000:]
-    workers = json.loads(out.stdout.splitlines()[-1])
-    assert len(workers) == 2
-    assert all(cmd.endswith(" -m pipelines.embedded") and status == 0 for cmd, status in workers), workers
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_worker_processes_are_forked_or_quick_exit_ones_and_exit_cleanly(tmp_path):
+    """The runner starts each worker as the shim of a zygote (pipelines.zygote), or, with
+    PITWATCH_WORKER_ZYGOTE=0, afresh as `python -m pipelines.embedded`; either way each ends with
+    status 0 after the run (a non-zero status would raise in the runner's worker thread), and the
+    two runs write the same lake, byte for byte."""
+    feeds = tmp_path / "feeds"
+    simulate(feeds, tables={"baccarat": 1, "combate": 1}, hours=1, seed=5, faults={})
+    forked = _spy_run(feeds / "2026-11-28", tmp_path / "forked")
+    fresh = _spy_run(feeds / "2026-11-28", tmp_path / "fresh", PITWATCH_WORKER_ZYGOTE="0")
+    assert len(forked) == len(fresh) == 2
+    assert all(" -m pipelines.worker_shim " in cmd and status == 0 for cmd, status in forked), forked
+    assert all(cmd.endswith(" -m pipelines.embedded") and status == 0 for cmd, status in fresh), fresh
+    written = sorted(p.relative_to(tmp_path / "forked") for p in (tmp_path / "forked").rglob("*.parquet")
+                     if "runs" not in p.parts)
+    assert len(written) >= 5
+    for rel in written:
+        assert (tmp_path / "forked" / rel).read_bytes() == (tmp_path / "fresh" / rel).read_bytes(), rel
 
 
 def test_a_failing_worker_still_exits_with_its_error():
