@@ -90,7 +90,7 @@ def embedded_runner(options: PipelineOptions, zygote: str | None = None):
 @contextlib.contextmanager
 def worker_zygote(options: PipelineOptions):
     """The socket of a :class:`pipelines.zygote.WorkerZygote` for a run on the embedded runner with
-    worker processes (None otherwise, or where it cannot fork safely), ended with the run."""
+    worker processes (None otherwise, or where it is switched off), ended with the run."""
     multi = options.view_as(DirectOptions).direct_running_mode == "multi_processing"
     if options.view_as(StandardOptions).runner != DEFAULT_RUNNER or not multi:
         yield None

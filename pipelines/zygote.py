@@ -191,7 +191,10 @@ def _work(conn: socket.socket) -> None:
 
 
 if __name__ == "__main__":     # python -m pipelines.zygote LISTENING_FD FOLDER (removed at the end)
+    _status = 1
     try:
         serve(socket.socket(fileno=int(sys.argv[1])))
+        _status = 0
     finally:
         shutil.rmtree(sys.argv[2], ignore_errors=True)
+        os._exit(_status)   # no teardown of a heap holding Beam and pyarrow: the run waits for this exit
