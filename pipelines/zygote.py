@@ -19,11 +19,12 @@ everything imported.
 
 Safety of the fork:
 
-* The zygote is a new interpreter that never starts gRPC nor any thread of
-  its own: forking it is forking a process that has only imported modules
-  (as ``multiprocessing``'s forkserver does).  Never the runner's process:
-  gRPC does not survive a fork (a worker forked from a test session whose
-  gRPC had run hung, measured).
+* The zygote is a new interpreter that only imports modules: it starts no
+  Python thread and never gRPC (the native threads numpy and pyarrow start
+  at import are the ones any forked process of theirs has, as under
+  ``multiprocessing``'s fork).  Never the runner's process: gRPC does not
+  survive a fork (a worker forked from a test session whose gRPC had run
+  hung, measured).
 * The forked workers never return into the zygote's loop: they end with
   ``os._exit`` whatever happens, after flushing their logs and streams.
 * The zygote ends when the run closes it, or when the runner's process dies:
