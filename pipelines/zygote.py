@@ -29,7 +29,12 @@ Safety of the fork:
   ``os._exit`` whatever happens, after flushing their logs and streams.
 * The zygote ends when the run closes it, or when the runner's process dies:
   it watches its standard input, a pipe whose other end only the runner holds.
-* Without the zygote (its socket gone), the shim starts the worker afresh.
+* Without the zygote, or when it ends before forking a shim's worker (it
+  sends the shim one byte once forked, then the exit status), the shim
+  starts the worker afresh; an import that fails in the zygote (any error)
+  is left to the workers, which import it again as a fresh worker would.
+* A socket it cannot make (a ``TMPDIR`` too long for a Unix socket's path)
+  means no zygote: fresh workers.
 * The zygote prints nothing (its own streams are /dev/null: its imports'
   warnings are Beam's chatter); each worker writes to its shim's streams.
 * Linux only (``fork`` without ``exec`` is unsafe on macOS); set
@@ -49,6 +54,8 @@ import subprocess
 import sys
 import tempfile
 import traceback
+
+from pipelines.worker_shim import FORKED
 
 SHIM = "-m pipelines.worker_shim"
 
@@ -81,12 +88,17 @@ class WorkerZygote:
             return None
         folder = tempfile.mkdtemp(prefix="pitwatch-workers-")
         path = os.path.join(folder, "zygote.sock")
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
-            listener.bind(path)
-            listener.listen(16)
-            process = subprocess.Popen([sys.executable, "-m", "pipelines.zygote", str(listener.fileno()), folder],
-                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, pass_fds=[listener.fileno()])
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+                listener.bind(path)
+                listener.listen(16)
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "pipelines.zygote", str(listener.fileno()), folder],
+                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    pass_fds=[listener.fileno()])
+        except OSError:     # e.g. a path too long for a Unix socket: the workers start afresh
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
         return cls(folder, path, process)
 
     def close(self) -> None:
@@ -109,16 +121,22 @@ def _flush() -> None:
             pass
 
 
+def _plug_ins() -> list[str]:
+    try:
+        from rules.procedures import PROCEDURES
+    except Exception:   # noqa: BLE001 - as for any import here: the workers meet it themselves
+        return []
+    return sorted({target.split(":")[0] for target in PROCEDURES.values()})
+
+
 def serve(listener: socket.socket, alive: int = 0) -> None:
     """The zygote: import what the workers need, then fork one for each shim that connects, until
     ``alive`` (standard input) reads end of file."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C ends the runner, which ends the zygote
-    from rules.procedures import PROCEDURES
-
-    for name in (*_WARM, *sorted({target.split(":")[0] for target in PROCEDURES.values()})):
+    for name in (*_WARM, *_plug_ins()):
         try:
             importlib.import_module(name)
-        except ImportError:     # an optional part: the worker imports it (or fails) as it would afresh
+        except Exception:   # noqa: BLE001 - left to the workers, which import it (or fail) as afresh
             pass
     children: set[int] = set()
     while True:
@@ -165,6 +183,7 @@ def _work(conn: socket.socket) -> None:
     main; its exit status goes back to the shim, then the process ends (os._exit, no teardown)."""
     status = 1
     try:
+        conn.sendall(FORKED)
         request, fds = _receive(conn)
         for target, fd in zip((0, 1, 2), fds):
             os.dup2(fd, target)
@@ -178,7 +197,7 @@ def _work(conn: socket.socket) -> None:
         sdk_worker_main.main(sys.argv)
         status = 0
     except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 1
+        status = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
     except BaseException:   # noqa: BLE001 - reported as a fresh worker would: traceback, non-zero status
         traceback.print_exc()
     finally:

@@ -44,8 +44,9 @@ def test_cli_run_with_worker_processes_prints_only_pitwatch_lines(tmp_path):
 
 
 _SPY_WORKERS = """
-import json, subprocess, sys, types
+import json, os, subprocess, sys, threading, time, types
 from apache_beam.runners.portability import local_job_service
+from pipelines import zygote
 from pipelines.batch import run_batch
 
 started = []
@@ -54,16 +55,41 @@ class Recorded(subprocess.Popen):       # the real process, its command and exit
         super().__init__(*args, **kwargs)
         started.append(self)
 local_job_service.subprocess = types.SimpleNamespace(Popen=Recorded)
+
+zygotes, forked, done = [], set(), threading.Event()
+real_start = zygote.WorkerZygote.start.__func__
+def start(cls):
+    z = real_start(cls)
+    zygotes.append(z.pid if z is not None else None)
+    return z
+zygote.WorkerZygote.start = classmethod(start)
+def watch():                            # the zygote's children while the run lasts: the forked workers
+    while not done.is_set():
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if parent in zygotes:
+                forked.add(int(pid))
+        time.sleep(0.02)
+watcher = threading.Thread(target=watch, daemon=True)
+watcher.start()
 run_batch([sys.argv[1]], sys.argv[2], beam_args=["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
-print(json.dumps([[p.args, p.returncode] for p in started]))
+done.set()
+watcher.join()
+print(json.dumps({"workers": [[p.args, p.returncode] for p in started], "forked": len(forked)}))
 """
 
 
-def _spy_run(feeds, lake, **env) -> list:
+def _spy_run(feeds, lake, **env) -> tuple[list, int]:
+    """The workers Beam started ([command, exit status]) and how many processes the zygote forked."""
     out = subprocess.run([sys.executable, "-c", _SPY_WORKERS, str(feeds), str(lake)],
                          capture_output=True, text=True, timeout=300, env={**os.environ, **env})
     assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout.splitlines()[-1])
+    got = json.loads(out.stdout.splitlines()[-1])
+    return got["workers"], got["forked"]
 
 
 def test_worker_processes_are_forked_or_quick_exit_ones_and_exit_cleanly(tmp_path):
@@ -73,9 +99,10 @@ def test_worker_processes_are_forked_or_quick_exit_ones_and_exit_cleanly(tmp_pat
     two runs write the same lake, byte for byte."""
     feeds = tmp_path / "feeds"
     simulate(feeds, tables={"baccarat": 1, "combate": 1}, hours=1, seed=5, faults={})
-    forked = _spy_run(feeds / "2026-11-28", tmp_path / "forked")
-    fresh = _spy_run(feeds / "2026-11-28", tmp_path / "fresh", PITWATCH_WORKER_ZYGOTE="0")
+    forked, n_forked = _spy_run(feeds / "2026-11-28", tmp_path / "forked")
+    fresh, n_fresh = _spy_run(feeds / "2026-11-28", tmp_path / "fresh", PITWATCH_WORKER_ZYGOTE="0")
     assert len(forked) == len(fresh) == 2
+    assert (n_forked, n_fresh) == (2, 0)     # the shims' workers were the zygote's forks, not fresh ones
     assert all(" -m pipelines.worker_shim " in cmd and status == 0 for cmd, status in forked), forked
     assert all(cmd.endswith(" -m pipelines.embedded") and status == 0 for cmd, status in fresh), fresh
     written = sorted(p.relative_to(tmp_path / "forked") for p in (tmp_path / "forked").rglob("*.parquet")

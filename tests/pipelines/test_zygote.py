@@ -48,6 +48,44 @@ def test_the_shim_starts_the_worker_afresh_without_a_zygote(tmp_path):
     assert "Traceback" in out.stderr and "pipelines/embedded.py" in out.stderr, out.stderr[-2000:]
 
 
+_ENDS_BEFORE_FORKING = """
+import os, socket, subprocess, sys
+path = sys.argv[1]
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(path)
+listener.listen(1)
+shim = subprocess.Popen([sys.executable, "-m", "pipelines.worker_shim", path],
+                        stderr=subprocess.PIPE, text=True)
+conn, _ = listener.accept()
+conn.recv(1 << 16)      # the shim's request
+conn.close()            # a zygote that ends here, before forking a worker
+listener.close()
+err = shim.communicate(timeout=120)[1]
+print(shim.returncode, "pipelines/embedded.py" in err, "Traceback" in err)
+"""
+
+
+def test_the_shim_starts_the_worker_afresh_when_the_zygote_ends_before_forking(tmp_path):
+    """Connected, then no worker: the shim must not fail the run (Beam would wait for a worker
+    forever), it starts the worker afresh (which, with no runner here, fails as a fresh worker)."""
+    out = subprocess.run([sys.executable, "-c", _ENDS_BEFORE_FORKING, str(tmp_path / "z.sock")],
+                         capture_output=True, text=True, timeout=180, env=_WITHOUT_RUNNER)
+    assert out.returncode == 0, out.stderr[-2000:]
+    status, fresh_worker, traceback = out.stdout.split()
+    assert int(status) != 0 and fresh_worker == "True" and traceback == "True"
+
+
+def test_no_zygote_where_its_socket_cannot_be_made(tmp_path):
+    """A TMPDIR too long for a Unix socket's path: fresh workers, and no folder left behind."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    out = subprocess.run([sys.executable, "-c", "from pipelines.zygote import WorkerZygote; "
+                          "print(WorkerZygote.start() is None)"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "TMPDIR": str(deep)})
+    assert out.returncode == 0 and out.stdout.split()[-1] == "True", out.stderr[-2000:]
+    assert list(deep.iterdir()) == []
+
+
 _ORPHAN = """
 from pipelines.zygote import WorkerZygote
 import os, sys

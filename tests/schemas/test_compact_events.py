@@ -62,4 +62,4 @@ def test_shared_strings_are_the_interned_names():
     built = "".join(["card_", "dealt"])     # an equal str that is not the interned one
     values = shared_strings(pa.array([built, "a round id built at run time " + str(len(built))]))
     assert values[0] is sys.intern(built) and values[0] is not built
-    assert values[1] is sys.intern(values[1])
+    assert values[1] is sys.intern("a round id built at run time " + str(len(built)))   # an equal, new str
