@@ -33,7 +33,7 @@ BEAM_WORKER = "-m apache_beam.runners.worker.sdk_worker_main"
 QUICK_EXIT_WORKER = "-m pipelines.embedded"
 
 
-def quick_exit_workers(pipeline_proto, zygote: str | None = None) -> None:
+def point_workers(pipeline_proto, zygote: str | None = None) -> None:
     """Point the pipeline's Beam subprocess workers at :func:`worker_main`, or, with the socket of a
     :class:`pipelines.zygote.WorkerZygote`, at the shim that has it fork them."""
     from pipelines.zygote import SHIM
@@ -54,18 +54,33 @@ class EmbeddedRunner(FnApiRunner):
         self.zygote = zygote
 
     def run_via_runner_api(self, pipeline_proto, options):
-        quick_exit_workers(pipeline_proto, self.zygote)
+        point_workers(pipeline_proto, self.zygote)
         return super().run_via_runner_api(pipeline_proto, options)
+
+
+def flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+def end_worker(status: int, report=None) -> None:
+    """End this worker process without tearing its interpreter down: logs and standard streams
+    flushed, ``report(status)`` if given, then ``os._exit(status)``."""
+    logging.shutdown()
+    flush_streams()
+    if report is not None:
+        report(status)
+    os._exit(status)
 
 
 def worker_main(argv: list[str]) -> None:
     from apache_beam.runners.worker import sdk_worker_main
 
     sdk_worker_main.main(argv)      # raises (exit status 1) when the worker fails
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    end_worker(0)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import logging
 import os
 import select
 import shutil
@@ -55,13 +54,14 @@ import sys
 import tempfile
 import traceback
 
+from pipelines.embedded import end_worker, flush_streams
 from pipelines.worker_shim import FORKED
 
 SHIM = "-m pipelines.worker_shim"
 
 # What the zygote imports: Beam's worker, the pipeline's steps, the replay engine with every game's
 # plug-in (rules.procedures, pokerkit among them), pyarrow's readers and writers
-_WARM = ("apache_beam.runners.worker.sdk_worker_main", "pipelines.graph", "pipelines.embedded", "rules.table",
+_WARM = ("apache_beam.runners.worker.sdk_worker_main", "pipelines.graph", "rules.table",
          "rules.catalog", "rules.repeated_runs", "rules.sequence", "pyarrow.json", "pyarrow.parquet")
 
 
@@ -113,14 +113,6 @@ class WorkerZygote:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (AttributeError, ValueError, OSError):
-            pass
-
-
 def _plug_ins() -> list[str]:
     try:
         from rules.procedures import PROCEDURES
@@ -148,7 +140,7 @@ def serve(listener: socket.socket, alive: int = 0) -> None:
             return
         if listener in ready:
             conn, _ = listener.accept()
-            _flush()
+            flush_streams()
             pid = os.fork()
             if pid == 0:    # a worker: never returns into the zygote's loop
                 try:
@@ -201,13 +193,14 @@ def _work(conn: socket.socket) -> None:
     except BaseException:   # noqa: BLE001 - reported as a fresh worker would: traceback, non-zero status
         traceback.print_exc()
     finally:
-        logging.shutdown()
-        _flush()
-        try:
-            conn.sendall(bytes([min(max(status, 0), 255)]))
-        except OSError:
-            pass
-        os._exit(status)
+        end_worker(status, report=lambda code: _report(conn, code))
+
+
+def _report(conn: socket.socket, status: int) -> None:
+    try:
+        conn.sendall(bytes([min(max(status, 0), 255)]))
+    except OSError:     # the shim is gone: nobody to tell
+        pass
 
 
 if __name__ == "__main__":     # python -m pipelines.zygote LISTENING_FD FOLDER (removed at the end)
