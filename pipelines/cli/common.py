@@ -7,6 +7,20 @@ import sys
 
 import click
 
+from pipelines.cli import exits
+
+class UserError(click.ClickException):
+    """A user's mistake (bad option, file, statement or parameter): ``Error: …``, exit 2."""
+
+    exit_code = exits.USAGE
+
+
+class Incomplete(click.ClickException):
+    """The command did not complete (failed, interrupted, timed out): ``Error: …``, exit 3."""
+
+    exit_code = exits.INCOMPLETE
+
+
 lake_option = click.option(
     "--lake", required=True, metavar="DIR",
     help="The lake folder (local path, or gs:// / s3:// URI).",
