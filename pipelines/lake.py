@@ -54,6 +54,12 @@ NOT_DICTIONARY_ENCODED = NEVER_REPEATED
 # writer neither reads it to find its first key nor sorts it again (a step that has the rows
 # at hand, in parallel, sorts them; the writer of a partition is one process).
 PIECE_SORTED = b"pitwatch.sorted"
+
+# File modes on a local lake (docs/lake.md): data files are readable by all and written by
+# the lake's owner only, whatever the umask; private state (the nightly state, a watcher's
+# checkpoint) is readable by its owner only.
+DATA_FILE_MODE = 0o644
+PRIVATE_FILE_MODE = 0o600
 PIECE_FIRST_KEY = b"pitwatch.first_key"
 
 
@@ -120,10 +126,16 @@ def _leaf_paths(name: str, type_: pa.DataType) -> list[str]:
     return [name]
 
 
+def set_file_mode(fs: pafs.FileSystem, path: str, mode: int) -> None:
+    """``chmod`` a file on a local lake (object stores have no modes: their ACLs govern)."""
+    if isinstance(fs, pafs.LocalFileSystem):
+        os.chmod(path, mode)
+
+
 def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Table | Iterable[pa.Table],
-                     schema: pa.Schema | None = None) -> str:
+                     schema: pa.Schema | None = None, mode: int = DATA_FILE_MODE) -> str:
     """Write ``table`` (or, one after the other, ``schema``'s tables) to ``lake/relative_dir/file_name``
-    via a hidden temp file and a move."""
+    via a hidden temp file and a move; the file gets ``mode`` (local lakes) before it is moved."""
     fs, root = filesystem(lake)
     folder = f"{root}/{relative_dir}" if relative_dir else root
     fs.create_dir(folder, recursive=True)
@@ -136,6 +148,7 @@ def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Tab
                               use_dictionary=dictionary) as writer:
             for piece in [table] if isinstance(table, pa.Table) else table:
                 writer.write_table(piece)
+    set_file_mode(fs, tmp, mode)
     fs.move(tmp, final)
     return final
 

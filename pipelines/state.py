@@ -10,7 +10,8 @@ replay of gaming day D, the open state of every table, every device's
     LAKE/state/gaming_day=D/pack_cards.parquet  table_id, pack_id, first_ts, record (JSON), for UNSHUFFLED_SEQUENCE
     LAKE/state/gaming_day=D/manifest.json       written last: the day is complete
 
-The replay of day D+1 starts from it.  ``manifest.json`` records the format
+Every file of the state is written with mode 0600 (``lake.PRIVATE_FILE_MODE``): it holds
+the open shoes' drawn cards.  The replay of day D+1 starts from it.  ``manifest.json`` records the format
 version (:data:`FORMAT_VERSION`, plus the engine's ``STATE_VERSION``), the
 pitwatch version, and the inbox files (path, size, mtime, SHA-256) the day
 was replayed from, so a later night can tell that a day received late files
@@ -50,7 +51,7 @@ def write_state_file(lake_path: str, day: str, name: str, rows: list[dict]) -> i
     key = schema.names[0]
     rows = sorted(rows, key=lambda r: (r[key], r.get("pack_id") or ""))
     table = pa.Table.from_pylist(rows, schema=schema)
-    lake.write_atomically(lake_path, state_dir(day), f"{name}.parquet", table)
+    lake.write_atomically(lake_path, state_dir(day), f"{name}.parquet", table, mode=lake.PRIVATE_FILE_MODE)
     return table.num_rows
 
 
@@ -73,6 +74,7 @@ def write_manifest(lake_path: str, day: str, manifest: dict) -> None:
     tmp = f"{folder}/.manifest.json.tmp"
     with fs.open_output_stream(tmp) as out:
         out.write(body)
+    lake.set_file_mode(fs, tmp, lake.PRIVATE_FILE_MODE)
     fs.move(tmp, f"{folder}/manifest.json")
 
 

@@ -9,8 +9,12 @@ Every file starts with a header block of ``--`` comment lines (see
     -- param bucket: int = 20  width of a histogram bucket, in cards
     -- example: pitwatch query findings_by_rule --param from_day=2026-11-22 --param to_day=2026-11-28
 
-Parameter types: ``date`` (YYYY-MM-DD), ``int``, ``string``.  A parameter
-with a default (``= value``, no spaces) may be left out.  In the SQL a
+Parameter types: ``date`` (YYYY-MM-DD, a real calendar day), ``int`` (ASCII
+digits, an optional ``-``; within ``[LOW..HIGH]`` when the type says so, e.g.
+``int[1..416]`` or ``int[1..]``, and always within DuckDB's INTEGER), and
+``string``.  A value of the wrong type or out of range is refused before the
+lake is opened (:class:`LakeQueryError`: exit 2).  A parameter with a default
+(``= value``, no spaces) may be left out.  In the SQL a
 parameter is a DuckDB named parameter ``$name``; values are always bound by
 the driver, never formatted into the text.
 
@@ -26,14 +30,20 @@ import re
 
 import duckdb
 
-from queries.lake_views import LakeQueryError, run_sql
+from queries.errors import LakeQueryError
+from queries.lake_views import Answer, run_sql
 
 TYPES = ("date", "int", "string")
 DUCKDB_TYPES = {"date": "DATE", "int": "INTEGER", "string": "VARCHAR"}
 MACRO_PARAM_PREFIX = "p_"
 
 _HEADER = re.compile(r"^--\s?(name|description|param|example)\b\s*(.*)$")
-_PARAM = re.compile(r"^(?P<name>[a-z_][a-z0-9_]*)\s*:\s*(?P<type>\w+)(?:\s*=\s*(?P<default>\S+))?(?:\s+(?P<doc>.*))?$")
+_PARAM = re.compile(r"^(?P<name>[a-z_][a-z0-9_]*)\s*:\s*(?P<type>\w+)"
+                    r"(?:\[(?P<low>-?[0-9]+)?\.\.(?P<high>-?[0-9]+)?\])?"
+                    r"(?:\s*=\s*(?P<default>\S+))?(?:\s+(?P<doc>.*))?$")
+INT_RANGE = (-(2 ** 31), 2 ** 31 - 1)      # DuckDB's INTEGER, the type the value is bound as
+_ASCII_INT = re.compile(r"-?[0-9]{1,10}\Z", re.A)
+_ASCII_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z", re.A)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,23 +53,35 @@ class Param:
     default: object = None
     has_default: bool = False
     description: str = ""
+    low: int | None = None      # int only: the least value allowed
+    high: int | None = None     # int only: the greatest value allowed
 
     def convert(self, text: str):
         """The typed value of ``text``, or :class:`LakeQueryError` saying what was expected."""
-        try:
-            if self.type == "date":
-                if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        if self.type == "date":
+            try:
+                if not _ASCII_DATE.match(text):
                     raise ValueError
                 return _dt.date.fromisoformat(text)
-            if self.type == "int":
-                return int(text, 10)
-        except ValueError:
-            want = "a date YYYY-MM-DD" if self.type == "date" else "an integer"
-            raise LakeQueryError(f"parameter {self.name}: {text!r} is not {want}") from None
+            except ValueError:
+                raise LakeQueryError(f"parameter {self.name}: {text!r} is not a date YYYY-MM-DD") from None
+        if self.type == "int":
+            low = INT_RANGE[0] if self.low is None else self.low
+            high = INT_RANGE[1] if self.high is None else self.high
+            want = (f"an integer from {low} to {high}" if self.high is not None
+                    else f"an integer of at least {low}" if self.low is not None else "an integer")
+            if not _ASCII_INT.match(text) or not low <= int(text, 10) <= high:
+                raise LakeQueryError(f"parameter {self.name}: {text!r} is not {want} (ASCII digits)")
+            return int(text, 10)
         return text
 
+    def type_text(self) -> str:
+        if self.low is None and self.high is None:
+            return self.type
+        return f"{self.type}[{'' if self.low is None else self.low}..{'' if self.high is None else self.high}]"
+
     def signature(self) -> str:
-        return f"{self.name} {self.type}" + (f" = {self.default}" if self.has_default else "")
+        return f"{self.name} {self.type_text()}" + (f" = {self.default}" if self.has_default else "")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,8 +183,15 @@ def parse(text: str, file_name: str) -> Query:
         if key == "param":
             pm = _PARAM.match(value)
             if not pm or pm.group("type") not in TYPES:
-                raise ValueError(f"{file_name}: bad parameter line {raw!r} (want 'name: date|int|string [= default] text')")
-            p = Param(pm.group("name"), pm.group("type"), description=(pm.group("doc") or "").strip())
+                raise ValueError(f"{file_name}: bad parameter line {raw!r} "
+                                 "(want 'name: date|int[LOW..HIGH]|string [= default] text')")
+            bounds = [None if pm.group(k) is None else int(pm.group(k)) for k in ("low", "high")]
+            if any(b is not None for b in bounds) and pm.group("type") != "int":
+                raise ValueError(f"{file_name}: a range [LOW..HIGH] is for int parameters only ({raw!r})")
+            if None not in bounds and bounds[0] > bounds[1]:
+                raise ValueError(f"{file_name}: empty range in {raw!r}")
+            p = Param(pm.group("name"), pm.group("type"), description=(pm.group("doc") or "").strip(),
+                      low=bounds[0], high=bounds[1])
             if pm.group("default") is not None:
                 p = dataclasses.replace(p, default=p.convert(pm.group("default")), has_default=True)
             params.append(p)
@@ -198,9 +227,10 @@ def get_query(name: str) -> Query:
     return queries[name]
 
 
-def run_query(con: duckdb.DuckDBPyConnection, name: str, given: dict[str, str]
-              ) -> tuple[list[str], list[tuple]]:
-    """Run investigation ``name`` with parameters ``given`` (name → text), bound by DuckDB."""
+def run_query(con: duckdb.DuckDBPyConnection, name: str, given: dict[str, str], *,
+              timeout: float | None = None, max_rows: int | None = None) -> Answer:
+    """Run investigation ``name`` with parameters ``given`` (name → text), bound by DuckDB
+    (limits as :func:`queries.lake_views.run_sql`)."""
     query = get_query(name)
     values = query.bind(given)
-    return run_sql(con, query.sql, values)
+    return run_sql(con, query.sql, values, timeout=timeout, max_rows=max_rows)

@@ -2,7 +2,7 @@
 -- description: Distribution of baccarat cut positions (003 4.5: 52 to stack size - 52) and cutting-card placements (003 4.6: at least 20 from the back) over a range of gaming days, in buckets, with how many packs in each bucket broke the procedure.
 -- param from_day: date  first gaming day of the range (inclusive)
 -- param to_day: date  last gaming day of the range (inclusive)
--- param bucket: int = 20  width of a bucket, in cards
+-- param bucket: int[1..1000] = 20  width of a bucket, in cards (1 to 1000)
 -- example: pitwatch query cut_placement --lake lake --param from_day=2026-11-01 --param to_day=2026-11-30 --param bucket=52
 
 with

@@ -2,8 +2,8 @@
 -- description: Dealers with the same rule at least min_count times in the `days` gaming days ending on to_day (e.g. who skipped burns this week); rule_id * means every rule.
 -- param to_day: date  last gaming day of the window (inclusive)
 -- param rule_id: string = *  the rule, e.g. BURN_SKIPPED; * for every rule
--- param days: int = 7  length of the window in gaming days
--- param min_count: int = 1  least number of findings of the rule per dealer in the window
+-- param days: int[1..366] = 7  length of the window in gaming days
+-- param min_count: int[1..] = 1  least number of findings of the rule per dealer in the window
 -- example: pitwatch query dealer_rule_repeats --lake lake --param rule_id=BURN_SKIPPED --param to_day=2026-11-28
 -- example: pitwatch query dealer_rule_repeats --lake lake --param to_day=2026-11-30 --param days=30 --param min_count=3
 

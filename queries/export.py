@@ -1,12 +1,18 @@
-"""A DuckDB database file holding the lake's views and the investigations as table macros.
+"""A DuckDB database file holding a copy of the lake's tables and the investigations as table macros.
 
-The file is self-describing for an analyst with any DuckDB client (CLI, DBeaver,
-a notebook): views point at the lake's Parquet files by absolute path (new
-gaming days show up without re-exporting), seeds are copied in as tables (the
-CSV files live inside pitwatch's installation, which may move), and each
-``queries/*.sql`` is a ``MACRO … AS TABLE`` whose parameters are the query's
-prefixed with ``p_`` (so a parameter never shadows a column of the same name).
+The file is self-contained for an analyst with any DuckDB client (CLI,
+DBeaver, a notebook): every lake table and seed is *materialised* in it (a
+copy of the rows as they are at the export, read through the analysts'
+connection of :func:`queries.lake_views.connect`; no view points at a lake
+path, so the file neither reaches into the lake nor changes with it: export
+again with ``--force`` for newer days), each ``queries/*.sql`` is a
+``MACRO … AS TABLE`` whose parameters are the query's prefixed with ``p_``
+(so a parameter never shadows a column of the same name), and
 ``pitwatch_queries`` lists the macros and how to call them.
+
+The file is written under a hidden temporary name, made read-only (mode
+``0444``: a DuckDB client then opens it read-only, except as root) and
+moved into place; an existing file is not replaced without ``force``.
 """
 from __future__ import annotations
 
@@ -14,9 +20,14 @@ import os
 import uuid
 
 import duckdb
+import pyarrow as pa
 
 from queries.catalog import DUCKDB_TYPES, MACRO_PARAM_PREFIX, Query, sql_literal, load_queries
-from queries.lake_views import LakeQueryError, first_line, view_statements
+from queries.errors import LakeQueryError
+from queries.lake_views import connect, first_line, seed_files
+from schemas.arrow import LAKE_TABLES
+
+EXPORT_MODE = 0o444
 
 
 def macro_call(q: Query) -> str:
@@ -26,24 +37,32 @@ def macro_call(q: Query) -> str:
     return f"FROM {q.name}({', '.join(args)})"
 
 
+def _copy_tables(lake_con: duckdb.DuckDBPyConnection, out: duckdb.DuckDBPyConnection) -> None:
+    """Every lake table and seed of the analysts' connection, rows and all, into ``out``."""
+    for name in [*LAKE_TABLES, *seed_files()]:
+        reader = lake_con.sql(f'SELECT * FROM "{name}"').to_arrow_reader()
+        out.register("pitwatch_export_source", reader)
+        try:
+            out.execute(f'CREATE TABLE "{name}" AS SELECT * FROM pitwatch_export_source')
+        finally:
+            out.unregister("pitwatch_export_source")
+
+
 def export_database(lake: str, out: str, *, force: bool = False) -> str:
-    """Write the database file ``out``; refuse to replace an existing one unless ``force``."""
-    if not os.path.isdir(lake) and "://" not in lake:
-        raise LakeQueryError(f"no lake at {lake} (not a folder)")
+    """Write the database file ``out`` (mode 0444); refuse to replace an existing one unless ``force``."""
     out = os.path.abspath(out)
-    if os.path.exists(out) and not force:
-        raise LakeQueryError(f"{out} exists; add --force to replace it")
     if os.path.isdir(out):
         raise LakeQueryError(f"{out} is a folder")
+    if os.path.lexists(out) and not force:
+        raise LakeQueryError(f"{out} exists; add --force to replace it")
+    lake_con = connect(lake)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     tmp = os.path.join(os.path.dirname(out), f".{os.path.basename(out)}.tmp-{uuid.uuid4().hex}")
     try:
         con = duckdb.connect(tmp)
         try:
-            if "://" in lake:
-                con.execute("LOAD httpfs")
-            for statement in view_statements(lake, seeds_as_tables=True):
-                con.execute(statement)
+            con.execute("SET enable_external_access = false")   # it runs only the statements below
+            _copy_tables(lake_con, con)
             queries = load_queries()
             for q in queries.values():
                 con.execute(q.macro_sql())
@@ -55,12 +74,14 @@ def export_database(lake: str, out: str, *, force: bool = False) -> str:
             con.execute("CHECKPOINT")
         finally:
             con.close()
+        os.chmod(tmp, EXPORT_MODE)
         if os.path.exists(out + ".wal"):  # the old file's journal must not be replayed on the new one
             os.remove(out + ".wal")
         os.replace(tmp, out)
-    except duckdb.Error as exc:
+    except (duckdb.Error, pa.ArrowException) as exc:
         raise LakeQueryError(f"cannot write {out}: {first_line(exc)}") from None
     finally:
+        lake_con.close()
         for leftover in (tmp, tmp + ".wal"):
             if os.path.exists(leftover):
                 os.remove(leftover)

@@ -1,91 +1,143 @@
-"""DuckDB over the lake: one view per lake table and per seed, read-only.
+"""The analysts' connection: DuckDB over the lake's tables, with no file system at all.
 
-This module reads the lake and nothing else (it knows :mod:`schemas.arrow`
-for the columns, never Beam or the replay), so the CLI (``pitwatch sql``,
-``pitwatch query``, ``pitwatch export-duckdb``), notebooks and tests share it.
+One function opens it, :func:`connect`, and every command that reads the lake
+for people uses it (``pitwatch sql``, ``pitwatch query``, ``pitwatch
+export-duckdb``, notebooks, tests).  It knows :mod:`schemas.arrow` for the
+columns and nothing of Beam or the replay.
 
-Views (``spec/outputs.md``):
+Tables (``spec/outputs.md``), each a name in the connection:
 
-* ``events``, ``rejects``, ``rounds``, ``packs``, ``findings``:
-  ``read_parquet('LAKE/<table>/**/*.parquet', hive_partitioning = true)`` with
-  ``gaming_day`` typed DATE from the folder name, so ``WHERE gaming_day = …``
-  (a literal or a bound parameter) opens only that day's file.
-* ``runs`` (``LAKE/runs/*.parquet``) and ``rules`` (``LAKE/rules/*.parquet``).
+* ``events``, ``rejects``, ``rounds``, ``packs``, ``findings``: a
+  ``pyarrow.dataset`` over the table's data files with Hive partitioning on
+  ``gaming_day`` (a DATE from the folder name), registered in DuckDB.  DuckDB
+  hands a filter on ``gaming_day`` (a literal or a bound parameter) to the
+  dataset, which then opens only those days' files.
+* ``runs`` and ``rules``: a dataset over ``LAKE/runs/*.parquet``,
+  ``LAKE/rules/*.parquet``.
 * ``seeds_<stem>`` for every ``seeds/*.csv`` shipped with pitwatch, e.g.
-  ``seeds_combate_paytable`` (``read_csv``, header row, types detected).
+  ``seeds_combate_paytable``: read into memory (header row, types detected)
+  when the connection opens.
 
-A table with no file yet (a young lake: no findings written) is still a view,
-empty, with the columns of :mod:`schemas.arrow`, so a query never fails for
-want of a table.  Column order is the files' order (``gaming_day``, the
-partition key, comes last).
+A table with no file yet (a young lake: no findings written) is still there,
+empty, with the columns of :mod:`schemas.arrow`.  Column order is the files'
+order (``gaming_day``, the partition key, comes last).  Which files make a
+table is one function, :func:`table_files`.
 
-Read-only, two layers:
-
-1. every statement is parsed by DuckDB (``extract_statements``) and only
-   ``SELECT`` (which covers ``WITH``, ``FROM …``, ``VALUES``, ``DESCRIBE``,
-   ``SHOW``, ``SUMMARIZE``) and ``EXPLAIN [ANALYZE]`` of a ``SELECT`` run;
-   everything else (``INSERT``, ``CREATE``, ``COPY``, ``ATTACH``, ``SET``,
-   ``PRAGMA``, ``CALL``, ``INSTALL``/``LOAD`` …) is refused;
-2. after the views exist the connection itself is narrowed: file access only
-   under the lake and the seeds folder (``allowed_directories`` +
-   ``enable_external_access = false``), no extension auto-install/auto-load,
-   ``TimeZone`` UTC, then ``lock_configuration = true``.
-
-Schema note: partitioned views do not use ``union_by_name`` (it would open
-every file's footer at bind time and defeat partition pruning), so all files
-of a table must have the same columns (``pipelines.lake.write_partition``
-always writes the full schema).
+**No file system.**  The datasets are read by pyarrow in this process, not by
+DuckDB, so the connection needs no file access, and has none: before the
+first statement of the user runs, ``enable_external_access = false`` (no
+table function, ``COPY``, ``ATTACH``, ``EXPORT``, ``INSTALL``/``LOAD`` can
+open any path), no Python replacement scans (a name in the query cannot
+reach a Python object), no extension auto-loading, no spill folder
+(``temp_directory`` empty: a query too big for memory fails with DuckDB's
+out-of-memory error rather than writing anything), ``TimeZone`` UTC, and
+then ``lock_configuration = true``, so no statement can undo any of it.  The
+live checkpoint (``LAKE/_watch/…``), the nightly state (``LAKE/state/…``)
+and every other file are out of its reach.  The statement check
+(:mod:`queries.statement_check`) is a second wall in front of it.
 """
 from __future__ import annotations
 
 import importlib.resources
+import operator
 import os
 import re
-
+import threading
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from queries.errors import LakeQueryError, QueryInterrupted
+from queries.statement_check import check_read_only
 from schemas.arrow import LAKE_TABLES, PARTITIONED
 
 SEED_PREFIX = "seeds_"
-READ_ONLY_TYPES = {"SELECT"}
+_DAY_FOLDER = re.compile(r"gaming_day=\d{4}-\d{2}-\d{2}\Z", re.A)
+# set, in this order, before the user's statement; the last one locks them all
+LOCKDOWN = (
+    "SET python_enable_replacements = false",
+    "SET autoinstall_known_extensions = false",
+    "SET autoload_known_extensions = false",
+    "SET enable_external_access = false",
+    "SET lock_configuration = true",
+)
+
+__all__ = ["LakeQueryError", "QueryInterrupted", "Answer", "connect", "run_sql", "table_files",
+           "check_read_only", "seed_files", "view_columns", "first_line"]
 
 
-class LakeQueryError(ValueError):
-    """A user's SQL or lake cannot be used (refused statement, DuckDB error, no lake)."""
+class Answer(tuple):
+    """``(columns, rows)`` of a statement, and ``cut``: there were more rows than ``max_rows``
+    (``rows`` holds the first ``max_rows``)."""
+
+    cut: bool
+
+    def __new__(cls, columns: list[str], rows: list[tuple], cut: bool = False) -> "Answer":
+        self = super().__new__(cls, (columns, rows))
+        self.cut = cut
+        return self
+
+    columns = property(operator.itemgetter(0))
+    rows = property(operator.itemgetter(1))
 
 
-# ---------------------------------------------------------------- paths
+# ---------------------------------------------------------------- the lake's files
 
 
-def _is_remote(lake: str) -> bool:
-    return "://" in lake
-
-
-def lake_root(lake: str) -> str:
-    """The lake as DuckDB sees it: an absolute local path, or the URI as given."""
-    return lake.rstrip("/") if _is_remote(lake) else os.path.abspath(lake)
-
-
-def _sql_str(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _has_parquet(lake: str, name: str) -> bool:
-    """Whether ``LAKE/<name>/`` holds at least one visible ``*.parquet`` file."""
-    if _is_remote(lake):
+def _filesystem(lake: str) -> tuple[pafs.FileSystem, str]:
+    if "://" in lake:
         fs, root = pafs.FileSystem.from_uri(lake)
-    else:
-        fs, root = pafs.LocalFileSystem(), os.path.abspath(lake)
-    folder = f"{root.rstrip('/')}/{name}"
+        return fs, root.rstrip("/")
+    return pafs.LocalFileSystem(), os.path.abspath(lake)
+
+
+def _visible_parquet(info: pafs.FileInfo) -> bool:
+    return (info.type == pafs.FileType.File and info.base_name.endswith(".parquet")
+            and not info.base_name.startswith("."))
+
+
+def table_files(lake: str, name: str) -> list[str]:
+    """The data files of lake table ``name``, sorted: what the table is.
+
+    Partitioned tables: ``LAKE/<name>/gaming_day=YYYY-MM-DD/*.parquet``;
+    others: ``LAKE/<name>/*.parquet``.  Hidden files (a writer's ``.tmp-*``)
+    and folders that are not a gaming day are no part of the table.
+    """
+    fs, root = _filesystem(lake)
+    folder = f"{root}/{name}"
     if fs.get_file_info(folder).type != pafs.FileType.Directory:
-        return False
-    for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
-        if info.type == pafs.FileType.File and info.base_name.endswith(".parquet") \
-                and not info.base_name.startswith("."):
-            return True
-    return False
+        return []
+    if name not in PARTITIONED:
+        return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(folder)) if _visible_parquet(i))
+    files = []
+    for day in fs.get_file_info(pafs.FileSelector(folder)):
+        if day.type == pafs.FileType.Directory and _DAY_FOLDER.match(day.base_name):
+            files += [i.path for i in fs.get_file_info(pafs.FileSelector(day.path)) if _visible_parquet(i)]
+    return sorted(files)
+
+
+def view_columns(name: str) -> pa.Schema:
+    """The columns of table ``name`` in order: the file's columns, then ``gaming_day`` if partitioned."""
+    schema = LAKE_TABLES[name]
+    if name in PARTITIONED:
+        i = schema.get_field_index("gaming_day")
+        schema = schema.remove(i).append(schema.field(i))
+    return schema
+
+
+def table_dataset(lake: str, name: str) -> ds.Dataset:
+    """Lake table ``name`` as a ``pyarrow.dataset`` (no file is opened until it is scanned)."""
+    schema = view_columns(name)
+    files = table_files(lake, name)
+    if not files:
+        return ds.dataset(schema.empty_table())
+    fs, root = _filesystem(lake)
+    if name not in PARTITIONED:
+        return ds.dataset(files, schema=schema, format="parquet", filesystem=fs)
+    partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
+    return ds.dataset(files, schema=schema, format="parquet", filesystem=fs,
+                      partitioning=partitioning, partition_base_dir=f"{root}/{name}")
 
 
 def seed_files() -> dict[str, str]:
@@ -99,86 +151,30 @@ def seed_files() -> dict[str, str]:
     return out
 
 
-# ---------------------------------------------------------------- view SQL
-
-
-def view_columns(name: str) -> pa.Schema:
-    """The columns of view ``name`` in order: the file's columns, then ``gaming_day`` if partitioned."""
-    schema = LAKE_TABLES[name]
-    if name in PARTITIONED:
-        i = schema.get_field_index("gaming_day")
-        schema = schema.remove(i).append(schema.field(i))
-    return schema
-
-
-def _duckdb_types(schema: pa.Schema) -> list[str]:
-    con = duckdb.connect()
-    try:
-        return [str(t) for t in con.from_arrow(schema.empty_table()).types]
-    finally:
-        con.close()
-
-
-def empty_select(name: str) -> str:
-    """A SELECT of no rows with the columns of lake table ``name`` (for tables not written yet)."""
-    schema = view_columns(name)
-    cols = ", ".join(f"CAST(NULL AS {t}) AS \"{f.name}\"" for f, t in zip(schema, _duckdb_types(schema)))
-    return f"SELECT {cols} WHERE false"
-
-
-def table_select(lake: str, name: str) -> str:
-    """The SELECT behind view ``name``: the Parquet files, or an empty typed row set."""
-    if not _has_parquet(lake, name):
-        return empty_select(name)
-    root = lake_root(lake)
-    if name in PARTITIONED:
-        glob = _sql_str(f"{root}/{name}/**/*.parquet")
-        return (f"SELECT * FROM read_parquet({glob}, hive_partitioning = true, "
-                "hive_types = {'gaming_day': DATE})")
-    glob = _sql_str(f"{root}/{name}/*.parquet")
-    return f"SELECT * FROM read_parquet({glob}, hive_partitioning = false, union_by_name = true)"
-
-
-def seed_select(path: str) -> str:
-    return f"SELECT * FROM read_csv({_sql_str(path)}, header = true)"
-
-
-def view_statements(lake: str, *, seeds_as_tables: bool = False) -> list[str]:
-    """``CREATE VIEW`` for every lake table and seed (seeds as tables when asked: the export)."""
-    out = [f"CREATE OR REPLACE VIEW {name} AS {table_select(lake, name)}" for name in LAKE_TABLES]
-    kind = "TABLE" if seeds_as_tables else "VIEW"
-    out += [f"CREATE OR REPLACE {kind} {name} AS {seed_select(path)}" for name, path in seed_files().items()]
-    return out
-
-
-# ---------------------------------------------------------------- connection
+# ---------------------------------------------------------------- the connection
 
 
 def connect(lake: str) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the lake's views, narrowed to reading."""
-    if not _is_remote(lake) and not os.path.isdir(lake):
+    """The analysts' connection: the lake's tables and the seeds, no file system, settings locked."""
+    if "://" not in lake and not os.path.isdir(lake):
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config={"temp_directory": ""})
     try:
         con.execute("SET TimeZone = 'UTC'")
-        if _is_remote(lake):
-            con.execute("LOAD httpfs")
-        for statement in view_statements(lake):
+        for name in LAKE_TABLES:
+            con.register(name, table_dataset(lake, name))
+        for name, path in seed_files().items():   # pitwatch's own files, read before the lockdown
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_csv({_sql_str(path)}, header = true)")
+        for statement in LOCKDOWN:
             con.execute(statement)
-        _narrow(con, lake)
-    except duckdb.Error as exc:
+    except (duckdb.Error, OSError, pa.ArrowException) as exc:
         con.close()
         raise LakeQueryError(f"cannot open the lake {lake}: {first_line(exc)}") from None
     return con
 
 
-def _narrow(con: duckdb.DuckDBPyConnection, lake: str) -> None:
-    allowed = [lake_root(lake) + "/"] + sorted({os.path.dirname(p) + "/" for p in seed_files().values()})
-    con.execute(f"SET allowed_directories = [{', '.join(_sql_str(d) for d in allowed)}]")
-    con.execute("SET autoinstall_known_extensions = false")
-    con.execute("SET autoload_known_extensions = false")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def first_line(exc: BaseException) -> str:
@@ -186,55 +182,56 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-# ---------------------------------------------------------------- read-only guard
-
-_EXPLAIN = re.compile(r"explain\b(?:\s+analy[sz]e\b)?\s*(?:\([^()]*\))?(.*)\Z", re.I | re.S)
+# ---------------------------------------------------------------- running a statement
 
 
-def _strip_leading_comments(sql: str) -> str:
-    for pos, kind in duckdb.tokenize(sql):
-        if kind != duckdb.token_type.comment:
-            return sql[pos:]
-    return ""
+class _Deadline:
+    """Interrupts ``con``'s running query once ``seconds`` have passed (from a timer thread)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, seconds: float | None) -> None:
+        self.con, self.seconds = con, seconds
+        self.expired = threading.Event()
+        self._done = threading.Event()
+        self._thread = None
+
+    def __enter__(self):
+        if self.seconds is not None:
+            self._thread = threading.Thread(target=self._watch, name="pitwatch-query-timeout", daemon=True)
+            self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        if self._done.wait(self.seconds):
+            return
+        self.expired.set()
+        while not self._done.is_set():   # again until it lands: the query may not have started yet
+            self.con.interrupt()
+            self._done.wait(0.05)
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
-def _statement_type(stmt) -> str:
-    try:
-        return stmt.type.name
-    except ValueError:  # a statement type the Python enum does not know: refuse it
-        return "UNKNOWN"
+def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None, *,
+            timeout: float | None = None, max_rows: int | None = None) -> Answer:
+    """Run one read-only statement with ``params`` bound by DuckDB.
 
-
-def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> str:
-    """Return the single statement of ``sql`` if it only reads; else raise :class:`LakeQueryError`."""
-    try:
-        statements = con.extract_statements(sql)
-    except duckdb.Error as exc:
-        raise LakeQueryError(first_line(exc)) from None
-    if len(statements) != 1:
-        raise LakeQueryError(f"give exactly one SQL statement (got {len(statements)})")
-    stmt = statements[0]
-    kind = _statement_type(stmt)
-    if kind == "EXPLAIN":
-        inner = _EXPLAIN.match(_strip_leading_comments(stmt.query).strip())
-        if inner is None or not inner.group(1).strip():
-            raise LakeQueryError("refused: EXPLAIN of something that is not a query")
-        check_read_only(con, inner.group(1))
-        return sql
-    if kind not in READ_ONLY_TYPES:
-        raise LakeQueryError(
-            f"refused: the lake is read-only and this statement is {kind}; "
-            "only SELECT (WITH, FROM, DESCRIBE, SHOW, SUMMARIZE) and EXPLAIN run here")
-    return sql
-
-
-def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None
-            ) -> tuple[list[str], list[tuple]]:
-    """Run one read-only statement with ``params`` bound by DuckDB; return (columns, rows)."""
-    check_read_only(con, sql)
-    try:
-        cur = con.execute(sql, params or None)
-        columns = [d[0] for d in cur.description] if cur.description else []
-        return columns, cur.fetchall()
-    except duckdb.Error as exc:
-        raise LakeQueryError(first_line(exc)) from None
+    ``timeout`` (seconds) interrupts it (:class:`QueryInterrupted`); at most
+    ``max_rows`` rows are fetched (``Answer.cut`` says there were more).
+    """
+    check_read_only(sql)
+    with _Deadline(con, timeout) as deadline:
+        try:
+            con.execute(sql, params or None)
+            columns = [d[0] for d in con.description] if con.description else []
+            if max_rows is None:
+                return Answer(columns, con.fetchall())
+            rows = con.fetchmany(max_rows + 1)
+            return Answer(columns, rows[:max_rows], len(rows) > max_rows)
+        except duckdb.Error as exc:
+            if deadline.expired.is_set():
+                raise QueryInterrupted(f"the query was stopped after {timeout:g} seconds (--timeout); "
+                                       "filter on gaming_day or give it more time") from None
+            raise LakeQueryError(first_line(exc)) from None

@@ -6,6 +6,7 @@ import os
 import click
 
 from pipelines.cli.common import lake_option, user_errors
+from pipelines.cli.sql import lake_answers
 
 
 @click.command(epilog="""\b
@@ -21,17 +22,17 @@ then, in any DuckDB client:
 @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
 @user_errors
 def export_duckdb(lake, out, force):
-    """Write a DuckDB database file for analysts: a view per lake table (reading
-    the lake's Parquet files by absolute path, so the file must stay able to
-    see the lake), the seeds as tables (seeds_<name>), every investigation of
+    """Write a read-only DuckDB database file for analysts: a copy of every
+    lake table and seed (seeds_<name>) as it is now, every investigation of
     `pitwatch query --list` as a table macro whose parameters are the query's
-    with a p_ prefix (dates as DATE '…'), and a table pitwatch_queries listing them.
-
-    A table the lake did not have yet is exported as an empty view: export
-    again (--force) after the lake gains it.
+    with a p_ prefix (dates as DATE '…'), and a table pitwatch_queries listing
+    them.  The file holds no path into the lake and is written with mode 0444;
+    export again (--force) for newer gaming days.
     """
-    from queries.export import export_database
+    from queries.export import EXPORT_MODE, export_database
 
-    path = export_database(lake, out, force=force)
-    click.echo(f"wrote {path}: open it with any DuckDB client, e.g. duckdb {os.path.basename(path)} "
+    with lake_answers():
+        path = export_database(lake, out, force=force)
+    click.echo(f"wrote {path}: a copy of the lake's tables as of now, read-only (mode {EXPORT_MODE:o}); "
+               f"open it with any DuckDB client, e.g. duckdb -readonly {os.path.basename(path)} "
                "\"FROM pitwatch_queries\"")

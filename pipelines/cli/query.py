@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import click
 
-from pipelines.cli.common import user_errors
+from pipelines.cli.common import UserError, user_errors
 from pipelines.cli.render import format_option, render
+from pipelines.cli.sql import lake_answers, limit_options, print_answer
 
 
 @click.command(epilog="""\b
@@ -21,12 +22,14 @@ Examples:
               help="A parameter of the query (repeat for each); see --list for names and types.")
 @click.option("--list", "list_", is_flag=True, help="List the investigations with their parameters.")
 @format_option
+@limit_options
 @user_errors
-def query(name, lake, params, list_, fmt):
+def query(name, lake, params, list_, fmt, timeout, max_rows):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
-    Parameter values are typed (date YYYY-MM-DD, int, string) and bound by
-    DuckDB, never pasted into the SQL.  `pitwatch query --list` shows every
+    Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
+    the range the query gives, string) and bound by DuckDB, never pasted into
+    the SQL; a wrong one is refused (exit 2) before the lake is opened.  `pitwatch query --list` shows every
     investigation, what it answers and its parameters (those with "= value"
     have a default).
     """
@@ -42,18 +45,18 @@ def query(name, lake, params, list_, fmt):
         raise click.UsageError("give the NAME of a query (pitwatch query --list shows them)")
     if not lake:
         raise click.UsageError("Missing option '--lake'.")
-    values = parse_params(params)
-    q = get_query(name)
-    q.bind(values)  # check names and types before opening the lake
     from queries.catalog import run_query
     from queries.lake_views import connect
 
-    con = connect(lake)
-    try:
-        columns, rows = run_query(con, name, values)
-    finally:
-        con.close()
-    click.echo(render(columns, rows, fmt), nl=False)
+    values = parse_params(params)
+    with lake_answers():
+        get_query(name).bind(values)  # check names, types and ranges before opening the lake
+        con = connect(lake)
+        try:
+            answer = run_query(con, name, values, timeout=timeout, max_rows=max_rows)
+        finally:
+            con.close()
+    print_answer(answer, fmt, max_rows)
 
 
 def parse_params(pairs) -> dict[str, str]:
@@ -63,8 +66,8 @@ def parse_params(pairs) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"--param {pair!r}: write it as KEY=VALUE")
+            raise UserError(f"--param {pair!r}: write it as KEY=VALUE")
         if key in out:
-            raise ValueError(f"--param {key} given twice")
+            raise UserError(f"--param {key} given twice")
         out[key] = value
     return out

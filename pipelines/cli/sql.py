@@ -1,12 +1,52 @@
-"""``pitwatch sql``: ad-hoc read-only SQL in DuckDB over the lake's tables as views."""
+"""``pitwatch sql``: ad-hoc read-only SQL in DuckDB over the lake's tables.
+
+Also the limits ``pitwatch query`` shares (:data:`limit_options`) and how both
+print an answer and map the library's errors to exit codes (:func:`print_answer`,
+:func:`lake_answers`): a refused statement, a bad parameter or a DuckDB error
+is exit 2 (``UserError``); a query stopped by ``--timeout`` or an output cut by
+``--max-rows`` is exit 3 (``Incomplete``: the output is not the whole answer).
+"""
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import click
 
-from pipelines.cli.common import lake_option, user_errors
+from pipelines.cli.common import Incomplete, UserError, lake_option, user_errors
 from pipelines.cli.render import format_option, render
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_ROWS = 100_000
+
+
+def limit_options(fn):
+    fn = click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True,
+                      metavar="N", help="Print at most N rows; more is said on stderr and exits 3.")(fn)
+    fn = click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
+                      show_default=True, metavar="SECONDS",
+                      help="Stop the query after this long (exit 3).")(fn)
+    return fn
+
+
+@contextlib.contextmanager
+def lake_answers():
+    """The queries library's errors as the CLI's: user mistakes exit 2, a stopped query exit 3."""
+    from queries.errors import LakeQueryError, QueryInterrupted
+
+    try:
+        yield
+    except QueryInterrupted as exc:
+        raise Incomplete(str(exc)) from None
+    except LakeQueryError as exc:
+        raise UserError(str(exc)) from None
+
+
+def print_answer(answer, fmt: str, max_rows: int) -> None:
+    click.echo(render(answer.columns, answer.rows, fmt), nl=False)
+    if answer.cut:
+        raise Incomplete(f"the output was cut at {max_rows:,} rows (--max-rows {max_rows}); "
+                         "there are more: narrow the query or raise --max-rows")
 
 
 @click.command(epilog="""\b
@@ -14,32 +54,35 @@ Examples:
   pitwatch sql "SELECT rule_id, count(*) AS n FROM findings GROUP BY ALL ORDER BY n DESC" --lake lake
   pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-07'" --lake lake --format csv
   pitwatch sql "DESCRIBE events" --lake lake
-  pitwatch sql - --lake lake --format json < investigation.sql
+  pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
 """)
 @click.argument("statement", metavar="SQL")
 @lake_option
 @format_option
+@limit_options
 @user_errors
-def sql(statement, lake, fmt):
+def sql(statement, lake, fmt, timeout, max_rows):
     """Run one read-only SQL statement (DuckDB dialect) over the lake and print the rows.
 
     \b
-    Views: events, rejects, rounds, packs, findings, runs, rules (the lake's
+    Tables: events, rejects, rounds, packs, findings, runs, rules (the lake's
     tables; filter on gaming_day to read only those days' files) and
     seeds_<name> for each seeds/*.csv (e.g. seeds_combate_paytable).
     SQL "-" reads the statement from standard input.  Only queries run
-    (SELECT, WITH, FROM, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN): anything that
-    writes or changes settings is refused.
+    (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, UNPIVOT,
+    EXPLAIN): anything that writes, reads files or changes settings is
+    refused (exit 2), and the connection has no file system at all.
     """
     from queries.lake_views import connect, run_sql
 
     if statement == "-":
         statement = sys.stdin.read()
     if not statement.strip():
-        raise click.UsageError("the SQL statement is empty")
-    con = connect(lake)
-    try:
-        columns, rows = run_sql(con, statement)
-    finally:
-        con.close()
-    click.echo(render(columns, rows, fmt), nl=False)
+        raise UserError("the SQL statement is empty")
+    with lake_answers():
+        con = connect(lake)
+        try:
+            answer = run_sql(con, statement, timeout=timeout, max_rows=max_rows)
+        finally:
+            con.close()
+    print_answer(answer, fmt, max_rows)

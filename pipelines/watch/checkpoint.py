@@ -9,7 +9,8 @@
     sink, the ids of the alerts delivered (last two gaming days).  Written to
     ``checkpoint.json.partial-<pid>``, fsync'd, renamed over the old one
     (atomic on POSIX), the folder fsync'd: a reader or a restart sees the old
-    checkpoint or the new one, never a mix.
+    checkpoint or the new one, never a mix.  Mode 0600 (a new state
+    folder 0700): it holds the cards of the shoes not dealt yet.
 
 ``STATE/journal-<gen>.log``
     One line ``<sink>\t<finding_id>\t<gaming day>`` appended (and flushed to
@@ -52,6 +53,8 @@ import orjson
 log = logging.getLogger("pitwatch")
 
 VERSION = 1
+# The checkpoint holds the shoes' cards not dealt yet (the alerts mask them): owner only.
+PRIVATE_MODE = 0o600
 _JOURNAL = re.compile(r"journal-(\d+)\.log$")
 
 
@@ -59,7 +62,7 @@ class StateDir:
     def __init__(self, path: str, fsync: bool = False) -> None:
         self.path = os.path.abspath(path)
         self.fsync = fsync
-        os.makedirs(self.path, exist_ok=True)
+        os.makedirs(self.path, mode=0o700, exist_ok=True)
         self._lock = open(os.path.join(self.path, "lock"), "a+")
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -98,7 +101,8 @@ class StateDir:
                          b",".join(orjson.dumps(t) + b":" + blob for t, blob in sorted(tables.items())),
                          b'},"rest":', rest, b"}"])
         tmp = f"{self.file}.partial-{os.getpid()}"
-        with open(tmp, "wb") as f:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_MODE), "wb") as f:
+            os.fchmod(f.fileno(), PRIVATE_MODE)   # also if a partial file of that name was there
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -139,7 +143,8 @@ class StateDir:
         if not items:
             return
         if self._journal is None:
-            self._journal = open(os.path.join(self.path, f"journal-{self.gen:08d}.log"), "ab")
+            self._journal = open(os.open(os.path.join(self.path, f"journal-{self.gen:08d}.log"),
+                                         os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_MODE), "ab")
             if self.fsync:
                 self._fsync_dir()     # the new generation's name survives a power cut too
         self._journal.write(b"".join(f"{sink}\t{fid}\t{day}\n".encode() for fid, day in items))

@@ -5,9 +5,10 @@ import csv
 import datetime as dt
 import os
 
+import duckdb
 import pytest
 
-from queries.lake_views import LakeQueryError, connect, run_sql, seed_files, view_columns
+from queries.lake_views import LakeQueryError, connect, run_sql, seed_files, table_files, view_columns
 from schemas.arrow import LAKE_TABLES
 
 
@@ -15,10 +16,29 @@ def describe(con, view):
     return [(r[0], r[1]) for r in con.execute(f"DESCRIBE {view}").fetchall()]
 
 
-def test_every_lake_table_and_seed_is_a_view(con):
-    names = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
-    assert names == set(LAKE_TABLES) | set(seed_files())
-    assert "seeds_combate_paytable" in names
+def test_every_lake_table_and_seed_is_there_by_name(con):
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert views == set(LAKE_TABLES)          # the registered datasets
+    assert tables == set(seed_files())        # read into memory before the lockdown
+    assert "seeds_combate_paytable" in tables
+
+
+def test_a_table_is_its_data_files_and_nothing_else(lake, tmp_path):
+    """Hidden temp files, stray folders and other files of the lake are no part of a table."""
+    from tests.queries.lakes import build_lake
+
+    lake = build_lake(str(tmp_path / "lake"))
+    assert [os.path.relpath(f, lake) for f in table_files(lake, "findings")] == [
+        "findings/gaming_day=2026-11-27/part-0.parquet", "findings/gaming_day=2026-11-28/part-0.parquet"]
+    day = tmp_path / "lake" / "findings" / "gaming_day=2026-11-28"
+    (day / ".part-0.parquet.tmp-1").write_bytes(b"half written")
+    (day / "notes.txt").write_text("x")
+    (tmp_path / "lake" / "findings" / "backup").mkdir()
+    (tmp_path / "lake" / "findings" / "backup" / "part-0.parquet").write_bytes(b"junk")
+    assert len(table_files(lake, "findings")) == 2
+    assert run_sql(connect(lake), "SELECT count(*) FROM findings")[1] == [(9,)]
+    assert table_files(lake, "rejects") == []
 
 
 def test_views_have_the_schema_columns_whether_written_or_not(lake, tmp_path):
@@ -96,8 +116,10 @@ def test_queries_run(con, statement):
 def test_files_outside_the_lake_cannot_be_read_and_settings_are_locked(con, tmp_path):
     outside = tmp_path / "secret.csv"
     outside.write_text("a\n1\n")
-    with pytest.raises(LakeQueryError, match="disabled by configuration"):
+    with pytest.raises(LakeQueryError, match="refused: read_csv"):
         run_sql(con, f"SELECT * FROM read_csv('{outside}')")
+    with pytest.raises(duckdb.PermissionException, match="disabled by configuration"):
+        con.execute(f"SELECT * FROM read_csv('{outside}')")   # the statement check bypassed
     with pytest.raises(Exception, match="lock"):
         con.execute("SET enable_external_access = true")
     assert con.execute("SELECT current_setting('TimeZone')").fetchone()[0] in ("UTC", "Etc/UTC")
