@@ -1,8 +1,10 @@
 """Named investigations: one DuckDB SQL file per query.  See queries/README.md.
 
-``queries`` reads the lake only: :mod:`queries.lake_views` opens DuckDB with a
-view per lake table; :mod:`queries.catalog` loads the ``*.sql`` files (via
-importlib.resources, so an installed wheel finds them) and binds parameters.
+``queries`` reads the lake only: :mod:`queries.lake_views` opens the analysts'
+DuckDB connection (the lake's tables as Arrow datasets, no file system);
+:mod:`queries.statement_check` refuses what is not a plain query;
+:mod:`queries.catalog` loads the ``*.sql`` files (via importlib.resources, so
+an installed wheel finds them) and binds typed, range-checked parameters.
 """
 
 

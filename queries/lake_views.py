@@ -232,6 +232,6 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None
             return Answer(columns, rows[:max_rows], len(rows) > max_rows)
         except duckdb.Error as exc:
             if deadline.expired.is_set():
-                raise QueryInterrupted(f"the query was stopped after {timeout:g} seconds (--timeout); "
+                raise QueryInterrupted(f"the query was stopped after {timeout:g} s (--timeout {timeout:g}); "
                                        "filter on gaming_day or give it more time") from None
             raise LakeQueryError(first_line(exc)) from None

@@ -182,10 +182,17 @@ FILE_PATHS = {
 READERS = ["read_text", "read_blob", "read_csv", "read_parquet", "read_json", "glob", "parquet_metadata"]
 
 
+@pytest.fixture(scope="module")
+def con(lake):
+    """The analysts' connection, used directly: the statement check is not in the way."""
+    con = connect(lake)
+    yield con
+    con.close()
+
+
 @pytest.mark.parametrize("path", FILE_PATHS.values(), ids=FILE_PATHS.keys())
 @pytest.mark.parametrize("reader", READERS)
-def test_with_the_check_bypassed_no_file_can_be_read(lake, untouched, reader, path):
-    con = connect(lake)
+def test_with_the_check_bypassed_no_file_can_be_read(lake, con, untouched, reader, path):
     with pytest.raises(duckdb.Error, match="disabled by configuration|does not exist"):
         con.execute(f"select * from {reader}('{path.format(lake=lake)}')").fetchall()
     with pytest.raises(duckdb.Error, match="disabled by configuration|not exist|not found"):
@@ -210,15 +217,13 @@ BYPASS = {
 
 
 @pytest.mark.parametrize("statement", BYPASS.values(), ids=BYPASS.keys())
-def test_with_the_check_bypassed_no_file_can_be_written(lake, untouched, statement):
-    con = connect(lake)
+def test_with_the_check_bypassed_no_file_can_be_written(lake, con, untouched, statement):
     with pytest.raises(duckdb.Error, match="disabled (by|through) configuration|configuration has been locked"):
         con.execute(statement.format(lake=lake)).fetchall()
     assert con.execute("select current_setting('enable_external_access')").fetchone() == (False,)
 
 
-def test_the_connection_sees_the_lake_tables_and_seeds_only(lake):
-    con = connect(lake)
+def test_the_connection_sees_the_lake_tables_and_seeds_only(con):
     names = {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
     assert names == {"events", "rejects", "rounds", "packs", "findings", "runs", "rules", *seed_files()}
 
@@ -263,7 +268,7 @@ def test_a_runaway_cross_join_is_interrupted(lake, untouched):
     result = subprocess.run([sys.executable, "-m", "pipelines.cli", "sql", statement, "--lake", lake,
                              "--timeout", "1"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 3 and result.stdout == ""
-    assert result.stderr == ("Error: the query was stopped after 1 seconds (--timeout); "
+    assert result.stderr == ("Error: the query was stopped after 1 s (--timeout 1); "
                              "filter on gaming_day or give it more time\n")
 
 
