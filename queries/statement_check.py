@@ -100,17 +100,26 @@ def _parse_tree(sql: str) -> dict | None:
             text = _parser.execute("SELECT json_serialize_sql($sql)", {"sql": sql}).fetchone()[0]
         except duckdb.Error:
             return None
-    tree = json.loads(text)
+    try:
+        tree = json.loads(text)
+    except RecursionError:
+        raise RefusedStatement("refused: the query is nested too deeply to be checked") from None
     return None if tree.get("error") else tree
 
 
-def _walk(node) -> None:
-    if isinstance(node, list):
-        for item in node:
-            _walk(item)
-        return
-    if not isinstance(node, dict):
-        return
+def _walk(tree) -> None:
+    """Every node of the tree (iteratively: a deep tree cannot exhaust Python's stack)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            _check_node(node)
+            stack.extend(node.values())
+
+
+def _check_node(node: dict) -> None:
     kind = node.get("type")
     if isinstance(kind, str) and kind.endswith("_NODE") and kind not in QUERY_NODES:
         raise RefusedStatement(f"refused: the lake is read-only and this query holds a "
@@ -124,8 +133,6 @@ def _walk(node) -> None:
                                    "tables (events, findings, …) instead")
     if kind == "BASE_TABLE" and re.search(r"[./\\*]", node.get("table_name") or ""):
         raise RefusedStatement(f"refused: {node['table_name']!r} is a file; query the lake's tables instead")
-    for value in node.values():
-        _walk(value)
 
 
 def _check_query_text(sql: str) -> None:

@@ -29,6 +29,7 @@ def _text(v: Any) -> str:
 
 
 def _json_default(v: Any):
+    # dates and times are written here (OPT_PASSTHROUGH_DATETIME): orjson refuses a time with a zone
     if isinstance(v, decimal.Decimal):
         return float(v)
     if isinstance(v, (_dt.date, _dt.datetime, _dt.time)):
@@ -39,7 +40,7 @@ def _json_default(v: Any):
 def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) -> str:
     if fmt == "json":
         return "".join(
-            orjson.dumps(dict(zip(columns, r)), default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode() + "\n"
+            orjson.dumps(dict(zip(columns, r)), default=_json_default, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME).decode() + "\n"
             for r in rows
         )
     if fmt == "csv":

@@ -76,7 +76,11 @@ def sql(statement, lake, fmt, timeout, max_rows):
     from queries.lake_views import connect, run_sql
 
     if statement == "-":
-        statement = sys.stdin.read()
+        data = sys.stdin.buffer.read()
+        try:
+            statement = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(f"the SQL on standard input is not UTF-8 (byte {exc.start})") from None
     if not statement.strip():
         raise UserError("the SQL statement is empty")
     with lake_answers():

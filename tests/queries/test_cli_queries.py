@@ -171,3 +171,17 @@ def test_export_refuses_to_overwrite_without_force(lake, tmp_path):
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT max(gaming_day) FROM rounds").fetchone() == (dt.date(2026, 11, 28),)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.duckdb"]  # no temporary file left
+
+
+def test_unusual_types_print_in_every_format(lake):
+    sql = ("select timetz '12:00:00+02' as t, interval 1 day as i, 'abc'::blob as b, 1::hugeint as h, "
+           "map {'a': 1} as m, 'infinity'::timestamp as inf")
+    for fmt in ("table", "csv", "json"):
+        result = cli("sql", sql, "--lake", lake, "--format", fmt)
+        assert result.exit_code == 0 and result.exception is None, result.output
+    assert cli("sql", sql, "--lake", lake, "--format", "json").stdout.startswith('{"t":"12:00:00+02:00",')
+
+
+def test_sql_on_stdin_that_is_not_utf8_is_one_error_line(lake):
+    result = CliRunner().invoke(main, ["sql", "-", "--lake", lake], input=b"select '\xff'")
+    assert result.exit_code == 2 and result.output == "Error: the SQL on standard input is not UTF-8 (byte 8)\n"
