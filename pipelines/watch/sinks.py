@@ -227,7 +227,7 @@ class LakeSink:
         """Write a batch from :meth:`take`: one ``<watch-id>-<n>.parquet`` per gaming day, atomically."""
         import pyarrow.parquet as pq
 
-        from pipelines.lake import file_schema
+        from pipelines.lake import DATA_FILE_MODE, file_schema, set_file_mode
         from schemas.arrow import FINDINGS, rows_to_table
 
         schema = file_schema("findings") if batch else None
@@ -241,6 +241,7 @@ class LakeSink:
             tmp = f"{folder}/_{name}-{uuid.uuid4().hex[:8]}.partial"
             with self.fs.open_output_stream(tmp) as out:
                 pq.write_table(table, out, compression="zstd")
+            set_file_mode(self.fs, tmp, DATA_FILE_MODE)   # a lake data file (docs/lake.md)
             self.fs.move(tmp, f"{folder}/{name}.parquet")
 
     def flush(self) -> list[str]:

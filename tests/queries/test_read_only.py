@@ -369,6 +369,8 @@ def test_force_replaces_a_read_only_export(lake, tmp_path):
 def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
     from pipelines import state
     from pipelines.watch.checkpoint import StateDir
+    from pipelines.watch.sinks import LakeSink
+    from tests.queries.lakes import FINDINGS
 
     old = os.umask(0)
     try:
@@ -379,6 +381,9 @@ def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
         watcher.save({"BAC-07": b"{}"}, b"{}")
         watcher.record("file", [("f-1", "2026-11-28")])
         watcher.close()
+        alerts = LakeSink(lake, "default")
+        alerts.send([{**FINDINGS[0], "ts": "2026-11-27T20:01:00Z", "gaming_day": "2026-11-27"}])
+        alerts.flush()
     finally:
         os.umask(old)
     modes = {os.path.relpath(p, lake): m & 0o777 for p, (_h, m) in tree(lake).items() if _h != "dir"}
@@ -387,6 +392,7 @@ def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
     assert modes[MANIFEST] == 0o600
     assert modes[CHECKPOINT] == 0o600
     assert modes["_watch/default/journal-00000001.log"] == 0o600
+    assert modes["alerts/gaming_day=2026-11-27/default-00000000.parquet"] == 0o644   # a live watcher's
     data = [m for p, m in modes.items() if not p.startswith(("state/", "_watch/"))]
-    assert data and all(m == 0o644 for m in data)
+    assert len(data) > 8 and all(m == 0o644 for m in data)
     assert os.stat(tmp_path / "lake" / "_watch" / "default").st_mode & 0o777 == 0o700
