@@ -221,10 +221,10 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None
     ``timeout`` (seconds) interrupts it (:class:`QueryInterrupted`); at most
     ``max_rows`` rows are fetched (``Answer.cut`` says there were more).
     """
-    check_read_only(sql)
+    statement = check_read_only(sql)
     with _Deadline(con, timeout) as deadline:
         try:
-            con.execute(sql, params or None)
+            con.execute(statement, params or None)
             columns = [d[0] for d in con.description] if con.description else []
             if max_rows is None:
                 return Answer(columns, con.fetchall())

@@ -190,7 +190,8 @@ def _one_statement_type(sql: str) -> str | None:
 
 
 def check_read_only(sql: str) -> str:
-    """Return ``sql`` if it is one plain query; else raise :class:`RefusedStatement` saying why."""
+    """The one statement of ``sql`` (DuckDB's text of it: what was checked is what runs) if it is a
+    plain query; else raise :class:`RefusedStatement` saying why."""
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
@@ -198,7 +199,7 @@ def check_read_only(sql: str) -> str:
     if len(statements) != 1:
         raise RefusedStatement(f"give exactly one SQL statement (got {len(statements)})")
     _check_statement(statements[0].query, _statement_type(statements[0]))
-    return sql
+    return statements[0].query
 
 
 def _check_statement(text: str, kind: str) -> None:

@@ -28,10 +28,11 @@ def query(name, lake, params, list_, fmt, timeout, max_rows):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
     Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
-    the range the query gives, string) and bound by DuckDB, never pasted into
-    the SQL; a wrong one is refused (exit 2) before the lake is opened.  `pitwatch query --list` shows every
-    investigation, what it answers and its parameters (those with "= value"
-    have a default).
+    the range --list shows, string) and bound by DuckDB, never pasted into
+    the SQL; a wrong one is refused (exit 2) before the lake is opened.
+    `pitwatch query --list` shows every investigation, what it answers and
+    its parameters (those with "= value" have a default).  --timeout and
+    --max-rows bound the run as for `pitwatch sql` (exit 3).
     """
     from queries.catalog import get_query, load_queries
 
