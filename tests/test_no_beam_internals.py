@@ -14,10 +14,12 @@ TEXT = {".py", ".pyx", ".md", ".toml", ".cfg", ".txt", ".sh", ".sql", ".yaml", "
 FORBIDDEN = {
     "sdk_worker" + "_main": "Beam's worker main, started or imported by hand",
     "SUBPROCESS" + "_SDK": "the worker command of Beam's environments, rewritten",
-    "local_job" + "_service": "the logger that relays the workers' log entries (parsed for progress)",
+    "local_job" + '_service"': "the logger that relays the workers' log entries (parsed for progress)",
+    "import local_job" + "_service": "Beam's job service, patched",
     "log_" + "location": "a field of Beam's relayed log entries",
     "Running bundle" + " for stage": "the embedded runner's DEBUG line for each stage",
     'getLogger("apache' + "_beam": "a handler on one of Beam's loggers",
+    "getLogger('apache" + "_beam": "a handler on one of Beam's loggers",
 }
 
 
