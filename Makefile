@@ -1,12 +1,14 @@
-# pitwatch: the two commands of the README, each doing its own set-up.
+# pitwatch: the commands of the README, each doing its own set-up.
 #   make demo   virtual environment, install, simulate a gaming day, replay it, print the findings
+#   make check  the quick tests: engine (rules/), contract (schemas/), queries, none that runs Beam
+#               (-m "not slow"; under a minute)
 #   make test   virtual environment, install with the test extras, run the whole test suite
 # (install compiles the replay engine, rules/, with Cython: ~30 s the first time, see setup.py)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test install clean
+.PHONY: demo check test install clean
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +23,13 @@ install: $(BIN)/.installed
 
 demo: install
 	$(BIN)/pitwatch demo
+
+# the engine, the event contract and the queries, without the tests marked slow (those that run a Beam
+# pipeline: tests/conftest.py fails an unmarked one)
+CHECK = tests/rules tests/schemas tests/queries tests/test_no_beam_internals.py
+
+check: install
+	$(BIN)/python -m pytest -q -m "not slow" $(CHECK)
 
 test: install
 	$(BIN)/python -m pytest -q

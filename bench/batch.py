@@ -4,7 +4,6 @@ Usage::
 
     .venv/bin/python bench/batch.py                    # 2M events, 3 repeats
     .venv/bin/python bench/batch.py --events 20000000 --repeat 1
-    .venv/bin/python bench/batch.py --repeat 1 --no-phases --stages    # where a run's time goes
     .venv/bin/python bench/batch.py --events 500000 --beam-arg=--direct_num_workers=2 \\
         --beam-arg=--direct_running_mode=multi_processing
 
@@ -26,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import statistics
 import subprocess
@@ -160,34 +158,6 @@ print(json.dumps({{"read+decode": read_decode, "group": group, "replay": replay,
 """
 
 
-STAGES = """
-import json, logging, time
-starts = []
-class Starts(logging.Handler):   # the embedded runner logs each stage's start at DEBUG
-    def emit(self, record):
-        if str(record.msg).startswith("Running bundle for stage") and record.args:
-            starts.append((time.perf_counter(), str(record.args[0])))
-log = logging.getLogger("apache_beam.runners.portability.fn_api_runner.fn_runner.run_bundle")
-log.setLevel(logging.DEBUG); log.addHandler(Starts()); log.propagate = False
-from pipelines.batch import run_batch
-t = time.perf_counter()
-run_batch({inputs!r}, {lake!r}, beam_args={beam_args!r})
-print(json.dumps({{"start": t, "end": time.perf_counter(), "stages": starts}}))
-"""
-
-
-def stage_times(start: float, end: float, starts: list[tuple[float, str]]) -> list[tuple[str, float]]:
-    """``(label, seconds)`` per stage of the embedded runner, in run order, from the times its
-    stages started: a stage lasts until the next one starts (the runner runs one at a time).
-    The label names the pipeline's own steps fused into the stage."""
-    out = [("(start: imports, workers, pipeline)", (starts[0][0] if starts else end) - start)]
-    for (t, name), nxt in zip(starts, [s[0] for s in starts[1:]] + [end]):
-        steps = re.findall(r"ref_AppliedPTransform_([A-Za-z]+)|\(([A-Za-z]+)/", name)
-        label = "+".join(dict.fromkeys(a or b for a, b in steps if (a or b) != "AllBookkeeping"))
-        out.append((label or name[:60], nxt - t))
-    return out
-
-
 def engine_build() -> str:
     """How ``pitwatch run`` will load the replay engine here (``rules/__init__.py``)."""
     import rules
@@ -209,8 +179,6 @@ def main() -> None:
     ap.add_argument("--work", default=None, help="folder for the simulated day and the outputs (default: a temp dir)")
     ap.add_argument("--beam-arg", action="append", default=[], help="extra Beam option for pitwatch run")
     ap.add_argument("--no-phases", action="store_true", help="skip the per-phase measurement")
-    ap.add_argument("--stages", action="store_true",
-                    help="one more pitwatch run, timed stage by stage (the embedded runner's fused stages)")
     args = ap.parse_args()
 
     from pipelines.simulate import simulate
@@ -259,15 +227,6 @@ def main() -> None:
                 print(f"  {k:<12} {v:7.1f} s  {100 * v / total:4.0f} %  {n_events / v:>12,.0f} events/s")
         print(f"  {'total':<12} {total:7.1f} s   (one core; (b) runs the same work in Beam, in one worker"
               " process per CPU for inputs of 32 MB or more)")
-    if args.stages:
-        lake = work / "lake-stages"
-        timed = child(STAGES.format(inputs=[str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()],
-                                    lake=str(lake), beam_args=["--runner=FnApiRunner", *args.beam_arg]))
-        shutil.rmtree(lake, ignore_errors=True)
-        print("\npitwatch stage by stage (one run; stages under 0.1 s left out):")
-        for label, seconds in stage_times(timed["start"], timed["end"], timed["stages"]):
-            if seconds >= 0.1:
-                print(f"  {seconds:6.1f} s  {label[:100]}")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,6 +1,6 @@
 """The lake: Parquet files under one folder, Hive partitions by ``gaming_day``.
 
-Layout (``spec/outputs.md``)::
+Layout (``docs/spec/outputs.md``)::
 
     LAKE/events/gaming_day=2026-11-28/part-0.parquet
     LAKE/rejects/gaming_day=…/part-0.parquet

@@ -8,10 +8,10 @@ import uuid
 from collections import Counter
 
 from pipelines import __version__, lake
+from rules.catalog import SEVERITIES
 from schemas.arrow import RUNS, rows_to_table
 from schemas.contract import CONTRACT_VERSION
 
-SEVERITIES = ("critical", "major", "minor", "info")
 
 
 def versions() -> str:

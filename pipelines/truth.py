@@ -1,7 +1,7 @@
 """Compare a lake's findings with a simulator's ground truth (``truth.jsonl``).
 
 A finding and a truth line match when they name the same rule, table and key
-(the fields ``spec/rules.md`` keys the rule by: pack, round, round + seat +
+(the fields ``docs/spec/rules.md`` keys the rule by: pack, round, round + seat +
 spot, device).  Both sides are multisets: a device with two gaps must show
 two ``SEQ_GAP`` findings.
 """

@@ -5,7 +5,7 @@ for people uses it (``pitwatch sql``, ``pitwatch query``, ``pitwatch
 export-duckdb``, notebooks, tests).  It knows :mod:`schemas.arrow` for the
 columns and nothing of Beam or the replay.
 
-Tables (``spec/outputs.md``), each a name in the connection:
+Tables (``docs/spec/outputs.md``), each a name in the connection:
 
 * ``events``, ``rejects``, ``rounds``, ``packs``, ``findings``: a
   ``pyarrow.dataset`` over the table's data files with Hive partitioning on

@@ -66,11 +66,6 @@ class BlackjackRules:
 DEFAULT_RULES = BlackjackRules()
 
 
-def card_points(card: str) -> int:
-    """A = 1 (hand_total counts one ace as 11 when that does not bust), T J Q K = 10."""
-    return POINTS[card[0]]
-
-
 def hand_total(cards: Sequence[str]) -> Total:
     hard, ace = 0, False
     for c in cards:

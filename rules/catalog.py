@@ -1,4 +1,4 @@
-"""The rule catalogue of ``spec/rules.md``, version 1, as data: one definition for all.
+"""The rule catalogue of ``docs/spec/rules.md``, version 1, as data: one definition for all.
 
 The engine (:mod:`rules.table` and the game plug-ins), the CLI (``pitwatch
 rules``) and the lake's ``rules`` table all read :data:`RULES`.  A ``rule_id``
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 
-ALL_GAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")
-STUD_GAMES = ("stud", "stud8", "razz")
-SEVERITIES = ("critical", "major", "minor", "info")
+from schemas.contract import GAMES as ALL_GAMES, STUD_GAMES
+
+SEVERITIES = ("critical", "major", "minor", "info")     # most severe first; the one list, derived everywhere
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -34,9 +34,6 @@ class Rule:
     source: str
     summary: str
     key: str  # what one finding is keyed by
-
-    def applies_to(self, game: str | None) -> bool:
-        return game in self.games
 
     def to_row(self) -> dict:
         """A row of the lake's ``rules`` table (schemas.arrow.RULES)."""
@@ -141,10 +138,6 @@ def rule(rule_id: str) -> Rule:
         return RULE_BY_ID[rule_id]
     except KeyError:
         raise KeyError(f"unknown rule_id {rule_id!r}") from None
-
-
-def rules_for_game(game: str) -> tuple[Rule, ...]:
-    return tuple(r for r in RULES if game in r.games)
 
 
 def rule_rows() -> list[dict]:

@@ -1,6 +1,6 @@
 """Per-table reference data: the numbers a jurisdiction may change.
 
-A plain frozen dataclass holding the defaults of ``spec/rules.md``.  ``rules/``
+A plain frozen dataclass holding the defaults of ``docs/spec/rules.md``.  ``rules/``
 does no I/O: the pipeline loads a table's values from ``seeds/*.csv``
 (:func:`seeds.load_reference`) and hands the result to
 :class:`rules.table.TableReplay`.  Settings the baccarat engine does not use

@@ -2,7 +2,7 @@
 
 :class:`StudHand` is a view over one round's state, a plain JSON dict (the
 engine keeps it as ``rnd["g"]`` and checkpoints it).  ``feed(ev)`` takes the
-round's dealer events in order; what broke the procedure of spec/rules.md
+round's dealer events in order; what broke the procedure of docs/spec/rules.md
 ("stud, stud8, razz") is collected in :attr:`StudHand.findings` (dicts:
 ``rule_id``, ``expected``, ``actual``, ``evidence`` refs, ``seat``), checks an
 unreadable card left open in :attr:`StudHand.undecided`.  ``DEAL_ORDER``,

@@ -23,7 +23,7 @@ the tests compare them with pokerkit's lookups over every rank multiset of one
 to four cards (so the library still vouches for the order of hands) and test
 the suit tie-break explicitly.
 
-Ranking (spec/rules.md, ``FIRST_TO_ACT``): stud, stud8: quads > trips > two
+Ranking (docs/spec/rules.md, ``FIRST_TO_ACT``): stud, stud8: quads > trips > two
 pair > pair > high card, ranks compared A high, no straights or flushes.
 Razz: the lowest ace-to-five hand.  rules.md words it "fewer paired cards is
 better, then the lower highest card, then the next"; read with 004 D's

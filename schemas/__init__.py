@@ -1,4 +1,4 @@
-"""The pitwatch event contract (spec/events.md): typed events, decoding, Arrow schemas.
+"""The pitwatch event contract (docs/spec/events.md): typed events, decoding, Arrow schemas.
 
 Knows nothing of Beam or the rules: pure data definitions.
 """

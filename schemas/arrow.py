@@ -1,4 +1,4 @@
-"""The Arrow schema of every lake table (``spec/outputs.md``), defined once.
+"""The Arrow schema of every lake table (``docs/spec/outputs.md``), defined once.
 
 Writers (:mod:`pipelines.lake`), the replay output, the DuckDB views and the
 tests all take their columns from here.  Column order is the table's order in

@@ -1,4 +1,4 @@
-"""The event contract of ``spec/events.md``, version 1, as data.
+"""The event contract of ``docs/spec/events.md``, version 1, as data.
 
 This module is the single definition of the contract: the decoder
 (:mod:`schemas.decode`), the Arrow schema of the ``events`` lake table
@@ -37,7 +37,8 @@ from __future__ import annotations
 CONTRACT_VERSION = 1
 
 SOURCES = ("shuffler", "shoe", "dealer")
-GAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")
+GAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")   # the one list: derived everywhere
+STUD_GAMES = ("stud", "stud8", "razz")      # dealt by hand: no shoe stream
 SHUFFLE_METHODS = ("machine", "hand", "riffle")
 FACES = ("up", "down")
 SPOTS = ("first", "second", "third", "player", "banker", "tie", "ante")

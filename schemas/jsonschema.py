@@ -83,7 +83,7 @@ def build_schema() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "urn:pitwatch:event-contract:v%d" % C.CONTRACT_VERSION,
         "title": "pitwatch event, contract version %d" % C.CONTRACT_VERSION,
-        "description": "One line of a pitwatch input file (spec/events.md). Generated from schemas/contract.py.",
+        "description": "One line of a pitwatch input file (docs/spec/events.md). Generated from schemas/contract.py.",
         "type": "object",
         "required": list(C.ENVELOPE_REQUIRED),
         "properties": properties,

@@ -10,7 +10,6 @@ import click
 from pipelines.cli.common import setup_logging
 from pipelines.cli.render import render
 
-DEMO_TABLES = {"baccarat": 4, "three_bet_poker": 2, "combate": 2, "stud": 2, "stud8": 1, "razz": 1}
 
 
 @click.command(epilog="""\b
@@ -32,8 +31,9 @@ def demo(out, hours, faults, seed):
     """
     setup_logging(quiet=True)
     from pipelines.batch import run_batch
-    from pipelines.simulate import build_rates, simulate
+    from pipelines.simulate import DEFAULT_TABLES, build_rates, simulate   # every game of the contract
     from pipelines.truth import compare, lake_findings, read_truth
+    from rules.catalog import SEVERITIES
 
     began = time.perf_counter()
     if out.exists():
@@ -41,9 +41,9 @@ def demo(out, hours, faults, seed):
             raise click.ClickException(f"{out} exists and is not a pitwatch demo folder; choose another --out")
         shutil.rmtree(out)
     feeds, lake = out / "feeds", out / "lake"
-    click.echo(f"1/3 simulating {sum(DEMO_TABLES.values())} tables for {hours:g} h "
+    click.echo(f"1/3 simulating {sum(DEFAULT_TABLES.values())} tables for {hours:g} h "
                f"(faults at {faults:g} per opportunity) → {feeds}")
-    sim = simulate(feeds, tables=DEMO_TABLES, hours=hours, seed=seed, faults=build_rates(faults, None), workers=2)
+    sim = simulate(feeds, tables=DEFAULT_TABLES, hours=hours, seed=seed, faults=build_rates(faults, None), workers=2)
     click.echo(f"    {sim.events:,} events from {sim.devices} devices; {sim.findings} findings must be raised")
     days = sorted(str(d) for d in feeds.iterdir() if d.is_dir())   # the day folders, not truth.jsonl
     click.echo(f"2/3 running the batch: pitwatch run {' '.join(days)} --lake {lake}")
@@ -54,13 +54,10 @@ def demo(out, hours, faults, seed):
     click.echo("3/3 findings by rule, next to the injected faults' ground truth:\n")
     result = compare(lake_findings(str(lake)), read_truth(feeds / "truth.jsonl"))
     rows = [[c.rule_id, c.severity, c.found, c.expected, "yes" if c.matches else "NO"]
-            for c in sorted(result.values(), key=lambda c: (_SEVERITY.index(c.severity), c.rule_id))]
+            for c in sorted(result.values(), key=lambda c: (SEVERITIES.index(c.severity), c.rule_id))]
     click.echo(render(["rule_id", "severity", "found", "injected", "match"], rows, "table"))
     matched = sum(c.matches for c in result.values())
     click.echo(f"{matched} of {len(result)} rules match the ground truth; done in {time.perf_counter() - began:.0f} s.")
     click.echo(f"\nExplore the lake:\n  pitwatch query findings_by_rule --lake {lake} "
                f"--param from_day={summary.gaming_days[0]} --param to_day={summary.gaming_days[-1]}\n"
                f"  pitwatch sql \"select rule_id, table_id, round_id, actual from findings limit 10\" --lake {lake}")
-
-
-_SEVERITY = ["critical", "major", "minor", "info"]

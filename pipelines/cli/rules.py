@@ -4,6 +4,8 @@ from __future__ import annotations
 import click
 
 from pipelines.cli.render import format_option, render
+from rules.catalog import SEVERITIES
+from schemas.contract import GAMES
 
 
 @click.command(epilog="""\b
@@ -12,9 +14,8 @@ Examples:
   pitwatch rules --game baccarat
   pitwatch rules --severity critical --format csv
 """)
-@click.option("--game", type=click.Choice(("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")),
-              help="Only the rules that apply to this game.")
-@click.option("--severity", type=click.Choice(("critical", "major", "minor", "info")),
+@click.option("--game", type=click.Choice(GAMES), help="Only the rules that apply to this game.")
+@click.option("--severity", type=click.Choice(SEVERITIES),
               help="Only the rules of this severity.")
 @format_option
 def rules(game, severity, fmt):

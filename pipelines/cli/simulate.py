@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
-GAME_NAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")
-DEFAULT_TABLES = "baccarat=4,three_bet_poker=2,combate=2,stud=2,stud8=1,razz=1"
+from pipelines.simulate.floor import DEFAULT_TABLES as _DEFAULT_TABLES
+from schemas.contract import GAMES as GAME_NAMES
+
+DEFAULT_TABLES = ",".join(f"{game}={n}" for game, n in _DEFAULT_TABLES.items())
 DEFAULT_START = "2026-11-28T20:00:00Z"
 
 

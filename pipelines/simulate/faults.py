@@ -1,6 +1,6 @@
 """The injectable faults: one registry, the per-table fault plan, the ground truth.
 
-Every ``rule_id`` of ``spec/rules.md`` is a fault name.  ``SPECS`` says which
+Every ``rule_id`` of ``docs/spec/rules.md`` is a fault name.  ``SPECS`` says which
 games a fault applies to; each game module registers, with :func:`injects`,
 the function that performs it (``REGISTRY[name][game]``).  The CLI validates
 ``--fault NAME=RATE`` against ``SPECS``.
@@ -25,9 +25,9 @@ from typing import Callable
 
 import orjson
 
-ALL = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")
-SHOE_GAMES = ("baccarat", "three_bet_poker", "combate")
-STUD = ("stud", "stud8", "razz")
+from schemas.contract import GAMES as ALL, STUD_GAMES as STUD
+
+SHOE_GAMES = tuple(g for g in ALL if g not in STUD)
 
 
 @dataclasses.dataclass(frozen=True)

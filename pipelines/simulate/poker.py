@@ -1,7 +1,7 @@
 """Hand values the dealer needs: Combate's poker bet, stud showing hands, bring-in cards.
 
 Written for speed (the simulator evaluates every seat of every round), and
-kept deliberately close to the words of ``spec/rules.md``:
+kept deliberately close to the words of ``docs/spec/rules.md``:
 
 * Combate poker bet: best five of the six cards, pair of aces or better wins,
   default paytable of rules.md; five of a kind pays as four of a kind; the

@@ -46,12 +46,12 @@ import uuid
 
 import orjson
 
+from schemas.arrow import FINDINGS
 from schemas.events import micros_to_datetime
 
 log = logging.getLogger("pitwatch")
 
-COLUMNS = ("finding_id", "rule_id", "severity", "game", "table_id", "pack_id", "round_id", "seat",
-           "spot", "device_id", "dealer_id", "ts", "gaming_day", "expected", "actual", "event_ids", "source")
+COLUMNS = tuple(FINDINGS.names)     # the lake's findings columns, defined once (schemas/arrow.py)
 
 
 def rfc3339(micros: int) -> str:

@@ -24,6 +24,7 @@ def _ids(lake) -> list[tuple]:
     return sorted((f["finding_id"], f["rule_id"], f["ts"], f["actual"]) for f in lake_findings(str(lake)))
 
 
+@pytest.mark.slow
 def test_split_shuffled_and_redelivered_input_gives_the_same_findings(faulty_day, tmp_path):
     feeds, lines = faulty_day
     run_batch(sorted(str(d) for d in feeds.iterdir() if d.is_dir()), str(tmp_path / "a"))
@@ -46,6 +47,7 @@ def _lake_files(lake) -> dict[str, bytes]:
     return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if p.parts[-2] != "runs"}
 
 
+@pytest.mark.slow
 def test_worker_processes_write_the_same_lake_as_one_process(faulty_day, tmp_path):
     """The embedded runner's multi-process mode (the default for large inputs) changes nothing written."""
     feeds, _lines = faulty_day

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import pytest
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -40,6 +41,7 @@ class _SeesCollector(WithoutCyclicGC):
         yield gc.isenabled()
 
 
+@pytest.mark.slow
 def test_the_collector_is_off_while_a_bundle_runs_on_the_embedded_runner():
     with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
         seen = p | beam.Create([1, 2, 3]) | beam.ParDo(_SeesCollector())

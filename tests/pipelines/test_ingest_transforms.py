@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import pytest
 
 import apache_beam as beam
 import pyarrow as pa
@@ -25,6 +26,7 @@ def _chunk(lines, path="f.jsonl"):
     return (path, "jsonl", [(i + 1, l.encode()) for i, l in enumerate(lines)])
 
 
+@pytest.mark.slow
 def test_decode_chunk_splits_events_by_table_and_tags_rejects_and_counts():
     lines = [line(seq=1), line(seq=2, table_id="BAC-08"), line(seq=3, card="Zz"), "not json"]
     with BeamTestPipeline(options=OPTIONS) as p:
@@ -37,6 +39,7 @@ def test_decode_chunk_splits_events_by_table_and_tags_rejects_and_counts():
         assert_that(out[TAG_COUNTS], equal_to([{"read": 4, "rejected": 2}]), label="counts")
 
 
+@pytest.mark.slow
 def test_find_conflicting_ids_across_tables_and_with_rejected_copies():
     def ids_table(pairs):
         return pa.table({"event_id": [e for e, _ in pairs], "table_key": [k for _, k in pairs]})

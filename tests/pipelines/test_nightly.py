@@ -77,6 +77,7 @@ def floors(tmp_path_factory):
     return base
 
 
+@pytest.mark.slow
 def test_day_by_day_equals_one_long_run(floors):
     single = _rows(floors / "single", "findings")
     assert {r[1] for r in single} >= {"CUT_PLACEMENT", "SEQ_GAP", "PAYOUT"}
@@ -87,6 +88,7 @@ def test_day_by_day_equals_one_long_run(floors):
         _rows(floors / "single", "events", "exclude (file, line)")
 
 
+@pytest.mark.slow
 def test_rounds_crossing_the_cutoff_belong_to_the_day_they_started(floors):
     days = duckdb.execute(f"""select min(gaming_day)::varchar, max(gaming_day)::varchar
         from read_parquet('{floors}/nightly/rounds/**/*.parquet', hive_partitioning=true)
@@ -94,6 +96,7 @@ def test_rounds_crossing_the_cutoff_belong_to_the_day_they_started(floors):
     assert days == ("2026-11-27", "2026-11-27")
 
 
+@pytest.mark.slow
 def test_rerunning_a_day_is_idempotent(floors, tmp_path):
     lake = floors / "nightly"
     before = {p: p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if "runs" not in p.parts}
@@ -102,6 +105,7 @@ def test_rerunning_a_day_is_idempotent(floors, tmp_path):
     assert after == before
 
 
+@pytest.mark.slow
 def test_a_late_file_corrects_the_earlier_day(floors, tmp_path):
     import shutil
 
@@ -119,6 +123,7 @@ def test_a_late_file_corrects_the_earlier_day(floors, tmp_path):
     assert _rows(lake, "rounds") == _rows(floors / "single", "rounds")
 
 
+@pytest.mark.slow
 def test_exit_codes_for_a_scheduler(floors, tmp_path):
     ok = CliRunner().invoke(main, ["run", "--day", "2026-11-27", "--inbox", str(floors / "inbox"),
                                    "--lake", str(tmp_path / "lake"), "--cutoff", CUTOFF, "--quiet"])
@@ -134,6 +139,7 @@ def test_exit_codes_for_a_scheduler(floors, tmp_path):
     assert missing.exit_code == 2 and missing.output == "Error: --day needs --inbox DIR\n"
 
 
+@pytest.mark.slow
 def test_a_state_from_another_format_fails_clearly(floors, tmp_path):
     import shutil
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pyarrow.parquet as pq
+import pytest
 
 from pipelines.inputs import LineBlock, iter_jsonl_chunks
 from tests.conftest import line
@@ -19,6 +20,7 @@ from tests.conftest import line
 NOT_OBJECTS = [b"null", b"[1]", b"5", b'"x"', b"true", b"nullx"]
 
 
+@pytest.mark.slow    # `pitwatch run` in a child process: a Beam pipeline the guard of tests/conftest.py cannot see
 def test_a_run_rejects_lines_that_are_not_objects_with_their_reason(tmp_path):
     good = [line(seq=s).encode() for s in range(1, 4)]
     path = tmp_path / "shoe.jsonl"

@@ -47,6 +47,7 @@ def mixed_inputs(tmp_path):
     return tmp_path / "in"
 
 
+@pytest.mark.slow
 def test_run_reconciles_counts_and_keeps_rejects_with_reasons(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     result = _run(mixed_inputs, "--lake", lake)
@@ -70,6 +71,7 @@ def test_run_reconciles_counts_and_keeps_rejects_with_reasons(mixed_inputs, tmp_
     assert runs == [(12, 5, 5, 2, "succeeded")]
 
 
+@pytest.mark.slow
 def test_events_are_typed_and_partitioned_by_gaming_day(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     assert _run(mixed_inputs, "--lake", lake).exit_code == 0
@@ -85,6 +87,7 @@ def test_events_are_typed_and_partitioned_by_gaming_day(mixed_inputs, tmp_path):
     assert kept[0].endswith("a.jsonl") and kept[1] == 1
 
 
+@pytest.mark.slow
 def test_parquet_input_goes_through_the_same_validation(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     assert _run(mixed_inputs / "c.parquet", "--lake", lake).exit_code == 0
@@ -98,6 +101,7 @@ def _lake_files(lake: pathlib.Path) -> dict[str, bytes]:
     return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if "runs" not in p.parts}
 
 
+@pytest.mark.slow
 def test_rerun_over_the_same_input_gives_byte_identical_partitions(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     assert _run(mixed_inputs, "--lake", lake).exit_code == 0
@@ -128,6 +132,7 @@ def test_empty_folder_is_one_error_line(tmp_path):
     assert result.exit_code == 2 and "holds no .jsonl, .jsonl.gz or .parquet file" in result.output
 
 
+@pytest.mark.slow
 def test_beam_options_pass_through(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     result = _run(mixed_inputs, "--lake", lake, "--direct_num_workers=1", "--runner=FnApiRunner")

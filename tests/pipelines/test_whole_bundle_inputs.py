@@ -7,6 +7,8 @@ and then on large inputs.  pitwatch runs its pipelines with the timer off.
 """
 from __future__ import annotations
 
+import pytest
+
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.portability.fn_api_runner import worker_handlers
@@ -17,6 +19,7 @@ from pipelines.batch import whole_bundle_inputs
 ELEMENTS, SIZE = 40, 1_000_000
 
 
+@pytest.mark.slow
 def test_every_large_element_reaches_the_grouping_with_two_worker_processes(monkeypatch):
     monkeypatch.setattr(worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS", 5)   # the race, made likely
     options = PipelineOptions(["--runner=FnApiRunner", "--direct_num_workers=2",
@@ -29,3 +32,17 @@ def test_every_large_element_reaches_the_grouping_with_two_worker_processes(monk
                     | beam.Map(lambda kv: sorted(i for i, _ in kv[1] if i >= 0)))
         assert_that(received, equal_to([list(range(ELEMENTS))]))
     assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == 5    # restored after the run
+
+
+def test_the_timer_is_off_only_on_the_beam_versions_checked(monkeypatch, caplog):
+    import pipelines.batch as batch
+
+    assert batch.beam_version() in batch.BUFFER_TIMER_CHECKED      # the pinned Beam (pyproject.toml)
+    before = worker_handlers.DATA_BUFFER_TIME_LIMIT_MS
+    with whole_bundle_inputs():
+        assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == 0
+    assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == before
+    monkeypatch.setattr(beam, "__version__", "2.99.0")               # a Beam nobody read: left as it is
+    with caplog.at_level("WARNING", logger="pitwatch"), whole_bundle_inputs():
+        assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == before
+    assert "Beam 2.99.0: not checked" in caplog.text

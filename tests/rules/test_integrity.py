@@ -151,4 +151,3 @@ def test_floor_builder_is_contract_valid():
         row = {k: v for k, v in ev.to_row().items() if v is not None and k not in ("gaming_day", "file", "line")}
         row["ts"] = ev.ts_datetime.isoformat().replace("+00:00", "Z")
         assert isinstance(decode_line(json.dumps(row), "t", 1, GamingDayConfig()), tuple), row
-    assert isinstance(Floor(), Floor)

@@ -3,7 +3,7 @@
 Every order of the first six cards of an 8-deck shoe is weighed by how many
 card orders share its baccarat values; the engine's own coup logic
 (:func:`rules.cards.coup`, the same functions DRAWING_RULE uses) decides each.
-Only a right tableau reproduces the known totals (design.md).
+Only a right tableau reproduces the known totals (docs/design-notes.md).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Decode: one test per rejection reason of spec/events.md, and what must be accepted."""
+"""Decode: one test per rejection reason of docs/spec/events.md, and what must be accepted."""
 from __future__ import annotations
 
 import json

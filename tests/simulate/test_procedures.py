@@ -25,7 +25,7 @@ def rounds_of(evs):
 
 
 def test_baccarat_tableau_reproduces_the_exact_eight_deck_outcome_counts():
-    """design.md: over all 416P6 card orders, banker/player/tie counts; right only if the tableau is."""
+    """docs/design-notes.md: over all 416P6 card orders, banker/player/tie counts; right only if the tableau is."""
     counts = [128] + [32] * 9
     wins = collections.Counter()
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import pytest
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
@@ -22,6 +23,7 @@ def _ts(line: str) -> Timestamp:
     return Timestamp.from_utc_datetime(when)
 
 
+@pytest.mark.slow
 def test_beam_streaming_replay_gives_the_batch_findings(scenario, batch_ids):
     order = interleave(scenario, seed=9)
     half = len(order) // 2

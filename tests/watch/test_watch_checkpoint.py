@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import pytest
 import signal
 
 from tests.watch.conftest import append_lines
@@ -19,6 +20,7 @@ from tests.watch.scenario import interleave
 from tests.watch.test_watch_files import _lake_alert_ids
 
 
+@pytest.mark.slow
 def test_checkpoint_in_flight_then_kill_9_loses_and_repeats_nothing(
         tmp_path, scenario, batch_ids, start_watch, monkeypatch):
     feeds, lake, gate = tmp_path / "feeds", tmp_path / "lake", tmp_path / "gate"

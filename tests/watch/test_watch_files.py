@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import pytest
 import signal
 
 import pyarrow.dataset as ds
@@ -22,6 +23,7 @@ def _lake_alert_ids(lake) -> list[str]:
     return sorted(t.column("finding_id").to_pylist()), t.schema
 
 
+@pytest.mark.slow
 def test_live_alerts_are_the_batch_findings(tmp_path, scenario, batch_ids, start_watch):
     feeds, lake = tmp_path / "feeds", tmp_path / "lake"
     feeds.mkdir()
@@ -61,6 +63,7 @@ def test_alert_comes_the_moment_its_evidence_is_complete(tmp_path, scenario, sta
     assert w.stop() == 0
 
 
+@pytest.mark.slow
 def test_kill_9_and_restart_loses_and_repeats_nothing(tmp_path, scenario, batch_ids, start_watch):
     feeds, lake = tmp_path / "feeds", tmp_path / "lake"
     order = interleave(scenario, seed=2)
@@ -98,6 +101,7 @@ def test_kill_9_and_restart_loses_and_repeats_nothing(tmp_path, scenario, batch_
     assert lake_ids == batch_ids
 
 
+@pytest.mark.slow
 def test_duplicate_lines_do_not_repeat_alerts(tmp_path, scenario, batch_ids, start_watch):
     """Every line delivered twice (a re-sent file): the same alerts, once each."""
     feeds, lake = tmp_path / "feeds", tmp_path / "lake"

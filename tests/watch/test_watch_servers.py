@@ -48,6 +48,7 @@ def redis_url(tmp_path):
     proc.wait(10)
 
 
+@pytest.mark.slow
 def test_redis_streams_source_resumes_at_its_offsets(tmp_path, scenario, batch_ids, redis_url, start_watch):
     url, client = redis_url
     order = interleave(scenario, seed=5)
@@ -88,6 +89,7 @@ class _Hook(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_webhook_sink_posts_every_alert_once_and_retries(tmp_path, scenario, batch_ids, start_watch):
     _Hook.received, _Hook.fail_first = [], 1
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)

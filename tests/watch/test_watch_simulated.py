@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import heapq
 import json
+import pytest
 import signal
 
 from tests.watch.conftest import append_lines
 
 
+@pytest.mark.slow
 def test_live_alerts_equal_the_batch_on_a_simulated_day_with_every_fault(tmp_path, start_watch):
     from pipelines.batch import run_batch
     from pipelines.simulate import SPECS, simulate

@@ -7,27 +7,16 @@ the test too.
 from __future__ import annotations
 
 import collections
-import pathlib
 import random
 
 import pytest
 
-import rules.procedures as procedures
 from schemas.decode import GamingDayConfig, decode_line
 from rules.table import TableReplay
+from tests.data import CLEAN_FLOOR, clean_floor_lines
 from tests.rules.stream import Floor, rule_ids
 
-EXAMPLE = pathlib.Path("/work/shared/examples/clean-floor-2h.jsonl")
 DECK = [r + s for r in "A23456789TJQK" for s in "cdhs"]
-
-
-@pytest.fixture(autouse=True)
-def plugged_in(monkeypatch):
-    """Use rules.three_bet_poker / rules.combate whether or not rules/procedures.py registers them yet."""
-    for game, target in (("three_bet_poker", "rules.three_bet_poker:ThreeBetPoker"),
-                         ("combate", "rules.combate:Combate")):
-        if game not in procedures.PROCEDURES:
-            monkeypatch.setitem(procedures.PROCEDURES, game, target)
 
 
 class ThreeBet(Floor):
@@ -240,19 +229,17 @@ def test_000_findings_do_not_depend_on_how_the_devices_interleave():
         assert sorted(f.finding_id for f in t.replay(order)) == baseline
 
 
-@pytest.mark.skipif(not EXAMPLE.exists(), reason="shared example not available")
 @pytest.mark.parametrize("table_id", ["TBP-01", "COM-01"])
 def test_000_001_clean_example_tables_raise_nothing(table_id):
     config = GamingDayConfig()
     rp = TableReplay(table_id)
     found = []
-    with EXAMPLE.open("rb") as f:
-        for n, line in enumerate(f, 1):
-            if table_id.encode() not in line:
-                continue
-            ev, _digest = decode_line(line.rstrip(b"\n"), EXAMPLE.name, n, config)
-            if ev.table_id == table_id:
-                found += rp.feed(ev)
+    for n, line in enumerate(clean_floor_lines(), 1):
+        if table_id.encode() not in line:
+            continue
+        ev, _digest = decode_line(line, CLEAN_FLOOR.name, n, config)
+        if ev.table_id == table_id:
+            found += rp.feed(ev)
     found += rp.close()
     assert found == []
     rows = rp.drain_rounds()

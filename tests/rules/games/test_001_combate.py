@@ -7,9 +7,7 @@ of rules raised.
 """
 from __future__ import annotations
 
-import pytest
 
-import rules.procedures as procedures
 from rules.blackjack import settle_second_bet
 from rules.combate_payouts import settle_first_bet, settle_third_bet
 from rules.reference import TableReference
@@ -17,12 +15,6 @@ from rules.table import TableReplay
 from tests.rules.stream import Floor, rule_ids
 
 FILLER = ["2c", "7d", "9h", "4s", "8c", "3d"]  # no pair of aces with anything below
-
-
-@pytest.fixture(autouse=True)
-def plugged_in(monkeypatch):
-    if "combate" not in procedures.PROCEDURES:
-        monkeypatch.setitem(procedures.PROCEDURES, "combate", "rules.combate:Combate")
 
 
 class CombateTable(Floor):

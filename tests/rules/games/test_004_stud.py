@@ -22,14 +22,6 @@ from tests.data import clean_floor_lines
 STUD_TABLES = {"STU-01": Stud, "ST8-01": Stud8, "RAZ-01": Razz}
 
 
-@pytest.fixture(autouse=True)
-def stud_plugged_in(monkeypatch):
-    """Use rules.stud whether or not rules/procedures.py registers it yet."""
-    for game, cls in (("stud", "Stud"), ("stud8", "Stud8"), ("razz", "Razz")):
-        if game not in procedures.PROCEDURES:
-            monkeypatch.setitem(procedures.PROCEDURES, game, f"rules.stud:{cls}")
-
-
 def table_events(hand: HandStream, decks=1) -> list[Event]:
     """The round of ``hand`` on a freshly opened table with a shuffled pack."""
     n = 0
