@@ -5,10 +5,10 @@ import os
 
 import click
 
-from pipelines.cli.common import lake_option, user_errors
+from pipelines.cli.common import StrictCommand, lake_option, user_errors
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch export-duckdb --lake /data/lake --out pitwatch.duckdb
   pitwatch export-duckdb --lake lake --out audit.duckdb --force

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import click
 
+from pipelines.cli.common import StrictCommand
+
 from pipelines.cli.render import format_option, render
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch rules
   pitwatch rules --game baccarat

@@ -5,11 +5,11 @@ import sys
 
 import click
 
-from pipelines.cli.common import lake_option, user_errors
+from pipelines.cli.common import StrictCommand, lake_option, user_errors
 from pipelines.cli.render import format_option, render
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch sql "SELECT rule_id, count(*) AS n FROM findings GROUP BY ALL ORDER BY n DESC" --lake lake
   pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-07'" --lake lake --format csv

@@ -92,7 +92,7 @@ def test_query_list_names_every_investigation_with_its_parameters():
 ])
 def test_user_mistakes_are_one_error_line(lake, args, message):
     result = cli(*args, "--lake", lake)
-    assert result.exit_code == 1
+    assert result.exit_code == 2      # pipelines.cli.exits.USAGE: a bad statement or parameter
     assert result.output.startswith(message) and result.output.count("\n") == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
@@ -105,7 +105,7 @@ def test_query_without_a_lake_is_a_usage_error():
 def test_no_traceback_from_the_installed_entry_point(lake):
     result = subprocess.run([sys.executable, "-m", "pipelines.cli", "sql", "INSERT INTO rules VALUES (1)",
                              "--lake", lake], capture_output=True, text=True)
-    assert result.returncode == 1 and result.stderr.startswith("Error: refused") and "Traceback" not in result.stderr
+    assert result.returncode == 2 and result.stderr.startswith("Error: refused") and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("name", ["sql", "query", "export-duckdb"])
@@ -165,7 +165,7 @@ def test_export_refuses_to_overwrite_without_force(lake, tmp_path):
     out = tmp_path / "a.duckdb"
     out.write_bytes(b"precious")
     result = cli("export-duckdb", "--lake", lake, "--out", str(out))
-    assert result.exit_code == 1 and result.output == f"Error: {out} exists; add --force to replace it\n"
+    assert result.exit_code == 2 and result.output == f"Error: {out} exists; add --force to replace it\n"
     assert out.read_bytes() == b"precious"
     assert cli("export-duckdb", "--lake", lake, "--out", str(out), "--force").exit_code == 0
     con = duckdb.connect(str(out), read_only=True)
