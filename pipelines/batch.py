@@ -315,7 +315,8 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
                 beam.Pipeline(runner=embedded_runner(options, zygote), options=options) as p:
             build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode)
     except BaseException as exc:
-        status = (f"interrupted: {getattr(exc, 'signal_name', 'SIGINT')}" if isinstance(exc, KeyboardInterrupt)
+        status = (f"interrupted: {str(getattr(exc, 'signal_name', '') or 'SIGINT').split()[0]}"
+                  if isinstance(exc, KeyboardInterrupt)
                   else f"failed: {type(exc).__name__}: {exc}"[:2000])
         runs.write_run_record(lake_path, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))
         raise

@@ -56,7 +56,9 @@ class Interrupted(KeyboardInterrupt):
 
 
 def signal_name(exc: BaseException) -> str:
-    return getattr(exc, "signal_name", "SIGINT")
+    """SIGINT or SIGTERM (Beam re-raises an exception from a step with its label added to the text)."""
+    name = str(getattr(exc, "signal_name", "") or "SIGINT").split()[0]
+    return name if name in ("SIGINT", "SIGTERM") else "SIGINT"
 
 
 @contextlib.contextmanager
@@ -293,3 +295,19 @@ def setup_logging(quiet: bool, log_file: str | None = None) -> None:
         log.addHandler(handler)
         log.setLevel(logging.DEBUG)
     log.propagate = False
+    _beam_errors_to(log_file and log.handlers[-1])
+
+
+def _beam_errors_to(handler) -> None:
+    """Beam logs a failing step's traceback at ERROR; the operator gets pitwatch's one ``Error:`` line
+    on stderr, the log file (if any) gets Beam's account of it."""
+    beam_log = logging.getLogger("apache_beam")
+    for h in beam_log.handlers[:]:
+        if getattr(h, "_pitwatch", False):
+            beam_log.removeHandler(h)
+    relay = logging.Handler(logging.ERROR) if handler else logging.NullHandler()  # no "last resort" print
+    if handler:
+        relay.emit = handler.emit     # the same file and format
+    relay._pitwatch = True
+    beam_log.addHandler(relay)
+    beam_log.propagate = False

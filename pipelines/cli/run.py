@@ -95,6 +95,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     except click.ClickException:
         raise
     except KeyboardInterrupt as exc:
+        log.warning("interrupted by %s", signal_name(exc))
         raise Incomplete(f"interrupted by {signal_name(exc)}: the run record says interrupted; "
                          "run the same command again to complete it") from None
     except Exception as exc:    # a failure of the run itself (the runner, the disk …): did not complete
