@@ -144,6 +144,14 @@ class StrictCommand(click.Command):
                 return super().invoke(ctx)
             except KeyboardInterrupt as exc:
                 raise Incomplete(f"interrupted by {signal_name(exc)}: the command did not complete") from None
+            except (click.ClickException, click.exceptions.Exit, click.Abort):
+                raise
+            except Exception as exc:   # a fault of pitwatch or of the machine, not of the user: not 1 (findings)
+                import traceback
+
+                traceback.print_exc(file=sys.stderr)
+                raise Incomplete(f"{type(exc).__name__}: {exc} (the command did not complete; "
+                                 "the traceback above is for a bug report)") from None
 
     def format_epilog(self, ctx, formatter):
         super().format_epilog(ctx, formatter)
