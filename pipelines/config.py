@@ -40,6 +40,7 @@ import os
 import tomllib
 
 CONFIG_ENV = "PITWATCH_CONFIG"
+MAX_BYTES = 64 * 1024          # a settings file is a few lines; anything larger is the wrong file
 SEVERITIES = ("info", "minor", "major", "critical")
 
 
@@ -107,14 +108,18 @@ def config_path(flag: str | None, environ=os.environ) -> tuple[str | None, str |
 def load(path: str) -> ConfigFile:
     """Read and check a ``pitwatch.toml``. Raises ConfigError with one line that names the problem."""
     try:
+        if not os.path.isfile(path) and os.path.exists(path) and not os.path.isdir(path):
+            raise ConfigError(f"config file {path} is not a regular file")
         with open(path, "rb") as f:
-            body = f.read()
+            body = f.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except IsADirectoryError:
         raise ConfigError(f"config file {path} is a folder") from None
     except PermissionError:
         raise ConfigError(f"config file {path}: permission denied") from None
+    if len(body) > MAX_BYTES:
+        raise ConfigError(f"config file {path} is larger than {MAX_BYTES // 1024} KB: not a pitwatch.toml")
     try:
         data = tomllib.loads(body.decode("utf-8"))
     except UnicodeDecodeError:

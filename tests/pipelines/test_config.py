@@ -90,20 +90,28 @@ def test_the_key_table_is_the_one_place_for_keys(tmp_path):
 @pytest.mark.slow
 def test_pitwatch_toml_drives_a_nightly_run_with_no_flag_but_day(inbox, tmp_path):  # noqa: F811
     path = _config(tmp_path, CONFIG.format(inbox=inbox))
-    result = pitwatch("run", "--day", "2026-11-28", "--config", path)
+    result = pitwatch("run", "--day", "2026-11-28", env={"PITWATCH_CONFIG": str(path)})
     assert result.returncode == exits.FINDINGS, result.stderr          # fail_on = "critical" from the file
     lake = tmp_path / "etc" / "lake"
     assert lake.is_dir()
     log = (tmp_path / "etc" / "logs" / "nightly.log").read_text()
     assert " INFO pitwatch[" in log and "gaming day 2026-11-28: the night's day" in log
     (rec,) = run_records(lake)
-    assert rec["command"] == f"pitwatch run --day 2026-11-28 --config {path}"
+    assert rec["command"] == "pitwatch run --day 2026-11-28"
     origin = f"file {path} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()})"
     settings = rec["options"]["settings"]
     assert settings["lake"] == {"value": str(lake), "origin": origin}
     assert settings["inbox"] == {"value": str(inbox), "origin": origin}
     assert settings["fail_on"] == {"value": "critical", "origin": origin}
-    assert settings["config"]["origin"] == "flag" and settings["config"]["value"] == str(path)
+    assert settings["config"] == {"value": str(path), "origin": "environment PITWATCH_CONFIG",
+                                  "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    # the same with --config, and a flag over the file
+    again = pitwatch("run", "--day", "2026-11-28", "--config", path, "--fail-on", "info", "--quiet")
+    assert again.returncode == exits.FINDINGS
+    rec = run_records(lake)[-1]
+    assert rec["command"] == f"pitwatch run --day 2026-11-28 --config {path} --fail-on info --quiet"
+    assert rec["options"]["settings"]["fail_on"] == {"value": "info", "origin": "flag"}
+    assert rec["options"]["settings"]["config"]["origin"] == "flag"
 
 
 @pytest.mark.slow
@@ -132,3 +140,17 @@ def test_log_lines_are_timestamped_and_the_summary_has_no_slips(inbox, tmp_path)
     assert [line for line in result.stderr.splitlines() if not stamp.match(line)] == []
     assert "gaming_day=None" not in result.stderr and "wrote rules: " in result.stderr
     assert not re.search(r"\b1 (lines|files|rows|findings|events|decks)\b", result.stderr + result.stdout)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: "/dev/zero", "is not a regular file"),
+    (lambda tmp: tmp, "is a folder"),
+    (lambda tmp: (tmp / "big.toml").write_bytes(b"#" * 70_000) and tmp / "big.toml", "is larger than 64 KB"),
+    (lambda tmp: (tmp / "bin.toml").write_bytes(b'lake = "\xff"\n') and tmp / "bin.toml", "is not UTF-8 text"),
+])
+def test_a_hostile_config_file_is_one_error_line(tmp_path, make, message):
+    path = make(tmp_path)
+    result = pitwatch("rules", "--config", path, timeout=60)
+    assert result.returncode == exits.USAGE
+    assert result.stderr == f"Error: config file {path} {message}" + (": not a pitwatch.toml\n" if "64 KB" in message
+                                                                        else "\n")
