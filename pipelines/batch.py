@@ -18,14 +18,13 @@ import os
 import sys
 
 import apache_beam as beam
-import pyarrow as pa
-import pyarrow.compute as pc
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from pipelines import __version__, lake, progress, runs
+from pipelines import __version__, lake, lake_settings, progress, runs
 from pipelines.graph import DAY_TABLES, DayMode, build_pipeline
 from pipelines.ingest import IngestOptions
 from pipelines.inputs import expand_inputs
+from pipelines.wording import plural
 
 log = logging.getLogger("pitwatch")
 
@@ -48,6 +47,7 @@ class RunSummary:
     status: str
     seconds: float
     replay_day: str | None = None
+    rows_by_day: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
 
 
 PARALLEL_FROM_BYTES = 32 << 20   # inputs from this size are replayed by one worker process per CPU
@@ -73,6 +73,65 @@ def beam_options(beam_args: list[str], input_bytes: int = 0) -> PipelineOptions:
     if not options.view_as(StandardOptions).runner:
         options.view_as(StandardOptions).runner = DEFAULT_RUNNER
     return options
+
+
+class BeamOptionError(ValueError):
+    """An option neither pitwatch nor Beam knows, or a Beam option with a wrong value."""
+
+    def __init__(self, message: str, option: str | None = None):
+        super().__init__(message)
+        self.option = option
+
+
+def beam_option_names() -> list[str]:
+    """Every option Beam's own option classes define (``--runner``, ``--direct_num_workers`` …)."""
+    return sorted(f"--{name}" for name in PipelineOptions([]).get_all_options())
+
+
+def split_pipeline_args(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """Input paths and Beam pipeline options, from what the command line left over.
+
+    A token that starts with ``-`` must be an option of one of Beam's public
+    option classes, parsed by Beam's own parser (handed to us through
+    ``get_all_options(add_extra_args_fn=…)``): it takes the next token as its
+    value exactly when Beam's parser does.  Anything else starting with ``-``
+    is a :class:`BeamOptionError` naming it: a typo must never reach Beam,
+    which would ignore it.  Options for a runner's own flags that Beam does not
+    know go after ``--`` (the caller keeps those as they are).
+    """
+    captured = []
+    PipelineOptions([]).get_all_options(add_extra_args_fn=captured.append)
+    parser = captured[0]
+    paths, beam_args = [], []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not tok.startswith("-") or tok == "-":
+            paths.append(tok)
+            i += 1
+            continue
+        pair = tokens[i:i + 1] if "=" in tok else tokens[i:i + 2]    # --name=value never takes the next
+        left = _unparsed(parser, pair)
+        if left[:1] == [tok]:
+            raise BeamOptionError(f"no such option {tok.split('=', 1)[0]}", tok.split("=", 1)[0])
+        taken = len(pair) - len(left)
+        beam_args.extend(pair[:taken])
+        i += taken
+    return paths, beam_args
+
+
+def _unparsed(parser, tokens: list[str]) -> list[str]:
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser.parse_known_args(tokens)[1]
+    except SystemExit:
+        said = (err.getvalue().strip().splitlines() or ["invalid"])[-1].split("error: ", 1)[-1]
+        said = said[len("argument "):] if said.startswith("argument ") else f"{tokens[0]}: {said}"
+        raise BeamOptionError(f"Beam pipeline option {said}") from None
 
 
 # Beam versions whose FnApiRunner was read and measured for the race below (pyproject.toml pins 2.77.*)
@@ -181,27 +240,36 @@ def local_input_bytes(files: list[str]) -> int:
 
 def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
-              day_mode: DayMode | None = None, inbox_listing: list | None = None) -> RunSummary:
+              day_mode: DayMode | None = None, inbox_listing: list | None = None,
+              recorded: dict | None = None, rebuilding: bool = False) -> RunSummary:
     """Ingest, validate, replay and write every table of the lake. Raises InputError/LakeError.
 
     With ``day_mode`` the run is one night's replay (see :mod:`pipelines.nightly`);
-    ``inputs`` may then be empty (a gaming day with no file).
+    ``inputs`` may then be empty (a gaming day with no file).  ``command`` (the
+    whole command line) and ``recorded`` (more for the run record's ``options``:
+    the effective settings with their origins, the inbox files skipped) go to
+    the ``runs`` record.  The gaming-day settings must be the lake's
+    (:mod:`pipelines.lake_settings`), unless ``rebuilding`` the whole lake.
+    A KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the command)
+    leaves the run record ``interrupted: SIGNAL``; any other failure ``failed: …``.
     """
     from schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
     files = expand_inputs(inputs) if (inputs or day_mode is None) else []
     lake.check_writable(lake_path)
+    started = _dt.datetime.now(_dt.timezone.utc)
+    run_id = runs.new_run_id(started)
+    lake_settings.check_and_record(lake_path, config, run_id, rebuilding)
     stale = lake.remove_stale_temp_files(lake_path)
     if stale:
-        log.info("removed %d temporary file(s) left by an interrupted run", stale)
-    started = _dt.datetime.now(_dt.timezone.utc)
+        log.info("removed %s left by an interrupted run", plural(stale, "temporary file"))
     options = beam_options(list(beam_args or []), local_input_bytes(files))
     workers = options.view_as(DirectOptions).direct_num_workers
     if workers > 1:
         log.info("embedded runner: %d worker processes", workers)
     meta = {
-        "run_id": runs.new_run_id(started), "command": command, "started": started.isoformat(),
+        "run_id": run_id, "command": command, "started": started.isoformat(),
         "fallback_day": config.gaming_day(started).isoformat(), "versions": runs.versions(),
         "pitwatch": __version__, "inbox": inbox_listing or [],
         "options": json.dumps({"cutoff": config.cutoff, "timezone": config.timezone,
@@ -209,36 +277,64 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
                                "direct_num_workers": workers,
                                "beam_args": list(beam_args or []),
                                "replay_day": day_mode.replay_day if day_mode else None,
-                               "prior_day": day_mode.prior_day if day_mode else None}, sort_keys=True),
+                               "prior_day": day_mode.prior_day if day_mode else None,
+                               **(recorded or {})}, sort_keys=True),
     }
     runs.write_run_record(lake_path, runs.run_record(meta, "running"))
-    what = f"gaming day {day_mode.replay_day}" if day_mode else f"{len(files)} input file(s)"
+    what = f"gaming day {day_mode.replay_day}" if day_mode else plural(len(files), "input file")
     log.info("run %s: %s → %s", meta["run_id"], what, lake_path)
     try:
         with worker_reports(options), whole_bundle_inputs(), beam.Pipeline(options=options) as p:
             build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode)
     except BaseException as exc:
-        runs.write_run_record(lake_path, runs.run_record(
-            meta, f"failed: {type(exc).__name__}: {exc}"[:2000], ended=_dt.datetime.now(_dt.timezone.utc)))
+        status = (f"interrupted: {str(getattr(exc, 'signal_name', '') or 'SIGINT').split()[0]}"
+                  if isinstance(exc, KeyboardInterrupt)
+                  else f"failed: {type(exc).__name__}: {exc}"[:2000])
+        runs.write_run_record(lake_path, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))
         raise
-    summary = read_summary(lake_path, meta["run_id"], started)
+    summary = read_summary(lake_path, meta["run_id"], started, day_mode.file_name if day_mode else None)
     summary.replay_day = day_mode.replay_day if day_mode else None
     return summary
 
 
-def read_summary(lake_path: str, run_id: str, started: _dt.datetime) -> RunSummary:
+def read_summary(lake_path: str, run_id: str, started: _dt.datetime, file_name: str | None = None) -> RunSummary:
+    """The run's record, and the rows it wrote to each table by gaming day: a nightly run's are
+    its ``file_name`` (``replay-<day>.parquet``) in any partition, a one-off run's the partitions of
+    the days its events fall in."""
     rec = runs.read_run_record(lake_path, run_id)
     days = [d.isoformat() for d in rec["gaming_days"]]
-    rows = {"rejects": rec["rejected"]}
-    wanted = pa.array([_dt.date.fromisoformat(d) for d in days], pa.date32())
-    for name in DAY_TABLES:
-        t = lake.read_table(lake_path, name, columns=["gaming_day"])
-        rows[name] = t.filter(pc.is_in(t.column("gaming_day"), wanted)).num_rows if t.num_rows else 0
+    by_day = rows_written(lake_path, file_name or lake.PART_FILE, None if file_name else days)
+    rows = {name: sum(by_day.get(name, {}).values()) for name in DAY_TABLES}
+    rows["rejects"] = rec["rejected"]
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
     return RunSummary(
         run_id=run_id, lake=lake_path, inputs=rec["inputs"], lines_read=rec["lines_read"],
         accepted=rec["accepted"], rejected=rec["rejected"], duplicates=rec["duplicates"],
         gaming_days=days, rows=rows, findings=rec["findings"],
         findings_by_severity=json.loads(rec["findings_by_severity"] or "{}"), status=rec["status"],
-        seconds=(ended - started).total_seconds(),
+        seconds=(ended - started).total_seconds(), rows_by_day=by_day,
     )
+
+
+def rows_written(lake_path: str, file_name: str, days: list[str] | None) -> dict[str, dict[str, int]]:
+    """``{table: {gaming_day: rows}}`` of the files named ``file_name`` (in ``days`` only, if given),
+    from the Parquet footers (no data read)."""
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    fs, root = lake.filesystem(lake_path)
+    out: dict[str, dict[str, int]] = {}
+    for name in DAY_TABLES:
+        base = f"{root}/{name}"
+        if fs.get_file_info(base).type != pafs.FileType.Directory:
+            continue
+        for info in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+            folder = info.path.rsplit("/", 2)[-2] if info.path.count("/") >= 2 else ""
+            if info.base_name != file_name or not folder.startswith("gaming_day="):
+                continue
+            day = folder.split("=", 1)[1]
+            if days is not None and day not in days:
+                continue
+            with fs.open_input_file(info.path) as f:
+                out.setdefault(name, {})[day] = pq.ParquetFile(f).metadata.num_rows
+    return {name: dict(sorted(per_day.items())) for name, per_day in out.items()}

@@ -48,6 +48,7 @@ from pipelines.replay import (
     TAG_CONFLICTS, TAG_DAYS, TAG_EVENTS, TAG_FIRED_SEQUENCES, TAG_GAMES, TAG_PACK_CARDS, TAG_STATE,
     NO_PACK_CARDS, FindRepeatedRuns, ReplayDeviceSeq, ReplayTable,
 )
+from pipelines.wording import plural
 from schemas.arrow import REJECTS, rows_to_table
 
 log = logging.getLogger("pitwatch")
@@ -110,7 +111,7 @@ class WritePartition(WithoutCyclicGC):
         tables = [t for t in tables if t is not None]
         rows = lake.write_partition(self.lake_path, name, day, tables, unpack=coders.unpack, peek=coders.peek,
                                     file_name=lake.PART_FILE if name == "rules" else self.file_name)
-        log.info("wrote %s/gaming_day=%s: %s rows", name, day, f"{rows:,}")
+        log.info("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
         out = {"written": [(name, day, rows)]}
         if name == "findings":
             for t in map(coders.unpack, tables):
@@ -147,7 +148,7 @@ class RecordRun(beam.DoFn):
         else:
             removed = lake.remove_stale_replay_files(self.lake_path, self.day_mode.file_name, written)
         if removed:
-            log.info("removed %d superseded file(s)", removed)
+            log.info("removed %s", plural(removed, "superseded file"))
         record = runs.finished_run_record(self.run_meta, totals)
         if self.day_mode is not None and record["status"] == "succeeded":
             from rules.table import STATE_VERSION

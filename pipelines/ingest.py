@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
 from pipelines.inputs import LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
+from pipelines.wording import plural
 from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
 from schemas.columnar import decode_block, decode_joined
 from schemas.decode import (
@@ -117,7 +118,7 @@ class ReadChunks(beam.DoFn):
         for items in chunks:
             lines += len(items)
             yield path, kind, items
-        logging.getLogger("pitwatch").info("read %s: %s lines", path, f"{lines:,}")
+        logging.getLogger("pitwatch").info("read %s: %s", path, plural(lines, "line"))
 
 
 class DecodeChunk(WithoutCyclicGC):

@@ -16,6 +16,13 @@ corrected findings replace the old ones (each day's rows live in their own
 ``replay-<day>.parquet`` files, replaced as a whole) and nothing is counted
 twice.  Rounds and packs that cross the cutoff belong to the gaming day they
 started in; a finding carries the day of the event that completed it.
+
+A night with nothing to read is an error, not a quiet success: no folder
+for the night's day, or one holding only files pitwatch does not read,
+stops the run (exit 2) naming them, unless ``--allow-empty-day`` (the casino
+was closed).  Files skipped (checksums, unfinished ``.partial`` uploads,
+hidden files, other suffixes) are named on stderr and in the run record's
+``options.inbox_skipped``; ``--strict-inbox`` makes any of them an error.
 """
 from __future__ import annotations
 
@@ -24,10 +31,11 @@ import datetime as _dt
 import os
 import re
 
-from pipelines import state
+from pipelines import lake_settings, state
 from pipelines.batch import RunSummary, run_batch
 from pipelines.graph import DayMode
 from pipelines.inputs import INPUT_SUFFIXES, InputError
+from pipelines.wording import plural
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -60,11 +68,81 @@ def day_listing(inbox: str, day: str) -> list[dict]:
         return out
     for root, _dirs, names in os.walk(folder):
         for name in names:
-            if name.endswith(INPUT_SUFFIXES) and not name.startswith("."):
+            if skip_reason(name) is None:
                 path = os.path.join(root, name)
                 st = os.stat(path)
                 out.append({"path": os.path.relpath(path, inbox), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns})
     return sorted(out, key=lambda f: f["path"])
+
+
+_CHECKSUMS = (".sha256", ".sha512", ".sha1", ".md5", ".sum", ".sig", ".asc")
+_UNFINISHED = (".partial", ".part", ".tmp", ".crdownload", ".filepart")
+
+
+def skip_reason(name: str) -> str | None:
+    """Why a file of a day's folder is not read (None: it is read).
+
+    Read: ``.jsonl``, ``.jsonl.gz``, ``.parquet``, exactly so spelled.  The
+    suffix is case-sensitive, as it is for a one-off run: ``SHOE-5022.JSONL``
+    is skipped and named, not guessed at.
+    """
+    low = name.lower()
+    if name.startswith("."):
+        return "hidden file"
+    if low.endswith(_UNFINISHED):
+        return "upload not finished"
+    if low.endswith(_CHECKSUMS) or low in ("sha256sums", "md5sums", "checksums"):
+        return "checksum file"
+    if name.endswith(INPUT_SUFFIXES):
+        return None
+    if low.endswith(INPUT_SUFFIXES):
+        return "suffix not in lower case (pitwatch reads .jsonl, .jsonl.gz, .parquet)"
+    return "not .jsonl, .jsonl.gz or .parquet"
+
+
+def day_skipped(inbox: str, day: str) -> list[dict]:
+    """The files of one day's folder that are not read, each with why: ``[{"path", "reason"}]``."""
+    folder = os.path.join(inbox, day)
+    out = []
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            reason = skip_reason(name)
+            if reason is not None:
+                out.append({"path": os.path.relpath(os.path.join(root, name), inbox), "reason": reason})
+    return sorted(out, key=lambda f: f["path"])
+
+
+def check_inbox(inbox: str, day: str, days: list[str], allow_empty_day: bool = False,
+                strict_inbox: bool = False) -> dict[str, list[dict]]:
+    """Refuse a night with nothing to read; return each replayed day's skipped files.
+
+    The night's ``day`` must have a folder with at least one file pitwatch
+    reads, unless ``allow_empty_day`` (a day the casino was closed): a
+    missing upload must not pass for a quiet night.  With ``strict_inbox``
+    any skipped file of a replayed day is an error too.
+    """
+    folder = os.path.join(inbox, day)
+    skipped = {d: day_skipped(inbox, d) for d in days}
+    if not allow_empty_day:
+        if not os.path.isdir(folder):
+            raise InputError(f"no inbox folder for gaming day {day}: {folder} does not exist; "
+                             "for a day the casino was closed, run with --allow-empty-day")
+        if not day_listing(inbox, day):
+            named = _named(skipped[day])
+            raise InputError(f"inbox folder {folder} holds no file pitwatch reads (.jsonl, .jsonl.gz, .parquet)"
+                             + (f": skipped {named}" if named else ": it is empty")
+                             + "; for a day the casino was closed, run with --allow-empty-day")
+    if strict_inbox:
+        bad = [f for d in days for f in skipped[d]]
+        if bad:
+            raise InputError(f"--strict-inbox: the inbox holds {plural(len(bad), 'file')} pitwatch does not read: "
+                             f"{_named(bad)}")
+    return skipped
+
+
+def _named(files: list[dict], most: int = 10) -> str:
+    shown = ", ".join(f"{f['path']} ({f['reason']})" for f in files[:most])
+    return shown + (f" and {len(files) - most} more" if len(files) > most else "")
 
 
 def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_from: str | None = None) -> NightlyPlan:
@@ -96,18 +174,39 @@ def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_f
 
 def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day=None, chunk_lines: int = 20_000,
                 lookback_days: int = 7, rebuild_from: str | None = None, retention_days: int = 7,
-                log=None) -> list[RunSummary]:
-    """Replay ``day`` (and any earlier day whose inbox changed) from the carried state."""
+                log=None, command: str | None = None, recorded: dict | None = None,
+                allow_empty_day: bool = False, strict_inbox: bool = False) -> list[RunSummary]:
+    """Replay ``day`` (and any earlier day whose inbox changed) from the carried state.
+
+    Nothing is written before the inbox (:func:`check_inbox`) and the
+    gaming-day settings (:mod:`pipelines.lake_settings`) have passed.  A
+    ``rebuild_from`` at or before the lake's first replayed day replays the
+    whole lake and may change its gaming-day settings: they are recorded when
+    the last day has completed.
+    """
+    from schemas.decode import GamingDayConfig
+
+    config = gaming_day or GamingDayConfig()
     the_plan = plan(day, inbox, lake_path, lookback_days, rebuild_from)
+    replayed = state.replayed_days(lake_path)
+    rebuilding = rebuild_from is not None and (not replayed or rebuild_from <= replayed[0])
+    lake_settings.check(lake_path, config, rebuilding)
+    skipped = check_inbox(inbox, day, the_plan.days, allow_empty_day, strict_inbox)
     summaries = []
     prior = the_plan.prior
     for d in the_plan.days:
         if log:
             log.info("gaming day %s: %s (state from %s)", d, the_plan.reasons[d], prior or "none: a fresh start")
+            if skipped[d]:
+                log.warning("gaming day %s: skipped %s: %s", d, plural(len(skipped[d]), "file"), _named(skipped[d]))
         listing = day_listing(inbox, d)
         files = [os.path.join(inbox, f["path"]) for f in listing]
         summaries.append(run_batch(
-            files, lake_path, beam_args=beam_args, gaming_day=gaming_day, chunk_lines=chunk_lines,
-            command=f"pitwatch run --day {day}", day_mode=DayMode(d, prior, retention_days), inbox_listing=listing))
+            files, lake_path, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
+            command=command or f"pitwatch run --day {day} --inbox {inbox} --lake {lake_path}",
+            day_mode=DayMode(d, prior, retention_days), inbox_listing=listing,
+            recorded={**(recorded or {}), "inbox_skipped": skipped[d]}, rebuilding=rebuilding))
         prior = d
+    if rebuilding and summaries and all(s.status == "succeeded" for s in summaries):
+        lake_settings.record(lake_path, config, summaries[-1].run_id)
     return summaries

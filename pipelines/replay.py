@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 from pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
 from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, no_cyclic_gc
 from pipelines.lake import sorted_piece
+from pipelines.wording import plural
 from rules.finding import gaming_day_from_config
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
 from schemas.contract import LAKE_EXTRA_COLUMNS
@@ -267,8 +268,8 @@ class ReplayTable(WithoutCyclicGC):
             yield beam.pvalue.TaggedOutput(
                 TAG_STATE, ("tables", {"table_id": table_id, "state": json.dumps(replay.state(), sort_keys=True)}))
         logging.getLogger("pitwatch").info(
-            "replayed %s (%s): %s events, %d findings", table_id, replay.game or "no game",
-            f"{len(events):,}", len(findings))
+            "replayed %s (%s): %s, %s", table_id, replay.game or "no game",
+            plural(len(events), "event"), plural(len(findings), "finding"))
 
 
 class ReplayDeviceSeq(WithoutCyclicGC):

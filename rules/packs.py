@@ -187,8 +187,9 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
             bad.append(f"{sh['card_count']} cards counted")
         if bad:
             ctx.composition_decided(pack)
+            decks_text = f"{sh['decks']} deck{'' if sh['decks'] == 1 else 's'}"
             ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sh["ref"]],
-                     expected=f"{sh['decks'] * per_deck} cards ({sh['decks']} decks), none missing or extra",
+                     expected=f"{sh['decks'] * per_deck} cards ({decks_text}), none missing or extra",
                      actual="the shuffler's check found " + "; ".join(bad))
             return
     elif not closing:
@@ -200,7 +201,7 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
     decks = sh["decks"] if sh is not None else ctx.st["decks"]
     if sl is not None and decks and sl["card_count"] != decks * per_deck:
         ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sl["ref"]],
-                 expected=f"{decks * per_deck} cards ({decks} decks)",
+                 expected=f"{decks * per_deck} cards ({decks} deck{'' if decks == 1 else 's'})",
                  actual=f"the shoe counted {sl['card_count']} cards in")
 
 

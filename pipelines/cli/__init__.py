@@ -10,6 +10,7 @@ import importlib
 import click
 
 from pipelines import __version__
+from pipelines.cli.common import StrictGroup
 
 # command name -> "module:attribute" (a click.Command)
 COMMANDS = {
@@ -21,6 +22,7 @@ COMMANDS = {
     "sql": "pipelines.cli.sql:sql",
     "query": "pipelines.cli.query:query",
     "export-duckdb": "pipelines.cli.export:export_duckdb",
+    "config": "pipelines.cli.config:config",
 }
 
 _SHORT_HELP = {
@@ -32,10 +34,11 @@ _SHORT_HELP = {
     "sql": "Ad-hoc SQL in DuckDB over the lake's tables.",
     "query": "Run a named investigation from queries/.",
     "export-duckdb": "Write a DuckDB database file with the lake's views.",
+    "config": "The effective settings (pitwatch.toml, environment, flags) and their origin.",
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(StrictGroup):
     def list_commands(self, ctx):
         return sorted(name for name in COMMANDS if _available(name))
 
@@ -69,6 +72,9 @@ def main():
       pitwatch demo                       simulate a day, replay it, show the findings
       pitwatch run events/ --lake lake/   the nightly batch over a folder of event files
       pitwatch rules                      what is checked, with severity and source
+
+    Every command takes --config FILE (pitwatch.toml) and exits with the
+    codes below; see docs/operations.md for scheduling a nightly run.
     """
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from pipelines.cli.common import setup_logging
+from pipelines.cli.common import StrictCommand, UserError, setup_logging
 from pipelines.cli.render import render
 
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch demo
   pitwatch demo --out /tmp/pitwatch-demo --faults 0.05 --seed 7
@@ -38,7 +38,7 @@ def demo(out, hours, faults, seed):
     began = time.perf_counter()
     if out.exists():
         if not (out / "feeds").is_dir() and any(out.iterdir()):
-            raise click.ClickException(f"{out} exists and is not a pitwatch demo folder; choose another --out")
+            raise UserError(f"{out} exists and is not a pitwatch demo folder; choose another --out")
         shutil.rmtree(out)
     feeds, lake = out / "feeds", out / "lake"
     click.echo(f"1/3 simulating {sum(DEFAULT_TABLES.values())} tables for {hours:g} h "

@@ -5,11 +5,11 @@ import os
 
 import click
 
-from pipelines.cli.common import lake_option, user_errors
+from pipelines.cli.common import StrictCommand, lake_option, user_errors
 from pipelines.cli.sql import lake_answers
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch export-duckdb --lake /data/lake --out pitwatch.duckdb
   pitwatch export-duckdb --lake lake --out audit.duckdb --force

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import click
 
-from pipelines.cli.common import UserError, user_errors
+from pipelines.cli.common import StrictCommand, UserError, user_errors
 from pipelines.cli.render import format_option, render
 from pipelines.cli.sql import lake_answers, limit_options, print_answer
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch query --list
   pitwatch query dealer_rule_repeats --lake lake --param rule_id=BURN_SKIPPED --param to_day=2026-11-28

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import click
 
+from pipelines.cli.common import StrictCommand
+
 from pipelines.cli.render import format_option, render
 from rules.catalog import SEVERITIES
 from schemas.contract import GAMES
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch rules
   pitwatch rules --game baccarat

@@ -1,56 +1,66 @@
 """``pitwatch run``: the nightly batch (one-off over files, or ``--day`` from an inbox)."""
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
 
-from pipelines.cli.common import lake_option, setup_logging
+from pipelines.cli import exits
+from pipelines.cli.common import (AFTER_DASHES_META, COMMAND_META, SETTINGS_META, Incomplete, StrictCommand,
+                                  UserError, no_such_option, option_names, setting_option, setup_logging,
+                                  signal_name)
+from pipelines.config import SEVERITIES as SEVERITY_ORDER
+from pipelines.wording import plural
 
-SEVERITY_ORDER = ("info", "minor", "major", "critical")
-EXIT_FINDINGS = 1
-EXIT_INPUT = 2
+log = logging.getLogger("pitwatch")
 
 
-class RunError(click.ClickException):
-    """A user or configuration mistake: one ``Error:`` line, exit code 2 (a scheduler's "fix the input")."""
+class RunCommand(StrictCommand):
+    """``run`` leaves the options it does not know to Beam, which must know them (checked in the
+    command), and passes what follows ``--`` to Beam as it is."""
 
-    exit_code = EXIT_INPUT
+    passthrough_after_dashes = True
 
 
 @click.command(
+    cls=RunCommand,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
     epilog="""\b
 Examples:
   pitwatch run feeds/ --lake lake
   pitwatch run --day 2026-11-28 --inbox /data/inbox --lake /data/lake --fail-on critical
+  pitwatch run --day 2026-11-28 --config /etc/pitwatch/pitwatch.toml
   pitwatch run 'feeds/*.jsonl.gz' --lake lake --timezone America/Puerto_Rico
   pitwatch run feeds/ --lake lake --direct_num_workers=2 --direct_running_mode=multi_processing
   pitwatch run gs://casino/feeds/ --lake gs://casino/lake --runner=DataflowRunner --project=… --region=…
-
-\b
-Exit codes: 0 done; 1 findings at or above --fail-on; 2 input or configuration error.
+  pitwatch run feeds/ --lake lake -- --a_runner_flag=x     (after --: passed to Beam unchecked)
 """,
 )
 @click.argument("inputs", nargs=-1, metavar="[INPUT…]")
-@lake_option
+@setting_option("lake", required=True)
 @click.option("--day", metavar="YYYY-MM-DD",
               help="Nightly form: replay this gaming day from --inbox, continuing from the previous day's state.")
-@click.option("--inbox", metavar="DIR", help="With --day: folder with one sub-folder of files per gaming day.")
+@setting_option("inbox")
 @click.option("--lookback-days", default=7, show_default=True, type=click.IntRange(0),
               help="With --day: earlier days whose inbox folder is checked for late files.")
-@click.option("--rebuild-from", metavar="YYYY-MM-DD", help="With --day: replay again from this day on.")
-@click.option("--fail-on", type=click.Choice(SEVERITY_ORDER),
-              help="Exit with code 1 when findings of this severity or higher were written.")
-@click.option("--cutoff", default="06:00", show_default=True, metavar="HH:MM",
-              help="Local time at which a gaming day ends.")
-@click.option("--timezone", default="UTC", show_default=True, metavar="ZONE",
-              help="Time zone of the gaming day (IANA name, e.g. America/Puerto_Rico).")
+@click.option("--rebuild-from", metavar="YYYY-MM-DD",
+              help="With --day: replay again from this day on (from the lake's first day: may change "
+                   "--timezone/--cutoff).")
+@click.option("--allow-empty-day", is_flag=True,
+              help="With --day: a day with no inbox folder or nothing readable in it is a closed casino, not an error.")
+@click.option("--strict-inbox", is_flag=True,
+              help="With --day: any file pitwatch does not read (checksum, .partial, hidden …) is an error.")
+@setting_option("fail_on")
+@setting_option("cutoff")
+@setting_option("timezone")
 @click.option("--chunk-lines", default=20_000, show_default=True, type=click.IntRange(100),
               help="Most lines per chunk read and decoded as one unit (a JSONL chunk also ends at each 4 MB read).")
+@setting_option("log_file", metavar="FILE")
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
 @click.pass_context
-def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cutoff, timezone, chunk_lines, quiet):
+def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, fail_on, cutoff,
+        timezone, chunk_lines, log_file, quiet):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
     procedure and write the lake: events, rejects, rounds, packs, findings, runs.
@@ -58,52 +68,89 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cut
     The nightly form (--day with --inbox) replays one gaming day's folder of
     the inbox, starting from the state the previous day left in the lake (a
     shoe or a stub-count window that runs across the cutoff), and replays
-    again any earlier day whose folder received late files.
+    again any earlier day whose folder received late files.  A day with no
+    folder, or nothing pitwatch reads in it, is an error (exit 2) unless
+    --allow-empty-day.
 
-    Options this command does not know are Beam pipeline options and pass
-    through to Beam (--runner, --direct_num_workers, …).  The default runner is
-    Beam's embedded FnApiRunner on this machine.
+    Options this command does not know must be Beam pipeline options (--runner,
+    --direct_num_workers, …; checked with Beam's own option parser): anything
+    else is an error.  A runner's flags Beam does not know go after "--".  The
+    default runner is Beam's embedded FnApiRunner on this machine.  --timezone
+    and --cutoff must be the lake's (recorded by its first run).
     """
-    setup_logging(quiet)  # before importing Beam, which logs at import time
-    import logging
+    setup_logging(quiet, log_file)  # before importing Beam, which logs at import time
 
     from pipelines.inputs import InputError
     from pipelines.lake import LakeError
     from pipelines.state import StateError
 
-    paths, beam_args = split_beam_args(list(inputs) + list(ctx.args))
     try:
-        summaries = _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff, timezone,
-                         chunk_lines, logging.getLogger("pitwatch"))
+        paths, beam_args = pipeline_args(ctx, list(inputs) + list(ctx.args))
+        summaries = _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day,
+                         strict_inbox, cutoff, timezone, chunk_lines)
     except (InputError, LakeError, StateError, ValueError) as exc:
-        raise RunError(str(exc)) from None
+        raise UserError(str(exc)) from None
     except (PermissionError, FileNotFoundError) as exc:
-        raise RunError(f"{exc.strerror or exc}: {exc.filename}") from None
+        raise UserError(f"{exc.strerror or exc}: {exc.filename}") from None
+    except click.ClickException:
+        raise
+    except KeyboardInterrupt as exc:
+        log.warning("interrupted by %s", signal_name(exc))
+        raise Incomplete(f"interrupted by {signal_name(exc)}: the run record says interrupted; "
+                         "run the same command again to complete it") from None
+    except Exception as exc:    # a failure of the run itself (the runner, the disk …): did not complete
+        log.debug("the run failed", exc_info=True)
+        raise Incomplete(f"the run failed: {type(exc).__name__}: {exc}"
+                         + ("" if log_file else " (give --log-file FILE to keep the traceback)")) from None
     for s in summaries:
         click.echo(render_summary(s))
     failed = [s for s in summaries if not s.status.startswith("succeeded")]
     if failed:
-        raise click.ClickException(failed[0].status)
+        raise Incomplete(f"run {failed[0].run_id} {failed[0].status}")
     if fail_on:
         at_or_above = SEVERITY_ORDER[SEVERITY_ORDER.index(fail_on):]
         n = sum(s.findings_by_severity.get(sev, 0) for s in summaries for sev in at_or_above)
         if n:
-            click.echo(f"{n} finding(s) of severity {fail_on} or higher", err=True)
-            sys.exit(EXIT_FINDINGS)
+            click.echo(f"{plural(n, 'finding')} of severity {fail_on} or higher", err=True)
+            sys.exit(exits.FINDINGS)
 
 
-def _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff, timezone, chunk_lines, log):
+def pipeline_args(ctx, tokens: list[str]) -> tuple[list[str], list[str]]:
+    """Input paths and Beam options from the tokens click left; an unknown option is exit 2."""
+    from pipelines.batch import BeamOptionError, beam_option_names, split_pipeline_args
+
+    try:
+        paths, beam_args = split_pipeline_args(tokens)
+    except BeamOptionError as exc:
+        if exc.option is None:
+            raise UserError(str(exc)) from None
+        ours = option_names(ctx.command)
+        message = no_such_option(exc.option, ours)
+        if "did you mean" not in message:
+            message = no_such_option(exc.option, beam_option_names())
+        raise UserError(message) from None
+    return paths, beam_args + list(ctx.meta.get(AFTER_DASHES_META, []))
+
+
+def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox,
+         cutoff, timezone, chunk_lines):
     from schemas.decode import GamingDayConfig
 
     config = GamingDayConfig(cutoff, timezone)
+    command = ctx.meta.get(COMMAND_META, "pitwatch run")
+    recorded = {"settings": ctx.meta.get(SETTINGS_META, {})}
     if day is None:
-        if inbox or rebuild_from:
-            raise ValueError("--inbox and --rebuild-from go with --day")
+        nightly_only = [name for name, given in (
+            ("--inbox", inbox and _flag_given(ctx, "inbox")), ("--rebuild-from", rebuild_from),
+            ("--allow-empty-day", allow_empty_day), ("--strict-inbox", strict_inbox)) if given]
+        if nightly_only:
+            raise ValueError(f"{' and '.join(nightly_only)} go with --day (the nightly form)")
         if not paths:
             raise ValueError("give at least one INPUT file, folder or glob (or --day with --inbox)")
         from pipelines.batch import run_batch
 
-        return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines)]
+        return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
+                          command=command, recorded=recorded)]
     from pipelines.nightly import parse_day, run_nightly
 
     if paths:
@@ -112,37 +159,24 @@ def _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff
         raise ValueError("--day needs --inbox DIR")
     return run_nightly(parse_day(day), inbox, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
                        lookback_days=lookback_days, rebuild_from=parse_day(rebuild_from) if rebuild_from else None,
-                       log=log)
+                       log=log, command=command, recorded=recorded, allow_empty_day=allow_empty_day,
+                       strict_inbox=strict_inbox)
 
 
-def split_beam_args(tokens: list[str]) -> tuple[list[str], list[str]]:
-    """Tell input paths from pass-through Beam options (``--name=value`` or ``--name value``)."""
-    import glob
-    import os
+def _flag_given(ctx, name: str) -> bool:
+    """Whether the user gave this option for this run (a config file's inbox serves the nightly form only)."""
+    from click.core import ParameterSource
 
-    paths, beam = [], []
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.startswith("-"):
-            beam.append(tok)
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            if ("=" not in tok and nxt is not None and not nxt.startswith("-")
-                    and not os.path.exists(nxt) and not glob.glob(nxt) and "://" not in nxt):
-                beam.append(nxt)
-                i += 1
-        else:
-            paths.append(tok)
-        i += 1
-    return paths, beam
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 
 
 def render_summary(s) -> str:
+    """The run's summary; where rows went under other gaming days than the run's, it says so."""
     title = f"gaming day {s.replay_day}, run {s.run_id}" if s.replay_day else f"run {s.run_id}"
-    sev = ", ".join(f"{k} {v}" for k, v in s.findings_by_severity.items() if v) or "none"
+    sev = ", ".join(f"{k} {v:,}" for k, v in s.findings_by_severity.items() if v) or "none"
     lines = [
         f"{title}: {s.status} in {s.seconds:.1f} s",
-        f"  inputs      {len(s.inputs)} file(s), {sum(i['bytes'] for i in s.inputs):,} bytes",
+        f"  inputs      {plural(len(s.inputs), 'file')}, {plural(sum(i['bytes'] for i in s.inputs), 'byte')}",
         f"  lines read  {s.lines_read:,} = accepted {s.accepted:,} + rejected {s.rejected:,}"
         f" + duplicates {s.duplicates:,}",
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
@@ -150,7 +184,24 @@ def render_summary(s) -> str:
         f"  lake        {s.lake}",
     ]
     for name in ("events", "rounds", "packs", "findings", "rejects"):
-        lines.append(f"    {name:<9} {s.rows.get(name, 0):>10,} rows")
+        lines.append(f"    {name:<9} {plural(s.rows.get(name, 0), 'row'):>15}{_elsewhere(s, name)}")
     if s.rejected:
         lines.append(f"  rejected lines are in {s.lake}/rejects/")
     return "\n".join(lines)
+
+
+def _elsewhere(s, name: str) -> str:
+    """`` (79 under 2026-11-29, 2 under 2026-11-28: …)`` when a table's rows went under more than
+    one gaming day, or (nightly) under another day than the one replayed."""
+    per_day = {day: n for day, n in getattr(s, "rows_by_day", {}).get(name, {}).items() if n}
+    if not per_day or (len(per_day) == 1 and (s.replay_day is None or s.replay_day in per_day)):
+        return ""
+    split = ", ".join(f"{n:,} under {day}" for day, n in per_day.items())
+    if s.replay_day is None:
+        return f"  ({split})"
+    other = sum(n for day, n in per_day.items() if day != s.replay_day)
+    why = {"findings": "a finding carries the gaming day of the event that completed it",
+           "rounds": "a round belongs to the gaming day it started in",
+           "packs": "a pack belongs to the gaming day it was opened in",
+           "events": "an event's gaming day comes from its own time stamp"}[name]
+    return f"  ({split}: {plural(other, 'row')} filed under another gaming day than {s.replay_day}; {why})"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from pipelines.cli.common import StrictCommand, UserError
 from pipelines.simulate.floor import DEFAULT_TABLES as _DEFAULT_TABLES
 from schemas.contract import GAMES as GAME_NAMES
 
@@ -82,7 +83,7 @@ def _list_faults(ctx, param, value) -> None:
     ctx.exit()
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch simulate --out day/
   pitwatch simulate --out day/ --tables baccarat=8,stud=2 --hours 24 --seed 7
@@ -133,7 +134,7 @@ def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, q
         s = run(out, tables=tables, hours=hours, start=start, seed=seed, faults=rates, progress=progress,
                 workers=workers or min(os.cpu_count() or 1, 8))
     except (OSError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise UserError(str(exc)) from None
     days = ", ".join(s.gaming_days) if len(s.gaming_days) <= 3 else f"{s.gaming_days[0]} … {s.gaming_days[-1]}"
     click.echo(f"wrote {s.files} files to {out} (gaming day{'s' if len(s.gaming_days) != 1 else ''} {days})")
     click.echo(f"events: {s.events:,} from {s.devices} devices on {s.tables} tables "

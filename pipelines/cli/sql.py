@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from pipelines.cli.common import Incomplete, UserError, lake_option, user_errors
+from pipelines.cli.common import Incomplete, StrictCommand, UserError, lake_option, user_errors
 from pipelines.cli.render import format_option, render
 
 DEFAULT_TIMEOUT = 60.0
@@ -49,7 +49,7 @@ def print_answer(answer, fmt: str, max_rows: int) -> None:
                          "there are more: narrow the query or raise --max-rows")
 
 
-@click.command(epilog="""\b
+@click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch sql "SELECT rule_id, count(*) AS n FROM findings GROUP BY ALL ORDER BY n DESC" --lake lake
   pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-07'" --lake lake --format csv

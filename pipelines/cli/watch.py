@@ -5,10 +5,11 @@ import sys
 
 import click
 
-from pipelines.cli.common import lake_option, setup_logging, user_errors
+from pipelines.cli.common import StrictCommand, lake_option, setting_option, setup_logging, user_errors
 
 
 @click.command(
+    cls=StrictCommand,
     epilog="""\b
 Examples:
   pitwatch watch /data/feeds/ --lake /data/lake
@@ -51,11 +52,12 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
               help="Time zone of the gaming day (IANA name).")
 @click.option("--with-trigger", is_flag=True, help="Add to each alert the input line that raised it.")
 @click.option("--fsync", is_flag=True, help="fsync the delivery journal per alert (survives power loss).")
+@setting_option("log_file", metavar="FILE")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 @user_errors
 def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake_alerts, stop_after_idle,
           finalize_at_stop, finalize_after_idle, reorder_wait, checkpoint_every, poll, cutoff, timezone,
-          with_trigger, fsync, quiet):
+          with_trigger, fsync, log_file, quiet):
     """Follow growing event files (.jsonl; folders and globs pick up new files)
     and Redis Streams (redis://HOST:PORT/DB?stream=NAME), replay every table
     live with the same engine as the nightly batch, and raise an alert for
@@ -63,7 +65,7 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
     """
     import re
 
-    setup_logging(quiet)
+    setup_logging(quiet, log_file)
     from pipelines.lake import check_writable
     from pipelines.watch.service import WatchOptions, WatchService
     from schemas.decode import GamingDayConfig

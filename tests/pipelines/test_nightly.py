@@ -131,7 +131,7 @@ def test_exit_codes_for_a_scheduler(floors, tmp_path):
     fail = CliRunner().invoke(main, ["run", "--day", "2026-11-27", "--inbox", str(floors / "inbox"),
                                      "--lake", str(tmp_path / "lake"), "--cutoff", CUTOFF, "--quiet",
                                      "--fail-on", "major"])
-    assert fail.exit_code == 1 and "finding(s) of severity major or higher" in fail.output
+    assert fail.exit_code == 1 and "1 finding of severity major or higher" in fail.output
     bad = CliRunner().invoke(main, ["run", "--day", "28/11/2026", "--inbox", str(floors / "inbox"),
                                     "--lake", str(tmp_path / "lake")])
     assert bad.exit_code == 2 and bad.output == "Error: --day must be a date YYYY-MM-DD, got '28/11/2026'\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -88,7 +89,8 @@ def test_cli_run_with_worker_processes_prints_only_pitwatch_lines(tmp_path):
          "--direct_num_workers=2", "--direct_running_mode=multi_processing"],
         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    lines = [l for l in out.stderr.splitlines() if l.strip()]
+    stamp = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")   # every log line is timestamped
+    lines = [stamp.sub("", l, count=1) for l in out.stderr.splitlines() if l.strip()]
     assert "pitwatch: embedded runner: 2 worker processes" in lines
     assert any(l.startswith("pitwatch: read ") for l in lines)              # progress from the workers:
     assert any(l.startswith("pitwatch: replayed BAC-") for l in lines)     # each step's own lines

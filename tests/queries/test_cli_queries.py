@@ -92,7 +92,7 @@ def test_query_list_names_every_investigation_with_its_parameters():
 ])
 def test_user_mistakes_are_one_error_line(lake, args, message):
     result = cli(*args, "--lake", lake)
-    assert result.exit_code == 2
+    assert result.exit_code == 2      # pipelines.cli.exits.USAGE: a bad statement or parameter
     assert result.output.startswith(message) and result.output.count("\n") == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
