@@ -298,6 +298,17 @@ def _json_default(v: Any) -> str:
     return repr(v)
 
 
+def parquet_row_text(row: Any) -> str:
+    """A Parquet row as the raw text of its reject: JSON, with what JSON cannot carry (NaN, an
+    :class:`Unreadable`) written so a person sees it."""
+    import json
+
+    try:
+        return json.dumps(row, default=_json_default, ensure_ascii=False, allow_nan=True)
+    except (ValueError, TypeError, RecursionError):
+        return repr(row)[:RAW_LIMIT]
+
+
 def _has_unreadable(v: Any) -> str | None:
     """What in a value (an unknown field's) JSON cannot carry: an unreadable Parquet value, NaN or
     an infinity (JSON lines never hold these; Parquet rows may).  None when it is plain JSON."""

@@ -42,6 +42,8 @@ Exit codes: 0 done; 1 findings at or above --fail-on; 2 input or configuration e
 @click.option("--rebuild-from", metavar="YYYY-MM-DD", help="With --day: replay again from this day on.")
 @click.option("--fail-on", type=click.Choice(SEVERITY_ORDER),
               help="Exit with code 1 when findings of this severity or higher were written.")
+@click.option("--not-after", metavar="YYYY-MM-DD",
+              help="The run's last gaming day: lines more than 2 days after it are rejected (--day sets it).")
 @click.option("--cutoff", default="06:00", show_default=True, metavar="HH:MM",
               help="Local time at which a gaming day ends.")
 @click.option("--timezone", default="UTC", show_default=True, metavar="ZONE",
@@ -50,7 +52,8 @@ Exit codes: 0 done; 1 findings at or above --fail-on; 2 input or configuration e
               help="Most lines per chunk read and decoded as one unit (a JSONL chunk also ends at each 4 MB read).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
 @click.pass_context
-def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cutoff, timezone, chunk_lines, quiet):
+def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, not_after, cutoff, timezone, chunk_lines,
+        quiet):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
     procedure and write the lake: events, rejects, rounds, packs, findings, runs.
@@ -74,7 +77,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cut
     paths, beam_args = split_beam_args(list(inputs) + list(ctx.args))
     try:
         summaries = _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff, timezone,
-                         chunk_lines, logging.getLogger("pitwatch"))
+                         chunk_lines, logging.getLogger("pitwatch"), not_after)
     except (InputError, LakeError, StateError, ValueError) as exc:
         raise RunError(str(exc)) from None
     except (PermissionError, FileNotFoundError) as exc:
@@ -92,10 +95,19 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cut
             sys.exit(EXIT_FINDINGS)
 
 
-def _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff, timezone, chunk_lines, log):
+def _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff, timezone, chunk_lines, log,
+         not_after=None):
+    import datetime as _dt
+
     from schemas.decode import GamingDayConfig
 
-    config = GamingDayConfig(cutoff, timezone)
+    if not_after is not None and day is not None:
+        raise ValueError("--not-after goes without --day (a nightly run's last day is its --day)")
+    try:
+        last = None if not_after is None else _dt.date.fromisoformat(not_after)
+    except ValueError:
+        raise ValueError(f"--not-after must be a date YYYY-MM-DD, got {not_after!r}") from None
+    config = GamingDayConfig(cutoff, timezone, last)
     if day is None:
         if inbox or rebuild_from:
             raise ValueError("--inbox and --rebuild-from go with --day")
@@ -146,6 +158,7 @@ def render_summary(s) -> str:
         f"  lines read  {s.lines_read:,} = accepted {s.accepted:,} + rejected {s.rejected:,}"
         f" + duplicates {s.duplicates:,}",
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
+        *[f"  damaged     {d['path']}: {d['reason']}" for d in getattr(s, "damage", [])],
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",
     ]
