@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from pipelines.input_bytes import Damage, _open, stored_size
+from schemas.decode import Unreadable
 
 
 def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, dict]] | Damage]]:
@@ -114,7 +115,6 @@ def parquet_values(column) -> list:
     UTF-8 …) or that nests deeper than a line may is an :class:`schemas.decode.Unreadable`."""
     import pyarrow as pa
 
-    from schemas.decode import Unreadable
     from schemas.limits import MAX_DEPTH
 
     if _type_depth(column.type) - 1 > MAX_DEPTH:
@@ -137,6 +137,14 @@ def parquet_values(column) -> list:
     return values if plain else [json_value(v) for v in values]
 
 
+def _big(v: int) -> float:
+    """An integer beyond 64 bits as a JSON line's parses: a float (orjson's reading), inf beyond."""
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
+
+
 class _NotJSON(Exception):
     pass
 
@@ -144,8 +152,6 @@ class _NotJSON(Exception):
 def json_value(v):
     """A Python value of a Parquet row as the same value in a JSON line would parse (str, int, float,
     bool, None, list, dict); an :class:`schemas.decode.Unreadable` when JSON has no equivalent."""
-    from schemas.decode import Unreadable
-
     try:
         return _json_value(v)
     except _NotJSON as exc:
@@ -158,7 +164,11 @@ def _json_value(v):
     import numbers
 
     t = type(v)
-    if v is None or t in (str, int, float, bool):
+    if t is Unreadable:
+        return v
+    if t is int:
+        return v if -(1 << 63) <= v < (1 << 64) else _big(v)
+    if v is None or t in (str, float, bool):
         return v
     if t is list or t is tuple:
         return [_json_value(x) for x in v]
@@ -170,7 +180,7 @@ def _json_value(v):
         return v.isoformat()
     if isinstance(v, decimal.Decimal):
         if v.is_finite() and v == v.to_integral_value():
-            return int(v)
+            return _json_value(int(v))
         return float(v)
     if isinstance(v, (bytes, bytearray, memoryview)):
         raise _NotJSON("binary data (a Parquet binary value, not text)")
