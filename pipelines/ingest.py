@@ -36,8 +36,8 @@ from schemas.columnar import decode_block, decode_joined
 from schemas.limits import line_problem
 from schemas.decode import (
     RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object, internal_error,
-    parquet_row_text,
 )
+from schemas.values import parquet_row_text
 
 TAG_REJECTS = "rejects"
 TAG_IDS = "ids"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from pipelines.input_bytes import Damage, _open, stored_size
-from schemas.decode import Unreadable
+from schemas.values import Unreadable
 
 
 def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, dict]] | Damage]]:

@@ -17,7 +17,6 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import logging
-import math
 import re
 from typing import Any
 
@@ -25,9 +24,11 @@ import orjson
 
 from schemas import contract as C
 from schemas import limits
+from schemas.values import (  # noqa: F401 - Unreadable and parquet_row_text: re-exported
+    FLOAT_INT, RAW_LIMIT, Unreadable, finite, has_unreadable, is_int, json_default, json_type, num, parquet_row_text, show,
+)
 from schemas.events import Event, datetime_to_micros
 
-RAW_LIMIT = 64 * 1024  # rejected raw text is cut here (contract)
 _EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
 
 
@@ -116,53 +117,49 @@ _PATTERNS = {
 }
 
 
-def _is_int(v: Any) -> bool:
-    return (type(v) is int) or (type(v) is float and v.is_integer())
-
-
 def _check(kind: str, v: Any) -> str | None:
     """Return a problem description, or None when ``v`` fits ``kind``."""
     if kind == "id":
         if type(v) is not str:
-            return f"must be a string, got {_json_type(v)}"
+            return f"must be a string, got {json_type(v)}"
         return None if v else "must not be empty"
     if kind == "event_id":
         if type(v) is not str:
-            return f"must be a string, got {_json_type(v)}"
+            return f"must be a string, got {json_type(v)}"
         return None if 1 <= len(v) <= 128 else f"must be 1-128 characters, got {len(v)}"
     if kind == "str":
-        return None if type(v) is str else f"must be a string, got {_json_type(v)}"
+        return None if type(v) is str else f"must be a string, got {json_type(v)}"
     if kind == "ts":
         if type(v) is not str:
-            return f"must be an RFC 3339 timestamp string, got {_json_type(v)}"
-        return None if _parse_ts(v) is not None else f"is not an RFC 3339 timestamp with offset: {_show(v)}"
+            return f"must be an RFC 3339 timestamp string, got {json_type(v)}"
+        return None if _parse_ts(v) is not None else f"is not an RFC 3339 timestamp with offset: {show(v)}"
     if kind in ("int0", "int1", "seat", "street"):
-        if not _is_int(v):
-            return f"must be an integer, got {_json_type(v)}"
+        if not is_int(v):
+            return f"must be an integer, got {json_type(v)}"
         lo, hi = {"int0": (0, None), "int1": (1, None), "seat": (1, None), "street": (3, 7)}[kind]
         if v < lo or (hi is not None and v > hi):
-            return f"must be {'between %d and %d' % (lo, hi) if hi else 'at least %d' % lo}, got {_num(v)}"
+            return f"must be {'between %d and %d' % (lo, hi) if hi else 'at least %d' % lo}, got {num(v)}"
         if v >= limits.INT_LIMIT:
-            return f"must be less than 2^63, got {_num(v)}"
+            return f"must be less than 2^63, got {num(v)}"
         return None
     if kind == "bool":
-        return None if type(v) is bool else f"must be true or false, got {_json_type(v)}"
+        return None if type(v) is bool else f"must be true or false, got {json_type(v)}"
     if kind == "amount":
         if type(v) not in (int, float):
-            return f"must be a number, got {_json_type(v)}"
-        return None if _finite(v) else f"must be a finite number, got {_num(v)}"
+            return f"must be a number, got {json_type(v)}"
+        return None if finite(v) else f"must be a finite number, got {num(v)}"
     if kind == "card":
         if v is None:
             return None
         if type(v) is not str or not _CARD.match(v):
-            return f"is not a card code (rank A23456789TJQK + suit cdhs): {_show(v)}"
+            return f"is not a card code (rank A23456789TJQK + suit cdhs): {show(v)}"
         return None
     if kind in ("cards", "cards5"):
         if type(v) is not list:
-            return f"must be a list of card codes, got {_json_type(v)}"
+            return f"must be a list of card codes, got {json_type(v)}"
         bad = [c for c in v if type(c) is not str or not _CARD.match(c)]
         if bad:
-            return f"holds bad card codes: {', '.join(_show(c) for c in bad[:5])}"
+            return f"holds bad card codes: {', '.join(show(c) for c in bad[:5])}"
         if kind == "cards5" and len(v) != 5:
             return f"must hold exactly 5 cards, got {len(v)}"
         return None
@@ -170,7 +167,7 @@ def _check(kind: str, v: Any) -> str | None:
         allowed = getattr(C, kind[5:])
         if type(v) is str and v in allowed:
             return None
-        return f"must be one of {', '.join(allowed)}; got {_show(v)}"
+        return f"must be one of {', '.join(allowed)}; got {show(v)}"
     if kind.startswith("pattern:"):
         name = kind[8:]
         if type(v) is str and _PATTERNS[name].match(v):
@@ -180,7 +177,7 @@ def _check(kind: str, v: Any) -> str | None:
             "SEAT_OR_SUPERVISOR_PATTERN": "seat:N or supervisor",
             "SEAT_REF_PATTERN": "seat:N",
         }[name]
-        return f"must be {what}; got {_show(v)}"
+        return f"must be {what}; got {show(v)}"
     raise AssertionError(f"unknown field kind {kind}")
 
 
@@ -210,7 +207,7 @@ def _fast_predicate(name: str, kind: str):
     if kind == "bool":
         return lambda v: type(v) is bool
     if kind == "amount":
-        return lambda v: (type(v) is float and v - v == 0.0) or (type(v) is int and -_FLOAT_INT < v < _FLOAT_INT)
+        return lambda v: (type(v) is float and v - v == 0.0) or (type(v) is int and -FLOAT_INT < v < FLOAT_INT)
     if kind == "card":
         return lambda v: type(v) is str and v in _CARD_SET
     if kind == "cards":
@@ -229,103 +226,11 @@ def _fast_predicate(name: str, kind: str):
     raise AssertionError(kind)
 
 
-_FLOAT_INT = 1 << 1000     # integers below this (in size) are finite as floats
-
-
-def _finite(v) -> bool:
-    if type(v) is int:
-        return -_FLOAT_INT < v < _FLOAT_INT
-    return math.isfinite(v)
-
-
 _CONVERT = {"int0": int, "int1": int, "seat": int, "street": int, "amount": float}
 # name -> (kind, fast predicate, converter or None)
 _FIELD_RULES = {name: (kind, _fast_predicate(name, kind), _CONVERT.get(kind)) for name, kind in C.FIELDS.items()}
 _REQUIRED = {t: C.required_fields(t) for t in C.TYPES}
 _REQUIRED_LAYOUT_CARD = {t: r + ("round_id",) for t, r in _REQUIRED.items()}
-
-
-class Unreadable:
-    """A Parquet value with no JSON equivalent (binary data, a duration, a timestamp Python
-    cannot hold …): every field rejects it, naming what it is (:mod:`pipelines.inputs`)."""
-
-    __slots__ = ("what",)
-
-    def __init__(self, what: str):
-        self.what = what
-
-    def __repr__(self) -> str:
-        return f"<{self.what}>"
-
-    def __eq__(self, other) -> bool:
-        return type(other) is Unreadable and other.what == self.what
-
-    def __hash__(self) -> int:
-        return hash(self.what)
-
-
-def _json_type(v: Any) -> str:
-    if v is None:
-        return "null"
-    if type(v) is Unreadable:
-        return v.what
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
-
-
-def _num(v: Any) -> str:
-    if type(v) is float:
-        return str(int(v)) if v.is_integer() and abs(v) < limits.INT_LIMIT else repr(v)
-    if type(v) is int and abs(v) >= 10 ** 30:
-        return f"an integer of {len(str(abs(v)))} digits"
-    return str(v)
-
-
-_SHOWN = 80
-
-
-def _show(v: Any) -> str:
-    """A value as a reason quotes it: its repr, cut to a readable length."""
-    if type(v) is str and len(v) > _SHOWN:
-        v = v[:_SHOWN]
-        return repr(v)[:-1] + "…" + repr(v)[-1]
-    text = repr(v)
-    return text if len(text) <= _SHOWN + 2 else text[:_SHOWN] + "…"
-
-
-def _json_default(v: Any) -> str:
-    """orjson's fallback for the values of a Parquet row it does not know (never those of a JSON line)."""
-    return repr(v)
-
-
-def parquet_row_text(row: Any) -> str:
-    """A Parquet row as the raw text of its reject: JSON, with what JSON cannot carry (NaN, an
-    :class:`Unreadable`) written so a person sees it."""
-    import json
-
-    try:
-        return json.dumps(row, default=_json_default, ensure_ascii=False, allow_nan=True)
-    except (ValueError, TypeError, RecursionError):
-        return repr(row)[:RAW_LIMIT]
-
-
-def _has_unreadable(v: Any) -> str | None:
-    """What in a value (an unknown field's) JSON cannot carry: an unreadable Parquet value, NaN or
-    an infinity (JSON lines never hold these; Parquet rows may).  None when it is plain JSON."""
-    t = type(v)
-    if t is Unreadable:
-        return v.what
-    if t is float:
-        return None if math.isfinite(v) else f"{v!r}, which JSON cannot carry"
-    if t is dict:
-        v = v.values()
-    elif t is not list:
-        return None
-    for x in v:
-        found = _has_unreadable(x)
-        if found:
-            return found
-    return None
 
 
 def _parse_ts(text: str) -> _dt.datetime | None:
@@ -357,7 +262,7 @@ _PLAIN = (str, int, bool, type(None))
 def content_digest(obj: dict) -> str:
     """Digest of a parsed line, equal for lines that are equal as parsed JSON."""
     plain = all(type(v) in _PLAIN for v in obj.values())
-    canon = orjson.dumps(obj if plain else _canonical(obj), default=_json_default, option=orjson.OPT_SORT_KEYS)
+    canon = orjson.dumps(obj if plain else _canonical(obj), default=json_default, option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(canon, digest_size=16).hexdigest()
 
 
@@ -437,7 +342,7 @@ def decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gami
 
 def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: GamingDayConfig):
     if type(obj) is not dict:
-        return Reject(file, line, _cut(text), f"not a JSON object (got {_json_type(obj)})")
+        return Reject(file, line, _cut(text), f"not a JSON object (got {json_type(obj)})")
     problems: list[str] = []
     etype = obj.get("type")
     source = obj.get("source")
@@ -445,10 +350,10 @@ def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gam
     if "type" not in obj:
         problems.append("required field 'type' is missing")
     elif spec is None:
-        problems.append(f"unknown type {_show(etype)}" if etype is None or type(etype) is str
-                        else f"field 'type' must be a string, got {_json_type(etype)}")
+        problems.append(f"unknown type {show(etype)}" if etype is None or type(etype) is str
+                        else f"field 'type' must be a string, got {json_type(etype)}")
     if source is not None and (type(source) is not str or source not in C.SOURCES):
-        problems.append(f"unknown source {_show(source)} (must be shuffler, shoe or dealer)")
+        problems.append(f"unknown source {show(source)} (must be shuffler, shoe or dealer)")
     elif spec is not None and source is not None and spec[0] != source:
         problems.append(f"type {etype!r} belongs to source {spec[0]!r}, not {source!r}")
 
@@ -486,11 +391,11 @@ def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gam
             fields[name] = convert(value) if convert else value
     if unknown:
         for name, value in unknown.items():
-            found = _has_unreadable(value)
+            found = has_unreadable(value)
             if found:
-                problems.append(f"field {_show(name)} holds {found}")
+                problems.append(f"field {show(name)} holds {found}")
     if spec is not None and etype in C.POSITIVE_AMOUNT_TYPES and "amount" in fields and fields["amount"] <= 0:
-        problems.append(f"field 'amount' must be greater than 0, got {_num(obj['amount'])}")
+        problems.append(f"field 'amount' must be greater than 0, got {num(obj['amount'])}")
     micros = None
     if "ts" in fields:
         micros, problem = _ts_micros(fields["ts"], config)
@@ -521,16 +426,16 @@ def _ts_micros(text: str, config: GamingDayConfig) -> tuple[int | None, str | No
     and the horizon of a run with a last day)."""
     when = _parse_ts(text)
     if when is None:
-        return None, f"is not an RFC 3339 timestamp with offset: {_show(text)}"
+        return None, f"is not an RFC 3339 timestamp with offset: {show(text)}"
     micros = datetime_to_micros(when)
     if micros < limits.MIN_TS_MICROS:
-        return None, f"is before 1970, which the lake cannot hold: {_show(text)}"
+        return None, f"is before 1970, which the lake cannot hold: {show(text)}"
     if micros >= limits.END_TS_MICROS or when.year >= 9999:
-        return None, f"is in year 9999, which the lake cannot hold: {_show(text)}"
+        return None, f"is in year 9999, which the lake cannot hold: {show(text)}"
     last = config.last_gaming_day
     if last is not None:
         day = config.day_of_micros(micros)
         if day > last:
             return None, (f"falls in gaming day {day.isoformat()}, more than {limits.HORIZON_DAYS} days after "
-                          f"the run's last day {config.not_after.isoformat()}: {_show(text)}")
+                          f"the run's last day {config.not_after.isoformat()}: {show(text)}")
     return micros, None
