@@ -162,3 +162,14 @@ def test_a_column_decoder_failure_falls_back_to_the_per_line_decoder(monkeypatch
     got = assert_same_verdicts([GOOD, _bad(card="Zz")], CFG)
     assert got[1][0] == "accept" and got[2][0] == "reject"
     assert "internal error in the columnar decoder" in caplog.text
+
+
+@pytest.mark.parametrize("escape", [rb"\ud800", rb"\udc00x"])
+def test_a_lone_surrogate_escape_is_not_json_both_ways(escape):
+    bad = _bad(pack_id="P@@").replace(b"@@", escape)
+    assert _reason(bad).startswith("not valid JSON: ")
+
+
+def test_a_reason_quotes_a_long_value_cut():
+    reason = _reason(_bad(card="x" * 5000))
+    assert reason.startswith("field 'card' is not a card code") and len(reason) < 200
