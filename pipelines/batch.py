@@ -263,7 +263,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
 def read_summary(lake_path: str, run_id: str, started: _dt.datetime) -> RunSummary:
     rec = runs.read_run_record(lake_path, run_id)
     days = [d.isoformat() for d in rec["gaming_days"]]
-    rows = {"rejects": rec["rejected"]}
+    rows = {"rejects": rec["rejected"] + (rec.get("damaged_files") or 0)}    # a damaged file: one row, no line
     wanted = pa.array([_dt.date.fromisoformat(d) for d in days], pa.date32())
     for name in DAY_TABLES:
         t = lake.read_table(lake_path, name, columns=["gaming_day"])

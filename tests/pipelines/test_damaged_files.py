@@ -213,3 +213,4 @@ def test_a_run_over_damaged_files_completes_and_accounts_for_each(tmp_path):
     assert 50 + 100 < run["accepted"] < 50 + 400
     assert f"lines read  {run['lines_read']:,} = accepted {run['accepted']:,}" in done.stdout
     assert json.loads(run["options"])["not_after"] is None
+    assert f"    rejects   {len(rejects):>10,} rows" in done.stdout
