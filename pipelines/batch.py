@@ -48,6 +48,9 @@ class RunSummary:
     seconds: float
     replay_day: str | None = None
     rows_by_day: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    damaged_files: int = 0          # files read only up to their damage (pipelines.inputs.Damage)
+    bytes_not_read: int = 0
+    damage: list[dict] = dataclasses.field(default_factory=list)
 
 
 PARALLEL_FROM_BYTES = 32 << 20   # inputs from this size are replayed by one worker process per CPU
@@ -256,6 +259,8 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     from schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
+    if day_mode is not None:    # a day's replay: its horizon is its own day, so any rerun of it decides the same
+        config = dataclasses.replace(config, not_after=_dt.date.fromisoformat(day_mode.replay_day))
     files = expand_inputs(inputs) if (inputs or day_mode is None) else []
     lake.check_writable(lake_path)
     started = _dt.datetime.now(_dt.timezone.utc)
@@ -273,6 +278,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         "fallback_day": config.gaming_day(started).isoformat(), "versions": runs.versions(),
         "pitwatch": __version__, "inbox": inbox_listing or [],
         "options": json.dumps({"cutoff": config.cutoff, "timezone": config.timezone,
+                               "not_after": config.not_after.isoformat() if config.not_after else None,
                                "runner": str(options.view_as(StandardOptions).runner),
                                "direct_num_workers": workers,
                                "beam_args": list(beam_args or []),
@@ -305,7 +311,7 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, file_name: 
     days = [d.isoformat() for d in rec["gaming_days"]]
     by_day = rows_written(lake_path, file_name or lake.PART_FILE, None if file_name else days)
     rows = {name: sum(by_day.get(name, {}).values()) for name in DAY_TABLES}
-    rows["rejects"] = rec["rejected"]
+    rows["rejects"] = rec["rejected"] + (rec.get("damaged_files") or 0)    # a damaged file: one row, no line
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
     return RunSummary(
         run_id=run_id, lake=lake_path, inputs=rec["inputs"], lines_read=rec["lines_read"],
@@ -313,6 +319,8 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, file_name: 
         gaming_days=days, rows=rows, findings=rec["findings"],
         findings_by_severity=json.loads(rec["findings_by_severity"] or "{}"), status=rec["status"],
         seconds=(ended - started).total_seconds(), rows_by_day=by_day,
+        damaged_files=rec.get("damaged_files") or 0, bytes_not_read=rec.get("bytes_not_read") or 0,
+        damage=rec.get("damage") or [],
     )
 
 

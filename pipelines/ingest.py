@@ -30,13 +30,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
-from pipelines.inputs import LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
+from pipelines.inputs import Damage, LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
 from pipelines.wording import plural
 from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
 from schemas.columnar import decode_block, decode_joined
+from schemas.limits import line_problem
 from schemas.decode import (
-    RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object,
+    RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object, internal_error,
 )
+from schemas.values import parquet_row_text
 
 TAG_REJECTS = "rejects"
 TAG_IDS = "ids"
@@ -102,7 +104,8 @@ class WithoutCyclicGC(beam.DoFn):
 
 class ReadChunks(beam.DoFn):
     """path → ``(path, kind, items)`` chunks: ``items`` is ``[(line_number, line or row), ...]`` or,
-    for plain JSONL lines, a :class:`pipelines.inputs.LineBlock` (no object per line)."""
+    for plain JSONL lines, a :class:`pipelines.inputs.LineBlock` (no object per line); a damaged
+    file's last chunk is ``(path, "damage", Damage)``."""
 
     def __init__(self, chunk_lines: int):
         self.chunk_lines = chunk_lines
@@ -116,6 +119,10 @@ class ReadChunks(beam.DoFn):
             kind, chunks = "jsonl", iter_jsonl_chunks(path, self.chunk_lines)
         lines = 0
         for items in chunks:
+            if isinstance(items, Damage):
+                logging.getLogger("pitwatch").warning("%s: %s", path, items.reason)
+                yield path, "damage", items
+                continue
             lines += len(items)
             yield path, kind, items
         logging.getLogger("pitwatch").info("read %s: %s", path, plural(lines, "line"))
@@ -131,35 +138,38 @@ class DecodeChunk(WithoutCyclicGC):
         self.config = config
 
     def process(self, chunk):
-        import orjson
-
         path, kind, items = chunk
+        if kind == "damage":
+            yield from damage_outputs(path, items)
+            return
         config = self.config
         fast = None
-        if isinstance(items, LineBlock):
-            fast = decode_joined(items.data, len(items), items.longest, path, items.line_numbers(), config)
-        elif kind == "jsonl":
-            fast = decode_block([item for _, item in items], path, [number for number, _ in items], config)
+        try:
+            if isinstance(items, LineBlock):
+                fast = decode_joined(items.data, len(items), items.longest, path, items.line_numbers(), config)
+            elif kind == "jsonl":
+                fast = decode_block([item for _, item in items], path, [number for number, _ in items], config)
+        except Exception as exc:    # noqa: BLE001 - the fast path is only a filter: decode line by line
+            import logging
+
+            logging.getLogger("pitwatch").error("internal error in the columnar decoder on %s: %s: %s; "
+                                                "decoding its %d lines one by one", path, type(exc).__name__,
+                                                exc, len(items), exc_info=exc)
+            fast = None
         fast_events, slow = fast if fast is not None else (None, range(len(items)))
         rows: list[dict] = []
         rejects: list[dict] = []
         for i in slow:
             number, item = items[i]
-            if kind == "parquet":
-                obj = item
-            else:
-                try:
-                    obj = orjson.loads(item)
-                except orjson.JSONDecodeError:
-                    obj = _NOT_JSON
-            if obj is _NOT_JSON or type(obj) is not dict:
-                out = decode_line(item, path, number, config) if kind != "parquet" else \
-                    decode_object(obj, orjson.dumps(obj, default=str).decode(), path, number, config)
-            else:
-                out = decode_fields(obj, None, path, number, config)
+            out = decode_one(kind, item, path, number, config)
             if isinstance(out, Reject):
-                text = item.decode("utf-8", "replace") if kind != "parquet" else orjson.dumps(item, default=str).decode()
-                rejects.append(reject_row(dataclasses.replace(out, raw=out.raw or text[:RAW_LIMIT])))
+                if not out.raw:
+                    try:
+                        text = item.decode("utf-8", "replace") if kind != "parquet" else parquet_row_text(item)
+                    except Exception:   # noqa: BLE001 - the raw text is only shown
+                        text = ""
+                    out = dataclasses.replace(out, raw=text[:RAW_LIMIT])
+                rejects.append(reject_row(out))
             else:
                 rows.append(out)
         parts = [t for t in (fast_events, rows_to_events_table(rows) if rows else None) if t is not None and t.num_rows]
@@ -174,6 +184,33 @@ class DecodeChunk(WithoutCyclicGC):
         if rejects:
             yield beam.pvalue.TaggedOutput(TAG_REJECTS, rejects)
         yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"read": len(items), "rejected": len(rejects)})
+
+
+def damage_outputs(path: str, damage: Damage) -> list:
+    """A damaged file's one reject row naming it (no line) and its counts, apart from lines."""
+    return [beam.pvalue.TaggedOutput(TAG_REJECTS, [reject_row(Reject(path, None, "", damage.reason))]),
+            beam.pvalue.TaggedOutput(TAG_COUNTS, {"damaged_files": 1, "bytes_not_read": damage.bytes_not_read,
+                                                  "damage": [damage.to_row()]})]
+
+
+def decode_one(kind: str, item, path: str, number: int, config: GamingDayConfig):
+    """One line (bytes) or Parquet row (dict) → its fields (accepted) or a Reject; never raises."""
+    try:
+        if kind == "parquet":
+            if type(item) is not dict:
+                return decode_object(item, parquet_row_text(item), path, number, config)
+            return decode_fields(item, None, path, number, config)
+        if line_problem(item):
+            return decode_line(item, path, number, config)
+        try:
+            obj = orjson.loads(item)
+        except orjson.JSONDecodeError:
+            obj = _NOT_JSON
+        if obj is _NOT_JSON or type(obj) is not dict:
+            return decode_line(item, path, number, config)
+        return decode_fields(obj, None, path, number, config)
+    except Exception as exc:    # noqa: BLE001 - one line never stops a run
+        return internal_error(exc, item if kind != "parquet" else None, path, number)
 
 
 def split_by_key(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]:
@@ -351,7 +388,7 @@ def raw_lines(path: str, numbers: set[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     if path.endswith(".parquet"):
         for _, items in iter_parquet_chunks(path, 50_000):
-            for number, obj in items:
+            for number, obj in items if not isinstance(items, Damage) else ():
                 if number in numbers:
                     found[number] = orjson.dumps(obj, default=str).decode()
     else:

@@ -6,6 +6,17 @@ read through Beam's ``FileSystems`` so the same code reads local disks, GCS or
 S3 on a cluster.  Line numbers are physical (1-based) so a rejected line can
 be found again with ``sed -n Np``; lines holding only white space are skipped
 and not counted; a UTF-8 byte-order mark and CRLF line ends are accepted.
+
+No file stops a run.  A damaged file (gzip data that is truncated or corrupt,
+a file that is not what its name says, a Parquet file that cannot be read,
+a read that fails) is read up to the damage: the lines before it are kept,
+and the readers end with one :class:`Damage` (where, why, how many of the
+file's stored bytes were not read), which ingest turns into one ``rejects``
+row and the run's ``damaged_files`` / ``bytes_not_read``.  A line cut by the
+damage (the end of a truncated gzip) is read as a line, like a last line
+without its line end.  A line longer than :data:`schemas.limits.MAX_LINE_BYTES`
+is handed on cut to that length plus one byte (the decoder rejects it), so
+a file without line ends cannot fill the memory.
 """
 from __future__ import annotations
 
@@ -13,6 +24,12 @@ import glob
 import hashlib
 import os
 from typing import Iterator
+
+from pipelines.input_bytes import Damage, TextBlocks, _open
+from pipelines.input_parquet import iter_parquet_chunks
+
+__all__ = ["INPUT_SUFFIXES", "Damage", "InputError", "LineBlock", "expand_inputs", "file_fingerprint",
+           "iter_jsonl_chunks", "iter_line_chunks", "iter_parquet_chunks"]
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 
@@ -59,44 +76,40 @@ def expand_inputs(paths: list[str]) -> list[str]:
     return out
 
 
-def _open(path: str, raw: bool = False):
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    kind = CompressionTypes.UNCOMPRESSED if raw else CompressionTypes.AUTO
-    return FileSystems.open(path, compression_type=kind)
-
-
 def file_fingerprint(path: str) -> dict:
     """SHA-256 and size of the file's bytes as stored (compressed if .gz)."""
     h = hashlib.sha256()
     size = 0
-    with _open(path, raw=True) as f:
-        while True:
-            block = f.read(1 << 20)
-            if not block:
-                break
-            h.update(block)
-            size += len(block)
+    try:
+        with _open(path, raw=True) as f:
+            while True:
+                block = f.read(1 << 20)
+                if not block:
+                    break
+                h.update(block)
+                size += len(block)
+    except OSError:     # the read fails: the file's Damage says so; its digest is unknown
+        return {"path": path, "sha256": None, "bytes": size}
     return {"path": path, "sha256": h.hexdigest(), "bytes": size}
 
 
 def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
     """Yield ``(chunk_number, [(line_number, line_bytes), ...])`` for a JSONL file.
 
-    Blank lines are skipped (not counted); BOM and ``\\r`` are stripped.
+    Blank lines are skipped (not counted); BOM and ``\\r`` are stripped.  A damaged file
+    ends at its damage (:class:`TextBlocks`).
     """
     chunk: list[tuple[int, bytes]] = []
     number = 0
-    with _open(path) as f:
-        for lineno, line in enumerate(_lines(f), start=1):
-            line = _kept(lineno, line)
-            if line is None:
-                continue
-            chunk.append((lineno, line))
-            if len(chunk) >= chunk_lines:
-                yield number, chunk
-                number += 1
-                chunk = []
+    for lineno, line in enumerate(_lines(TextBlocks(path)), start=1):
+        line = _kept(lineno, line)
+        if line is None:
+            continue
+        chunk.append((lineno, line))
+        if len(chunk) >= chunk_lines:
+            yield number, chunk
+            number += 1
+            chunk = []
     if chunk:
         yield number, chunk
 
@@ -145,7 +158,7 @@ _BRACE = ord("{")
 
 
 def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
-                      ) -> Iterator[LineBlock | list[tuple[int, bytes]]]:
+                      ) -> Iterator[LineBlock | list[tuple[int, bytes]] | Damage]:
     """The lines of a JSONL file in chunks of at most ``chunk_lines``: the same lines, numbers and
     order as :func:`iter_line_chunks`, a chunk of plain lines as one :class:`LineBlock`.
 
@@ -156,44 +169,48 @@ def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
     space, a byte-order mark, ``null``, …) or holds a ``\\r`` comes as
     ``[(line_number, line), ...]`` (blank lines left out, ``\\r\\n`` and the
     mark stripped), exactly as :func:`iter_line_chunks` reads it.  Lines are
-    found with NumPy on whole read blocks: no Python object per line.
+    found with NumPy on whole read blocks: no Python object per line.  A damaged file's
+    last item is its :class:`Damage`.
     """
     import numpy as np
 
     number = 1                     # the line number of the first line in ``rest``
     rest = b""
-    with _open(path) as f:
-        while True:
-            block = f.read(block_size)
-            data = rest + block if rest else block
-            if block:
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:
-                    rest = data         # one line longer than a read block
-                    continue
-                data, rest = data[:cut], data[cut:]
-            elif data:
-                data, rest = data + b"\n", b""      # the last line had no line end
-            else:
-                return
-            buf = np.frombuffer(data, dtype=np.uint8)
-            ends = np.flatnonzero(buf == 10)
-            starts = np.concatenate(([0], ends[:-1] + 1))
-            plain = buf[starts] == _BRACE          # an empty line starts with its own \n
-            for a in range(0, len(ends), chunk_lines):
-                b = min(a + chunk_lines, len(ends))
-                lo, hi = int(starts[a]), int(ends[b - 1])
-                if plain[a:b].all() and data.find(b"\r", lo, hi) < 0:
-                    yield LineBlock(number + a, data[lo:hi], b - a, int((ends[a:b] - starts[a:b]).max()))
-                    continue
-                chunk = []
-                for i in range(a, b):
-                    line = _kept(number + i, data[int(starts[i]):int(ends[i])])
-                    if line is not None:
-                        chunk.append((number + i, line))
-                if chunk:
-                    yield chunk
-            number += len(ends)
+    source = TextBlocks(path, block_size)
+    blocks = iter(source)
+    while True:
+        block = next(blocks, b"")
+        data = rest + block if rest else block
+        if block:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data         # one line longer than a read block
+                continue
+            data, rest = data[:cut], data[cut:]
+        elif data:
+            data, rest = data + b"\n", b""      # the last line had no line end
+        else:
+            if source.damage is not None:
+                yield source.damage
+            return
+        buf = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(buf == 10)
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        plain = buf[starts] == _BRACE          # an empty line starts with its own \n
+        for a in range(0, len(ends), chunk_lines):
+            b = min(a + chunk_lines, len(ends))
+            lo, hi = int(starts[a]), int(ends[b - 1])
+            if plain[a:b].all() and data.find(b"\r", lo, hi) < 0:
+                yield LineBlock(number + a, data[lo:hi], b - a, int((ends[a:b] - starts[a:b]).max()))
+                continue
+            chunk = []
+            for i in range(a, b):
+                line = _kept(number + i, data[int(starts[i]):int(ends[i])])
+                if line is not None:
+                    chunk.append((number + i, line))
+            if chunk:
+                yield chunk
+        number += len(ends)
 
 
 def _kept(number: int, line: bytes) -> bytes | None:
@@ -205,13 +222,10 @@ def _kept(number: int, line: bytes) -> bytes | None:
     return line if line.strip() else None
 
 
-def _lines(f, block_size: int = 4 << 20) -> Iterator[bytes]:
-    """Lines of a binary file object, read in large blocks (any Beam file object)."""
+def _lines(blocks) -> Iterator[bytes]:
+    """Lines of a file read in large blocks (:class:`TextBlocks`)."""
     rest = b""
-    while True:
-        block = f.read(block_size)
-        if not block:
-            break
+    for block in blocks:
         parts = (rest + block).split(b"\n")
         rest = parts.pop()
         yield from parts
@@ -219,53 +233,3 @@ def _lines(f, block_size: int = 4 << 20) -> Iterator[bytes]:
         yield rest
 
 
-def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, dict]]]]:
-    """Yield chunks of ``(row_number, row_dict)`` from a Parquet file of events.
-
-    Timestamps stored as Arrow timestamps are turned back into RFC 3339 text
-    so that they go through exactly the validation of a JSON line.  A file
-    of pitwatch's own ``events`` table is accepted too: its ingest columns
-    (``gaming_day``, ``file``, ``line``) are dropped and ``unknown_fields`` is
-    merged back into the event.
-    """
-    import datetime as _dt
-
-    import pyarrow.parquet as pq
-
-    with _open(path) as f:
-        pf = pq.ParquetFile(f)
-        row = 0
-        number = 0
-        for batch in pf.iter_batches(batch_size=chunk_lines):
-            rows = []
-            for rec in batch.to_pylist():
-                row += 1
-                for k, v in rec.items():
-                    if isinstance(v, _dt.datetime):
-                        rec[k] = (v if v.tzinfo else v.replace(tzinfo=_dt.timezone.utc)).isoformat()
-                    elif isinstance(v, _dt.date):
-                        rec[k] = v.isoformat()
-                rows.append((row, _parquet_row_to_event(rec)))
-            yield number, rows
-            number += 1
-
-
-_LAKE_ONLY = ("gaming_day", "file", "line")
-
-
-def _parquet_row_to_event(rec: dict) -> dict:
-    import orjson
-
-    out = {k: v for k, v in rec.items() if v is not None and k not in _LAKE_ONLY}
-    extra = out.pop("unknown_fields", None)
-    if isinstance(extra, str):
-        try:
-            loaded = orjson.loads(extra)
-        except orjson.JSONDecodeError:
-            loaded = None
-        if isinstance(loaded, dict):
-            for k, v in loaded.items():
-                out.setdefault(k, v)
-        else:
-            out["unknown_fields"] = extra
-    return out

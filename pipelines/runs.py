@@ -43,6 +43,8 @@ def run_record(meta: dict, status: str, totals: dict | None = None, ended=None) 
         "findings_by_severity": json.dumps(by_severity),
         "versions": meta["versions"], "options": meta["options"], "status": status,
         "started": _dt.datetime.fromisoformat(meta["started"]), "ended": ended,
+        "damaged_files": totals.get("damaged_files", 0), "bytes_not_read": totals.get("bytes_not_read", 0),
+        "damage": sorted(totals.get("damage", []), key=lambda d: d["path"]),
     }
 
 
@@ -60,7 +62,8 @@ def unreconciled(rec: dict, written: list) -> str | None:
 
     Every line read is accepted, rejected or a duplicate; every accepted
     event is a row of an ``events`` partition and every rejected line a row
-    of the ``rejects`` partition written by this run; and no partition is
+    of the ``rejects`` partition written by this run, as is every damaged
+    file (one row each, counted apart from lines); and no partition is
     written twice (a second write replaces the first: rows would be lost).
     A run that fails these checks must not pass for a good one.
     """
@@ -71,7 +74,7 @@ def unreconciled(rec: dict, written: list) -> str | None:
     twice = sorted(f"{name}/gaming_day={day}" for (name, day), n in seen.items() if n > 1)
     if twice:
         return f"partition written twice in one run, rows may be lost: {', '.join(twice)}"
-    for name, expected in (("events", rec["accepted"]), ("rejects", rec["rejected"])):
+    for name, expected in (("events", rec["accepted"]), ("rejects", rec["rejected"] + rec.get("damaged_files", 0))):
         rows = sum(n for table, _, n in written if table == name)
         if rows != expected:
             return f"rows do not reconcile: the {name} partitions hold {rows} rows, the run counted {expected}"

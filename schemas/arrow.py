@@ -51,7 +51,7 @@ assert tuple(EVENTS.names) == EVENT_FIELDS
 
 REJECTS = pa.schema([
     pa.field("file", pa.string(), nullable=False),
-    pa.field("line", pa.int64(), nullable=False),
+    pa.field("line", pa.int64()),                           # null: a damaged file, not a line (reason says where)
     pa.field("raw", pa.string(), nullable=False),          # cut at 64 KiB
     pa.field("reason", pa.string(), nullable=False),
     pa.field("event_id", pa.string()),                      # when readable
@@ -139,6 +139,13 @@ RUNS = pa.schema([
     pa.field("status", pa.string()),
     pa.field("started", TS),
     pa.field("ended", TS),
+    # files read only up to their damage (pipelines.inputs.Damage): counted apart from lines
+    pa.field("damaged_files", pa.int64()),
+    pa.field("bytes_not_read", pa.int64()),
+    pa.field("damage", pa.list_(pa.struct([
+        pa.field("path", pa.string()), pa.field("offset", pa.int64()), pa.field("bytes_not_read", pa.int64()),
+        pa.field("reason", pa.string()),
+    ]))),
 ])
 
 RULES = pa.schema([

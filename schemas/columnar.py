@@ -18,7 +18,13 @@ know (it belongs in ``unknown_fields``), a key given twice, a timestamp Arrow
 cannot parse.  Rows sent back one by one: a missing required field, a value
 out of its range or set, a card code, a null inside a card list, a ``card``
 that is null where it is required (Arrow cannot tell null from absent), a
-timestamp beyond microseconds or spelled with ``t``/``z``, ``NaN``/``Infinity``.
+timestamp beyond microseconds or spelled with ``t``/``z``, ``NaN``/``Infinity``,
+a timestamp outside what the lake holds or beyond the run's horizon.
+
+Arrow never sees a block holding a line the per-line decoder rejects before
+parsing (:mod:`schemas.limits`: too long, nested too deep: Arrow's reader
+took 47 s over one line of 10,000 nested arrays) or invalid UTF-8 (Arrow
+does not check it in every place).
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from schemas import contract as C
+from schemas import limits
 from schemas.arrow import EVENTS, TS
 
 # The contract's fields as Arrow reads them from JSON: ``ts`` as text.
@@ -49,6 +56,8 @@ _WIDENED = {(pa.int64(), pa.float64()), (pa.list_(pa.null()), pa.list_(pa.string
 _FAST_TS = (r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
             r"(\.[0-9]{1,6})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$")
 _MIN_MICROS = 2 * 86_400_000_000   # earlier instants (1970) go the per-line way
+_END_MICROS = limits.END_TS_MICROS - 2 * 86_400_000_000     # and so do the last days the lake holds
+_KEEP_OPENING = bytes(b for b in range(256) if b not in b"[{\n")
 _CARDS = pa.array(sorted(r + s for r in C.RANKS for s in C.SUITS), pa.string())
 _TYPE_NAMES = pa.array(list(C.TYPES), pa.string())
 _TYPE_SOURCES = pa.array([spec[0] for spec in C.TYPES.values()], pa.string())
@@ -219,6 +228,8 @@ def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers
     lines do): pyarrow 25's JSON reader dies of a segmentation fault on a
     block that starts with ``null``.
     """
+    if not _arrow_may_read(data, longest):
+        return None
     raw = _read_raw(data, longest)
     if raw is None or raw.num_rows != count:
         return None     # Arrow cannot read it as the contract's columns, or a line held more than one JSON value
@@ -232,14 +243,41 @@ def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers
         ts = pc.cast(good.column("ts"), TS)
     except pa.ArrowInvalid:
         return None     # a date such as February 30th: let the per-line decoder say which
-    if pc.min(ts.cast(pa.int64())).as_py() < _MIN_MICROS:
+    micros = ts.cast(pa.int64())
+    if pc.min(micros).as_py() < _MIN_MICROS or pc.max(micros).as_py() >= _END_MICROS:
         return None
+    days = gaming_days(ts, config)
     numbers = pa.array(line_numbers, pa.int64())
+    numbers = numbers.filter(ok) if slow else numbers
+    last = config.last_gaming_day
+    if last is not None and pc.max(days).as_py() > last:     # beyond the run's horizon: the per-line way
+        within = pc.less_equal(days, pa.scalar(last, pa.date32()))
+        beyond = pc.filter(pc.indices_nonzero(ok), pc.invert(within)).to_pylist()
+        slow = sorted(slow + beyond)
+        good, ts, days, numbers = good.filter(within), ts.filter(within), days.filter(within), numbers.filter(within)
     n = good.num_rows
     columns = {name: good.column(name) for name in RAW.names}
     columns["ts"] = ts
     columns["unknown_fields"] = pa.nulls(n, pa.string())
-    columns["gaming_day"] = gaming_days(ts, config)
+    columns["gaming_day"] = days
     columns["file"] = pc.fill_null(pa.nulls(n, pa.string()), file)
-    columns["line"] = numbers.filter(ok) if slow else numbers
+    columns["line"] = numbers
     return pa.table([columns[f.name] for f in EVENTS], schema=EVENTS), slow
+
+
+def _arrow_may_read(data: bytes, longest: int) -> bool:
+    """Whether the block may go to Arrow: valid UTF-8, and no line the per-line decoder rejects unparsed
+    (:func:`schemas.limits.line_problem`).  A few ms over 4 MB: the brackets that open, counted per line."""
+    if longest > limits.MAX_LINE_BYTES:
+        return False
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    opening = data.translate(None, _KEEP_OPENING).split(b"\n")
+    if max(map(len, opening)) <= limits.MAX_DEPTH:
+        return True
+    lines = data.split(b"\n")
+    return all(limits.nesting_depth(lines[i]) <= limits.MAX_DEPTH
+               for i, o in enumerate(opening) if len(o) > limits.MAX_DEPTH)

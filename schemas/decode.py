@@ -4,32 +4,52 @@ Every rejection reason of ``spec/events.md`` ("What a line can be rejected
 for") is produced here, in words a floor supervisor can read; conflicting
 duplicates are decided later, across lines, by ingest (they need every copy).
 A line may have several problems: all of them are reported, joined by ``; ``.
+
+The decoder is total: no byte sequence and no JSON value (nor any value a
+Parquet file can hold, :mod:`pipelines.inputs`) raises out of it.  Lines too
+long or nested too deep are rejected before parsing (:mod:`schemas.limits`);
+an exception nobody foresaw while decoding one line becomes a reject with
+the reason ``internal error: <type>`` and a log line, never a failed run.
 """
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
 import hashlib
+import logging
 import re
 from typing import Any
 
 import orjson
 
 from schemas import contract as C
+from schemas import limits
+from schemas.values import (  # noqa: F401 - Unreadable and parquet_row_text: re-exported
+    FLOAT_INT, RAW_LIMIT, Unreadable, finite, has_unreadable, is_int, json_default, json_type, num, parquet_row_text, show,
+)
 from schemas.events import Event, datetime_to_micros
 
-RAW_LIMIT = 64 * 1024  # rejected raw text is cut here (contract)
 _EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
 
 
 @dataclasses.dataclass(frozen=True)
 class GamingDayConfig:
-    """``gaming_day`` = local date of ``ts`` minus the cutoff (outputs.md)."""
+    """``gaming_day`` = local date of ``ts`` minus the cutoff (outputs.md).
+
+    ``not_after`` is the run's last day (the nightly ``--day``, or
+    ``--not-after DAY``), None when it has none: a line whose gaming day is
+    more than :data:`schemas.limits.HORIZON_DAYS` after it is rejected
+    (events.md version 2).  It is part of the run's command and recorded in
+    ``runs`` (``options.not_after``), so a rerun decides the same.
+    """
 
     cutoff: str = "06:00"
     timezone: str = "UTC"
+    not_after: _dt.date | None = None
 
     def __post_init__(self):
+        if isinstance(self.not_after, str):
+            object.__setattr__(self, "not_after", _dt.date.fromisoformat(self.not_after))
         m = re.fullmatch(r"([01]?[0-9]|2[0-3]):([0-5][0-9])", self.cutoff)
         if not m:
             raise ValueError(f"cutoff must be HH:MM, got {self.cutoff!r}")
@@ -46,6 +66,13 @@ class GamingDayConfig:
         object.__setattr__(self, "_delta", delta)   # derived, cached (frozen dataclass)
         object.__setattr__(self, "_zone", zone)
         object.__setattr__(self, "_delta_micros", int(delta.total_seconds()) * 1_000_000)
+        object.__setattr__(self, "_last_day", None if self.not_after is None
+                           else self.not_after + _dt.timedelta(days=limits.HORIZON_DAYS))
+
+    @property
+    def last_gaming_day(self) -> _dt.date | None:
+        """The latest gaming day a line may fall in (``not_after`` + the horizon), or None."""
+        return self._last_day
 
     @property
     def cutoff_delta(self) -> _dt.timedelta:
@@ -70,7 +97,7 @@ class Reject:
     """A line that breaks the contract, with everything needed to find it again."""
 
     file: str
-    line: int
+    line: int | None        # None: the whole file's damage (pipelines.inputs.Damage), not a line
     raw: str
     reason: str
     # What could still be read from the line (``None`` otherwise).  A rejected
@@ -90,49 +117,49 @@ _PATTERNS = {
 }
 
 
-def _is_int(v: Any) -> bool:
-    return (type(v) is int) or (type(v) is float and v.is_integer())
-
-
 def _check(kind: str, v: Any) -> str | None:
     """Return a problem description, or None when ``v`` fits ``kind``."""
     if kind == "id":
         if type(v) is not str:
-            return f"must be a string, got {_json_type(v)}"
+            return f"must be a string, got {json_type(v)}"
         return None if v else "must not be empty"
     if kind == "event_id":
         if type(v) is not str:
-            return f"must be a string, got {_json_type(v)}"
+            return f"must be a string, got {json_type(v)}"
         return None if 1 <= len(v) <= 128 else f"must be 1-128 characters, got {len(v)}"
     if kind == "str":
-        return None if type(v) is str else f"must be a string, got {_json_type(v)}"
+        return None if type(v) is str else f"must be a string, got {json_type(v)}"
     if kind == "ts":
         if type(v) is not str:
-            return f"must be an RFC 3339 timestamp string, got {_json_type(v)}"
-        return None if _parse_ts(v) is not None else f"is not an RFC 3339 timestamp with offset: {v!r}"
+            return f"must be an RFC 3339 timestamp string, got {json_type(v)}"
+        return None if _parse_ts(v) is not None else f"is not an RFC 3339 timestamp with offset: {show(v)}"
     if kind in ("int0", "int1", "seat", "street"):
-        if not _is_int(v):
-            return f"must be an integer, got {_json_type(v)}"
+        if not is_int(v):
+            return f"must be an integer, got {json_type(v)}"
         lo, hi = {"int0": (0, None), "int1": (1, None), "seat": (1, None), "street": (3, 7)}[kind]
         if v < lo or (hi is not None and v > hi):
-            return f"must be {'between %d and %d' % (lo, hi) if hi else 'at least %d' % lo}, got {_num(v)}"
+            return f"must be {'between %d and %d' % (lo, hi) if hi else 'at least %d' % lo}, got {num(v)}"
+        if v >= limits.INT_LIMIT:
+            return f"must be less than 2^63, got {num(v)}"
         return None
     if kind == "bool":
-        return None if type(v) is bool else f"must be true or false, got {_json_type(v)}"
+        return None if type(v) is bool else f"must be true or false, got {json_type(v)}"
     if kind == "amount":
-        return None if type(v) in (int, float) else f"must be a number, got {_json_type(v)}"
+        if type(v) not in (int, float):
+            return f"must be a number, got {json_type(v)}"
+        return None if finite(v) else f"must be a finite number, got {num(v)}"
     if kind == "card":
         if v is None:
             return None
         if type(v) is not str or not _CARD.match(v):
-            return f"is not a card code (rank A23456789TJQK + suit cdhs): {v!r}"
+            return f"is not a card code (rank A23456789TJQK + suit cdhs): {show(v)}"
         return None
     if kind in ("cards", "cards5"):
         if type(v) is not list:
-            return f"must be a list of card codes, got {_json_type(v)}"
+            return f"must be a list of card codes, got {json_type(v)}"
         bad = [c for c in v if type(c) is not str or not _CARD.match(c)]
         if bad:
-            return f"holds bad card codes: {', '.join(repr(c) for c in bad[:5])}"
+            return f"holds bad card codes: {', '.join(show(c) for c in bad[:5])}"
         if kind == "cards5" and len(v) != 5:
             return f"must hold exactly 5 cards, got {len(v)}"
         return None
@@ -140,7 +167,7 @@ def _check(kind: str, v: Any) -> str | None:
         allowed = getattr(C, kind[5:])
         if type(v) is str and v in allowed:
             return None
-        return f"must be one of {', '.join(allowed)}; got {v!r}"
+        return f"must be one of {', '.join(allowed)}; got {show(v)}"
     if kind.startswith("pattern:"):
         name = kind[8:]
         if type(v) is str and _PATTERNS[name].match(v):
@@ -150,7 +177,7 @@ def _check(kind: str, v: Any) -> str | None:
             "SEAT_OR_SUPERVISOR_PATTERN": "seat:N or supervisor",
             "SEAT_REF_PATTERN": "seat:N",
         }[name]
-        return f"must be {what}; got {v!r}"
+        return f"must be {what}; got {show(v)}"
     raise AssertionError(f"unknown field kind {kind}")
 
 
@@ -170,16 +197,17 @@ def _fast_predicate(name: str, kind: str):
         return lambda v: type(v) is str and 0 < len(v) <= 128
     if kind in ("str", "ts"):
         return lambda v: type(v) is str
+    top = limits.INT_LIMIT
     if kind == "int0":
-        return lambda v: type(v) is int and v >= 0
+        return lambda v: type(v) is int and 0 <= v < top
     if kind in ("int1", "seat"):
-        return lambda v: type(v) is int and v >= 1
+        return lambda v: type(v) is int and 1 <= v < top
     if kind == "street":
         return lambda v: type(v) is int and 3 <= v <= 7
     if kind == "bool":
         return lambda v: type(v) is bool
     if kind == "amount":
-        return lambda v: type(v) is int or type(v) is float
+        return lambda v: (type(v) is float and v - v == 0.0) or (type(v) is int and -FLOAT_INT < v < FLOAT_INT)
     if kind == "card":
         return lambda v: type(v) is str and v in _CARD_SET
     if kind == "cards":
@@ -205,17 +233,6 @@ _REQUIRED = {t: C.required_fields(t) for t in C.TYPES}
 _REQUIRED_LAYOUT_CARD = {t: r + ("round_id",) for t, r in _REQUIRED.items()}
 
 
-def _json_type(v: Any) -> str:
-    if v is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
-
-
-def _num(v: Any) -> str:
-    return str(int(v)) if _is_int(v) else str(v)
-
-
 def _parse_ts(text: str) -> _dt.datetime | None:
     if not _TS.match(text):
         return None
@@ -231,7 +248,7 @@ def _canonical(v: Any) -> Any:
     """Parsed JSON with integral floats folded to ints: 1 and 1.0 are equal JSON."""
     t = type(v)
     if t is float:
-        return int(v) if v.is_integer() else v
+        return int(v) if v.is_integer() and abs(v) < limits.INT_LIMIT else v
     if t is dict:
         return {k: _canonical(x) for k, x in v.items()}
     if t is list:
@@ -245,7 +262,7 @@ _PLAIN = (str, int, bool, type(None))
 def content_digest(obj: dict) -> str:
     """Digest of a parsed line, equal for lines that are equal as parsed JSON."""
     plain = all(type(v) in _PLAIN for v in obj.values())
-    canon = orjson.dumps(obj if plain else _canonical(obj), option=orjson.OPT_SORT_KEYS)
+    canon = orjson.dumps(obj if plain else _canonical(obj), default=json_default, option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(canon, digest_size=16).hexdigest()
 
 
@@ -261,6 +278,14 @@ def _readable(obj: dict, name: str, kind: str):
 
 
 Decoded = "tuple[Event, str] | Reject"
+log = logging.getLogger("pitwatch")
+
+
+def internal_error(exc: BaseException, raw: str | bytes | None, file: str, line: int | None) -> Reject:
+    """The reject of a line whose decoding raised what nobody foresaw: logged, never a failed run."""
+    log.error("internal error decoding %s line %s: %s: %s", file, line, type(exc).__name__, exc, exc_info=exc)
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return Reject(file, line, _cut(text) if text is not None else "", f"internal error: {type(exc).__name__}")
 
 
 def decode_line(raw: str | bytes, file: str, line: int, config: GamingDayConfig):
@@ -269,14 +294,24 @@ def decode_line(raw: str | bytes, file: str, line: int, config: GamingDayConfig)
     ``digest`` identifies the line's content as parsed JSON: two deliveries of
     one event_id are duplicates exactly when their digests are equal.
     """
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-    if isinstance(raw, bytes):
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return Reject(file, line, _cut(text), "not valid UTF-8")
     try:
-        obj = orjson.loads(raw)
+        return _decode_line(raw, file, line, config)
+    except Exception as exc:    # noqa: BLE001 - the decoder is total: one line never stops a run
+        return internal_error(exc, raw, file, line)
+
+
+def _decode_line(raw: str | bytes, file: str, line: int, config: GamingDayConfig):
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    problem = limits.line_problem(data)
+    if problem:
+        return Reject(file, line, _cut(text), problem)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Reject(file, line, _cut(text), "not valid UTF-8")
+    try:
+        obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         return Reject(file, line, _cut(text), f"not valid JSON: {exc}")
     return decode_object(obj, text, file, line, config)
@@ -284,20 +319,30 @@ def decode_line(raw: str | bytes, file: str, line: int, config: GamingDayConfig)
 
 def decode_object(obj: Any, text: str, file: str, line: int, config: GamingDayConfig):
     """Validate one parsed JSON value (a line, or a Parquet row as a dict) into ``(Event, digest)``."""
-    if type(obj) is not dict:
-        return decode_fields(obj, text, file, line, config)
-    digest = content_digest(obj)
-    out = decode_fields(obj, text, file, line, config)
-    if isinstance(out, Reject):
-        return dataclasses.replace(out, digest=digest)
-    return Event.from_row(out), digest
+    try:
+        if type(obj) is not dict:
+            return decode_fields(obj, text, file, line, config)
+        digest = content_digest(obj)
+        out = decode_fields(obj, text, file, line, config)
+        if isinstance(out, Reject):
+            return dataclasses.replace(out, digest=digest)
+        return Event.from_row(out), digest
+    except Exception as exc:    # noqa: BLE001 - the decoder is total
+        return internal_error(exc, text, file, line)
 
 
-def decode_fields(obj: Any, text: str, file: str, line: int, config: GamingDayConfig):
+def decode_fields(obj: Any, text: str | None, file: str, line: int, config: GamingDayConfig):
     """Like :func:`decode_object`, but an accepted line is its fields dict (missing keys
     are absent fields): the cheap form for building Arrow columns.  No digest."""
+    try:
+        return _decode_fields(obj, text, file, line, config)
+    except Exception as exc:    # noqa: BLE001 - the decoder is total
+        return internal_error(exc, text, file, line)
+
+
+def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: GamingDayConfig):
     if type(obj) is not dict:
-        return Reject(file, line, _cut(text), f"not a JSON object (got {_json_type(obj)})")
+        return Reject(file, line, _cut(text), f"not a JSON object (got {json_type(obj)})")
     problems: list[str] = []
     etype = obj.get("type")
     source = obj.get("source")
@@ -305,9 +350,10 @@ def decode_fields(obj: Any, text: str, file: str, line: int, config: GamingDayCo
     if "type" not in obj:
         problems.append("required field 'type' is missing")
     elif spec is None:
-        problems.append(f"unknown type {etype!r}")
+        problems.append(f"unknown type {show(etype)}" if etype is None or type(etype) is str
+                        else f"field 'type' must be a string, got {json_type(etype)}")
     if source is not None and (type(source) is not str or source not in C.SOURCES):
-        problems.append(f"unknown source {source!r} (must be shuffler, shoe or dealer)")
+        problems.append(f"unknown source {show(source)} (must be shuffler, shoe or dealer)")
     elif spec is not None and source is not None and spec[0] != source:
         problems.append(f"type {etype!r} belongs to source {spec[0]!r}, not {source!r}")
 
@@ -343,13 +389,18 @@ def decode_fields(obj: Any, text: str, file: str, line: int, config: GamingDayCo
             problems.append(f"field {name!r} {problem}")
         else:
             fields[name] = convert(value) if convert else value
-    if etype in C.POSITIVE_AMOUNT_TYPES and "amount" in fields and fields["amount"] <= 0:
-        problems.append(f"field 'amount' must be greater than 0, got {_num(obj['amount'])}")
-    when = None
+    if unknown:
+        for name, value in unknown.items():
+            found = has_unreadable(value)
+            if found:
+                problems.append(f"field {show(name)} holds {found}")
+    if spec is not None and etype in C.POSITIVE_AMOUNT_TYPES and "amount" in fields and fields["amount"] <= 0:
+        problems.append(f"field 'amount' must be greater than 0, got {num(obj['amount'])}")
+    micros = None
     if "ts" in fields:
-        when = _parse_ts(fields["ts"])
-        if when is None:
-            problems.append(f"field 'ts' is not an RFC 3339 timestamp with offset: {fields['ts']!r}")
+        micros, problem = _ts_micros(fields["ts"], config)
+        if problem:
+            problems.append(f"field 'ts' {problem}")
 
     if problems:
         return Reject(
@@ -360,7 +411,6 @@ def decode_fields(obj: Any, text: str, file: str, line: int, config: GamingDayCo
             seq=int(obj["seq"]) if _readable(obj, "seq", "int0") is not None else None,
         )
 
-    micros = datetime_to_micros(when)
     fields["ts"] = micros
     fields["type"] = etype
     fields["gaming_day"] = config.day_of_micros(micros)
@@ -369,3 +419,23 @@ def decode_fields(obj: Any, text: str, file: str, line: int, config: GamingDayCo
     fields["file"] = file
     fields["line"] = line
     return fields
+
+
+def _ts_micros(text: str, config: GamingDayConfig) -> tuple[int | None, str | None]:
+    """``ts`` as UTC microseconds, or why it is rejected (events.md version 2: what the lake can hold,
+    and the horizon of a run with a last day)."""
+    when = _parse_ts(text)
+    if when is None:
+        return None, f"is not an RFC 3339 timestamp with offset: {show(text)}"
+    micros = datetime_to_micros(when)
+    if micros < limits.MIN_TS_MICROS:
+        return None, f"is before 1970, which the lake cannot hold: {show(text)}"
+    if micros >= limits.END_TS_MICROS or when.year >= 9999:
+        return None, f"is in year 9999, which the lake cannot hold: {show(text)}"
+    last = config.last_gaming_day
+    if last is not None:
+        day = config.day_of_micros(micros)
+        if day > last:
+            return None, (f"falls in gaming day {day.isoformat()}, more than {limits.HORIZON_DAYS} days after "
+                          f"the run's last day {config.not_after.isoformat()}: {show(text)}")
+    return micros, None

@@ -6,8 +6,10 @@ feed).  Regenerate with ``python -m schemas.jsonschema > schemas/events.schema.j
 a test fails when the committed file and the contract drift apart.
 
 What JSON Schema cannot say and only pitwatch checks: duplicates and
-conflicts between lines (they need every copy), and ``NaN``/``Infinity``
-(not JSON at all, refused by any JSON parser).
+conflicts between lines (they need every copy), ``NaN``/``Infinity``
+(not JSON at all, refused by any JSON parser), and the bounds of
+:mod:`schemas.limits` on whole lines and timestamps (a line's length and
+nesting, timestamps from 1970 to year 9998, the run's horizon).
 """
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ import json
 import sys
 
 from schemas import contract as C
+from schemas.limits import INT_LIMIT
+
+INT_MAX = INT_LIMIT - 1
 
 _NOT_NULL = {"not": {"type": "null"}}
 
@@ -29,8 +34,8 @@ def _fragment(kind: str) -> dict:
         return {"type": "string"}
     if kind == "ts":
         return {"type": "string", "format": "date-time", "pattern": C.TIMESTAMP_PATTERN}
-    if kind in ("int0", "int1", "seat"):
-        return {"type": "integer", "minimum": 0 if kind == "int0" else 1}
+    if kind in ("int0", "int1", "seat"):    # below 2^63: the lake's int64 (events.md version 2 for seq)
+        return {"type": "integer", "minimum": 0 if kind == "int0" else 1, "maximum": INT_MAX}
     if kind == "street":
         return {"type": "integer", "minimum": 3, "maximum": 7}
     if kind == "bool":

@@ -52,6 +52,8 @@ Examples:
 @click.option("--strict-inbox", is_flag=True,
               help="With --day: any file pitwatch does not read (checksum, .partial, hidden …) is an error.")
 @setting_option("fail_on")
+@click.option("--not-after", metavar="YYYY-MM-DD",
+              help="The run's last gaming day: lines more than 2 days after it are rejected (--day sets it).")
 @setting_option("cutoff")
 @setting_option("timezone")
 @click.option("--chunk-lines", default=20_000, show_default=True, type=click.IntRange(100),
@@ -59,7 +61,7 @@ Examples:
 @setting_option("log_file", metavar="FILE")
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
 @click.pass_context
-def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, fail_on, cutoff,
+def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, fail_on, not_after, cutoff,
         timezone, chunk_lines, log_file, quiet):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
@@ -87,7 +89,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     try:
         paths, beam_args = pipeline_args(ctx, list(inputs) + list(ctx.args))
         summaries = _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day,
-                         strict_inbox, cutoff, timezone, chunk_lines)
+                         strict_inbox, cutoff, timezone, chunk_lines, not_after)
     except (InputError, LakeError, StateError, ValueError) as exc:
         raise UserError(str(exc)) from None
     except (PermissionError, FileNotFoundError) as exc:
@@ -133,10 +135,18 @@ def pipeline_args(ctx, tokens: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox,
-         cutoff, timezone, chunk_lines):
+         cutoff, timezone, chunk_lines, not_after=None):
+    import datetime as _dt
+
     from schemas.decode import GamingDayConfig
 
-    config = GamingDayConfig(cutoff, timezone)
+    if not_after is not None and day is not None:
+        raise ValueError("--not-after goes without --day (a nightly run's last day is its --day)")
+    try:
+        last = None if not_after is None else _dt.date.fromisoformat(not_after)
+    except ValueError:
+        raise ValueError(f"--not-after must be a date YYYY-MM-DD, got {not_after!r}") from None
+    config = GamingDayConfig(cutoff, timezone, last)
     command = ctx.meta.get(COMMAND_META, "pitwatch run")
     recorded = {"settings": ctx.meta.get(SETTINGS_META, {})}
     if day is None:
@@ -180,6 +190,7 @@ def render_summary(s) -> str:
         f"  lines read  {s.lines_read:,} = accepted {s.accepted:,} + rejected {s.rejected:,}"
         f" + duplicates {s.duplicates:,}",
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
+        *[f"  damaged     {d['path']}: {d['reason']}" for d in getattr(s, "damage", [])],
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",
     ]

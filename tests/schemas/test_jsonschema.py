@@ -33,6 +33,7 @@ def _corpus() -> list[dict]:
         {"ts": "2026-11-28T20:00:01"}, {"ts": "2026-13-01T00:00:00Z"}, {"ts": "2026-02-30T00:00:00Z"},
         {"event_id": "e" * 129}, {"event_id": ""}, {"pack_id": 12}, {"pack_id": None}, {"index": None},
         {"device_id": None}, {"index": 3.0}, {"extra_field": {"nested": [1, 2]}}, {"card": None},
+        {"seq": 2**63 - 1}, {"seq": 2**63}, {"seq": 2**64 - 1}, {"index": 2**63},   # version 2: seq below 2^63
     ]
     corpus = list(good)
     for edit in bad_edits:

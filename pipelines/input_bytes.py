@@ -1,0 +1,198 @@
+"""The stored bytes of a JSONL input, as text blocks: gunzipped, checked, lines capped; and its Damage.
+
+No file stops a run (:mod:`pipelines.inputs`): a file is read up to its
+damage, and :class:`TextBlocks` says where and why it stopped.
+
+* ``.gz``: every gzip member is decompressed with :mod:`zlib`, fed in
+  64 KiB pieces; at corrupt data the piece is fed again byte by byte from a
+  copy of the decompressor taken before it, so the damage is named at the
+  exact stored byte zlib refused and every line before it is kept.  Data
+  that ends inside a member is a truncated file (its missing part is not
+  on disk: 0 bytes not read).  An empty file is no damage: it holds no line.
+* A ``.jsonl`` that starts with another format's magic bytes (gzip,
+  Parquet, zip, zstd, bzip2, xz) is not what its name says: not read.
+* A read that fails (:class:`OSError`) is damage at the byte reached.
+* Each line is cut to ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it:
+  too long), so a file without line ends cannot fill the memory.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import zlib
+from typing import Iterator
+
+from schemas.limits import MAX_LINE_BYTES
+
+
+@dataclasses.dataclass(frozen=True)
+class Damage:
+    """Where and why a file could not be read to its end."""
+
+    path: str
+    offset: int             # byte of the stored file (compressed, for .gz) where the damage is
+    bytes_not_read: int     # stored bytes from there to the end of the file
+    what: str               # what is wrong, e.g. "gzip data is corrupt (invalid stored block lengths)"
+
+    @property
+    def reason(self) -> str:
+        return (f"damaged file: {self.what}, at byte {self.offset}; the lines before it are read, "
+                f"{self.bytes_not_read} bytes after it are not")
+
+    def to_row(self) -> dict:
+        return {"path": self.path, "offset": self.offset, "bytes_not_read": self.bytes_not_read,
+                "reason": self.reason}
+
+
+
+def _open(path: str, raw: bool = False):
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    kind = CompressionTypes.UNCOMPRESSED if raw else CompressionTypes.AUTO
+    return FileSystems.open(path, compression_type=kind)
+
+
+
+def stored_size(path: str) -> int:
+    try:
+        if "://" not in path:
+            return os.path.getsize(path)
+        from apache_beam.io.filesystems import FileSystems
+
+        return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+    except Exception:   # noqa: BLE001 - the size only says how much was not read
+        return 0
+
+
+# What a file holds, by its first bytes, when it is not what its name says.
+_MAGIC = ((b"\x1f\x8b", "gzip data"), (b"PAR1", "a Parquet file"), (b"PK\x03\x04", "a zip archive"),
+          (b"\x28\xb5\x2f\xfd", "zstd data"), (b"BZh", "bzip2 data"), (b"\xfd7zXZ\x00", "xz data"))
+_PIECE = 64 << 10
+
+
+class TextBlocks:
+    """The bytes of a JSONL file (gunzipped for ``.gz``), in blocks of about ``block_size``,
+    each line cut to ``MAX_LINE_BYTES + 1`` bytes; after the last block, ``damage`` is the
+    file's :class:`Damage` or None."""
+
+    def __init__(self, path: str, block_size: int = 4 << 20):
+        self.path, self.block_size = path, block_size
+        self.damage: Damage | None = None
+        self._run = 0       # bytes of the line being read so far
+
+    def __iter__(self) -> Iterator[bytes]:
+        out: list[bytes] = []
+        size = 0
+        for piece in self._pieces():
+            piece = self._cap(piece)
+            out.append(piece)
+            size += len(piece)
+            if size >= self.block_size:
+                yield b"".join(out)
+                out, size = [], 0
+        if out:
+            yield b"".join(out)
+
+    def _cap(self, piece: bytes) -> bytes:
+        """``piece`` (at most MAX_LINE_BYTES long) with the bytes of its lines beyond the cap dropped."""
+        cap = MAX_LINE_BYTES + 1
+        first = piece.find(b"\n")
+        if first < 0:
+            keep = max(0, cap - self._run)
+            self._run += len(piece)
+            return piece if keep >= len(piece) else piece[:keep]
+        keep = max(0, cap - self._run)
+        self._run = len(piece) - piece.rfind(b"\n") - 1
+        return piece if keep >= first else piece[:keep] + piece[first:]
+
+    def _stop(self, offset: int, what: str) -> None:
+        size = max(stored_size(self.path), offset)
+        self.damage = Damage(self.path, offset, size - offset, what)
+
+    def _raw_pieces(self, offset: list):
+        """The stored bytes in pieces of at most MAX_LINE_BYTES; ``offset[0]``: bytes read so far."""
+        try:
+            with _open(self.path, raw=True) as f:
+                while True:
+                    piece = f.read(min(_PIECE * 16, MAX_LINE_BYTES))
+                    if not piece:
+                        return
+                    yield piece
+                    offset[0] += len(piece)
+        except OSError as exc:
+            self._stop(offset[0], f"the file cannot be read ({exc.strerror or type(exc).__name__})")
+
+    def _pieces(self) -> Iterator[bytes]:
+        offset = [0]
+        if self.path.endswith(".gz"):
+            yield from self._gunzipped(offset)
+            return
+        first = True
+        for piece in self._raw_pieces(offset):
+            if first:
+                first = False
+                for magic, what in _MAGIC:
+                    if piece.startswith(magic):
+                        self._stop(0, f"it holds {what}, not JSON Lines text")
+                        return
+            yield piece
+
+    def _gunzipped(self, offset: list) -> Iterator[bytes]:
+        """The gzip members of the file, decompressed; at corrupt data, where zlib found it."""
+        d = zlib.decompressobj(31)
+        started = False     # a member has begun (its bytes were fed)
+        member = 0          # the stored byte where the current member starts
+        for raw in self._raw_pieces(offset):
+            at = offset[0]
+            for lo in range(0, len(raw), _PIECE):
+                data = raw[lo:lo + _PIECE]
+                while data:
+                    before = d.copy()
+                    try:
+                        out = d.decompress(data)
+                    except zlib.error as exc:
+                        good, bad_at = _find_corrupt_byte(before, data)
+                        if good:
+                            yield good
+                        if _zlib_reason(exc) == "incorrect header check":
+                            member = member if started else at + lo
+                            self._stop(member, "it is not gzip data" if member == 0 else
+                                       "what follows its last gzip member is not gzip data")
+                        else:
+                            self._stop(at + lo + bad_at, f"gzip data is corrupt ({_zlib_reason(exc)})")
+                        return
+                    if not started:
+                        member, started = at + lo, True
+                    if out:
+                        yield out
+                    if d.eof:       # a member ended: what follows is another member (or garbage)
+                        rest = d.unused_data
+                        lo += len(data) - len(rest)
+                        data = rest
+                        d = zlib.decompressobj(31)
+                        started = False
+                    else:
+                        data = b""
+        if self.damage is not None:
+            return
+        if started:     # an empty file is no damage: it holds no line
+            self._stop(offset[0], "gzip data ends before its stream does: the file is truncated")
+
+
+def _find_corrupt_byte(d, data: bytes) -> tuple[bytes, int]:
+    """Feed ``data`` byte by byte to ``d`` (a copy from before the failing call): what it decompressed
+    before the error, and the position in ``data`` of the byte it refused."""
+    out = []
+    for i in range(len(data)):
+        try:
+            out.append(d.decompress(data[i:i + 1]))
+        except zlib.error:
+            return b"".join(out), i
+    return b"".join(out), len(data)
+
+
+def _zlib_reason(exc: zlib.error) -> str:
+    text = str(exc)
+    return text.split(": ", 1)[1] if text.startswith("Error -3 while decompressing data: ") else text
+
+
