@@ -51,7 +51,7 @@ from schemas.events import micros_to_datetime
 log = logging.getLogger("pitwatch")
 
 COLUMNS = ("finding_id", "rule_id", "severity", "game", "table_id", "pack_id", "round_id", "seat",
-           "spot", "device_id", "dealer_id", "ts", "gaming_day", "expected", "actual", "event_ids", "source")
+           "spot", "device_id", "dealer_id", "ts", "gaming_day", "expected", "actual", "event_ids", "source", "evidence")
 
 
 def rfc3339(micros: int) -> str:
@@ -66,6 +66,7 @@ def alert_record(f) -> dict:
     rec["ts"] = rfc3339(f.ts)
     rec["gaming_day"] = f.gaming_day.isoformat()
     rec["event_ids"] = list(f.event_ids)
+    rec["evidence"] = [{"device_id": d, "event_id": e} for d, e in f.evidence]
     return rec
 
 
