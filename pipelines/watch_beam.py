@@ -184,15 +184,16 @@ class ReplayTable(beam.DoFn):
 
         day = gaming_day_from_config(self.config)
         if raw is None:
-            return TableDriver(table_id, day), {}
+            return TableDriver(table_id, day), {"chain": {}, "last_ts": None}
         st = json.loads(raw)
-        return TableDriver(table_id, day, st["replay"]), st["chain"]
+        return TableDriver(table_id, day, st["replay"]), {"chain": st["chain"], "last_ts": st.get("last_ts")}
 
     @staticmethod
     def _save(state, rp, chain):
         """Keep the state; yield the rows the driver hands out (tagged ``rounds``, ``packs``)."""
         rows = rp.take_rows()
-        state.write(json.dumps({"replay": rp.state(), "chain": chain}))
+        state.write('{"replay":' + rp.state_json().decode() + ',"chain":' + json.dumps(chain["chain"])
+                    + ',"last_ts":' + json.dumps(chain["last_ts"]) + "}")
         for row in rows.rounds:
             yield beam.pvalue.TaggedOutput(TAG_ROUNDS, row)
         for row in rows.packs:
@@ -201,7 +202,8 @@ class ReplayTable(beam.DoFn):
     def process(self, kv, state=beam.DoFn.StateParam(REPLAY), waiting=beam.DoFn.StateParam(WAITING),
                 final=beam.DoFn.TimerParam(FINAL), timestamp=beam.DoFn.TimestampParam):
         table_id, (prev, ev) = kv
-        rp, chain = self._load(table_id, state.read())
+        rp, st = self._load(table_id, state.read())
+        chain = st["chain"]
         pending = list(waiting.read()) + [(prev, ev)]
         waiting.clear()
         progress = True
@@ -216,8 +218,11 @@ class ReplayTable(beam.DoFn):
                     progress = True
         for entry in pending:
             waiting.add(entry)
-        final.set(timestamp + self.finalize_after)
-        yield from self._save(state, rp, chain)
+        # the idle close counts from the table's latest element, not the last one processed (Beam
+        # hands a table its elements in any order)
+        st["last_ts"] = max(timestamp.micros, st["last_ts"] or timestamp.micros)
+        final.set(Timestamp(micros=st["last_ts"]) + self.finalize_after)
+        yield from self._save(state, rp, st)
 
     @on_timer(FINAL)
     def finalize(self, key=beam.DoFn.KeyParam, state=beam.DoFn.StateParam(REPLAY)):
