@@ -64,6 +64,8 @@ LIVE_DIFFERENCES = (
      "rounds of tables without a shoe) comes live only with --finalize-at-stop or --finalize-after-idle"),
     ("cross-pack repeat", "the 10-card repeat of UNSHUFFLED_SEQUENCE across packs needs every pack of the "
      "night: batch only"),
+    ("alert texts", "a live alert's expected/actual mask (??) the shoe cards the terminal has not dealt yet "
+     "(pipelines.watch.redact); every other column is the batch's"),
 )
 
 

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
 from pipelines.driver import SEQ_GAP_GAME, TableDriver, feed_order, new_seq_tracker
-from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, no_cyclic_gc
+from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate
 from pipelines.lake import sorted_piece
 from rules.finding import gaming_day_from_config
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
