@@ -140,8 +140,9 @@ outs = defaultdict(list)
 for k, evs in events.items():
     rp, findings = replay_table(k, evs, cfg, ordered=ordered[k])
     outs["findings"].append(rows_to_table(finding_rows(findings), FINDINGS))
-    outs["rounds"].append(rows_to_table(rp.drain_rounds(), ROUNDS))
-    outs["packs"].append(rows_to_table(rp.drain_packs(), PACKS))
+    rows = rp.take_rows()
+    outs["rounds"].append(rows_to_table(rows.rounds, ROUNDS))
+    outs["packs"].append(rows_to_table(rows.packs, PACKS))
 replay = time.perf_counter() - t
 t = time.perf_counter()
 pieces = defaultdict(list)   # each table's events per day, sorted for the writer as ReplayTable does (not packed here)

@@ -7,14 +7,18 @@ Arrow IPC bytes (:mod:`pipelines.coders`).  A chunk is decoded on columns
 through the per-line decoder.  Composite transforms are named verb-noun,
 like Beam's ``examples/complete/game``.
 
-Duplicates and conflicts (``spec/events.md``): copies of an ``event_id`` that
-are equal as parsed JSON are one event delivered twice (the copy with the
-smallest file/line is kept, the others counted as duplicates); copies that
-differ are a conflict and every copy is rejected.  Copies of one event share
-its ``table_id`` unless they conflict, so the per-table step sees every copy
-of a well-formed event; copies that differ in ``table_id``, or that collide
-with a line rejected for another reason, are found by a small step keyed by
-the ``event_id``'s last character (:class:`FindConflictingIds`).
+Duplicates and conflicts (``spec/events.md``, version 2; the rule is the
+driver's, :mod:`pipelines.driver`): an event is identified by (``device_id``,
+``event_id``) — :func:`identity_keys`.  Copies of one pair that are equal as
+parsed JSON are one event delivered twice (the copy with the smallest
+file/line is kept, the others counted as duplicates); copies that differ are
+a conflict and every copy is rejected.  The same ``event_id`` from two
+devices is two events.  Copies of one event share its ``table_id`` unless
+they conflict, so the per-table step sees every copy of a well-formed event;
+copies that differ in ``table_id``, or that collide with a line rejected for
+another reason (whose ``device_id`` could be read: a line of no known device
+identifies no event), are found by a small step keyed by the ``event_id``'s
+last character (:class:`FindConflictingIds`).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
+from pipelines.driver import conflict_reason
 from pipelines.inputs import Damage, LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
 from pipelines.wording import plural
 from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
@@ -227,19 +232,33 @@ def split_by_key(table: pa.Table, column: str) -> Iterator[tuple[str, pa.Table]]
 
 
 IDS = pa.schema([("event_id", pa.string()), ("table_key", pa.string()), ("bucket", pa.string())])
+KEY_SEPARATOR = "\x00"   # device_id NUL event_id: neither holds a NUL (the contract's strings are JSON text)
+
+
+def identity_keys(device_ids, event_ids):
+    """What identifies an event (:func:`pipelines.driver.event_key`), as one string column:
+    ``device_id`` NUL ``event_id``."""
+    return pc.binary_join_element_wise(device_ids, event_ids, KEY_SEPARATOR)
+
+
+def identity_key(device_id: str, event_id: str) -> str:
+    return f"{device_id}{KEY_SEPARATOR}{event_id}"
 
 
 def id_table(events: pa.Table | None, rejects: list[dict]) -> pa.Table:
-    """(event_id, table_key, bucket) of every copy: the table, or REJECTED_KEY for a rejected line.
+    """(event_id = the identity key, table_key, bucket) of every copy: the table, or REJECTED_KEY
+    for a rejected line whose device_id and event_id could be read.
 
-    The bucket (the event_id's last character, computed on the column) only
+    The bucket (the key's last character, computed on the column) only
     spreads the conflict search over several groups; any split is correct.
     """
-    ids = [r["event_id"] for r in rejects if r["event_id"] is not None]
+    ids = [identity_key(r["device_id"], r["event_id"]) for r in rejects
+           if r["event_id"] is not None and r["device_id"] is not None]
     parts = [pa.table({"event_id": pa.array(ids, pa.string()),
                        "table_key": pa.array([REJECTED_KEY] * len(ids), pa.string())})]
     if events is not None:
-        parts.append(pa.table({"event_id": events.column("event_id"), "table_key": events.column("table_id")}))
+        parts.append(pa.table({"event_id": identity_keys(events.column("device_id"), events.column("event_id")),
+                               "table_key": events.column("table_id")}))
     t = pa.concat_tables(parts)
     bucket = pc.utf8_slice_codeunits(t.column("event_id"), -ID_BUCKET_CHARS)
     return t.append_column("bucket", bucket)
@@ -295,7 +314,8 @@ def rows_to_events_table(rows: list[dict]) -> pa.Table:
 
 
 def conflicting_ids(tables: Iterable[pa.Table]) -> list[str]:
-    """event_ids whose copies sit under more than one table (or collide with a reject)."""
+    """Identity keys (:func:`identity_key`) whose copies sit under more than one table (or collide
+    with a reject)."""
     tables = [unpack(t) for t in tables]
     if not tables:
         return []
@@ -308,7 +328,7 @@ def conflicting_ids(tables: Iterable[pa.Table]) -> list[str]:
 
 
 class FindConflictingIds(beam.PTransform):
-    """(bucket, Arrow table of event_id, table_key) → event_ids in conflict across tables."""
+    """(bucket, Arrow table of identity key, table_key) → identity keys in conflict across tables."""
 
     def expand(self, ids):
         return (
@@ -330,7 +350,9 @@ _NOT_CONTENT = ("file", "line", "unknown_fields")
 
 
 def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Deduplicated:
-    """Keep one copy of each event_id; reject every copy of a conflicting one.
+    """Keep one copy of each event (device_id, event_id); reject every copy of a conflicting one.
+
+    ``cross_conflicts``: identity keys (:func:`identity_key`) found in conflict across tables.
 
     Copies are the same delivery when they are equal as parsed JSON (the
     contract).  Copies whose decoded columns differ cannot be equal JSON: a
@@ -340,13 +362,14 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     parsed JSON.  The fast path (every event_id once) reads nothing.
     """
     table = concat_conformed([unpack(t) for t in tables], EVENTS)
-    event_ids = table.column("event_id")
-    if pc.count_distinct(event_ids).as_py() == table.num_rows and not (
-            cross_conflicts and pc.any(pc.is_in(event_ids, pa.array(sorted(cross_conflicts), pa.string()))).as_py()):
-        return Deduplicated(table, 0, [])   # the common case: every event_id once
-    order = pc.sort_indices(table, sort_keys=[("event_id", "ascending"), ("file", "ascending"), ("line", "ascending")])
+    keys = identity_keys(table.column("device_id"), table.column("event_id"))
+    if pc.count_distinct(keys).as_py() == table.num_rows and not (
+            cross_conflicts and pc.any(pc.is_in(keys, pa.array(sorted(cross_conflicts), pa.string()))).as_py()):
+        return Deduplicated(table, 0, [])   # the common case: every event once
+    order = pc.sort_indices(pa.table({"key": keys, "file": table.column("file"), "line": table.column("line")}),
+                            sort_keys=[("key", "ascending"), ("file", "ascending"), ("line", "ascending")])
     table = table.take(order)
-    ids = table.column("event_id").to_pylist()
+    ids = keys.take(order).to_pylist()
     starts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]] + [len(ids)]
     spans = [(a, b) for a, b in zip(starts, starts[1:]) if b - a > 1 or ids[a] in cross_conflicts]
     rows = table.take(pa.array([k for a, b in spans for k in range(a, b)], pa.int64())).to_pylist()
@@ -373,13 +396,12 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
         else:
             keep[a:b] = [False] * (b - a)
             conflict_rows.extend(copies)
-    per_id = Counter(r["event_id"] for r in conflict_rows)
+    per_id = Counter((r["device_id"], r["event_id"]) for r in conflict_rows)
     conflicts = [{
         "file": row["file"], "line": row["line"], "event_id": row["event_id"], "table_id": row["table_id"],
         "device_id": row["device_id"], "seq": row["seq"],
-        "reason": (f"conflicting duplicate: event_id {row['event_id']!r} arrived in "
-                   f"{'copies' if per_id[row['event_id']] > 1 else 'another copy'} with different content; "
-                   "every copy is rejected")} for row in conflict_rows]
+        "reason": conflict_reason(row["device_id"], row["event_id"], per_id[(row["device_id"], row["event_id"])]),
+    } for row in conflict_rows]
     return Deduplicated(table.filter(pa.array(keep, pa.bool_())), duplicates, conflicts)
 
 

@@ -7,8 +7,9 @@ table's :class:`rules.table.TableReplay` and emits, keyed for the partition
 writer as ``((lake_table, gaming_day), arrow_table)``, the table's events,
 findings, rounds and packs.
 
-Feed order: each device's events by ``seq`` (the contract's order), devices
-merged by ``ts``.  The engine gives the same findings for any merge that
+The feed, close and row hand-out are the driver's (:mod:`pipelines.driver`,
+shared with the live forms).  Feed order: each device's events by ``seq``
+(the contract's order), devices merged by ``ts``.  The engine gives the same findings for any merge that
 keeps each device's order (see :mod:`rules.table`), so clock skew between
 devices cannot change a finding; merging by ``ts`` only makes the order
 close to what happened.
@@ -22,7 +23,6 @@ and ``packs`` rows, which count what the table's own replay raised.
 """
 from __future__ import annotations
 
-import heapq
 import itertools
 
 import apache_beam as beam
@@ -31,7 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
-from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, no_cyclic_gc
+from pipelines.driver import SEQ_GAP_GAME, TableDriver, feed_order, new_seq_tracker
+from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate
 from pipelines.lake import sorted_piece
 from pipelines.wording import plural
 from rules.finding import gaming_day_from_config
@@ -73,13 +74,6 @@ def split_by_day(name: str, table: pa.Table, slices: bool = False):
     for day in sorted(pc.unique(table.column("gaming_day")).to_pylist()):
         rows = table.filter(pc.equal(table.column("gaming_day"), pa.scalar(day, pa.date32())))
         yield (name, day.isoformat()), rows
-
-
-def feed_order(events):
-    """Each device's events by seq, devices merged by ts (ties: device, seq)."""
-    by_device = sorted(events, key=lambda e: (e.device_id, e.seq, e.event_id))
-    streams = [list(g) for _, g in itertools.groupby(by_device, key=lambda e: e.device_id)]
-    return heapq.merge(*streams, key=lambda e: (e.ts, e.device_id, e.seq))
 
 
 def feed_ordered(table: pa.Table) -> pa.Table | None:
@@ -170,43 +164,21 @@ def finding_rows(findings) -> list[dict]:
     return [f.to_row() for f in findings]
 
 
-def load_reference(table_id: str):
-    import seeds
-
-    return seeds.load_reference(table_id)
-
-
 def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | None = None,
                  nightly: bool = False, ordered: bool = False):
-    """Run one table's replay over its events. Returns (replay, findings).
+    """Run one table's replay over its events through the driver. Returns (driver, findings).
 
-    ``ordered``: the events are already in :func:`feed_order` (:func:`sorted_for_writer`,
-    :func:`feed_ordered`).
-
-    A plain run closes the table at the end of its input.  A nightly run
-    closes it only when the table ended the day closed (its terminal's last
-    event is ``table_closed``) or had no event all day, so that pending
-    absence checks are decided and its rows handed out; either way the
-    state is carried to the next day, where play may continue (a shoe or a
-    stub-count window running across the cutoff).
+    ``ordered``: the events are already in :func:`pipelines.driver.feed_order`
+    (:func:`sorted_for_writer`, :func:`feed_ordered`).  The close policy is the
+    driver's (:meth:`pipelines.driver.TableDriver.end_of_input`): a plain run
+    closes the table at the end of its input; a nightly run only when the
+    table ended the day closed, carrying its state to the next day.
     """
-    from rules.table import TableReplay
-
-    gaming_day = gaming_day_from_config(gaming_day_config)
-    reference = load_reference(table_id)
-    if prior_state is not None:
-        replay = TableReplay.from_state(prior_state, reference=reference, gaming_day=gaming_day)
-    else:
-        replay = TableReplay(table_id, reference=reference, gaming_day=gaming_day)
-    findings = []
+    driver = TableDriver(table_id, gaming_day_from_config(gaming_day_config), prior_state)
     in_order = events if ordered else list(feed_order(events))
-    feed, found = replay.feed, findings.extend
-    with no_cyclic_gc():
-        for ev in in_order:
-            found(feed(ev))
-    if not nightly or _last_dealer_type(in_order) in (None, "table_closed"):
-        findings.extend(replay.close())
-    return replay, findings
+    findings = driver.feed_all(in_order)
+    findings.extend(driver.end_of_input(nightly, _last_dealer_type(in_order) if nightly else None))
+    return driver, findings
 
 
 def _last_dealer_type(in_order: list) -> str | None:
@@ -251,7 +223,8 @@ class ReplayTable(WithoutCyclicGC):
         replay, findings = replay_table(
             table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
-        sequences = replay.drain_pack_sequences()
+        rows = replay.take_rows()
+        sequences = rows.sequences
         if sequences:   # one JSON blob per table (a million small objects would be slow to ship),
             # with its packs' run keys: the cross-pack check reads the cards only of packs that share a run
             from rules.repeated_runs import RunKeys
@@ -262,8 +235,8 @@ class ReplayTable(WithoutCyclicGC):
             if f.rule_id == "UNSHUFFLED_SEQUENCE":
                 yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, f.pack_id))
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
-        yield from split_by_day("rounds", rows_to_table(replay.drain_rounds(), ROUNDS))
-        yield from split_by_day("packs", rows_to_table(replay.drain_packs(), PACKS))
+        yield from split_by_day("rounds", rows_to_table(rows.rounds, ROUNDS))
+        yield from split_by_day("packs", rows_to_table(rows.packs, PACKS))
         if self.nightly:  # the state after every row was handed out: what the next day continues from
             yield beam.pvalue.TaggedOutput(
                 TAG_STATE, ("tables", {"table_id": table_id, "state": json.dumps(replay.state(), sort_keys=True)}))
@@ -289,22 +262,28 @@ class ReplayDeviceSeq(WithoutCyclicGC):
     def process(self, kv, games):
         import json
 
-        from rules.sequence import SeqTracker
-
         device_id, joined = kv
         gaming_day = gaming_day_from_config(self.gaming_day_config)
         prior = list(joined["state"])
-        tracker = (SeqTracker.from_state(json.loads(prior[0]), gaming_day) if prior else SeqTracker(gaming_day))
+        tracker = new_seq_tracker(gaming_day, json.loads(prior[0]) if prior else None)
         findings = []
         batches = list(joined["seqs"])
         if batches:
             seqs, row = arrivals_in_feed_order(pa.concat_tables([unpack(b) for b in batches]))
-            findings = tracker.feed_sorted(device_id, seqs, row, dict(games))
+            # SEQ_GAP's game is the driver's (pipelines.driver.SEQ_GAP_GAME), not the tables' ``games``
+            findings = tracker.feed_sorted(device_id, seqs, row, _SeqGapGame())
         if findings:
             yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.nightly:
             yield beam.pvalue.TaggedOutput(
                 TAG_STATE, ("devices", {"device_id": device_id, "state": json.dumps(tracker.state(), sort_keys=True)}))
+
+
+class _SeqGapGame(dict):
+    """``game_of`` for :meth:`rules.sequence.SeqTracker.feed_sorted`: every table's SEQ_GAP game is the driver's."""
+
+    def get(self, _table_id, _default=None):
+        return SEQ_GAP_GAME
 
 
 def arrivals_in_feed_order(arrivals: pa.Table):

@@ -8,17 +8,21 @@ in stateful DoFns, their state in Beam state (the engine's JSON state)::
     lines ─ DecodeLines ─ KeyByDevice ─ OrderDevice (dedup, seq order, SEQ_GAP) ─┬─ findings
                                                   └ KeyByTable ─ ReplayTable ─────┘
 
-* ``OrderDevice`` (keyed by ``device_id``): drops duplicate deliveries (recent
-  ``seq`` → hash of event_id + content), releases each device's lines in
+* ``OrderDevice`` (keyed by ``device_id``): the driver's duplicate and conflict
+  rule (:class:`pipelines.driver.DeviceGate`, per (``device_id``,
+  ``event_id``): a duplicate is dropped, a conflicting copy rejected with its
+  reason on the ``conflicts`` output), releases each device's lines in
   ``seq`` order, holding a line after a hole until the watermark passes its
   timestamp + ``wait`` (then the hole is lost: ``SEQ_GAP``).  Each released
   event carries the ``seq`` of the same device's previous event *for the same
   table*, because Beam keeps no order between steps.
-* ``ReplayTable`` (keyed by ``table_id``): feeds an event once its device's
-  previous one was fed (that chain restores per-device order), keeps the
-  replay's state as JSON in Beam state, and ``close()``s the table when the
-  watermark passes its last event + ``finalize_after`` (at the end of a
-  bounded stream, the watermark's end: the batch's end of input).
+* ``ReplayTable`` (keyed by ``table_id``): feeds an event to the table's
+  :class:`pipelines.driver.TableDriver` once its device's previous one was
+  fed (that chain restores per-device order), keeps the replay's state as
+  JSON in Beam state, hands out the driver's ``rounds`` and ``packs`` rows,
+  and ``close()``s the table when the watermark passes its last event +
+  ``finalize_after`` (at the end of a bounded stream, the watermark's end:
+  the batch's end of input).
 
 Sources and sinks for a cluster: ``--source kafka`` (``ReadFromKafka``, a
 cross-language transform: Flink with the Java expansion service, Dataflow
@@ -29,7 +33,8 @@ those runners, so state is exactly once; the external sink is at least once,
 and consumers drop repeats by ``finding_id``.
 
 Tested with ``TestStream`` on the ``BundleBasedDirectRunner``
-(tests/watch/test_watch_beam.py): it gives the nightly batch's findings.
+(tests/watch/test_watch_beam.py): it gives the nightly batch's rows (findings,
+rounds, packs: every column), except :data:`pipelines.driver.LIVE_DIFFERENCES`.
 """
 from __future__ import annotations
 
@@ -44,10 +49,13 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils.timestamp import Timestamp
 
-from pipelines.watch.order import line_hash
+from pipelines.driver import CONFLICT, RECENT_WINDOW, SEQ_GAP_GAME, DeviceGate, conflict_reason, line_hash
 
 TAG_FINDINGS = "findings"
-WINDOW = 128
+TAG_CONFLICTS = "conflicts"
+TAG_ROUNDS = "rounds"
+TAG_PACKS = "packs"
+WINDOW = RECENT_WINDOW
 KEYED = typing.Tuple[str, typing.Any]
 
 
@@ -80,10 +88,10 @@ class OrderDevice(beam.DoFn):
         self.wait = wait_seconds
 
     def _tracker(self, st):
+        from pipelines.driver import new_seq_tracker
         from rules.finding import gaming_day_from_config
-        from rules.sequence import SeqTracker
 
-        return SeqTracker.from_state(st["tracker"], gaming_day_from_config(self.config))
+        return new_seq_tracker(gaming_day_from_config(self.config), st["tracker"])
 
     def _release(self, st, items, tracker):
         """Feed items (in seq order) to the tracker; yield the events for the tables."""
@@ -93,7 +101,7 @@ class OrderDevice(beam.DoFn):
             if isinstance(item, Reject):
                 found = tracker.feed_reject(item)
             else:
-                found = tracker.feed_event(item)
+                found = tracker.feed_event(item, SEQ_GAP_GAME)
                 prev = st["tables"].get(item.table_id)
                 st["tables"][item.table_id] = item.seq
                 yield item.table_id, (prev, item)
@@ -124,21 +132,22 @@ class OrderDevice(beam.DoFn):
 
     def process(self, kv, dev=beam.DoFn.StateParam(DEV), held=beam.DoFn.StateParam(HELD),
                 hole=beam.DoFn.TimerParam(HOLE), timestamp=beam.DoFn.TimestampParam):
-        _device, (seq, h, item) = kv
+        device, (seq, h, item) = kv
         st = json.loads(dev.read() or '{"last": null, "recent": {}, "tables": {}, "tracker": {"last": {}}, '
                         '"timer": null}')
-        recent = st["recent"]
         out = []
         tracker = self._tracker(st)
-        if recent.get(str(seq)) == h or (st["last"] is not None and seq <= st["last"] - WINDOW):
+        why = DeviceGate(st["recent"], WINDOW).admit(item.event_id, seq, h, st["last"])
+        if why == CONFLICT:   # the driver's rule: the conflicting copy is rejected with its reason
+            out = [beam.pvalue.TaggedOutput(TAG_CONFLICTS, {
+                "device_id": device, "event_id": item.event_id, "seq": seq, "table_id": item.table_id,
+                "reason": conflict_reason(device, item.event_id, every_copy=False)})]
+        elif why is not None:
             pass  # a duplicate delivery (or too old to tell: a stale one)
         elif st["last"] is not None and seq <= st["last"]:
             out = list(self._release(st, [item], tracker))   # late: past its place already
-            recent[str(seq)] = h
         else:
             # the first line of a device waits like a hole: Beam delivers a device's lines in any order
-            recent[str(seq)] = h
-            recent.pop(str(seq - WINDOW), None)
             held.add((seq, timestamp.micros, item))
             out, at = self._drain(st, held, None, tracker)
             if at is not None:
@@ -170,26 +179,31 @@ class ReplayTable(beam.DoFn):
         self.finalize_after = finalize_after_seconds
 
     def _load(self, table_id, raw):
-        import seeds
+        from pipelines.driver import TableDriver
         from rules.finding import gaming_day_from_config
-        from rules.table import TableReplay
 
-        ref, day = seeds.load_reference(table_id), gaming_day_from_config(self.config)
+        day = gaming_day_from_config(self.config)
         if raw is None:
-            return TableReplay(table_id, reference=ref, gaming_day=day), {}
+            return TableDriver(table_id, day), {"chain": {}, "last_ts": None}
         st = json.loads(raw)
-        return TableReplay.from_state(st["replay"], reference=ref, gaming_day=day), st["chain"]
+        return TableDriver(table_id, day, st["replay"]), {"chain": st["chain"], "last_ts": st.get("last_ts")}
 
     @staticmethod
-    def _save(state, rp, chain) -> None:
-        for drain in (rp.drain_rounds, rp.drain_packs, rp.drain_pack_sequences):
-            drain()
-        state.write(json.dumps({"replay": rp.state(), "chain": chain}))
+    def _save(state, rp, chain):
+        """Keep the state; yield the rows the driver hands out (tagged ``rounds``, ``packs``)."""
+        rows = rp.take_rows()
+        state.write('{"replay":' + rp.state_json().decode() + ',"chain":' + json.dumps(chain["chain"])
+                    + ',"last_ts":' + json.dumps(chain["last_ts"]) + "}")
+        for row in rows.rounds:
+            yield beam.pvalue.TaggedOutput(TAG_ROUNDS, row)
+        for row in rows.packs:
+            yield beam.pvalue.TaggedOutput(TAG_PACKS, row)
 
     def process(self, kv, state=beam.DoFn.StateParam(REPLAY), waiting=beam.DoFn.StateParam(WAITING),
                 final=beam.DoFn.TimerParam(FINAL), timestamp=beam.DoFn.TimestampParam):
         table_id, (prev, ev) = kv
-        rp, chain = self._load(table_id, state.read())
+        rp, st = self._load(table_id, state.read())
+        chain = st["chain"]
         pending = list(waiting.read()) + [(prev, ev)]
         waiting.clear()
         progress = True
@@ -204,37 +218,53 @@ class ReplayTable(beam.DoFn):
                     progress = True
         for entry in pending:
             waiting.add(entry)
-        final.set(timestamp + self.finalize_after)
-        self._save(state, rp, chain)
+        # the idle close counts from the table's latest element, not the last one processed (Beam
+        # hands a table its elements in any order)
+        st["last_ts"] = max(timestamp.micros, st["last_ts"] or timestamp.micros)
+        final.set(Timestamp(micros=st["last_ts"]) + self.finalize_after)
+        yield from self._save(state, rp, st)
 
     @on_timer(FINAL)
     def finalize(self, key=beam.DoFn.KeyParam, state=beam.DoFn.StateParam(REPLAY)):
+        """The idle close (the driver's close policy): the end of input, for a bounded stream."""
         rp, chain = self._load(key, state.read())
         yield from rp.close()
-        self._save(state, rp, chain)
+        yield from self._save(state, rp, chain)
 
 
 class ReplayLive(beam.PTransform):
-    """Raw event lines (timestamped, unbounded) → findings (``rules.finding.Finding``)."""
+    """Raw event lines (timestamped, unbounded) → findings (``rules.finding.Finding``).
 
-    def __init__(self, config=None, wait_seconds: float = 5.0, finalize_after_seconds: float = 3600.0):
+    ``with_rows``: a dict of PCollections instead, ``findings``, ``rounds`` and
+    ``packs`` (row dicts of ``schemas.arrow.ROUNDS``/``PACKS``) and
+    ``conflicts`` (the conflicting copies rejected, with their reason).
+    """
+
+    def __init__(self, config=None, wait_seconds: float = 5.0, finalize_after_seconds: float = 3600.0,
+                 with_rows: bool = False):
         super().__init__()
         from schemas.decode import GamingDayConfig
 
         self.config = config or GamingDayConfig()
         self.wait = wait_seconds
         self.finalize_after = finalize_after_seconds
+        self.with_rows = with_rows
 
     def expand(self, lines):
         ordered = (
             lines
             | "DecodeLines" >> beam.ParDo(DecodeLines(self.config)).with_output_types(KEYED)
             | "OrderDevice" >> beam.ParDo(OrderDevice(self.config, self.wait)).with_outputs(
-                TAG_FINDINGS, main="events")
+                TAG_FINDINGS, TAG_CONFLICTS, main="events")
         )
         events = ordered.events | "KeyByTable" >> beam.Map(lambda kv: kv).with_output_types(KEYED)
-        replayed = events | "ReplayTable" >> beam.ParDo(ReplayTable(self.config, self.finalize_after))
-        return (replayed, ordered[TAG_FINDINGS]) | "AllFindings" >> beam.Flatten()
+        replayed = events | "ReplayTable" >> beam.ParDo(ReplayTable(self.config, self.finalize_after)).with_outputs(
+            TAG_ROUNDS, TAG_PACKS, main="findings")
+        findings = (replayed.findings, ordered[TAG_FINDINGS]) | "AllFindings" >> beam.Flatten()
+        if not self.with_rows:
+            return findings
+        return {"findings": findings, "rounds": replayed[TAG_ROUNDS], "packs": replayed[TAG_PACKS],
+                "conflicts": ordered[TAG_CONFLICTS]}
 
 
 def _alert_json(f) -> bytes:

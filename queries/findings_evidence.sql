@@ -1,5 +1,5 @@
 -- name: findings_evidence
--- description: The findings of one gaming day with their evidence: one row per cited event (joined from events by event_id), in the order the finding cites them. Critical findings by default.
+-- description: The findings of one gaming day with their evidence: one row per cited event (joined from events by device_id and event_id: an event_id is unique only within its device), in the order the finding cites them. Critical findings by default.
 -- param gaming_day: date  the gaming day
 -- param severity: string = critical  critical, major, minor, info, or * for all
 -- example: pitwatch query findings_evidence --lake lake --param gaming_day=2026-11-28
@@ -16,14 +16,15 @@ day_findings as (
 citations as (
     select
         finding_id,
-        unnest(event_ids) as event_id,
-        generate_subscripts(event_ids, 1) as evidence_no
+        unnest(evidence).device_id as device_id,
+        unnest(evidence).event_id as event_id,
+        generate_subscripts(evidence, 1) as evidence_no
     from day_findings
 ),
 
 cited_events as (
     select * from events
-    where event_id in (select event_id from citations)
+    where (device_id, event_id) in (select (device_id, event_id) from citations)
 )
 
 select
@@ -40,7 +41,7 @@ select
     c.event_id,
     e.ts as event_ts,
     e.source,
-    e.device_id,
+    c.device_id,
     e.seq,
     e.type,
     e.target,
@@ -51,5 +52,5 @@ select
     e.line
 from day_findings as f
 join citations as c using (finding_id)
-left join cited_events as e on e.event_id = c.event_id
+left join cited_events as e on e.device_id = c.device_id and e.event_id = c.event_id
 order by f.ts, f.table_id, f.rule_id, f.finding_id, c.evidence_no

@@ -77,7 +77,7 @@ dealer_stream as (
     select e.*, p.place
     from table_events as e
     join dealer_span as s on e.device_id = s.device_id and e.seq between s.first_seq and s.last_seq
-    left join placed_cards as p on p.event_id = e.event_id
+    left join placed_cards as p on p.device_id = e.device_id and p.event_id = e.event_id
     where e.source = 'dealer' and (e.round_id = $round_id or e.round_id is null)
 ),
 
@@ -98,17 +98,18 @@ both_streams as (
 
 cited as (
     select
-        unnest(event_ids) as event_id,
+        unnest(evidence).device_id as device_id,
+        unnest(evidence).event_id as event_id,
         finding_id,
         concat(rule_id, ' (', severity, ')') as finding
     from table_findings
 ),
 
 findings_per_event as (
-    select event_id, list(finding order by finding) as findings
+    select device_id, event_id, list(finding order by finding) as findings
     from cited
-    where event_id in (select event_id from both_streams)
-    group by event_id
+    where (device_id, event_id) in (select (device_id, event_id) from both_streams)
+    group by device_id, event_id
 ),
 
 event_rows as (
@@ -138,7 +139,7 @@ event_rows as (
         coalesce(f.findings, []) as findings,
         0 as row_kind
     from both_streams as e
-    left join findings_per_event as f using (event_id)
+    left join findings_per_event as f using (device_id, event_id)
 ),
 
 uncited_findings as (
@@ -150,7 +151,8 @@ uncited_findings as (
         1 as row_kind
     from table_findings
     where round_id = $round_id
-      and finding_id not in (select finding_id from cited where event_id in (select event_id from both_streams))
+      and finding_id not in (select finding_id from cited
+                             where (device_id, event_id) in (select (device_id, event_id) from both_streams))
 )
 
 select ts, source, device_id, seq, type, place, target, face, card, seat, spot, action, amount, result, detail, findings

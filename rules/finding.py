@@ -4,8 +4,13 @@ A finding is deterministic: the same input gives the same finding, whatever
 order the devices' events arrived in.  Hence:
 
 * ``finding_id`` = hash of ``rule_id``, ``table_id``, the rule's key (pack,
-  round, seat, spot, device … as rules.md keys it) and the evidence
-  ``event_ids`` (sorted);
+  round, seat, spot, device … as rules.md keys it) and the evidence as
+  (``device_id``, ``event_id``) pairs, sorted (contract version 2: an
+  ``event_id`` is unique only within its device, so a forged line of another
+  device reusing an id is another event and gives another finding);
+* ``evidence`` = those pairs (the lake's ``evidence`` column), ``event_ids``
+  = their ``event_id`` values as the devices wrote them (sorted, repeated when two
+  devices used one id);
 * ``ts`` = the greatest ``ts`` among the evidence events ("the event that
   completed the evidence"), never the moment the engine happened to notice;
 * ``gaming_day`` = the gaming day of that ``ts``, by a configurable function
@@ -14,7 +19,8 @@ order the devices' events arrived in.  Hence:
   unless the rule names one.
 
 Evidence travels through the engine's state as *refs*: plain lists
-``[event_id, ts, dealer_id]`` (see :func:`ref`).
+``[event_id, ts, dealer_id, device_id]`` (see :func:`ref`).  A ref of three
+items (a state written before version 2) has no device: ``device_id`` None.
 """
 from __future__ import annotations
 
@@ -43,8 +49,13 @@ def gaming_day_from_config(config) -> GamingDay:
 
 
 def ref(ev) -> list:
-    """The evidence ref of an event: ``[event_id, ts, dealer_id]`` (plain data)."""
-    return [ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None]
+    """The evidence ref of an event: ``[event_id, ts, dealer_id, device_id]`` (plain data)."""
+    return [ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None, ev.device_id]
+
+
+def ref_device(r) -> str | None:
+    """The device of an evidence ref (None for a three-item ref of an older state)."""
+    return r[3] if len(r) > 3 else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -66,18 +77,32 @@ class Finding:
     actual: str
     event_ids: tuple[str, ...]
     source: str
+    evidence: tuple[tuple[str | None, str], ...] = ()   # (device_id, event_id), sorted
+
 
     def to_row(self) -> dict:
         """A row for ``schemas.arrow.rows_to_table(rows, FINDINGS)`` (ts as aware UTC datetime)."""
         row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         row["ts"] = micros_to_datetime(self.ts)
         row["event_ids"] = list(self.event_ids)
+        row["evidence"] = evidence_rows(self.evidence)
         return row
 
 
-def finding_id(rule_id: str, table_id: str, key: Sequence, event_ids: Iterable[str]) -> str:
+def evidence_rows(pairs: Iterable[Sequence]) -> list[dict]:
+    """The ``evidence`` column's value: ``[{"device_id": …, "event_id": …}, …]``."""
+    return [{"device_id": d, "event_id": e} for d, e in pairs]
+
+
+def _pair_key(pair: Sequence) -> tuple[str, str]:
+    return ("" if pair[0] is None else pair[0], pair[1])
+
+
+def finding_id(rule_id: str, table_id: str, key: Sequence, evidence: Iterable[Sequence]) -> str:
+    """``evidence``: (device_id, event_id) pairs (order and repeats do not matter)."""
+    pairs = sorted({(d, e) for d, e in evidence}, key=_pair_key)
     payload = json.dumps([rule_id, table_id, [None if k is None else str(k) for k in key],
-                          sorted(set(event_ids))], separators=(",", ":"))
+                          [list(p) for p in pairs]], separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
@@ -87,19 +112,21 @@ def make_finding(
     pack_id: str | None = None, round_id: str | None = None, seat: int | None = None,
     spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None,
 ) -> Finding:
-    """Build a finding from evidence refs (``[event_id, ts, dealer_id]``); see the module doc."""
+    """Build a finding from evidence refs (``[event_id, ts, dealer_id, device_id]``); see the module doc."""
     if not evidence:
         raise ValueError(f"{rule_id}: a finding needs at least one evidence event")
     r = rule(rule_id)
-    refs = sorted({e[0]: e for e in evidence}.values(), key=lambda e: (e[1], e[0]))
+    refs = sorted({(ref_device(e), e[0]): e for e in evidence}.values(),
+                  key=lambda e: (e[1], e[0], ref_device(e) or ""))
     ts = refs[-1][1]
     if dealer_id is None:
         dealers = [e for e in refs if e[2] is not None]
         dealer_id = dealers[-1][2] if dealers else None
+    pairs = tuple(sorted(((ref_device(e), e[0]) for e in refs), key=_pair_key))
     ids = tuple(sorted(e[0] for e in refs))
     return Finding(
-        finding_id=finding_id(rule_id, table_id, key, ids), rule_id=rule_id, severity=r.severity,
+        finding_id=finding_id(rule_id, table_id, key, pairs), rule_id=rule_id, severity=r.severity,
         game=game, table_id=table_id, pack_id=pack_id, round_id=round_id, seat=seat, spot=spot,
         device_id=device_id, dealer_id=dealer_id, ts=ts, gaming_day=gaming_day(ts),
-        expected=expected, actual=actual, event_ids=ids, source=r.source,
+        expected=expected, actual=actual, event_ids=ids, source=r.source, evidence=pairs,
     )

@@ -63,7 +63,7 @@ def touch(pack: dict, ev) -> None:
 
 def record_shoe_card(ctx, pack: dict, ev) -> None:
     al = pack["al"]
-    if not alignment.add_shoe(al, ev.index, ev.card, ev.event_id, ev.ts):
+    if not alignment.add_shoe(al, ev.index, ev.card, ev.event_id, ev.ts, ev.device_id):
         return
     s, s_round = al["s"], pack["s_round"]
     if len(s) == len(s_round) + 1:
@@ -76,7 +76,7 @@ def record_shoe_card(ctx, pack: dict, ev) -> None:
         window = s[-RUN:]
         if new_deck_run([c[1] for c in window], RUN) == 0:
             pack["run_found"] = True
-            _run_finding(ctx, pack, [[c[2], c[3], None] for c in window],
+            _run_finding(ctx, pack, [alignment.shoe_ref(c) for c in window],
                          [(c[0], c[1]) for c in window], "shoe draws")
 
 
@@ -90,7 +90,8 @@ def record_term_card(pack: dict, ev, round_id, dealer_pos: int) -> int:
     pack["dealt"] = True
     if pack["first_term"] is None:
         pack["first_term"] = ref(ev)
-    return alignment.add_term(pack["al"], ev.card, ev.event_id, ev.ts, ev.dealer_id, round_id, dealer_pos)
+    return alignment.add_term(pack["al"], ev.card, ev.event_id, ev.ts, ev.dealer_id, round_id, dealer_pos,
+                              ev.device_id)
 
 
 def _run_finding(ctx, pack, evidence, cards, where) -> None:
@@ -117,7 +118,7 @@ def align(ctx, pack: dict) -> bool:
             s_round[si] = t[tj][4]
             sc, tc = s[si], t[tj]
             ctx.emit("SHOE_CARD_MISMATCH", pack=pack, round_id=tc[4], key=(),
-                     evidence=[[sc[2], sc[3], None], [tc[1], tc[2], tc[3]]],
+                     evidence=[alignment.shoe_ref(sc), alignment.term_ref(tc)],
                      expected=f"the terminal's card {tc[0]} (shoe draw {sc[0]})",
                      actual=f"the shoe read {sc[1]} at draw {sc[0]}")
         elif kind == "shoe_only":
@@ -125,13 +126,13 @@ def align(ctx, pack: dict) -> bool:
             if s[si][2] is not None:
                 sc = s[si]
                 ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=s_round[si], key=(),
-                         evidence=[[sc[2], sc[3], None]],
+                         evidence=[alignment.shoe_ref(sc)],
                          expected="every card the shoe draws is recorded by the terminal",
                          actual=f"shoe draw {sc[0]} ({sc[1] or 'unreadable'}) was never recorded by the terminal")
         elif kind == "term_only":
             tc = t[tj]
             ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=tc[4], key=(),
-                     evidence=[[tc[1], tc[2], tc[3]]],
+                     evidence=[alignment.term_ref(tc)],
                      expected="every card the terminal records was drawn by the shoe",
                      actual=f"the terminal's card {tc[0] or '(unknown)'} was never drawn by the shoe")
     return True
@@ -237,10 +238,10 @@ def sequence(ctx, pack: dict) -> dict:
     """The pack's drawn cards by index (the shoe's when it drew any, else the terminal's)."""
     s, t = pack["al"]["s"], pack["al"]["t"]
     if s:
-        cards = [[c[0], c[1], c[2], c[3]] for c in s if c[2] is not None]
+        cards = [[c[0], c[1], c[2], c[3], c[4] if len(c) > 4 else None] for c in s if c[2] is not None]
         source = "shoe"
     else:
-        cards = [[k + 1, c[0], c[1], c[2]] for k, c in enumerate(t)]
+        cards = [[k + 1, c[0], c[1], c[2], c[6] if len(c) > 6 else None] for k, c in enumerate(t)]
         source = "terminal"
     return {"table_id": ctx.table_id, "pack_id": pack["pack_id"], "game": ctx.game,
             "first_ts": cards[0][3] if cards else None, "source": source, "cards": cards}

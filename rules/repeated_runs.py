@@ -34,8 +34,8 @@ class PackCards:
     pack_id: str
     game: str | None
     first_ts: int | None
-    # (index, card or None, event_id, ts), by index
-    cards: tuple[tuple[int, str | None, str, int], ...]
+    # (index, card or None, event_id, ts, device_id), by index (no device_id: a record before version 2)
+    cards: tuple[tuple, ...]
 
     @classmethod
     def from_record(cls, rec: dict) -> "PackCards":
@@ -77,7 +77,7 @@ def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = def
             hits[pk] = (order, p, w, earliest_order, earliest_w)
     out = []
     for (_table, _pack), (_order, p, w, eorder, ew) in sorted(hits.items()):
-        evidence = [[c[2], c[3], None] for c in w] + [[c[2], c[3], None] for c in ew]
+        evidence = [[c[2], c[3], None, c[4] if len(c) > 4 else None] for c in (*w, *ew)]
         out.append(make_finding(
             "UNSHUFFLED_SEQUENCE", table_id=p.table_id, game=p.game, key=(p.pack_id,), evidence=evidence,
             expected="no run of 10 cards repeating an earlier pack",
@@ -101,7 +101,7 @@ def run_keys(record: dict, run: int = RUN) -> list[int]:
     keys = []
     key = length = 0
     last_index = None
-    for index, card, _event_id, _ts in record["cards"]:
+    for index, card, *_rest in record["cards"]:
         code = _CARD_CODE.get(card) if card is not None else None
         if code is None or (last_index is not None and index != last_index + 1):
             key = length = 0

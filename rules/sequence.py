@@ -41,7 +41,7 @@ class SeqTracker:
         if last is None or seq == last[0] + 1:
             return []
         before_seq, before_table, before_id, before_ts = last
-        evidence = [[i, t, None] for i, t in ((before_id, before_ts), (event_id, ts))
+        evidence = [[i, t, None, device_id] for i, t in ((before_id, before_ts), (event_id, ts))
                     if i is not None and t is not None]
         table = table_id or before_table
         if not evidence or table is None:

@@ -48,6 +48,7 @@ Interpretations:
 """
 from __future__ import annotations
 
+from rules import alignment
 from rules.finding import ref
 from rules.game import GameProcedure
 
@@ -247,11 +248,11 @@ class ThreeBetPoker(GameProcedure):
             if drawn != term_n:
                 how += f", while the dealer terminal recorded {term_n} cards dealt"
             last = s[drawn - 1] if drawn else None
-            last_ref = [last[2], last[3], None] if last and last[2] else None
+            last_ref = alignment.shoe_ref(last) if last and last[2] else None
         else:
             how = f"the dealer terminal recorded {term_n} cards dealt (no shoe readings for this pack)"
             t = pack["al"]["t"]
-            last_ref = [t[term_n - 1][1], t[term_n - 1][2], t[term_n - 1][3]] if term_n else None
+            last_ref = alignment.term_ref(t[term_n - 1]) if term_n else None
             drawn = term_n
         left = size - drawn
         if stub == left:
@@ -272,7 +273,7 @@ class ThreeBetPoker(GameProcedure):
             return
         shown = ", ".join(f"draw {c[0]} ({c[1] or 'unreadable'})" for c in after)
         ctx.emit("STUB_EXPOSED", round_id=pack["rounds"][-1], pack=pack, key=(),
-                 evidence=[[c[2], c[3], None] for c in after],
+                 evidence=[alignment.shoe_ref(c) for c in after],
                  expected=f"no card drawn from pack {pack['pack_id']} after the deal's last card "
                           f"({t[-1][0] or 'unreadable'}, the shoe's draw {end}) until the stub is removed (000 D)",
                  actual=f"the shoe drew {_cards_word(len(after))} after the deal was complete: {shown}")

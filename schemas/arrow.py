@@ -79,6 +79,11 @@ FINDINGS = pa.schema([
     pa.field("actual", pa.string(), nullable=False),
     pa.field("event_ids", pa.list_(pa.string()), nullable=False),
     pa.field("source", pa.string(), nullable=False),
+    # the evidence identified per device (contract version 2: an event_id is unique only within its
+    # device); device_id is null only for evidence carried in a state written before version 2
+    pa.field("evidence", pa.list_(pa.struct([pa.field("device_id", pa.string()),
+                                             pa.field("event_id", pa.string(), nullable=False)])),
+             nullable=False),
 ])
 
 ROUNDS = pa.schema([

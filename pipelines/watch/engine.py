@@ -1,15 +1,16 @@
-"""The live engine: one ``rules.table.TableReplay`` per table and one ``rules.sequence.SeqTracker``.
+"""The live engine: one :class:`pipelines.driver.TableDriver` per table and one SEQ_GAP tracker.
 
-Exactly the objects and the wiring of the nightly batch
-(:func:`pipelines.replay.replay_table`, :class:`pipelines.replay.ReplayDeviceSeq`):
-``seeds.load_reference(table_id)``, ``gaming_day_from_config(config)``,
-``feed(event)`` for every accepted event in per-device ``seq`` order, the
-tracker fed every event and every rejected line whose device and seq could
-be read.  So a finding raised here has the ``finding_id`` the batch writes.
+The driver is the nightly batch's (:func:`pipelines.replay.replay_table`,
+:class:`pipelines.replay.ReplayDeviceSeq`): the same references, gaming-day
+function, ``feed(event)`` for every accepted event in per-device ``seq``
+order, the tracker fed every event and every rejected line whose device and
+seq could be read.  So a finding raised here is the row the batch writes
+(where live must differ, :data:`pipelines.driver.LIVE_DIFFERENCES`).
 
-Rows (``rounds``, ``packs``, pack card sequences) are drained and dropped as
-they come: the nightly batch writes those tables; the live path only alerts,
-and draining keeps a long-running replay's state bounded.
+Rows (``rounds``, ``packs``, pack card sequences) are taken from the driver
+as they become final and handed to ``on_rows(table_id, rows)`` when given
+(else dropped: the nightly batch writes those tables; draining keeps a
+long-running replay's state bounded).
 
 Finalizing: two decisions of the engine come only at ``close()`` ("no shuffle
 recorded" ``UNSHUFFLED_PACK``, and on tables without a shoe some pack and
@@ -22,44 +23,25 @@ finalized can no longer withdraw a "no shuffle" alert — the reason the
 option is off by default (see docs/watch.md).
 
 State: ``state_fragments()`` serialises only the tables fed since the last
-call (``TableReplay.state_json()`` where the engine has it, else orjson of
-its plain-JSON ``st``; bytes cached per table), so a checkpoint's snapshot of
-a floor of hundreds of tables costs what changed, not what exists.
+call (bytes cached per table), so a checkpoint's snapshot of a floor of
+hundreds of tables costs what changed, not what exists.
 """
 from __future__ import annotations
 
 import time
 
-import orjson
-
+from pipelines.driver import SEQ_GAP_GAME, TableDriver, new_seq_tracker
 from pipelines.watch.redact import DealtGuard
 from rules.finding import gaming_day_from_config
-from rules.sequence import SeqTracker
-from rules.table import TableReplay
-
-
-def _reference(table_id: str):
-    import seeds
-
-    return seeds.load_reference(table_id)
-
-
-def _state_json(rp: TableReplay) -> bytes:
-    """The replay's state as JSON bytes: ``TableReplay.state_json()`` where the engine has it;
-    else ``st`` serialised at once (what ``state()``'s deep copy would give, 5-10x cheaper)."""
-    fast = getattr(rp, "state_json", None)
-    if fast is None:
-        return orjson.dumps(rp.st)
-    out = fast()
-    return out.encode() if isinstance(out, str) else out
 
 
 class LiveEngine:
     def __init__(self, config, finalize_after: float | None = None, guard: bool = True) -> None:
         self.gaming_day = gaming_day_from_config(config)
         self.finalize_after = finalize_after
-        self.tables: dict[str, TableReplay] = {}
-        self.seq = SeqTracker(self.gaming_day)
+        self.tables: dict[str, TableDriver] = {}
+        self.seq = new_seq_tracker(self.gaming_day)
+        self.on_rows = None                      # on_rows(table_id, pipelines.driver.Rows), or rows dropped
         self.guard = DealtGuard() if guard else None
         self.last_seen: dict[str, float] = {}   # table -> monotonic time of its last event
         self.finalized: set[str] = set()         # finalized and silent since
@@ -67,11 +49,10 @@ class LiveEngine:
         self._dirty: set[str] = set()
         self.events = 0
 
-    def _replay(self, table_id: str) -> TableReplay:
+    def _replay(self, table_id: str) -> TableDriver:
         rp = self.tables.get(table_id)
         if rp is None:
-            rp = self.tables[table_id] = TableReplay(
-                table_id, reference=_reference(table_id), gaming_day=self.gaming_day)
+            rp = self.tables[table_id] = TableDriver(table_id, self.gaming_day)
         return rp
 
     def feed(self, ev, now: float | None = None) -> list:
@@ -81,7 +62,7 @@ class LiveEngine:
         if self.guard is not None:
             self.guard.observe(ev)
         out = rp.feed(ev)
-        out += self.seq.feed_event(ev, rp.game)
+        out += self.seq.feed_event(ev, SEQ_GAP_GAME)
         self._drain(rp)
         self._dirty.add(tid)
         self.last_seen[tid] = time.monotonic() if now is None else now
@@ -93,18 +74,12 @@ class LiveEngine:
         """A rejected line: only its device's seq matters (it arrived: no SEQ_GAP)."""
         if reject.device_id is None or reject.seq is None:
             return []
-        rp = self.tables.get(reject.table_id) if reject.table_id else None
-        return self.seq.feed(reject.device_id, reject.seq, reject.table_id, reject.event_id, None,
-                             rp.game if rp is not None else None)
+        return self.seq.feed(reject.device_id, reject.seq, reject.table_id, reject.event_id, None, SEQ_GAP_GAME)
 
-    @staticmethod
-    def _drain(rp: TableReplay) -> None:
-        if rp.st["out_rounds"]:
-            rp.drain_rounds()
-        if rp.st["out_packs"]:
-            rp.drain_packs()
-        if rp.st["out_seqs"]:
-            rp.drain_pack_sequences()
+    def _drain(self, rp: TableDriver) -> None:
+        rows = rp.take_rows()
+        if rows and self.on_rows is not None:
+            self.on_rows(rp.table_id, rows)
 
     def finalize(self, table_ids=None) -> list:
         """``close()`` the given tables (all by default): the decisions kept for the end of input."""
@@ -131,7 +106,7 @@ class LiveEngine:
     def state_fragments(self) -> dict[str, bytes]:
         """Per table, its replay state as JSON bytes (re-serialised only when it changed)."""
         for tid in self._dirty:
-            self._cache[tid] = _state_json(self.tables[tid])
+            self._cache[tid] = self.tables[tid].state_json()
         self._dirty.clear()
         return self._cache
 
@@ -141,9 +116,9 @@ class LiveEngine:
 
     def restore(self, tables: dict, other: dict) -> None:
         for tid, st in tables.items():
-            self.tables[tid] = TableReplay.from_state(st, reference=_reference(tid), gaming_day=self.gaming_day)
+            self.tables[tid] = TableDriver(tid, self.gaming_day, st)
             self._dirty.add(tid)
-        self.seq = SeqTracker.from_state(other.get("seq", {"last": {}}), self.gaming_day)
+        self.seq = new_seq_tracker(self.gaming_day, other.get("seq", {"last": {}}))
         self.finalized = set(other.get("finalized", []))
         if self.guard is not None:
             self.guard.restore(other.get("guard", {}))

@@ -14,47 +14,52 @@ soon as the hole is filled, or, when the wait runs out, the hole is taken as
 lost and the held events go on.  Nothing else is ever held: the cost of a
 hole is at most ``wait`` seconds of delay for that one device.
 
-Duplicates: every released or held ``seq`` of the last ``window`` of a device
-is remembered with a short hash of (event_id, content digest).  A line with
-a remembered ``seq`` and the same hash is a duplicate delivery and dropped;
-one with the same ``event_id`` but other content is a conflicting copy and
-dropped too (the first copy was already used: see docs/watch.md on how this
-differs from the batch, which rejects every copy).  A line whose ``seq`` is
-older than the window cannot be checked and is dropped as a stale
-re-delivery; a line inside the window that was never seen is a late line and
-is released (the engine tolerates it; its hole may already have been
-reported).
+Duplicates and conflicts are the driver's rule (:class:`pipelines.driver.DeviceGate`,
+per (``device_id``, ``event_id``)): a copy of a remembered pair with the same
+content hash is a duplicate delivery and dropped; one with other content is a
+conflicting copy and rejected (counted; the service logs the reason).  The
+first copy was already replayed: the batch, which sees all copies at once,
+rejects every copy (:data:`pipelines.driver.LIVE_DIFFERENCES`).  A device's
+pairs are remembered over its last ``window`` seqs; a line older than that
+cannot be checked and is dropped as stale; a line inside the window that was
+never seen is a late line and is released (the engine tolerates it; its hole
+may already have been reported).
+
+Memory is bounded: per device at most ``2 * window`` remembered pairs plus
+its held lines, and a device silent for :data:`FORGET_AFTER` seconds that
+holds nothing is forgotten (:meth:`DeviceOrder.forget_silent`, at every
+checkpoint): one that speaks again starts afresh, like a new device.
 
 State (``state_json()``/``restore()``) is plain data: per device the last
-released ``seq``, the remembered hashes (``{"seq": [hash, event_id]}``) and
+released ``seq``, the remembered pairs (``{event_id: [hash, seq]}``) and
 the held lines (raw text, so a restart decodes them again).
 """
 from __future__ import annotations
 
-import hashlib
 import time
 
 import orjson
 
-DUPLICATE, CONFLICT, STALE, LATE = "duplicate", "conflict", "stale", "late"
+from pipelines.driver import CONFLICT, DUPLICATE, LATE, RECENT_WINDOW, STALE, DeviceGate, line_hash
 
+__all__ = ["CONFLICT", "DUPLICATE", "FORGET_AFTER", "LATE", "STALE", "DeviceOrder", "line_hash"]
 
-def line_hash(event_id: str, digest: str) -> str:
-    return hashlib.blake2b(f"{event_id}\x00{digest}".encode(), digest_size=8).hexdigest()
+FORGET_AFTER = 2 * 86400.0    # seconds of silence after which a device holding nothing is forgotten
 
 
 class _Device:
-    __slots__ = ("last", "recent", "held", "origin")
+    __slots__ = ("last", "gate", "held", "origin", "seen")
 
-    def __init__(self) -> None:
+    def __init__(self, window: int, recent: dict | None = None) -> None:
         self.origin: str | None = None        # the one file/stream its lines came from; "*" several
         self.last: int | None = None
-        self.recent: dict[int, list] = {}   # seq -> [hash, event_id]
+        self.gate = DeviceGate(recent, window)   # {event_id: [hash, seq]}
         self.held: dict[int, tuple] = {}    # seq -> (deadline, event, line)
+        self.seen = time.monotonic()
 
 
 class DeviceOrder:
-    def __init__(self, wait: float = 2.0, window: int = 128) -> None:
+    def __init__(self, wait: float = 2.0, window: int = RECENT_WINDOW) -> None:
         self.wait = wait
         self.window = window
         self.devices: dict[str, _Device] = {}
@@ -65,25 +70,16 @@ class DeviceOrder:
         """One decoded event: returns (events released now, in order, and a drop/late reason or None)."""
         d = self.devices.get(ev.device_id)
         if d is None:
-            d = self.devices[ev.device_id] = _Device()
+            d = self.devices[ev.device_id] = _Device(self.window)
         seq = ev.seq
+        d.seen = time.monotonic() if now is None else now
         origin = line.file.split("#", 1)[0]
         if d.origin != origin:
             d.origin = origin if d.origin is None else "*"
-        h = line_hash(ev.event_id, digest)
-        rec = d.recent.get(seq)
-        if rec is not None:
-            if rec[0] == h:
-                self.counts[DUPLICATE] += 1
-                return [], DUPLICATE
-            if rec[1] == ev.event_id:
-                self.counts[CONFLICT] += 1
-                return [], CONFLICT
-        if d.last is not None and seq <= d.last - self.window:
-            self.counts[STALE] += 1
-            return [], STALE
-        d.recent[seq] = [h, ev.event_id]
-        d.recent.pop(seq - self.window, None)
+        why = d.gate.admit(ev.event_id, seq, line_hash(str(ev.event_id), digest), d.last)
+        if why is not None:
+            self.counts[why] += 1
+            return [], why
         if d.last is None or seq == d.last + 1:
             d.last = seq
             out = [(ev, line)]
@@ -122,10 +118,13 @@ class DeviceOrder:
                 self._chain(d, out)
         return out
 
-    def prune(self, keep: set) -> None:
-        """Forget devices not in ``keep`` that hold nothing (bounded memory over days)."""
-        for dev in [k for k, d in self.devices.items() if k not in keep and not d.held]:
-            del self.devices[dev]
+    def forget_silent(self, now: float | None = None, after: float = FORGET_AFTER) -> int:
+        """Forget the devices silent for ``after`` seconds that hold nothing; how many."""
+        now = time.monotonic() if now is None else now
+        gone = [k for k, d in self.devices.items() if not d.held and now - d.seen >= after]
+        for k in gone:
+            del self.devices[k]
+        return len(gone)
 
     def state(self) -> dict:
         return orjson.loads(self.state_json())
@@ -136,7 +135,7 @@ class DeviceOrder:
         return orjson.dumps({
             "counts": self.counts,
             "devices": {
-                k: {"last": d.last, "origin": d.origin, "recent": d.recent,
+                k: {"last": d.last, "origin": d.origin, "recent": d.gate.recent,
                     "held": [[s, line.raw.decode("utf-8", "replace"), line.file, line.line]
                              for s, (_dl, _ev, line) in sorted(d.held.items())] if d.held else []}
                 for k, d in self.devices.items()
@@ -148,15 +147,20 @@ class DeviceOrder:
         self.counts.update(state.get("counts", {}))
         deadline = time.monotonic() + self.wait
         for k, s in state.get("devices", {}).items():
-            d = self.devices[k] = _Device()
+            d = self.devices[k] = _Device(self.window, _recent_pairs(s["recent"]))
             d.last = s["last"]
             d.origin = s.get("origin")
-            recent = s["recent"]
-            if isinstance(recent, dict):   # {"seq": [hash, event_id]}
-                d.recent = {int(q): list(r) for q, r in recent.items()}
-            else:                          # older checkpoints: [[seq, hash, event_id], …]
-                d.recent = {r[0]: [r[1], r[2]] for r in recent}
             for seq, raw, file, number in s["held"]:
                 ev, line = decode(raw.encode(), file, number)
                 d.held[seq] = (deadline, ev, line)
                 self.held += 1
+
+
+def _recent_pairs(recent) -> dict:
+    """``{event_id: [hash, seq]}`` from a checkpoint, of this version or an older one."""
+    if isinstance(recent, dict):
+        items = list(recent.items())
+        if items and isinstance(items[0][1][1], str):   # before version 2: {"seq": [hash, event_id]}
+            return {r[1]: [r[0], int(q)] for q, r in items}
+        return {e: list(r) for e, r in items}
+    return {r[2]: [r[1], r[0]] for r in recent}        # older still: [[seq, hash, event_id], …]

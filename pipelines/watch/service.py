@@ -34,6 +34,7 @@ import orjson
 
 from pipelines.watch.checkpoint import CheckpointWriter, StateDir
 from pipelines.watch.engine import LiveEngine
+from pipelines.driver import CONFLICT, LATE, conflict_reason
 from pipelines.watch.order import DeviceOrder
 from pipelines.watch.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record
 from pipelines.watch.sources import Line, open_sources
@@ -146,6 +147,7 @@ class WatchService:
             for fid in ids:
                 sent[fid] = days.get(fid, "")
         self._prune_sent()
+        self.order.forget_silent()              # bounded memory over days (pipelines.watch.order)
         gen = self.state.rotate()
         dirty = len(self.engine._dirty)
         rest = orjson.dumps({
@@ -232,8 +234,12 @@ class WatchService:
         else:
             ev, digest = out
             ready, why = self.order.offer(ev, digest, line)
-            if why is None or why == "late":
+            if why is None or why == LATE:
                 self.counts["accepted"] += 1
+            elif why == CONFLICT:   # the driver's rule: the conflicting copy is rejected, with its reason
+                self.counts["rejected"] += 1
+                log.warning("rejected %s:%d: %s", line.file, line.line,
+                            conflict_reason(ev.device_id, ev.event_id, every_copy=False))
         for item, ln in ready:
             self._feed(item, ln)
 

@@ -66,6 +66,7 @@ def alert_record(f) -> dict:
     rec["ts"] = rfc3339(f.ts)
     rec["gaming_day"] = f.gaming_day.isoformat()
     rec["event_ids"] = list(f.event_ids)
+    rec["evidence"] = [{"device_id": d, "event_id": e} for d, e in f.evidence]
     return rec
 
 

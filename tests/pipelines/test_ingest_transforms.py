@@ -89,5 +89,8 @@ def test_deduplicate_compares_copies_with_equal_columns_as_parsed_json(tmp_path)
 
 
 def test_deduplicate_rejects_ids_in_conflict_elsewhere(tmp_path):
-    out = deduplicate([_table([line(seq=1), line(seq=2)], tmp_path / "f.jsonl")], frozenset({"e-card_drawn-2"}))
+    from pipelines.ingest import identity_key
+
+    elsewhere = frozenset({identity_key("SHOE-1", "e-card_drawn-2")})   # (device_id, event_id): contract v2
+    out = deduplicate([_table([line(seq=1), line(seq=2)], tmp_path / "f.jsonl")], elsewhere)
     assert out.events.num_rows == 1 and [c["event_id"] for c in out.conflicts] == ["e-card_drawn-2"]

@@ -157,7 +157,12 @@ def _finding(fid, rule, table, day, ts, event_ids, pack=None, round_id=None, dea
     return {"finding_id": fid, "rule_id": rule, "severity": _SEVERITY.get(rule, "major"), "game": game,
             "table_id": table, "pack_id": pack, "round_id": round_id, "dealer_id": dealer, "ts": ts,
             "gaming_day": day, "expected": expected, "actual": actual, "event_ids": event_ids,
-            "source": _SOURCES[rule]}
+            "source": _SOURCES[rule], "evidence": [{"device_id": _device_of(e), "event_id": e} for e in event_ids]}
+
+
+def _device_of(event_id: str) -> str | None:
+    """The device of a cited event (evidence is per (device_id, event_id)); None for one not in the lake."""
+    return next((r["device_id"] for r in DAY1_EVENTS + BAC07_EVENTS + TBP_EVENTS if r["event_id"] == event_id), None)
 
 
 FINDINGS = [

@@ -38,6 +38,16 @@ def batch_ids(scenario, tmp_path_factory):
     return sorted(ids)
 
 
+@pytest.fixture(scope="session")
+def batch_rows(scenario, tmp_path_factory):
+    """Every row (findings, rounds, packs) the nightly batch writes for the scenario."""
+    from tests.watch.equivalence import batch
+
+    base = tmp_path_factory.mktemp("batch-rows")
+    write_batch_input(scenario, base / "in")
+    return batch([base / "in"], base / "lake")
+
+
 class Watch:
     """A ``pitwatch watch`` subprocess; its stdout alerts and stderr lines collected by threads."""
 

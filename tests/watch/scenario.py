@@ -124,3 +124,31 @@ def write_batch_input(devices: dict[str, list[str]], folder: Path) -> None:
     for dev, lines in devices.items():
         with gzip.open(folder / f"{dev}.jsonl.gz", "wt") as f:
             f.write("\n".join(lines) + "\n")
+
+
+def plain_ids(devices: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Every device numbering its events ``E-<seq>``: the same event_ids on every device (contract
+    version 2: an event_id is unique only within its device), so events of different devices share ids."""
+    out = {}
+    for dev, lines in devices.items():
+        rows = [json.loads(line) for line in lines]
+        out[dev] = [json.dumps({**r, "event_id": f"E-{r['seq']:05d}"}) if "seq" in r else json.dumps(r)
+                    for r in rows]
+    return out
+
+
+def conflicting_copy(line: str, **changes) -> str:
+    """A copy of ``line`` (same device_id, event_id) with other content."""
+    return json.dumps({**json.loads(line), **changes})
+
+
+FORGER = "DT-ZZ99"
+
+
+def forged_dealer_in(devices: dict[str, list[str]], reuse: list[tuple[str, str]], table_id: str) -> list[str]:
+    """Lines of an invented terminal ``DT-ZZ99``: a ``dealer_in`` on ``table_id`` per
+    (genuine device, genuine event_id) in ``reuse``, reusing that event_id, at that event's time."""
+    by_key = {(r["device_id"], r["event_id"]): r for lines in devices.values() for r in map(json.loads, lines)}
+    return [json.dumps({"event_id": eid, "ts": by_key[(dev, eid)]["ts"], "source": "dealer", "type": "dealer_in",
+                        "table_id": table_id, "device_id": FORGER, "seq": n, "dealer_id": "D-FORGED"})
+            for n, (dev, eid) in enumerate(reuse, 1)]

@@ -93,8 +93,11 @@ def test_order_state_round_trips_and_reads_older_checkpoints():
     again = DeviceOrder(wait=60)
     again.restore(state, decode)
     assert again.state_json() == order.state_json() and again.held == 1
-    old = json.loads(order.state_json())          # the list form of older checkpoints
-    old["devices"]["DT-1"]["recent"] = [[int(s), *r] for s, r in old["devices"]["DT-1"]["recent"].items()]
-    older = DeviceOrder(wait=60)
-    older.restore(old, decode)
-    assert older.state_json() == order.state_json()
+    recent = json.loads(order.state_json())["devices"]["DT-1"]["recent"]   # {event_id: [hash, seq]}
+    for form in ({str(q): [h, e] for e, (h, q) in recent.items()},      # before contract v2: by seq
+                 [[q, h, e] for e, (h, q) in recent.items()]):           # the list form, older still
+        old = json.loads(order.state_json())
+        old["devices"]["DT-1"]["recent"] = form
+        older = DeviceOrder(wait=60)
+        older.restore(old, decode)
+        assert older.state_json() == order.state_json()

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from pipelines.lake import file_schema
 from tests.watch.conftest import append_lines
+from tests.watch.equivalence import assert_alerts_are_rows
 from tests.watch.scenario import interleave
 
 
@@ -24,7 +25,7 @@ def _lake_alert_ids(lake) -> list[str]:
 
 
 @pytest.mark.slow
-def test_live_alerts_are_the_batch_findings(tmp_path, scenario, batch_ids, start_watch):
+def test_live_alerts_are_the_batch_findings(tmp_path, scenario, batch_ids, batch_rows, start_watch):
     feeds, lake = tmp_path / "feeds", tmp_path / "lake"
     feeds.mkdir()
     w = start_watch(feeds, "--lake", lake, "--alerts-file", tmp_path / "alerts.jsonl",
@@ -34,8 +35,9 @@ def test_live_alerts_are_the_batch_findings(tmp_path, scenario, batch_ids, start
     w.caught_up(len(order))
     live_before_end = _ids(w.alerts)
     assert w.stop(signal.SIGTERM) == 0
-    # every finding the batch writes, raised once, with the same finding_id
+    # every finding the batch writes, raised once, with the same finding_id and every column
     assert _ids(w.alerts) == batch_ids
+    assert_alerts_are_rows(w.alerts, batch_rows["findings"])
     # before the end of input everything but the end-of-input decision was already out
     assert sorted(set(batch_ids) - set(live_before_end)) == sorted(
         a["finding_id"] for a in w.alerts if a["rule_id"] == "UNSHUFFLED_PACK")

@@ -1,4 +1,5 @@
-"""Live alerts equal the batch's findings on a simulated day with every kind of fault."""
+"""Live alerts (the real command, a subprocess) are the batch's finding rows, every column, on a
+simulated day with every kind of fault."""
 from __future__ import annotations
 
 import heapq
@@ -11,19 +12,17 @@ from tests.watch.conftest import append_lines
 
 @pytest.mark.slow
 def test_live_alerts_equal_the_batch_on_a_simulated_day_with_every_fault(tmp_path, start_watch):
-    from pipelines.batch import run_batch
     from pipelines.simulate import SPECS, simulate
-    from pipelines.truth import lake_findings
+    from tests.watch.equivalence import assert_alerts_are_rows, batch, without
 
     feeds = tmp_path / "sim"
     simulate(feeds, tables={"baccarat": 1, "three_bet_poker": 1, "combate": 1, "stud": 1, "razz": 1},
              hours=1.5, seed=4, faults={name: 0.05 for name in SPECS}, workers=1)
     day_folders = sorted(str(d) for d in feeds.iterdir() if d.is_dir())
-    run_batch(day_folders, str(tmp_path / "batch"))
     # the cross-pack 10-card repeat needs every pack of the night: the batch decides it
-    batch = {f["finding_id"]: f["rule_id"] for f in lake_findings(str(tmp_path / "batch"))
-             if not (f["rule_id"] == "UNSHUFFLED_SEQUENCE" and "repeat pack" in f["actual"])}
-    assert len(set(batch.values())) >= 15
+    rows = without(batch(day_folders, tmp_path / "batch"),
+                   lambda f: not (f["rule_id"] == "UNSHUFFLED_SEQUENCE" and "repeat pack" in f["actual"]))
+    assert len({dict(r)["rule_id"] for r in rows["findings"]}) >= 15
 
     # the devices' lines arrive as they were recorded, devices interleaved by time
     streams = []
@@ -34,5 +33,4 @@ def test_live_alerts_equal_the_batch_on_a_simulated_day_with_every_fault(tmp_pat
     append_lines(tmp_path / "live", order)
     w.caught_up(len(order))
     assert w.stop(signal.SIGTERM) == 0
-    live = {a["finding_id"]: a["rule_id"] for a in w.alerts}
-    assert sorted(live.items()) == sorted(batch.items())
+    assert_alerts_are_rows(w.alerts, rows["findings"])
