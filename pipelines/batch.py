@@ -208,11 +208,12 @@ def local_input_bytes(files: list[str]) -> int:
 
 def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
-              day_mode: DayMode | None = None, inbox_listing: list | None = None) -> RunSummary:
+              day_mode: DayMode | None = None, inbox_listing: list | None = None, devices=None) -> RunSummary:
     """Ingest, validate, replay and write every table of the lake. Raises InputError/LakeError.
 
     With ``day_mode`` the run is one night's replay (see :mod:`pipelines.nightly`);
-    ``inputs`` may then be empty (a gaming day with no file).
+    ``inputs`` may then be empty (a gaming day with no file).  ``devices``: the device
+    registry (:class:`pipelines.devices.DeviceRegistry`, recorded in the run's options) or None.
     """
     from schemas.decode import GamingDayConfig
 
@@ -236,7 +237,8 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
                                "direct_num_workers": workers,
                                "beam_args": list(beam_args or []),
                                "replay_day": day_mode.replay_day if day_mode else None,
-                               "prior_day": day_mode.prior_day if day_mode else None}, sort_keys=True),
+                               "prior_day": day_mode.prior_day if day_mode else None,
+                               "devices": devices.describe() if devices is not None else None}, sort_keys=True),
     }
     runs.write_run_record(lake_path, runs.run_record(meta, "running"))
     what = f"gaming day {day_mode.replay_day}" if day_mode else f"{len(files)} input file(s)"
@@ -244,7 +246,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     try:
         with worker_zygote(options) as zygote, worker_stderr_silenced(workers > 1), whole_bundle_inputs(), \
                 beam.Pipeline(runner=embedded_runner(options, zygote), options=options) as p:
-            build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode)
+            build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode, devices)
     except BaseException as exc:
         runs.write_run_record(lake_path, runs.run_record(
             meta, f"failed: {type(exc).__name__}: {exc}"[:2000], ended=_dt.datetime.now(_dt.timezone.utc)))

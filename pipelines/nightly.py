@@ -96,8 +96,15 @@ def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_f
 
 def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day=None, chunk_lines: int = 20_000,
                 lookback_days: int = 7, rebuild_from: str | None = None, retention_days: int = 7,
-                log=None) -> list[RunSummary]:
-    """Replay ``day`` (and any earlier day whose inbox changed) from the carried state."""
+                log=None, devices: str | None = None) -> list[RunSummary]:
+    """Replay ``day`` (and any earlier day whose inbox changed) from the carried state.
+
+    The device registry: ``devices`` (``--devices FILE``), else ``INBOX/devices.csv`` when it
+    exists (:func:`pipelines.devices.registry_path`, the one place that decides it).
+    """
+    from pipelines.devices import load_registry, registry_path
+
+    registry = load_registry(registry_path(devices, inbox))
     the_plan = plan(day, inbox, lake_path, lookback_days, rebuild_from)
     summaries = []
     prior = the_plan.prior
@@ -108,6 +115,7 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
         files = [os.path.join(inbox, f["path"]) for f in listing]
         summaries.append(run_batch(
             files, lake_path, beam_args=beam_args, gaming_day=gaming_day, chunk_lines=chunk_lines,
-            command=f"pitwatch run --day {day}", day_mode=DayMode(d, prior, retention_days), inbox_listing=listing))
+            command=f"pitwatch run --day {day}", day_mode=DayMode(d, prior, retention_days), inbox_listing=listing,
+            devices=registry))
         prior = d
     return summaries

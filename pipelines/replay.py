@@ -169,14 +169,20 @@ def finding_rows(findings) -> list[dict]:
     return [f.to_row() for f in findings]
 
 
-def load_reference(table_id: str):
+def load_reference(table_id: str, devices=None):
+    """The table's reference (seeds), with its rows of the device registry (``pipelines.devices``) if any."""
+    import dataclasses
+
     import seeds
 
-    return seeds.load_reference(table_id)
+    reference = seeds.load_reference(table_id)
+    if devices is not None:
+        reference = dataclasses.replace(reference, devices=devices.for_table(table_id))
+    return reference
 
 
 def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | None = None,
-                 nightly: bool = False, ordered: bool = False):
+                 nightly: bool = False, ordered: bool = False, devices=None):
     """Run one table's replay over its events. Returns (replay, findings).
 
     ``ordered``: the events are already in :func:`feed_order` (:func:`sorted_for_writer`,
@@ -192,7 +198,7 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
     from rules.table import TableReplay
 
     gaming_day = gaming_day_from_config(gaming_day_config)
-    reference = load_reference(table_id)
+    reference = load_reference(table_id, devices)
     if prior_state is not None:
         replay = TableReplay.from_state(prior_state, reference=reference, gaming_day=gaming_day)
     else:
@@ -216,9 +222,10 @@ def _last_dealer_type(in_order: list) -> str | None:
 class ReplayTable(WithoutCyclicGC):
     """(table_id, {"events": [packed event tables], "state": [prior JSON state]}) → the table's outputs."""
 
-    def __init__(self, gaming_day_config, nightly: bool = False):
+    def __init__(self, gaming_day_config, nightly: bool = False, devices=None):
         self.gaming_day_config = gaming_day_config
         self.nightly = nightly
+        self.devices = devices      # pipelines.devices.DeviceRegistry or None
         self._conflicts_cache = None
 
     def _conflicts(self, conflict_ids) -> frozenset:
@@ -248,7 +255,8 @@ class ReplayTable(WithoutCyclicGC):
                 piece = sorted_piece("events", drop_empty_columns(rows), presorted=presorted)
                 yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(piece)))
         replay, findings = replay_table(
-            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered)
+            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered,
+            self.devices)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
         sequences = replay.drain_pack_sequences()
         if sequences:   # one JSON blob per table (a million small objects would be slow to ship),

@@ -48,9 +48,13 @@ Exit codes: 0 done; 1 findings at or above --fail-on; 2 input or configuration e
               help="Time zone of the gaming day (IANA name, e.g. America/Puerto_Rico).")
 @click.option("--chunk-lines", default=20_000, show_default=True, type=click.IntRange(100),
               help="Most lines per chunk read and decoded as one unit (a JSONL chunk also ends at each 4 MB read).")
+@click.option("--devices", metavar="FILE",
+              help="The device registry (devices.csv: device_id,source,table_id,from_day,to_day) for SHOE_SILENT "
+                   "and UNKNOWN_DEVICE; the nightly form reads INBOX/devices.csv when this is not given.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
 @click.pass_context
-def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cutoff, timezone, chunk_lines, quiet):
+def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cutoff, timezone, chunk_lines, devices,
+        quiet):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
     procedure and write the lake: events, rejects, rounds, packs, findings, runs.
@@ -74,7 +78,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cut
     paths, beam_args = split_beam_args(list(inputs) + list(ctx.args))
     try:
         summaries = _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff, timezone,
-                         chunk_lines, logging.getLogger("pitwatch"))
+                         chunk_lines, logging.getLogger("pitwatch"), devices)
     except (InputError, LakeError, StateError, ValueError) as exc:
         raise RunError(str(exc)) from None
     except (PermissionError, FileNotFoundError) as exc:
@@ -92,7 +96,8 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, fail_on, cut
             sys.exit(EXIT_FINDINGS)
 
 
-def _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff, timezone, chunk_lines, log):
+def _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff, timezone, chunk_lines, log,
+         devices=None):
     from schemas.decode import GamingDayConfig
 
     config = GamingDayConfig(cutoff, timezone)
@@ -102,8 +107,11 @@ def _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff
         if not paths:
             raise ValueError("give at least one INPUT file, folder or glob (or --day with --inbox)")
         from pipelines.batch import run_batch
+        from pipelines.devices import load_registry, registry_path
 
-        return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines)]
+        registry = load_registry(registry_path(devices))
+        return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
+                          devices=registry)]
     from pipelines.nightly import parse_day, run_nightly
 
     if paths:
@@ -112,7 +120,7 @@ def _run(paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, cutoff
         raise ValueError("--day needs --inbox DIR")
     return run_nightly(parse_day(day), inbox, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
                        lookback_days=lookback_days, rebuild_from=parse_day(rebuild_from) if rebuild_from else None,
-                       log=log)
+                       log=log, devices=devices)
 
 
 def split_beam_args(tokens: list[str]) -> tuple[list[str], list[str]]:
