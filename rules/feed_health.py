@@ -150,6 +150,8 @@ class FeedHealth:
         if spans:
             day = ctx.gaming_day(ev.ts)
             listed = any(_on(day, first, last) for first, last in spans)
+        if len(self._seen) >= 4096:   # a feed naming ever new devices: the cache stays small
+            self._seen.clear()
         self._seen[key] = (minute, listed)
         return listed
 
