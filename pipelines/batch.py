@@ -244,14 +244,16 @@ def local_input_bytes(files: list[str]) -> int:
 def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
               day_mode: DayMode | None = None, inbox_listing: list | None = None,
-              recorded: dict | None = None, rebuilding: bool = False) -> RunSummary:
+              recorded: dict | None = None, rebuilding: bool = False, devices=None) -> RunSummary:
     """Ingest, validate, replay and write every table of the lake. Raises InputError/LakeError.
 
     With ``day_mode`` the run is one night's replay (see :mod:`pipelines.nightly`);
     ``inputs`` may then be empty (a gaming day with no file).  ``command`` (the
     whole command line) and ``recorded`` (more for the run record's ``options``:
     the effective settings with their origins, the inbox files skipped) go to
-    the ``runs`` record.  The gaming-day settings must be the lake's
+    the ``runs`` record.  ``devices``: the device
+    registry (:class:`pipelines.devices.DeviceRegistry`, recorded in the run's options) or None.
+    The gaming-day settings must be the lake's
     (:mod:`pipelines.lake_settings`), unless ``rebuilding`` the whole lake.
     A KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the command)
     leaves the run record ``interrupted: SIGNAL``; any other failure ``failed: …``.
@@ -284,6 +286,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
                                "beam_args": list(beam_args or []),
                                "replay_day": day_mode.replay_day if day_mode else None,
                                "prior_day": day_mode.prior_day if day_mode else None,
+                               "devices": devices.describe() if devices is not None else None,
                                **(recorded or {})}, sort_keys=True),
     }
     runs.write_run_record(lake_path, runs.run_record(meta, "running"))
@@ -291,7 +294,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     log.info("run %s: %s → %s", meta["run_id"], what, lake_path)
     try:
         with worker_reports(options), whole_bundle_inputs(), beam.Pipeline(options=options) as p:
-            build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode)
+            build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode, devices)
     except BaseException as exc:
         status = (f"interrupted: {str(getattr(exc, 'signal_name', '') or 'SIGINT').split()[0]}"
                   if isinstance(exc, KeyboardInterrupt)

@@ -149,10 +149,16 @@ class Rows:
         return bool(self.rounds or self.packs or self.sequences)
 
 
-def load_reference(table_id: str):
+def load_reference(table_id: str, devices=None):
+    """The table's reference (seeds), with its rows of the device registry (``pipelines.devices``) if any."""
+    import dataclasses
+
     import seeds
 
-    return seeds.load_reference(table_id)
+    reference = seeds.load_reference(table_id)
+    if devices is not None:
+        reference = dataclasses.replace(reference, devices=devices.for_table(table_id))
+    return reference
 
 
 class TableDriver:
@@ -160,11 +166,11 @@ class TableDriver:
 
     __slots__ = ("table_id", "replay")
 
-    def __init__(self, table_id: str, gaming_day, state: dict | None = None) -> None:
+    def __init__(self, table_id: str, gaming_day, state: dict | None = None, devices=None) -> None:
         from rules.table import TableReplay
 
         self.table_id = table_id
-        reference = load_reference(table_id)
+        reference = load_reference(table_id, devices)
         self.replay = (TableReplay(table_id, reference=reference, gaming_day=gaming_day) if state is None
                        else TableReplay.from_state(state, reference=reference, gaming_day=gaming_day))
 

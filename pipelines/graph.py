@@ -193,7 +193,7 @@ def _with_prior_state(p, what: str, rows, tag: str, lake_path: str, day_mode: Da
 
 
 def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta: dict,
-                   options: IngestOptions, day_mode: DayMode | None = None) -> None:
+                   options: IngestOptions, day_mode: DayMode | None = None, devices=None) -> None:
     fallback_day = day_mode.replay_day if day_mode else run_meta["fallback_day"]
     file_name = day_mode.file_name if day_mode else lake.PART_FILE
     nightly = day_mode is not None
@@ -208,7 +208,7 @@ def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta:
     conflict_ids = decoded[TAG_IDS] | "FindConflictingIds" >> FindConflictingIds()
     replayed = (
         _with_prior_state(p, "Table", decoded.events, "events", lake_path, day_mode, "tables", "table_id")
-        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, nightly), beam.pvalue.AsList(conflict_ids))
+        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, nightly, devices), beam.pvalue.AsList(conflict_ids))
         .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_GAMES, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
                       TAG_EVENTS, TAG_DAYS, main="partitions")
     )

@@ -175,18 +175,22 @@ def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_f
 def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day=None, chunk_lines: int = 20_000,
                 lookback_days: int = 7, rebuild_from: str | None = None, retention_days: int = 7,
                 log=None, command: str | None = None, recorded: dict | None = None,
-                allow_empty_day: bool = False, strict_inbox: bool = False) -> list[RunSummary]:
+                allow_empty_day: bool = False, strict_inbox: bool = False, devices: str | None = None) -> list[RunSummary]:
     """Replay ``day`` (and any earlier day whose inbox changed) from the carried state.
 
     Nothing is written before the inbox (:func:`check_inbox`) and the
     gaming-day settings (:mod:`pipelines.lake_settings`) have passed.  A
     ``rebuild_from`` at or before the lake's first replayed day replays the
     whole lake and may change its gaming-day settings: they are recorded when
-    the last day has completed.
+    the last day has completed.  The device registry: ``devices`` (``--devices FILE``), else
+    ``INBOX/devices.csv`` when it exists (:func:`pipelines.devices.registry_path`, the one place
+    that decides it).
     """
+    from pipelines.devices import load_registry, registry_path
     from schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
+    registry = load_registry(registry_path(devices, inbox))
     the_plan = plan(day, inbox, lake_path, lookback_days, rebuild_from)
     replayed = state.replayed_days(lake_path)
     rebuilding = rebuild_from is not None and (not replayed or rebuild_from <= replayed[0])
@@ -205,7 +209,7 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
             files, lake_path, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
             command=command or f"pitwatch run --day {day} --inbox {inbox} --lake {lake_path}",
             day_mode=DayMode(d, prior, retention_days), inbox_listing=listing,
-            recorded={**(recorded or {}), "inbox_skipped": skipped[d]}, rebuilding=rebuilding))
+            recorded={**(recorded or {}), "inbox_skipped": skipped[d]}, rebuilding=rebuilding, devices=registry))
         prior = d
     if rebuilding and summaries and all(s.status == "succeeded" for s in summaries):
         lake_settings.record(lake_path, config, summaries[-1].run_id)

@@ -165,7 +165,7 @@ def finding_rows(findings) -> list[dict]:
 
 
 def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | None = None,
-                 nightly: bool = False, ordered: bool = False):
+                 nightly: bool = False, ordered: bool = False, devices=None):
     """Run one table's replay over its events through the driver. Returns (driver, findings).
 
     ``ordered``: the events are already in :func:`pipelines.driver.feed_order`
@@ -174,7 +174,7 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
     closes the table at the end of its input; a nightly run only when the
     table ended the day closed, carrying its state to the next day.
     """
-    driver = TableDriver(table_id, gaming_day_from_config(gaming_day_config), prior_state)
+    driver = TableDriver(table_id, gaming_day_from_config(gaming_day_config), prior_state, devices)
     in_order = events if ordered else list(feed_order(events))
     findings = driver.feed_all(in_order)
     findings.extend(driver.end_of_input(nightly, _last_dealer_type(in_order) if nightly else None))
@@ -189,9 +189,10 @@ def _last_dealer_type(in_order: list) -> str | None:
 class ReplayTable(WithoutCyclicGC):
     """(table_id, {"events": [packed event tables], "state": [prior JSON state]}) → the table's outputs."""
 
-    def __init__(self, gaming_day_config, nightly: bool = False):
+    def __init__(self, gaming_day_config, nightly: bool = False, devices=None):
         self.gaming_day_config = gaming_day_config
         self.nightly = nightly
+        self.devices = devices      # pipelines.devices.DeviceRegistry or None
         self._conflicts_cache = None
 
     def _conflicts(self, conflict_ids) -> frozenset:
@@ -221,7 +222,8 @@ class ReplayTable(WithoutCyclicGC):
                 piece = sorted_piece("events", drop_empty_columns(rows), presorted=presorted)
                 yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(piece)))
         replay, findings = replay_table(
-            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered)
+            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered,
+            self.devices)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
         rows = replay.take_rows()
         sequences = rows.sequences

@@ -126,6 +126,11 @@ RULES: tuple[Rule, ...] = (
        "a big bet on 4th street although an up pair shows"),
     _r("SHORT_DECK_PROCEDURE", "major", STUD_GAMES, "004 H", "round",
        "the 7th-street short-stack procedure was not followed"),
+    # feed health (version 2): rules.feed_health
+    _r("SHOE_SILENT", "major", _BCT, "integrity", "pack",
+       "the terminal records cards of a pack no shoe drew, on a table expected to have a shoe"),
+    _r("UNKNOWN_DEVICE", "critical", ALL_GAMES, "integrity", "table, device",
+       "an event from a device the registry does not list for that source, table and gaming day"),
 )
 
 RULE_BY_ID: dict[str, Rule] = {r.rule_id: r for r in RULES}

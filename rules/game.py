@@ -75,6 +75,15 @@ actual=…, rnd=…, pack=…, seat=…, spot=…)``; the engine keeps "once per
 ids, ts and counts.  ``ctx.undecided(rnd, rule_id)`` records a check left
 open by an unreadable card.
 
+**Table checks** (:data:`rules.procedures.CHECKS`): rules that hold for
+every table whatever its game (:mod:`rules.feed_health`) are classes built
+with the table's reference, run beside the game's plug-in.  The engine calls
+``on_event(ctx, ev)`` after replaying every event of the table,
+``on_pack_done(ctx, pack)``, ``pack_open(ctx, pack)`` (True holds the pack's
+row back, as :meth:`GameProcedure.pack_open`) and ``on_close(ctx)`` (after
+the game's).  Their state lives in ``ctx.st`` under a key of their own, as a
+versioned record, and in keys of their own in the pack dicts.
+
 **Ordering** (see :mod:`rules.table`): each device's events come in ``seq``
 order, devices interleaved arbitrarily.  A hook may decide at once from one
 stream's events; a decision needing two streams must wait until both sides'

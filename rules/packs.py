@@ -210,7 +210,7 @@ def final(ctx, pack: dict, closing: bool) -> bool:
     return (pack["shoe_done"] and pack["term_done"] and pack["unshuffled"] == "done"
             and pack["composition"] == "done" and pack["run_found"]
             and (closing or aligned_through(pack, len(pack["al"]["t"])))
-            and (closing or not ctx.proc.pack_open(ctx, pack)))
+            and (closing or not (ctx.proc.pack_open(ctx, pack) or any(c.pack_open(ctx, pack) for c in ctx.checks))))
 
 
 def row(ctx, pack: dict) -> dict:

@@ -19,6 +19,20 @@ PROCEDURES: dict[str, str] = {
 }
 
 
+#: Table checks: run on every table beside its game's plug-in (see "Table checks" in rules.game).
+#: Add one by adding ``"module:Class"``; the class is built with the table's reference.
+CHECKS: tuple[str, ...] = ("rules.feed_health:FeedHealth",)
+
+
+def checks_for(ref: TableReference = DEFAULT_REFERENCE) -> tuple:
+    """The table checks of one table (:data:`CHECKS`), built with its reference."""
+    out = []
+    for target in CHECKS:
+        module, name = target.split(":")
+        out.append(getattr(importlib.import_module(module), name)(ref))
+    return tuple(out)
+
+
 def procedure_for(game: str | None, ref: TableReference = DEFAULT_REFERENCE) -> GameProcedure:
     target = PROCEDURES.get(game or "")
     if target is None:

@@ -79,7 +79,7 @@ import copy
 from rules import machines, packs, rounds
 from rules.dealer import HANDLERS, round_event
 from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
-from rules.procedures import procedure_for
+from rules.procedures import checks_for, procedure_for
 from rules.reference import DEFAULT_REFERENCE, TableReference
 from schemas.events import Event
 
@@ -107,6 +107,7 @@ class TableReplay:
         self.gaming_day = gaming_day or default_gaming_day
         self.st = _new_state(table_id)
         self.proc = procedure_for(None, self.ref)
+        self.checks = checks_for(self.ref)  # table checks beside the game's plug-in (rules.procedures.CHECKS)
         self._out: list[Finding] = []
         self._caches()
 
@@ -164,6 +165,8 @@ class TableReplay:
             machines.shoe(self, ev)
         elif source == "shuffler":
             machines.shuffler(self, ev)
+        for check in self.checks:
+            check.on_event(self, ev)
         ending = st["ending"]
         if self._ready or ending and self._fclean != (self._fver, len(ending)):
             self._flush(False)  # else it would find nothing to do
@@ -185,6 +188,8 @@ class TableReplay:
             packs.align(self, pack)
             packs.settle(self, pack, closing=True)
         self.proc.on_close(self)
+        for check in self.checks:
+            check.on_close(self)
         for rid in list(st["rounds"]):
             if rid not in st["ending"]:
                 st["ending"].append(rid)
@@ -338,6 +343,8 @@ class TableReplay:
         self._settle(pack)
         if pack["shoe_done"] and pack["term_done"]:
             self.proc.on_pack_done(self, pack)
+            for check in self.checks:
+                check.on_pack_done(self, pack)
             self._settle(pack)
 
     def _flush(self, closing: bool) -> None:

@@ -4,13 +4,17 @@ findings its ground truth lists; a clean simulated day raises none.
 Each day is simulated with ``pitwatch simulate``'s library, replayed by the
 real batch pipeline (Beam, FnApiRunner) into a real lake, and the lake's
 findings are compared with ``truth.jsonl`` by rule, table and key
-(:mod:`pipelines.truth`).
+(:mod:`pipelines.truth`).  Every run is given the simulator's device registry
+(``OUT/devices.csv``), as ``pitwatch run --devices`` would be: the feed-health rules
+(``SHOE_SILENT``, ``UNKNOWN_DEVICE``) are in the matrix like any other, and the clean
+day, registry and all, raises neither.
 """
 from __future__ import annotations
 
 import pytest
 
 from pipelines.batch import run_batch
+from pipelines.devices import load_registry
 from pipelines.simulate import SPECS, simulate
 from pipelines.truth import compare, lake_findings, read_truth
 from rules.catalog import RULES
@@ -22,7 +26,7 @@ def _day(tmp_path, games, faults, seed=11):
     feeds, lake = tmp_path / "feeds", tmp_path / "lake"
     simulate(feeds, tables={g: 1 for g in games}, hours=HOURS, seed=seed, faults=faults)
     days = sorted(str(d) for d in feeds.iterdir() if d.is_dir())
-    summary = run_batch(days, str(lake))
+    summary = run_batch(days, str(lake), devices=load_registry(str(feeds / "devices.csv")))
     assert summary.status == "succeeded" and summary.rejected == 0
     return lake_findings(str(lake)), read_truth(feeds / "truth.jsonl")
 

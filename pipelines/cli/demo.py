@@ -31,6 +31,7 @@ def demo(out, hours, faults, seed):
     """
     setup_logging(quiet=True)
     from pipelines.batch import run_batch
+    from pipelines.devices import load_registry
     from pipelines.simulate import DEFAULT_TABLES, build_rates, simulate   # every game of the contract
     from pipelines.truth import compare, lake_findings, read_truth
     from rules.catalog import SEVERITIES
@@ -46,8 +47,9 @@ def demo(out, hours, faults, seed):
     sim = simulate(feeds, tables=DEFAULT_TABLES, hours=hours, seed=seed, faults=build_rates(faults, None), workers=2)
     click.echo(f"    {sim.events:,} events from {sim.devices} devices; {sim.findings} findings must be raised")
     days = sorted(str(d) for d in feeds.iterdir() if d.is_dir())   # the day folders, not truth.jsonl
-    click.echo(f"2/3 running the batch: pitwatch run {' '.join(days)} --lake {lake}")
-    summary = run_batch(days, str(lake))
+    registry = feeds / "devices.csv"       # the simulator's device registry: SHOE_SILENT, UNKNOWN_DEVICE
+    click.echo(f"2/3 running the batch: pitwatch run {' '.join(days)} --devices {registry} --lake {lake}")
+    summary = run_batch(days, str(lake), devices=load_registry(str(registry)))
     click.echo(f"    {summary.lines_read:,} lines = accepted {summary.accepted:,} + rejected {summary.rejected:,}"
                f" + duplicates {summary.duplicates:,}; {summary.rows['rounds']:,} rounds, "
                f"{summary.rows['packs']:,} packs, {summary.findings:,} findings")

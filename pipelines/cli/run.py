@@ -59,10 +59,13 @@ Examples:
 @click.option("--chunk-lines", default=20_000, show_default=True, type=click.IntRange(100),
               help="Most lines per chunk read and decoded as one unit (a JSONL chunk also ends at each 4 MB read).")
 @setting_option("log_file", metavar="FILE")
+@click.option("--devices", metavar="FILE",
+              help="The device registry (devices.csv: device_id,source,table_id,from_day,to_day) for SHOE_SILENT "
+                   "and UNKNOWN_DEVICE; the nightly form reads INBOX/devices.csv when this is not given.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
 @click.pass_context
 def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, fail_on, not_after, cutoff,
-        timezone, chunk_lines, log_file, quiet):
+        timezone, chunk_lines, log_file, devices, quiet):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
     procedure and write the lake: events, rejects, rounds, packs, findings, runs.
@@ -89,7 +92,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     try:
         paths, beam_args = pipeline_args(ctx, list(inputs) + list(ctx.args))
         summaries = _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day,
-                         strict_inbox, cutoff, timezone, chunk_lines, not_after)
+                         strict_inbox, cutoff, timezone, chunk_lines, not_after, devices)
     except (InputError, LakeError, StateError, ValueError) as exc:
         raise UserError(str(exc)) from None
     except (PermissionError, FileNotFoundError) as exc:
@@ -135,7 +138,7 @@ def pipeline_args(ctx, tokens: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox,
-         cutoff, timezone, chunk_lines, not_after=None):
+         cutoff, timezone, chunk_lines, not_after=None, devices=None):
     import datetime as _dt
 
     from schemas.decode import GamingDayConfig
@@ -158,9 +161,11 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
         if not paths:
             raise ValueError("give at least one INPUT file, folder or glob (or --day with --inbox)")
         from pipelines.batch import run_batch
+        from pipelines.devices import load_registry, registry_path
 
+        registry = load_registry(registry_path(devices))
         return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
-                          command=command, recorded=recorded)]
+                          command=command, recorded=recorded, devices=registry)]
     from pipelines.nightly import parse_day, run_nightly
 
     if paths:
@@ -170,7 +175,7 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
     return run_nightly(parse_day(day), inbox, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
                        lookback_days=lookback_days, rebuild_from=parse_day(rebuild_from) if rebuild_from else None,
                        log=log, command=command, recorded=recorded, allow_empty_day=allow_empty_day,
-                       strict_inbox=strict_inbox)
+                       strict_inbox=strict_inbox, devices=devices)
 
 
 def _flag_given(ctx, name: str) -> bool:

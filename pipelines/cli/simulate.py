@@ -92,7 +92,8 @@ Examples:
   pitwatch simulate --list-faults
 """)
 @click.option("--out", "out", required=True, metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
-              help="Empty (or new) folder for OUT/<gaming day>/<device>.jsonl and OUT/truth.jsonl.")
+              help="Empty (or new) folder for OUT/<gaming day>/<device>.jsonl, OUT/truth.jsonl and the "
+                   "device registry OUT/devices.csv.")
 @click.option("--tables", default=DEFAULT_TABLES, show_default=True, callback=_tables, metavar="GAME=N,…",
               help="Tables per game: " + ", ".join(GAME_NAMES) + ".")
 @click.option("--hours", type=click.FloatRange(min=0.05, max=24 * 31), default=8.0, show_default=True,
@@ -113,7 +114,8 @@ Examples:
 def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, quiet):
     """Write a realistic simulated gaming floor: one JSONL file per device per
     gaming day, exactly in the event contract, with procedure faults injected
-    on request and OUT/truth.jsonl listing every finding they must raise.
+    on request, OUT/truth.jsonl listing every finding they must raise and
+    OUT/devices.csv, the floor's device registry (for pitwatch run --devices).
     """
     from pipelines.simulate import build_rates
     from pipelines.simulate import simulate as run
@@ -145,4 +147,5 @@ def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, q
     else:
         click.echo("faults injected: 0 (a clean floor)")
     click.echo(f"findings they must raise: {s.findings} -> {out / 'truth.jsonl'}")
+    click.echo(f"device registry: {out / 'devices.csv'} (pitwatch run … --devices {out / 'devices.csv'})")
     sys.stdout.flush()

@@ -14,7 +14,7 @@ same pack.  ``SEQ_GAP`` (a device's ``seq`` jumps) and
 
 Every injected fault writes one truth line per finding it must raise, keyed
 as ``rules.md`` keys the rule (pack-level rules by ``pack_id``, round-level by
-``round_id``, ``SEQ_GAP`` by ``device_id``, ``PAYOUT`` by round + seat + spot),
+``round_id``, ``SEQ_GAP`` and ``UNKNOWN_DEVICE`` by ``device_id``, ``PAYOUT`` by round + seat + spot),
 labelled ``NAME/variant`` and grouped by ``fault_id``.
 """
 from __future__ import annotations
@@ -74,12 +74,14 @@ _SPECS = [
     FaultSpec("FIRST_TO_ACT", STUD, "the first action on 4th/5th street by the wrong seat"),
     FaultSpec("FOURTH_STREET_DOUBLE", STUD, "a big bet on 4th street with an up pair showing"),
     FaultSpec("SHORT_DECK_PROCEDURE", STUD, "the wrong 7th-street short-stack procedure"),
+    FaultSpec("SHOE_SILENT", SHOE_GAMES, "the shoe writes nothing of a pack the terminal deals (unplugged)"),
+    FaultSpec("UNKNOWN_DEVICE", ALL, "a rogue shuffler not in devices.csv reports a pack (once per table)"),
 ]
 SPECS: dict[str, FaultSpec] = {s.name: s for s in _SPECS}
 FAULT_NAMES: tuple[str, ...] = tuple(SPECS)
 
 # faults that change which cards the two streams see: never in a pack that has a pack-level fault
-CARD_STREAM = frozenset({"SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD", "STUB_EXPOSED"})
+CARD_STREAM = frozenset({"SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD", "STUB_EXPOSED", "SHOE_SILENT"})
 # faults that never occupy a round or pack
 FREE = frozenset({"SEQ_GAP", "STUB_COUNT_OVERDUE"})
 
@@ -165,6 +167,7 @@ class TableFaults:
 
     def begin_pack(self) -> None:
         self.pack_busy = False
+        self.table.shoe_quiet = False    # a shoe unplugged for the last pack (SHOE_SILENT) is back
 
     def wants(self, name: str, pack_level: bool = False) -> bool:
         rate = self.rates.get(name)

@@ -25,8 +25,9 @@ from pathlib import Path
 
 import orjson
 
-from pipelines.simulate import baccarat_faults, combate_faults  # noqa: F401  (register their faults)
+from pipelines.simulate import baccarat_faults, combate_faults, feed_faults  # noqa: F401  (register their faults)
 from pipelines.simulate.baccarat import Baccarat
+from pipelines.devices import write_registry
 from pipelines.simulate.clock import HOUR, MINUTE, GamingDays, to_ms
 from pipelines.simulate.combate import Combate
 from pipelines.simulate.devices import DeviceFactory, Port
@@ -35,6 +36,8 @@ from pipelines.simulate.stud import Razz, Stud, Stud8
 from pipelines.simulate.table import TableConfig
 from pipelines.simulate.three_bet_poker import ThreeBetPoker
 from pipelines.simulate.writer import StreamWriter
+
+REGISTRY_FILE = "devices.csv"   # OUT/devices.csv: the device registry of the floor (pipelines.devices)
 
 GAMES = {"baccarat": Baccarat, "three_bet_poker": ThreeBetPoker, "combate": Combate,
          "stud": Stud, "stud8": Stud8, "razz": Razz}
@@ -103,13 +106,17 @@ def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, 
             sims.append(GAMES[game](cfg))
     for dev in factory.devices:  # a "shared" device serving one table is just a device
         dev.shared = dev.shared and len(dev.tables) > 1
+    if rates.get("UNKNOWN_DEVICE"):  # rogue shufflers last: the floor's own devices stay as they were
+        for sim in sims:
+            sim.cfg.rogue = Port(factory.shuffler(), sim.table_id)
     return sims, factory.devices
 
 
 def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAULT_HOURS,
              start: _dt.datetime = DEFAULT_START, seed: int = 1, faults: dict[str, float] | None = None,
              gaming_days: GamingDays | None = None, progress=None, workers: int = 1) -> Summary:
-    """Write a simulated floor to ``out_dir``: event files per device per gaming day and ``truth.jsonl``.
+    """Write a simulated floor to ``out_dir``: event files per device per gaming day, ``truth.jsonl``
+    and the device registry ``devices.csv`` (:mod:`pipelines.simulate.feed_faults`).
 
     ``tables``: game -> number of tables; ``faults``: fault name -> rate per
     opportunity (see :func:`pipelines.simulate.faults.build_rates`);
@@ -126,7 +133,10 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     args = (str(out), tables, hours, start, seed, faults or {}, gaming_days)
-    groups = table_groups(build_tables(tables, 0, HOUR, seed, {}, None)[0])
+    floor = build_tables(tables, 0, HOUR, seed, {}, None)[0]
+    groups = table_groups(floor)
+    from_day = (gaming_days or GamingDays()).day(to_ms(start) - HOUR)[0]
+    write_registry(out / REGISTRY_FILE, feed_faults.registry_rows(floor, from_day))
     parts = [[] for _ in range(max(1, min(workers, len(groups))))]
     for k, group in enumerate(sorted(groups, key=lambda g: (-len(g), g))):
         min(parts, key=lambda p: (len(p), parts.index(p))).extend(group)

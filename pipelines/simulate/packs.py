@@ -55,6 +55,8 @@ def emit_shuffle(table, prep: PackPrep, checker, method: str | None, preshuffled
     """``shuffle_completed`` from ``checker`` (if any) and the dealer's ``shuffle`` (if ``method``)."""
     if not prep.record_shuffle:
         return
+    if prep.flags.get("rogue"):
+        checker = table.cfg.rogue        # UNKNOWN_DEVICE: a shuffler not in the registry reports the pack
     if checker is not None:
         table.device(checker, "shuffle_completed",
                      f'"pack_id":"{prep.pid}","decks":{prep.decks},"card_count":{prep.card_count},'
@@ -67,7 +69,8 @@ def emit_shuffle(table, prep: PackPrep, checker, method: str | None, preshuffled
 
 def offer_pack_faults(table, prep: PackPrep, extra_names=()) -> None:
     if table.faults:
-        table.faults.inject(["UNSHUFFLED_PACK", "PACK_COMPOSITION", "UNSHUFFLED_SEQUENCE", *extra_names],
+        table.faults.inject(["UNSHUFFLED_PACK", "PACK_COMPOSITION", "UNSHUFFLED_SEQUENCE", "SHOE_SILENT",
+                             "UNKNOWN_DEVICE", *extra_names],
                             prep, pack_level=True)
 
 

@@ -32,6 +32,7 @@ class TableConfig:
     backroom: Port | None = None   # shared back-room shuffler (pre-shuffled packs)
     rates: dict | None = None
     truth: TruthLog | None = None
+    rogue: Port | None = None      # UNKNOWN_DEVICE: a shuffler not in the registry (only when that fault is on)
 
 
 class TableSim:
@@ -55,6 +56,8 @@ class TableSim:
         self.out: list = []
         self.dt = cfg.terminal
         self.shoe_port = cfg.shoe
+        self.shoe_quiet = False   # SHOE_SILENT: the shoe is unplugged for the current pack
+        self.rogue_used = False   # UNKNOWN_DEVICE: the rogue shuffler reported a pack already
         self.seated: list[int] = []
         self.first_seated: int | None = None
         self.opened = False
@@ -78,6 +81,8 @@ class TableSim:
 
     def device(self, port: Port, typ: str, body: str, lo: int = 300, hi: int = 900) -> None:
         t = self.t = self.t + 1 + int((lo + (hi - lo) * self._random()) * self.speed)
+        if self.shoe_quiet and port is self.shoe_port:
+            return   # unplugged (SHOE_SILENT): time passes as if it wrote, nothing is written
         self.out.append((t, port, port.heads.get(typ) or port.typed(typ), body))
 
     # ------------------------------------------------------------- the loop

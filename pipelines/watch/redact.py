@@ -1,28 +1,42 @@
-"""Live alerts never show a card the dealer terminal has not dealt yet.
+"""Live alerts never show a shoe card the dealer terminal has not dealt.
 
 Which engine texts can name a shoe card (``rules/packs.py``): the within-pack
 ``UNSHUFFLED_SEQUENCE`` found in the shoe's draws ("shoe draws 1-8 run in
 new-deck order: Ah 2h …"), ``SHOE_CARD_MISMATCH`` ("the shoe read 7h at draw
 45") and ``UNACCOUNTED_CARD`` ("shoe draw 45 (7h) was never recorded").  The
 card-reading shoe reports a card as it leaves the shoe, and its stream may
-run seconds ahead of the terminal's: a baccarat card drawn face down and not
-yet turned (or squeezed) would be revealed by an alert raised from the shoe's
-side alone.  The nightly batch has no such issue (the coup is over), so the
-engine's texts are right as they are; the live path masks.
+run seconds (a mid-shift start: a whole file) ahead of the terminal's: a card
+drawn face down and not yet turned, or a card never dealt at all (the rest of
+the pack, the stub), would be revealed by an alert raised from the shoe's
+side.  The nightly batch writes the engine's texts whole; the live path masks.
 
-Rule: a card of an evidence event that is a shoe ``card_drawn`` of index *i*
-of pack *P* is masked (``??``) in ``expected``/``actual`` while the terminal
-has recorded fewer than *i* cards (burns included) of *P* and *P* is still in
-play (no ``shoe_emptied``, the terminal has not moved to another pack).  The
-terminal's own cards are dealt by definition and never masked.  Everything
-else of the alert (``finding_id``, evidence ids, rule, ts …) is unchanged, so
-it is still the finding the batch writes; only its two texts may say less.
-(A card code can occur more than once in a text with several decks: every
-occurrence is masked, erring on the side of saying less.)
+Rule: a shoe ``card_drawn`` of index *i* of pack *P* is **undealt** while the
+terminal has recorded fewer than *i* cards (burns included) of *P*: *i* is
+beyond the last place of *P* the terminal has recorded.  Nothing the shoe
+says changes that — not ``shoe_emptied``, not the shoe moving to another
+pack, not the order the files are read in (a shoe file read before the
+terminal's, so that the terminal's ``table_opened`` releases the shoe's
+held draws into findings): only the terminal recording place *i* does.
 
-State is small and bounded: only the shoe draws not yet dealt are kept (a
-handful: the skew between the streams), of the last ``KEEP_PACKS`` packs per
-table; it is part of the checkpoint (``state()``/``restore()``).
+An alert whose evidence holds an undealt draw shows **no card at all** in
+its ``expected`` and ``actual`` (every card code becomes ``??``): masking
+only the undealt cards of a run "in new-deck order" would still tell the
+rest (2h 3h 4h ?? … is 5h 6h …).  The same when the alert is about a pack
+this guard no longer remembers (or never saw): it cannot tell which of its
+cards are dealt, so it shows none.  Everything else of the alert
+(``finding_id``, evidence ids, rule, ts …) is unchanged, so it is still the
+finding the batch writes; only its two texts may say less.
+
+Terminal cards are given to a pack as the engine does: the event's own
+``pack_id``, else its round's pack (``round_started``, changed by
+``reshuffle``), else the last pack the terminal named.
+
+State is bounded: per table the last ``KEEP_PACKS`` packs touched, each with
+the terminal's count and its undealt draws (at most ``MAX_UNDEALT``; a pack
+with more — no real shoe — is masked whole from then on); a pack let go
+counts as unknown (masked whole).  It is part of the checkpoint
+(``state()``/``restore()``; a state of the earlier format is read, the packs
+it had let go count as unknown).
 """
 from __future__ import annotations
 
@@ -30,21 +44,40 @@ import dataclasses
 import re
 from collections import OrderedDict
 
-KEEP_PACKS = 4
+KEEP_PACKS = 32
 KEEP_ROUNDS = 64
+MAX_UNDEALT = 1024
 MASK = "??"
+STATE_VERSION = 2
+_CARD = re.compile(r"(?<![A-Za-z0-9])[A2-9TJQK][cdhs](?![A-Za-z0-9])")
+
+
+class _Pack:
+    __slots__ = ("term", "undealt", "overflow")
+
+    def __init__(self, term: int = 0, undealt=None, overflow: bool = False) -> None:
+        self.term = term                                  # cards of the pack the terminal recorded
+        self.undealt: dict[str, tuple[int, str]] = undealt or {}  # event_id -> (index, card), index > term
+        self.overflow = overflow                          # more undealt draws than MAX_UNDEALT were seen
 
 
 class _Table:
-    __slots__ = ("round_pack", "term_pack", "term_last", "term_count", "draws", "done")
+    __slots__ = ("round_pack", "term_pack", "packs")
 
     def __init__(self) -> None:
         self.round_pack: dict[str, str] = {}
-        self.term_pack: str | None = None     # last pack the terminal named
-        self.term_last: str | None = None     # pack of the terminal's last card
-        self.term_count: dict[str, int] = {}
-        self.draws: dict[str, OrderedDict] = {}  # pack -> {event_id: (index, card)} not yet dealt
-        self.done: list[str] = []
+        self.term_pack: str | None = None        # last pack the terminal named
+        self.packs: OrderedDict[str, _Pack] = OrderedDict()
+
+    def pack(self, pack_id: str) -> _Pack:
+        p = self.packs.get(pack_id)
+        if p is None:
+            p = self.packs[pack_id] = _Pack()
+            while len(self.packs) > KEEP_PACKS:
+                self.packs.popitem(last=False)   # let go: its alerts are masked whole from now on
+        else:
+            self.packs.move_to_end(pack_id)
+        return p
 
 
 class DealtGuard:
@@ -53,76 +86,86 @@ class DealtGuard:
         self.masked = 0
 
     def observe(self, ev) -> None:
+        """Every accepted event, before the engine replays it."""
         t = self.tables.get(ev.table_id)
         if t is None:
             t = self.tables[ev.table_id] = _Table()
         typ = ev.type
-        if ev.source == "shoe":
-            if typ == "card_drawn" and ev.card is not None:
-                if ev.pack_id in t.done or ev.index <= t.term_count.get(ev.pack_id, 0):
-                    return
-                draws = t.draws.get(ev.pack_id)
-                if draws is None:
-                    draws = t.draws[ev.pack_id] = OrderedDict()
-                    while len(t.draws) > KEEP_PACKS:
-                        del t.draws[next(iter(t.draws))]
-                draws[ev.event_id] = (ev.index, ev.card)
-            elif typ == "shoe_emptied":
-                self._done(t, ev.pack_id)
-            return
         if ev.source != "dealer":
+            if ev.pack_id is None:
+                return
+            p = t.pack(ev.pack_id)
+            if ev.source == "shoe" and typ == "card_drawn" and ev.card is not None and ev.index > p.term:
+                if len(p.undealt) >= MAX_UNDEALT:
+                    p.overflow = True
+                else:
+                    p.undealt[ev.event_id] = (ev.index, ev.card)
             return
-        if typ == "round_started" and ev.pack_id:
+        if typ in ("round_started", "reshuffle") and ev.round_id and ev.pack_id:
             t.round_pack[ev.round_id] = ev.pack_id
             if len(t.round_pack) > KEEP_ROUNDS:
                 del t.round_pack[next(iter(t.round_pack))]
-        elif typ == "reshuffle" and ev.round_id and ev.pack_id:
-            t.round_pack[ev.round_id] = ev.pack_id
-        if ev.pack_id and typ != "round_started":
+        if ev.pack_id:
             t.term_pack = ev.pack_id
-        if typ == "card_dealt":
-            pack = ev.pack_id or t.round_pack.get(ev.round_id) or t.term_pack
-            if pack is None:
-                return
-            if t.term_last not in (None, pack):
-                self._done(t, t.term_last)
-            t.term_last = pack
-            n = t.term_count[pack] = t.term_count.get(pack, 0) + 1
-            draws = t.draws.get(pack)
-            while draws and next(iter(draws.values()))[0] <= n:
-                draws.popitem(last=False)
-
-    @staticmethod
-    def _done(t: _Table, pack: str | None) -> None:
-        if pack is not None and pack not in t.done:
-            t.done = (t.done + [pack])[-KEEP_PACKS:]
-            t.draws.pop(pack, None)
-            for k in [k for k in t.term_count if k not in t.draws and k != t.term_last]:
-                del t.term_count[k]
+        if typ != "card_dealt":
+            if ev.pack_id:
+                t.pack(ev.pack_id)
+            return
+        pid = ev.pack_id or (t.round_pack.get(ev.round_id) if ev.round_id else None) or t.term_pack
+        if pid is None:
+            return
+        p = t.pack(pid)
+        p.term += 1
+        if p.undealt:
+            n = p.term
+            for eid in [e for e, (i, _c) in p.undealt.items() if i <= n]:
+                del p.undealt[eid]
 
     def apply(self, f):
         """The finding as a live alert may show it (the same object when nothing is masked)."""
-        t = self.tables.get(f.table_id)
-        if t is None or not t.draws:
+        if not (_CARD.search(f.expected) or _CARD.search(f.actual)):
             return f
-        hidden = [d[1] for draws in t.draws.values() for eid in f.event_ids
-                  if (d := draws.get(eid)) is not None]
-        if not hidden:
+        t = self.tables.get(f.table_id)
+        if f.pack_id is not None and (t is None or f.pack_id not in t.packs or t.packs[f.pack_id].overflow):
+            hide = True            # a pack let go (or never seen): which of its cards are dealt is unknown
+        elif t is None:
+            hide = False
+        else:
+            ids = f.event_ids
+            hide = any(eid in p.undealt for p in t.packs.values() if p.undealt for eid in ids)
+        if not hide:
             return f
         self.masked += 1
-        pattern = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(sorted(set(map(re.escape, hidden)))) + r")(?![A-Za-z0-9])")
-        return dataclasses.replace(f, expected=pattern.sub(MASK, f.expected), actual=pattern.sub(MASK, f.actual))
+        return dataclasses.replace(f, expected=_CARD.sub(MASK, f.expected), actual=_CARD.sub(MASK, f.actual))
 
     def state(self) -> dict:
-        return {tid: {"round_pack": list(t.round_pack.items()), "term_pack": t.term_pack,
-                      "term_last": t.term_last, "term_count": t.term_count, "done": t.done,
-                      "draws": {p: [[e, i, c] for e, (i, c) in d.items()] for p, d in t.draws.items()}}
-                for tid, t in self.tables.items()}
+        return {"v": STATE_VERSION, "tables": {
+            tid: {"round_pack": list(t.round_pack.items()), "term_pack": t.term_pack,
+                  "packs": [[pid, p.term, [[e, i, c] for e, (i, c) in p.undealt.items()], p.overflow]
+                            for pid, p in t.packs.items()]}
+            for tid, t in self.tables.items()}}
 
     def restore(self, state: dict) -> None:
+        if state.get("v") != STATE_VERSION:
+            return self._restore_v1(state)
+        for tid, s in state["tables"].items():
+            t = self.tables[tid] = _Table()
+            t.round_pack = dict(map(tuple, s["round_pack"]))
+            t.term_pack = s["term_pack"]
+            for pid, term, undealt, overflow in s["packs"]:
+                t.packs[pid] = _Pack(term, {e: (i, c) for e, i, c in undealt}, overflow)
+
+    def _restore_v1(self, state: dict) -> None:
+        """The first format (draws kept only while the pack was in play): packs it had let go are unknown."""
         for tid, s in state.items():
             t = self.tables[tid] = _Table()
             t.round_pack = dict(map(tuple, s["round_pack"]))
-            t.term_pack, t.term_last, t.done = s["term_pack"], s["term_last"], list(s["done"])
-            t.term_count = dict(s["term_count"])
-            t.draws = {p: OrderedDict((e, (i, c)) for e, i, c in d) for p, d in s["draws"].items()}
+            t.term_pack = s["term_pack"]
+            done = set(s.get("done", []))
+            for pid, n in s["term_count"].items():
+                if pid not in done:
+                    t.packs[pid] = _Pack(n)
+            for pid, draws in s["draws"].items():
+                if pid not in done:
+                    p = t.packs.get(pid) or t.packs.setdefault(pid, _Pack())
+                    p.undealt.update({e: (i, c) for e, i, c in draws})

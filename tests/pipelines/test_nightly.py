@@ -166,8 +166,9 @@ def test_simulated_days_night_by_night_equal_one_run(tmp_path):
              hours=12, seed=9, faults={name: 0.03 for name in SPECS})
     days = sorted(d.name for d in feeds.iterdir() if d.is_dir())
     assert len(days) >= 2
+    # the nightly form reads the simulator's registry as INBOX/devices.csv: the one run gets it too
     result = CliRunner().invoke(main, ["run", *[str(feeds / d) for d in days], "--lake", str(tmp_path / "single"),
-                                       "--quiet"])
+                                       "--devices", str(feeds / "devices.csv"), "--quiet"])
     assert result.exit_code == 0, result.output
     for day in days:
         result = CliRunner().invoke(main, ["run", "--day", day, "--inbox", str(feeds), "--lake",

@@ -28,6 +28,22 @@ def test_writes_files_truth_and_prints_a_summary(tmp_path):
     assert len(list(out.glob("*/*.jsonl"))) >= 4
 
 
+def test_writes_the_device_registry_and_both_feed_faults(tmp_path):
+    from pipelines.devices import load_registry
+
+    out = tmp_path / "day"
+    r = run("--out", str(out), "--tables", "baccarat=1", "--hours", "4", "--fault", "SHOE_SILENT=1",
+            "--fault", "UNKNOWN_DEVICE=1")
+    assert r.exit_code == 0, r.output
+    assert f"device registry: {out / 'devices.csv'}" in r.output
+    listed = {row[0] for row in load_registry(str(out / "devices.csv")).rows}
+    writers = {p.stem for p in out.glob("*/*.jsonl")}
+    truth = [orjson.loads(x) for x in (out / "truth.jsonl").read_bytes().splitlines()]
+    assert {t["rule_id"] for t in truth} == {"SHOE_SILENT", "UNKNOWN_DEVICE"}
+    rogue = {t["device_id"] for t in truth if t["rule_id"] == "UNKNOWN_DEVICE"}
+    assert len(rogue) == 1 and writers - listed == rogue     # every other device that wrote is listed
+
+
 @pytest.mark.parametrize("args, words", [
     (["--tables", "poker=2"], "unknown game 'poker'"),
     (["--tables", "baccarat=x"], "whole number"),

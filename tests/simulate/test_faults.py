@@ -11,7 +11,7 @@ from pipelines.simulate.faults import FAULT_NAMES, REGISTRY, SPECS
 ALSO = {"VOID_NOT_DECLARED": {"MISDEAL"}, "STUB_EXPOSED": {"UNACCOUNTED_CARD"}, "SIX_CARD_RULE": {"PAYOUT"}}
 PACK_KEYED = {"UNSHUFFLED_PACK", "PACK_COMPOSITION", "UNSHUFFLED_SEQUENCE", "CUT_OFFER", "CUT_PLACEMENT",
               "CUT_CARD_PLACEMENT", "CUT_CARD_MISMATCH", "RIFFLE_SKIPPED", "BURN_COUNT", "LAST_COUP_NOT_ANNOUNCED",
-              "COUPS_AFTER_CUT_CARD"}
+              "COUPS_AFTER_CUT_CARD", "SHOE_SILENT"}
 LONG = {"LAST_COUP_NOT_ANNOUNCED", "COUPS_AFTER_CUT_CARD", "CUT_CARD_MISMATCH", "SHORT_DECK_PROCEDURE"}
 
 
@@ -37,7 +37,7 @@ def test_fault_is_listed_in_truth_with_its_rule_and_key(fault_floor_factory, nam
     packs = {(e.table_id, e.pack_id) for e in floor.events if e.pack_id}
     for t in truth:
         rule, table = t["rule_id"], t["table_id"]
-        if rule == "SEQ_GAP":
+        if rule in ("SEQ_GAP", "UNKNOWN_DEVICE"):
             assert t["device_id"] and t["pack_id"] is None and t["round_id"] is None
         elif rule in PACK_KEYED or (rule == "BURN_SKIPPED" and t["game"] == "baccarat"):
             assert (table, t["pack_id"]) in packs and t["round_id"] is None, t
@@ -85,7 +85,31 @@ EVIDENCE = {
     "LAST_COUP_NOT_ANNOUNCED": lambda f, t: not any(e.type == "last_coup_announced"
                                                     for e in _pack_events(f, t["table_id"], t["pack_id"])),
     "STUB_EXPOSED": lambda f, t: _stub_exposed(f, t),
+    # the terminal dealt the pack, the shoe wrote nothing of it
+    "SHOE_SILENT": lambda f, t: (lambda evs: any(e.type == "card_dealt" for e in evs)
+                                 and not any(e.source == "shoe" for e in evs))(
+        _pack_events(f, t["table_id"], t["pack_id"])),
+    "UNKNOWN_DEVICE": lambda f, t: _unknown_device(f, t),
 }
+
+
+def _unknown_device(floor, t) -> bool:
+    """The rogue device wrote a pack's shuffler report for the table, and OUT/devices.csv does not list it."""
+    from pipelines.devices import load_registry
+
+    listed = {r[0] for r in load_registry(str(floor.out / "devices.csv")).rows}
+    wrote = [e for e in floor.table(t["table_id"]) if e.device_id == t["device_id"]]
+    return t["device_id"] not in listed and bool(wrote) and all(e.type == "shuffle_completed" for e in wrote)
+
+
+def test_the_registry_lists_every_device_of_a_clean_floor(clean_floor):
+    from pipelines.devices import load_registry
+
+    reg = load_registry(str(clean_floor.out / "devices.csv"))
+    for e in clean_floor.events:
+        assert any(r[0] == e.device_id and r[1] == e.source and r[2] in (e.table_id, "*") for r in reg.rows), e
+    assert {r[2] for r in reg.rows if r[2] == "*"} == {"*"}                 # the back-room baccarat shuffler
+    assert all(r[1] == "shuffler" for r in reg.rows if r[2] == "*")
 
 
 @pytest.mark.parametrize("name", sorted(EVIDENCE))
