@@ -11,7 +11,10 @@ order the devices' events arrived in.  Hence:
 * ``gaming_day`` = the gaming day of that ``ts``, by a configurable function
   (default: UTC, 06:00 cutoff, as :class:`schemas.decode.GamingDayConfig`);
 * ``dealer_id`` = the dealer of the latest dealer event in the evidence,
-  unless the rule names one.
+  unless the rule names one;
+* ``title`` = the rule's plain title, ``source`` = the one procedure
+  reference of the finding's game (:meth:`rules.catalog.Rule.source_for`);
+  ``expected`` / ``actual`` are sentences a person reads (:mod:`rules.words`).
 
 Evidence travels through the engine's state as *refs*: plain lists
 ``[event_id, ts, dealer_id]`` (see :func:`ref`).
@@ -51,6 +54,7 @@ def ref(ev) -> list:
 class Finding:
     finding_id: str
     rule_id: str
+    title: str          # the rule's plain title (rules.catalog), for the people who act on it
     severity: str
     game: str | None
     table_id: str
@@ -98,8 +102,9 @@ def make_finding(
         dealer_id = dealers[-1][2] if dealers else None
     ids = tuple(sorted(e[0] for e in refs))
     return Finding(
-        finding_id=finding_id(rule_id, table_id, key, ids), rule_id=rule_id, severity=r.severity,
+        finding_id=finding_id(rule_id, table_id, key, ids), rule_id=rule_id, title=r.title,
+        severity=r.severity,
         game=game, table_id=table_id, pack_id=pack_id, round_id=round_id, seat=seat, spot=spot,
         device_id=device_id, dealer_id=dealer_id, ts=ts, gaming_day=gaming_day(ts),
-        expected=expected, actual=actual, event_ids=ids, source=r.source,
+        expected=expected, actual=actual, event_ids=ids, source=r.source_for(game),
     )

@@ -18,12 +18,12 @@ Examples:
               help="Only the rules of this severity.")
 @format_option
 def rules(game, severity, fmt):
-    """Every rule pitwatch checks: rule_id, severity, games, procedure source, summary.
+    """Every rule pitwatch checks: rule_id, title, severity, games, procedure source, summary.
 
     The same catalogue is the lake's `rules` table, for joins with findings.
     """
     from rules.catalog import RULES
 
     rows = [r for r in RULES if (game is None or game in r.games) and (severity is None or r.severity == severity)]
-    columns = ["rule_id", "severity", "games", "source", "summary"]
+    columns = ["rule_id", "title", "severity", "games", "source", "summary"]
     click.echo(render(columns, [[getattr(r, c) for c in columns] for r in rows], fmt), nl=False)

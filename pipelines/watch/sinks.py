@@ -50,7 +50,7 @@ from schemas.events import micros_to_datetime
 
 log = logging.getLogger("pitwatch")
 
-COLUMNS = ("finding_id", "rule_id", "severity", "game", "table_id", "pack_id", "round_id", "seat",
+COLUMNS = ("finding_id", "rule_id", "title", "severity", "game", "table_id", "pack_id", "round_id", "seat",
            "spot", "device_id", "dealer_id", "ts", "gaming_day", "expected", "actual", "event_ids", "source")
 
 
