@@ -29,6 +29,7 @@ from rules.catalog import RULE_BY_ID, RULES
 
 CODE_LIKE = [
     (re.compile(r"\b[a-z]+:[0-9A-Za-z]"), "a key:value token like seat:6"),
+    (re.compile(r"\b[a-z]+: \d+(?:,|;|$)"), "a key: count pair like community: 2"),
     (re.compile(r"[\[\]{}]"), "a bare list or dict"),
     (re.compile(r"<[a-zA-Z_.]+[ >]|\b[A-Za-z_]+\(.*=|\b\w+=\S"), "a Python repr or keyword argument"),
     (re.compile(r"\b(None|True|False|nan|NaN|null)\b"), "a Python/JSON literal"),
@@ -73,7 +74,7 @@ def finding_problems(f) -> list[str]:
 
 # --- the checker itself: it rejects the texts findings carried before issue 29 ------------
 OLD_TEXTS = [
-    "seat:6: 6",                                                     # MISDEAL
+    "seat:6: 6", "community: 2",                                     # MISDEAL
     "a burn (003 4.7) before the first coup of the pack",            # BURN_SKIPPED
     "street 3 began with a card to seat:1 and no burn",
     "\"no more bets\" (bets_closed) before any card of the round",   # CARDS_BEFORE_BETS_CLOSED
@@ -178,3 +179,21 @@ def test_every_finding_of_the_matrix_reads_as_words(rule_id, tmp_path):
         for p in finding_problems(f):
             problems.setdefault(f"{f.rule_id} ({f.game}): {p}", f"{f.expected!r} / {f.actual!r}")
     assert not problems, "\n".join(f"{k}\n    {v}" for k, v in sorted(problems.items()))
+
+
+# --- counts for people ------------------------------------------------------------------------
+def test_plural_counts():
+    from pipelines.cli.render import plural
+
+    assert [plural(n, "finding") for n in (0, 1, 2, 1234)] == ["0 findings", "1 finding", "2 findings",
+                                                              "1,234 findings"]
+    assert [plural(n, "deck") for n in (1, 8)] == ["1 deck", "8 decks"]
+    assert [plural(n, "pass") for n in (1, 3)] == ["1 pass", "3 passes"]
+
+
+def test_pitwatch_simulate_summary_counts_one_table_in_the_singular(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "pipelines.cli", "simulate", "--out", str(tmp_path / "day"),
+                          "--tables", "stud=1", "--hours", "0.1", "--workers", "1", "--quiet"],
+                         capture_output=True, text=True, check=True).stdout
+    assert " on 1 table " in out and " 1 tables" not in out, out
+    assert re.search(r"from \d+ devices on", out), out

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from pipelines.cli.render import plural
+
 GAME_NAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")
 DEFAULT_TABLES = "baccarat=4,three_bet_poker=2,combate=2,stud=2,stud8=1,razz=1"
 DEFAULT_START = "2026-11-28T20:00:00Z"
@@ -133,8 +135,8 @@ def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, q
     except (OSError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     days = ", ".join(s.gaming_days) if len(s.gaming_days) <= 3 else f"{s.gaming_days[0]} … {s.gaming_days[-1]}"
-    click.echo(f"wrote {s.files} files to {out} (gaming day{'s' if len(s.gaming_days) != 1 else ''} {days})")
-    click.echo(f"events: {s.events:,} from {s.devices} devices on {s.tables} tables "
+    click.echo(f"wrote {plural(s.files, 'file')} to {out} (gaming day{'s' if len(s.gaming_days) != 1 else ''} {days})")
+    click.echo(f"events: {s.events:,} from {plural(s.devices, 'device')} on {plural(s.tables, 'table')} "
                f"in {s.seconds:.1f} s ({s.events_per_second:,.0f} events/s)")
     if s.faults:
         injected = ", ".join(f"{k} {v}" for k, v in s.faults.items())
