@@ -16,7 +16,7 @@ from __future__ import annotations
 from rules.catalog import rule
 from rules.finding import ref
 from rules.packs import aligned_through
-from rules.words import cards, listing, place, places, settlement
+from rules.words import cards as n_cards, listing, place, places, settlement
 from schemas.events import micros_to_datetime
 
 
@@ -58,7 +58,7 @@ def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
             n = len(rnd["cards"]) + 1
             ctx.emit("DEAL_ORDER", rnd=rnd, key=(), evidence=[ref(ev)],
                      expected=(f"card {n} of the round should go to {places(allowed)}" if allowed
-                               else f"the deal should be complete after {cards(n - 1)}"),
+                               else f"the deal should be complete after {n_cards(n - 1)}"),
                      actual=f"card {n} went to {place(ev.target)}")
     if game in _CARD_FACE_GAMES:
         face = proc.expected_face(ctx, rnd, ev)
@@ -84,8 +84,8 @@ def check_misdeal(ctx, rnd: dict) -> None:
         if not evidence:
             return
         ctx.emit("MISDEAL", rnd=rnd, key=(), evidence=evidence,
-                 expected=listing(f"{place(p)} should hold {cards(want.get(p, 0))}" for p in wrong),
-                 actual=listing(f"{place(p)} holds {cards(have.get(p, 0))}" for p in wrong))
+                 expected=listing(f"{place(p)} should hold {n_cards(want.get(p, 0))}" for p in wrong),
+                 actual=listing(f"{place(p)} holds {n_cards(have.get(p, 0))}" for p in wrong))
 
 
 def check_payout(ctx, rnd: dict, ev) -> None:
