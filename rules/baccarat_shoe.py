@@ -100,10 +100,11 @@ def _offer(ctx, pack: dict, g: dict, ev) -> None:
     offered = [o[0] for o in g["offers"]]
     if not offered:
         want = _designated(ctx, pack)
-        why = "the designated player"
+        why = "the designated player" if want != "supervisor" else "as no player is seated"
     else:
         want = _next_after(ctx.occupied(), offered, g["refused"][-1] if g["refused"] else offered[-1])
-        why = "the next occupied seat clockwise after the refusal, or the supervisor once every seat refused"
+        why = ("the next occupied seat clockwise after the refusal" if want != "supervisor"
+               else "as every occupied seat was offered the cut")
     g["offers"].append([ev.to, ref(ev)])
     if ev.to != want:
         ctx.emit("CUT_OFFER", pack=pack, key=(), evidence=[ref(ev)],

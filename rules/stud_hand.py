@@ -52,7 +52,7 @@ from typing import Iterable
 
 from rules.finding import ref
 from rules.game import seat_of
-from rules.words import amount, cards, place, places, plural, street as street_name
+from rules.words import amount, cards as n_cards, place, places, plural, street as street_name
 from rules.stud_showing import (
     ALL_CARDS, BRANCH_WORDS, UNDECIDED, bring_in_seat, first_to_act_seat, short_deck_branch,
     short_deck_followed,
@@ -396,13 +396,13 @@ class StudHand:
         reshuffles, community = sv["reshuffles"], s["community"]
         seat_cards = sum(s["count"].get("7", {}).values())
         if not short_deck_followed(branch, sv["stack"], reshuffles, community, seat_cards):
-            shuffles = " and ".join(f"a reshuffle of {cards(n)} adding {plural(b, 'burn')}" for b, n in reshuffles)
+            shuffles = " and ".join(f"a reshuffle of {n_cards(n)} adding {plural(b, 'burn')}" for b, n in reshuffles)
             self._fire("SHORT_DECK_PROCEDURE",
-                       f"with {cards(sv['stack'])} left for {plural(sv['live'], 'live seat')} ({sv['live'] + 2} "
+                       f"with {n_cards(sv['stack'])} left for {plural(sv['live'], 'live seat')} ({sv['live'] + 2} "
                        f"needed), the dealer should {BRANCH_WORDS[branch]}",
                        f"the dealer made {shuffles or 'no reshuffle'} and dealt "
                        f"{plural(community, 'community card') if community else 'no community card'} "
-                       f"and {cards(seat_cards)} to seats", sv["events"] + [ref(ev)])
+                       f"and {n_cards(seat_cards)} to seats", sv["events"] + [ref(ev)])
 
 
 _HANDLERS = {name[4:]: fn for name, fn in vars(StudHand).items() if name.startswith("_on_")}  # feed's, by type

@@ -125,6 +125,10 @@ def test_pitwatch_rules_shows_every_title():
                            capture_output=True, check=True, text=True).stdout
     assert table.splitlines()[0].split()[:3] == ["rule_id", "title", "severity"]
     assert "Burn skipped" in table and "Card switched between shoe and table" in table
+    stud = subprocess.run([sys.executable, "-m", "pipelines.cli", "rules", "--game", "stud", "--format", "json"],
+                          capture_output=True, check=True).stdout
+    sources = {orjson.loads(line)["rule_id"]: orjson.loads(line)["source"] for line in stud.splitlines()}
+    assert sources["BURN_SKIPPED"] == "004" and sources["MISDEAL"] == "004" and sources["UNSHUFFLED_PACK"] == "003 4.1"
 
 
 # --- the simulator's matrix ------------------------------------------------------------------
