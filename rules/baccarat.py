@@ -59,11 +59,11 @@ def drawing_verdict(player: list, banker: list) -> str | None:
     p_drew, b_drew = len(player) >= 3, len(banker) >= 3
     should_p = player_draws(pt, bt)
     if p_drew != should_p:
-        return f"player {'drew' if p_drew else 'stood'} on {pt} against banker {bt}"
+        return f"the player hand {'drew a third card' if p_drew else 'stood'} on {pt}, against the banker's {bt}"
     should_b = banker_draws(bt, pt, player[2] if p_drew else None, p_drew)
     if b_drew != should_b:
-        third = f", player's third card {player[2][0]}" if p_drew else ", player stood"
-        return f"banker {'drew' if b_drew else 'stood'} on {bt}{third}"
+        third = f"the player's third card being {player[2]}" if p_drew else "the player hand having stood"
+        return f"the banker hand {'drew a third card' if b_drew else 'stood'} on {bt}, {third}"
     return None
 
 
@@ -133,7 +133,7 @@ class Baccarat(GameProcedure):
         if wrong is not None:
             thirds = [c[5] for c in rnd["cards"] if c[0] in ("player", "banker")]
             ctx.emit("DRAWING_RULE", rnd=rnd, key=(), evidence=thirds,
-                     expected="third cards by the punto banco tableau", actual=wrong)
+                     expected="third cards drawn or not as the punto banco tableau says", actual=wrong)
 
     _coup: tuple = (None, 0, [], [])  # the last coup's cards list, how many it held, its hands
 

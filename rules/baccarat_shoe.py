@@ -30,6 +30,7 @@ Functions called by :class:`rules.baccarat.Baccarat`; the pack's state is
 from __future__ import annotations
 
 from rules.finding import ref
+from rules.words import cards, place, places
 
 
 def new_state() -> dict:
@@ -54,8 +55,9 @@ def on_pack_event(ctx, pack: dict, ev) -> None:
     elif t == "cut_card_inserted":
         if ev.from_back < ctx.ref.cut_card_min_from_back:
             ctx.emit("CUT_CARD_PLACEMENT", pack=pack, key=(), evidence=[ref(ev)],
-                     expected=f"the cutting card at least {ctx.ref.cut_card_min_from_back} cards from the back",
-                     actual=f"inserted {ev.from_back} cards from the back")
+                     expected=f"the cutting card inserted at least {cards(ctx.ref.cut_card_min_from_back)} "
+                              "from the back of the stack",
+                     actual=f"it was inserted {cards(ev.from_back)} from the back")
         if not pack["dealt"]:
             g["insert"] = {"from_back": ev.from_back, "stack_size": ev.stack_size, "ref": ref(ev)}
     elif t == "riffle_requested":
@@ -98,14 +100,15 @@ def _offer(ctx, pack: dict, g: dict, ev) -> None:
     offered = [o[0] for o in g["offers"]]
     if not offered:
         want = _designated(ctx, pack)
-        why = "the designated player (003 4.3)"
+        why = "the designated player" if want != "supervisor" else "as no player is seated"
     else:
         want = _next_after(ctx.occupied(), offered, g["refused"][-1] if g["refused"] else offered[-1])
-        why = "the next occupied seat clockwise, or the supervisor when all refused (003 4.4)"
+        why = ("the next occupied seat clockwise after the refusal" if want != "supervisor"
+               else "as every occupied seat was offered the cut")
     g["offers"].append([ev.to, ref(ev)])
     if ev.to != want:
         ctx.emit("CUT_OFFER", pack=pack, key=(), evidence=[ref(ev)],
-                 expected=f"the cut offered to {want}: {why}", actual=f"offered to {ev.to}")
+                 expected=f"the cut offered to {place(want)}, {why}", actual=f"it was offered to {place(ev.to)}")
 
 
 def _cut(ctx, pack: dict, g: dict, ev) -> None:
@@ -118,17 +121,20 @@ def _cut(ctx, pack: dict, g: dict, ev) -> None:
     if ev.by == "supervisor" and any(f"seat:{s}" not in offered for s in ctx.occupied()):
         missed = [f"seat:{s}" for s in ctx.occupied() if f"seat:{s}" not in offered]
         ctx.emit("CUT_OFFER", pack=pack, key=(), evidence=[ref(ev)],
-                 expected="the supervisor cuts only after every occupied seat refused (003 4.4)",
-                 actual=f"the supervisor cut; never offered: {', '.join(missed)}")
+                 expected="the supervisor cuts only after every occupied seat refused the cut",
+                 actual=f"the supervisor cut, and {places(missed, 'and')} {'was' if len(missed) == 1 else 'were'} "
+                        "never offered it")
     elif not offered or ev.by != offered[-1]:
         ctx.emit("CUT_OFFER", pack=pack, key=(), evidence=[ref(ev)],
-                 expected=f"the cut made by the last person offered ({offered[-1] if offered else 'nobody was offered'})",
-                 actual=f"cut by {ev.by}")
+                 expected=(f"the cut made by the last person offered it, {place(offered[-1])}" if offered
+                           else "the cut made by a person it was offered to"),
+                 actual=f"{place(ev.by)} cut" + ("" if offered else ", and nobody was offered the cut"))
     lo, hi = ctx.ref.cut_min_from_end, ev.stack_size - ctx.ref.cut_min_from_end
     if ev.position < lo or ev.position > hi:
         ctx.emit("CUT_PLACEMENT", pack=pack, key=(), evidence=[ref(ev)],
-                 expected=f"the cut between {lo} and {hi} cards from the top (one deck from either end)",
-                 actual=f"cut at {ev.position} of {ev.stack_size}")
+                 expected=f"the cut at least one deck from either end: between card {lo} and card {hi} "
+                          f"of the {ev.stack_size}",
+                 actual=f"the stack was cut at card {ev.position}")
 
 
 def on_first_coup_card(ctx, pack: dict, rnd: dict, ev) -> None:
@@ -140,10 +146,14 @@ def on_first_coup_card(ctx, pack: dict, rnd: dict, ev) -> None:
     if not g["burns"]:
         g["checks"]["burn"] = "done"
         ctx.emit("BURN_SKIPPED", pack=pack, key=(), evidence=[ref(ev)],
-                 expected="a burn (003 4.7) before the first coup of the pack",
+                 expected="the dealer burns cards before the first coup of the pack",
                  actual="the first coup was dealt with no burn since the pack was loaded")
         return
     check_burn(ctx, pack, rnd)
+
+
+def _burns(n: int) -> str:
+    return "no face-down burn cards" if n == 0 else ("1 face-down burn card" if n == 1 else f"{n} face-down burn cards")
 
 
 def check_burn(ctx, pack: dict, rnd: dict | None) -> None:
@@ -155,7 +165,7 @@ def check_burn(ctx, pack: dict, rnd: dict | None) -> None:
     evidence = [b[2] for b in g["burns"]]
     if face != "up":
         ctx.emit("BURN_COUNT", pack=pack, key=(), evidence=evidence[:1],
-                 expected="the first burn card face up (003 4.7.1)", actual="the first burn card was dealt face down")
+                 expected="the first burn card drawn face up", actual="the first burn card was drawn face down")
         return
     if card is None:
         if rnd is not None:
@@ -165,8 +175,8 @@ def check_burn(ctx, pack: dict, rnd: dict | None) -> None:
     down = sum(1 for b in rest if b[0] == "down")
     if down != value or len(rest) != value:
         ctx.emit("BURN_COUNT", pack=pack, key=(), evidence=evidence,
-                 expected=f"{value} face-down burn card{'s' if value != 1 else ''} after the {card} (003 4.7.2, 4.8)",
-                 actual=f"{down} face down" + (f", {len(rest) - down} face up" if len(rest) != down else ""))
+                 expected=f"{_burns(value)} after the first burn card, {card}, as many as its value",
+                 actual=f"{_burns(down)} followed it" + (f", and {len(rest) - down} face up" if len(rest) != down else ""))
 
 
 def settle(ctx, pack: dict) -> None:
@@ -177,8 +187,9 @@ def settle(ctx, pack: dict) -> None:
         ins = g["insert"]
         if ins is not None and g["cut_card"]["index"] != ins["stack_size"] - ins["from_back"]:
             ctx.emit("CUT_CARD_MISMATCH", pack=pack, key=(), evidence=[g["cut_card"]["ref"], ins["ref"]],
-                     expected=f"the cutting card after card {ins['stack_size'] - ins['from_back']} "
-                              f"({ins['from_back']} from the back of {ins['stack_size']})",
+                     expected=f"the cutting card to come out after card {ins['stack_size'] - ins['from_back']}, "
+                              f"where the dealer recorded it ({cards(ins['from_back'])} from the back of "
+                              f"{ins['stack_size']})",
                      actual=f"the shoe's cutting card came out after card {g['cut_card']['index']}")
     if checks["riffle"] == "open" and (g["riffle_candidate"] is not None or pack["term_done"]):
         _riffle(ctx, pack, g, closing=False)
@@ -205,8 +216,8 @@ def _riffle(ctx, pack: dict, g: dict, closing: bool) -> None:
     g["checks"]["riffle"] = "done"
     if pre:
         ctx.emit("RIFFLE_SKIPPED", pack=pack, key=(), evidence=evidence,
-                 expected="a riffle shuffle of the pre-shuffled cards before the cut (003 4.2)",
-                 actual="the cut came with no riffle after the request")
+                 expected="a riffle shuffle of the pre-shuffled cards before the cut, as requested",
+                 actual="the cards were cut with no riffle shuffle after the request")
 
 
 def _last_coup(ctx, pack: dict, g: dict) -> None:
@@ -229,8 +240,8 @@ def _last_coup(ctx, pack: dict, g: dict) -> None:
             start, nxt = g["coups"][k][1], g["coups"][k + 1]
             if not any(start < pos < nxt[1] for pos, _r in g["announces"]):
                 ctx.emit("LAST_COUP_NOT_ANNOUNCED", pack=pack, key=(), evidence=[cc, nxt[2]],
-                         expected=f"\"last coup\" announced after coup {coup_k}, in which the cutting card surfaced",
-                         actual=f"coup {nxt[0]} started with no last_coup_announced")
+                         expected=f"\"last coup\" announced after coup {coup_k}, in which the cutting card came out",
+                         actual=f"coup {nxt[0]} started with no \"last coup\" announced")
         elif pack["term_done"]:
             g["checks"]["last_coup"] = "done"
     if g["checks"]["after_cut"] == "open":
@@ -238,7 +249,8 @@ def _last_coup(ctx, pack: dict, g: dict) -> None:
             g["checks"]["after_cut"] = "done"
             extra = g["coups"][k + 2]
             ctx.emit("COUPS_AFTER_CUT_CARD", pack=pack, key=(), evidence=[cc, extra[2]],
-                     expected=f"one more coup after coup {coup_k}, then the cards replaced or reshuffled (003 4.9)",
+                     expected=f"one more coup after coup {coup_k}, in which the cutting card came out, "
+                              "then the cards replaced or reshuffled",
                      actual=f"coup {extra[0]} was dealt from the pack as well")
         elif pack["term_done"]:
             g["checks"]["after_cut"] = "done"

@@ -58,6 +58,7 @@ from rules.finding import ref
 from rules.game import GameProcedure, seat_of
 from rules.reference import DEFAULT_REFERENCE, TableReference
 from rules.rounds import bet_total
+from rules.words import cards as cards_word, ordinal, settlement
 
 RANK_CARDS = tuple(r + "c" for r in "A23456789TJQK")  # a card per rank: suits never matter in blackjack
 ALL_CARDS = tuple(r + s for r in "A23456789TJQK" for s in "cdhs")
@@ -223,18 +224,18 @@ class Combate(GameProcedure):
         return g["hands"][key]
 
     def _deal_to_hand(self, ctx, rnd, hand: dict, ev) -> None:
-        who = f"seat {hand['seat']}" + (f" hand {hand['hand']}" if hand["split"] else "")
+        who = f"seat {hand['seat']}" + (f"'s {ordinal(hand['hand'])} hand" if hand["split"] else "")
         if _decide([hand["cards"]], lambda cs: len(cs) >= SIX and is_six_card_winner(cs)):
             ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)],
-                     expected=f"no more cards to {who}: six cards without going over 21 win automatically (001 E)",
+                     expected=f"no more cards to {who}: six cards without going over 21 win automatically",
                      actual=f"{who} received {ev.card or 'a card'} holding {describe_hand(hand['cards'])}"
                      if None not in hand["cards"] else f"{who} received a seventh card")
         if hand["split"]:
             hand["after_split"] += 1
             if hand["after_split"] > 1:
                 ctx.emit("ILLEGAL_SPLIT", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
-                         expected=f"one single card to each split ace hand (001 D), {who} included",
-                         actual=f"{who} received {ev.card or 'a card'}, its card number {hand['after_split']} "
+                         expected=f"one single card to each split ace hand, {who} included",
+                         actual=f"{who} received {ev.card or 'a card'}, its {ordinal(hand['after_split'])} card "
                                 "after the split")
         hand["cards"].append(ev.card)
         hand["refs"].append(ref(ev))
@@ -255,7 +256,7 @@ class Combate(GameProcedure):
 
     def _drawing_rule(self) -> str:
         soft = "hits" if self.rules.blackjack.dealer_hits_soft_17 else "stands on"
-        return f"while a player hand is live the dealer draws below 17 and stands on 17 or more ({soft} soft 17) (001 F)"
+        return f"while a player hand is live the dealer draws below 17 and stands on 17 or more, and {soft} soft 17"
 
     def _end_of_phase_2(self, ctx, rnd, end_ref) -> None:
         """The dealer's last chance to draw has passed: DEALER_DRAWING "stands below 17"."""
@@ -278,13 +279,13 @@ class Combate(GameProcedure):
             return
         g = rnd["g"]
         hand = self._hand(g, ev.seat, ev.hand or 1)
-        who = f"seat {ev.seat}" + (f" hand {hand['hand']}" if hand["split"] else "")
+        who = f"seat {ev.seat}" + (f"'s {ordinal(hand['hand'])} hand" if hand["split"] else "")
         if ev.action == "double":
             if len(hand["cards"]) != 2:
                 ctx.emit("ILLEGAL_DOUBLE", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
-                         expected="a double only on a hand of exactly two cards (001 D: \"en cualquier dos cartas\")",
-                         actual=f"{who} doubled holding {len(hand['cards'])} card(s): {describe_hand(hand['cards'])}"
-                         if None not in hand["cards"] else f"{who} doubled holding {len(hand['cards'])} card(s)")
+                         expected="a double only on a hand of exactly two cards (\"en cualquier dos cartas\")",
+                         actual=f"{who} doubled holding {cards_word(len(hand['cards']))}: {describe_hand(hand['cards'])}"
+                         if None not in hand["cards"] else f"{who} doubled holding {cards_word(len(hand['cards']))}")
             hand["doubled"] = True
         elif ev.action == "split":
             self._split(ctx, rnd, g, hand, who, ev)
@@ -299,7 +300,7 @@ class Combate(GameProcedure):
             wrong = f"{' '.join(c or '??' for c in cards) or 'no cards'}"
         if wrong is not None:
             ctx.emit("ILLEGAL_SPLIT", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
-                     expected="a split only of two aces, each receiving one single card (001 D)",
+                     expected="a split only of two aces, each receiving one single card",
                      actual=f"{who} split {wrong}")
         elif aces is None:
             ctx.undecided(rnd, "ILLEGAL_SPLIT")
@@ -346,12 +347,12 @@ class Combate(GameProcedure):
             if hand is not None and ev.result != "win" and not rnd["voided"] and \
                     _decide([hand["cards"]], is_six_card_winner):
                 ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)], seat=ev.seat,
-                         expected=f"seat {ev.seat}'s second bet won: six cards without going over 21 win (001 E)",
-                         actual=f"settled {ev.result} {ev.amount:+g} on {describe_hand(hand['cards'])}")
+                         expected=f"seat {ev.seat}'s second bet paid as a win: six cards without going over 21 win",
+                         actual=f"it was settled as {settlement(ev.result, ev.amount)} on {describe_hand(hand['cards'])}")
         last = g["last_paid"].get(ev.spot)
         if last is not None and ev.seat > last[0]:
             ctx.emit("SETTLEMENT_ORDER", rnd=rnd, key=(), evidence=[last[1], ref(ev)],
-                     expected=f"{ev.spot} bets settled right to left, in descending seat order (001 B, F, K)",
+                     expected=f"{ev.spot} bets settled right to left, in descending seat order",
                      actual=f"seat {ev.seat}'s {ev.spot} bet was settled after seat {last[0]}'s")
         g["last_paid"][ev.spot] = [ev.seat, ref(ev)]
 
@@ -366,8 +367,8 @@ class Combate(GameProcedure):
                     and _decide([hand["cards"]], is_six_card_winner):
                 ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)],
                          seat=hand["seat"],
-                         expected=f"seat {hand['seat']}'s second bet won: six cards without going over 21 (001 E)",
-                         actual=f"the round ended with that bet never settled ({describe_hand(hand['cards'])})")
+                         expected=f"seat {hand['seat']}'s second bet paid as a win: six cards without going over 21 win",
+                         actual=f"the round ended with that bet never settled, the hand being {describe_hand(hand['cards'])}")
 
     # --- misdeal and the round row ------------------------------------------
     def expected_holdings(self, ctx, rnd):

@@ -61,6 +61,9 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from rules.alignment import term_ref
+from rules.finding import ref
+
 #: a registry row: (device_id, source, table_id or "*", from_day or None, to_day or None), days inclusive
 DeviceRow = tuple
 
@@ -116,7 +119,7 @@ class FeedHealth:
             if ev.device_id not in rec["reported"]:
                 rec["reported"].append(ev.device_id)
                 rec["pending"].append([ev.device_id, ev.source, ev.type,
-                                       [ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None]])
+                                       ref(ev)])
         if ctx.st["game"] is not None:
             rec = ctx.st.get("feed")
             if rec is not None and rec["pending"]:
@@ -188,7 +191,7 @@ class FeedHealth:
             return
         last = max(t, key=lambda c: (c[2], c[5]))
         ctx.emit("SHOE_SILENT", pack=pack, key=(),
-                 evidence=[[first[1], first[2], first[3]], [last[1], last[2], last[3]]],
+                 evidence=[term_ref(first), term_ref(last)],
                  expected=f"the shoe draws every card of the pack: {why}",
                  actual=f"the terminal recorded {len(t)} card{'s' if len(t) != 1 else ''} of pack "
                         f"{pack['pack_id']} and no shoe drew any")

@@ -16,7 +16,10 @@ order the devices' events arrived in.  Hence:
 * ``gaming_day`` = the gaming day of that ``ts``, by a configurable function
   (default: UTC, 06:00 cutoff, as :class:`schemas.decode.GamingDayConfig`);
 * ``dealer_id`` = the dealer of the latest dealer event in the evidence,
-  unless the rule names one.
+  unless the rule names one;
+* ``title`` = the rule's plain title, ``source`` = the one procedure
+  reference of the finding's game (:meth:`rules.catalog.Rule.source_for`);
+  ``expected`` / ``actual`` are sentences a person reads (:mod:`rules.words`).
 
 Evidence travels through the engine's state as *refs*: plain lists
 ``[event_id, ts, dealer_id, device_id]`` (see :func:`ref`).  A ref of three
@@ -62,6 +65,7 @@ def ref_device(r) -> str | None:
 class Finding:
     finding_id: str
     rule_id: str
+    title: str          # the rule's plain title (rules.catalog), for the people who act on it
     severity: str
     game: str | None
     table_id: str
@@ -125,8 +129,9 @@ def make_finding(
     pairs = tuple(sorted(((ref_device(e), e[0]) for e in refs), key=_pair_key))
     ids = tuple(sorted(e[0] for e in refs))
     return Finding(
-        finding_id=finding_id(rule_id, table_id, key, pairs), rule_id=rule_id, severity=r.severity,
+        finding_id=finding_id(rule_id, table_id, key, pairs), rule_id=rule_id, title=r.title,
+        severity=r.severity,
         game=game, table_id=table_id, pack_id=pack_id, round_id=round_id, seat=seat, spot=spot,
         device_id=device_id, dealer_id=dealer_id, ts=ts, gaming_day=gaming_day(ts),
-        expected=expected, actual=actual, event_ids=ids, source=r.source, evidence=pairs,
+        expected=expected, actual=actual, event_ids=ids, source=r.source_for(game), evidence=pairs,
     )

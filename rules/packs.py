@@ -39,6 +39,7 @@ from __future__ import annotations
 from rules import alignment
 from rules.cards import RANK_INDEX, new_deck_run
 from rules.finding import ref
+from rules.words import listing, plural
 from schemas.events import micros_to_datetime
 
 RUN = 8
@@ -77,7 +78,7 @@ def record_shoe_card(ctx, pack: dict, ev) -> None:
         if new_deck_run([c[1] for c in window], RUN) == 0:
             pack["run_found"] = True
             _run_finding(ctx, pack, [alignment.shoe_ref(c) for c in window],
-                         [(c[0], c[1]) for c in window], "shoe draws")
+                         [(c[0], c[1]) for c in window], "the shoe's draws")
 
 
 def _may_end_run(a: str | None, b: str | None) -> bool:
@@ -97,8 +98,8 @@ def record_term_card(pack: dict, ev, round_id, dealer_pos: int) -> int:
 def _run_finding(ctx, pack, evidence, cards, where) -> None:
     shown = " ".join(f"{c}" for _i, c in cards)
     ctx.emit("UNSHUFFLED_SEQUENCE", pack=pack, key=(), evidence=evidence,
-             expected="no 8 cards of one suit in new-deck order",
-             actual=f"{where} {cards[0][0]}-{cards[-1][0]} run in new-deck order: {shown}")
+             expected=f"a shuffled pack: no {RUN} cards of one suit in a row in new-deck order",
+             actual=f"{where} {cards[0][0]} to {cards[-1][0]} are in new-deck order: {shown}")
 
 
 def align(ctx, pack: dict) -> bool:
@@ -119,22 +120,23 @@ def align(ctx, pack: dict) -> bool:
             sc, tc = s[si], t[tj]
             ctx.emit("SHOE_CARD_MISMATCH", pack=pack, round_id=tc[4], key=(),
                      evidence=[alignment.shoe_ref(sc), alignment.term_ref(tc)],
-                     expected=f"the terminal's card {tc[0]} (shoe draw {sc[0]})",
-                     actual=f"the shoe read {sc[1]} at draw {sc[0]}")
+                     expected=f"the shoe and the dealer terminal should show the same card at draw {sc[0]}",
+                     actual=f"the shoe read {sc[1]}; the terminal recorded {tc[0]}")
         elif kind == "shoe_only":
             s_round[si] = t[tj][4] if tj >= 0 else None
             if s[si][2] is not None:
                 sc = s[si]
                 ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=s_round[si], key=(),
                          evidence=[alignment.shoe_ref(sc)],
-                         expected="every card the shoe draws is recorded by the terminal",
-                         actual=f"shoe draw {sc[0]} ({sc[1] or 'unreadable'}) was never recorded by the terminal")
+                         expected="every card the shoe draws should be recorded by the dealer terminal",
+                         actual=f"the shoe's draw {sc[0]} ({sc[1] or 'unreadable'}) was never recorded by the "
+                                "dealer terminal")
         elif kind == "term_only":
             tc = t[tj]
             ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=tc[4], key=(),
                      evidence=[alignment.term_ref(tc)],
-                     expected="every card the terminal records was drawn by the shoe",
-                     actual=f"the terminal's card {tc[0] or '(unknown)'} was never drawn by the shoe")
+                     expected="every card the dealer terminal records should have been drawn by the shoe",
+                     actual=f"the terminal's card {tc[0] or '(unreadable)'} was never drawn by the shoe")
     return True
 
 
@@ -156,8 +158,8 @@ def settle(ctx, pack: dict, closing: bool = False) -> None:
             evidence = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
             if evidence:
                 ctx.emit("UNSHUFFLED_PACK", pack=pack, key=(), evidence=evidence,
-                         expected="a shuffle recorded for the pack before play",
-                         actual="cards were drawn/dealt from a pack with no shuffle_completed, shuffle or reshuffle")
+                         expected="the pack should be shuffled before play",
+                         actual="cards were dealt from it with no shuffle recorded, by the shuffler or the dealer")
     if pack["composition"] == "open":
         _composition(ctx, pack, closing)
     if (pack["shoe_done"] and pack["term_done"] or closing) and not pack["run_found"]:
@@ -166,8 +168,8 @@ def settle(ctx, pack: dict, closing: bool = False) -> None:
         start = new_deck_run([c[0] for c in t], RUN)
         if start is not None:
             w = t[start:start + RUN]
-            _run_finding(ctx, pack, [[c[1], c[2], c[3]] for c in w],
-                         [(start + k + 1, c[0]) for k, c in enumerate(w)], "terminal cards")
+            _run_finding(ctx, pack, [alignment.term_ref(c) for c in w],
+                         [(start + k + 1, c[0]) for k, c in enumerate(w)], "the terminal's cards")
 
 
 def _composition(ctx, pack: dict, closing: bool) -> None:
@@ -181,17 +183,18 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
     if sh is not None:
         bad = []
         if sh["missing"]:
-            bad.append("missing " + " ".join(sh["missing"]))
+            bad.append(f"{' '.join(sh['missing'])} missing")
         if sh["extra"]:
-            bad.append("extra " + " ".join(sh["extra"]))
+            bad.append(f"{' '.join(sh['extra'])} extra")
         if sh["card_count"] != sh["decks"] * per_deck:
-            bad.append(f"{sh['card_count']} cards counted")
+            bad.append(f"{plural(sh['card_count'], 'card')} counted")
         if bad:
             ctx.composition_decided(pack)
             decks_text = f"{sh['decks']} deck{'' if sh['decks'] == 1 else 's'}"
             ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sh["ref"]],
-                     expected=f"{sh['decks'] * per_deck} cards ({decks_text}), none missing or extra",
-                     actual="the shuffler's check found " + "; ".join(bad))
+                     expected=f"{plural(sh['decks'] * per_deck, 'card')} ({plural(sh['decks'], 'deck')}), "
+                              "none missing or extra",
+                     actual="the shuffler's check found " + listing(bad))
             return
     elif not closing:
         return
@@ -202,8 +205,8 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
     decks = sh["decks"] if sh is not None else ctx.st["decks"]
     if sl is not None and decks and sl["card_count"] != decks * per_deck:
         ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sl["ref"]],
-                 expected=f"{decks * per_deck} cards ({decks} deck{'' if decks == 1 else 's'})",
-                 actual=f"the shoe counted {sl['card_count']} cards in")
+                 expected=f"{plural(decks * per_deck, 'card')} ({plural(decks, 'deck')}) loaded in the shoe",
+                 actual=f"the shoe counted {plural(sl['card_count'], 'card')} loaded")
 
 
 def final(ctx, pack: dict, closing: bool) -> bool:

@@ -80,9 +80,9 @@ def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = def
         evidence = [[c[2], c[3], None, c[4] if len(c) > 4 else None] for c in (*w, *ew)]
         out.append(make_finding(
             "UNSHUFFLED_SEQUENCE", table_id=p.table_id, game=p.game, key=(p.pack_id,), evidence=evidence,
-            expected="no run of 10 cards repeating an earlier pack",
-            actual=(f"cards {w[0][0]}-{w[-1][0]} ({' '.join(c[1] for c in w)}) repeat pack "
-                    f"{eorder[1]} on {eorder[2]} cards {ew[0][0]}-{ew[-1][0]}"),
+            expected=f"a shuffled pack: no run of {run} cards repeating an earlier pack's",
+            actual=(f"cards {w[0][0]} to {w[-1][0]} ({' '.join(c[1] for c in w)}) repeat cards "
+                    f"{ew[0][0]} to {ew[-1][0]} of pack {eorder[1]} on table {eorder[2]}"),
             gaming_day=gaming_day, pack_id=p.pack_id,
         ))
     return out

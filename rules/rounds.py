@@ -16,6 +16,7 @@ from __future__ import annotations
 from rules.catalog import rule
 from rules.finding import ref
 from rules.packs import aligned_through
+from rules.words import cards as n_cards, listing, place, places, settlement
 from schemas.events import micros_to_datetime
 
 
@@ -42,31 +43,29 @@ _MISDEAL_GAMES = frozenset(rule("MISDEAL").games)
 _PAYOUT_GAMES = frozenset(rule("PAYOUT").games)
 
 
-def _describe(targets) -> str:
-    return " or ".join(targets) if targets else "no further card"
-
-
 def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
     """Shared checks of a dealt card, then record it in the round."""
     game = ctx.st["game"]  # ctx.game without the property call (once per card)
     if rnd["bets_closed"] is None and game in _BEFORE_BETS_GAMES:
         evidence = [r for r in (rnd["start_ref"], ref(ev)) if r is not None]
         ctx.emit("CARDS_BEFORE_BETS_CLOSED", rnd=rnd, key=(), evidence=evidence,
-                 expected="\"no more bets\" (bets_closed) before any card of the round",
-                 actual=f"a card was dealt to {ev.target} with no bets_closed before it")
+                 expected="the dealer calls \"no more bets\" before the first card of the round",
+                 actual=f"a card went to {place(ev.target)} before \"no more bets\" was called")
     proc = ctx.proc
     if game in _DEAL_ORDER_GAMES:
         allowed = proc.allowed_targets(ctx, rnd, ev)
         if allowed is not None and ev.target not in allowed:
+            n = len(rnd["cards"]) + 1
             ctx.emit("DEAL_ORDER", rnd=rnd, key=(), evidence=[ref(ev)],
-                     expected=f"card {len(rnd['cards']) + 1} of the round to {_describe(allowed)}",
-                     actual=f"card {len(rnd['cards']) + 1} went to {ev.target}")
+                     expected=(f"card {n} of the round should go to {places(allowed)}" if allowed
+                               else f"the deal should be complete after {n_cards(n - 1)}"),
+                     actual=f"card {n} went to {place(ev.target)}")
     if game in _CARD_FACE_GAMES:
         face = proc.expected_face(ctx, rnd, ev)
         if face is not None and ev.face != face:
             ctx.emit("CARD_FACE", rnd=rnd, key=(), evidence=[ref(ev)],
-                     expected=f"the card to {ev.target} face {face}",
-                     actual=f"dealt face {ev.face}")
+                     expected=f"the card to {place(ev.target)} should be dealt face {face}",
+                     actual=f"it was dealt face {ev.face}")
     rnd["cards"].append([ev.target, ev.hand or 1, ev.face, ev.card, ev.street, ref(ev), pack_id, tpos])
 
 
@@ -85,8 +84,8 @@ def check_misdeal(ctx, rnd: dict) -> None:
         if not evidence:
             return
         ctx.emit("MISDEAL", rnd=rnd, key=(), evidence=evidence,
-                 expected=", ".join(f"{p}: {want.get(p, 0)}" for p in wrong),
-                 actual=", ".join(f"{p}: {have.get(p, 0)}" for p in wrong))
+                 expected=listing(f"{place(p)} should hold {n_cards(want.get(p, 0))}" for p in wrong),
+                 actual=listing(f"{place(p)} holds {n_cards(have.get(p, 0))}" for p in wrong))
 
 
 def check_payout(ctx, rnd: dict, ev) -> None:
@@ -102,11 +101,12 @@ def check_payout(ctx, rnd: dict, ev) -> None:
         if verdicts != {True}:
             ctx.undecided(rnd, "PAYOUT")
         return
-    shown = sorted({f"{res} {amt:+g}" for res, amt in candidates})
+    shown = sorted({settlement(res, amt) for res, amt in candidates})
+    bet = f"seat {ev.seat}'s {ev.spot} bet" + (f" (hand {ev.hand})" if ev.hand and ev.hand > 1 else "")
     ctx.emit("PAYOUT", rnd=rnd, key=(ev.seat, ev.spot, ev.hand or 1, ev.event_id), evidence=[ref(ev)],
              seat=ev.seat, spot=ev.spot,
-             expected=" or ".join(shown) + f" for seat {ev.seat} {ev.spot}",
-             actual=f"{ev.result} {ev.amount:+g}")
+             expected=f"{bet} should be settled as {listing(shown, 'or')}",
+             actual=f"it was settled as {settlement(ev.result, ev.amount)}")
 
 
 def bet_total(rnd: dict, seat: int, spot: str) -> float | None:

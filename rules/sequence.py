@@ -22,6 +22,7 @@ Decisions:
 from __future__ import annotations
 
 from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+from rules.words import plural
 
 
 class SeqTracker:
@@ -50,9 +51,9 @@ class SeqTracker:
         lost = final - first + 1
         return [make_finding(
             "SEQ_GAP", table_id=table, game=game, key=(device_id, first, final), evidence=evidence,
-            expected=f"seq {first} after seq {before_seq}",
-            actual=f"seq {seq}: {lost} event{'s' if lost > 1 else ''} lost (seq {first}"
-                   + (f"-{final})" if lost > 1 else ")"),
+            expected=f"after event {before_seq}, the device's next event numbered {first}",
+            actual=f"the next event was numbered {seq}: {plural(lost, 'event')} lost (number {first}"
+                   + (f" to {final})" if lost > 1 else ")"),
             gaming_day=self._gaming_day, device_id=device_id,
         )]
 

@@ -52,6 +52,7 @@ from typing import Iterable
 
 from rules.finding import ref
 from rules.game import seat_of
+from rules.words import amount, cards as n_cards, place, places, plural, street as street_name
 from rules.stud_showing import (
     ALL_CARDS, BRANCH_WORDS, UNDECIDED, bring_in_seat, first_to_act_seat, short_deck_branch,
     short_deck_followed,
@@ -194,13 +195,13 @@ class StudHand:
         if self.shared_checks and ev.type == "card_dealt":
             allowed = self.allowed_targets(ev)
             if allowed is not None and ev.target not in allowed:
-                self._fire("DEAL_ORDER", f"street {ev.street}: the next card to "
-                           f"{' or '.join(allowed) or 'no position'}", f"a card to {ev.target}",
-                           [ref(ev)], seat_of(ev.target))
+                self._fire("DEAL_ORDER", f"on {street_name(ev.street)} the next card should go to {places(allowed)}"
+                           if allowed else f"no further card on {street_name(ev.street)}",
+                           f"it went to {place(ev.target)}", [ref(ev)], seat_of(ev.target))
             face = self.expected_face(ev)
             if face is not None and ev.face != face:
-                self._fire("CARD_FACE", f"street {ev.street}: the card to {ev.target} face {face}",
-                           f"dealt face {ev.face}", [ref(ev)], seat_of(ev.target))
+                self._fire("CARD_FACE", f"on {street_name(ev.street)} the card to {place(ev.target)} should be "
+                           f"dealt face {face}", f"it was dealt face {ev.face}", [ref(ev)], seat_of(ev.target))
         handler(self, ev)
 
     def _add(self, key: str, seat) -> None:
@@ -244,10 +245,11 @@ class StudHand:
         if seat is None:
             return
         if self._to_dead_hand(seat, street):
-            why = "absent" if seat in s["absent"] else "folded"
+            why = "the player was absent" if seat in s["absent"] else "the player folded"
             s["dead_cards"][str(seat)] = s["dead_cards"].get(str(seat), 0) + 1
             self._fire("CARD_TO_DEAD_HAND", f"no card to seat {seat}: its hand is dead ({why})",
-                       f"street {street}: a card to seat {seat}", [ref(ev), s["dead_refs"][str(seat)]], seat)
+                       f"seat {seat} was dealt a card on {street_name(street)}", [ref(ev), s["dead_refs"][str(seat)]],
+                       seat)
             return
         if self._replacement(seat, street):
             s["replacement_due"] = None  # 004 B: the exposed card is replaced
@@ -255,8 +257,8 @@ class StudHand:
             return
         key, face = str(seat), ev.face  # the seat's key in the state's dicts
         if street == 3 and seat in s["exposed_third"] and self.dealt(3, seat) == 2 and face == "up":
-            self._fire("EXPOSED_CARD", f"seat {seat}: its exposed down card is its up card, its third "
-                       "3rd-street card dealt down (004 A)", "the third card dealt face up",
+            self._fire("EXPOSED_CARD", f"seat {seat}'s exposed down card counts as its up card, and its third "
+                       "card on 3rd street is dealt down", "the third card was dealt face up",
                        [s["exposed_refs"][key], ref(ev)], seat)
         expected = s["expected"]
         if expected and expected[0] == seat:
@@ -274,8 +276,8 @@ class StudHand:
         s, street = self.s, ev.street
         s["street"] = street
         if not s["burned"]:
-            self._fire("BURN_SKIPPED", f"a burn before the first card of street {street}",
-                       f"street {street} began with a card to {ev.target} and no burn", [ref(ev)])
+            self._fire("BURN_SKIPPED", f"a burn before the first card of {street_name(street)}",
+                       f"{street_name(street)} began with a card to {place(ev.target)} and no burn", [ref(ev)])
         s["expected"] = self._street_order(street)
         s["street_live"][str(street)] = sorted(set(s["expected"]))
         if street == 7 and ev.target == "community":
@@ -325,8 +327,8 @@ class StudHand:
     def _replacement_due(self, ev, before: str) -> None:
         seat = self.s["replacement_due"]
         if seat is not None:
-            self._fire("EXPOSED_CARD", f"seat {seat}: its exposed 7th-street card replaced while betting "
-                       "is possible (004 B)", f"no replacement card before {before}",
+            self._fire("EXPOSED_CARD", f"seat {seat}'s exposed card on 7th street replaced while betting "
+                       "is still possible", f"no replacement card came before {before}",
                        [self.s["exposed_refs"][str(seat)], ref(ev)], seat)
             self.s["replacement_due"] = None
 
@@ -345,16 +347,17 @@ class StudHand:
             unknown = unknown or None in cards
         unseen = self._unseen() if unknown else ()  # () if unused
         if street == 3:
-            rule, what, pick, all_in = "BRING_IN", "the bring-in", bring_in_seat, self.s["ante_all_in"]
+            rule, what, pick, all_in = "BRING_IN", "the bring-in should be made", bring_in_seat, self.s["ante_all_in"]
         else:
-            rule, what, pick, all_in = "FIRST_TO_ACT", "the first action", first_to_act_seat, self.s["all_in"]
+            rule, what, pick, all_in = "FIRST_TO_ACT", "the first action should be", first_to_act_seat, self.s["all_in"]
         right = pick(self.s["game"], hands, all_in, unseen)
         if right is UNDECIDED:
             self._undecided(rule)
         elif right is not None and right != seat:
-            shown = "; ".join(f"seat {x}: {' '.join(c or '??' for c in cs)}" for x, cs in sorted(hands.items()))
-            self._fire(rule, f"street {street}: {what} by seat {right} (up cards {shown})",
-                       f"seat {seat} acted first ({ev.action})",
+            shown = ", ".join(f"seat {x} {' '.join(c or '(unreadable)' for c in cs)}" for x, cs in sorted(hands.items()))
+            action = (ev.action or "an action").replace("_", "-")
+            self._fire(rule, f"on {street_name(street)} {what} by seat {right}, given the up cards ({shown})",
+                       f"seat {seat} acted first, with a {action}" if ev.action else f"seat {seat} acted first",
                        [ref(ev)] + self._up_refs([seat, right], min(street, 6)), seat)
 
     def _check_fourth_street_double(self, ev) -> None:
@@ -370,7 +373,7 @@ class StudHand:
                 maybe = True
         if pairs:
             self._fire("FOURTH_STREET_DOUBLE", f"no double bet on 4th street while seat {pairs[0]} shows a "
-                       "pair (004 F)", f"seat {ev.seat} bet {ev.amount:g}, the big bet",
+                       "pair", f"seat {ev.seat} bet {amount(ev.amount)}, the big bet",
                        [ref(ev)] + self._up_refs(pairs[:1], 4), ev.seat)
         elif maybe:
             self._undecided("FOURTH_STREET_DOUBLE")
@@ -393,12 +396,13 @@ class StudHand:
         reshuffles, community = sv["reshuffles"], s["community"]
         seat_cards = sum(s["count"].get("7", {}).values())
         if not short_deck_followed(branch, sv["stack"], reshuffles, community, seat_cards):
-            shuffles = ", ".join(f"reshuffle of {n} cards adding {b} burns" for b, n in reshuffles)
+            shuffles = " and ".join(f"a reshuffle of {n_cards(n)} adding {plural(b, 'burn')}" for b, n in reshuffles)
             self._fire("SHORT_DECK_PROCEDURE",
-                       f"{sv['stack']} cards left for {sv['live']} live seats (required {sv['live'] + 2}): "
-                       f"({branch}) {BRANCH_WORDS[branch]}",
-                       f"{shuffles or 'no reshuffle'}, {community} community card(s), {seat_cards} card(s) "
-                       "to seats", sv["events"] + [ref(ev)])
+                       f"with {n_cards(sv['stack'])} left for {plural(sv['live'], 'live seat')} ({sv['live'] + 2} "
+                       f"needed), the dealer should {BRANCH_WORDS[branch]}",
+                       f"the dealer made {shuffles or 'no reshuffle'} and dealt "
+                       f"{plural(community, 'community card') if community else 'no community card'} "
+                       f"and {n_cards(seat_cards)} to seats", sv["events"] + [ref(ev)])
 
 
 _HANDLERS = {name[4:]: fn for name, fn in vars(StudHand).items() if name.startswith("_on_")}  # feed's, by type

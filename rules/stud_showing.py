@@ -339,11 +339,13 @@ def short_deck_branch(stack: int, live_seats: int) -> str:
     return RESHUFFLE_COMMUNITY_CARD
 
 
-BRANCH_WORDS = {
-    NORMAL: "burn and one card down to each live seat",
-    RESHUFFLE_WITH_BURNS: "reshuffle the stack with the 3 previous burns, burn, one card to each live seat",
-    COMMUNITY_CARD: "burn and one community card, no reshuffle",
-    RESHUFFLE_COMMUNITY_CARD: "reshuffle the stack with the 3 previous burns, burn, one community card",
+BRANCH_WORDS = {  # what the dealer should do, as a finding says it
+    NORMAL: "burn and deal one card down to each live seat",
+    RESHUFFLE_WITH_BURNS: "reshuffle the stack with the 3 previous burns, burn and deal one card to each live seat "
+                          "(procedure A)",
+    COMMUNITY_CARD: "burn and deal one community card, without reshuffling (procedure B)",
+    RESHUFFLE_COMMUNITY_CARD: "reshuffle the stack with the 3 previous burns, burn and deal one community card "
+                              "(procedure C)",
 }
 
 

@@ -51,6 +51,7 @@ from __future__ import annotations
 from rules import alignment
 from rules.finding import ref
 from rules.game import GameProcedure
+from rules.words import cards, listing, place, plural
 
 SPOTS = frozenset(("first", "second", "third"))
 PASSES = 3
@@ -59,7 +60,7 @@ OVERDUE_AFTER = 5
 
 
 def _cards_word(n: int) -> str:
-    return f"{n} card" if n == 1 else f"{n} cards"
+    return plural(n, "card")
 
 
 class ThreeBetPoker(GameProcedure):
@@ -109,7 +110,7 @@ class ThreeBetPoker(GameProcedure):
         if not any(c[0] != "burn" for c in rnd["cards"]):
             return []
         want, have = self.expected_holdings(ctx, rnd), self.holdings(ctx, rnd)
-        return [f"{p} holds {have.get(p, 0)} (should hold {want.get(p, 0)})"
+        return [f"{place(p)} holds {cards(have.get(p, 0))} instead of {want.get(p, 0)}"
                 for p in sorted(set(want) | set(have)) if have.get(p, 0) != want.get(p, 0)]
 
     # --- stub events --------------------------------------------------------
@@ -133,7 +134,7 @@ class ThreeBetPoker(GameProcedure):
         elif ev.type == "stub_discarded" and ev.exposed:
             rid = ev.round_id or (pack["rounds"][-1] if pack["rounds"] else None)
             ctx.emit("STUB_EXPOSED", round_id=rid, pack=pack, key=(), evidence=[ref(ev)],
-                     expected="the stub taken from the shoe and put in the discard rack without showing its cards (000 D)",
+                     expected="the stub taken from the shoe and put in the discard rack without showing its cards",
                      actual=f"the dealer terminal recorded the stub of pack {pack['pack_id']} discarded exposed")
 
     # --- round end: void, count overdue -----------------------------------
@@ -148,9 +149,9 @@ class ThreeBetPoker(GameProcedure):
         if len(runs) >= OVERDUE_AFTER:
             ctx.st["g"]["uncounted"] = []
             ctx.emit("STUB_COUNT_OVERDUE", rnd=rnd, key=(), evidence=[r[1] for r in runs],
-                     expected=f"the stub counted (stub_counted) at least once every {OVERDUE_AFTER} rounds (000 E)",
-                     actual=f"{len(runs)} consecutive rounds ended with no stub count: "
-                            + ", ".join(r[0] for r in runs))
+                     expected=f"the stub counted at least once every {plural(OVERDUE_AFTER, 'round')}",
+                     actual=f"{plural(len(runs), 'round')} in a row ended with no stub count: "
+                            + listing(r[0] for r in runs))
 
     def _check_void(self, ctx, rnd, late: bool) -> None:
         if rnd["voided"]:
@@ -161,21 +162,20 @@ class ThreeBetPoker(GameProcedure):
         if not late:
             wrong = self._misdealt(ctx, rnd)
             if wrong:
-                reasons.append("misdeal: " + "; ".join(wrong))
+                reasons.append("the cards were misdealt (" + listing(wrong) + ")")
                 evidence += [c[5] for c in rnd["cards"]][-1:]
         counts = rnd["g"]["counts"][-1:] if late else rnd["g"]["counts"]
         for stub, layout, r in counts:
             if stub + layout != size:
-                reasons.append(f"the stub count ({stub}) plus the cards on the layout ({layout}) "
+                reasons.append(f"the stub count ({stub}) and the cards on the layout ({layout}) "
                                f"make {stub + layout}, not {size}")
                 evidence.append(r)
         if not reasons:
             return
         end = rnd["g"]["ended_ref"]
         ctx.emit("VOID_NOT_DECLARED", rnd=rnd, key=(), evidence=evidence + ([end] if end else []),
-                 expected="all hands declared void (round_voided) before the round ends (000 E2), because "
-                          + "; and ".join(reasons),
-                 actual=f"round {rnd['round_id']} ended with no round_voided")
+                 expected="all hands declared void before the round ends, because " + listing(reasons),
+                 actual=f"round {rnd['round_id']} ended without being voided")
 
     # --- pack-level decisions: the true stub, draws after the deal ---------
     def settle_pack(self, ctx, pack) -> None:
@@ -198,13 +198,14 @@ class ThreeBetPoker(GameProcedure):
         """(cards in the pack, how that is known, evidence ref) or None while unknown."""
         if pack["shoe_loaded"] is not None:
             n = pack["shoe_loaded"]["card_count"]
-            return n, f"the shoe counted {n} cards in (shoe_loaded)", pack["shoe_loaded"]["ref"]
+            return n, f"the shoe counted {_cards_word(n)} loaded", pack["shoe_loaded"]["ref"]
         if pack["shuffler"] is not None:
             n = pack["shuffler"]["card_count"]
-            return n, f"the shuffler counted {n} cards (shuffle_completed)", pack["shuffler"]["ref"]
+            return n, f"the shuffler counted {_cards_word(n)}", pack["shuffler"]["ref"]
         if closing:
             n = self._pack_size(ctx, pack)
-            return n, f"no count was recorded, so the pack holds {n} cards ({n // ctx.ref.cards_per_deck} × 52)", None
+            decks = plural(n // ctx.ref.cards_per_deck, "deck")
+            return n, f"no count was recorded, so the pack holds {_cards_word(n)} ({decks} of {ctx.ref.cards_per_deck})", None
         return None
 
     @staticmethod
@@ -244,13 +245,14 @@ class ThreeBetPoker(GameProcedure):
         drawn = self._deal_end(pack, term_n)
         if drawn is not None:
             s = pack["al"]["s"]
-            how = f"the shoe drew {drawn} for the deal" + (f" (card_drawn 1-{s[drawn - 1][0]})" if drawn else "")
+            how = f"the shoe drew {_cards_word(drawn)} for the deal" + (
+                f" (draws 1 to {s[drawn - 1][0]})" if drawn > 1 else "")
             if drawn != term_n:
-                how += f", while the dealer terminal recorded {term_n} cards dealt"
+                how += f", while the dealer terminal recorded {_cards_word(term_n)} dealt"
             last = s[drawn - 1] if drawn else None
             last_ref = alignment.shoe_ref(last) if last and last[2] else None
         else:
-            how = f"the dealer terminal recorded {term_n} cards dealt (no shoe readings for this pack)"
+            how = f"the dealer terminal recorded {_cards_word(term_n)} dealt (the shoe read none of this pack)"
             t = pack["al"]["t"]
             last_ref = alignment.term_ref(t[term_n - 1]) if term_n else None
             drawn = term_n
@@ -260,8 +262,8 @@ class ThreeBetPoker(GameProcedure):
         evidence = [count_ref] + [r for r in (size_ref, last_ref) if r is not None]
         ctx.emit("STUB_MISCOUNT", round_id=round_id, pack=pack, key=(), evidence=evidence,
                  expected=f"{_cards_word(left)} in the stub of pack {pack['pack_id']}: {size_words} and {how}",
-                 actual=f"the dealer counted {_cards_word(stub)} in the stub (and {layout} face down "
-                        f"on the layout): {abs(stub - left)} {'more' if stub > left else 'fewer'} than left")
+                 actual=f"the dealer counted {_cards_word(stub)} in the stub, and {layout} face down "
+                        f"on the layout: {abs(stub - left)} {'more' if stub > left else 'fewer'} than were left")
 
     def _check_exposure(self, ctx, pack) -> None:
         t = pack["al"]["t"]
@@ -275,7 +277,7 @@ class ThreeBetPoker(GameProcedure):
         ctx.emit("STUB_EXPOSED", round_id=pack["rounds"][-1], pack=pack, key=(),
                  evidence=[alignment.shoe_ref(c) for c in after],
                  expected=f"no card drawn from pack {pack['pack_id']} after the deal's last card "
-                          f"({t[-1][0] or 'unreadable'}, the shoe's draw {end}) until the stub is removed (000 D)",
+                          f"({t[-1][0] or 'unreadable'}, the shoe's draw {end}) until the stub is removed",
                  actual=f"the shoe drew {_cards_word(len(after))} after the deal was complete: {shown}")
 
     # --- the round row ------------------------------------------------------

@@ -64,6 +64,7 @@ REJECTS = pa.schema([
 FINDINGS = pa.schema([
     pa.field("finding_id", pa.string(), nullable=False),
     pa.field("rule_id", pa.string(), nullable=False),
+    pa.field("title", pa.string(), nullable=False),          # the rule's plain title (rules.catalog)
     pa.field("severity", pa.string(), nullable=False),
     pa.field("game", pa.string()),
     pa.field("table_id", pa.string(), nullable=False),
@@ -155,6 +156,7 @@ RUNS = pa.schema([
 
 RULES = pa.schema([
     pa.field("rule_id", pa.string(), nullable=False),
+    pa.field("title", pa.string()),
     pa.field("severity", pa.string(), nullable=False),
     pa.field("games", pa.list_(pa.string())),
     pa.field("source", pa.string()),

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from pipelines.cli.common import StrictCommand, UserError, setup_logging
-from pipelines.cli.render import render
+from pipelines.cli.render import plural, render
 
 
 
@@ -45,21 +45,23 @@ def demo(out, hours, faults, seed):
     click.echo(f"1/3 simulating {sum(DEFAULT_TABLES.values())} tables for {hours:g} h "
                f"(faults at {faults:g} per opportunity) → {feeds}")
     sim = simulate(feeds, tables=DEFAULT_TABLES, hours=hours, seed=seed, faults=build_rates(faults, None), workers=2)
-    click.echo(f"    {sim.events:,} events from {sim.devices} devices; {sim.findings} findings must be raised")
+    click.echo(f"    {plural(sim.events, 'event')} from {plural(sim.devices, 'device')}; "
+               f"{plural(sim.findings, 'finding')} must be raised")
     days = sorted(str(d) for d in feeds.iterdir() if d.is_dir())   # the day folders, not truth.jsonl
     registry = feeds / "devices.csv"       # the simulator's device registry: SHOE_SILENT, UNKNOWN_DEVICE
     click.echo(f"2/3 running the batch: pitwatch run {' '.join(days)} --devices {registry} --lake {lake}")
     summary = run_batch(days, str(lake), devices=load_registry(str(registry)))
     click.echo(f"    {summary.lines_read:,} lines = accepted {summary.accepted:,} + rejected {summary.rejected:,}"
-               f" + duplicates {summary.duplicates:,}; {summary.rows['rounds']:,} rounds, "
-               f"{summary.rows['packs']:,} packs, {summary.findings:,} findings")
+               f" + duplicates {summary.duplicates:,}; {plural(summary.rows['rounds'], 'round')}, "
+               f"{plural(summary.rows['packs'], 'pack')}, {plural(summary.findings, 'finding')}")
     click.echo("3/3 findings by rule, next to the injected faults' ground truth:\n")
     result = compare(lake_findings(str(lake)), read_truth(feeds / "truth.jsonl"))
     rows = [[c.rule_id, c.severity, c.found, c.expected, "yes" if c.matches else "NO"]
             for c in sorted(result.values(), key=lambda c: (SEVERITIES.index(c.severity), c.rule_id))]
     click.echo(render(["rule_id", "severity", "found", "injected", "match"], rows, "table"))
     matched = sum(c.matches for c in result.values())
-    click.echo(f"{matched} of {len(result)} rules match the ground truth; done in {time.perf_counter() - began:.0f} s.")
+    click.echo(f"{matched} of {plural(len(result), 'rule')} {'matches' if len(result) == 1 else 'match'} the ground "
+               f"truth; done in {time.perf_counter() - began:.0f} s.")
     click.echo(f"\nExplore the lake:\n  pitwatch query findings_by_rule --lake {lake} "
                f"--param from_day={summary.gaming_days[0]} --param to_day={summary.gaming_days[-1]}\n"
                f"  pitwatch sql \"select rule_id, table_id, round_id, actual from findings limit 10\" --lake {lake}")

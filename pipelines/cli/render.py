@@ -1,4 +1,9 @@
-"""The one output renderer of the CLI: rows as ``table``, ``csv`` or ``json`` (JSON lines)."""
+"""The one output renderer of the CLI: rows as ``table``, ``csv`` or ``json`` (JSON lines).
+
+Counts printed for people go through :func:`plural` (``1 finding``, ``2 findings``,
+``1,234 events``): the same helper the rules write their findings with
+(:func:`rules.words.plural`).
+"""
 from __future__ import annotations
 
 import csv
@@ -9,6 +14,10 @@ from typing import Any, Sequence
 
 import click
 import orjson
+
+from rules.words import plural
+
+__all__ = ["FORMATS", "format_option", "plural", "render"]
 
 FORMATS = ("table", "csv", "json")
 

@@ -21,12 +21,15 @@ Examples:
               help="Only the rules of this severity.")
 @format_option
 def rules(game, severity, fmt):
-    """Every rule pitwatch checks: rule_id, severity, games, procedure source, summary.
+    """Every rule pitwatch checks: rule_id, title, severity, games, procedure source, summary.
 
     The same catalogue is the lake's `rules` table, for joins with findings.
+    With --game, `source` is that game's one procedure reference (the one its
+    findings cite); without, every reference of the rule.
     """
     from rules.catalog import RULES
 
     rows = [r for r in RULES if (game is None or game in r.games) and (severity is None or r.severity == severity)]
-    columns = ["rule_id", "severity", "games", "source", "summary"]
-    click.echo(render(columns, [[getattr(r, c) for c in columns] for r in rows], fmt), nl=False)
+    columns = ["rule_id", "title", "severity", "games", "source", "summary"]
+    cells = [[r.source_for(game) if c == "source" and game else getattr(r, c) for c in columns] for r in rows]
+    click.echo(render(columns, cells, fmt), nl=False)

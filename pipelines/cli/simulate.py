@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from pipelines.cli.common import StrictCommand, UserError
+from pipelines.cli.render import plural
 from pipelines.simulate.floor import DEFAULT_TABLES as _DEFAULT_TABLES
 from schemas.contract import GAMES as GAME_NAMES
 
@@ -138,8 +139,8 @@ def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, q
     except (OSError, ValueError) as exc:
         raise UserError(str(exc)) from None
     days = ", ".join(s.gaming_days) if len(s.gaming_days) <= 3 else f"{s.gaming_days[0]} … {s.gaming_days[-1]}"
-    click.echo(f"wrote {s.files} files to {out} (gaming day{'s' if len(s.gaming_days) != 1 else ''} {days})")
-    click.echo(f"events: {s.events:,} from {s.devices} devices on {s.tables} tables "
+    click.echo(f"wrote {plural(s.files, 'file')} to {out} (gaming day{'s' if len(s.gaming_days) != 1 else ''} {days})")
+    click.echo(f"events: {s.events:,} from {plural(s.devices, 'device')} on {plural(s.tables, 'table')} "
                f"in {s.seconds:.1f} s ({s.events_per_second:,.0f} events/s)")
     if s.faults:
         injected = ", ".join(f"{k} {v}" for k, v in s.faults.items())

@@ -6,6 +6,7 @@ import sys
 import click
 
 from pipelines.cli.common import StrictCommand, lake_option, setting_option, setup_logging, user_errors
+from pipelines.cli.render import plural
 
 
 @click.command(
@@ -88,6 +89,6 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
         raise SystemExit(1) from None
     if not quiet:
         click.echo(
-            f"pitwatch: stopped: {summary['lines']:,} lines, {summary['accepted']:,} accepted, "
-            f"{summary['rejected']:,} rejected, {summary['duplicate']:,} duplicates, "
-            f"{summary['findings']:,} findings; checkpoint in {summary['state_dir']}", err=True)
+            f"pitwatch: stopped: {plural(summary['lines'], 'line')}, {summary['accepted']:,} accepted, "
+            f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}, "
+            f"{plural(summary['findings'], 'finding')}; checkpoint in {summary['state_dir']}", err=True)

@@ -56,5 +56,5 @@ def test_rules_lists_the_catalogue_in_every_format():
     rows = [json.loads(l) for l in out.splitlines()]
     assert [r["rule_id"] for r in rows] == [r.rule_id for r in RULES]
     csv_out = CliRunner().invoke(main, ["rules", "--format", "csv", "--game", "baccarat", "--severity", "critical"]).output
-    assert csv_out.splitlines()[0] == "rule_id,severity,games,source,summary"
+    assert csv_out.splitlines()[0] == "rule_id,title,severity,games,source,summary"
     assert all(",critical," in l for l in csv_out.splitlines()[1:]) and len(csv_out.splitlines()) > 2

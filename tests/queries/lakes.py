@@ -21,6 +21,7 @@ import datetime as dt
 import pyarrow as pa
 
 from pipelines.lake import file_schema, write_partition
+from rules.catalog import RULE_BY_ID
 from schemas.arrow import rows_to_table
 
 DAY1 = dt.date(2026, 11, 27)
@@ -154,7 +155,8 @@ _SEVERITY = {"SHOE_CARD_MISMATCH": "critical", "VOID_NOT_DECLARED": "critical"}
 
 def _finding(fid, rule, table, day, ts, event_ids, pack=None, round_id=None, dealer=None, game="baccarat",
              expected="by the procedure", actual="not so"):
-    return {"finding_id": fid, "rule_id": rule, "severity": _SEVERITY.get(rule, "major"), "game": game,
+    return {"finding_id": fid, "rule_id": rule, "title": RULE_BY_ID[rule].title, "severity": _SEVERITY.get(rule, "major"),
+            "game": game,
             "table_id": table, "pack_id": pack, "round_id": round_id, "dealer_id": dealer, "ts": ts,
             "gaming_day": day, "expected": expected, "actual": actual, "event_ids": event_ids,
             "source": _SOURCES[rule], "evidence": [{"device_id": _device_of(e), "event_id": e} for e in event_ids]}

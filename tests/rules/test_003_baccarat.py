@@ -69,7 +69,8 @@ def test_003_4_3_1_first_pack_is_cut_by_the_first_player_to_the_table():
     b.prepare(by="seat:2", offers=("seat:2",))
     b.coup()
     f = b.replay()
-    assert rule_ids(f) == ["CUT_OFFER"] and "seat:5" in f[0].expected
+    assert rule_ids(f) == ["CUT_OFFER"] and f[0].expected == "the cut offered to seat 5, the designated player"
+    assert f[0].actual == "it was offered to seat 2"
     ok = Baccarat(seats=(5, 2))
     ok.prepare(by="seat:5", offers=("seat:5",))
     ok.coup()
@@ -264,7 +265,8 @@ def test_payout_banker_win_pays_0_95():
     b.coup(payouts={(3, "banker"): ("win", 100)})
     f = b.replay()
     assert rule_ids(f) == ["PAYOUT"]
-    assert (f[0].seat, f[0].spot, f[0].expected) == (3, "banker", "win +95 for seat 3 banker")
+    assert (f[0].seat, f[0].spot, f[0].expected, f[0].actual) == (
+        3, "banker", "seat 3's banker bet should be settled as a win paying 95", "it was settled as a win paying 100")
 
 
 def test_payout_tie_pays_eight_and_pushes_player_and_banker():

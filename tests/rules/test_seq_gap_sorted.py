@@ -40,5 +40,6 @@ def test_contract_seq_gap_sorted_pass_equals_one_by_one(rows, prior_seq):
 def test_contract_seq_gap_sorted_pass_finds_each_gap():
     expected, got, _, state = _both([(1, "BAC-1", 1), (2, "BAC-1", 2), (5, "BAC-2", 5), (6, "BAC-1", 6),
                                      (9, "BAC-1", 9)], None)
-    assert [f.actual for f in got] == ["seq 5: 2 events lost (seq 3-4)", "seq 9: 2 events lost (seq 7-8)"]
+    assert [f.actual for f in got] == ["the next event was numbered 5: 2 events lost (number 3 to 4)",
+                                       "the next event was numbered 9: 2 events lost (number 7 to 8)"]
     assert got[0].table_id == "BAC-2" and state["last"]["DT-1"][0] == 9

@@ -95,7 +95,8 @@ def test_000_C_deal_order_three_passes_seats_ascending_then_community():
     t.round(targets=order, count=True)
     found = replay(t)
     assert rule_ids(found) == ["DEAL_ORDER"]
-    assert found[0].expected == "card 3 of the round to seat:5" and found[0].actual == "card 3 went to community"
+    assert found[0].expected == "card 3 of the round should go to seat 5"
+    assert found[0].actual == "card 3 went to the community spot"
 
 
 def test_000_C_every_card_face_down():
@@ -111,7 +112,8 @@ def test_000_E2_misdeal_a_seat_with_four_cards_and_no_void():
     found = replay(t)
     assert rule_ids(found) == ["DEAL_ORDER", "MISDEAL", "VOID_NOT_DECLARED"]
     void = next(f for f in found if f.rule_id == "VOID_NOT_DECLARED")
-    assert "seat:3 holds 4 (should hold 3)" in void.expected and "no round_voided" in void.actual
+    assert "the cards were misdealt (seat 3 holds 4 cards instead of 3)" in void.expected
+    assert void.actual == "round R-1 ended without being voided"
 
 
 def test_000_E2_misdeal_declared_void_is_no_void_finding():
@@ -127,7 +129,8 @@ def test_000_C_a_seat_with_two_bets_gets_no_card():
     t.round(bettors=(1, 3), partial=(5,), targets=targets, count=True, void=True)
     found = replay(t)
     assert rule_ids(found) == ["DEAL_ORDER", "MISDEAL"]
-    assert next(f for f in found if f.rule_id == "MISDEAL").actual == "seat:5: 3"
+    misdeal = next(f for f in found if f.rule_id == "MISDEAL")
+    assert (misdeal.expected, misdeal.actual) == ("seat 5 should hold no cards", "seat 5 holds 3 cards")
 
 
 def test_000_E_stub_count_overdue_fires_on_the_fifth_round_and_restarts():
@@ -136,7 +139,7 @@ def test_000_E_stub_count_overdue_fires_on_the_fifth_round_and_restarts():
     found = replay(t)
     assert rule_ids(found) == ["STUB_COUNT_OVERDUE", "STUB_COUNT_OVERDUE"]
     assert sorted(f.round_id for f in found) == sorted([rounds[4], rounds[9]])
-    assert "R-1, R-2, R-3, R-4, R-5" in found[0].actual
+    assert found[0].actual == "5 rounds in a row ended with no stub count: R-1, R-2, R-3, R-4 and R-5"
 
 
 def test_000_E_a_count_within_five_rounds_is_on_time():
@@ -152,9 +155,9 @@ def test_000_E_stub_miscount_against_the_shoe():
     found = replay(t)
     assert rule_ids(found) == ["STUB_MISCOUNT"]
     f = found[0]
-    assert f.expected.startswith("40 cards in the stub of pack P-1: the shoe counted 52 cards in (shoe_loaded)")
-    assert "the shoe drew 12 for the deal (card_drawn 1-12)" in f.expected
-    assert f.actual == "the dealer counted 41 cards in the stub (and 11 face down on the layout): 1 more than left"
+    assert f.expected == ("40 cards in the stub of pack P-1: the shoe counted 52 cards loaded and the shoe drew "
+                          "12 cards for the deal (draws 1 to 12)")
+    assert f.actual == "the dealer counted 41 cards in the stub, and 11 face down on the layout: 1 more than were left"
 
 
 def test_000_E_stub_miscount_when_the_shoe_drew_a_card_the_terminal_never_recorded():
@@ -163,7 +166,7 @@ def test_000_E_stub_miscount_when_the_shoe_drew_a_card_the_terminal_never_record
     found = replay(t)
     assert rule_ids(found) == ["STUB_MISCOUNT", "UNACCOUNTED_CARD"]
     f = next(f for f in found if f.rule_id == "STUB_MISCOUNT")
-    assert f.expected.startswith("39 cards in the stub") and "drew 13 for the deal" in f.expected
+    assert f.expected.startswith("39 cards in the stub") and "drew 13 cards for the deal" in f.expected
 
 
 def test_000_E_stub_miscount_without_a_shoe_uses_the_terminal_count():

@@ -111,7 +111,7 @@ def test_001_A_deal_order_dealer_before_a_seat_in_phase_1():
     c.deal("seat:4", "5s", "up")
     found = c.replay()
     assert "DEAL_ORDER" in rule_ids(found)
-    assert next(f for f in found if f.rule_id == "DEAL_ORDER").expected == "card 2 of the round to seat:4"
+    assert next(f for f in found if f.rule_id == "DEAL_ORDER").expected == "card 2 of the round should go to seat 4"
 
 
 def test_001_G_phase_3_each_seat_all_its_cards_before_the_next():
@@ -126,7 +126,7 @@ def test_001_G_phase_3_each_seat_all_its_cards_before_the_next():
         events[k] = type(events[k]).from_row(row)
     found = c.replay(events)
     assert rule_ids(found) == ["DEAL_ORDER"]
-    assert found[0].expected == "card 11 of the round to seat:1"
+    assert found[0].expected == "card 11 of the round should go to seat 1"
 
 
 def test_001_F_the_dealer_draws_only_while_a_hand_is_live():
@@ -135,7 +135,7 @@ def test_001_F_the_dealer_draws_only_while_a_hand_is_live():
     c.play({1: "Kh", 4: "Qs"}, ["5c", "7d", "Ts"], {1: "8d", 4: "6h"}, hits={1: ["9c"], 4: ["Jc"]})
     found = c.replay()
     assert rule_ids(found) == ["DEAL_ORDER"]
-    assert found[0].actual.endswith("went to dealer")
+    assert found[0].actual.endswith("went to the dealer")
 
 
 def test_001_C_hole_card_face_down():
@@ -146,7 +146,7 @@ def test_001_C_hole_card_face_down():
         c.deal(target, card, face)
     found = c.replay()
     assert "CARD_FACE" in rule_ids(found)
-    assert next(f for f in found if f.rule_id == "CARD_FACE").expected == "the card to dealer face down"
+    assert next(f for f in found if f.rule_id == "CARD_FACE").expected == "the card to the dealer should be dealt face down"
 
 
 def test_001_G_poker_cards_face_down():
@@ -165,7 +165,7 @@ def test_001_G_misdeal_a_seat_without_six_cards():
     c.play({1: "Kh", 4: "5s"}, ["9c", "7d", "Ts"], {1: "8d", 4: "6h"}, poker={4: ["9h", "4s", "8c"]}, pay=False)
     found = c.replay()
     assert rule_ids(found) == ["MISDEAL"]
-    assert found[0].expected == "seat:4: 6" and found[0].actual == "seat:4: 5"
+    assert found[0].expected == "seat 4 should hold 6 cards" and found[0].actual == "seat 4 holds 5 cards"
 
 
 def test_001_B_settlement_order_right_to_left():
@@ -211,7 +211,7 @@ def test_001_D_double_on_three_cards_is_illegal():
     c.deal("seat:1", "Tc", "up")
     found = c.replay()
     assert rule_ids(found) == ["ILLEGAL_DOUBLE"]
-    assert found[0].actual == "seat 1 doubled holding 3 card(s): 2h 3d 4c (9)"
+    assert found[0].actual == "seat 1 doubled holding 3 cards: 2h 3d 4c (9)"
 
 
 def split_round(first: str, second: str, cards: list[tuple[int, str]], actions=()) -> CombateTable:
@@ -241,7 +241,7 @@ def test_001_D_split_only_aces():
 def test_001_D_split_ace_hand_gets_only_one_more_card():
     found = split_round("Ad", "As", [(1, "2s"), (2, "Tc"), (1, "5d")], actions=[(1, "5d")]).replay()
     assert rule_ids(found) == ["ILLEGAL_SPLIT"]
-    assert found[0].actual == "seat 1 hand 1 received 5d, its card number 2 after the split"
+    assert found[0].actual == "seat 1's 1st hand received 5d, its 2nd card after the split"
 
 
 def six_card_round(extra_hit: str | None = None, six_card_result=("win", 10)) -> CombateTable:
@@ -349,9 +349,12 @@ def test_001_B_J_payouts_checked_for_each_bet():
     found = c.replay()
     assert rule_ids(found) == ["PAYOUT", "PAYOUT", "PAYOUT"]
     wrong = {(f.seat, f.spot): (f.expected, f.actual) for f in found}
-    assert wrong[(1, "first")] == ("half_lose -5 for seat 1 first", "lose -10")
-    assert wrong[(4, "second")] == ("win +15 for seat 4 second", "win +10")
-    assert wrong[(4, "third")] == ("win +30 for seat 4 third", "win +70")
+    assert wrong[(1, "first")] == ("seat 1's first bet should be settled as half lost (5 collected)",
+                                   "it was settled as a loss (10 collected)")
+    assert wrong[(4, "second")] == ("seat 4's second bet should be settled as a win paying 15",
+                                    "it was settled as a win paying 10")
+    assert wrong[(4, "third")] == ("seat 4's third bet should be settled as a win paying 30",
+                                   "it was settled as a win paying 70")
 
 
 def test_001_J_table_paytable_from_the_reference():
@@ -416,7 +419,7 @@ def test_001_D_split_ace_hands_are_not_split_again():
     c.act(1, "split", hand=1)
     found = c.replay()
     assert rule_ids(found) == ["ILLEGAL_SPLIT"]
-    assert found[0].actual == "seat 1 hand 1 split a hand that was already split"
+    assert found[0].actual == "seat 1's 1st hand split a hand that was already split"
 
 
 def test_001_G_a_round_voided_before_the_poker_deal_is_no_misdeal():
@@ -445,7 +448,7 @@ def test_001_J_an_unreadable_card_that_cannot_change_the_poker_hand_is_still_jud
     c.end()
     found = c.replay()
     assert rule_ids(found) == ["PAYOUT"]
-    assert found[0].expected == "win +200 for seat 1 third"
+    assert found[0].expected == "seat 1's third bet should be settled as a win paying 200"
 
 
 def test_001_D_players_act_in_turn_from_the_dealers_left():
@@ -460,4 +463,4 @@ def test_001_D_players_act_in_turn_from_the_dealers_left():
     c.deal("seat:1", "9h", "up")  # seat 1 plays after seat 4
     found = c.replay()
     assert rule_ids(found) == ["DEAL_ORDER"]
-    assert found[0].expected == "card 8 of the round to seat:4 or dealer"
+    assert found[0].expected == "card 8 of the round should go to seat 4 or the dealer"

@@ -115,7 +115,7 @@ def test_004_H_two_deck_table_counts_its_stack_from_table_opened():
     hand, _, _ = eight_handed(folds=BRANCH_FOLDS["C"])  # right for 52 cards, not for 104
     found = replay(table_events(hand, decks=2))[1]
     assert [f.rule_id for f in found] == ["SHORT_DECK_PROCEDURE"]
-    assert found[0].expected.startswith("52 cards left for 8 live seats")
+    assert found[0].expected.startswith("with 52 cards left for 8 live seats (10 needed), the dealer should burn")
 
 
 # --- the other rules, one stream that raises and one that does not --------------------------
