@@ -40,7 +40,7 @@ EVENTS_PER_TABLE_HOUR = 2600     # the simulator's default mix: 750k events from
 
 def floor_for(events: float) -> dict[str, int]:
     """Tables per game for about ``events`` events in 24 h: the default mix, scaled."""
-    from pipelines.simulate import DEFAULT_TABLES
+    from simulator import DEFAULT_TABLES
 
     scale = max(1, round(events / (EVENTS_PER_TABLE_HOUR * 24))) / sum(DEFAULT_TABLES.values())
     return {g: max(1, round(n * scale)) for g, n in DEFAULT_TABLES.items()}
@@ -182,7 +182,7 @@ def main() -> None:
     ap.add_argument("--no-phases", action="store_true", help="skip the per-phase measurement")
     args = ap.parse_args()
 
-    from pipelines.simulate import simulate
+    from simulator import simulate
 
     work = Path(args.work or tempfile.mkdtemp(prefix="pitwatch-bench-"))
     feeds = work / "feeds"

@@ -227,7 +227,7 @@ def baseline_child(folder: str) -> None:
     """The bare loop: follow the files, decode every line, a pseudo-alert per 500th line."""
     import orjson
 
-    from pipelines.watch.sources import FileFollower
+    from live.sources import FileFollower
     from schemas.decode import GamingDayConfig, Reject, decode_line
 
     follower, cfg, n = FileFollower([folder]), GamingDayConfig(), 0

@@ -1,8 +1,8 @@
 """The one driver around the engine: the only code that makes and feeds a ``rules.table.TableReplay``.
 
 The nightly batch (:mod:`pipelines.replay`), the live service
-(:mod:`pipelines.watch.engine`, :mod:`pipelines.watch.order`) and the Beam
-streaming form (:mod:`pipelines.watch_beam`) all go through this module, so
+(:mod:`live.engine`, :mod:`live.order`) and the Beam
+streaming form (:mod:`live.beam`) all go through this module, so
 the policy around the engine is written once:
 
 **Identity** (contract version 2): an event is identified by
@@ -18,7 +18,7 @@ columns); live and Beam streaming apply it line by line (:class:`DeviceGate`).
 ``seq`` order; devices interleave in any way (the engine gives the same rows
 for any interleaving that keeps each device's order, see :mod:`rules.table`).
 The batch sorts (:func:`feed_order`); live and Beam release each device's
-lines in ``seq`` order as they arrive (:mod:`pipelines.watch.order`,
+lines in ``seq`` order as they arrive (:mod:`live.order`,
 ``watch_beam.OrderDevice``).
 
 **SEQ_GAP** (:func:`new_seq_tracker`): one tracker per device across its
@@ -65,7 +65,7 @@ LIVE_DIFFERENCES = (
     ("cross-pack repeat", "the 10-card repeat of UNSHUFFLED_SEQUENCE across packs needs every pack of the "
      "night: batch only"),
     ("alert texts", "a live alert's expected/actual mask (??) the shoe cards the terminal has not dealt yet "
-     "(pipelines.watch.redact); every other column is the batch's"),
+     "(live.redact); every other column is the batch's"),
 )
 
 
@@ -184,7 +184,7 @@ class TableDriver:
 
     def feed_all(self, events) -> list:
         """Events in feed order (:func:`feed_order`): every finding they complete."""
-        from pipelines.ingest import no_cyclic_gc
+        from pipelines.gc_pause import no_cyclic_gc
 
         findings = []
         feed, found = self.replay.feed, findings.extend

@@ -22,7 +22,6 @@ last character (:class:`FindConflictingIds`).
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import gc
 from collections import Counter, defaultdict
@@ -62,23 +61,6 @@ class IngestOptions:
 def reject_row(r: Reject) -> dict:
     return {"file": r.file, "line": r.line, "raw": r.raw, "reason": r.reason,
             "event_id": r.event_id, "table_id": r.table_id, "device_id": r.device_id, "seq": r.seq}
-
-
-@contextlib.contextmanager
-def no_cyclic_gc():
-    """Pause Python's cyclic garbage collector around hot loops (decoding a chunk, replaying a table).
-
-    Replaying allocates many small objects (events, state dicts) that are
-    freed by reference counting; the cyclic collector would walk the whole
-    heap again and again for nothing (measured: a large share of the time).
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class WithoutCyclicGC(beam.DoFn):

@@ -169,9 +169,9 @@ RULES: tuple[Rule, ...] = (
     _r("SHORT_DECK_PROCEDURE", "Short-stack procedure not followed", "major", STUD_GAMES, "004 H", "round",
        "the 7th-street short-stack procedure was not followed"),
     # feed health (version 2): rules.feed_health
-    _r("SHOE_SILENT", "major", _BCT, "integrity", "pack",
+    _r("SHOE_SILENT", "Cards dealt with the shoe silent", "major", _BCT, "integrity", "pack",
        "the terminal records cards of a pack no shoe drew, on a table expected to have a shoe"),
-    _r("UNKNOWN_DEVICE", "critical", ALL_GAMES, "integrity", "table, device",
+    _r("UNKNOWN_DEVICE", "Device not in the registry", "critical", ALL_GAMES, "integrity", "table, device",
        "an event from a device the registry does not list for that source, table and gaming day"),
 )
 

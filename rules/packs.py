@@ -190,7 +190,6 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
             bad.append(f"{plural(sh['card_count'], 'card')} counted")
         if bad:
             ctx.composition_decided(pack)
-            decks_text = f"{sh['decks']} deck{'' if sh['decks'] == 1 else 's'}"
             ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sh["ref"]],
                      expected=f"{plural(sh['decks'] * per_deck, 'card')} ({plural(sh['decks'], 'deck')}), "
                               "none missing or extra",

@@ -11,7 +11,7 @@ from schemas.contract import GAMES, STUD_GAMES
 def test_the_games_are_the_contracts_everywhere():
     from pipelines.cli import rules as cli_rules
     from pipelines.cli import simulate as cli_simulate
-    from pipelines.simulate import faults, floor
+    from simulator import faults, floor
     from rules import catalog, procedures
 
     assert catalog.ALL_GAMES is GAMES and catalog.STUD_GAMES is STUD_GAMES
@@ -48,7 +48,7 @@ def test_the_severities_are_the_catalogues_everywhere():
 
 
 def test_the_findings_columns_are_the_lakes_everywhere():
-    from pipelines.watch.sinks import COLUMNS
+    from live.sinks import COLUMNS
     from rules.finding import Finding
     from schemas.arrow import FINDINGS
 

@@ -15,7 +15,7 @@ import pytest
 
 from pipelines.batch import run_batch
 from pipelines.devices import load_registry
-from pipelines.simulate import SPECS, simulate
+from simulator import SPECS, simulate
 from pipelines.truth import compare, lake_findings, read_truth
 from rules.catalog import RULES
 

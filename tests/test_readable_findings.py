@@ -135,7 +135,7 @@ def test_pitwatch_rules_shows_every_title():
 def matrix_findings(tmp_path, rule_id: str):
     """Every finding the engine raises on a simulated day with only ``rule_id``'s fault."""
     from pipelines.replay import replay_table
-    from pipelines.simulate import SPECS, simulate
+    from simulator import SPECS, simulate
     from rules.repeated_runs import repeated_runs
     from rules.sequence import SeqTracker
     from schemas.decode import GamingDayConfig, Reject, decode_line
@@ -167,7 +167,7 @@ def matrix_findings(tmp_path, rule_id: str):
 
 
 def _fault_names():
-    from pipelines.simulate import SPECS
+    from simulator import SPECS
 
     return sorted(SPECS)
 

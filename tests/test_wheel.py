@@ -31,7 +31,7 @@ def test_wheel_installs_and_runs_outside_the_repo(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("schemas/events.schema.json", "pipelines/cli/__init__.py", "rules/__init__.py",
                    "seeds/__init__.py", "seeds/baccarat.csv", "queries/__init__.py", "queries/round_replay.sql",
-                   "pipelines/simulate/__init__.py", "pipelines/watch/__init__.py"):
+                   "simulator/__init__.py", "live/__init__.py"):
         assert needed in names, f"{needed} missing from the wheel"
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

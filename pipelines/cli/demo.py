@@ -32,7 +32,7 @@ def demo(out, hours, faults, seed):
     setup_logging(quiet=True)
     from pipelines.batch import run_batch
     from pipelines.devices import load_registry
-    from pipelines.simulate import DEFAULT_TABLES, build_rates, simulate   # every game of the contract
+    from simulator import DEFAULT_TABLES, build_rates, simulate   # every game of the contract
     from pipelines.truth import compare, lake_findings, read_truth
     from rules.catalog import SEVERITIES
 

@@ -10,7 +10,7 @@ import click
 
 from pipelines.cli.common import StrictCommand, UserError
 from pipelines.cli.render import plural
-from pipelines.simulate.floor import DEFAULT_TABLES as _DEFAULT_TABLES
+from simulator.floor import DEFAULT_TABLES as _DEFAULT_TABLES
 from schemas.contract import GAMES as GAME_NAMES
 
 DEFAULT_TABLES = ",".join(f"{game}={n}" for game, n in _DEFAULT_TABLES.items())
@@ -49,7 +49,7 @@ def _start(ctx, param, value: str) -> _dt.datetime:
 def _rate(ctx, param, value):
     if value is None:
         return None
-    from pipelines.simulate.faults import parse_rate
+    from simulator.faults import parse_rate
 
     try:
         return parse_rate(value)
@@ -58,7 +58,7 @@ def _rate(ctx, param, value):
 
 
 def _faults(ctx, param, values) -> dict[str, float]:
-    from pipelines.simulate.faults import FAULT_NAMES, parse_rate
+    from simulator.faults import FAULT_NAMES, parse_rate
 
     rates: dict[str, float] = {}
     for item in values:
@@ -76,7 +76,7 @@ def _faults(ctx, param, values) -> dict[str, float]:
 def _list_faults(ctx, param, value) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from pipelines.simulate.faults import SPECS
+    from simulator.faults import SPECS
 
     width = max(len(n) for n in SPECS)
     for spec in SPECS.values():
@@ -118,8 +118,8 @@ def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, q
     on request, OUT/truth.jsonl listing every finding they must raise and
     OUT/devices.csv, the floor's device registry (for pitwatch run --devices).
     """
-    from pipelines.simulate import build_rates
-    from pipelines.simulate import simulate as run
+    from simulator import build_rates
+    from simulator import simulate as run
 
     if out.exists() and any(out.iterdir()):
         raise click.UsageError(f"{out} is not empty: choose a new or empty folder")

@@ -68,7 +68,7 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
 
     setup_logging(quiet, log_file)
     from pipelines.lake import check_writable
-    from pipelines.watch.service import WatchOptions, WatchService
+    from live.service import WatchOptions, WatchService
     from schemas.decode import GamingDayConfig
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", watch_id):

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from pipelines.batch import run_batch
-from pipelines.simulate import simulate
+from simulator import simulate
 from pipelines.truth import lake_findings
 
 

@@ -44,7 +44,7 @@ def run_records(lake: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def inbox(tmp_path_factory) -> Path:
     """A simulated gaming day 2026-11-28 with critical faults (a shoe's card mismatch), in an inbox."""
-    from pipelines.simulate import simulate
+    from simulator import simulate
 
     base = tmp_path_factory.mktemp("inbox")
     simulate(base / "inbox", tables={"baccarat": 1, "stud": 1}, hours=0.5, seed=3,
@@ -240,7 +240,7 @@ def test_a_lake_from_before_settings_json_takes_its_first_runs_settings(inbox, t
 @pytest.fixture(scope="module")
 def long_day(tmp_path_factory) -> Path:
     """A day long enough that a run is still replaying a few seconds after it started."""
-    from pipelines.simulate import simulate
+    from simulator import simulate
 
     base = tmp_path_factory.mktemp("long")
     simulate(base / "feeds", tables={"baccarat": 6, "stud": 2}, hours=6, seed=5, faults={}, workers=2)

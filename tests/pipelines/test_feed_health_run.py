@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from pipelines.simulate import simulate
+from simulator import simulate
 from pipelines.truth import compare, lake_findings, read_truth
 
 EXAMPLE = pathlib.Path("/work/shared/examples/clean-floor-2h.jsonl")

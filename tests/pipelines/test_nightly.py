@@ -159,7 +159,7 @@ def test_a_state_from_another_format_fails_clearly(floors, tmp_path):
 def test_simulated_days_night_by_night_equal_one_run(tmp_path):
     """Two simulated gaming days of every game, faults of every kind, shoes and stub
     windows across the cutoff; night by night equals one run over both days."""
-    from pipelines.simulate import SPECS, simulate
+    from simulator import SPECS, simulate
 
     feeds = tmp_path / "inbox"
     simulate(feeds, tables={"baccarat": 1, "three_bet_poker": 1, "combate": 1, "razz": 1},

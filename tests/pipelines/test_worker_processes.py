@@ -12,7 +12,7 @@ import time
 import pytest
 
 from pipelines import progress
-from pipelines.simulate import simulate
+from simulator import simulate
 
 _WORKER = """
 import logging, sys

@@ -34,7 +34,7 @@ MANIFEST = "state/gaming_day=2026-11-28/manifest.json"
 def lake(tmp_path_factory) -> str:
     """The hand-built lake, plus a night's replay state and a live watcher's checkpoint."""
     from pipelines import state
-    from pipelines.watch.checkpoint import StateDir
+    from live.checkpoint import StateDir
 
     lake = build_lake(str(tmp_path_factory.mktemp("lake")))
     state.write_state_file(lake, "2026-11-28", "tables", [{"table_id": "BAC-07", "state": '{"shoe": ["Qs"]}'}])
@@ -368,8 +368,8 @@ def test_force_replaces_a_read_only_export(lake, tmp_path):
 
 def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
     from pipelines import state
-    from pipelines.watch.checkpoint import StateDir
-    from pipelines.watch.sinks import LakeSink
+    from live.checkpoint import StateDir
+    from live.sinks import LakeSink
     from tests.queries.lakes import FINDINGS
 
     old = os.umask(0)

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import rules
-from pipelines.simulate import FAULT_NAMES, simulate
+from simulator import FAULT_NAMES, simulate
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 built = pytest.mark.skipif(not rules.compiled_modules(), reason="rules/ not compiled (installed with PITWATCH_PURE=1)")

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipelines.simulate import simulate
+from simulator import simulate
 from schemas.decode import GamingDayConfig, Reject, decode_line
 
 ALL_GAMES = {"baccarat": 2, "three_bet_poker": 2, "combate": 1, "stud": 1, "stud8": 1, "razz": 1}

@@ -67,7 +67,7 @@ def test_refuses_a_folder_that_is_not_empty(tmp_path):
 
 
 def test_list_faults_names_every_injectable_rule():
-    from pipelines.simulate.faults import FAULT_NAMES
+    from simulator.faults import FAULT_NAMES
 
     r = run("--list-faults")
     assert r.exit_code == 0

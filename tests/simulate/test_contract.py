@@ -6,7 +6,7 @@ import datetime as _dt
 
 import orjson
 
-from pipelines.simulate import simulate
+from simulator import simulate
 from schemas.contract import TYPES
 from tests.simulate.conftest import Floor
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pipelines.simulate import simulate
+from simulator import simulate
 from tests.simulate.conftest import START
 
 

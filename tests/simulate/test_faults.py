@@ -5,7 +5,7 @@ import collections
 
 import pytest
 
-from pipelines.simulate.faults import FAULT_NAMES, REGISTRY, SPECS
+from simulator.faults import FAULT_NAMES, REGISTRY, SPECS
 
 # the findings a fault may imply besides its own rule (see the module docstrings)
 ALSO = {"VOID_NOT_DECLARED": {"MISDEAL"}, "STUB_EXPOSED": {"UNACCOUNTED_CARD"}, "SIX_CARD_RULE": {"PAYOUT"}}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.simulate.faults import FAULT_NAMES, REGISTRY, SPECS, build_rates
+from simulator.faults import FAULT_NAMES, REGISTRY, SPECS, build_rates
 
 
 def test_every_declared_fault_and_game_has_an_implementation():

@@ -2,7 +2,7 @@
 run over one input, and their rows (findings, rounds, packs: every column) in one comparable form.
 
 Each runner is the real thing: ``run_batch`` (FnApiRunner) writing a lake; the live service's loop
-(:class:`pipelines.watch.service.WatchService`, in this process, over device files, stdout to a
+(:class:`live.service.WatchService`, in this process, over device files, stdout to a
 buffer, ``--finalize-at-stop``); ``ReplayLive`` under ``TestStream`` on the BundleBasedDirectRunner.
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ def live(inputs: list, state: Path) -> dict[str, list[tuple]]:
 
 def live_run(inputs: list, state: Path) -> tuple[dict[str, list[tuple]], dict]:
     """:func:`live` and the service's summary (its counts)."""
-    from pipelines.watch.service import WatchOptions, WatchService
+    from live.service import WatchOptions, WatchService
 
     out = io.BytesIO()
     svc = WatchService(WatchOptions(inputs=[str(i) for i in inputs], lake=str(state / "lake"), state_dir=str(state / "st"),
@@ -93,7 +93,7 @@ def beam_streaming(order: list[str], expected: dict[str, list[tuple]]) -> None:
     from apache_beam.testing.test_stream import TestStream
     from apache_beam.testing.util import assert_that, equal_to
 
-    from pipelines.watch_beam import ReplayLive
+    from live.beam import ReplayLive
 
     half = len(order) // 2
     stream = TestStream()

@@ -1,12 +1,12 @@
 """Live alerts never show a shoe card beyond the last place of its pack the terminal has recorded
-(pipelines/watch/redact.py), whatever the order the files are read in and whatever the shoe claims."""
+(live/redact.py), whatever the order the files are read in and whatever the shoe claims."""
 from __future__ import annotations
 
 import json
 import re
 
-from pipelines.watch.engine import LiveEngine
-from pipelines.watch.redact import KEEP_PACKS, MASK, DealtGuard
+from live.engine import LiveEngine
+from live.redact import KEEP_PACKS, MASK, DealtGuard
 from schemas.decode import GamingDayConfig
 from tests.rules.stream import Baccarat, eight_decks, new_deck_pack
 

@@ -112,8 +112,8 @@ def test_the_gate_judges_per_pair_same_hash_duplicate_other_content_conflict():
 
 
 def test_live_order_two_devices_one_event_id_both_released_a_conflicting_copy_rejected():
-    from pipelines.watch.order import DeviceOrder
-    from pipelines.watch.sources import Line
+    from live.order import DeviceOrder
+    from live.sources import Line
     from schemas.decode import GamingDayConfig, decode_line
 
     order = DeviceOrder(wait=0)
@@ -140,8 +140,8 @@ def test_live_memory_per_device_is_bounded_whatever_the_seq_jumps():
 
 
 def test_live_a_silent_device_is_forgotten_one_holding_lines_is_not():
-    from pipelines.watch.order import FORGET_AFTER, DeviceOrder
-    from pipelines.watch.sources import Line
+    from live.order import FORGET_AFTER, DeviceOrder
+    from live.sources import Line
     from schemas.decode import GamingDayConfig, decode_line
 
     order = DeviceOrder(wait=60)
@@ -178,9 +178,9 @@ def test_live_components_give_the_batch_drivers_rows_for_any_interleaving(scenar
     """The live engine and order, fed a random interleaving (each device in seq order), end with the
     rows the batch's driver call gives over the same events (no Beam: the engines, compared row for row)."""
     from pipelines.replay import replay_table
-    from pipelines.watch.engine import LiveEngine
-    from pipelines.watch.order import DeviceOrder
-    from pipelines.watch.sources import Line
+    from live.engine import LiveEngine
+    from live.order import DeviceOrder
+    from live.sources import Line
     from schemas.decode import GamingDayConfig, Reject, decode_line
     from tests.watch.equivalence import canon
     from tests.watch.scenario import interleave, plain_ids

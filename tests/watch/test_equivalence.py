@@ -19,7 +19,7 @@ def cross_pack_repeat(f: dict) -> bool:
 
 @pytest.mark.slow
 def test_rows_equal_on_a_simulated_day_with_every_fault_kind(tmp_path):
-    from pipelines.simulate import GAMES, SPECS, simulate
+    from simulator import GAMES, SPECS, simulate
 
     feeds = tmp_path / "sim"
     simulate(feeds, tables={game: 1 for game in GAMES}, hours=0.5, seed=4,

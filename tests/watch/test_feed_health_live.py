@@ -3,7 +3,7 @@ table is finalized (a silent shoe never passes its pack); rules/feed_health.py, 
 from __future__ import annotations
 
 from pipelines.replay import replay_table
-from pipelines.watch.engine import LiveEngine
+from live.engine import LiveEngine
 from schemas.decode import GamingDayConfig
 from tests.rules.test_feed_health import two_packs
 

@@ -1,4 +1,4 @@
-"""The Beam streaming form (pipelines/watch_beam.py) with TestStream: the batch's rows, every column."""
+"""The Beam streaming form (live/beam.py) with TestStream: the batch's rows, every column."""
 from __future__ import annotations
 
 import pytest

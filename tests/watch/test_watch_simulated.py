@@ -12,7 +12,7 @@ from tests.watch.conftest import append_lines
 
 @pytest.mark.slow
 def test_live_alerts_equal_the_batch_on_a_simulated_day_with_every_fault(tmp_path, start_watch):
-    from pipelines.simulate import SPECS, simulate
+    from simulator import SPECS, simulate
     from tests.watch.equivalence import assert_alerts_are_rows, batch, without
 
     feeds = tmp_path / "sim"

@@ -3,16 +3,16 @@
 One thread, no Beam (design.md, "Speed and runners").  Each turn of the loop
 reads whatever every source has (never blocking), decodes each line
 (:func:`schemas.decode.decode_line`), passes it through
-:class:`pipelines.watch.order.DeviceOrder` (duplicates dropped, per-device
+:class:`live.order.DeviceOrder` (duplicates dropped, per-device
 ``seq`` order, a bounded wait only for a hole), feeds the released events to
-:class:`pipelines.watch.engine.LiveEngine` and delivers each finding at once,
+:class:`live.engine.LiveEngine` and delivers each finding at once,
 in the same turn, to every sink (journalled per sink).  It sleeps ``poll``
 seconds only when no source had anything.  Every ``checkpoint_every`` seconds
 (and when stopping) a checkpoint is taken: its snapshot on the loop, between
 two lines (the lake buffer handed over, the journal rotated, every piece
 serialised to bytes — only tables fed since the last one), its slow part
 (lake batch, file, fsync, rename) in a background thread
-(:class:`pipelines.watch.checkpoint.CheckpointWriter`), one at a time, so
+(:class:`live.checkpoint.CheckpointWriter`), one at a time, so
 alerts decided meanwhile are not held up.
 
 Stopping: SIGTERM or SIGINT ends the current turn, checkpoints and returns
@@ -32,12 +32,12 @@ import time
 
 import orjson
 
-from pipelines.watch.checkpoint import CheckpointWriter, StateDir
-from pipelines.watch.engine import LiveEngine
+from live.checkpoint import CheckpointWriter, StateDir
+from live.engine import LiveEngine
 from pipelines.driver import CONFLICT, LATE, conflict_reason
-from pipelines.watch.order import DeviceOrder
-from pipelines.watch.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record
-from pipelines.watch.sources import Line, open_sources
+from live.order import DeviceOrder
+from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record
+from live.sources import Line, open_sources
 from schemas.decode import GamingDayConfig, Reject, decode_line
 
 log = logging.getLogger("pitwatch")
@@ -147,7 +147,7 @@ class WatchService:
             for fid in ids:
                 sent[fid] = days.get(fid, "")
         self._prune_sent()
-        self.order.forget_silent()              # bounded memory over days (pipelines.watch.order)
+        self.order.forget_silent()              # bounded memory over days (live.order)
         gen = self.state.rotate()
         dirty = len(self.engine._dirty)
         rest = orjson.dumps({

@@ -6,7 +6,7 @@ lake's ``findings`` table (``spec/outputs.md``): ``ts`` as RFC 3339 UTC,
 adds ``trigger``: the input line whose arrival raised it.)
 
 Every sink is *at least once* on its own; the service makes delivery exactly
-once per sink with its journal (:mod:`pipelines.watch.checkpoint`), and the
+once per sink with its journal (:mod:`live.checkpoint`), and the
 sinks that can be read back close the last gap themselves:
 
 * :class:`JsonlFileSink` on restart cuts a half-written last line and reads

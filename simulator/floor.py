@@ -25,17 +25,17 @@ from pathlib import Path
 
 import orjson
 
-from pipelines.simulate import baccarat_faults, combate_faults, feed_faults  # noqa: F401  (register their faults)
-from pipelines.simulate.baccarat import Baccarat
+from simulator import baccarat_faults, combate_faults, feed_faults  # noqa: F401  (register their faults)
+from simulator.baccarat import Baccarat
 from pipelines.devices import write_registry
-from pipelines.simulate.clock import HOUR, MINUTE, GamingDays, to_ms
-from pipelines.simulate.combate import Combate
-from pipelines.simulate.devices import DeviceFactory, Port
-from pipelines.simulate.faults import TruthLog
-from pipelines.simulate.stud import Razz, Stud, Stud8
-from pipelines.simulate.table import TableConfig
-from pipelines.simulate.three_bet_poker import ThreeBetPoker
-from pipelines.simulate.writer import StreamWriter
+from simulator.clock import HOUR, MINUTE, GamingDays, to_ms
+from simulator.combate import Combate
+from simulator.devices import DeviceFactory, Port
+from simulator.faults import TruthLog
+from simulator.stud import Razz, Stud, Stud8
+from simulator.table import TableConfig
+from simulator.three_bet_poker import ThreeBetPoker
+from simulator.writer import StreamWriter
 
 REGISTRY_FILE = "devices.csv"   # OUT/devices.csv: the device registry of the floor (pipelines.devices)
 
@@ -116,10 +116,10 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
              start: _dt.datetime = DEFAULT_START, seed: int = 1, faults: dict[str, float] | None = None,
              gaming_days: GamingDays | None = None, progress=None, workers: int = 1) -> Summary:
     """Write a simulated floor to ``out_dir``: event files per device per gaming day, ``truth.jsonl``
-    and the device registry ``devices.csv`` (:mod:`pipelines.simulate.feed_faults`).
+    and the device registry ``devices.csv`` (:mod:`simulator.feed_faults`).
 
     ``tables``: game -> number of tables; ``faults``: fault name -> rate per
-    opportunity (see :func:`pipelines.simulate.faults.build_rates`);
+    opportunity (see :func:`simulator.faults.build_rates`);
     ``progress(fraction)`` is called now and then with the share of simulated
     time done.  ``workers`` > 1 runs independent groups of tables (tables that
     share no device) in that many processes; the bytes written do not depend

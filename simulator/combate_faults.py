@@ -1,12 +1,12 @@
-"""The faults of combate (registered in :data:`pipelines.simulate.faults.REGISTRY`).
+"""The faults of combate (registered in :data:`simulator.faults.REGISTRY`).
 
 Each function arms a fault on the pack or round being prepared; the game module
 plays it out and records the findings (see its docstring for the readings).
 """
 from __future__ import annotations
 
-from pipelines.simulate.faults import injects
-from pipelines.simulate.combate import Combate, Round
+from simulator.faults import injects
+from simulator.combate import Combate, Round
 
 
 def _key(r: Round) -> dict:

@@ -22,11 +22,11 @@ when not voided) is raised, not ``DEAL_ORDER``.
 """
 from __future__ import annotations
 
-from pipelines.simulate.cards import Pack, other_card
-from pipelines.simulate.clock import SECOND
-from pipelines.simulate.faults import injects
-from pipelines.simulate.packs import PackPrep, emit_shuffle, offer_pack_faults
-from pipelines.simulate.table import TableSim
+from simulator.cards import Pack, other_card
+from simulator.clock import SECOND
+from simulator.faults import injects
+from simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
+from simulator.table import TableSim
 
 ROUND_FAULTS = ("CARDS_BEFORE_BETS_CLOSED", "DEAL_ORDER", "CARD_FACE", "MISDEAL", "SHOE_CARD_MISMATCH",
                 "UNACCOUNTED_CARD", "STUB_MISCOUNT", "VOID_NOT_DECLARED", "STUB_EXPOSED")

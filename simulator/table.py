@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from pipelines.simulate.clock import HOUR, MINUTE, SECOND
-from pipelines.simulate.devices import Port
-from pipelines.simulate.faults import ALL, TableFaults, TruthLog, injects
+from simulator.clock import HOUR, MINUTE, SECOND
+from simulator.devices import Port
+from simulator.faults import ALL, TableFaults, TruthLog, injects
 
 
 @dataclasses.dataclass

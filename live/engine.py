@@ -31,7 +31,7 @@ from __future__ import annotations
 import time
 
 from pipelines.driver import SEQ_GAP_GAME, TableDriver, new_seq_tracker
-from pipelines.watch.redact import DealtGuard
+from live.redact import DealtGuard
 from rules.finding import gaming_day_from_config
 
 

@@ -1,7 +1,7 @@
 """The live engine as a Beam streaming pipeline, for Flink or Dataflow.
 
 No local Beam runner runs an unbounded source properly (design.md), so the
-embedded service (:mod:`pipelines.watch.service`) is plain Python; this is
+embedded service (:mod:`live.service`) is plain Python; this is
 the same engine for a cluster: the same ``TableReplay`` and ``SeqTracker``
 in stateful DoFns, their state in Beam state (the engine's JSON state)::
 
@@ -268,13 +268,13 @@ class ReplayLive(beam.PTransform):
 
 
 def _alert_json(f) -> bytes:
-    from pipelines.watch.sinks import alert_record
+    from live.sinks import alert_record
 
     return json.dumps(alert_record(f), sort_keys=True).encode()
 
 
 def run(argv=None) -> None:
-    """``python -m pipelines.watch_beam --source kafka|pubsub … --runner=FlinkRunner|DataflowRunner …``"""
+    """``python -m live.beam --source kafka|pubsub … --runner=FlinkRunner|DataflowRunner …``"""
     from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
     ap = argparse.ArgumentParser(description=run.__doc__)

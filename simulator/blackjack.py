@@ -10,7 +10,7 @@ the layout).
 """
 from __future__ import annotations
 
-from pipelines.simulate.cards import BJ_VALUE
+from simulator.cards import BJ_VALUE
 
 
 def total(cards) -> tuple[int, bool]:
