@@ -8,7 +8,8 @@ code   meaning
 2      input or configuration error (a bad option, file, statement or
        parameter); the message names it
 3      did not complete: the run failed or was interrupted (SIGINT,
-       SIGTERM), or a query was stopped by its ``--timeout``
+       SIGTERM), or a query was stopped by its ``--timeout`` or its
+       output cut at ``--max-rows`` (not the whole answer)
 4      the lake is held by another writer (lock wait timed out)
 5      the lake is not intact (``pitwatch verify``)
 =====  ==============================================================
@@ -28,7 +29,7 @@ TABLE = (
     (DONE, "done"),
     (FINDINGS, "findings at or above --fail-on"),
     (USAGE, "input or configuration error"),
-    (INCOMPLETE, "did not complete: failed, interrupted, or stopped by --timeout"),
+    (INCOMPLETE, "did not complete: failed, interrupted, stopped by --timeout or cut at --max-rows"),
     (LOCKED, "the lake is held by another writer"),
     (NOT_INTACT, "the lake is not intact (verify)"),
 )
