@@ -169,7 +169,7 @@ class FeedHealth:
             ctx.emit("UNKNOWN_DEVICE", key=(device_id,), evidence=[evidence], device_id=device_id,
                      expected=f"every device writing for {ctx.table_id} is in devices.csv for its source "
                               f"and that table on gaming day {day}",
-                     actual=f"{source} device {device_id} wrote {typ} ({evidence[0]}) for {ctx.table_id} "
+                     actual=f"{source} {device_id} wrote a {typ.replace('_', ' ')} event ({evidence[0]}) for {ctx.table_id} "
                             f"on gaming day {day}: {why}")
 
     # --- SHOE_SILENT --------------------------------------------------------------

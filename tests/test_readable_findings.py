@@ -134,6 +134,7 @@ def test_pitwatch_rules_shows_every_title():
 # --- the simulator's matrix ------------------------------------------------------------------
 def matrix_findings(tmp_path, rule_id: str):
     """Every finding the engine raises on a simulated day with only ``rule_id``'s fault."""
+    from pipelines.devices import load_registry
     from pipelines.replay import replay_table
     from simulator import SPECS, simulate
     from rules.repeated_runs import repeated_runs
@@ -144,6 +145,7 @@ def matrix_findings(tmp_path, rule_id: str):
     tables = {g: 2 if rule_id == "SHORT_DECK_PROCEDURE" else 1 for g in SPECS[rule_id].games}
     simulate(tmp_path, tables=tables, hours=2.5 if long else 1.5, seed=5, faults={rule_id: 1.0})
     config = GamingDayConfig()
+    registry = load_registry(str(tmp_path / "devices.csv"))    # the simulator's registry, as pitwatch demo runs
     events = []
     for path in sorted(tmp_path.glob("*/*.jsonl")):
         for n, raw in enumerate(path.read_bytes().splitlines(), 1):
@@ -155,9 +157,9 @@ def matrix_findings(tmp_path, rule_id: str):
         by_table[ev.table_id].append(ev)
     findings, packs = [], []
     for table_id, table_events in sorted(by_table.items()):
-        replay, found = replay_table(table_id, table_events, config)
+        replay, found = replay_table(table_id, table_events, config, devices=registry)
         findings += found
-        packs += replay.drain_pack_sequences()
+        packs += replay.take_rows().sequences
     findings += repeated_runs(packs)
     game_of = {ev.table_id: ev.game for ev in events if ev.type == "table_opened"}
     seq = SeqTracker()

@@ -303,19 +303,19 @@ def setup_logging(quiet: bool, log_file: str | None = None) -> None:
         log.addHandler(handler)
         log.setLevel(logging.DEBUG)
     log.propagate = False
-    _beam_errors_to(log_file and log.handlers[-1])
+    _library_errors_to(log_file and log.handlers[-1])
 
 
-def _beam_errors_to(handler) -> None:
-    """Beam logs a failing step's traceback at ERROR; the operator gets pitwatch's one ``Error:`` line
-    on stderr, the log file (if any) gets Beam's account of it."""
-    beam_log = logging.getLogger("apache_beam")
-    for h in beam_log.handlers[:]:
+def _library_errors_to(handler) -> None:
+    """The libraries' own log records (Beam logs a failing step's traceback at ERROR) reach the
+    root logger: the operator gets pitwatch's one ``Error:`` line on stderr, the log file (if any)
+    gets the libraries' account of it.  Handled at the root, so no library logger is touched."""
+    root = logging.getLogger()
+    for h in root.handlers[:]:
         if getattr(h, "_pitwatch", False):
-            beam_log.removeHandler(h)
+            root.removeHandler(h)
     relay = logging.Handler(logging.ERROR) if handler else logging.NullHandler()  # no "last resort" print
     if handler:
         relay.emit = handler.emit     # the same file and format
     relay._pitwatch = True
-    beam_log.addHandler(relay)
-    beam_log.propagate = False
+    root.addHandler(relay)

@@ -29,7 +29,7 @@ TABLE = (
     (DONE, "done"),
     (FINDINGS, "findings at or above --fail-on"),
     (USAGE, "input or configuration error"),
-    (INCOMPLETE, "did not complete: failed, interrupted, stopped by --timeout or cut at --max-rows"),
+    (INCOMPLETE, "did not complete: failed, interrupted, --timeout or --max-rows"),
     (LOCKED, "the lake is held by another writer"),
     (NOT_INTACT, "the lake is not intact (verify)"),
 )

@@ -7,6 +7,7 @@ import datetime as _dt
 from pipelines.lake import write_partition
 from queries.catalog import run_query
 from queries.lake_views import connect
+from rules.catalog import rule
 from schemas.arrow import EVENTS, FINDINGS, rows_to_table
 
 DAY = _dt.date(2026, 11, 28)
@@ -23,7 +24,8 @@ def test_findings_evidence_cites_only_the_device_the_finding_names(tmp_path):
     lake = str(tmp_path / "lake")
     write_partition(lake, "events", DAY, [rows_to_table([_event("SHOE-1", 1, "7h"), _event("DT-ZZ99", 1, "As")],
                                                         EVENTS)])
-    finding = {"finding_id": "f-1", "rule_id": "UNACCOUNTED_CARD", "severity": "critical", "game": "baccarat",
+    finding = {"finding_id": "f-1", "rule_id": "UNACCOUNTED_CARD", "title": rule("UNACCOUNTED_CARD").title,
+               "severity": "critical", "game": "baccarat",
                "table_id": "BAC-1", "pack_id": "P-1", "ts": TS, "gaming_day": DAY, "expected": "x", "actual": "y",
                "event_ids": ["E-1"], "source": "integrity", "evidence": [{"device_id": "SHOE-1", "event_id": "E-1"}]}
     write_partition(lake, "findings", DAY, [rows_to_table([finding], FINDINGS)])
