@@ -5,7 +5,7 @@ import click
 
 from pipelines.cli.common import UserError, user_errors
 from pipelines.cli.render import format_option, render
-from pipelines.cli.sql import lake_answers, limit_options, print_answer
+from pipelines.cli.sql import dealers_option, lake_answers, limit_options, print_answer
 
 
 @click.command(epilog="""\b
@@ -22,9 +22,10 @@ Examples:
               help="A parameter of the query (repeat for each); see --list for names and types.")
 @click.option("--list", "list_", is_flag=True, help="List the investigations with their parameters.")
 @format_option
+@dealers_option
 @limit_options
 @user_errors
-def query(name, lake, params, list_, fmt, timeout, max_rows):
+def query(name, lake, params, list_, fmt, dealers, timeout, max_rows):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
     Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
@@ -33,6 +34,12 @@ def query(name, lake, params, list_, fmt, timeout, max_rows):
     `pitwatch query --list` shows every investigation, what it answers and
     its parameters (those with "= value" have a default).  --timeout and
     --max-rows bound the run as for `pitwatch sql` (exit 3).
+
+    \b
+    An empty answer whose table, round, pack, rule or severity is not in the
+    lake says so on stderr, with the nearest real value, and exits 0:
+      no table bac-01; did you mean BAC-01?
+      no round R-0014; round ids look like BAC-01-0014
     """
     from queries.catalog import get_query, load_queries
 
@@ -47,17 +54,21 @@ def query(name, lake, params, list_, fmt, timeout, max_rows):
     if not lake:
         raise click.UsageError("Missing option '--lake'.")
     from queries.catalog import run_query
+    from queries.hints import empty_answer_hints
     from queries.lake_views import connect
 
     values = parse_params(params)
     with lake_answers():
-        get_query(name).bind(values)  # check names, types and ranges before opening the lake
-        con = connect(lake)
+        bound = get_query(name).bind(values)  # check names, types and ranges before opening the lake
+        con = connect(lake, dealers)
         try:
             answer = run_query(con, name, values, timeout=timeout, max_rows=max_rows)
+            hints = [] if answer.rows else empty_answer_hints(con, bound, timeout=timeout)
         finally:
             con.close()
     print_answer(answer, fmt, max_rows)
+    for hint in hints:
+        click.echo(hint, err=True)
 
 
 def parse_params(pairs) -> dict[str, str]:

@@ -20,6 +20,12 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_ROWS = 100_000
 
 
+dealers_option = click.option(
+    "--dealers", metavar="FILE", type=click.Path(dir_okay=False),
+    help="The casino's dealers (CSV: id,name,shift) shown as seeds_dealers and beside dealer ids; "
+         "default seeds/dealers.csv.")
+
+
 def limit_options(fn):
     fn = click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True,
                       metavar="N", help="Print at most N rows; more is said on stderr and exits 3.")(fn)
@@ -52,22 +58,25 @@ def print_answer(answer, fmt: str, max_rows: int) -> None:
 @click.command(epilog="""\b
 Examples:
   pitwatch sql "SELECT rule_id, count(*) AS n FROM findings GROUP BY ALL ORDER BY n DESC" --lake lake
-  pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-07'" --lake lake --format csv
+  pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-01'" --lake lake --format csv
+  pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0014'" --lake lake --format text
   pitwatch sql "DESCRIBE events" --lake lake
   pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
 """)
 @click.argument("statement", metavar="SQL")
 @lake_option
 @format_option
+@dealers_option
 @limit_options
 @user_errors
-def sql(statement, lake, fmt, timeout, max_rows):
+def sql(statement, lake, fmt, dealers, timeout, max_rows):
     """Run one read-only SQL statement (DuckDB dialect) over the lake and print the rows.
 
     \b
     Tables: events, rejects, rounds, packs, findings, runs, rules (the lake's
     tables; filter on gaming_day to read only those days' files) and
-    seeds_<name> for each seeds/*.csv (e.g. seeds_combate_paytable).
+    seeds_<name> for each seeds/*.csv (e.g. seeds_combate_paytable;
+    seeds_dealers: id, name, shift, from --dealers FILE if given).
     SQL "-" reads the statement from standard input.  Only queries run
     (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, UNPIVOT,
     EXPLAIN): anything that writes, reads files or changes settings is
@@ -84,7 +93,7 @@ def sql(statement, lake, fmt, timeout, max_rows):
     if not statement.strip():
         raise UserError("the SQL statement is empty")
     with lake_answers():
-        con = connect(lake)
+        con = connect(lake, dealers)
         try:
             answer = run_sql(con, statement, timeout=timeout, max_rows=max_rows)
         finally:

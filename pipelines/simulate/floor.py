@@ -29,6 +29,7 @@ from pipelines.simulate import baccarat_faults, combate_faults  # noqa: F401  (r
 from pipelines.simulate.baccarat import Baccarat
 from pipelines.simulate.clock import HOUR, MINUTE, GamingDays, to_ms
 from pipelines.simulate.combate import Combate
+from pipelines.simulate.dealers import write_dealers
 from pipelines.simulate.devices import DeviceFactory, Port
 from pipelines.simulate.faults import TruthLog
 from pipelines.simulate.stud import Razz, Stud, Stud8
@@ -109,7 +110,8 @@ def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, 
 def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAULT_HOURS,
              start: _dt.datetime = DEFAULT_START, seed: int = 1, faults: dict[str, float] | None = None,
              gaming_days: GamingDays | None = None, progress=None, workers: int = 1) -> Summary:
-    """Write a simulated floor to ``out_dir``: event files per device per gaming day and ``truth.jsonl``.
+    """Write a simulated floor to ``out_dir``: event files per device per gaming day, ``truth.jsonl``
+    and ``dealers.csv`` (the dealers' roster, :mod:`pipelines.simulate.dealers`).
 
     ``tables``: game -> number of tables; ``faults``: fault name -> rate per
     opportunity (see :func:`pipelines.simulate.faults.build_rates`);
@@ -126,7 +128,9 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     args = (str(out), tables, hours, start, seed, faults or {}, gaming_days)
-    groups = table_groups(build_tables(tables, 0, HOUR, seed, {}, None)[0])
+    layout = build_tables(tables, 0, HOUR, seed, {}, None)[0]
+    write_dealers(out, (d for sim in layout for d in sim.cfg.dealers), start)   # the roster, dealers.csv
+    groups = table_groups(layout)
     parts = [[] for _ in range(max(1, min(workers, len(groups))))]
     for k, group in enumerate(sorted(groups, key=lambda g: (-len(g), g))):
         min(parts, key=lambda p: (len(p), parts.index(p))).extend(group)
