@@ -1,8 +1,8 @@
 -- name: pack_custody
 -- description: What happened to one pack: shuffle, riffle, cut, cutting card, load, burn, every round, cutting card surfacing, last coup, stub count and discard, emptying, with its findings, in time order, then a summary row (its findings: the ones listed); dealers by name from seeds_dealers.
--- param table_id: string  the table, e.g. BAC-07
--- param pack_id: string  the pack, e.g. P-0001
--- example: pitwatch query pack_custody --lake lake --param table_id=BAC-07 --param pack_id=P-0001
+-- param table_id: string  the table, e.g. BAC-01
+-- param pack_id: string  the pack, e.g. P-BAC01-01
+-- example: pitwatch query pack_custody --lake lake --param table_id=BAC-01 --param pack_id=P-BAC01-01
 
 with
 

@@ -1,8 +1,8 @@
 -- name: round_replay
 -- description: One round replayed for a dispute: every event of both streams (the dealer terminal's events of the round, and the shoe's draws of the round's pack at the places of the round's cards) in time order, with the findings that cite each event beside it; findings of the round that cite none of them come last.
--- param table_id: string  the table, e.g. BAC-07
--- param round_id: string  the round (hand, coup), e.g. R-0412
--- example: pitwatch query round_replay --lake lake --param table_id=BAC-07 --param round_id=R-0412
+-- param table_id: string  the table, e.g. BAC-01
+-- param round_id: string  the round (hand, coup), e.g. BAC-01-0054
+-- example: pitwatch query round_replay --lake lake --param table_id=BAC-01 --param round_id=BAC-01-0054
 
 with
 

@@ -11,9 +11,9 @@ from pipelines.cli.sql import dealers_option, lake_answers, limit_options, print
 @click.command(epilog="""\b
 Examples:
   pitwatch query --list
-  pitwatch query dealer_rule_repeats --lake lake --param rule_id=BURN_SKIPPED --param to_day=2026-11-28
-  pitwatch query round_replay --lake lake --param table_id=BAC-07 --param round_id=R-0412
-  pitwatch query pack_custody --lake lake --param table_id=BAC-07 --param pack_id=P-0001
+  pitwatch query dealer_rule_repeats --lake lake --param rule_id=BURN_SKIPPED --param to_day=2026-11-28 --dealers dealers.csv
+  pitwatch query round_replay --lake lake --param table_id=BAC-01 --param round_id=BAC-01-0054 --format text
+  pitwatch query pack_custody --lake lake --param table_id=BAC-01 --param pack_id=P-BAC01-01
   pitwatch query findings_by_rule --lake lake --param from_day=2026-11-22 --param to_day=2026-11-28 --format csv
 """)
 @click.argument("name", required=False)

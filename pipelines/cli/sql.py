@@ -59,7 +59,7 @@ def print_answer(answer, fmt: str, max_rows: int) -> None:
 Examples:
   pitwatch sql "SELECT rule_id, count(*) AS n FROM findings GROUP BY ALL ORDER BY n DESC" --lake lake
   pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-01'" --lake lake --format csv
-  pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0014'" --lake lake --format text
+  pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0054'" --lake lake --format text
   pitwatch sql "DESCRIBE events" --lake lake
   pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
 """)

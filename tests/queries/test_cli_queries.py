@@ -100,7 +100,7 @@ def test_query_list_names_every_investigation_with_its_parameters():
     (["query", "nosuch"], "Error: no query named 'nosuch' (pitwatch query --list shows them)"),
     (["query", "round_replays"], "Error: no query named 'round_replays'; did you mean 'round_replay'?"),
     (["query", "round_replay", "--param", "table_id=BAC-07"],
-     "Error: query round_replay needs --param round_id=<string> (the round (hand, coup), e.g. R-0412)"),
+     "Error: query round_replay needs --param round_id=<string> (the round (hand, coup), e.g. BAC-01-0054)"),
     (BURNS + ["--param", "dealer=D-1"],
      "Error: query dealer_rule_repeats has no parameter 'dealer' (its parameters: to_day, rule_id, days, min_count)"),
     (["query", "findings_evidence", "--param", "gaming_day=28/11/2026"],
