@@ -87,13 +87,15 @@ preparation_steps as (
         source, device_id, seq, type, round_id, dealer_id,
         case type
             when 'shuffle' then concat('shuffled by ', method)
-            when 'reshuffle' then concat('reshuffled in round ', round_id, ': ', card_count, ' cards, ',
-                                         burns_added, ' burns added')
+            when 'reshuffle' then concat('reshuffled in round ', round_id, ': ',
+                                         card_count, case when card_count = 1 then ' card, ' else ' cards, ' end,
+                                         burns_added, case when burns_added = 1 then ' burn added' else ' burns added' end)
             when 'riffle_requested' then concat('riffle asked by ', "by")
             when 'cut_offered' then concat('offered to ', "to")
             when 'cut_refused' then concat('refused by ', "by")
             when 'cut' then concat('cut by ', "by", ' at ', position, ' of ', stack_size)
-            when 'cut_card_inserted' then concat(from_back, ' cards from the back of ', stack_size)
+            when 'cut_card_inserted' then concat(from_back, case when from_back = 1 then ' card' else ' cards' end,
+                                                 ' from the back of ', stack_size)
             else concat('burn ', coalesce(card, '(unknown)'), ' face ', face)
         end as detail
     from dealer_events

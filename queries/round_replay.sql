@@ -133,7 +133,7 @@ event_rows as (
                   case when e.all_in then 'all in' end,
                   case when e.stub is not null then concat('stub ', e.stub, ', layout ', e.layout) end,
                   case when e.exposed then 'exposed' end,
-                  case when e.type = 'cut_card_drawn' then concat('after ', e."index", ' cards') end,
+                  case when e.type = 'cut_card_drawn' then concat('after ', e."index", case when e."index" = 1 then ' card' else ' cards' end) end,
                   e.reason), '') as detail,
         coalesce(f.findings, []) as findings,
         0 as row_kind

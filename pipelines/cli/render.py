@@ -7,7 +7,9 @@ no ``--format`` (:func:`choose_format`) the answer is a table, or text when
 stdout is a terminal and the table would be wider than it
 (``shutil.get_terminal_size``: ``COLUMNS`` or the terminal's own width); when
 stdout is not a terminal the default stays ``table``, so scripts see what they
-always saw.
+always saw.  ``table`` and ``text`` show control characters of a value (ESC,
+a bidi override, a zero-width space …) as ``\\x1b``, ``\\u202e``: the lake's
+text never drives the terminal.  ``csv`` and ``json`` keep the bytes.
 """
 from __future__ import annotations
 
@@ -32,6 +34,22 @@ format_option = click.option(
 )
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 finding``, ``2 findings``, ``1,000 rows`` (``words``: an irregular plural)."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+# a terminal obeys these: a value in the lake (a dealer's name, a reason) must not rewrite the
+# operator's screen or reorder what it shows; table and text print them as \x1b, \u202e …
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7f, 0xa0)]}
+_CONTROLS.update({c: f"\\u{c:04x}" for c in [*range(0x200b, 0x2010), *range(0x202a, 0x202f),
+                                              *range(0x2066, 0x206a), 0xfeff]})
+
+
+def _visible(text: str) -> str:
+    return text.translate(_CONTROLS)
+
+
 def _text(v: Any) -> str:
     if v is None:
         return ""
@@ -40,6 +58,11 @@ def _text(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:g}" if abs(v) < 1e15 else repr(v)
     return str(v)
+
+
+def _cell(v: Any) -> str:
+    """A value as a table or text cell: control characters shown, not obeyed."""
+    return _visible(_text(v))
 
 
 def _json_default(v: Any):
@@ -52,7 +75,7 @@ def _json_default(v: Any):
 
 
 def _cells(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
-    return [[_text(v) for v in r] for r in rows]
+    return [[_cell(v) for v in r] for r in rows]
 
 
 def table_width(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> int:
@@ -89,8 +112,8 @@ def render_text(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         for c, v in zip(columns, r):
             if _empty(v):
                 continue
-            value = _text(v).replace("\r\n", "\n").replace("\n", "\n" + " " * (width + 1))
-            lines.append(f"{c + ':':<{width}} {value}".rstrip())
+            value = ("\n" + " " * (width + 1)).join(_visible(part) for part in _text(v).split("\n"))
+            lines.append(f"{_visible(c) + ':':<{width}} {value}".rstrip())
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
@@ -112,6 +135,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str | Non
             w.writerow([_text(v) for v in r])
         return buf.getvalue()
     cells = _cells(rows)
+    columns = [_visible(str(c)) for c in columns]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()  # noqa: E731
     out = [line(columns), line(["-" * w for w in widths])] + [line(r) for r in cells]

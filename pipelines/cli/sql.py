@@ -14,7 +14,7 @@ import sys
 import click
 
 from pipelines.cli.common import Incomplete, UserError, lake_option, user_errors
-from pipelines.cli.render import format_option, render
+from pipelines.cli.render import format_option, plural, render
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_ROWS = 100_000
@@ -49,9 +49,11 @@ def lake_answers():
 
 
 def print_answer(answer, fmt: str, max_rows: int) -> None:
-    click.echo(render(answer.columns, answer.rows, fmt), nl=False)
+    # color=True: click would strip ANSI sequences from a pipe, altering a CSV value; table and
+    # text show them escaped already (render), JSON escapes them itself
+    click.echo(render(answer.columns, answer.rows, fmt), nl=False, color=True)
     if answer.cut:
-        raise Incomplete(f"the output was cut at {max_rows:,} rows (--max-rows {max_rows}); "
+        raise Incomplete(f"the output was cut at {plural(max_rows, 'row')} (--max-rows {max_rows}); "
                          "there are more: narrow the query or raise --max-rows")
 
 

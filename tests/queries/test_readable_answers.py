@@ -265,3 +265,21 @@ def test_the_simulator_writes_the_dealers_it_uses(tmp_path):
     assert used and used <= {r["id"] for r in roster}
     assert all(r["name"] and r["shift"] == "swing" for r in roster)    # the default start, 20:00 UTC
     assert (out / "dealers.csv").read_text().startswith("id,name,shift\n")
+
+
+# ---------------------------------------------------------------- hostile text in a readable answer
+
+def test_a_dealer_name_cannot_drive_the_terminal(lake, untouched, tmp_path):
+    """A roster line that clears the screen and reverses the text: table and text show it, csv keeps it."""
+    path = tmp_path / "dealers.csv"
+    path.write_bytes("id,name,shift\nD-1,Ana\x1b[2J\u202eareviR,day\n".encode())
+    base = ["sql", "select name from seeds_dealers", "--lake", lake, "--dealers", str(path)]
+    assert pitwatch(*base, "--format", "text").stdout == "name: Ana\\x1b[2J\\u202eareviR\n"
+    assert pitwatch(*base, "--format", "table").stdout.splitlines()[2] == "Ana\\x1b[2J\\u202eareviR"
+    assert pitwatch(*base, "--format", "csv").stdout == "name\nAna\x1b[2J\u202eareviR\n"
+
+
+def test_one_row_cut_says_row_not_rows(lake, untouched):
+    result = pitwatch("sql", "select * from rounds", "--lake", lake, "--max-rows", "1", "--format", "csv")
+    assert result.returncode == 3
+    assert result.stderr.startswith("Error: the output was cut at 1 row (--max-rows 1); there are more")
