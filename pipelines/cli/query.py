@@ -54,7 +54,6 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows):
     if not lake:
         raise click.UsageError("Missing option '--lake'.")
     from queries.catalog import run_query
-    from queries.hints import empty_answer_hints
     from queries.lake_views import connect
 
     values = parse_params(params)
@@ -63,12 +62,23 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows):
         con = connect(lake, dealers)
         try:
             answer = run_query(con, name, values, timeout=timeout, max_rows=max_rows)
-            hints = [] if answer.rows else empty_answer_hints(con, bound, timeout=timeout)
+            hints = [] if answer.rows else _hints(con, bound, timeout)
         finally:
             con.close()
     print_answer(answer, fmt, max_rows)
     for hint in hints:
         click.echo(hint, err=True)
+
+
+def _hints(con, bound: dict, timeout: float) -> list[str]:
+    """The empty answer's hints; a look-up that fails or runs out of time gives none (the answer stands)."""
+    from queries.errors import LakeQueryError, QueryInterrupted
+    from queries.hints import empty_answer_hints
+
+    try:
+        return empty_answer_hints(con, bound, timeout=timeout)
+    except (LakeQueryError, QueryInterrupted):
+        return []
 
 
 def parse_params(pairs) -> dict[str, str]:
