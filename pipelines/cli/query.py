@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from pipelines.cli.common import UserError, user_errors
-from pipelines.cli.render import format_option, render
+from pipelines.cli.render import format_option, render, visible
 from pipelines.cli.sql import dealers_option, lake_answers, limit_options, print_answer
 
 
@@ -67,7 +67,7 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows):
             con.close()
     print_answer(answer, fmt, max_rows)
     for hint in hints:
-        click.echo(hint, err=True)
+        click.echo(visible(hint), err=True)   # a suggestion is the lake's text: shown, not obeyed
 
 
 def _hints(con, bound: dict, timeout: float) -> list[str]:

@@ -46,8 +46,12 @@ _CONTROLS.update({c: f"\\u{c:04x}" for c in [*range(0x200b, 0x2010), *range(0x20
                                               *range(0x2066, 0x206a), 0xfeff]})
 
 
-def _visible(text: str) -> str:
+def visible(text: str) -> str:
+    """``text`` with its control characters written out (``\\x1b``), for a terminal."""
     return text.translate(_CONTROLS)
+
+
+_visible = visible
 
 
 def _text(v: Any) -> str:
