@@ -1,5 +1,5 @@
 -- name: dealer_rule_repeats
--- description: Dealers with the same rule at least min_count times in the `days` gaming days ending on to_day (e.g. who skipped burns this week); rule_id * means every rule.
+-- description: Dealers with the same rule at least min_count times in the `days` gaming days ending on to_day (e.g. who skipped burns this week); rule_id * means every rule; dealer_name from seeds_dealers (--dealers FILE).
 -- param to_day: date  last gaming day of the window (inclusive)
 -- param rule_id: string = *  the rule, e.g. BURN_SKIPPED; * for every rule
 -- param days: int[1..366] = 7  length of the window in gaming days
@@ -31,7 +31,17 @@ per_dealer_rule as (
     group by dealer_id, rule_id
 )
 
-select *
-from per_dealer_rule
-where findings >= $min_count
-order by findings desc, dealer_id, rule_id
+select
+    r.dealer_id,
+    d.name as dealer_name,
+    r.rule_id,
+    r.severity,
+    r.findings,
+    r.days_with_findings,
+    r.tables,
+    r.first_ts,
+    r.last_ts
+from per_dealer_rule as r
+left join seeds_dealers as d on d.id = r.dealer_id
+where r.findings >= $min_count
+order by r.findings desc, r.dealer_id, r.rule_id

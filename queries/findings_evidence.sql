@@ -35,6 +35,7 @@ select
     f.pack_id,
     f.round_id,
     f.dealer_id,
+    (select name from seeds_dealers where id = f.dealer_id) as dealer_name,
     f.expected,
     f.actual,
     c.evidence_no,

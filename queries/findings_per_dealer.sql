@@ -1,5 +1,5 @@
 -- name: findings_per_dealer
--- description: Findings per 100 rounds dealt, per dealer, over a range of gaming days (rounds and findings by the dealer on duty).
+-- description: Findings per 100 rounds dealt, per dealer, over a range of gaming days (rounds and findings by the dealer on duty); dealer_name from seeds_dealers (--dealers FILE).
 -- param from_day: date  first gaming day of the range (inclusive)
 -- param to_day: date  last gaming day of the range (inclusive)
 -- example: pitwatch query findings_per_dealer --lake lake --param from_day=2026-11-01 --param to_day=2026-11-30
@@ -55,6 +55,7 @@ joined as (
 
 select
     dealer_id,
+    (select name from seeds_dealers where id = joined.dealer_id) as dealer_name,
     rounds,
     tables,
     findings,

@@ -16,7 +16,9 @@ Tables (``docs/spec/outputs.md``), each a name in the connection:
   ``LAKE/rules/*.parquet``.
 * ``seeds_<stem>`` for every ``seeds/*.csv`` shipped with pitwatch, e.g.
   ``seeds_combate_paytable``: read into memory (header row, types detected)
-  when the connection opens.
+  when the connection opens.  ``seeds_dealers`` (id, name, shift) is read by
+  :mod:`queries.dealers`, from ``seeds/dealers.csv`` or the file given as
+  ``connect(lake, dealers=FILE)`` (``--dealers FILE``), before the lockdown.
 
 A table with no file yet (a young lake: no findings written) is still there,
 empty, with the columns of :mod:`schemas.arrow`.  Column order is the files'
@@ -48,11 +50,13 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from queries.dealers import read_dealers, shipped_dealers
 from queries.errors import LakeQueryError, QueryInterrupted
 from queries.statement_check import check_read_only
 from schemas.arrow import LAKE_TABLES, PARTITIONED
 
 SEED_PREFIX = "seeds_"
+DEALERS_TABLE = SEED_PREFIX + "dealers"
 _DAY_FOLDER = re.compile(r"gaming_day=\d{4}-\d{2}-\d{2}\Z", re.A)
 # set, in this order, before the user's statement; the last one locks them all
 LOCKDOWN = (
@@ -154,17 +158,27 @@ def seed_files() -> dict[str, str]:
 # ---------------------------------------------------------------- the connection
 
 
-def connect(lake: str) -> duckdb.DuckDBPyConnection:
-    """The analysts' connection: the lake's tables and the seeds, no file system, settings locked."""
+def connect(lake: str, dealers: str | None = None) -> duckdb.DuckDBPyConnection:
+    """The analysts' connection: the lake's tables and the seeds, no file system, settings locked.
+
+    ``dealers``: a dealers file (id, name, shift) to show as ``seeds_dealers``
+    instead of the shipped ``seeds/dealers.csv``.
+    """
     if "://" not in lake and not os.path.isdir(lake):
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
+    roster = read_dealers(dealers or shipped_dealers())   # a bad file is refused before anything opens
     con = duckdb.connect(":memory:", config={"temp_directory": ""})
     try:
         con.execute("SET TimeZone = 'UTC'")
         for name in LAKE_TABLES:
             con.register(name, table_dataset(lake, name))
         for name, path in seed_files().items():   # pitwatch's own files, read before the lockdown
+            if name == DEALERS_TABLE:
+                continue
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_csv({_sql_str(path)}, header = true)")
+        con.register("pitwatch_dealers_in", roster)   # read by Python: DuckDB opens no path of the user's
+        con.execute(f"CREATE TABLE {DEALERS_TABLE} AS SELECT * FROM pitwatch_dealers_in")
+        con.unregister("pitwatch_dealers_in")
         for statement in LOCKDOWN:
             con.execute(statement)
     except (duckdb.Error, OSError, pa.ArrowException) as exc:

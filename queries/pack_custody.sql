@@ -1,8 +1,8 @@
 -- name: pack_custody
--- description: What happened to one pack: shuffle, riffle, cut, cutting card, load, burn, every round, cutting card surfacing, last coup, stub count and discard, emptying, with its findings, in time order, then a summary row.
--- param table_id: string  the table, e.g. BAC-07
--- param pack_id: string  the pack, e.g. P-0001
--- example: pitwatch query pack_custody --lake lake --param table_id=BAC-07 --param pack_id=P-0001
+-- description: What happened to one pack: shuffle, riffle, cut, cutting card, load, burn, every round, cutting card surfacing, last coup, stub count and discard, emptying, with its findings, in time order, then a summary row (its findings: the ones listed); dealers by name from seeds_dealers.
+-- param table_id: string  the table, e.g. BAC-01
+-- param pack_id: string  the pack, e.g. P-BAC01-01
+-- example: pitwatch query pack_custody --lake lake --param table_id=BAC-01 --param pack_id=P-BAC01-01
 
 with
 
@@ -50,7 +50,7 @@ round_cards as (
 shuffler_steps as (
     select
         ts, 1 as stage_order, 'shuffle' as stage, source, device_id, seq, type, round_id, dealer_id,
-        concat(decks, ' decks, ', card_count, ' cards counted',
+        concat(decks, case when decks = 1 then ' deck' else ' decks' end, ', ', card_count, case when card_count = 1 then ' card counted' else ' cards counted' end,
                case when len(missing) > 0 then concat(', missing ', array_to_string(missing, ' ')) end,
                case when len(extra) > 0 then concat(', extra ', array_to_string(extra, ' ')) end,
                case when preshuffled then ', pre-shuffled' end) as detail
@@ -66,9 +66,9 @@ shoe_steps as (
                   else 'emptied' end as stage,
         source, device_id, seq, type, round_id, dealer_id,
         case type
-            when 'shoe_loaded' then concat(card_count, ' cards loaded')
-            when 'cut_card_drawn' then concat('after ', "index", ' cards drawn')
-            else concat(remaining, ' cards left in the shoe')
+            when 'shoe_loaded' then concat(card_count, case when card_count = 1 then ' card loaded' else ' cards loaded' end)
+            when 'cut_card_drawn' then concat('after ', "index", case when "index" = 1 then ' card drawn' else ' cards drawn' end)
+            else concat(remaining, case when remaining = 1 then ' card left in the shoe' else ' cards left in the shoe' end)
         end as detail
     from table_events
     where source = 'shoe' and pack_id = $pack_id
@@ -87,13 +87,15 @@ preparation_steps as (
         source, device_id, seq, type, round_id, dealer_id,
         case type
             when 'shuffle' then concat('shuffled by ', method)
-            when 'reshuffle' then concat('reshuffled in round ', round_id, ': ', card_count, ' cards, ',
-                                         burns_added, ' burns added')
+            when 'reshuffle' then concat('reshuffled in round ', round_id, ': ',
+                                         card_count, case when card_count = 1 then ' card, ' else ' cards, ' end,
+                                         burns_added, case when burns_added = 1 then ' burn added' else ' burns added' end)
             when 'riffle_requested' then concat('riffle asked by ', "by")
             when 'cut_offered' then concat('offered to ', "to")
             when 'cut_refused' then concat('refused by ', "by")
             when 'cut' then concat('cut by ', "by", ' at ', position, ' of ', stack_size)
-            when 'cut_card_inserted' then concat(from_back, ' cards from the back of ', stack_size)
+            when 'cut_card_inserted' then concat(from_back, case when from_back = 1 then ' card' else ' cards' end,
+                                                 ' from the back of ', stack_size)
             else concat('burn ', coalesce(card, '(unknown)'), ' face ', face)
         end as detail
     from dealer_events
@@ -126,8 +128,8 @@ round_steps as (
     select
         coalesce(r.started, r.ended) as ts, 6 as stage_order, 'round' as stage,
         'dealer' as source, null as device_id, null as seq, 'round' as type, r.round_id, r.dealer_id,
-        concat(coalesce(r.outcome, 'no outcome'), ', ', coalesce(c.cards, 0), ' cards dealt',
-               case when r.voided then ', voided' end, ', ', r.findings, ' findings') as detail
+        concat(coalesce(r.outcome, 'no outcome'), ', ', coalesce(c.cards, 0), case when coalesce(c.cards, 0) = 1 then ' card dealt' else ' cards dealt' end,
+               case when r.voided then ', voided' end, ', ', r.findings, case when r.findings = 1 then ' finding' else ' findings' end) as detail
     from pack_rounds as r
     left join round_cards as c using (round_id)
 ),
@@ -144,10 +146,12 @@ summary_step as (
     select
         null::timestamptz as ts, 12 as stage_order, 'summary' as stage,
         'pitwatch' as source, null as device_id, null as seq, 'pack' as type, null as round_id, null as dealer_id,
-        concat(game, ', ', decks, ' decks: ', cards_drawn, ' cards drawn, ', rounds_played, ' rounds, stub counts [',
+        concat(game, ', ', decks, case when decks = 1 then ' deck' else ' decks' end, ': ', cards_drawn, case when cards_drawn = 1 then ' card drawn' else ' cards drawn' end, ', ',
+               rounds_played, case when rounds_played = 1 then ' round' else ' rounds' end, ', stub counts [',
                array_to_string(stub_counts, ', '), '], stub left ', coalesce(stub_remaining::varchar, '?'),
-               ', ', findings, ' findings') as detail
-    from pack_row
+               ', ', listed.findings, case when listed.findings = 1 then ' finding' else ' findings' end) as detail
+    -- the findings listed above (of the pack and of its rounds), not packs.findings (the pack's own)
+    from pack_row, (select count(*) as findings from pack_findings) as listed
 ),
 
 steps as (
@@ -160,6 +164,7 @@ steps as (
     union all by name select * from summary_step
 )
 
-select ts, stage, source, device_id, seq, type, round_id, dealer_id, detail
-from steps
-order by ts nulls last, stage_order, device_id, seq
+select s.ts, s.stage, s.source, s.device_id, s.seq, s.type, s.round_id, s.dealer_id, d.name as dealer_name, s.detail
+from steps as s
+left join seeds_dealers as d on d.id = s.dealer_id
+order by s.ts nulls last, s.stage_order, s.device_id, s.seq

@@ -1,8 +1,8 @@
 -- name: round_replay
 -- description: One round replayed for a dispute: every event of both streams (the dealer terminal's events of the round, and the shoe's draws of the round's pack at the places of the round's cards) in time order, with the findings that cite each event beside it; findings of the round that cite none of them come last.
--- param table_id: string  the table, e.g. BAC-07
--- param round_id: string  the round (hand, coup), e.g. R-0412
--- example: pitwatch query round_replay --lake lake --param table_id=BAC-07 --param round_id=R-0412
+-- param table_id: string  the table, e.g. BAC-01
+-- param round_id: string  the round (hand, coup), e.g. BAC-01-0054
+-- example: pitwatch query round_replay --lake lake --param table_id=BAC-01 --param round_id=BAC-01-0054
 
 with
 
@@ -134,7 +134,7 @@ event_rows as (
                   case when e.all_in then 'all in' end,
                   case when e.stub is not null then concat('stub ', e.stub, ', layout ', e.layout) end,
                   case when e.exposed then 'exposed' end,
-                  case when e.type = 'cut_card_drawn' then concat('after ', e."index", ' cards') end,
+                  case when e.type = 'cut_card_drawn' then concat('after ', e."index", case when e."index" = 1 then ' card' else ' cards' end) end,
                   e.reason), '') as detail,
         coalesce(f.findings, []) as findings,
         0 as row_kind

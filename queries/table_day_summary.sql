@@ -1,9 +1,9 @@
 -- name: table_day_summary
 -- description: One table's gaming days: rounds, voided rounds, dealers, packs, cards drawn and findings by severity.
--- param table_id: string  the table, e.g. BAC-07
+-- param table_id: string  the table, e.g. BAC-01
 -- param from_day: date  first gaming day of the range (inclusive)
 -- param to_day: date  last gaming day of the range (inclusive)
--- example: pitwatch query table_day_summary --lake lake --param table_id=BAC-07 --param from_day=2026-11-22 --param to_day=2026-11-28
+-- example: pitwatch query table_day_summary --lake lake --param table_id=BAC-01 --param from_day=2026-11-22 --param to_day=2026-11-28
 
 with
 

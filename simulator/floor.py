@@ -30,6 +30,7 @@ from simulator.baccarat import Baccarat
 from pipelines.devices import write_registry
 from simulator.clock import HOUR, MINUTE, GamingDays, to_ms
 from simulator.combate import Combate
+from simulator.dealers import write_dealers
 from simulator.devices import DeviceFactory, Port
 from simulator.faults import TruthLog
 from simulator.stud import Razz, Stud, Stud8
@@ -116,7 +117,8 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
              start: _dt.datetime = DEFAULT_START, seed: int = 1, faults: dict[str, float] | None = None,
              gaming_days: GamingDays | None = None, progress=None, workers: int = 1) -> Summary:
     """Write a simulated floor to ``out_dir``: event files per device per gaming day, ``truth.jsonl``
-    and the device registry ``devices.csv`` (:mod:`simulator.feed_faults`).
+    the device registry ``devices.csv`` (:mod:`simulator.feed_faults`)
+    and ``dealers.csv`` (the dealers' roster, :mod:`simulator.dealers`).
 
     ``tables``: game -> number of tables; ``faults``: fault name -> rate per
     opportunity (see :func:`simulator.faults.build_rates`);
@@ -137,6 +139,7 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
     groups = table_groups(floor)
     from_day = (gaming_days or GamingDays()).day(to_ms(start) - HOUR)[0]
     write_registry(out / REGISTRY_FILE, feed_faults.registry_rows(floor, from_day))
+    write_dealers(out, (d for sim in floor for d in sim.cfg.dealers), start)   # the roster, dealers.csv
     parts = [[] for _ in range(max(1, min(workers, len(groups))))]
     for k, group in enumerate(sorted(groups, key=lambda g: (-len(g), g))):
         min(parts, key=lambda p: (len(p), parts.index(p))).extend(group)

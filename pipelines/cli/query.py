@@ -4,16 +4,16 @@ from __future__ import annotations
 import click
 
 from pipelines.cli.common import StrictCommand, UserError, user_errors
-from pipelines.cli.render import format_option, render
-from pipelines.cli.sql import lake_answers, limit_options, print_answer
+from pipelines.cli.render import format_option, render, visible
+from pipelines.cli.sql import dealers_option, lake_answers, limit_options, print_answer
 
 
 @click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch query --list
-  pitwatch query dealer_rule_repeats --lake lake --param rule_id=BURN_SKIPPED --param to_day=2026-11-28
-  pitwatch query round_replay --lake lake --param table_id=BAC-07 --param round_id=R-0412
-  pitwatch query pack_custody --lake lake --param table_id=BAC-07 --param pack_id=P-0001
+  pitwatch query dealer_rule_repeats --lake lake --param rule_id=BURN_SKIPPED --param to_day=2026-11-28 --dealers dealers.csv
+  pitwatch query round_replay --lake lake --param table_id=BAC-01 --param round_id=BAC-01-0054 --format text
+  pitwatch query pack_custody --lake lake --param table_id=BAC-01 --param pack_id=P-BAC01-01
   pitwatch query findings_by_rule --lake lake --param from_day=2026-11-22 --param to_day=2026-11-28 --format csv
 """)
 @click.argument("name", required=False)
@@ -22,9 +22,10 @@ Examples:
               help="A parameter of the query (repeat for each); see --list for names and types.")
 @click.option("--list", "list_", is_flag=True, help="List the investigations with their parameters.")
 @format_option
+@dealers_option
 @limit_options
 @user_errors
-def query(name, lake, params, list_, fmt, timeout, max_rows):
+def query(name, lake, params, list_, fmt, dealers, timeout, max_rows):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
     Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
@@ -33,6 +34,12 @@ def query(name, lake, params, list_, fmt, timeout, max_rows):
     `pitwatch query --list` shows every investigation, what it answers and
     its parameters (those with "= value" have a default).  --timeout and
     --max-rows bound the run as for `pitwatch sql` (exit 3).
+
+    \b
+    An empty answer whose table, round, pack, rule or severity is not in the
+    lake says so on stderr, with the nearest real value, and exits 0:
+      no table bac-01; did you mean BAC-01?
+      no round R-0014; round ids look like BAC-01-0014
     """
     from queries.catalog import get_query, load_queries
 
@@ -51,13 +58,27 @@ def query(name, lake, params, list_, fmt, timeout, max_rows):
 
     values = parse_params(params)
     with lake_answers():
-        get_query(name).bind(values)  # check names, types and ranges before opening the lake
-        con = connect(lake)
+        bound = get_query(name).bind(values)  # check names, types and ranges before opening the lake
+        con = connect(lake, dealers)
         try:
             answer = run_query(con, name, values, timeout=timeout, max_rows=max_rows)
+            hints = [] if answer.rows else _hints(con, bound, timeout)
         finally:
             con.close()
     print_answer(answer, fmt, max_rows)
+    for hint in hints:
+        click.echo(visible(hint), err=True)   # a suggestion is the lake's text: shown, not obeyed
+
+
+def _hints(con, bound: dict, timeout: float) -> list[str]:
+    """The empty answer's hints; a look-up that fails or runs out of time gives none (the answer stands)."""
+    from queries.errors import LakeQueryError, QueryInterrupted
+    from queries.hints import empty_answer_hints
+
+    try:
+        return empty_answer_hints(con, bound, timeout=timeout)
+    except (LakeQueryError, QueryInterrupted):
+        return []
 
 
 def parse_params(pairs) -> dict[str, str]:

@@ -14,10 +14,16 @@ import sys
 import click
 
 from pipelines.cli.common import Incomplete, StrictCommand, UserError, lake_option, user_errors
-from pipelines.cli.render import format_option, render
+from pipelines.cli.render import format_option, plural, render
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_ROWS = 100_000
+
+
+dealers_option = click.option(
+    "--dealers", metavar="FILE", type=click.Path(dir_okay=False),
+    help="The casino's dealers (CSV: id,name,shift) shown as seeds_dealers and beside dealer ids; "
+         "default seeds/dealers.csv.")
 
 
 def limit_options(fn):
@@ -43,31 +49,36 @@ def lake_answers():
 
 
 def print_answer(answer, fmt: str, max_rows: int) -> None:
-    click.echo(render(answer.columns, answer.rows, fmt), nl=False)
+    # color=True: click would strip ANSI sequences from a pipe, altering a CSV value; table and
+    # text show them escaped already (render), JSON escapes them itself
+    click.echo(render(answer.columns, answer.rows, fmt), nl=False, color=True)
     if answer.cut:
-        raise Incomplete(f"the output was cut at {max_rows:,} rows (--max-rows {max_rows}); "
+        raise Incomplete(f"the output was cut at {plural(max_rows, 'row')} (--max-rows {max_rows}); "
                          "there are more: narrow the query or raise --max-rows")
 
 
 @click.command(cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch sql "SELECT rule_id, count(*) AS n FROM findings GROUP BY ALL ORDER BY n DESC" --lake lake
-  pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-07'" --lake lake --format csv
+  pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-01'" --lake lake --format csv
+  pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0054'" --lake lake --format text
   pitwatch sql "DESCRIBE events" --lake lake
   pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
 """)
 @click.argument("statement", metavar="SQL")
 @lake_option
 @format_option
+@dealers_option
 @limit_options
 @user_errors
-def sql(statement, lake, fmt, timeout, max_rows):
+def sql(statement, lake, fmt, dealers, timeout, max_rows):
     """Run one read-only SQL statement (DuckDB dialect) over the lake and print the rows.
 
     \b
     Tables: events, rejects, rounds, packs, findings, runs, rules (the lake's
     tables; filter on gaming_day to read only those days' files) and
-    seeds_<name> for each seeds/*.csv (e.g. seeds_combate_paytable).
+    seeds_<name> for each seeds/*.csv (e.g. seeds_combate_paytable;
+    seeds_dealers: id, name, shift, from --dealers FILE if given).
     SQL "-" reads the statement from standard input.  Only queries run
     (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, UNPIVOT,
     EXPLAIN): anything that writes, reads files or changes settings is
@@ -84,7 +95,7 @@ def sql(statement, lake, fmt, timeout, max_rows):
     if not statement.strip():
         raise UserError("the SQL statement is empty")
     with lake_answers():
-        con = connect(lake)
+        con = connect(lake, dealers)
         try:
             answer = run_sql(con, statement, timeout=timeout, max_rows=max_rows)
         finally:

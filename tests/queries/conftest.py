@@ -18,3 +18,11 @@ def con(lake):
     con = connect(lake)
     yield con
     con.close()
+
+
+@pytest.fixture(scope="module")
+def dealers_file(tmp_path_factory) -> str:
+    """A casino's dealers file for the test lake's dealers D-1, D-2 (D-3 has no row)."""
+    path = tmp_path_factory.mktemp("dealers") / "dealers.csv"
+    path.write_text("id,name,shift\nD-1,Ana Rivera,swing\nD-2,Luis Vega,grave\n", encoding="utf-8")
+    return str(path)

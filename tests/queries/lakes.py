@@ -143,7 +143,8 @@ def _pack(table, pack, day, cut, cut_card, cards, rounds, game="baccarat", findi
 PACKS = [
     _pack("BAC-07", "P-0", DAY1, 100, 60, 120, 20, findings=1),
     _pack("BAC-08", "P-8", DAY1, 200, 70, 300, 50, findings=1),
-    _pack("BAC-07", "P-1", DAY2, 30, 15, 9, 2, findings=4),
+    # packs.findings is the pack's own count (3: not its round R-1's SHOE_CARD_MISMATCH); pack_custody lists 4
+    _pack("BAC-07", "P-1", DAY2, 30, 15, 9, 2, findings=3),
     _pack("BAC-08", "P-9", DAY2, 380, 25, 10, 2, findings=1),
 ]
 

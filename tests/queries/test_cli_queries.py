@@ -34,21 +34,42 @@ def cli(*args):
     return CliRunner().invoke(main, list(args))
 
 
-def test_query_output_is_pinned_in_every_format(lake):
-    assert cli(*BURNS, "--lake", lake).output == (
-        "dealer_id  rule_id       severity  findings  days_with_findings  tables  first_ts                   last_ts\n"
-        "---------  ------------  --------  --------  ------------------  ------  -------------------------  -------------------------\n"
-        "D-2        BURN_SKIPPED  major     2         2                   BAC-08  2026-11-27 22:00:00+00:00  2026-11-28 20:30:00+00:00\n"
-        "D-1        BURN_SKIPPED  major     1         1                   BAC-07  2026-11-27 20:01:00+00:00  2026-11-27 20:01:00+00:00\n")
-    assert cli(*BURNS, "--lake", lake, "--format", "csv").output == (
-        "dealer_id,rule_id,severity,findings,days_with_findings,tables,first_ts,last_ts\n"
-        "D-2,BURN_SKIPPED,major,2,2,BAC-08,2026-11-27 22:00:00+00:00,2026-11-28 20:30:00+00:00\n"
-        "D-1,BURN_SKIPPED,major,1,1,BAC-07,2026-11-27 20:01:00+00:00,2026-11-27 20:01:00+00:00\n")
-    assert cli(*BURNS, "--lake", lake, "--format", "json").output == (
-        '{"dealer_id":"D-2","rule_id":"BURN_SKIPPED","severity":"major","findings":2,"days_with_findings":2,'
-        '"tables":"BAC-08","first_ts":"2026-11-27T22:00:00+00:00","last_ts":"2026-11-28T20:30:00+00:00"}\n'
-        '{"dealer_id":"D-1","rule_id":"BURN_SKIPPED","severity":"major","findings":1,"days_with_findings":1,'
-        '"tables":"BAC-07","first_ts":"2026-11-27T20:01:00+00:00","last_ts":"2026-11-27T20:01:00+00:00"}\n')
+def test_query_output_is_pinned_in_every_format(lake, dealers_file):
+    burns = [*BURNS, "--lake", lake, "--dealers", dealers_file]
+    assert cli(*burns).output == (
+        "dealer_id  dealer_name  rule_id       severity  findings  days_with_findings  tables  first_ts                   last_ts\n"
+        "---------  -----------  ------------  --------  --------  ------------------  ------  -------------------------  -------------------------\n"
+        "D-2        Luis Vega    BURN_SKIPPED  major     2         2                   BAC-08  2026-11-27 22:00:00+00:00  2026-11-28 20:30:00+00:00\n"
+        "D-1        Ana Rivera   BURN_SKIPPED  major     1         1                   BAC-07  2026-11-27 20:01:00+00:00  2026-11-27 20:01:00+00:00\n")
+    assert cli(*burns, "--format", "csv").output == (
+        "dealer_id,dealer_name,rule_id,severity,findings,days_with_findings,tables,first_ts,last_ts\n"
+        "D-2,Luis Vega,BURN_SKIPPED,major,2,2,BAC-08,2026-11-27 22:00:00+00:00,2026-11-28 20:30:00+00:00\n"
+        "D-1,Ana Rivera,BURN_SKIPPED,major,1,1,BAC-07,2026-11-27 20:01:00+00:00,2026-11-27 20:01:00+00:00\n")
+    assert cli(*burns, "--format", "json").output == (
+        '{"dealer_id":"D-2","dealer_name":"Luis Vega","rule_id":"BURN_SKIPPED","severity":"major","findings":2,'
+        '"days_with_findings":2,"tables":"BAC-08","first_ts":"2026-11-27T22:00:00+00:00","last_ts":"2026-11-28T20:30:00+00:00"}\n'
+        '{"dealer_id":"D-1","dealer_name":"Ana Rivera","rule_id":"BURN_SKIPPED","severity":"major","findings":1,'
+        '"days_with_findings":1,"tables":"BAC-07","first_ts":"2026-11-27T20:01:00+00:00","last_ts":"2026-11-27T20:01:00+00:00"}\n')
+    assert cli(*burns, "--format", "text").output == (
+        "dealer_id:          D-2\n"
+        "dealer_name:        Luis Vega\n"
+        "rule_id:            BURN_SKIPPED\n"
+        "severity:           major\n"
+        "findings:           2\n"
+        "days_with_findings: 2\n"
+        "tables:             BAC-08\n"
+        "first_ts:           2026-11-27 22:00:00+00:00\n"
+        "last_ts:            2026-11-28 20:30:00+00:00\n"
+        "\n"
+        "dealer_id:          D-1\n"
+        "dealer_name:        Ana Rivera\n"
+        "rule_id:            BURN_SKIPPED\n"
+        "severity:           major\n"
+        "findings:           1\n"
+        "days_with_findings: 1\n"
+        "tables:             BAC-07\n"
+        "first_ts:           2026-11-27 20:01:00+00:00\n"
+        "last_ts:            2026-11-27 20:01:00+00:00\n")
 
 
 def test_sql_output_is_pinned(lake):
@@ -79,7 +100,7 @@ def test_query_list_names_every_investigation_with_its_parameters():
     (["query", "nosuch"], "Error: no query named 'nosuch' (pitwatch query --list shows them)"),
     (["query", "round_replays"], "Error: no query named 'round_replays'; did you mean 'round_replay'?"),
     (["query", "round_replay", "--param", "table_id=BAC-07"],
-     "Error: query round_replay needs --param round_id=<string> (the round (hand, coup), e.g. R-0412)"),
+     "Error: query round_replay needs --param round_id=<string> (the round (hand, coup), e.g. BAC-01-0054)"),
     (BURNS + ["--param", "dealer=D-1"],
      "Error: query dealer_rule_repeats has no parameter 'dealer' (its parameters: to_day, rule_id, days, min_count)"),
     (["query", "findings_evidence", "--param", "gaming_day=28/11/2026"],

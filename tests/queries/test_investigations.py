@@ -88,7 +88,10 @@ def test_pack_custody(con):
     assert detail["cut_card_drawn"] == "after 5 cards drawn"
     assert detail["shoe_emptied"] == "407 cards left in the shoe"
     assert [r["detail"] for r in rows if r["stage"] == "round"] == [
-        "player, 4 cards dealt, 1 findings", "banker, 4 cards dealt, 0 findings"]
+        "player, 4 cards dealt, 1 finding", "banker, 4 cards dealt, 0 findings"]
+    # the summary counts the findings listed above it (issue 29: "2 findings" listed under "1 findings")
+    listed = sum(r["stage"] == "finding" for r in rows)
+    assert listed == 4
     assert rows[-1]["detail"] == "baccarat, 8 decks: 9 cards drawn, 2 rounds, stub counts [], stub left 407, 4 findings"
 
 
