@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import gzip
 import logging
 import os
 import time
@@ -55,6 +54,7 @@ log = logging.getLogger("pitwatch")
 
 SUFFIXES = (".jsonl", ".jsonl.gz")
 CHUNK = MAX_LINE_BYTES + 1        # bytes read at a time: a chunk without a line end is an over-long line
+GZIP_PIECE = 64 << 10             # decompressed bytes read at a time from a gzip file
 READING, SKIPPING, FINISHED = 0, 1, 2   # a file's state: lines; the rest of an over-long line; read (gzip)
 
 
@@ -139,7 +139,7 @@ class FileFollower:
         h = self._handles.get(path)
         if h is None or h[0] != st.st_ino:
             self._close(path)
-            h = (st.st_ino, gzip.open(path, "rb") if gz else open(path, "rb"))
+            h = (st.st_ino, GzipLines(path) if gz else open(path, "rb"))
             self._handles[path] = h
         try:
             self._read_lines(path, pos, h[1], None if gz else st.st_size, out)
@@ -198,6 +198,8 @@ class FileFollower:
                 pos[3] = SKIPPING
                 continue
             if size is None and len(data) < want:   # gzip: the file ends in a line without '\n'
+                if f.damage is not None:
+                    raise f.damage                  # … or the damage cut that line: it is lost
                 self._split(path, pos, data + b"\n", out)
                 pos[1] += len(data)
                 continue
@@ -221,6 +223,78 @@ class FileFollower:
     def close(self) -> None:
         for path in list(self._handles):
             self._close(path)
+
+
+class GzipLines:
+    """A gzip file's decompressed bytes (members one after the other) that hands out every byte
+    decompressed before a damage, and only then raises it (``gzip.GzipFile`` loses the bytes of the
+    read that meets the damage).  CRC and length of each member are checked (zlib)."""
+
+    def __init__(self, path: str) -> None:
+        self._raw = open(path, "rb")
+        self._z = zlib.decompressobj(wbits=31)
+        self._buf = bytearray()
+        self._last = b""               # the last bytes handed out (a seek back stays inside them)
+        self._offset = 0               # decompressed bytes handed out
+        self._damage: BaseException | None = None
+        self._started = False          # bytes of the current member seen
+        self._done = False
+
+    def tell(self) -> int:
+        return self._offset
+
+    @property
+    def damage(self) -> BaseException | None:
+        """The damage met after the bytes still to hand out, if any."""
+        return self._damage
+
+    def seek(self, offset: int) -> None:
+        """Back into the last read (its incomplete last line is read again), or forward (a restart:
+        read and drop up to ``offset``)."""
+        start = self._offset - len(self._last)
+        if start <= offset < self._offset:
+            self._buf[:0] = self._last[offset - start:]
+            self._last = self._last[:offset - start]
+            self._offset = offset
+            return
+        while self._offset < offset:
+            if not self.read(min(CHUNK, offset - self._offset)):
+                return
+
+    def _fill(self, want: int) -> None:
+        while len(self._buf) < want and not self._done and self._damage is None:
+            raw = self._z.unused_data if self._z.eof else self._raw.read(GZIP_PIECE)
+            if self._z.eof:
+                if not raw:
+                    raw = self._raw.read(GZIP_PIECE)
+                    if not raw:
+                        self._done = True
+                        return
+                self._z = zlib.decompressobj(wbits=31)   # the next member
+            elif not raw:
+                if self._started:
+                    self._damage = EOFError("the file ends inside a gzip member (cut short)")
+                else:
+                    self._done = True
+                return
+            try:
+                self._buf += self._z.decompress(raw)
+                self._started = True
+            except zlib.error as exc:
+                self._damage = exc
+
+    def read(self, n: int) -> bytes:
+        self._fill(n)
+        if not self._buf and self._damage is not None:
+            raise self._damage
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        self._offset += len(out)
+        self._last = out
+        return out
+
+    def close(self) -> None:
+        self._raw.close()
 
 
 def _position(path: str, v: list) -> list:
