@@ -65,8 +65,9 @@ LIVE_DIFFERENCES = (
      "on; the batch sees the whole night and reports only the seqs that never came"),
     ("late line", "a line of a hole arriving after the gap wait (say the genuine lines after a forged seq "
      "jump) is replayed when it arrives, out of its device's order, and counted as late, however far "
-     f"below the last seq; the batch sorts it into place (at most {MAX_HOLES} holes per device are kept: "
-     "a line of an older one is stale)"),
+     f"below the last seq; its own holes are not reported live; the batch sorts it into place (at most "
+     f"{MAX_HOLES} holes per device are kept: a line of an older one is stale; Beam replays late lines in "
+     "the order the runner hands them)"),
     ("end-of-input decisions", "what the engine decides only at close() (no shuffle recorded, packs and "
      "rounds of tables without a shoe) comes live only with --finalize-at-stop or --finalize-after-idle"),
     ("cross-pack repeat", "the 10-card repeat of UNSHUFFLED_SEQUENCE across packs needs every pack of the "
