@@ -13,7 +13,8 @@ in stateful DoFns, their state in Beam state (the engine's JSON state)::
   ``event_id``): a duplicate is dropped, a conflicting copy rejected with its
   reason on the ``conflicts`` output), releases each device's lines in
   ``seq`` order, holding a line after a hole until the watermark passes its
-  timestamp + ``wait`` (then the hole is lost: ``SEQ_GAP``).  Each released
+  timestamp + ``wait`` (then the hole is lost: ``SEQ_GAP``; a line of it
+  arriving later is late and replayed: the driver's gap rule, as live).  Each released
   event carries the ``seq`` of the same device's previous event *for the same
   table*, because Beam keeps no order between steps.
 * ``ReplayTable`` (keyed by ``table_id``): feeds an event to the table's
@@ -78,6 +79,11 @@ class DecodeLines(beam.DoFn):
                                            Timestamp(micros=ev.ts))
 
 
+def _gate(st) -> DeviceGate:
+    """The driver's duplicate and gap rule over the device's Beam state (plain data, shared)."""
+    return DeviceGate(st["recent"], WINDOW, st.setdefault("holes", []))
+
+
 class OrderDevice(beam.DoFn):
     DEV = ReadModifyWriteStateSpec("device", StrUtf8Coder())
     HELD = BagStateSpec("held", beam.coders.PickleCoder())
@@ -113,10 +119,12 @@ class OrderDevice(beam.DoFn):
         pending = sorted(held.read(), key=lambda x: x[0])
         held.clear()
         ready, rest = [], []
+        gate = _gate(st)
         for seq, ts, item in pending:
             nxt = st["last"] is not None and seq == st["last"] + 1
             if nxt or (upto is not None and ts + self.wait_micros <= upto and not rest):
                 if st["last"] is None or seq > st["last"]:
+                    gate.advance(st["last"], seq)   # the wait ran out: the seqs before it are a hole
                     st["last"] = seq
                 ready.append(item)
             else:
@@ -137,7 +145,8 @@ class OrderDevice(beam.DoFn):
                         '"timer": null}')
         out = []
         tracker = self._tracker(st)
-        why = DeviceGate(st["recent"], WINDOW).admit(item.event_id, seq, h, st["last"])
+        gate = _gate(st)
+        why = gate.admit(item.event_id, seq, h, st["last"])
         if why == CONFLICT:   # the driver's rule: the conflicting copy is rejected with its reason
             out = [beam.pvalue.TaggedOutput(TAG_CONFLICTS, {
                 "device_id": device, "event_id": item.event_id, "seq": seq, "table_id": item.table_id,
@@ -145,7 +154,8 @@ class OrderDevice(beam.DoFn):
         elif why is not None:
             pass  # a duplicate delivery (or too old to tell: a stale one)
         elif st["last"] is not None and seq <= st["last"]:
-            out = list(self._release(st, [item], tracker))   # late: past its place already
+            gate.fill(seq)    # late (the driver's gap rule): past its place already, replayed now
+            out = list(self._release(st, [item], tracker))
         else:
             # the first line of a device waits like a hole: Beam delivers a device's lines in any order
             held.add((seq, timestamp.micros, item))
@@ -283,7 +293,7 @@ def run(argv=None) -> None:
     ap.add_argument("--topic", help="Kafka topic of event lines")
     ap.add_argument("--subscription", help="Pub/Sub subscription of event lines")
     ap.add_argument("--alerts-topic", required=True, help="Kafka or Pub/Sub topic for the alerts")
-    ap.add_argument("--reorder-wait", type=float, default=5.0)
+    ap.add_argument("--gap-wait", "--reorder-wait", dest="reorder_wait", type=float, default=5.0)
     ap.add_argument("--finalize-after-idle", type=float, default=3600.0)
     args, beam_args = ap.parse_known_args(argv)
     options = PipelineOptions(beam_args)

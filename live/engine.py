@@ -36,8 +36,9 @@ from rules.finding import gaming_day_from_config
 
 
 class LiveEngine:
-    def __init__(self, config, finalize_after: float | None = None, guard: bool = True) -> None:
+    def __init__(self, config, finalize_after: float | None = None, guard: bool = True, devices=None) -> None:
         self.gaming_day = gaming_day_from_config(config)
+        self.devices = devices                   # the device registry (UNKNOWN_DEVICE, SHOE_SILENT) or None
         self.finalize_after = finalize_after
         self.tables: dict[str, TableDriver] = {}
         self.seq = new_seq_tracker(self.gaming_day)
@@ -52,7 +53,7 @@ class LiveEngine:
     def _replay(self, table_id: str) -> TableDriver:
         rp = self.tables.get(table_id)
         if rp is None:
-            rp = self.tables[table_id] = TableDriver(table_id, self.gaming_day)
+            rp = self.tables[table_id] = TableDriver(table_id, self.gaming_day, devices=self.devices)
         return rp
 
     def feed(self, ev, now: float | None = None) -> list:
@@ -116,7 +117,7 @@ class LiveEngine:
 
     def restore(self, tables: dict, other: dict) -> None:
         for tid, st in tables.items():
-            self.tables[tid] = TableDriver(tid, self.gaming_day, st)
+            self.tables[tid] = TableDriver(tid, self.gaming_day, st, devices=self.devices)
             self._dirty.add(tid)
         self.seq = new_seq_tracker(self.gaming_day, other.get("seq", {"last": {}}))
         self.finalized = set(other.get("finalized", []))

@@ -1,17 +1,18 @@
 """Per-device order and duplicate drop for the live feed.
 
 The engine needs each device's events in ``seq`` order (devices may
-interleave in any way).  A device writes its lines in ``seq`` order, and one
-file (or one Redis stream) keeps that order, so the common case costs
-nothing: an event whose ``seq`` is the next one of its device is released at
-once, and so is one after a hole while all the device's lines came through
-one file or stream (the missing lines cannot come later from elsewhere: the
-hole is lost, and the engine's ``SEQ_GAP`` says so at once).  Only a device
-seen in more than one file or stream (a day's new file, a re-sent file, a
-second feed) may have a hole filled later: its event after a hole is held,
-for at most ``wait`` seconds; held lines are released in ``seq`` order as
-soon as the hole is filled, or, when the wait runs out, the hole is taken as
-lost and the held events go on.  Nothing else is ever held: the cost of a
+interleave in any way).  A device writes its lines in ``seq`` order, so the
+common case costs nothing: an event whose ``seq`` is the next one of its
+device is released at once.  An event after a hole is held for at most
+``wait`` seconds (``--gap-wait``, default 5): the missing lines may still
+come (a day's new file, a re-sent file, a second feed — or, after a forged
+``seq`` jump, the device's genuine next lines from the same file, which are
+released in order as they come).  Held lines are released in ``seq`` order
+as soon as the hole is filled, or, when the wait runs out, the hole is taken
+as lost (the engine's ``SEQ_GAP``) and the held events go on.  The hole is
+remembered (:class:`pipelines.driver.DeviceGate`, the one gap rule of live
+and Beam streaming): a line of it arriving later is late, replayed at once
+and counted, however far below the device's last ``seq``.  The cost of a
 hole is at most ``wait`` seconds of delay for that one device.
 
 Duplicates and conflicts are the driver's rule (:class:`pipelines.driver.DeviceGate`,
@@ -21,9 +22,9 @@ conflicting copy and rejected (counted; the service logs the reason).  The
 first copy was already replayed: the batch, which sees all copies at once,
 rejects every copy (:data:`pipelines.driver.LIVE_DIFFERENCES`).  A device's
 pairs are remembered over its last ``window`` seqs; a line older than that
-cannot be checked and is dropped as stale; a line inside the window that was
-never seen is a late line and is released (the engine tolerates it; its hole
-may already have been reported).
+and in no hole cannot be checked and is dropped as stale; a line inside the
+window, or in a hole, that was never seen is a late line and is released
+(the engine tolerates it; its hole may already have been reported).
 
 Memory is bounded: per device at most ``2 * window`` remembered pairs plus
 its held lines, and a device silent for :data:`FORGET_AFTER` seconds that
@@ -50,10 +51,10 @@ FORGET_AFTER = 2 * 86400.0    # seconds of silence after which a device holding 
 class _Device:
     __slots__ = ("last", "gate", "held", "origin", "seen")
 
-    def __init__(self, window: int, recent: dict | None = None) -> None:
+    def __init__(self, window: int, recent: dict | None = None, holes: list | None = None) -> None:
         self.origin: str | None = None        # the one file/stream its lines came from; "*" several
         self.last: int | None = None
-        self.gate = DeviceGate(recent, window)   # {event_id: [hash, seq]}
+        self.gate = DeviceGate(recent, window, holes)   # {event_id: [hash, seq]}, [[first, last], …]
         self.held: dict[int, tuple] = {}    # seq -> (deadline, event, line)
         self.seen = time.monotonic()
 
@@ -88,8 +89,10 @@ class DeviceOrder:
             return out, None
         if seq <= d.last:
             self.counts[LATE] += 1
+            d.gate.fill(seq)
             return [(ev, line)], LATE
-        if self.wait <= 0 or d.origin != "*":
+        if self.wait <= 0:
+            d.gate.advance(d.last, seq)
             d.last = seq
             return [(ev, line)], None
         d.held[seq] = ((now if now is not None else time.monotonic()) + self.wait, ev, line)
@@ -114,6 +117,7 @@ class DeviceOrder:
                 first = min(d.held)
                 if not everything and d.held[first][0] > now:
                     break
+                d.gate.advance(d.last, first)   # the wait ran out: the seqs before it are a hole
                 d.last = first - 1
                 self._chain(d, out)
         return out
@@ -135,7 +139,7 @@ class DeviceOrder:
         return orjson.dumps({
             "counts": self.counts,
             "devices": {
-                k: {"last": d.last, "origin": d.origin, "recent": d.gate.recent,
+                k: {"last": d.last, "origin": d.origin, "recent": d.gate.recent, "holes": d.gate.holes,
                     "held": [[s, line.raw.decode("utf-8", "replace"), line.file, line.line]
                              for s, (_dl, _ev, line) in sorted(d.held.items())] if d.held else []}
                 for k, d in self.devices.items()
@@ -147,7 +151,7 @@ class DeviceOrder:
         self.counts.update(state.get("counts", {}))
         deadline = time.monotonic() + self.wait
         for k, s in state.get("devices", {}).items():
-            d = self.devices[k] = _Device(self.window, _recent_pairs(s["recent"]))
+            d = self.devices[k] = _Device(self.window, _recent_pairs(s["recent"]), s.get("holes", []))
             d.last = s["last"]
             d.origin = s.get("origin")
             for seq, raw, file, number in s["held"]:

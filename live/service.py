@@ -34,15 +34,18 @@ import orjson
 
 from live.checkpoint import CheckpointWriter, StateDir
 from live.engine import LiveEngine
-from pipelines.driver import CONFLICT, LATE, conflict_reason
+from live.silence import SilenceWatch
+from pipelines.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
 from live.order import DeviceOrder
-from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record
+from live.sinks import COLUMNS as ALERT_COLUMNS
+from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record, rfc3339
 from live.sources import Line, open_sources
 from schemas.decode import GamingDayConfig, Reject, decode_line
 
 log = logging.getLogger("pitwatch")
 
 KEEP_DAYS = 2   # gaming days of delivered ids kept in the checkpoint
+MAX_REJECTS = 1000   # rejected lines journalled in the checkpoint (a restart does not announce them again)
 
 
 @dataclasses.dataclass
@@ -54,7 +57,9 @@ class WatchOptions:
     config: GamingDayConfig = dataclasses.field(default_factory=GamingDayConfig)
     poll: float = 0.02
     scan_every: float = 0.5
-    reorder_wait: float = 2.0
+    reorder_wait: float = 5.0           # --gap-wait: the longest wait for a device's missing seqs
+    silence_after: float | None = 120.0  # --silence-after: DEVICE_SILENT (live.silence); None: off
+    devices: object = None              # the device registry (pipelines.devices.DeviceRegistry) or None
     window: int = 128
     checkpoint_every: float = 5.0
     stop_after_idle: float | None = None
@@ -83,7 +88,8 @@ class WatchService:
         self.sources = open_sources(list(opts.inputs), opts.scan_every)
         self.state = StateDir(opts.state_dir or default_state_dir(opts.lake, opts.watch_id), opts.fsync)
         self.order = DeviceOrder(opts.reorder_wait, opts.window)
-        self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact)
+        self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact, devices=opts.devices)
+        self.silence = SilenceWatch(opts.silence_after) if opts.silence_after else None
         self.sinks: list = []
         if opts.stdout:
             self.sinks.append(StdoutSink(stdout))
@@ -94,7 +100,10 @@ class WatchService:
         if self.lake_sink is not None:
             self.sinks.append(self.lake_sink)
         self.sent: dict[str, dict[str, str]] = {s.name: {} for s in self.sinks}
-        self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "findings": 0}
+        # lines = accepted + rejected + duplicate + stale (late lines are accepted ones: a subset)
+        self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "duplicate": 0, "stale": 0, "late": 0,
+                       "findings": 0, "notices": 0}
+        self.rejects: dict[str, str] = {}   # "file:line" -> reason, the last MAX_REJECTS (checkpointed)
         self.writer = CheckpointWriter()
         self._stop = False
         self._restore()
@@ -115,6 +124,9 @@ class WatchService:
             self.order.restore(rest.get("order", {}), self._decode)
             self.engine.restore(ck["tables"], rest.get("engine", {}))
             self.counts.update(rest.get("counts", {}))
+            self.rejects = dict(rest.get("rejects", []))
+            if self.silence is not None:
+                self.silence.restore(rest.get("silence", {}))
             log.info("resuming from %s: %d table(s), %s lines read before",
                      self.state.file, len(ck["tables"]), f"{self.counts['lines']:,}")
         sent_ck = rest.get("sent", {})
@@ -155,6 +167,8 @@ class WatchService:
             "order": orjson.Fragment(self.order.state_json()),
             "engine": self.engine.other_state(),
             "counts": self.counts,
+            "rejects": list(self.rejects.items()),
+            "silence": self.silence.state() if self.silence is not None else {},
             "sinks": {s.name: s.state() for s in self.sinks},
             "sent": {name: sorted(ids.items()) for name, ids in self.sent.items()},
             "journal": gen,
@@ -221,13 +235,51 @@ class WatchService:
             self.emit(self.engine.feed_reject(item), line)
         else:
             self.emit(self.engine.feed(item), line, item)
+            if self.silence is not None:
+                self.announce(self.silence.observe(item))
+
+    def announce(self, notices: list[dict]) -> None:
+        """DEVICE_SILENT notices (live.silence): a warning on stderr and an info alert to every sink
+        but the lake's alerts table (they are not findings), journalled like alerts (never twice)."""
+        if not notices:
+            return
+        recs, days = [], {}
+        for n in notices:
+            rec = {c: None for c in ALERT_COLUMNS}
+            rec.update({k: v for k, v in n.items() if k in ALERT_COLUMNS})
+            rec["ts"] = rfc3339(n["latest_us"])
+            rec["gaming_day"] = self.engine.gaming_day(n["latest_us"]).isoformat()
+            rec["event_ids"], rec["evidence"], rec["live_only"] = [], [], True
+            recs.append(rec)
+            days[rec["finding_id"]] = rec["gaming_day"]
+            self.counts["notices"] += 1
+            log.warning("%s: %s", n["rule_id"], n["actual"])
+        for sink in self.sinks:
+            if sink is self.lake_sink:
+                continue
+            todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
+            if todo:
+                self._mark(sink, sink.send(todo), days)
+
+    def _reject(self, line: Line, reason: str, event_id=None) -> None:
+        """Count a rejected line and journal it with the checkpoint: after a restart that re-reads
+        it (it came after the last checkpoint), it is not announced again as a new reject."""
+        self.counts["rejected"] += 1
+        key = f"{line.file}:{line.line}"
+        if key in self.rejects:
+            log.debug("rejected again after the restart %s: %s", key, reason)
+            return
+        self.rejects[key] = reason
+        if len(self.rejects) > MAX_REJECTS:
+            del self.rejects[next(iter(self.rejects))]
+        which = f" (event_id {str(event_id)[:80]!r})" if event_id is not None else ""
+        log.warning("rejected %s%s: %s", key, which, reason[:300])
 
     def _line(self, line: Line) -> None:
         self.counts["lines"] += 1
-        out = decode_line(line.raw, line.file, line.line, self.opts.config)
+        out = decode_line(line.raw, line.file, line.line, self.opts.config)   # total: never raises
         if isinstance(out, Reject):
-            self.counts["rejected"] += 1
-            log.debug("rejected %s:%d: %s", line.file, line.line, out.reason)
+            self._reject(line, out.reason, out.event_id)
             if out.device_id is None or out.seq is None:
                 return
             ready, _why = self.order.offer(out, out.digest or "", line)
@@ -236,10 +288,12 @@ class WatchService:
             ready, why = self.order.offer(ev, digest, line)
             if why is None or why == LATE:
                 self.counts["accepted"] += 1
+                if why == LATE:
+                    self.counts["late"] += 1
             elif why == CONFLICT:   # the driver's rule: the conflicting copy is rejected, with its reason
-                self.counts["rejected"] += 1
-                log.warning("rejected %s:%d: %s", line.file, line.line,
-                            conflict_reason(ev.device_id, ev.event_id, every_copy=False))
+                self._reject(line, conflict_reason(ev.device_id, ev.event_id, every_copy=False), ev.event_id)
+            else:                   # a duplicate delivery, or a stale one (live.order)
+                self.counts["duplicate" if why == DUPLICATE else "stale"] += 1
         for item, ln in ready:
             self._feed(item, ln)
 
@@ -299,9 +353,12 @@ class WatchService:
         return self.summary()
 
     def summary(self) -> dict:
-        return {**self.counts, **{k: v for k, v in self.order.counts.items()},
+        return {**self.order.counts, **self.counts, "damaged_files": self.damaged_files(),
                 "tables": len(self.engine.tables), "masked": getattr(self.engine.guard, "masked", 0),
                 "state_dir": self.state.path}
+
+    def damaged_files(self) -> int:
+        return sum(len(getattr(s, "damaged", ())) for s in self.sources)
 
     def close(self) -> None:
         try:

@@ -12,11 +12,23 @@ Files (:class:`FileFollower`)
     every ``scan_every`` seconds, so a device's new file is picked up.  A
     ``.jsonl`` file is followed: only complete lines (ending in ``\\n``) are
     read, a half-written last line waits for its end.  A ``.jsonl.gz`` file
-    is read once, whole, when it appears (a gzip member is only readable once
-    it is finished: write it under another name and rename it).  A file whose
-    inode changes or that shrinks was replaced: it is read again from the
-    start (its lines are new deliveries; duplicates are dropped by event_id).
-    Position: ``{path: [inode, byte offset, physical lines read]}``.
+    is read once, to its end, when it appears (a gzip member is only readable
+    once it is finished: write it under another name and rename it); a
+    damaged one (bad header or CRC, cut short) gives the lines before the
+    damage, is logged and listed in ``damaged`` (the stop summary counts it)
+    and is not read again unless replaced.  A file whose inode changes or
+    that shrinks was replaced: it is read again from the start (its lines
+    are new deliveries; duplicates are dropped by event_id).
+    Memory is bounded whatever the bytes: a file is read :data:`CHUNK` bytes
+    at a time, at most ``max_bytes`` per turn; a line longer than
+    :data:`schemas.limits.MAX_LINE_BYTES` is handed on as its first
+    ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it: "line longer than
+    …") as soon as that many bytes without a line end are there, and the
+    rest of it is skipped up to its line end; the lines after it are read.
+    Position: ``{path: [inode, byte offset, physical lines read, state]}``
+    (offset: into the decompressed bytes of a gzip file; state: reading,
+    skipping the rest of an over-long line, or finished), and the damaged
+    gzip files.
 
 Redis Streams (:class:`RedisStreamSource`)
     ``redis://host:port/db?stream=NAME&stream=pit:*``: each stream entry holds
@@ -30,15 +42,20 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import gzip
 import logging
 import os
 import time
 import urllib.parse
+import zlib
+
+from schemas.limits import MAX_LINE_BYTES
 
 log = logging.getLogger("pitwatch")
 
 SUFFIXES = (".jsonl", ".jsonl.gz")
+CHUNK = MAX_LINE_BYTES + 1        # bytes read at a time: a chunk without a line end is an over-long line
+GZIP_PIECE = 64 << 10             # decompressed bytes read at a time from a gzip file
+READING, SKIPPING, FINISHED = 0, 1, 2   # a file's state: lines; the rest of an over-long line; read (gzip)
 
 
 @dataclasses.dataclass(slots=True)
@@ -54,8 +71,9 @@ class FileFollower:
     def __init__(self, inputs: list[str], scan_every: float = 0.5, max_bytes: int = 4 << 20) -> None:
         self.inputs = list(inputs)
         self.scan_every = scan_every
-        self.max_bytes = max_bytes
-        self.pos: dict[str, list] = {}      # path -> [inode, offset, lines]
+        self.max_bytes = max(max_bytes, CHUNK)   # read per file per turn (a turn stays short)
+        self.pos: dict[str, list] = {}      # path -> [inode, offset, lines, state]
+        self.damaged: dict[str, str] = {}   # gzip files that could not be read to their end: why
         self._next_scan = 0.0
         self._handles: dict[str, tuple] = {}  # path -> (inode, file object)
         for p in self.inputs:
@@ -67,10 +85,11 @@ class FileFollower:
         return f"{len(self.pos)} file(s) now under {', '.join(self.inputs)}"
 
     def position(self) -> dict:
-        return {"files": {p: list(v) for p, v in self.pos.items()}}
+        return {"files": {p: list(v) for p, v in self.pos.items()}, "damaged": dict(self.damaged)}
 
     def restore(self, position: dict) -> None:
-        self.pos = {p: list(v) for p, v in position.get("files", {}).items()}
+        self.pos = {p: _position(p, v) for p, v in position.get("files", {}).items()}
+        self.damaged = dict(position.get("damaged", {}))
 
     def _scan(self) -> None:
         for p in self.inputs:
@@ -85,7 +104,7 @@ class FileFollower:
                 if f.endswith(SUFFIXES):
                     f = os.path.abspath(f)
                     if f not in self.pos:
-                        self.pos[f] = [None, 0, 0]
+                        self.pos[f] = [None, 0, 0, READING]
 
     def read(self) -> list[Line]:
         now = time.monotonic()
@@ -108,38 +127,88 @@ class FileFollower:
     def _read_file(self, path: str, out: list[Line]) -> None:
         pos = self.pos[path]
         st = os.stat(path)
-        if pos[0] is not None and (st.st_ino != pos[0] or st.st_size < pos[1]):
+        gz = path.endswith(".gz")
+        if pos[0] is not None and (st.st_ino != pos[0] or (not gz and st.st_size < pos[1])):
             log.warning("%s was replaced or truncated: reading it again from the start", path)
             self._close(path)
-            pos[:] = [st.st_ino, 0, 0]
+            self.damaged.pop(path, None)
+            pos[:] = [st.st_ino, 0, 0, READING]
         pos[0] = st.st_ino
-        if path.endswith(".gz"):
-            if pos[1] == 0 and st.st_size > 0:
-                with gzip.open(path, "rb") as f:
-                    self._split(path, pos, f.read(), out, final=True)
-                pos[1] = st.st_size
-            return
-        if st.st_size <= pos[1]:
+        if pos[3] == FINISHED or (not gz and st.st_size <= pos[1]) or st.st_size == 0:
             return
         h = self._handles.get(path)
         if h is None or h[0] != st.st_ino:
             self._close(path)
-            h = (st.st_ino, open(path, "rb"))
+            h = (st.st_ino, GzipLines(path) if gz else open(path, "rb"))
             self._handles[path] = h
-        f = h[1]
-        f.seek(pos[1])
-        data = f.read(min(st.st_size - pos[1], self.max_bytes))
-        end = data.rfind(b"\n")
-        if end < 0:
-            return  # no complete line yet
-        self._split(path, pos, data[:end + 1], out, final=False)
-        pos[1] += end + 1
+        try:
+            self._read_lines(path, pos, h[1], None if gz else st.st_size, out)
+        except FileNotFoundError:
+            raise
+        except (OSError, EOFError, zlib.error) as exc:
+            if not gz:
+                raise
+            # a damaged gzip file (bad header, bad CRC, cut short): the lines before the damage
+            # were read; the rest cannot be, and the file is not read again unless it is replaced
+            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            log.warning("%s is damaged (%s): read up to line %d, the rest cannot be read", path, why, pos[2])
+            self.damaged[path] = why
+            pos[3] = FINISHED
+            self._close(path)
+
+    def _read_lines(self, path: str, pos: list, f, size: int | None, out: list[Line]) -> None:
+        """Read complete lines from ``pos`` on, at most ``max_bytes`` this turn, in bounded memory.
+
+        A line longer than :data:`schemas.limits.MAX_LINE_BYTES` is handed on as its first
+        ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it: too long) as soon as that many bytes
+        without a line end are there; the rest of it is skipped up to its line end (state
+        ``SKIPPING``, kept in the position: a restart goes on skipping).  ``size`` None: a gzip
+        file, read to its end (its last line needs no line end)."""
+        budget = self.max_bytes
+        while budget > 0:
+            want = CHUNK if size is None else min(size - pos[1], CHUNK)
+            if want <= 0:
+                return
+            if f.tell() != pos[1]:
+                f.seek(pos[1])
+            data = f.read(want)
+            if not data:
+                if size is None:           # the end of a gzip file: its last line without '\n'
+                    pos[3] = FINISHED
+                    self._close(path)
+                return
+            budget -= len(data)
+            if pos[3] == SKIPPING:          # the rest of an over-long line: up to its line end
+                nl = data.find(b"\n")
+                pos[1] += len(data) if nl < 0 else nl + 1
+                if nl >= 0:
+                    pos[3] = READING
+                continue
+            end = data.rfind(b"\n")
+            if end >= 0:
+                self._split(path, pos, data[:end + 1], out)
+                pos[1] += end + 1
+                continue
+            if len(data) > MAX_LINE_BYTES:  # no line end in more than a line may hold
+                pos[2] += 1
+                out.append(Line(data[:MAX_LINE_BYTES + 1], path, pos[2]))
+                log.warning("%s line %d is longer than %d bytes: rejected, the rest of it skipped",
+                            path, pos[2], MAX_LINE_BYTES)
+                pos[1] += len(data)
+                pos[3] = SKIPPING
+                continue
+            if size is None and len(data) < want:   # gzip: the file ends in a line without '\n'
+                if f.damage is not None:
+                    raise f.damage                  # … or the damage cut that line: it is lost
+                self._split(path, pos, data + b"\n", out)
+                pos[1] += len(data)
+                continue
+            return  # an incomplete line: it waits for its end
 
     @staticmethod
-    def _split(path: str, pos: list, data: bytes, out: list[Line], final: bool) -> None:
+    def _split(path: str, pos: list, data: bytes, out: list[Line]) -> None:
         parts = data.split(b"\n")
-        if not final or parts[-1] == b"":
-            parts.pop()  # after the last '\n'
+        parts.pop()  # after the last '\n'
         n = pos[2]
         for raw in parts:
             n += 1
@@ -148,12 +217,92 @@ class FileFollower:
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
             if raw.strip():
-                out.append(Line(raw, path, n))
+                out.append(Line(raw[:MAX_LINE_BYTES + 1], path, n))
         pos[2] = n
 
     def close(self) -> None:
         for path in list(self._handles):
             self._close(path)
+
+
+class GzipLines:
+    """A gzip file's decompressed bytes (members one after the other) that hands out every byte
+    decompressed before a damage, and only then raises it (``gzip.GzipFile`` loses the bytes of the
+    read that meets the damage).  CRC and length of each member are checked (zlib)."""
+
+    def __init__(self, path: str) -> None:
+        self._raw = open(path, "rb")
+        self._z = zlib.decompressobj(wbits=31)
+        self._buf = bytearray()
+        self._last = b""               # the last bytes handed out (a seek back stays inside them)
+        self._offset = 0               # decompressed bytes handed out
+        self._damage: BaseException | None = None
+        self._started = False          # bytes of the current member seen
+        self._done = False
+
+    def tell(self) -> int:
+        return self._offset
+
+    @property
+    def damage(self) -> BaseException | None:
+        """The damage met after the bytes still to hand out, if any."""
+        return self._damage
+
+    def seek(self, offset: int) -> None:
+        """Back into the last read (its incomplete last line is read again), or forward (a restart:
+        read and drop up to ``offset``)."""
+        start = self._offset - len(self._last)
+        if start <= offset < self._offset:
+            self._buf[:0] = self._last[offset - start:]
+            self._last = self._last[:offset - start]
+            self._offset = offset
+            return
+        while self._offset < offset:
+            if not self.read(min(CHUNK, offset - self._offset)):
+                return
+
+    def _fill(self, want: int) -> None:
+        while len(self._buf) < want and not self._done and self._damage is None:
+            raw = self._z.unused_data if self._z.eof else self._raw.read(GZIP_PIECE)
+            if self._z.eof:
+                if not raw:
+                    raw = self._raw.read(GZIP_PIECE)
+                    if not raw:
+                        self._done = True
+                        return
+                self._z = zlib.decompressobj(wbits=31)   # the next member
+            elif not raw:
+                if self._started:
+                    self._damage = EOFError("the file ends inside a gzip member (cut short)")
+                else:
+                    self._done = True
+                return
+            try:
+                self._buf += self._z.decompress(raw)
+                self._started = True
+            except zlib.error as exc:
+                self._damage = exc
+
+    def read(self, n: int) -> bytes:
+        self._fill(n)
+        if not self._buf and self._damage is not None:
+            raise self._damage
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        self._offset += len(out)
+        self._last = out
+        return out
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def _position(path: str, v: list) -> list:
+    """A file's position from a checkpoint (older ones had no state: a gzip file read was finished)."""
+    v = list(v)
+    if len(v) == 3:
+        v.append(FINISHED if path.endswith(".gz") and v[1] > 0 else READING)
+    return v
 
 
 class RedisStreamSource:
@@ -213,7 +362,8 @@ class RedisStreamSource:
                 raw = fields.get(self.field.encode()) if self.field else fields.get(b"event")
                 if raw is None and len(fields) == 1:
                     raw = next(iter(fields.values()))
-                out.append(Line(raw if raw is not None else b"", f"{self.label}/{name}#{pos[0]}", pos[1]))
+                out.append(Line(raw[:MAX_LINE_BYTES + 1] if raw is not None else b"",
+                                f"{self.label}/{name}#{pos[0]}", pos[1]))
         return out
 
     def close(self) -> None:

@@ -75,6 +75,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
     Setting("fail_on", "fail_on", "choice", "Exit with code 1 when findings of this severity or higher were written.",
             choices=SEVERITIES),
     Setting("log_file", "log_file", "path", "Also append the timestamped log lines to this file."),
+    Setting("devices", "devices", "path", "The device registry (devices.csv: device_id,source,table_id,from_day,"
+            "to_day) for SHOE_SILENT and UNKNOWN_DEVICE."),
 )}
 BY_PARAM = {s.param: s for s in SETTINGS.values()}
 

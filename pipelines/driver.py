@@ -50,6 +50,7 @@ import hashlib
 DUPLICATE, CONFLICT, STALE, LATE = "duplicate", "conflict", "stale", "late"
 
 RECENT_WINDOW = 128      # live: per device, copies of the last N seqs are checked for duplicates/conflicts
+MAX_HOLES = 64           # live: per device, the holes in its seq whose late lines are still replayed
 SEQ_GAP_GAME = None      # the ``game`` of every SEQ_GAP finding (see the module doc)
 
 LIVE_DIFFERENCES = (
@@ -57,9 +58,16 @@ LIVE_DIFFERENCES = (
      "rejects the copies after the first, since the first was replayed when it arrived and cannot be "
      "taken back (the night's run rejects them all)"),
     ("stale line", f"live checks a device's copies only over its last {RECENT_WINDOW} seqs; an older line "
-     "is dropped as stale (the batch sees every copy at once and takes it)"),
-    ("late line", "a line arriving after its device's later seqs were replayed (after --reorder-wait, or "
-     "a hole taken as lost) is replayed late, out of its device's order; the batch sorts it into place"),
+     "that is in no hole of its seq (its seq was released already) is dropped as stale and counted (the "
+     "batch sees every copy at once and takes it)"),
+    ("gap wait", "a device's line after a hole in its seq is held at most --gap-wait seconds (default 5) for "
+     "the missing seqs; then the hole is a SEQ_GAP (of the seqs still missing then) and the held lines go "
+     "on; the batch sees the whole night and reports only the seqs that never came"),
+    ("late line", "a line of a hole arriving after the gap wait (say the genuine lines after a forged seq "
+     "jump) is replayed when it arrives, out of its device's order, and counted as late, however far "
+     f"below the last seq; its own holes are not reported live; the batch sorts it into place (at most "
+     f"{MAX_HOLES} holes per device are kept: a line of an older one is stale; Beam replays late lines in "
+     "the order the runner hands them)"),
     ("end-of-input decisions", "what the engine decides only at close() (no shuffle recorded, packs and "
      "rounds of tables without a shoe) comes live only with --finalize-at-stop or --finalize-after-idle"),
     ("cross-pack repeat", "the 10-card repeat of UNSHUFFLED_SEQUENCE across packs needs every pack of the "
@@ -88,20 +96,35 @@ def conflict_reason(device_id: str | None, event_id: str, copies: int = 2, every
 
 
 class DeviceGate:
-    """Duplicates and conflicts of one device's lines, line by line, in bounded memory.
+    """Duplicates, conflicts and holes of one device's lines, line by line, in bounded memory.
 
     ``recent`` is plain data (``{event_id: [hash, seq]}``: it lives in a
     checkpoint and in Beam state); it keeps the copies whose ``seq`` is
     within ``window`` of the device's last released ``seq`` and is pruned
     whenever it holds twice that, so a device costs at most ``2 * window``
     entries whatever its ``seq`` jumps.
+
+    **The gap rule** (live and Beam streaming alike): a line after a hole in
+    its device's ``seq`` is held for at most the gap wait (``--gap-wait``);
+    when the wait runs out the hole is taken as lost (``SEQ_GAP``) and the
+    held lines go on (:meth:`advance` records the hole).  ``holes`` (plain
+    data, ``[[first, last], …]``, at most :data:`MAX_HOLES`, the oldest
+    forgotten first) are the seqs never released below the last released
+    one: a line of a hole that arrives after the wait is *late*: it is
+    replayed when it arrives, out of its device's order (:meth:`fill`), and
+    counted as late, however far below the last seq it is — so a jump of
+    +1000 or to ``2**63 - 1`` never mutes the device's genuine lines that
+    follow.  A line below the window that is in no hole is *stale* (its seq
+    was released already and its copy is no longer remembered: a
+    re-delivery) and dropped, counted.
     """
 
-    __slots__ = ("recent", "window")
+    __slots__ = ("recent", "window", "holes")
 
-    def __init__(self, recent: dict | None = None, window: int = RECENT_WINDOW) -> None:
+    def __init__(self, recent: dict | None = None, window: int = RECENT_WINDOW, holes: list | None = None) -> None:
         self.recent = {} if recent is None else recent
         self.window = window
+        self.holes = [] if holes is None else holes
 
     def admit(self, event_id: str | None, seq: int, h: str, last: int | None) -> str | None:
         """None: a new event (remembered); else why the line goes no further:
@@ -109,7 +132,7 @@ class DeviceGate:
         rec = self.recent.get(event_id) if event_id is not None else None
         if rec is not None:
             return DUPLICATE if rec[0] == h else CONFLICT
-        if last is not None and seq <= last - self.window:
+        if last is not None and seq <= last - self.window and not self.in_hole(seq):
             return STALE
         if event_id is not None:
             self.recent[event_id] = [h, seq]
@@ -120,6 +143,26 @@ class DeviceGate:
     def forget_below(self, floor: int) -> None:
         for eid in [e for e, (_h, s) in self.recent.items() if s <= floor]:
             del self.recent[eid]
+
+    def in_hole(self, seq: int) -> bool:
+        return any(lo <= seq <= hi for lo, hi in self.holes)
+
+    def advance(self, last: int | None, seq: int) -> None:
+        """``seq`` is released after ``last`` (the wait ran out): the seqs between are a hole."""
+        if last is not None and seq > last + 1:
+            self.holes.append([last + 1, seq - 1])
+            if len(self.holes) > MAX_HOLES:
+                self.holes.sort()
+                del self.holes[0]
+
+    def fill(self, seq: int) -> bool:
+        """A late line of a hole was released: its seq is no longer missing.  Whether it was in one."""
+        for i, (lo, hi) in enumerate(self.holes):
+            if lo <= seq <= hi:
+                parts = [p for p in ([lo, seq - 1], [seq + 1, hi]) if p[0] <= p[1]]
+                self.holes[i:i + 1] = parts
+                return True
+        return False
 
 
 def new_seq_tracker(gaming_day, state: dict | None = None):

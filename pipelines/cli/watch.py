@@ -41,8 +41,15 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
               help="At stop, decide what the engine keeps for the end of input (as the batch does).")
 @click.option("--finalize-after-idle", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
               help="Decide a table's end-of-input rules once it is silent this long (off by default).")
-@click.option("--reorder-wait", default=2.0, show_default=True, type=click.FloatRange(0), metavar="SECONDS",
-              help="Longest wait for a device's missing seq before taking it as lost.")
+@click.option("--gap-wait", "--reorder-wait", "gap_wait", default=5.0, show_default=True,
+              type=click.FloatRange(0, 86400), metavar="SECONDS",
+              help="Longest wait for a device's missing seqs after a jump before taking them as lost (SEQ_GAP); "
+                   "a line of the gap arriving later is replayed late (docs/watch.md).")
+@click.option("--silence-after", default=120.0, show_default=True, type=click.FloatRange(0, 86400),
+              metavar="SECONDS",
+              help="Announce a dealer terminal or shoe silent this long while its table plays (DEVICE_SILENT, "
+                   "an info alert, live only); 0: never.")
+@setting_option("devices", metavar="FILE")
 @click.option("--checkpoint-every", default=5.0, show_default=True, type=click.FloatRange(0.05),
               metavar="SECONDS", help="Checkpoint interval.")
 @click.option("--poll", default=0.02, show_default=True, type=click.FloatRange(0.001), metavar="SECONDS",
@@ -57,8 +64,8 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 @user_errors
 def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake_alerts, stop_after_idle,
-          finalize_at_stop, finalize_after_idle, reorder_wait, checkpoint_every, poll, cutoff, timezone,
-          with_trigger, fsync, log_file, quiet):
+          finalize_at_stop, finalize_after_idle, gap_wait, silence_after, devices, checkpoint_every, poll,
+          cutoff, timezone, with_trigger, fsync, log_file, quiet):
     """Follow growing event files (.jsonl; folders and globs pick up new files)
     and Redis Streams (redis://HOST:PORT/DB?stream=NAME), replay every table
     live with the same engine as the nightly batch, and raise an alert for
@@ -74,9 +81,13 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", watch_id):
         raise click.BadParameter("letters, digits, '_', '.', '-' only", param_hint="--watch-id")
     check_writable(lake)
+    from pipelines.devices import load_registry
+
+    registry = load_registry(devices)      # RegistryError: one Error line, exit 2
     opts = WatchOptions(
         inputs=list(inputs), lake=lake, state_dir=state_dir, watch_id=watch_id,
-        config=GamingDayConfig(cutoff, timezone), poll=poll, reorder_wait=reorder_wait,
+        config=GamingDayConfig(cutoff, timezone), poll=poll, reorder_wait=gap_wait,
+        silence_after=silence_after or None, devices=registry,
         checkpoint_every=checkpoint_every, stop_after_idle=stop_after_idle,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
@@ -88,7 +99,11 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
         sys.stderr.close()  # the reader of stdout went away: nothing more to say
         raise SystemExit(1) from None
     if not quiet:
+        extra = "".join(f", {summary[k]:,} {k}" for k in ("stale",) if summary.get(k))
+        late = f" ({summary['late']:,} late)" if summary.get("late") else ""
+        damaged = (f", {plural(summary['damaged_files'], 'damaged gzip file')}"
+                   if summary.get("damaged_files") else "")
         click.echo(
-            f"pitwatch: stopped: {plural(summary['lines'], 'line')}, {summary['accepted']:,} accepted, "
-            f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}, "
+            f"pitwatch: stopped: {plural(summary['lines'], 'line')}, {summary['accepted']:,} accepted{late}, "
+            f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}{extra}{damaged}, "
             f"{plural(summary['findings'], 'finding')}; checkpoint in {summary['state_dir']}", err=True)

@@ -44,6 +44,7 @@ def test_config_show_names_the_origin_of_every_setting(tmp_path):
         "cutoff    07:00  [flag]",                                # a flag overrides the file
         "fail_on   major  [environment PITWATCH_FAIL_ON]",
         "log_file  (not set)  [default]",
+        "devices   (not set)  [default]",                      # issue 28: run and watch read it
     ]
 
 

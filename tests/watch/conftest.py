@@ -25,17 +25,33 @@ def scenario():
 
 
 @pytest.fixture(scope="session")
-def batch_ids(scenario, tmp_path_factory):
-    """finding_ids the nightly batch writes for the scenario (run in-process, FnApiRunner)."""
+def batch_lake(scenario, tmp_path_factory):
+    """The lake the nightly batch writes for the scenario (run in-process, FnApiRunner)."""
     from pipelines.batch import run_batch
-    from pipelines.lake import read_table
 
     base = tmp_path_factory.mktemp("batch")
     write_batch_input(scenario, base / "in")
     run_batch([str(base / "in")], str(base / "lake"))
-    ids = read_table(str(base / "lake"), "findings").column("finding_id").to_pylist()
+    return base / "lake"
+
+
+@pytest.fixture(scope="session")
+def batch_ids(batch_lake):
+    """finding_ids the nightly batch writes for the scenario."""
+    from pipelines.lake import read_table
+
+    ids = read_table(str(batch_lake), "findings").column("finding_id").to_pylist()
     assert len(ids) == len(set(ids)) >= 10
     return sorted(ids)
+
+
+@pytest.fixture(scope="session")
+def batch_rule_of(batch_lake):
+    """finding_id -> rule_id of the nightly batch's findings for the scenario."""
+    from pipelines.lake import read_table
+
+    t = read_table(str(batch_lake), "findings")
+    return dict(zip(t.column("finding_id").to_pylist(), t.column("rule_id").to_pylist()))
 
 
 @pytest.fixture(scope="session")

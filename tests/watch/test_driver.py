@@ -220,3 +220,51 @@ def test_live_components_give_the_batch_drivers_rows_for_any_interleaving(scenar
     assert {f.rule_id for f in live} >= {"SEQ_GAP", "SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD", "UNSHUFFLED_PACK"}
     for name in ("rounds", "packs"):
         assert canon(name, rows[name]) == canon(name, batch_rows[name]) != []
+
+
+# --- the gap rule (issue 28): a jump waits, then is a hole whose late lines are still replayed ------
+
+def _offer(order, seq, n, now, event_id=None, file="a.jsonl"):
+    from live.sources import Line
+    from schemas.decode import GamingDayConfig, decode_line
+
+    raw = _line(seq=seq, event_id=event_id or f"E-{seq}").encode()
+    ev, digest = decode_line(raw, file, n, GamingDayConfig())
+    released, why = order.offer(ev, digest, Line(raw, file, n), now=now)
+    return [e.seq for e, _l in released], why
+
+
+def test_gap_rule_a_jump_waits_then_its_hole_takes_late_lines_and_survives_a_restart():
+    from live.order import DeviceOrder
+    from pipelines.driver import LATE
+
+    order = DeviceOrder(wait=5.0)
+    assert [_offer(order, s, s, 0.0) for s in (1, 2)] == [([1], None), ([2], None)]
+    assert _offer(order, 1002, 3, 0.0) == ([], None)            # one file: it waits all the same
+    assert _offer(order, 3, 4, 1.0) == ([3], None)              # within the wait: in order
+    assert order.due(now=4.9) == []
+    assert [e.seq for e, _l in order.due(now=5.0)] == [1002]    # the wait ran out: the hole is lost
+    assert order.devices["SHOE-1"].gate.holes == [[4, 1001]]
+    state = order.state_json()
+    again = DeviceOrder(wait=5.0)
+    again.restore(json.loads(state), lambda raw, f, n: None)
+    assert again.devices["SHOE-1"].gate.holes == [[4, 1001]]
+    assert [_offer(again, s, 10 + s, 9.0) for s in (4, 5)] == [([4], LATE), ([5], LATE)]   # replayed
+    assert _offer(again, 4, 20, 9.0) == ([], DUPLICATE)          # a second copy of a late line
+    assert _offer(again, 4, 21, 9.0, event_id="E-other") == ([], STALE)   # released seq, other id
+    assert again.devices["SHOE-1"].gate.holes == [[6, 1001]]
+    assert again.counts[LATE] == 2 and again.counts[STALE] == 1
+
+
+def test_gap_rule_holes_are_bounded_the_oldest_forgotten_first():
+    from pipelines.driver import MAX_HOLES
+
+    gate = DeviceGate()
+    last = 0
+    for _ in range(MAX_HOLES + 10):
+        gate.advance(last, last + 3)                               # a hole of 2 seqs each time
+        last += 3
+    assert len(gate.holes) == MAX_HOLES
+    assert gate.holes[0] == [10 * 3 + 1, 10 * 3 + 2]
+    assert gate.admit("E-first-hole", 1, "h", last) == STALE       # too old: forgotten
+    assert gate.admit("E-kept-hole", gate.holes[0][0], "h", last) is None

@@ -17,3 +17,105 @@ def test_shoe_silent_live_has_the_batch_finding_id():
     _rp, batch = replay_table("BAC-T", events, GamingDayConfig())
     assert [f.finding_id for f in live if f.rule_id == "SHOE_SILENT"] == \
         [f.finding_id for f in batch if f.rule_id == "SHOE_SILENT"] != []
+
+
+# --- issue 28, the live part: the registry in `pitwatch watch`, DEVICE_SILENT -------------------------
+
+import json  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tests.watch.conftest import ROOT, append_lines  # noqa: E402
+
+SOURCE_OF = {"DT": "dealer", "SHOE": "shoe", "SHF": "shuffler"}
+
+
+def _registry(path, scenario, leave_out: str) -> None:
+    rows = ["device_id,source,table_id,from_day,to_day"]
+    for dev in scenario:
+        if dev != leave_out:
+            rows.append(f"{dev},{SOURCE_OF[dev.split('-')[0]]},{dev.rsplit('-', 2)[-2]}-{dev.rsplit('-', 1)[-1]},,")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def _batch_unknown(tmp_path, scenario, registry) -> list[str]:
+    """UNKNOWN_DEVICE finding_ids of the real `pitwatch run --devices` over the same lines."""
+    from pipelines.lake import read_table
+    from tests.watch.scenario import write_batch_input
+
+    write_batch_input(scenario, tmp_path / "in")
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(tmp_path / "in"), "--lake",
+                           str(tmp_path / "batch-lake"), "--devices", str(registry)],
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr.decode()[-2000:]
+    t = read_table(str(tmp_path / "batch-lake"), "findings")
+    return sorted(f for f, r in zip(t.column("finding_id").to_pylist(), t.column("rule_id").to_pylist())
+                  if r == "UNKNOWN_DEVICE")
+
+
+@pytest.mark.slow
+def test_unknown_device_fires_live_from_the_config_registry_as_in_the_batch(tmp_path, scenario, start_watch):
+    registry = tmp_path / "devices.csv"
+    _registry(registry, scenario, leave_out="SHOE-1-BAC-B")
+    (tmp_path / "pitwatch.toml").write_text('devices = "devices.csv"\n')   # the config key, as `run` reads it
+    feeds = tmp_path / "feeds"
+    w = start_watch(feeds, "--lake", tmp_path / "lake", "--config", tmp_path / "pitwatch.toml",
+                    "--finalize-at-stop")
+    order = [(d, line) for d, lines in scenario.items() for line in lines]
+    append_lines(feeds, order)
+    w.caught_up(len(order))
+    assert w.stop() == 0
+    unknown = [a for a in w.alerts if a["rule_id"] == "UNKNOWN_DEVICE"]
+    assert [a["device_id"] for a in unknown] == ["SHOE-1-BAC-B"]
+    assert [a["finding_id"] for a in unknown] == _batch_unknown(tmp_path, scenario, registry)
+
+
+def test_a_missing_registry_is_one_error_line_exit_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "watch", str(tmp_path), "--lake",
+                           str(tmp_path / "lake"), "--devices", str(tmp_path / "nope.csv")],
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2
+    err = proc.stderr.decode().strip().splitlines()
+    assert err == [f"Error: device registry {tmp_path / 'nope.csv'}: no such file"]
+    assert not (tmp_path / "lake" / "_watch").exists()
+
+
+def test_a_shoe_silent_while_its_table_plays_is_announced_once(tmp_path, scenario, start_watch):
+    """DEVICE_SILENT (live.silence): the shoe stops, the terminal goes on; one notice on stderr
+    and one info alert (stdout, the alerts file; not the lake: it is no finding)."""
+    feeds, lake = tmp_path / "feeds", tmp_path / "lake"
+    dealer, shoe = scenario["DT-1-BAC-A"], scenario["SHOE-1-BAC-A"]
+    w = start_watch(feeds, "--lake", lake, "--silence-after", "1", "--alerts-file", tmp_path / "alerts.jsonl",
+                    "--checkpoint-every", "0.05")
+    append_lines(feeds, [("SHOE-1-BAC-A", x) for x in shoe[:8]] + [("DT-1-BAC-A", x) for x in dealer[:20]])
+    w.caught_up(28)
+    time.sleep(1.5)                               # the watcher's clock: nothing from the shoe since
+    quiet_since = json.loads(shoe[7])["ts"]
+    later = [x for x in dealer[20:] if json.loads(x)["ts"] > quiet_since[:17] + "59"]   # > 1 s later
+    append_lines(feeds, [("DT-1-BAC-A", x) for x in later[:30]])
+    w.caught_up(28 + 30)
+    notices = [a for a in w.alerts if a["rule_id"] == "DEVICE_SILENT"]
+    assert [(a["device_id"], a["severity"], a["table_id"]) for a in notices] == [("SHOE-1-BAC-A", "info", "BAC-A")]
+    assert sum("DEVICE_SILENT" in e and "SHOE-1-BAC-A" in e for e in w.errors) == 1
+    append_lines(feeds, [("DT-1-BAC-A", x) for x in later[30:]])     # still silent: not announced again
+    w.caught_up(28 + len(later))
+    assert w.stop(signal.SIGTERM) == 0
+    assert len([a for a in w.alerts if a["rule_id"] == "DEVICE_SILENT"]) == 1
+    with open(tmp_path / "alerts.jsonl") as f:
+        assert [json.loads(x)["rule_id"] for x in f].count("DEVICE_SILENT") == 1
+    assert not (lake / "alerts").exists() or "DEVICE_SILENT" not in _lake_rules(lake)
+
+
+def _lake_rules(lake) -> set:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    part = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
+    return set(ds.dataset(str(lake / "alerts"), format="parquet", partitioning=part).to_table()
+               .column("rule_id").to_pylist())

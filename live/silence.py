@@ -1,0 +1,111 @@
+"""Live feed health: a device gone silent while its table plays (``DEVICE_SILENT``, live only).
+
+Unplugging the shoe is what a dealer switching cards would do; the nightly
+batch says so with ``SHOE_SILENT`` once the pack is decided.  Live, the
+floor should know at once: a dealer terminal or a shoe whose table keeps
+playing (another device of the table writes) for more than ``after``
+seconds (``--silence-after``, default 120) since its last event — on the
+watcher's clock and in the events' time — is announced once — a warning on stderr and an info alert to the sinks (not to the lake's
+alerts table: it is a notice of the live service, not a finding of the
+engine; the night's run decides ``SHOE_SILENT``).  It is announced again only
+after the device spoke again and fell silent again.
+
+Decisions (the spec is silent):
+
+* silent is both: nothing of the device arrived for ``after`` seconds of
+  the watcher's clock, and an event of its table arrives more than
+  ``after`` later (its ``ts``) than the device's latest.  So a backlog read
+  at speed (a mid-shift start, a restart, files read one after the other)
+  announces nothing — the night's ``SHOE_SILENT`` judges it — and a table
+  that stops altogether (closed, or the whole feed down) announces nothing:
+  it does not play;
+* shufflers are left out: they write at shuffles only, and a back-room one
+  serves many tables;
+* a device's table is the table of its latest event.
+
+State (``state()``/``restore()``) is plain data in the checkpoint.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+
+WATCHED_SOURCES = ("dealer", "shoe")
+RULE_ID = "DEVICE_SILENT"
+MAX_DEVICES = 10_000      # a feed naming ever new devices: the longest-silent are forgotten past this
+TITLE = "A device fell silent while its table played"
+
+
+class SilenceWatch:
+    def __init__(self, after: float = 120.0) -> None:
+        self.after = after
+        self.after_micros = int(after * 1_000_000)
+        self.arrived: dict[str, float] = {}  # device_id -> the watcher's clock at its latest event
+        self.devices: dict[str, list] = {}   # device_id -> [table_id, last ts, source, announced]
+        self.tables: dict[str, list] = {}    # table_id -> its watched devices
+
+    def observe(self, ev, now: float | None = None) -> list[dict]:
+        """One accepted event: the devices of its table it shows silent (announced now, once).
+
+        A device is silent when nothing of it arrived for more than ``after`` seconds (the
+        watcher's clock) and an event of its table arrives that is more than ``after`` later
+        than the device's latest (event time): the table plays.  A backlog read at speed (a
+        mid-shift start, files read one after the other) shows no silence; the night's
+        ``SHOE_SILENT`` judges it."""
+        if ev.ts is None or ev.table_id is None:
+            return []
+        now = time.monotonic() if now is None else now
+        tid = ev.table_id
+        out = []
+        for dev in self.tables.get(tid, ()):
+            d = self.devices[dev]
+            if (dev != ev.device_id and not d[3] and ev.ts - d[1] > self.after_micros
+                    and now - self.arrived.get(dev, now) > self.after):
+                d[3] = True
+                out.append(self._notice(dev, d, ev.ts, ev))
+        if ev.source in WATCHED_SOURCES and ev.device_id is not None:
+            d = self.devices.get(ev.device_id)
+            if d is None or ev.ts >= d[1]:
+                if d is not None and d[0] != tid:
+                    self._leave(ev.device_id, d[0])
+                self.devices[ev.device_id] = [tid, ev.ts, ev.source, False]
+                self.arrived[ev.device_id] = now
+                members = self.tables.setdefault(tid, [])
+                if ev.device_id not in members:
+                    members.append(ev.device_id)
+                if len(self.devices) > MAX_DEVICES:
+                    oldest = min(self.devices, key=lambda k: self.devices[k][1])
+                    self._leave(oldest, self.devices.pop(oldest)[0])
+                    self.arrived.pop(oldest, None)
+        return out
+
+    def _leave(self, device_id: str, table_id: str) -> None:
+        members = self.tables.get(table_id, [])
+        if device_id in members:
+            members.remove(device_id)
+        if not members:
+            self.tables.pop(table_id, None)
+
+    def _notice(self, device_id: str, d: list, latest: int, ev) -> dict:
+        table_id, since, source, _ = d
+        seconds = (latest - since) // 1_000_000
+        fid = hashlib.blake2b(f"{RULE_ID}\x00{device_id}\x00{since}".encode(), digest_size=12).hexdigest()
+        return {
+            "finding_id": f"live-{fid}", "rule_id": RULE_ID, "title": TITLE, "severity": "info",
+            "table_id": table_id, "device_id": device_id, "source": source, "since_us": since,
+            "latest_us": latest, "seconds": seconds,
+            "expected": f"the {source} device {device_id} writes while table {table_id} plays",
+            "actual": f"nothing from {device_id} for {seconds} s while table {table_id} played "
+                      f"(latest event of the table: {ev.event_id})",
+        }
+
+    def state(self) -> dict:
+        return {"devices": self.devices}
+
+    def restore(self, state: dict) -> None:
+        self.devices = {k: list(v) for k, v in state.get("devices", {}).items()}
+        self.tables = {}
+        now = time.monotonic()        # a restart starts every device's wait afresh
+        self.arrived = {dev: now for dev in self.devices}
+        for dev, d in self.devices.items():
+            self.tables.setdefault(d[0], []).append(dev)
