@@ -41,6 +41,7 @@ EVENTS = pa.schema(
     [pa.field(name, _kind_type(kind), nullable=name not in ("event_id", "ts", "source", "type", "table_id", "device_id", "seq"))
      for name, kind in FIELDS.items()]
     + [
+        pa.field("ts_offset", pa.int64()),         # minutes east of UTC as the device wrote ts (null: -00:00)
         pa.field("unknown_fields", pa.string()),   # JSON object of fields the contract does not know
         pa.field("gaming_day", pa.date32(), nullable=False),
         pa.field("file", pa.string()),             # input file the line came from

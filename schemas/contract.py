@@ -172,8 +172,10 @@ TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 POSITIVE_AMOUNT_TYPES = {"bet_placed"}
 
 
-# Lake columns added to every event by ingest (not part of the wire format).
-LAKE_EXTRA_COLUMNS = ("unknown_fields", "gaming_day", "file", "line")
+# Lake columns added to every event by ingest (not part of the wire format).  ``ts_offset``: the
+# device's UTC offset in minutes as its ``ts`` was written (``Z`` and ``+00:00`` are 0; ``-00:00``,
+# RFC 3339's "local offset unknown", is null): the table's own time, beside ``ts`` (always UTC).
+LAKE_EXTRA_COLUMNS = ("ts_offset", "unknown_fields", "gaming_day", "file", "line")
 
 
 def required_fields(event_type: str) -> tuple[str, ...]:
