@@ -142,7 +142,10 @@ def test_a_row_a_json_line_can_carry_gets_that_lines_verdict(tmp_path_factory, f
     types = {type(v) for v in values if v is not None}
     if len(types) > 1 and types != {int, float}:
         return      # one Parquet column holds one type
-    column = pa.array(values, pa.float64() if types == {int, float} else None)
+    try:
+        column = pa.array(values, pa.float64() if types == {int, float} else None)
+    except pa.ArrowInvalid:
+        return      # an int beyond 2**53 has no float64 column to be in
     path = _write(tmp_path_factory.mktemp("p"), _base(len(values), **{field: column}))
     got = decode_parquet(path)
     table = pq.read_table(path)
