@@ -86,6 +86,11 @@ FINDINGS = pa.schema([
     pa.field("evidence", pa.list_(pa.struct([pa.field("device_id", pa.string()),
                                              pa.field("event_id", pa.string(), nullable=False)])),
              nullable=False),
+    # the table's own time (issue 29): the offset the event that completed the evidence (ts) was written
+    # with, minutes east of UTC; and the earliest ts of the evidence (the video window's start).  Null in
+    # files written before them (the analysts' connection reads a missing column as null).
+    pa.field("ts_offset", pa.int64()),
+    pa.field("evidence_from", TS),
 ])
 
 ROUNDS = pa.schema([

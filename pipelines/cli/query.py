@@ -5,7 +5,7 @@ import click
 
 from pipelines.cli.common import StrictCommand, UserError, user_errors
 from pipelines.cli.render import format_option, render
-from pipelines.cli.sql import lake_answers, limit_options, print_answer
+from pipelines.cli.sql import lake_answers, limit_options, open_lake, print_answer, shown, time_options
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -21,10 +21,14 @@ Examples:
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the query (repeat for each); see --list for names and types.")
 @click.option("--list", "list_", is_flag=True, help="List the investigations with their parameters.")
+@click.option("--video-pad", type=click.IntRange(0, 3600), metavar="SECONDS",
+              help="Seconds of video before and after a finding's evidence (its video_from/video_to; "
+                   "queries with a video_pad parameter, default 30).")
 @format_option
 @limit_options
+@time_options
 @user_errors
-def query(name, lake, params, list_, fmt, timeout, max_rows):
+def query(name, lake, params, list_, fmt, timeout, max_rows, video_pad, local, show_tz):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
     Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
@@ -32,7 +36,8 @@ def query(name, lake, params, list_, fmt, timeout, max_rows):
     the SQL; a wrong one is refused (exit 2) before the lake is opened.
     `pitwatch query --list` shows every investigation, what it answers and
     its parameters (those with "= value" have a default).  --timeout and
-    --max-rows bound the run as for `pitwatch sql` (exit 3).
+    --max-rows bound the run as for `pitwatch sql` (exit 3); --local and
+    --show-tz show times as for `pitwatch sql`.
     """
     from queries.catalog import get_query, load_queries
 
@@ -47,14 +52,17 @@ def query(name, lake, params, list_, fmt, timeout, max_rows):
     if not lake:
         raise click.UsageError("Missing option '--lake'.")
     from queries.catalog import run_query
-    from queries.lake_views import connect
 
     values = parse_params(params)
+    if video_pad is not None:
+        if "video_pad" in values:
+            raise UserError("--video-pad and --param video_pad say the same: give one")
+        values["video_pad"] = str(video_pad)
     with lake_answers():
         get_query(name).bind(values)  # check names, types and ranges before opening the lake
-        con = connect(lake)
+        con = open_lake(lake, local, show_tz)
         try:
-            answer = run_query(con, name, values, timeout=timeout, max_rows=max_rows)
+            answer = shown(run_query(con, name, values, timeout=timeout, max_rows=max_rows), local)
         finally:
             con.close()
     print_answer(answer, fmt, max_rows)
