@@ -67,7 +67,7 @@ class SeqTracker:
         ``seqs``: a NumPy integer array sorted ascending with no repeats (of
         several arrivals of one ``seq`` only the first in feed order is
         passed; :meth:`feed` ignores the others).  ``row(i)``: ``(table_id,
-        event_id, ts, ts_offset)`` of arrival ``i``.  ``game_of``: table_id → game.
+        event_id, ts, ts_offset)`` of arrival ``i`` (``ts_offset`` may be left out: None).  ``game_of``: table_id → game.
 
         Between two gaps the seqs run consecutively, and feeding such a run
         one by one only moves ``last`` along it; so ``last`` is set to the
@@ -81,15 +81,19 @@ class SeqTracker:
         if start >= n:
             return []
 
+        def arrival(i: int) -> tuple:
+            got = tuple(row(i))
+            return got if len(got) > 3 else got + (None,)
+
         def fed(i: int) -> list[Finding]:
-            table_id, event_id, ts, ts_offset = row(i)
+            table_id, event_id, ts, ts_offset = arrival(i)
             return self.feed(device_id, int(seqs[i]), table_id, event_id, ts, game_of.get(table_id), ts_offset)
 
         findings = fed(start)
         for i in (np.flatnonzero(np.diff(seqs[start:]) != 1) + start + 1).tolist():
-            self._last[device_id] = [int(seqs[i - 1]), *row(i - 1)]
+            self._last[device_id] = [int(seqs[i - 1]), *arrival(i - 1)]
             findings.extend(fed(i))
-        self._last[device_id] = [int(seqs[n - 1]), *row(n - 1)]
+        self._last[device_id] = [int(seqs[n - 1]), *arrival(n - 1)]
         return findings
 
     def feed_event(self, ev, game: str | None = None) -> list[Finding]:
