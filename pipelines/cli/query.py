@@ -57,6 +57,11 @@ def query(name, lake, params, list_, fmt, timeout, max_rows, video_pad, local, s
     if video_pad is not None:
         if "video_pad" in values:
             raise UserError("--video-pad and --param video_pad say the same: give one")
+        with lake_answers():
+            known = "video_pad" in {p.name for p in get_query(name).params}
+        if not known:
+            windows = ", ".join(q.name for q in load_queries().values() if "video_pad" in {p.name for p in q.params})
+            raise UserError(f"--video-pad: query {name} shows no video window (these do: {windows})")
         values["video_pad"] = str(video_pad)
     with lake_answers():
         get_query(name).bind(values)  # check names, types and ranges before opening the lake

@@ -222,3 +222,11 @@ def test_in_table_time_keeps_a_row_of_unknown_or_impossible_offset_in_utc():
     assert [r[0].isoformat() if r[0] else None for r in got.rows] == [
         "2026-11-28T16:00:00-04:00", "2026-11-28T20:00:00+00:00", "2026-11-28T20:00:00+00:00", None]
     assert all(r[0] == when for r in got.rows if r[0] is not None)      # the same instants, shown otherwise
+
+
+def test_video_pad_on_a_query_without_a_video_window_names_those_with_one(lake, untouched):
+    got = cli("query", "findings_by_rule", "--lake", lake, "--param", "from_day=2026-11-28",
+              "--param", "to_day=2026-11-28", "--video-pad", "10")
+    assert got.exit_code == 2, got.output
+    assert got.output == ("Error: --video-pad: query findings_by_rule shows no video window "
+                          "(these do: findings_evidence, findings_video)\n")
