@@ -70,6 +70,7 @@ class WatchOptions:
     webhooks: tuple = ()
     lake_alerts: bool = True
     with_trigger: bool = False
+    local: bool = False         # alerts' times in the table's own offset (ts_offset), not UTC
     redact: bool = True
     fsync: bool = False
 
@@ -216,7 +217,7 @@ class WatchService:
         for f in findings:
             if f.finding_id in days:
                 continue
-            rec = alert_record(self.engine.alert_view(f))
+            rec = alert_record(self.engine.alert_view(f), local=self.opts.local)
             if self.opts.with_trigger:
                 rec["trigger"] = None if trigger is None else {
                     "file": trigger.file, "line": trigger.line,

@@ -1,7 +1,8 @@
 """Alert sinks: stdout JSON lines, a JSONL file, an HTTP webhook, the lake's ``alerts/`` table.
 
 An alert is one JSON object per finding with exactly the columns of the
-lake's ``findings`` table (``spec/outputs.md``): ``ts`` as RFC 3339 UTC,
+lake's ``findings`` table (``spec/outputs.md``): ``ts`` and ``evidence_from``
+as RFC 3339 UTC (``watch --local``: in the finding's ``ts_offset``),
 ``gaming_day`` as ``YYYY-MM-DD``, ``event_ids`` a list.  (``--with-trigger``
 adds ``trigger``: the input line whose arrival raised it.)
 
@@ -54,16 +55,22 @@ log = logging.getLogger("pitwatch")
 COLUMNS = tuple(FINDINGS.names)     # the lake's findings columns, defined once (schemas/arrow.py)
 
 
-def rfc3339(micros: int) -> str:
+def rfc3339(micros: int, offset: int | None = None) -> str:
+    """``micros`` as RFC 3339: UTC (``Z``), or at ``offset`` minutes east of UTC (the table's own time)."""
     dt = micros_to_datetime(micros)
     spec = "milliseconds" if micros % 1000 == 0 else "microseconds"
+    if offset is not None:
+        return dt.astimezone(_dt.timezone(_dt.timedelta(minutes=offset))).isoformat(timespec=spec)
     return dt.isoformat(timespec=spec).replace("+00:00", "Z")
 
 
-def alert_record(f) -> dict:
-    """A finding as an alert: the FINDINGS columns, JSON-ready."""
+def alert_record(f, local: bool = False) -> dict:
+    """A finding as an alert: the FINDINGS columns, JSON-ready.  ``local`` (``watch --local``): ``ts``
+    and ``evidence_from`` in the finding's ``ts_offset`` (the table's own time; UTC when it has none)."""
+    offset = f.ts_offset if local else None
     rec = {c: getattr(f, c) for c in COLUMNS}
-    rec["ts"] = rfc3339(f.ts)
+    rec["ts"] = rfc3339(f.ts, offset)
+    rec["evidence_from"] = None if f.evidence_from is None else rfc3339(f.evidence_from, offset)
     rec["gaming_day"] = f.gaming_day.isoformat()
     rec["event_ids"] = list(f.event_ids)
     rec["evidence"] = [{"device_id": d, "event_id": e} for d, e in f.evidence]
@@ -234,6 +241,8 @@ class LakeSink:
         schema = file_schema("findings") if batch else None
         for n, day, recs in batch:
             rows = [{**r, "ts": _dt.datetime.fromisoformat(r["ts"].replace("Z", "+00:00")),
+                     "evidence_from": None if r.get("evidence_from") is None
+                     else _dt.datetime.fromisoformat(r["evidence_from"].replace("Z", "+00:00")),
                      "gaming_day": _dt.date.fromisoformat(day)} for r in recs]
             table = rows_to_table(rows, FINDINGS).select(schema.names).cast(schema)
             folder = f"{self.root}/alerts/gaming_day={day}"

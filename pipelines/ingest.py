@@ -250,18 +250,21 @@ SEQS = pa.schema([("seq", pa.int64()), ("table_id", pa.string()), ("event_id", p
 
 
 def arrival_table(events: pa.Table | None, rejects: list[dict]) -> pa.Table:
-    """Every line whose device_id and seq could be read: (seq, table_id, event_id, ts or null, device_id)."""
+    """Every line whose device_id and seq could be read: (seq, table_id, event_id, ts or null, ts_offset,
+    device_id)."""
     readable = [r for r in rejects if r["device_id"] is not None and r["seq"] is not None]
     parts = [pa.table({
         "seq": pa.array([r["seq"] for r in readable], pa.int64()),
         "table_id": pa.array([r["table_id"] for r in readable], pa.string()),
         "event_id": pa.array([r["event_id"] for r in readable], pa.string()),
-        "ts": pa.nulls(len(readable), pa.int64()),
+        "ts": pa.nulls(len(readable), pa.int64()), "ts_offset": pa.nulls(len(readable), pa.int64()),
         "device_id": pa.array([r["device_id"] for r in readable], pa.string())})]
     if events is not None:
         parts.append(pa.table({
             "seq": events.column("seq"), "table_id": events.column("table_id"),
             "event_id": events.column("event_id"), "ts": events.column("ts").cast(pa.int64()),
+            "ts_offset": events.column("ts_offset") if "ts_offset" in events.column_names
+            else pa.nulls(events.num_rows, pa.int64()),
             "device_id": events.column("device_id")}))
     return pa.concat_tables(parts)
 

@@ -31,8 +31,15 @@ def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list
     through exactly the validation of a JSON line; a value JSON has no
     equivalent for is an :class:`schemas.decode.Unreadable`, which every
     field rejects.  A file of pitwatch's own ``events`` table is accepted
-    too: its ingest columns (``gaming_day``, ``file``, ``line``) are dropped
-    and ``unknown_fields`` is merged back into the event.
+    too: its ingest columns (``gaming_day``, ``file``, ``line``) are dropped,
+    ``unknown_fields`` is merged back into the event, and ``ts_offset`` (an
+    integer of less than a day) puts the UTC ``ts`` back in the offset the
+    device wrote it with (a null one as ``-00:00``: not known).
+
+    ``ts_offset`` of a Parquet timestamp column: a column with a time zone
+    gives each value's offset in that zone (``America/Puerto_Rico``: -240);
+    a naive column is read as UTC (offset 0), as is a ``UTC`` one; a text
+    column is read as a line's text, offset and all.
     """
     import pyarrow.parquet as pq
 
@@ -194,12 +201,21 @@ def _json_value(v):
 
 
 _LAKE_ONLY = ("gaming_day", "file", "line")
+_DAY_MINUTES = 24 * 60
 
 
 def _parquet_row_to_event(rec: dict) -> dict:
     import orjson
 
     out = {k: v for k, v in rec.items() if v is not None and k not in _LAKE_ONLY}
+    offset = out.get("ts_offset")
+    if "ts_offset" in rec and offset is None and type(out.get("ts")) is str and out["ts"].endswith("+00:00"):
+        out["ts"] = out["ts"][:-6] + "-00:00"     # a null ts_offset: the device's offset is not known
+    elif type(offset) is int and -_DAY_MINUTES < offset < _DAY_MINUTES and type(out.get("ts")) is str:
+        local = _written_with(out["ts"], offset)
+        if local is not None:   # pitwatch's own events: ts (UTC) as the device wrote it, ts_offset consumed
+            out["ts"] = local
+            del out["ts_offset"]
     extra = out.pop("unknown_fields", None)
     if extra is not None and not isinstance(extra, str):
         out["unknown_fields"] = extra       # not pitwatch's own column: an unknown field like any other
@@ -214,4 +230,18 @@ def _parquet_row_to_event(rec: dict) -> dict:
         else:
             out["unknown_fields"] = extra
     return out
+
+
+def _written_with(ts: str, offset: int) -> str | None:
+    """A UTC timestamp text (a lake ``events`` file's ``ts``) in the offset of its ``ts_offset`` column,
+    so that ingest reads the offset the device wrote; None when ``ts`` is not UTC text."""
+    import datetime as _dt
+
+    try:
+        when = _dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    if when.utcoffset() != _dt.timedelta(0):
+        return None
+    return when.astimezone(_dt.timezone(_dt.timedelta(minutes=offset))).isoformat()
 

@@ -248,7 +248,7 @@ class ReplayTable(WithoutCyclicGC):
 
 
 class ReplayDeviceSeq(WithoutCyclicGC):
-    """(device_id, {"seqs": [packed tables of (seq, table_id, event_id, ts)], "state": [prior]})
+    """(device_id, {"seqs": [packed tables of (seq, table_id, event_id, ts, ts_offset)], "state": [prior]})
     → SEQ_GAP findings.
 
     Every line that arrived counts: accepted events, duplicates and rejected
@@ -289,7 +289,7 @@ class _SeqGapGame(dict):
 
 
 def arrivals_in_feed_order(arrivals: pa.Table):
-    """A device's arrivals (seq, table_id, event_id, ts or null) in the tracker's feed order
+    """A device's arrivals (seq, table_id, event_id, ts or null, ts_offset) in the tracker's feed order
     (seq; accepted before rejected; event_id), keeping the first of each seq, for
     :meth:`rules.sequence.SeqTracker.feed_sorted`: ``(seqs, row)``.  Values are read
     out of Arrow only for the rows the tracker visits (either side of a gap)."""
@@ -303,7 +303,8 @@ def arrivals_in_feed_order(arrivals: pa.Table):
     first = np.flatnonzero(np.r_[True, seqs[1:] != seqs[:-1]])
     if len(first) < len(seqs):
         ordered, seqs = ordered.take(pa.array(first)), seqs[first]
-    columns = [ordered.column(n) for n in ("table_id", "event_id", "ts")]
+    columns = [ordered.column(n) if n in ordered.column_names else pa.nulls(len(ordered), pa.int64())
+               for n in ("table_id", "event_id", "ts", "ts_offset")]
 
     def row(i: int) -> tuple:
         return tuple(c[i].as_py() for c in columns)

@@ -2,6 +2,7 @@
 -- description: The findings of one gaming day with their evidence: one row per cited event (joined from events by device_id and event_id: an event_id is unique only within its device), in the order the finding cites them. Critical findings by default.
 -- param gaming_day: date  the gaming day
 -- param severity: string = critical  critical, major, minor, info, or * for all
+-- param video_pad: int[0..3600] = 30  seconds of video before the first and after the last evidence event (--video-pad)
 -- example: pitwatch query findings_evidence --lake lake --param gaming_day=2026-11-28
 -- example: pitwatch query findings_evidence --lake lake --param gaming_day=2026-11-28 --param severity=major --format csv
 
@@ -50,7 +51,11 @@ select
     e.card,
     e."index",
     e.file,
-    e.line
+    e.line,
+    -- the table's own time (--local shows every time of the row in the finding's offset) and the video to pull
+    f.ts_offset,
+    coalesce(f.evidence_from, f.ts) - to_seconds($video_pad) as video_from,
+    f.ts + to_seconds($video_pad) as video_to
 from day_findings as f
 join citations as c using (finding_id)
 left join cited_events as e on e.device_id = c.device_id and e.event_id = c.event_id

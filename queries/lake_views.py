@@ -32,19 +32,33 @@ table function, ``COPY``, ``ATTACH``, ``EXPORT``, ``INSTALL``/``LOAD`` can
 open any path), no Python replacement scans (a name in the query cannot
 reach a Python object), no extension auto-loading, no spill folder
 (``temp_directory`` empty: a query too big for memory fails with DuckDB's
-out-of-memory error rather than writing anything), ``TimeZone`` UTC, and
+out-of-memory error rather than writing anything), ``TimeZone`` UTC (or
+the display zone, below), and
 then ``lock_configuration = true``, so no statement can undo any of it.  The
 live checkpoint (``LAKE/_watch/…``), the nightly state (``LAKE/state/…``)
 and every other file are out of its reach.  The statement check
 (:mod:`queries.statement_check`) is a second wall in front of it.
+
+**Display time** (issue 29).  ``TimeZone`` is UTC, or the IANA zone given
+as ``connect(lake, show_tz=ZONE)`` (``--show-tz``): set before the lockdown,
+so the user's ``SET`` stays refused; it only changes how DuckDB shows
+``TIMESTAMP WITH TIME ZONE`` values (never the gaming day, which ingest
+decided).  :func:`in_table_time` (``--local``) instead shows each row's
+timestamps in that row's ``ts_offset``: the offset the device wrote.
+
+**Old files.**  A dataset is read with the columns of :mod:`schemas.arrow`:
+a file written before a column existed (``ts_offset``, ``evidence_from``)
+reads it as null.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import importlib.resources
 import operator
 import os
 import re
 import threading
+
 import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -68,7 +82,7 @@ LOCKDOWN = (
 )
 
 __all__ = ["LakeQueryError", "QueryInterrupted", "Answer", "connect", "run_sql", "table_files",
-           "check_read_only", "seed_files", "view_columns", "first_line"]
+           "check_read_only", "seed_files", "view_columns", "first_line", "display_zone", "in_table_time"]
 
 
 class Answer(tuple):
@@ -158,18 +172,37 @@ def seed_files() -> dict[str, str]:
 # ---------------------------------------------------------------- the connection
 
 
-def connect(lake: str, dealers: str | None = None) -> duckdb.DuckDBPyConnection:
+def display_zone(name: str) -> str:
+    """An IANA time zone name for ``--show-tz``, checked (:class:`LakeQueryError` when unknown)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        if not name or name != name.strip():
+            raise ValueError(name)
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise LakeQueryError(f"--show-tz {name!r}: not a time zone (an IANA name such as "
+                             "America/Puerto_Rico, or UTC)") from None
+    return name
+
+
+def connect(lake: str, dealers: str | None = None, show_tz: str | None = None) -> duckdb.DuckDBPyConnection:
     """The analysts' connection: the lake's tables and the seeds, no file system, settings locked.
 
     ``dealers``: a dealers file (id, name, shift) to show as ``seeds_dealers``
-    instead of the shipped ``seeds/dealers.csv``.
+    instead of the shipped ``seeds/dealers.csv``.  ``show_tz``: the IANA zone
+    timestamps are shown in (default UTC), set before the lockdown.
     """
+    zone = "UTC" if show_tz is None else display_zone(show_tz)
     if "://" not in lake and not os.path.isdir(lake):
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
     roster = read_dealers(dealers or shipped_dealers())   # a bad file is refused before anything opens
     con = duckdb.connect(":memory:", config={"temp_directory": ""})
     try:
-        con.execute("SET TimeZone = 'UTC'")
+        try:
+            con.execute(f"SET TimeZone = {_sql_str(zone)}")
+        except duckdb.Error:
+            raise LakeQueryError(f"--show-tz {zone!r}: DuckDB does not know this time zone") from None
         for name in LAKE_TABLES:
             con.register(name, table_dataset(lake, name))
         for name, path in seed_files().items():   # pitwatch's own files, read before the lockdown
@@ -184,7 +217,38 @@ def connect(lake: str, dealers: str | None = None) -> duckdb.DuckDBPyConnection:
     except (duckdb.Error, OSError, pa.ArrowException) as exc:
         con.close()
         raise LakeQueryError(f"cannot open the lake {lake}: {first_line(exc)}") from None
+    except LakeQueryError:
+        con.close()
+        raise
     return con
+
+
+def in_table_time(answer: Answer) -> Answer:
+    """``--local``: each row's timestamps (with a zone) shown at that row's ``ts_offset`` minutes
+    east of UTC, the offset its device wrote; a row whose ``ts_offset`` is null stays UTC.  The
+    first column named ``ts_offset`` is the row's.  An answer with timestamps and no ``ts_offset``
+    column is refused (:class:`LakeQueryError`): there is nothing to show them by."""
+    columns, rows = answer.columns, answer.rows
+    stamped = {i for r in rows for i, v in enumerate(r) if isinstance(v, _dt.datetime) and v.tzinfo is not None}
+    if not stamped:
+        return answer
+    if "ts_offset" not in columns:
+        raise LakeQueryError("--local shows each row's times in its ts_offset column, and the result has "
+                             "none: select ts_offset too, or use --show-tz ZONE")
+    at = columns.index("ts_offset")
+    zones: dict[int, _dt.tzinfo] = {}
+    out = []
+    for r in rows:
+        offset = r[at]
+        if type(offset) is not int or not -1440 < offset < 1440:
+            out.append(r)
+            continue
+        zone = zones.get(offset)
+        if zone is None:
+            zone = zones[offset] = _dt.timezone(_dt.timedelta(minutes=offset))
+        out.append(tuple(v.astimezone(zone) if i in stamped and isinstance(v, _dt.datetime) and v.tzinfo
+                         else v for i, v in enumerate(r)))
+    return Answer(columns, out, answer.cut)
 
 
 def _sql_str(text: str) -> str:

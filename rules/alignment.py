@@ -36,37 +36,38 @@ _CANDIDATES = [(1, 1)] + [c for k in range(1, MAX_SKIP + 1) for c in ((k, 0), (0
 
 
 def new() -> dict:
-    # s: [index, card, event_id, ts, device_id]; t: [card, event_id, ts, dealer_id, round_id, dealer_pos,
-    # device_id] (the device last: a state written before it has the shorter lists)
+    # s: [index, card, event_id, ts, device_id, ts_offset]; t: [card, event_id, ts, dealer_id, round_id,
+    # dealer_pos, device_id, ts_offset] (the newest last: a state written before them has shorter lists)
     return {"s": [], "t": [], "i": 0, "j": 0, "s_done": False, "t_done": False}
 
 
-def add_shoe(al: dict, index: int, card: str | None, event_id: str, ts: int, device_id: str | None = None) -> bool:
+def add_shoe(al: dict, index: int, card: str | None, event_id: str, ts: int, device_id: str | None = None,
+             ts_offset: int | None = None) -> bool:
     """Append a shoe draw; False when its index is not after the last one (ignored)."""
     s = al["s"]
     last = s[-1][0] if s else 0
     if index <= last:
         return False
     for missing in range(last + 1, index):
-        s.append([missing, None, None, None, None])
-    s.append([index, card, event_id, ts, device_id])
+        s.append([missing, None, None, None, None, None])
+    s.append([index, card, event_id, ts, device_id, ts_offset])
     return True
 
 
 def add_term(al: dict, card: str | None, event_id: str, ts: int, dealer_id, round_id, pos: int,
-             device_id: str | None = None) -> int:
-    al["t"].append([card, event_id, ts, dealer_id, round_id, pos, device_id])
+             device_id: str | None = None, ts_offset: int | None = None) -> int:
+    al["t"].append([card, event_id, ts, dealer_id, round_id, pos, device_id, ts_offset])
     return len(al["t"]) - 1
 
 
 def shoe_ref(c: list) -> list:
     """The evidence ref (:func:`rules.finding.ref`) of a shoe draw ``al["s"][i]``."""
-    return [c[2], c[3], None, c[4] if len(c) > 4 else None]
+    return [c[2], c[3], None, c[4] if len(c) > 4 else None, c[5] if len(c) > 5 else None]
 
 
 def term_ref(c: list) -> list:
     """The evidence ref (:func:`rules.finding.ref`) of a terminal card ``al["t"][j]``."""
-    return [c[1], c[2], c[3], c[6] if len(c) > 6 else None]
+    return [c[1], c[2], c[3], c[6] if len(c) > 6 else None, c[7] if len(c) > 7 else None]
 
 
 def _agree(a, b) -> bool:

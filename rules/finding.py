@@ -13,6 +13,10 @@ order the devices' events arrived in.  Hence:
   devices used one id);
 * ``ts`` = the greatest ``ts`` among the evidence events ("the event that
   completed the evidence"), never the moment the engine happened to notice;
+  ``ts_offset`` = that event's ``ts_offset`` (the device's UTC offset as it
+  wrote ``ts``, minutes; None when the ref predates it or the device wrote
+  ``-00:00``); ``evidence_from`` = the least ``ts`` among the evidence
+  events: with ``ts`` the span of video to pull (``queries/findings_video.sql``);
 * ``gaming_day`` = the gaming day of that ``ts``, by a configurable function
   (default: UTC, 06:00 cutoff, as :class:`schemas.decode.GamingDayConfig`);
 * ``dealer_id`` = the dealer of the latest dealer event in the evidence,
@@ -22,8 +26,9 @@ order the devices' events arrived in.  Hence:
   ``expected`` / ``actual`` are sentences a person reads (:mod:`rules.words`).
 
 Evidence travels through the engine's state as *refs*: plain lists
-``[event_id, ts, dealer_id, device_id]`` (see :func:`ref`).  A ref of three
-items (a state written before version 2) has no device: ``device_id`` None.
+``[event_id, ts, dealer_id, device_id, ts_offset]`` (see :func:`ref`).  A ref
+of three items (a state written before version 2) has no device:
+``device_id`` None; one of four (written before ``ts_offset``) no offset.
 """
 from __future__ import annotations
 
@@ -52,8 +57,13 @@ def gaming_day_from_config(config) -> GamingDay:
 
 
 def ref(ev) -> list:
-    """The evidence ref of an event: ``[event_id, ts, dealer_id, device_id]`` (plain data)."""
-    return [ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None, ev.device_id]
+    """The evidence ref of an event: ``[event_id, ts, dealer_id, device_id, ts_offset]`` (plain data)."""
+    return [ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None, ev.device_id, ev.ts_offset]
+
+
+def ref_offset(r) -> int | None:
+    """The ``ts_offset`` of an evidence ref (None for a ref of a state written before it)."""
+    return r[4] if len(r) > 4 else None
 
 
 def ref_device(r) -> str | None:
@@ -82,12 +92,14 @@ class Finding:
     event_ids: tuple[str, ...]
     source: str
     evidence: tuple[tuple[str | None, str], ...] = ()   # (device_id, event_id), sorted
-
+    ts_offset: int | None = None        # minutes east of UTC, as the event that completed the evidence wrote ts
+    evidence_from: int | None = None    # the least ts of the evidence (micros)
 
     def to_row(self) -> dict:
         """A row for ``schemas.arrow.rows_to_table(rows, FINDINGS)`` (ts as aware UTC datetime)."""
         row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         row["ts"] = micros_to_datetime(self.ts)
+        row["evidence_from"] = None if self.evidence_from is None else micros_to_datetime(self.evidence_from)
         row["event_ids"] = list(self.event_ids)
         row["evidence"] = evidence_rows(self.evidence)
         return row
@@ -116,13 +128,14 @@ def make_finding(
     pack_id: str | None = None, round_id: str | None = None, seat: int | None = None,
     spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None,
 ) -> Finding:
-    """Build a finding from evidence refs (``[event_id, ts, dealer_id, device_id]``); see the module doc."""
+    """Build a finding from evidence refs (``[event_id, ts, dealer_id, device_id, ts_offset]``); see the module doc."""
     if not evidence:
         raise ValueError(f"{rule_id}: a finding needs at least one evidence event")
     r = rule(rule_id)
     refs = sorted({(ref_device(e), e[0]): e for e in evidence}.values(),
                   key=lambda e: (e[1], e[0], ref_device(e) or ""))
     ts = refs[-1][1]
+    first_ts = min(e[1] for e in refs)
     if dealer_id is None:
         dealers = [e for e in refs if e[2] is not None]
         dealer_id = dealers[-1][2] if dealers else None
@@ -134,4 +147,5 @@ def make_finding(
         game=game, table_id=table_id, pack_id=pack_id, round_id=round_id, seat=seat, spot=spot,
         device_id=device_id, dealer_id=dealer_id, ts=ts, gaming_day=gaming_day(ts),
         expected=expected, actual=actual, event_ids=ids, source=r.source_for(game), evidence=pairs,
+        ts_offset=ref_offset(refs[-1]), evidence_from=first_ts,
     )

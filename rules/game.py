@@ -12,7 +12,7 @@ lives in plain dicts the engine keeps and checkpoints: ``ctx.st["g"]``
 (table), ``pack["g"]`` and ``rnd["g"]``, created by :meth:`new_table_state`,
 :meth:`new_pack_state`, :meth:`new_round_state`.  Put only JSON data there
 (dict with str keys, list, str, int, float, bool, None).  Keep evidence as
-refs (:func:`rules.finding.ref`: ``[event_id, ts, dealer_id, device_id]``).
+refs (:func:`rules.finding.ref`: ``[event_id, ts, dealer_id, device_id, ts_offset]``).
 
 **What the engine keeps for you** (read freely, do not rewrite):
 

@@ -64,7 +64,7 @@ def touch(pack: dict, ev) -> None:
 
 def record_shoe_card(ctx, pack: dict, ev) -> None:
     al = pack["al"]
-    if not alignment.add_shoe(al, ev.index, ev.card, ev.event_id, ev.ts, ev.device_id):
+    if not alignment.add_shoe(al, ev.index, ev.card, ev.event_id, ev.ts, ev.device_id, ev.ts_offset):
         return
     s, s_round = al["s"], pack["s_round"]
     if len(s) == len(s_round) + 1:
@@ -92,7 +92,7 @@ def record_term_card(pack: dict, ev, round_id, dealer_pos: int) -> int:
     if pack["first_term"] is None:
         pack["first_term"] = ref(ev)
     return alignment.add_term(pack["al"], ev.card, ev.event_id, ev.ts, ev.dealer_id, round_id, dealer_pos,
-                              ev.device_id)
+                              ev.device_id, ev.ts_offset)
 
 
 def _run_finding(ctx, pack, evidence, cards, where) -> None:
@@ -240,10 +240,12 @@ def sequence(ctx, pack: dict) -> dict:
     """The pack's drawn cards by index (the shoe's when it drew any, else the terminal's)."""
     s, t = pack["al"]["s"], pack["al"]["t"]
     if s:
-        cards = [[c[0], c[1], c[2], c[3], c[4] if len(c) > 4 else None] for c in s if c[2] is not None]
+        cards = [[c[0], c[1], c[2], c[3], c[4] if len(c) > 4 else None, c[5] if len(c) > 5 else None]
+                 for c in s if c[2] is not None]
         source = "shoe"
     else:
-        cards = [[k + 1, c[0], c[1], c[2], c[6] if len(c) > 6 else None] for k, c in enumerate(t)]
+        cards = [[k + 1, c[0], c[1], c[2], c[6] if len(c) > 6 else None, c[7] if len(c) > 7 else None]
+                 for k, c in enumerate(t)]
         source = "terminal"
     return {"table_id": ctx.table_id, "pack_id": pack["pack_id"], "game": ctx.game,
             "first_ts": cards[0][3] if cards else None, "source": source, "cards": cards}

@@ -28,21 +28,24 @@ from rules.words import plural
 class SeqTracker:
     def __init__(self, gaming_day: GamingDay = default_gaming_day) -> None:
         self._gaming_day = gaming_day
-        self._last: dict[str, list] = {}   # device_id -> [seq, table_id, event_id, ts]
+        # device_id -> [seq, table_id, event_id, ts, ts_offset] (a state written before ts_offset: four items)
+        self._last: dict[str, list] = {}
 
     def feed(self, device_id: str, seq: int, table_id: str | None = None, event_id: str | None = None,
-             ts: int | None = None, game: str | None = None) -> list[Finding]:
+             ts: int | None = None, game: str | None = None, ts_offset: int | None = None) -> list[Finding]:
         """One event (or readable rejected line) of ``device_id``; returns the gap it closes, if any."""
         if device_id is None or seq is None:
             return []
         last = self._last.get(device_id)
         if last is not None and seq <= last[0]:
             return []
-        self._last[device_id] = [seq, table_id, event_id, ts]
+        self._last[device_id] = [seq, table_id, event_id, ts, ts_offset]
         if last is None or seq == last[0] + 1:
             return []
-        before_seq, before_table, before_id, before_ts = last
-        evidence = [[i, t, None, device_id] for i, t in ((before_id, before_ts), (event_id, ts))
+        before_seq, before_table, before_id, before_ts = last[:4]
+        before_offset = last[4] if len(last) > 4 else None
+        evidence = [[i, t, None, device_id, o] for i, t, o in ((before_id, before_ts, before_offset),
+                                                               (event_id, ts, ts_offset))
                     if i is not None and t is not None]
         table = table_id or before_table
         if not evidence or table is None:
@@ -64,7 +67,7 @@ class SeqTracker:
         ``seqs``: a NumPy integer array sorted ascending with no repeats (of
         several arrivals of one ``seq`` only the first in feed order is
         passed; :meth:`feed` ignores the others).  ``row(i)``: ``(table_id,
-        event_id, ts)`` of arrival ``i``.  ``game_of``: table_id → game.
+        event_id, ts, ts_offset)`` of arrival ``i`` (``ts_offset`` may be left out: None).  ``game_of``: table_id → game.
 
         Between two gaps the seqs run consecutively, and feeding such a run
         one by one only moves ``last`` along it; so ``last`` is set to the
@@ -78,19 +81,23 @@ class SeqTracker:
         if start >= n:
             return []
 
+        def arrival(i: int) -> tuple:
+            got = tuple(row(i))
+            return got if len(got) > 3 else got + (None,)
+
         def fed(i: int) -> list[Finding]:
-            table_id, event_id, ts = row(i)
-            return self.feed(device_id, int(seqs[i]), table_id, event_id, ts, game_of.get(table_id))
+            table_id, event_id, ts, ts_offset = arrival(i)
+            return self.feed(device_id, int(seqs[i]), table_id, event_id, ts, game_of.get(table_id), ts_offset)
 
         findings = fed(start)
         for i in (np.flatnonzero(np.diff(seqs[start:]) != 1) + start + 1).tolist():
-            self._last[device_id] = [int(seqs[i - 1]), *row(i - 1)]
+            self._last[device_id] = [int(seqs[i - 1]), *arrival(i - 1)]
             findings.extend(fed(i))
-        self._last[device_id] = [int(seqs[n - 1]), *row(n - 1)]
+        self._last[device_id] = [int(seqs[n - 1]), *arrival(n - 1)]
         return findings
 
     def feed_event(self, ev, game: str | None = None) -> list[Finding]:
-        return self.feed(ev.device_id, ev.seq, ev.table_id, ev.event_id, ev.ts, game)
+        return self.feed(ev.device_id, ev.seq, ev.table_id, ev.event_id, ev.ts, game, ev.ts_offset)
 
     def feed_reject(self, reject) -> list[Finding]:
         """A rejected line (``schemas.decode.Reject``) whose device_id and seq were readable."""

@@ -41,6 +41,7 @@ EVENTS = pa.schema(
     [pa.field(name, _kind_type(kind), nullable=name not in ("event_id", "ts", "source", "type", "table_id", "device_id", "seq"))
      for name, kind in FIELDS.items()]
     + [
+        pa.field("ts_offset", pa.int64()),         # minutes east of UTC as the device wrote ts (null: -00:00)
         pa.field("unknown_fields", pa.string()),   # JSON object of fields the contract does not know
         pa.field("gaming_day", pa.date32(), nullable=False),
         pa.field("file", pa.string()),             # input file the line came from
@@ -85,6 +86,11 @@ FINDINGS = pa.schema([
     pa.field("evidence", pa.list_(pa.struct([pa.field("device_id", pa.string()),
                                              pa.field("event_id", pa.string(), nullable=False)])),
              nullable=False),
+    # the table's own time (issue 29): the offset the event that completed the evidence (ts) was written
+    # with, minutes east of UTC; and the earliest ts of the evidence (the video window's start).  Null in
+    # files written before them (the analysts' connection reads a missing column as null).
+    pa.field("ts_offset", pa.int64()),
+    pa.field("evidence_from", TS),
 ])
 
 ROUNDS = pa.schema([

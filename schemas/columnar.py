@@ -143,6 +143,16 @@ def rows_that_pass(raw: pa.Table) -> pa.Array:
     return pc.and_(ok, pa.array(~missing_required))
 
 
+def ts_offsets(text) -> pa.Array:
+    """``ts_offset`` of timestamp texts that match :data:`_FAST_TS`: minutes east of UTC as written
+    (``Z`` 0, ``-04:00`` -240), null for ``-00:00`` (:func:`schemas.decode.ts_offset_minutes`)."""
+    tail = pc.if_else(pc.ends_with(text, "Z"), "+00:00", pc.utf8_slice_codeunits(text, -6))
+    hours = pc.cast(pc.utf8_slice_codeunits(tail, 1, 3), pa.int64())
+    minutes = pc.add(pc.multiply(hours, 60), pc.cast(pc.utf8_slice_codeunits(tail, 4, 6), pa.int64()))
+    signed = pc.if_else(pc.starts_with(tail, "-"), pc.negate(minutes), minutes)
+    return pc.if_else(pc.equal(tail, "-00:00"), pa.scalar(None, pa.int64()), signed)
+
+
 def gaming_days(ts: pa.Array, config) -> pa.Array:
     """``gaming_day`` of UTC timestamps: local date of ``ts`` minus the cutoff (outputs.md)."""
     cutoff = pa.scalar(config.cutoff_delta, pa.duration("us"))
@@ -258,6 +268,7 @@ def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers
     n = good.num_rows
     columns = {name: good.column(name) for name in RAW.names}
     columns["ts"] = ts
+    columns["ts_offset"] = ts_offsets(good.column("ts"))
     columns["unknown_fields"] = pa.nulls(n, pa.string())
     columns["gaming_day"] = days
     columns["file"] = pc.fill_null(pa.nulls(n, pa.string()), file)

@@ -172,7 +172,13 @@ TYPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 POSITIVE_AMOUNT_TYPES = {"bet_placed"}
 
 
-# Lake columns added to every event by ingest (not part of the wire format).
+# Event columns ingest derives from the wire fields, read by the engine too.  ``ts_offset``: the
+# device's UTC offset in minutes east of UTC as its ``ts`` was written (``Z`` and ``+00:00`` are 0;
+# ``-00:00``, RFC 3339's "local offset unknown", is null): the table's own time, beside ``ts``
+# (always UTC).  Not a wire field: a line's own "ts_offset" is an unknown field like any other.
+DERIVED_COLUMNS = ("ts_offset",)
+
+# Lake columns added to every event by ingest (not part of the wire format; the replay skips them).
 LAKE_EXTRA_COLUMNS = ("unknown_fields", "gaming_day", "file", "line")
 
 

@@ -396,9 +396,9 @@ def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gam
                 problems.append(f"field {show(name)} holds {found}")
     if spec is not None and etype in C.POSITIVE_AMOUNT_TYPES and "amount" in fields and fields["amount"] <= 0:
         problems.append(f"field 'amount' must be greater than 0, got {num(obj['amount'])}")
-    micros = None
+    micros = offset = None
     if "ts" in fields:
-        micros, problem = _ts_micros(fields["ts"], config)
+        micros, offset, problem = _ts_micros(fields["ts"], config)
         if problem:
             problems.append(f"field 'ts' {problem}")
 
@@ -412,6 +412,8 @@ def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gam
         )
 
     fields["ts"] = micros
+    if offset is not None:
+        fields["ts_offset"] = offset
     fields["type"] = etype
     fields["gaming_day"] = config.day_of_micros(micros)
     if unknown:
@@ -421,21 +423,29 @@ def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gam
     return fields
 
 
-def _ts_micros(text: str, config: GamingDayConfig) -> tuple[int | None, str | None]:
-    """``ts`` as UTC microseconds, or why it is rejected (events.md version 2: what the lake can hold,
-    and the horizon of a run with a last day)."""
+def ts_offset_minutes(text: str, when: _dt.datetime) -> int | None:
+    """The UTC offset ``ts`` was written with, in minutes east of UTC (``-04:00`` is -240, ``Z`` 0);
+    None for ``-00:00``, which RFC 3339 (4.3) reserves for "UTC known, local offset unknown"."""
+    if text.endswith("-00:00"):
+        return None
+    return int(when.utcoffset().total_seconds()) // 60
+
+
+def _ts_micros(text: str, config: GamingDayConfig) -> tuple[int | None, int | None, str | None]:
+    """``ts`` as UTC microseconds and its offset (:func:`ts_offset_minutes`), or why it is rejected
+    (events.md version 2: what the lake can hold, and the horizon of a run with a last day)."""
     when = _parse_ts(text)
     if when is None:
-        return None, f"is not an RFC 3339 timestamp with offset: {show(text)}"
+        return None, None, f"is not an RFC 3339 timestamp with offset: {show(text)}"
     micros = datetime_to_micros(when)
     if micros < limits.MIN_TS_MICROS:
-        return None, f"is before 1970, which the lake cannot hold: {show(text)}"
+        return None, None, f"is before 1970, which the lake cannot hold: {show(text)}"
     if micros >= limits.END_TS_MICROS or when.year >= 9999:
-        return None, f"is in year 9999, which the lake cannot hold: {show(text)}"
+        return None, None, f"is in year 9999, which the lake cannot hold: {show(text)}"
     last = config.last_gaming_day
     if last is not None:
         day = config.day_of_micros(micros)
         if day > last:
-            return None, (f"falls in gaming day {day.isoformat()}, more than {limits.HORIZON_DAYS} days after "
+            return None, None, (f"falls in gaming day {day.isoformat()}, more than {limits.HORIZON_DAYS} days after "
                           f"the run's last day {config.not_after.isoformat()}: {show(text)}")
-    return micros, None
+    return micros, ts_offset_minutes(text, when), None

@@ -2,7 +2,7 @@
 
 An :class:`Event` is one accepted line of the contract: a named tuple with
 one attribute per contract field (``None`` where the line does not carry it),
-plus what ingest adds (``unknown_fields``, ``gaming_day``, ``file``, ``line``).
+plus what ingest adds (``ts_offset``, ``unknown_fields``, ``gaming_day``, ``file``, ``line``).
 ``ts`` is held as integer microseconds since the Unix epoch, UTC: cheap to
 compare and exact.  Events are plain data: they pickle, and they round-trip
 through the ``events`` lake table (:func:`schemas.arrow.events_to_table`).
@@ -15,9 +15,9 @@ import datetime as _dt
 from collections import namedtuple
 from typing import Any
 
-from schemas.contract import FIELDS, LAKE_EXTRA_COLUMNS
+from schemas.contract import DERIVED_COLUMNS, FIELDS, LAKE_EXTRA_COLUMNS
 
-EVENT_FIELDS: tuple[str, ...] = tuple(FIELDS) + LAKE_EXTRA_COLUMNS
+EVENT_FIELDS: tuple[str, ...] = tuple(FIELDS) + DERIVED_COLUMNS + LAKE_EXTRA_COLUMNS
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 

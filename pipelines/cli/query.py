@@ -5,7 +5,7 @@ import click
 
 from pipelines.cli.common import StrictCommand, UserError, user_errors
 from pipelines.cli.render import format_option, render, visible
-from pipelines.cli.sql import dealers_option, lake_answers, limit_options, print_answer
+from pipelines.cli.sql import dealers_option, lake_answers, limit_options, open_lake, print_answer, shown, time_options
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -21,11 +21,15 @@ Examples:
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the query (repeat for each); see --list for names and types.")
 @click.option("--list", "list_", is_flag=True, help="List the investigations with their parameters.")
+@click.option("--video-pad", type=click.IntRange(0, 3600), metavar="SECONDS",
+              help="Seconds of video before and after a finding's evidence (its video_from/video_to; "
+                   "queries with a video_pad parameter, default 30).")
 @format_option
 @dealers_option
 @limit_options
+@time_options
 @user_errors
-def query(name, lake, params, list_, fmt, dealers, timeout, max_rows):
+def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, video_pad, local, show_tz):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
     Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
@@ -40,6 +44,7 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows):
     lake says so on stderr, with the nearest real value, and exits 0:
       no table bac-01; did you mean BAC-01?
       no round R-0014; round ids look like BAC-01-0014
+    --local and --show-tz show times as for `pitwatch sql`.
     """
     from queries.catalog import get_query, load_queries
 
@@ -54,14 +59,22 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows):
     if not lake:
         raise click.UsageError("Missing option '--lake'.")
     from queries.catalog import run_query
-    from queries.lake_views import connect
 
     values = parse_params(params)
+    if video_pad is not None:
+        if "video_pad" in values:
+            raise UserError("--video-pad and --param video_pad say the same: give one")
+        with lake_answers():
+            known = "video_pad" in {p.name for p in get_query(name).params}
+        if not known:
+            windows = ", ".join(q.name for q in load_queries().values() if "video_pad" in {p.name for p in q.params})
+            raise UserError(f"--video-pad: query {name} shows no video window (these do: {windows})")
+        values["video_pad"] = str(video_pad)
     with lake_answers():
         bound = get_query(name).bind(values)  # check names, types and ranges before opening the lake
-        con = connect(lake, dealers)
+        con = open_lake(lake, local, show_tz, dealers)
         try:
-            answer = run_query(con, name, values, timeout=timeout, max_rows=max_rows)
+            answer = shown(run_query(con, name, values, timeout=timeout, max_rows=max_rows), local)
             hints = [] if answer.rows else _hints(con, bound, timeout)
         finally:
             con.close()

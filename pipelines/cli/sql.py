@@ -35,6 +35,33 @@ def limit_options(fn):
     return fn
 
 
+def time_options(fn):
+    """``--local`` / ``--show-tz ZONE``: how ``sql`` and ``query`` show timestamps (default UTC)."""
+    fn = click.option("--show-tz", metavar="ZONE",
+                      help="Show timestamps in this IANA time zone (e.g. America/Puerto_Rico); "
+                           "not the gaming day's --timezone.")(fn)
+    fn = click.option("--local", is_flag=True,
+                      help="Show each row's timestamps in the table's own time: the offset its device "
+                           "wrote (the row's ts_offset column).")(fn)
+    return fn
+
+
+def open_lake(lake: str, local: bool, show_tz: str | None, dealers: str | None = None):
+    """The analysts' connection with the display zone of ``--show-tz`` (``--local`` excludes it)."""
+    from queries.lake_views import connect
+
+    if local and show_tz is not None:
+        raise UserError("--local and --show-tz are two ways to show times: give one")
+    return connect(lake, dealers, show_tz=show_tz)
+
+
+def shown(answer, local: bool):
+    """The answer with ``--local`` applied (each row's times at its ts_offset)."""
+    from queries.lake_views import in_table_time
+
+    return in_table_time(answer) if local else answer
+
+
 @contextlib.contextmanager
 def lake_answers():
     """The queries library's errors as the CLI's: user mistakes exit 2, a stopped query exit 3."""
@@ -63,6 +90,7 @@ Examples:
   pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-01'" --lake lake --format csv
   pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0054'" --lake lake --format text
   pitwatch sql "DESCRIBE events" --lake lake
+  pitwatch sql "SELECT table_id, rule_id, ts, ts_offset FROM findings" --lake lake --local
   pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
 """)
 @click.argument("statement", metavar="SQL")
@@ -70,8 +98,9 @@ Examples:
 @format_option
 @dealers_option
 @limit_options
+@time_options
 @user_errors
-def sql(statement, lake, fmt, dealers, timeout, max_rows):
+def sql(statement, lake, fmt, dealers, timeout, max_rows, local, show_tz):
     """Run one read-only SQL statement (DuckDB dialect) over the lake and print the rows.
 
     \b
@@ -83,8 +112,10 @@ def sql(statement, lake, fmt, dealers, timeout, max_rows):
     (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, UNPIVOT,
     EXPLAIN): anything that writes, reads files or changes settings is
     refused (exit 2), and the connection has no file system at all.
+    Timestamps are shown in UTC, in --show-tz ZONE, or with --local in each
+    row's ts_offset (the table's own time: select ts_offset with them).
     """
-    from queries.lake_views import connect, run_sql
+    from queries.lake_views import run_sql
 
     if statement == "-":
         data = sys.stdin.buffer.read()
@@ -95,9 +126,9 @@ def sql(statement, lake, fmt, dealers, timeout, max_rows):
     if not statement.strip():
         raise UserError("the SQL statement is empty")
     with lake_answers():
-        con = connect(lake, dealers)
+        con = open_lake(lake, local, show_tz, dealers)
         try:
-            answer = run_sql(con, statement, timeout=timeout, max_rows=max_rows)
+            answer = shown(run_sql(con, statement, timeout=timeout, max_rows=max_rows), local)
         finally:
             con.close()
     print_answer(answer, fmt, max_rows)

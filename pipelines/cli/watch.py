@@ -59,13 +59,16 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
 @click.option("--timezone", default="UTC", show_default=True, metavar="ZONE",
               help="Time zone of the gaming day (IANA name).")
 @click.option("--with-trigger", is_flag=True, help="Add to each alert the input line that raised it.")
+@click.option("--local", is_flag=True,
+              help="Alerts' ts and evidence_from in the table's own time (the offset its device wrote, "
+                   "ts_offset), not UTC.")
 @click.option("--fsync", is_flag=True, help="fsync the delivery journal per alert (survives power loss).")
 @setting_option("log_file", metavar="FILE")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 @user_errors
 def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake_alerts, stop_after_idle,
           finalize_at_stop, finalize_after_idle, gap_wait, silence_after, devices, checkpoint_every, poll,
-          cutoff, timezone, with_trigger, fsync, log_file, quiet):
+          cutoff, timezone, with_trigger, local, fsync, log_file, quiet):
     """Follow growing event files (.jsonl; folders and globs pick up new files)
     and Redis Streams (redis://HOST:PORT/DB?stream=NAME), replay every table
     live with the same engine as the nightly batch, and raise an alert for
@@ -91,7 +94,7 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
         checkpoint_every=checkpoint_every, stop_after_idle=stop_after_idle,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
-        with_trigger=with_trigger, fsync=fsync)
+        with_trigger=with_trigger, local=local, fsync=fsync)
     service = WatchService(opts)
     try:
         summary = service.run()

@@ -23,7 +23,7 @@ from pipelines.coders import unpack
 from pipelines.ingest import TAG_REJECTS, DecodeChunk
 from pipelines.inputs import Damage, iter_parquet_chunks
 from schemas.decode import GamingDayConfig, Reject, decode_line
-from tests.conftest import event
+from tests.conftest import event, line
 
 CFG = GamingDayConfig()
 
@@ -142,7 +142,10 @@ def test_a_row_a_json_line_can_carry_gets_that_lines_verdict(tmp_path_factory, f
     types = {type(v) for v in values if v is not None}
     if len(types) > 1 and types != {int, float}:
         return      # one Parquet column holds one type
-    column = pa.array(values, pa.float64() if types == {int, float} else None)
+    try:
+        column = pa.array(values, pa.float64() if types == {int, float} else None)
+    except pa.ArrowInvalid:
+        return      # an int beyond 2**53 has no float64 column to be in
     path = _write(tmp_path_factory.mktemp("p"), _base(len(values), **{field: column}))
     got = decode_parquet(path)
     table = pq.read_table(path)
@@ -156,3 +159,45 @@ def test_a_row_a_json_line_can_carry_gets_that_lines_verdict(tmp_path_factory, f
             assert got[number] == ("reject", expected.reason), line
         else:
             assert got[number][0] == "accept", (line, got[number])
+
+
+# ---- ts_offset (issue 29: the table's own time) ----
+
+_UTC_INSTANT = _dt.datetime(2026, 11, 28, 20, 0, 1, 250000)
+
+
+@pytest.mark.parametrize("column, offset", [
+    (pa.array([_UTC_INSTANT] * 2, pa.timestamp("us")).cast(pa.timestamp("us", tz="America/Puerto_Rico")), -240),
+    (pa.array([_UTC_INSTANT] * 2, pa.timestamp("us")).cast(pa.timestamp("us", tz="Asia/Kathmandu")), 345),
+    (pa.array([_UTC_INSTANT] * 2, pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")), 0),
+    (pa.array([_UTC_INSTANT] * 2, pa.timestamp("us")), 0),                           # naive: read as UTC
+    (pa.array(["2026-11-28T16:00:01.250-04:00"] * 2), -240),                          # text: as written
+])
+def test_a_parquet_timestamp_column_gives_its_zones_offset(tmp_path, column, offset):
+    got = decode_parquet(_write(tmp_path, _base(2, ts=column)))
+    assert [v[0] for v in got.values()] == ["accept", "accept"]
+    assert [v[1]["ts_offset"] for v in got.values()] == [offset, offset]
+    assert {v[1]["ts"] for v in got.values()} == {_UTC_INSTANT.replace(tzinfo=_dt.timezone.utc)}
+
+
+def test_a_lake_events_file_read_back_keeps_each_rows_offset(tmp_path):
+    """pitwatch's own events table as input: ts is UTC, ts_offset puts it back as the device wrote it."""
+    from schemas.arrow import events_to_table
+
+    lines = [line("card_drawn", seq=1, ts="2026-11-28T16:00:01.250-04:00"),
+             line("card_drawn", seq=2, ts="2026-11-28T20:00:01.250Z"),
+             line("card_drawn", seq=3, ts="2026-11-28T20:00:01.250-00:00")]
+    events = [decode_line(text, "in.jsonl", i, CFG)[0] for i, text in enumerate(lines, start=1)]
+    path = tmp_path / "events.parquet"
+    pq.write_table(events_to_table(events), path)
+    got = decode_parquet(path)
+    assert [v[1]["ts_offset"] for v in got.values()] == [-240, 0, None]
+    assert all(v[1].get("unknown_fields") is None for v in got.values())
+
+
+def test_a_forged_ts_offset_column_is_an_unknown_field_not_an_offset(tmp_path):
+    got = decode_parquet(_write(tmp_path, _base(2, ts_offset=pa.array([99_999, -240]),
+                                                ts=pa.array(["2026-11-28T20:00:01Z", "2026-11-28T16:00:01-04:00"]))))
+    first, second = got[1][1], got[2][1]
+    assert first["ts_offset"] == 0 and json.loads(first["unknown_fields"]) == {"ts_offset": 99_999}
+    assert second["ts_offset"] == -240 and json.loads(second["unknown_fields"]) == {"ts_offset": -240}

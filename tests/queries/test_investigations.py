@@ -176,6 +176,19 @@ def test_findings_evidence(con):
     assert len(run(con, "findings_evidence", gaming_day="2026-11-28", severity="*")) == 9
 
 
+def test_findings_video(con):
+    """The video window of each finding of the day (this lake's findings predate evidence_from: around ts)."""
+    import datetime as dt
+
+    rows = run(con, "findings_video", gaming_day="2026-11-28")
+    assert len(rows) == 7 and [r["video_from"] for r in rows] == sorted(r["video_from"] for r in rows)
+    pad = dt.timedelta(seconds=30)
+    assert all((r["video_from"], r["video_to"]) == (r["ts"] - pad, r["ts"] + pad) for r in rows)
+    wide = run(con, "findings_video", gaming_day="2026-11-28", severity="critical", video_pad=600)
+    assert pick(wide, "table_id", "rule_id") == [("BAC-07", "SHOE_CARD_MISMATCH"), ("TBP-02", "VOID_NOT_DECLARED")]
+    assert all(r["video_to"] - r["video_from"] == dt.timedelta(minutes=20) for r in wide)
+
+
 def test_a_parameter_value_holding_sql_is_data(con):
     evil = "'; drop view findings; --"
     assert run(con, "pack_custody", table_id="BAC-07", pack_id=evil) == []

@@ -88,7 +88,9 @@ _EDGES = {
            "9999-01-01T00:00:00Z", "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00Z", "2026-11-30T10:59:59Z",
            "2026-11-30T11:00:00Z", "2026-12-01T05:59:59Z", "2026-12-01T06:00:00Z", "2026-12-25T20:00:01Z",
            "2026-11-28T20:00:01.123456789Z", "2026-11-28T20:00:01+14:00", "2026-11-28T20:00:01-23:59",
-           "2026-11-28 20:00:01Z", "2026-11-28T24:00:00Z", "2026-02-29T20:00:00Z", "2024-02-29T20:00:00Z"],
+           "2026-11-28 20:00:01Z", "2026-11-28T24:00:00Z", "2026-02-29T20:00:00Z", "2024-02-29T20:00:00Z",
+           "2026-11-28T16:00:01.250-04:00", "2026-11-28T20:00:01-00:00", "2026-11-28T20:00:01+00:00",
+           "2026-11-29T01:45:01+05:45"],
     "int0": _INTS, "int1": _INTS, "seat": _INTS, "street": _INTS,
     "amount": [0, -1, 0.0, 1e-300, 1e308, 2**53 + 1, 2**64 - 1, -0.0, "10", None, True],
     "id": ["", " ", "x" * 200, 17, None, "P\u0000"], "event_id": ["", "x" * 128, "x" * 129, 5],
@@ -172,10 +174,20 @@ def timestamps(draw) -> str:
     text = local.strftime("%Y-%m-%dT%H:%M:%S")
     if digits:
         text += "." + f"{local.microsecond:06d}{draw(st.integers(0, 999)):03d}"[:digits]
-    if minutes == 0 and draw(st.booleans()):
-        return text + "Z"
+    if minutes == 0:
+        return text + draw(st.sampled_from(["Z", "+00:00", "-00:00"]))
     sign = "+" if minutes >= 0 else "-"
     return text + f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def written_offset(ts: str) -> int | None:
+    """The offset a timestamp text was written with, in minutes east of UTC (None: ``-00:00``)."""
+    if ts.endswith("Z"):
+        return 0
+    if ts.endswith("-00:00"):
+        return None
+    sign = -1 if ts[-6] == "-" else 1
+    return sign * (int(ts[-5:-3]) * 60 + int(ts[-2:]))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -185,6 +197,20 @@ def test_any_timestamp_gets_the_same_verdict_both_ways(stamps, config):
     got = assert_same_verdicts(lines, config)
     for (verdict, value), ts in zip(got.values(), stamps):
         if verdict == "accept":
+            assert value["ts_offset"] == written_offset(ts), ts
             assert 0 <= value["ts"] and value["gaming_day"].year < 9999 and value["gaming_day"].year >= 1969
             if config.not_after is not None:
                 assert value["gaming_day"] <= config.not_after + _dt.timedelta(days=2), ts
+
+
+def test_a_tbp_terminal_writing_minus_four_hours_keeps_its_offset_both_ways():
+    """issue 29: the TBP and COM terminals write ``-04:00``; ``ts`` is UTC, ``ts_offset`` the -240
+    minutes as written; ``Z`` and ``+00:00`` are 0, ``-00:00`` (local offset unknown) is null."""
+    stamps = {"2026-11-28T16:00:01.250-04:00": -240, "2026-11-28T20:00:01.250Z": 0,
+              "2026-11-28T20:00:01.250+00:00": 0, "2026-11-28T20:00:01.250-00:00": None,
+              "2026-11-29T01:45:01.250+05:45": 345}
+    lines = [orjson.dumps({**valid_event("card_drawn", i), "ts": ts}) for i, ts in enumerate(stamps)]
+    for config in CONFIGS:
+        got = assert_same_verdicts(lines, config)
+        assert [v[1]["ts_offset"] for v in got.values()] == list(stamps.values())
+        assert {v[1]["ts"] for v in got.values()} == {1_795_896_001_250_000}   # one instant, written five ways

@@ -36,8 +36,11 @@ def canon(name: str, rows) -> list[tuple]:
 
 
 def alert_rows(alerts: list[dict]) -> list[dict]:
-    """Alerts (JSON objects) as finding rows: ``ts`` and ``gaming_day`` parsed back."""
-    return [{**a, "ts": _dt.datetime.fromisoformat(a["ts"].replace("Z", "+00:00")),
+    """Alerts (JSON objects) as finding rows: ``ts``, ``evidence_from`` and ``gaming_day`` parsed back."""
+    def when(text):
+        return None if text is None else _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    return [{**a, "ts": when(a["ts"]), "evidence_from": when(a.get("evidence_from")),
              "gaming_day": _dt.date.fromisoformat(a["gaming_day"])} for a in alerts]
 
 

@@ -1,0 +1,97 @@
+"""Issue 29 item 2 end to end: a simulated floor whose TBP and COM terminals write ``-04:00``,
+through a real ``pitwatch run``, then ``pitwatch query`` / ``pitwatch sql`` with ``--local``.
+
+Every finding must carry the offset of the event that completed its evidence and the
+earliest evidence time, checked against the lake's own events; the lake's bytes are
+unchanged by the queries.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+
+import pytest
+
+from tests.queries.test_read_only import tree
+
+pytestmark = pytest.mark.slow
+
+
+def pitwatch(*args, check=True) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True,
+                          timeout=900)
+    if check:
+        assert done.returncode in (0, 1), done.stderr[-3000:]
+    return done
+
+
+def rows(output: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(output)))
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> str:
+    root = tmp_path_factory.mktemp("pr")
+    floor, lake = root / "floor", root / "lake"
+    pitwatch("simulate", "--out", str(floor), "--tables", "three_bet_poker=1,combate=1,baccarat=1",
+             "--hours", "1", "--faults", "0.05", "--seed", "29", "--quiet")
+    pitwatch("run", str(floor), "--lake", str(lake), "--quiet")
+    return str(lake)
+
+
+def test_findings_carry_the_offset_of_the_event_that_completed_their_evidence(lake):
+    from queries.lake_views import connect, run_sql
+
+    con = connect(lake)
+    try:
+        (terminals,), = run_sql(con, "SELECT list(DISTINCT device_id ORDER BY device_id) FROM events "
+                                     "WHERE ts_offset = -240")[1]
+        assert terminals == ["DT-COM01", "DT-TBP01"]
+        (others,), = run_sql(con, "SELECT count(*) FROM events WHERE ts_offset IS DISTINCT FROM 0 "
+                                  "AND device_id NOT IN ('DT-COM01', 'DT-TBP01')")[1]
+        assert others == 0
+        # each finding against its evidence events as the lake holds them
+        checked = run_sql(con, """
+            WITH cited AS (
+                SELECT f.finding_id, f.ts, f.ts_offset, f.evidence_from, e.ts AS event_ts, e.ts_offset AS event_offset
+                FROM findings AS f, unnest(f.evidence) AS c(ref)
+                JOIN events AS e ON e.device_id = c.ref.device_id AND e.event_id = c.ref.event_id
+            )
+            SELECT finding_id, any_value(ts_offset) AS ts_offset, any_value(evidence_from) AS evidence_from,
+                   min(event_ts) AS first_ts,
+                   list(DISTINCT event_offset) FILTER (WHERE event_ts = ts) AS completing_offsets
+            FROM cited GROUP BY finding_id""")[1]
+    finally:
+        con.close()
+    assert len(checked) >= 5, "the simulated faults gave too few findings to check"
+    for finding_id, offset, evidence_from, first_ts, completing in checked:
+        assert evidence_from == first_ts, finding_id
+        if len(completing) == 1:       # one offset among the events at the finding's ts: it is that one
+            assert offset == completing[0], (finding_id, offset, completing)
+    assert any(offset == -240 for _f, offset, *_ in checked), "no finding completed by a -04:00 terminal"
+
+
+def test_the_video_window_shows_in_the_tables_own_time(lake):
+    before = tree(lake)
+    listed = pitwatch("sql", "SELECT DISTINCT gaming_day FROM findings ORDER BY 1", "--lake", lake, "--format", "csv")
+    days = [r["gaming_day"] for r in rows(listed.stdout)]
+    assert days
+    local = [r for day in days for r in rows(pitwatch("query", "findings_video", "--lake", lake, "--param",
+                                                      f"gaming_day={day}", "--format", "csv", "--local").stdout)]
+    utc = [r for day in days for r in rows(pitwatch("query", "findings_video", "--lake", lake, "--param",
+                                                    f"gaming_day={day}", "--format", "csv").stdout)]
+    assert [r["finding_id"] for r in local] == [r["finding_id"] for r in utc]
+    for mine, plain in zip(local, utc):
+        suffix = "-04:00" if mine["ts_offset"] == "-240" else "+00:00"
+        assert all(mine[c].endswith(suffix) for c in ("video_from", "video_to", "ts")), mine
+        assert all(plain[c].endswith("+00:00") for c in ("video_from", "video_to", "ts")), plain
+    assert any(r["table_id"] in ("TBP-01", "COM-01") and r["ts"].endswith("-04:00") for r in local)
+    zoned = rows(pitwatch("query", "findings_video", "--lake", lake, "--param", f"gaming_day={days[0]}",
+                          "--format", "csv", "--show-tz", "America/Puerto_Rico").stdout)
+    assert zoned and all(r["ts"].endswith("-04:00") for r in zoned)
+    refused = pitwatch("sql", "SET TimeZone = 'America/Puerto_Rico'", "--lake", lake, "--show-tz",
+                       "America/Puerto_Rico", check=False)
+    assert refused.returncode == 2 and refused.stderr.startswith("Error: ") and "Traceback" not in refused.stderr
+    assert tree(lake) == before

@@ -1,0 +1,53 @@
+"""``pitwatch watch --local`` (issue 29): alerts in the table's own time, the same instants as UTC."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import signal
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+from tests.watch.conftest import append_lines
+from tests.watch.scenario import interleave
+
+PR = _dt.timezone(_dt.timedelta(hours=-4))
+
+
+def _in_puerto_rico(line: str) -> str:
+    """The line with its ``ts`` written as a Puerto Rico terminal writes it (``-04:00``)."""
+    row = json.loads(line)
+    when = _dt.datetime.fromisoformat(row["ts"].replace("Z", "+00:00"))
+    row["ts"] = when.astimezone(PR).isoformat(timespec="milliseconds")
+    return json.dumps(row)
+
+
+def _parse(text: str) -> _dt.datetime:
+    return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@pytest.mark.slow
+def test_watch_local_shows_alerts_at_the_offset_the_terminal_wrote(tmp_path, scenario, start_watch):
+    devices = {d: [_in_puerto_rico(x) for x in lines] if d.startswith("DT-") else lines
+               for d, lines in scenario.items()}
+    feeds, lake = tmp_path / "feeds", tmp_path / "lake"
+    feeds.mkdir()
+    w = start_watch(feeds, "--lake", lake, "--finalize-at-stop", "--local")
+    order = interleave(devices, seed=3)
+    append_lines(feeds, order)
+    w.caught_up(len(order))
+    assert w.stop(signal.SIGTERM) == 0
+    assert w.alerts
+    for a in w.alerts:
+        suffix = {-240: "-04:00", 0: "+00:00", None: "Z"}[a["ts_offset"]]
+        assert a["ts"].endswith(suffix) and a["evidence_from"].endswith(suffix), a
+        assert _parse(a["evidence_from"]) <= _parse(a["ts"])
+    assert any(a["ts_offset"] == -240 for a in w.alerts)
+    # the lake's alerts/ hold the same instants (UTC), whatever --local showed
+    part = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
+    stored = {r["finding_id"]: r for r in ds.dataset(str(lake / "alerts"), format="parquet",
+                                                      partitioning=part).to_table().to_pylist()}
+    for a in w.alerts:
+        assert stored[a["finding_id"]]["ts"] == _parse(a["ts"])
+        assert stored[a["finding_id"]]["ts_offset"] == a["ts_offset"]
