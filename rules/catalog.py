@@ -1,4 +1,4 @@
-"""The rule catalogue of ``docs/spec/rules.md``, version 1, as data: one definition for all.
+"""The rule catalogue of ``docs/spec/rules.md``, version 2 (with feed health), as data: one definition for all.
 
 The engine (:mod:`rules.table` and the game plug-ins), the CLI (``pitwatch
 rules``) and the lake's ``rules`` table all read :data:`RULES`.  A ``rule_id``

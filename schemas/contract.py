@@ -34,7 +34,7 @@ Decisions where ``events.md`` is silent (a casino systems integrator's reading):
 """
 from __future__ import annotations
 
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2
 
 SOURCES = ("shuffler", "shoe", "dealer")
 GAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")   # the one list: derived everywhere
