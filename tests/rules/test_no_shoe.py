@@ -201,3 +201,24 @@ def test_state_json_is_the_state_as_json():
     a, c = TableReplay.from_state(json.loads(text)), TableReplay.from_state(rp.state())
     rest = b.events[len(b.events) // 2:]
     assert run(rest, replay=a) == run(rest, replay=c)
+
+
+@pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
+def test_stud_state_of_hand_1000_is_no_bigger_than_hand_100s(game):
+    """Issue 30 item 6: a long live night keeps each hand's state only while it is dealt.
+
+    Bounds the whole saved state (``state_json``), not only the rounds and packs:
+    only counters' digits may grow (dealer_pos, packs_since_open, ids in the text).
+    """
+    events = interleave(stud_night(1000, game=game), None)
+    rp = TableReplay(events[0].table_id)
+    sizes, started = {}, 0
+    for ev in events:
+        rp.feed(ev)
+        rp.drain_rounds(), rp.drain_packs(), rp.drain_pack_sequences()
+        if ev.type == "round_started":
+            started += 1
+            if started in (100, 1000):
+                sizes[started] = len(rp.state_json())
+                assert len(rp.st["rounds"]) == 1 and len(rp.st["packs"]) == 1
+    assert started == 1000 and sizes[1000] <= sizes[100] + 64, sizes
