@@ -84,12 +84,16 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", watch_id):
         raise click.BadParameter("letters, digits, '_', '.', '-' only", param_hint="--watch-id")
     check_writable(lake)
+    from pipelines import lake_settings
     from pipelines.devices import load_registry
+
+    config = GamingDayConfig(cutoff, timezone)
+    lake_settings.check(lake, config)      # the lake's time zone and cutoff, or exit 2 (watch never records them)
 
     registry = load_registry(devices)      # RegistryError: one Error line, exit 2
     opts = WatchOptions(
         inputs=list(inputs), lake=lake, state_dir=state_dir, watch_id=watch_id,
-        config=GamingDayConfig(cutoff, timezone), poll=poll, reorder_wait=gap_wait,
+        config=config, poll=poll, reorder_wait=gap_wait,
         silence_after=silence_after or None, devices=registry,
         checkpoint_every=checkpoint_every, stop_after_idle=stop_after_idle,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
