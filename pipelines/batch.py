@@ -21,7 +21,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
 from pipelines import __version__, lake, lake_settings, progress, runs
-from pipelines.graph import DAY_TABLES, DayMode, build_pipeline
+from pipelines.graph import DAY_TABLES
 from pipelines.ingest import IngestOptions
 from pipelines.inputs import expand_inputs
 from pipelines.wording import plural
@@ -243,34 +243,34 @@ def local_input_bytes(files: list[str]) -> int:
 
 def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
-              day_mode: DayMode | None = None, inbox_listing: list | None = None,
-              recorded: dict | None = None, rebuilding: bool = False, devices=None) -> RunSummary:
-    """Ingest, validate, replay and write every table of the lake. Raises InputError/LakeError.
+              night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None) -> RunSummary:
+    """Add ``inputs`` to the lake: ingest, replay from the first day they change, commit
+    (:mod:`pipelines.lake_run`). Raises InputError/LakeError.
 
-    With ``day_mode`` the run is one night's replay (see :mod:`pipelines.nightly`);
-    ``inputs`` may then be empty (a gaming day with no file).  ``command`` (the
-    whole command line) and ``recorded`` (more for the run record's ``options``:
-    the effective settings with their origins, the inbox files skipped) go to
-    the ``runs`` record.  ``devices``: the device
-    registry (:class:`pipelines.devices.DeviceRegistry`, recorded in the run's options) or None.
-    The gaming-day settings must be the lake's
-    (:mod:`pipelines.lake_settings`), unless ``rebuilding`` the whole lake.
+    With ``night`` (:class:`pipelines.lake_run.Night`) the run is the nightly form
+    (:mod:`pipelines.nightly`); ``inputs`` may then be empty (a gaming day with no file).
+    ``command`` (the whole command line) and ``recorded`` (more for the run record's
+    ``options``: the effective settings with their origins, the inbox files skipped) go to
+    the ``runs`` record.  ``devices``: the device registry
+    (:class:`pipelines.devices.DeviceRegistry`, recorded in the run's options) or None.
+    The gaming-day settings must be the lake's (:mod:`pipelines.lake_settings`), unless
+    ``rebuilding`` the whole lake.  The caller holds the lake's lock.
     A KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the command)
     leaves the run record ``interrupted: SIGNAL``; any other failure ``failed: …``.
     """
+    from pipelines import delta, lake_run
+    from pipelines.staging import build_ingest, staging_dir
     from schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
-    if day_mode is not None:    # a day's replay: its horizon is its own day, so any rerun of it decides the same
-        config = dataclasses.replace(config, not_after=_dt.date.fromisoformat(day_mode.replay_day))
-    files = expand_inputs(inputs) if (inputs or day_mode is None) else []
+    if night is not None:    # the night's horizon is its own day, so any rerun of it decides the same
+        config = dataclasses.replace(config, not_after=_dt.date.fromisoformat(night.day))
+    files = expand_inputs(inputs) if (inputs or night is None) else []
     lake.check_writable(lake_path)
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = runs.new_run_id(started)
     lake_settings.check_and_record(lake_path, config, run_id, rebuilding)
-    stale = lake.remove_stale_temp_files(lake_path)
-    if stale:
-        log.info("removed %s left by an interrupted run", plural(stale, "temporary file"))
+    lake_run.roll_back_unfinished(lake_path)
     options = beam_options(list(beam_args or []), local_input_bytes(files))
     workers = options.view_as(DirectOptions).direct_num_workers
     if workers > 1:
@@ -278,41 +278,72 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     meta = {
         "run_id": run_id, "command": command, "started": started.isoformat(),
         "fallback_day": config.gaming_day(started).isoformat(), "versions": runs.versions(),
-        "pitwatch": __version__, "inbox": inbox_listing or [],
+        "pitwatch": __version__,
         "options": json.dumps({"cutoff": config.cutoff, "timezone": config.timezone,
                                "not_after": config.not_after.isoformat() if config.not_after else None,
                                "runner": str(options.view_as(StandardOptions).runner),
                                "direct_num_workers": workers,
                                "beam_args": list(beam_args or []),
-                               "replay_day": day_mode.replay_day if day_mode else None,
-                               "prior_day": day_mode.prior_day if day_mode else None,
+                               "night": night.day if night else None,
+                               "rebuild_from": night.rebuild_from if night else None,
                                "devices": devices.describe() if devices is not None else None,
                                **(recorded or {})}, sort_keys=True),
     }
     runs.write_run_record(lake_path, runs.run_record(meta, "running"))
-    what = f"gaming day {day_mode.replay_day}" if day_mode else plural(len(files), "input file")
-    log.info("run %s: %s → %s", meta["run_id"], what, lake_path)
-    try:
+    meta["fences"] = delta.fences(lake_path, lake_run.ALL_TABLES)
+    log.info("run %s: %s → %s", run_id, plural(len(files), "input file"), lake_path)
+    folder = staging_dir(lake_path, run_id)
+    ingest_options = IngestOptions(config, chunk_lines)
+
+    @contextlib.contextmanager
+    def pipeline():
         with worker_reports(options), whole_bundle_inputs(), beam.Pipeline(options=options) as p:
-            build_pipeline(p, files, lake_path, meta, IngestOptions(config, chunk_lines), day_mode, devices)
+            yield p
+    try:
+        with pipeline() as p:
+            build_ingest(p, files, folder, lake_path, ingest_options)
+        ingest = lake_run.read_json(lake_path, f"{folder}/ingest.json")
+        staged_days = sorted({d for d, _, _ in ingest.get("staged", [])})
+        reject_day = max(staged_days) if staged_days else (night.day if night else meta["fallback_day"])
+        plans = lake_run.plan_days(lake_path, run_id, staged_days, frozenset(files), reject_day, night, folder)
+        lake_run.replay_days(plans, lake_path, meta, ingest_options, devices, pipeline)
+        lake_run.commit_pipeline(pipeline, lake_path, meta, f"{folder}/ingest.json",
+                                 [plan.result_path for plan in plans], [plan.replay_day for plan in plans])
+        return read_summary(lake_path, run_id, started, plans)
     except BaseException as exc:
         status = (f"interrupted: {str(getattr(exc, 'signal_name', '') or 'SIGINT').split()[0]}"
                   if isinstance(exc, KeyboardInterrupt)
                   else f"failed: {type(exc).__name__}: {exc}"[:2000])
         runs.write_run_record(lake_path, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))
         raise
-    summary = read_summary(lake_path, meta["run_id"], started, day_mode.file_name if day_mode else None)
-    summary.replay_day = day_mode.replay_day if day_mode else None
-    return summary
+    finally:
+        _remove_staging(lake_path, folder)
 
 
-def read_summary(lake_path: str, run_id: str, started: _dt.datetime, file_name: str | None = None) -> RunSummary:
-    """The run's record, and the rows it wrote to each table by gaming day: a nightly run's are
-    its ``file_name`` (``replay-<day>.parquet``) in any partition, a one-off run's the partitions of
-    the days its events fall in."""
+def _remove_staging(lake_path: str, folder: str) -> None:
+    import pyarrow.fs as pafs
+
+    fs, _root = lake.filesystem(lake_path)
+    if fs.get_file_info(folder).type == pafs.FileType.Directory:
+        fs.delete_dir(folder)
+
+
+def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -> RunSummary:
+    """The run's record, and the rows it wrote to each table by gaming day (from its days' results)."""
     rec = runs.read_run_record(lake_path, run_id)
     days = [d.isoformat() for d in rec["gaming_days"]]
-    by_day = rows_written(lake_path, file_name or lake.PART_FILE, None if file_name else days)
+    by_day: dict[str, dict[str, int]] = {}
+    for plan in plans:
+        fs, _root = lake.filesystem(lake_path)
+        try:
+            with fs.open_input_stream(plan.result_path) as f:
+                result = json.loads(f.read())
+        except FileNotFoundError:
+            continue
+        for name, day, rows in result.get("written", []):
+            if day is not None and name in DAY_TABLES:
+                by_day.setdefault(name, {})[day] = by_day.get(name, {}).get(day, 0) + rows
+    by_day = {name: dict(sorted(per_day.items())) for name, per_day in sorted(by_day.items())}
     rows = {name: sum(by_day.get(name, {}).values()) for name in DAY_TABLES}
     rows["rejects"] = rec["rejected"] + (rec.get("damaged_files") or 0)    # a damaged file: one row, no line
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
@@ -325,27 +356,3 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, file_name: 
         damaged_files=rec.get("damaged_files") or 0, bytes_not_read=rec.get("bytes_not_read") or 0,
         damage=rec.get("damage") or [],
     )
-
-
-def rows_written(lake_path: str, file_name: str, days: list[str] | None) -> dict[str, dict[str, int]]:
-    """``{table: {gaming_day: rows}}`` of the files named ``file_name`` (in ``days`` only, if given),
-    from the Parquet footers (no data read)."""
-    import pyarrow.fs as pafs
-    import pyarrow.parquet as pq
-
-    fs, root = lake.filesystem(lake_path)
-    out: dict[str, dict[str, int]] = {}
-    for name in DAY_TABLES:
-        base = f"{root}/{name}"
-        if fs.get_file_info(base).type != pafs.FileType.Directory:
-            continue
-        for info in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
-            folder = info.path.rsplit("/", 2)[-2] if info.path.count("/") >= 2 else ""
-            if info.base_name != file_name or not folder.startswith("gaming_day="):
-                continue
-            day = folder.split("=", 1)[1]
-            if days is not None and day not in days:
-                continue
-            with fs.open_input_file(info.path) as f:
-                out.setdefault(name, {})[day] = pq.ParquetFile(f).metadata.num_rows
-    return {name: dict(sorted(per_day.items())) for name, per_day in out.items()}

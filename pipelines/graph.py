@@ -1,34 +1,33 @@
-"""The batch pipeline's graph: from event files to every table of the lake.
+"""The replay of one gaming day: its events (carried and new) to every table of the lake.
 
 ::
 
-    ListInputs ─ FingerprintInputs ──────────────────────────────────────────────────┐
-       └ ReadChunks ─ DecodeChunks ─┬ events ─┐                                       │
-                                    │  (nightly: + prior table states) ─ ReplayTables ┤
-                                    ├ ids ─ FindConflictingIds (side input) ┘    │    │
-                                    │                    each table's events ────┤    │
-                                    │                           WriteEventPartitions ─┤
-                                    ├ seqs (nightly: + prior device states) ─ ReplayDeviceSeqs ─┐
-                                    │        pack cards (+ prior) ─ FindRepeatedRuns ─────────┤
-                                    ├ rejects ───────────────── KeyRejects ────────────────────┤
-                                    └ counts ─────────────────────────────┐                   │
-                                             WritePartitions (rounds, packs, findings, …) ◄───┘
-                                             WriteState (nightly) ◄───────┤
-                                                └─ RecordRun ◄────────────┘
+    ListDaySources ─ ReadDaySources ─┬ events ─ (+ prior table states) ─ ReplayTables ─┐
+                                     ├ ids ─ FindConflictingIds (side input) ┘    │     │
+                                     │                     each table's events ───┤     │
+                                     │                           WriteEventPartitions ──┤
+                                     ├ seqs (+ prior device states) ─ ReplayDeviceSeqs ─┤
+                                     │        pack cards (+ prior) ─ FindRepeatedRuns ──┤
+                                     ├ rejects ─────────────────── KeyRejects ──────────┤
+                                     └ counts ──────────────────────────┐               │
+                                             WritePartitions (rounds, packs, findings, …) ◄┘
+                                             WriteState ◄────────────────┤
+                                                └─ RecordDay ◄───────────┘
+
+A run (:mod:`pipelines.lake_run`) reads its input files once (:mod:`pipelines.staging`), then
+replays every gaming day from the first one it changed, in order, each with this graph:
+the day's events are the ones the lake holds for it (without those of the input files the run
+reads again) and the run's new ones; deduplication and conflicts are decided over both.
+Every day starts from the state the day before left (:mod:`pipelines.state`) and closes a table
+only when its terminal's last event was ``table_closed`` (the nightly close policy, now the only
+one: ``TableDriver.end_of_input``).  Every file the replay writes is named after its replay day
+(``replay-<day>-<run>.parquet``, in whatever partition its rows belong to) and is committed by
+the run's last step: a replayed day replaces exactly what earlier replays of it wrote.
 
 The events, the bulk of the data, go from the replay to their own
 grouping and writer: on the embedded runner every Flatten in front of a
 grouping is one more pass of its data through a worker process, so after
-the replay the Flattens carry only small elements.  Before it, a plain run
-groups each table's events alone; a nightly run joins them with the prior
-state (a CoGroupByKey, whose Flatten does pass them through a worker once).
-
-Two modes.  A plain run replays its input from scratch, closes every table
-at the end of input and owns the partitions it writes (``part-0.parquet``;
-other files there are removed).  A nightly run (:class:`DayMode`) starts
-from the state the previous day left (:mod:`pipelines.state`), writes its
-rows as ``replay-<day>.parquet`` in each partition they belong to, and
-leaves the state for the next day.
+the replay the Flattens carry only small elements.
 """
 from __future__ import annotations
 
@@ -38,12 +37,13 @@ import logging
 import apache_beam as beam
 import pyarrow as pa
 
-from pipelines import coders, lake, runs, state
+import json
+
+from pipelines import coders, lake, state
+from pipelines.lake import replay_file_name
 from pipelines.ingest import (
-    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, DecodeChunk, FetchRawLines, FindConflictingIds,
-    IngestOptions, ReadChunks, WithoutCyclicGC,
+    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, FetchRawLines, FindConflictingIds, IngestOptions, WithoutCyclicGC,
 )
-from pipelines.inputs import file_fingerprint
 from pipelines.replay import (
     TAG_CONFLICTS, TAG_DAYS, TAG_EVENTS, TAG_FIRED_SEQUENCES, TAG_GAMES, TAG_PACK_CARDS, TAG_STATE,
     NO_PACK_CARDS, FindRepeatedRuns, ReplayDeviceSeq, ReplayTable,
@@ -58,16 +58,30 @@ _REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])
 
 
 @dataclasses.dataclass(frozen=True)
-class DayMode:
-    """A nightly replay of one gaming day, continuing from ``prior_day``'s state."""
+class DayPlan:
+    """The replay of one gaming day within a run (:mod:`pipelines.lake_run`).
+
+    Its events are the day's events the lake holds (``carried``: committed files of the
+    ``events`` table, without the rows of ``replaced`` input files) and the run's new ones
+    (``staged`` by the run's ingest); it starts from ``prior_state`` (the state files the day
+    before left: this run's, or committed) and leaves its own.
+    """
 
     replay_day: str
     prior_day: str | None
+    run_id: str
+    prior_state: tuple[str, ...] = ()
+    events: tuple[tuple[str, bool], ...] = ()      # (path, carried)
+    rejects: tuple[tuple[str, bool], ...] = ()     # (path, carried)
+    replaced: frozenset = frozenset()              # input files (the events' ``file``) this run reads again
+    run_files: frozenset = frozenset()             # the run's input files
+    result_path: str = ""                          # the day's result (files written, counts), JSON
     retention_days: int = 7      # packs kept for the cross-pack UNSHUFFLED_SEQUENCE check
+    manifest: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
     @property
     def file_name(self) -> str:
-        return f"replay-{self.replay_day}.parquet"
+        return replay_file_name(self.replay_day, self.run_id)
 
 
 class MergeCounts(beam.CombineFn):
@@ -109,10 +123,11 @@ class WritePartition(WithoutCyclicGC):
     def process(self, kv):
         (name, day), tables = kv
         tables = [t for t in tables if t is not None]
-        rows = lake.write_partition(self.lake_path, name, day, tables, unpack=coders.unpack, peek=coders.peek,
-                                    file_name=lake.PART_FILE if name == "rules" else self.file_name)
+        written = lake.write_partition_file(self.lake_path, name, day, tables, unpack=coders.unpack, peek=coders.peek,
+                                            file_name=self.file_name)
+        rows = written.rows
         log.info("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
-        out = {"written": [(name, day, rows)]}
+        out = {"written": [(name, day, rows)], "files": [written.to_dict()]}
         if name == "findings":
             for t in map(coders.unpack, tables):
                 for sev in t.column("severity").to_pylist():
@@ -121,170 +136,156 @@ class WritePartition(WithoutCyclicGC):
 
 
 class WriteState(beam.DoFn):
-    """Write one state file of the replayed day (tables, devices or pack_cards)."""
+    """Write one kind of the replayed day's state (tables, devices or pack_cards): a file of the
+    ``state`` table, committed with the run."""
 
-    def __init__(self, lake_path: str, day: str):
+    def __init__(self, lake_path: str, plan: DayPlan):
         self.lake_path = lake_path
-        self.day = day
+        self.plan = plan
 
     def process(self, kv):
         name, rows = kv
-        n = state.write_state_file(self.lake_path, self.day, name, [r for r in rows if r is not None])
-        yield {"state_files": [(name, n)]}
+        written = state.write_state_file(self.lake_path, self.plan.replay_day, self.plan.run_id, name,
+                                         [r for r in rows if r is not None])
+        yield {"state_files": [(name, written.rows)], "files": [written.to_dict()]}
 
 
-class RecordRun(beam.DoFn):
-    """The last step: remove superseded files, write the day's manifest and the run record."""
+class RecordDay(beam.DoFn):
+    """The day's last step: its manifest (a state file) and its result for the run's commit
+    (:mod:`pipelines.lake_run`): the files written and the counts, as JSON at ``plan.result_path``."""
 
-    def __init__(self, lake_path: str, run_meta: dict, day_mode: DayMode | None):
+    def __init__(self, lake_path: str, run_meta: dict, plan: DayPlan):
         self.lake_path = lake_path
         self.run_meta = run_meta
-        self.day_mode = day_mode
+        self.plan = plan
 
     def process(self, totals):
-        written = [(n, d) for n, d, _ in totals.get("written", []) if d is not None]
-        if self.day_mode is None:
-            removed = lake.remove_other_files(self.lake_path, written, keep=lake.PART_FILE)
-        else:
-            removed = lake.remove_stale_replay_files(self.lake_path, self.day_mode.file_name, written)
-        if removed:
-            log.info("removed %s", plural(removed, "superseded file"))
-        record = runs.finished_run_record(self.run_meta, totals)
-        if self.day_mode is not None and record["status"] == "succeeded":
-            from rules.table import STATE_VERSION
-
-            state.write_manifest(self.lake_path, self.day_mode.replay_day, {
-                "gaming_day": self.day_mode.replay_day, "prior_day": self.day_mode.prior_day,
-                "engine_state": STATE_VERSION, "pitwatch": self.run_meta["pitwatch"],
-                "run_id": self.run_meta["run_id"], "inputs": record["inputs"],
-                "inbox": self.run_meta.get("inbox", []),
-                "state_files": dict(totals.get("state_files", [])),
-            })
-        runs.write_run_record(self.lake_path, record)
-        yield record
+        plan = self.plan
+        manifest = state.write_manifest(self.lake_path, plan.replay_day, plan.run_id, {
+            "gaming_day": plan.replay_day, "prior_day": plan.prior_day, "pitwatch": self.run_meta["pitwatch"],
+            "run_id": plan.run_id, **plan.manifest, "state_files": dict(totals.get("state_files", [])),
+            "files": sorted(set(totals.get("day_files", []))),   # the input files of the day's rows
+        })
+        totals = {**totals, "files": totals.get("files", []) + [manifest.to_dict()]}
+        fs, _root = lake.filesystem(self.lake_path)
+        with fs.open_output_stream(plan.result_path) as out:
+            out.write(json.dumps(totals, sort_keys=True, default=str).encode())
+        yield totals
 
 
-def _prior_state(p, lake_path: str, day_mode: DayMode | None, name: str):
-    """The previous day's rows of one state file, as a PCollection (empty in a plain run)."""
+def _prior_state(p, lake_path: str, plan: DayPlan, name: str):
+    """The previous day's rows of one kind of state, as a PCollection (empty on a first day)."""
     label = f"Prior{name.title().replace('_', '')}"
-    if day_mode is None or day_mode.prior_day is None:
+    if not plan.prior_state:
         return p | label >> beam.Create([])
-    prior = day_mode.prior_day
+    files = list(plan.prior_state)
     return (p | label >> beam.Create([None])
-            | f"Read{label}" >> beam.FlatMap(lambda _: state.read_state_file(lake_path, prior, name)))
+            | f"Read{label}" >> beam.FlatMap(lambda _: state.read_rows(lake_path, files, name)))
 
 
-def _with_prior_state(p, what: str, rows, tag: str, lake_path: str, day_mode: DayMode | None, state_file: str,
+def _with_prior_state(p, what: str, rows, tag: str, lake_path: str, plan: DayPlan, state_file: str,
                       key: str):
     """``(key, {tag: [rows…], "state": [prior state…]})`` for each key of ``rows`` (and, nightly,
     of the previous day's state file ``state_file``).
 
-    A plain run has no prior state: its rows are grouped alone, which on the
+    A first day has no prior state: its rows are grouped alone, which on the
     embedded runner saves a pass of all of them through a worker (the
     Flatten inside a CoGroupByKey).
     """
-    if day_mode is None:
+    if not plan.prior_state:
         return (rows
                 | f"Group{what}Rows" >> beam.GroupByKey()
                 | f"No{what}State" >> beam.MapTuple(lambda k, values: (k, {tag: values, "state": ()})))
-    states = (_prior_state(p, lake_path, day_mode, state_file)
+    states = (_prior_state(p, lake_path, plan, state_file)
               | f"Key{what}States" >> beam.Map(lambda r: (r[key], r["state"])))
     return {tag: rows, "state": states} | f"Join{what}State" >> beam.CoGroupByKey()
 
 
-def build_pipeline(p: beam.Pipeline, files: list[str], lake_path: str, run_meta: dict,
-                   options: IngestOptions, day_mode: DayMode | None = None, devices=None) -> None:
-    fallback_day = day_mode.replay_day if day_mode else run_meta["fallback_day"]
-    file_name = day_mode.file_name if day_mode else lake.PART_FILE
-    nightly = day_mode is not None
-    paths = p | "ListInputs" >> beam.Create(files)
-    fingerprints = paths | "FingerprintInputs" >> beam.Map(lambda path: {"inputs": [file_fingerprint(path)]})
+def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: dict,
+                   options: IngestOptions, devices=None) -> None:
+    """The replay of one gaming day (``plan``): its events, carried and new, to every table."""
+    from pipelines.staging import ReadDaySource
+
+    day = plan.replay_day
+    sources = [("events", path, carried) for path, carried in plan.events] + \
+              [("rejects", path, carried) for path, carried in plan.rejects]
     decoded = (
-        paths
-        | "ReadChunks" >> beam.ParDo(ReadChunks(options.chunk_lines))
-        | "DecodeChunks" >> beam.ParDo(DecodeChunk(options.gaming_day)).with_outputs(
+        p | "ListDaySources" >> beam.Create(sources)
+        | "ReadDaySources" >> beam.ParDo(ReadDaySource(lake_path, day, plan.replaced)).with_outputs(
             TAG_REJECTS, TAG_IDS, TAG_SEQS, TAG_COUNTS, main="events")
     )
     conflict_ids = decoded[TAG_IDS] | "FindConflictingIds" >> FindConflictingIds()
     replayed = (
-        _with_prior_state(p, "Table", decoded.events, "events", lake_path, day_mode, "tables", "table_id")
-        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, nightly, devices), beam.pvalue.AsList(conflict_ids))
+        _with_prior_state(p, "Table", decoded.events, "events", lake_path, plan, "tables", "table_id")
+        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, True, devices, plan.run_files),
+                                       beam.pvalue.AsList(conflict_ids))
         .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_GAMES, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
                       TAG_EVENTS, TAG_DAYS, main="partitions")
     )
     seq_gaps = (
-        _with_prior_state(p, "Device", decoded[TAG_SEQS], "seqs", lake_path, day_mode, "devices", "device_id")
-        | "ReplayDeviceSeqs" >> beam.ParDo(ReplayDeviceSeq(options.gaming_day, nightly),
+        _with_prior_state(p, "Device", decoded[TAG_SEQS], "seqs", lake_path, plan, "devices", "device_id")
+        | "ReplayDeviceSeqs" >> beam.ParDo(ReplayDeviceSeq(options.gaming_day, True),
                                            beam.pvalue.AsList(replayed[TAG_GAMES]))
         .with_outputs(TAG_STATE, main="partitions")
     )
-    prior_packs = _prior_state(p, lake_path, day_mode, "pack_cards")
+    prior_packs = _prior_state(p, lake_path, plan, "pack_cards")
     repeats = (   # one group of every table's packs' run keys and cards (a GroupByKey, not a side input)
         (replayed[TAG_PACK_CARDS], p | "NoPackCards" >> beam.Create([NO_PACK_CARDS]))   # the step runs even with none
         | "AllPackCards" >> beam.Flatten()
         | "KeyPackCards" >> beam.Map(lambda cards: (None, cards))
         | "GatherPackCards" >> beam.GroupByKey()
         | "FindRepeatedRuns" >> beam.ParDo(
-            FindRepeatedRuns(options.gaming_day, day_mode), beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES]),
+            FindRepeatedRuns(options.gaming_day, plan), beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES]),
             beam.pvalue.AsList(prior_packs)).with_outputs(TAG_STATE, main="partitions")
     )
-    days = replayed[TAG_DAYS] | "DistinctDays" >> beam.Distinct()
     conflict_rejects = (
         replayed[TAG_CONFLICTS]
         | "GroupConflictsByFile" >> beam.GroupByKey()
         | "FetchRawLines" >> beam.ParDo(FetchRawLines())
     )
-    conflict_counts = conflict_rejects | "CountConflicts" >> beam.Map(lambda rows: {"rejected": len(rows)})
+    run_files = plan.run_files
+    conflict_counts = conflict_rejects | "CountConflicts" >> beam.Map(lambda rows: {
+        "rejected": sum(r["file"] in run_files for r in rows),
+        "carried_rejected": sum(r["file"] not in run_files for r in rows)})
+    # the day's rejects: those it had (but the replaced files'), the run's new ones if it is the
+    # run's day (ReadDaySource), and every copy of an event in conflict
     rejects = (
         (decoded[TAG_REJECTS], conflict_rejects)
         | "AllRejects" >> beam.Flatten()
-        | "KeyRejects" >> beam.FlatMap(
-            lambda rows, ds: [(("rejects", run_gaming_day(list(ds), fallback_day)),
-                               rows_to_table(rows, _REJECT_ROWS))],
-            beam.pvalue.AsList(days))
+        | "KeyRejects" >> beam.Map(lambda rows: (("rejects", day), rows_to_table(rows, _REJECT_ROWS)))
     )
-    # every day of the run gets its rounds, packs and findings partitions, even empty (its events: always rows)
-    empty = days | "EmptyPartitionsOfDay" >> beam.FlatMap(lambda d: [((t, d), None) for t in DAY_TABLES if t != "events"])
-    reject_day = (
-        p | "RunStart" >> beam.Create([None])
-        | "RejectsPartition" >> beam.Map(
-            lambda _, ds: (("rejects", run_gaming_day(list(ds), fallback_day)), None),
-            beam.pvalue.AsList(days))
-    )
+    # the day gets its rounds, packs, findings and rejects files, even empty (its events: always rows)
+    empty = p | "EmptyPartitionsOfDay" >> beam.Create([((t, day), None) for t in DAY_TABLES + ("rejects",)
+                                                       if t != "events"])
     rules_table = (
         p | "RuleCatalogue" >> beam.Create([None])
         | "RulesTable" >> beam.Map(lambda _: (("rules", None), rules_catalogue_table()))
     )
     written = (
-        (replayed.partitions, seq_gaps.partitions, repeats.partitions, rejects, empty, reject_day, rules_table)
+        (replayed.partitions, seq_gaps.partitions, repeats.partitions, rejects, empty, rules_table)
         | "AllPartitions" >> beam.Flatten()
         | "GroupPartitions" >> beam.GroupByKey()
-        | "WritePartitions" >> beam.ParDo(WritePartition(lake_path, file_name))
+        | "WritePartitions" >> beam.ParDo(WritePartition(lake_path, plan.file_name))
     )
     # the events, the bulk, are grouped on their own: no Flatten in their way (on the embedded
-    # runner a Flatten before a grouping is one more pass of its data through a worker),
-    # and each day's partition is written while another worker writes the next
+    # runner a Flatten before a grouping is one more pass of its data through a worker)
     written_events = (
         replayed[TAG_EVENTS]
         | "GroupEventPartitions" >> beam.GroupByKey()
-        | "WriteEventPartitions" >> beam.ParDo(WritePartition(lake_path, file_name))
+        | "WriteEventPartitions" >> beam.ParDo(WritePartition(lake_path, plan.file_name))
     )
-    bookkeeping = [fingerprints, decoded[TAG_COUNTS], replayed[TAG_COUNTS], conflict_counts, written,
-                   written_events]
-    if nightly:
-        every_file = p | "StateFiles" >> beam.Create([(name, None) for name in state.FILES])
-        state_files = (
-            (replayed[TAG_STATE], seq_gaps[TAG_STATE], repeats[TAG_STATE], every_file)
-            | "AllState" >> beam.Flatten()
-            | "GroupStateByFile" >> beam.GroupByKey()
-            | "WriteState" >> beam.ParDo(WriteState(lake_path, day_mode.replay_day))
-        )
-        bookkeeping.append(state_files)
+    every_file = p | "StateFiles" >> beam.Create([(name, None) for name in state.KINDS])
+    state_files = (
+        (replayed[TAG_STATE], seq_gaps[TAG_STATE], repeats[TAG_STATE], every_file)
+        | "AllState" >> beam.Flatten()
+        | "GroupStateByFile" >> beam.GroupByKey()
+        | "WriteState" >> beam.ParDo(WriteState(lake_path, plan))
+    )
     (
-        tuple(bookkeeping)
+        (decoded[TAG_COUNTS], replayed[TAG_COUNTS], conflict_counts, written, written_events, state_files)
         | "AllBookkeeping" >> beam.Flatten()
-        | "TotalRun" >> beam.CombineGlobally(MergeCounts())
-        | "RecordRun" >> beam.ParDo(RecordRun(lake_path, run_meta, day_mode))
+        | "TotalDay" >> beam.CombineGlobally(MergeCounts())
+        | "RecordDay" >> beam.ParDo(RecordDay(lake_path, run_meta, plan))
     )
 
 

@@ -328,6 +328,7 @@ class Deduplicated:
     events: pa.Table            # one row per accepted event
     duplicates: int             # exact re-deliveries dropped
     conflicts: list[dict]       # {file, line, event_id, table_id, device_id, seq, reason}
+    dropped_files: list[str] = dataclasses.field(default_factory=list)   # the file of each duplicate dropped
 
 
 # Columns that differ between copies of one delivery, or that are not the parsed JSON itself.
@@ -374,10 +375,15 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     keep = [True] * len(ids)
     conflict_rows: list[dict] = []
     duplicates = 0
+    dropped: list[str] = []
     for a, b, copies, agree in groups:
-        if agree and len({digests.get((r["file"], r["line"])) for r in copies}) == 1:
+        seen = {digests.get((r["file"], r["line"])) for r in copies}
+        # a copy whose file cannot be read again (a lake's event whose input file is gone) is
+        # judged on what the lake kept of it: its decoded columns and unknown fields
+        if agree and (len(seen) == 1 or (None in seen and len(seen) <= 2)):
             keep[a + 1:b] = [False] * (b - a - 1)     # the first copy (smallest file, line) stays
             duplicates += b - a - 1
+            dropped += [r["file"] for r in copies[1:]]
         else:
             keep[a:b] = [False] * (b - a)
             conflict_rows.extend(copies)
@@ -387,11 +393,19 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
         "device_id": row["device_id"], "seq": row["seq"],
         "reason": conflict_reason(row["device_id"], row["event_id"], per_id[(row["device_id"], row["event_id"])]),
     } for row in conflict_rows]
-    return Deduplicated(table.filter(pa.array(keep, pa.bool_())), duplicates, conflicts)
+    return Deduplicated(table.filter(pa.array(keep, pa.bool_())), duplicates, conflicts, dropped)
 
 
 def raw_lines(path: str, numbers: set[int]) -> dict[int, str]:
-    """The text of some lines (or Parquet rows, as JSON) of an input file, read again."""
+    """The text of some lines (or Parquet rows, as JSON) of an input file, read again; none of a
+    file that can no longer be read (a carried event's input file, moved or deleted since)."""
+    try:
+        return _raw_lines(path, numbers)
+    except OSError:
+        return {}
+
+
+def _raw_lines(path: str, numbers: set[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     if path.endswith(".parquet"):
         for _, items in iter_parquet_chunks(path, 50_000):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 import uuid
 from typing import Iterable
 
@@ -132,25 +133,95 @@ def set_file_mode(fs: pafs.FileSystem, path: str, mode: int) -> None:
         os.chmod(path, mode)
 
 
+class _Hashing:
+    """A writable stream that passes bytes on and keeps their SHA-256 and count."""
+
+    def __init__(self, out):
+        import hashlib
+
+        self.out, self.sha256, self.size, self.closed = out, hashlib.sha256(), 0, False
+
+    def write(self, data) -> int:
+        self.sha256.update(data)
+        self.size += len(data)
+        return self.out.write(data)
+
+    def flush(self):
+        pass
+
+    def close(self):
+        self.closed = True
+
+
+def _write_parquet(out, schema: pa.Schema, tables) -> None:
+    dictionary = [path for f in schema if f.name not in NOT_DICTIONARY_ENCODED for path in _leaf_paths(f.name, f.type)]
+    with pq.ParquetWriter(out, schema, compression="zstd", write_statistics=True, use_dictionary=dictionary) as writer:
+        for piece in tables:
+            writer.write_table(piece)
+
+
 def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Table | Iterable[pa.Table],
                      schema: pa.Schema | None = None, mode: int = DATA_FILE_MODE) -> str:
     """Write ``table`` (or, one after the other, ``schema``'s tables) to ``lake/relative_dir/file_name``
-    via a hidden temp file and a move; the file gets ``mode`` (local lakes) before it is moved."""
+    via a hidden temp file and a move; the file gets ``mode`` (local lakes) before it is moved.
+    For files outside the Delta tables (a watcher's own files); table data: :func:`write_data_file`."""
     fs, root = filesystem(lake)
     folder = f"{root}/{relative_dir}" if relative_dir else root
     fs.create_dir(folder, recursive=True)
     final = f"{folder}/{file_name}"
     tmp = f"{folder}/.{file_name}.tmp-{uuid.uuid4().hex}"
     schema = table.schema if isinstance(table, pa.Table) else schema
-    dictionary = [path for f in schema if f.name not in NOT_DICTIONARY_ENCODED for path in _leaf_paths(f.name, f.type)]
     with fs.open_output_stream(tmp) as out:
-        with pq.ParquetWriter(out, schema, compression="zstd", write_statistics=True,
-                              use_dictionary=dictionary) as writer:
-            for piece in [table] if isinstance(table, pa.Table) else table:
-                writer.write_table(piece)
+        _write_parquet(out, schema, [table] if isinstance(table, pa.Table) else table)
     set_file_mode(fs, tmp, mode)
     fs.move(tmp, final)
     return final
+
+
+def write_data_file(lake: str, name: str, gaming_day, file_name: str, table: pa.Table | Iterable[pa.Table],
+                    schema: pa.Schema | None = None, mode: int = DATA_FILE_MODE):
+    """Write a data file of Delta table ``name`` (not committed: :mod:`pipelines.delta` commits it).
+
+    The file goes straight to its final name, unique to the run (:func:`replay_file_name`): a
+    killed run leaves a file no commit names, which no reader sees and the next run removes.
+    Its SHA-256 is computed on the bytes as they are written.  Returns a
+    :class:`pipelines.delta.DataFile`.
+    """
+    from pipelines.delta import DataFile
+
+    fs, root = filesystem(lake)
+    relative = f"gaming_day={gaming_day}/{file_name}" if gaming_day is not None else file_name
+    folder = f"{root}/{name}" + (f"/gaming_day={gaming_day}" if gaming_day is not None else "")
+    fs.create_dir(folder, recursive=True)
+    schema = table.schema if isinstance(table, pa.Table) else schema
+    rows = 0
+
+    def counted(pieces):
+        nonlocal rows
+        for piece in pieces:
+            rows += piece.num_rows
+            yield piece
+    with fs.open_output_stream(f"{folder}/{file_name}") as raw:
+        out = _Hashing(raw)
+        _write_parquet(out, schema, counted([table] if isinstance(table, pa.Table) else table))
+    set_file_mode(fs, f"{folder}/{file_name}", mode)
+    return DataFile(name, relative, out.size, rows, out.sha256.hexdigest(),
+                    None if gaming_day is None else str(gaming_day))
+
+
+_REPLAY_FILE = re.compile(r"^replay-(\d{4}-\d{2}-\d{2})-")
+
+
+def replay_file_name(replay_day: str, run_id: str) -> str:
+    """The name of the file a run's replay of ``replay_day`` writes in a partition: the replay day
+    in the name is what a later replay of that day replaces (a round started before the cutoff and
+    ended after it is a row of the earlier day's partition, written by the later day's replay)."""
+    return f"replay-{replay_day}-{run_id}.parquet"
+
+
+def replay_day_of(path: str) -> str | None:
+    match = _REPLAY_FILE.match(path.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
 
 
 def file_schema(name: str) -> pa.Schema:
@@ -167,9 +238,24 @@ def file_schema(name: str) -> pa.Schema:
     return schema
 
 
-def write_partition(lake: str, name: str, gaming_day, tables: Iterable, file_name: str = PART_FILE,
-                    unpack=None, peek=None) -> int:
-    """Replace one file of a partition of table ``name`` with the rows of ``tables``. Returns rows written.
+def write_partition(lake: str, name: str, gaming_day, tables: Iterable, run_id: str = "standalone") -> int:
+    """Replace partition ``gaming_day`` of table ``name`` with the rows of ``tables`` and commit it
+    at once: for tools and tests that build a small lake by hand (a run commits at its end,
+    :mod:`pipelines.lake_run`).  Returns rows written."""
+    from pipelines import delta
+
+    written = write_partition_file(lake, name, gaming_day, tables,
+                                   replay_file_name(str(gaming_day), run_id) if gaming_day is not None
+                                   else f"{run_id}.parquet")
+    delta.commit_replays(lake, name, [written], [str(gaming_day)] if gaming_day is not None else None,
+                         run_id=run_id, fence_at_start=delta.fence(lake, name))
+    return written.rows
+
+
+def write_partition_file(lake: str, name: str, gaming_day, tables: Iterable, file_name: str,
+                         unpack=None, peek=None):
+    """Write the rows of ``tables`` as one data file of a partition of table ``name`` (not committed).
+    Returns its :class:`pipelines.delta.DataFile`.
 
     ``tables`` may be packed (``unpack`` turns an item into a table).  When each
     piece holds one value of the table's first sort key (the replay hands out
@@ -183,28 +269,22 @@ def write_partition(lake: str, name: str, gaming_day, tables: Iterable, file_nam
     peek = peek or (lambda item: unpack(item).schema.metadata)
     schema = file_schema(name)
     items = [t for t in tables if t is not None]
-    relative = f"{name}/gaming_day={gaming_day}" if gaming_day is not None else name
     order = _piece_order(name, items, unpack, peek) if len(items) > 1 else None
     if order is None:
         tables = [unpack(t) for t in items]
         table = concat_conformed(tables, schema)
         if not (len(tables) == 1 and _marked_sorted(tables[0])):
             table = sort_table(name, table)
-        write_atomically(lake, relative, file_name, table)
-        return table.num_rows
-    rows = 0
+        return write_data_file(lake, name, gaming_day, file_name, table)
 
     def pieces():
-        nonlocal rows
         for i in order:
             table = unpack(items[i])
             piece = concat_conformed([table], schema)
             if not _marked_sorted(table):
                 piece = sort_table(name, piece)
-            rows += piece.num_rows
             yield piece
-    write_atomically(lake, relative, file_name, pieces(), schema)
-    return rows
+    return write_data_file(lake, name, gaming_day, file_name, pieces(), schema)
 
 
 def _marked_sorted(table: pa.Table) -> bool:
@@ -234,77 +314,22 @@ def _piece_order(name: str, items: list, unpack, peek) -> list[int] | None:
     return [i for _, i in sorted(firsts)]
 
 
-def _partition_files(lake: str, name: str, gaming_day) -> list:
-    fs, root = filesystem(lake)
-    folder = partition_path(root, name, gaming_day)
-    if fs.get_file_info(folder).type != pafs.FileType.Directory:
-        return []
-    return [i for i in fs.get_file_info(pafs.FileSelector(folder))
-            if i.type == pafs.FileType.File and i.base_name.endswith(".parquet") and not i.base_name.startswith(".")]
-
-
-def remove_other_files(lake: str, partitions, keep: str) -> int:
-    """In each written partition ``(name, day)``, remove every Parquet file but ``keep``.
-
-    A plain run owns the partitions it writes: rows a nightly replay left
-    there (``replay-*.parquet``) are superseded.
-    """
-    fs, _root = filesystem(lake)
-    removed = 0
-    for name, day in partitions:
-        for info in _partition_files(lake, name, day):
-            if info.base_name != keep:
-                fs.delete_file(info.path)
-                removed += 1
-    return removed
-
-
-def remove_stale_replay_files(lake: str, file_name: str, written) -> int:
-    """Remove ``file_name`` (one day's replay) from partitions this replay no longer writes."""
-    fs, root = filesystem(lake)
-    written = {(n, str(d)) for n, d in written}
-    removed = 0
-    for name in PARTITIONED:
-        base = f"{root}/{name}"
-        if fs.get_file_info(base).type != pafs.FileType.Directory:
-            continue
-        for info in fs.get_file_info(pafs.FileSelector(base)):
-            if not info.base_name.startswith("gaming_day="):
-                continue
-            day = info.base_name.split("=", 1)[1]
-            target = f"{info.path}/{file_name}"
-            if (name, day) not in written and fs.get_file_info(target).type == pafs.FileType.File:
-                fs.delete_file(target)
-                removed += 1
-    return removed
-
-
-def remove_stale_temp_files(lake: str) -> int:
-    """Remove hidden temp files left by an interrupted run. Returns how many."""
-    fs, root = filesystem(lake)
-    if fs.get_file_info(root).type != pafs.FileType.Directory:
-        return 0
-    removed = 0
-    for info in fs.get_file_info(pafs.FileSelector(root, recursive=True)):
-        base = info.base_name
-        if info.type == pafs.FileType.File and base.startswith(".") and ".tmp-" in base:
-            fs.delete_file(info.path)
-            removed += 1
-    return removed
-
-
-def read_table(lake: str, name: str, columns: list[str] | None = None) -> pa.Table:
-    """Read a whole lake table (all partitions, some ``columns``) with pyarrow; empty if absent."""
+def read_table(lake: str, name: str, columns: list[str] | None = None, version: int | None = None) -> pa.Table:
+    """Read a whole lake table (its current version, or ``version``; some ``columns``); empty if absent."""
     import pyarrow.dataset as ds
 
-    fs, root = filesystem(lake)
-    path = f"{root}/{name}"
-    if fs.get_file_info(path).type != pafs.FileType.Directory:
+    from pipelines import delta
+
+    if version is None:
+        version = delta.current_version(lake, name)
+    files = delta.files_at(lake, name, version)
+    if not files:
         empty = LAKE_TABLES[name].empty_table()
         return empty.select(columns) if columns else empty
+    fs, root = filesystem(lake)
     partitioning = None
     if name in PARTITIONED:
         partitioning = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
-    dataset = ds.dataset(path, filesystem=fs, format="parquet", partitioning=partitioning,
-                         exclude_invalid_files=True)
+    dataset = ds.dataset(files, schema=LAKE_TABLES[name], filesystem=fs, format="parquet",
+                         partitioning=partitioning, partition_base_dir=f"{root}/{name}")
     return dataset.to_table(columns=columns)

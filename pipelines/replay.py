@@ -189,10 +189,13 @@ def _last_dealer_type(in_order: list) -> str | None:
 class ReplayTable(WithoutCyclicGC):
     """(table_id, {"events": [packed event tables], "state": [prior JSON state]}) → the table's outputs."""
 
-    def __init__(self, gaming_day_config, nightly: bool = False, devices=None):
+    def __init__(self, gaming_day_config, nightly: bool = False, devices=None, run_files=None):
         self.gaming_day_config = gaming_day_config
         self.nightly = nightly
         self.devices = devices      # pipelines.devices.DeviceRegistry or None
+        # the run's input files: an event copy from any other file is one the lake already held
+        # (carried), counted apart from the run's lines (pipelines.runs.unreconciled)
+        self.run_files = None if run_files is None else pa.array(sorted(run_files), pa.string())
         self._conflicts_cache = None
 
     def _conflicts(self, conflict_ids) -> frozenset:
@@ -214,8 +217,7 @@ class ReplayTable(WithoutCyclicGC):
             rows_kept, events, ordered, presorted = rows_and_events(compact)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
-            yield beam.pvalue.TaggedOutput(
-                TAG_COUNTS, {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates})
+            yield beam.pvalue.TaggedOutput(TAG_COUNTS, self._counts(dedup))
             for key, rows in split_by_day("events", rows_kept, slices=True):
                 yield beam.pvalue.TaggedOutput(TAG_DAYS, key[1])
                 # in the writer's order, sorted here (in parallel) if sorted_for_writer did not (lake.sorted_piece)
@@ -245,6 +247,17 @@ class ReplayTable(WithoutCyclicGC):
         logging.getLogger("pitwatch").info(
             "replayed %s (%s): %s, %s", table_id, replay.game or "no game",
             plural(len(events), "event"), plural(len(findings), "finding"))
+
+
+    def _counts(self, dedup) -> dict:
+        """Accepted and duplicate copies, the run's apart from the ones the lake held (``carried``:
+        kept; ``superseded``: dropped for a copy of the run's that comes first)."""
+        if self.run_files is None:
+            return {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates}
+        new = pc.sum(pc.is_in(dedup.events.column("file"), self.run_files)).as_py() or 0
+        dropped_new = sum(1 for f in dedup.dropped_files if f in set(self.run_files.to_pylist()))
+        return {"accepted": new, "carried": dedup.events.num_rows - new,
+                "duplicates": dropped_new, "superseded": dedup.duplicates - dropped_new}
 
 
 class ReplayDeviceSeq(WithoutCyclicGC):

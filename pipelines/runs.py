@@ -38,56 +38,88 @@ def run_record(meta: dict, status: str, totals: dict | None = None, ended=None) 
         "inputs": sorted(totals.get("inputs", []), key=lambda i: i["path"]),
         "lines_read": totals.get("read", 0), "accepted": totals.get("accepted", 0),
         "rejected": totals.get("rejected", 0), "duplicates": totals.get("duplicates", 0),
-        "gaming_days": sorted({_dt.date.fromisoformat(d) for n, d, _ in written if n == "events"}),
+        "gaming_days": sorted({_dt.date.fromisoformat(d) for d in totals.get("replayed_days", [])}),
         "findings": sum(by_severity.values()),
         "findings_by_severity": json.dumps(by_severity),
         "versions": meta["versions"], "options": meta["options"], "status": status,
         "started": _dt.datetime.fromisoformat(meta["started"]), "ended": ended,
         "damaged_files": totals.get("damaged_files", 0), "bytes_not_read": totals.get("bytes_not_read", 0),
         "damage": sorted(totals.get("damage", []), key=lambda d: d["path"]),
+        "table_versions": json.dumps(totals["table_versions"], sort_keys=True) if totals.get("table_versions") else None,
     }
 
 
 def finished_run_record(meta: dict, totals: dict) -> dict:
     """The record of a finished run: ``failed: …`` when its lines or its rows do not reconcile."""
     rec = run_record(meta, "succeeded", totals, ended=_dt.datetime.now(_dt.timezone.utc))
-    problem = unreconciled(rec, totals.get("written", []))
+    problem = unreconciled(rec, totals.get("written", []), totals)
     if problem:
         rec["status"] = f"failed: {problem}"
     return rec
 
 
-def unreconciled(rec: dict, written: list) -> str | None:
+def unreconciled(rec: dict, written: list, totals: dict | None = None) -> str | None:
     """Why a run's counts do not add up, or None.
 
-    Every line read is accepted, rejected or a duplicate; every accepted
-    event is a row of an ``events`` partition and every rejected line a row
-    of the ``rejects`` partition written by this run, as is every damaged
-    file (one row each, counted apart from lines); and no partition is
-    written twice (a second write replaces the first: rows would be lost).
+    Every line read is accepted, rejected or a duplicate; every event the
+    replayed days' ``events`` files hold is an accepted line of this run or
+    one the lake held (``carried``); the ``rejects`` files hold exactly this
+    run's rejected lines and damaged files (one row each, counted apart from
+    lines), the ones the replayed days had, and every copy of an event in
+    conflict; every staged event was decided; and no file is written twice.
     A run that fails these checks must not pass for a good one.
     """
+    totals = totals or {}
     if rec["lines_read"] != rec["accepted"] + rec["rejected"] + rec["duplicates"]:
         return (f"counts do not reconcile: read {rec['lines_read']} != accepted {rec['accepted']}"
                 f" + rejected {rec['rejected']} + duplicates {rec['duplicates']}")
-    seen = Counter((name, day) for name, day, _ in written)
-    twice = sorted(f"{name}/gaming_day={day}" for (name, day), n in seen.items() if n > 1)
+    paths = Counter((f["table"], f["path"]) for f in totals.get("files", []))
+    twice = sorted(f"{table}/{path}" for (table, path), n in paths.items() if n > 1)
     if twice:
-        return f"partition written twice in one run, rows may be lost: {', '.join(twice)}"
-    for name, expected in (("events", rec["accepted"]), ("rejects", rec["rejected"] + rec.get("damaged_files", 0))):
+        return f"file written twice in one run, rows may be lost: {', '.join(twice)}"
+    carried = totals.get("carried", 0)
+    day_rejected = rec["rejected"] - (totals.get("staged_rejects", 0) - rec.get("damaged_files", 0))
+    expected_rejects = (totals.get("staged_rejects", 0) + day_rejected + totals.get("carried_rejected", 0)
+                        + totals.get("carried_rejects", 0))
+    for name, expected in (("events", rec["accepted"] + carried), ("rejects", expected_rejects)):
         rows = sum(n for table, _, n in written if table == name)
         if rows != expected:
-            return f"rows do not reconcile: the {name} partitions hold {rows} rows, the run counted {expected}"
+            return f"rows do not reconcile: the {name} files hold {rows} rows, the run counted {expected}"
+    staged = totals.get("staged_events")
+    decided = rec["accepted"] + rec["duplicates"] + day_rejected
+    if staged is not None and staged != decided:
+        return f"rows do not reconcile: {staged} events were read, {decided} decided"
     return None
 
 
-def write_run_record(lake_path: str, record: dict) -> None:
-    lake.write_atomically(lake_path, "runs", f"{record['run_id']}.parquet", rows_to_table([record], RUNS))
+def write_run_record(lake_path: str, record: dict) -> int:
+    """Append ``record`` to the ``runs`` Delta table (one commit); returns the table's version.
+
+    A run appends a record when it starts (``running``) and one when it ends; the latest record of
+    a run id is its state (:func:`read_run_record`, the analysts' ``runs`` view).  The caller
+    holds the lake's lock (:mod:`pipelines.lake_lock`)."""
+    from pipelines import delta
+
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    written = lake.write_data_file(lake_path, "runs", None, f"run-{record['run_id']}-{stamp}.parquet",
+                                   rows_to_table([record], RUNS))
+    return delta.commit_replays(lake_path, "runs", [written], None, run_id=record["run_id"],
+                                fence_at_start=delta.fence(lake_path, "runs"))
+
+
+def latest_records(table) -> list[dict]:
+    """The latest record of every run id (a run's ``running`` record is superseded by its end)."""
+    latest: dict[str, dict] = {}
+    for r in table.to_pylist():
+        have = latest.get(r["run_id"])
+        if have is None or (have["ended"] is None and r["ended"] is not None) or (
+                have["ended"] is not None and r["ended"] is not None and r["ended"] >= have["ended"]):
+            latest[r["run_id"]] = r
+    return sorted(latest.values(), key=lambda r: (r["started"], r["run_id"]))
 
 
 def read_run_record(lake_path: str, run_id: str) -> dict:
-    import pyarrow.parquet as pq
-
-    fs, root = lake.filesystem(lake_path)
-    with fs.open_input_file(f"{root}/runs/{run_id}.parquet") as f:
-        return pq.read_table(f).to_pylist()[0]
+    for r in latest_records(lake.read_table(lake_path, "runs")):
+        if r["run_id"] == run_id:
+            return r
+    raise KeyError(run_id)

@@ -115,24 +115,21 @@ def _visible_parquet(info: pafs.FileInfo) -> bool:
             and not info.base_name.startswith("."))
 
 
-def table_files(lake: str, name: str) -> list[str]:
+def table_files(lake: str, name: str, versions: dict | None = None) -> list[str]:
     """The data files of lake table ``name``, sorted: what the table is.
 
-    Partitioned tables: ``LAKE/<name>/gaming_day=YYYY-MM-DD/*.parquet``;
-    others: ``LAKE/<name>/*.parquet``.  Hidden files (a writer's ``.tmp-*``)
-    and folders that are not a gaming day are no part of the table.
+    Every table is a Delta table (``docs/lake.md``): its files are those of the version the
+    last successful run committed (``versions``: :func:`pipelines.lake_run.pinned_versions`,
+    read here when not given), never a folder's listing: a listing also sees files later
+    commits removed and files a killed run left.  ``runs`` is read at its latest version.
     """
-    fs, root = _filesystem(lake)
-    folder = f"{root}/{name}"
-    if fs.get_file_info(folder).type != pafs.FileType.Directory:
-        return []
-    if name not in PARTITIONED:
-        return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(folder)) if _visible_parquet(i))
-    files = []
-    for day in fs.get_file_info(pafs.FileSelector(folder)):
-        if day.type == pafs.FileType.Directory and _DAY_FOLDER.match(day.base_name):
-            files += [i.path for i in fs.get_file_info(pafs.FileSelector(day.path)) if _visible_parquet(i)]
-    return sorted(files)
+    from pipelines import delta, lake_versions
+
+    if name == "runs":
+        return delta.files_at(lake, name, delta.current_version(lake, name))
+    if versions is None:
+        versions = lake_versions.pinned_versions(lake) or {}
+    return delta.files_at(lake, name, versions.get(name))
 
 
 def view_columns(name: str) -> pa.Schema:
@@ -144,10 +141,16 @@ def view_columns(name: str) -> pa.Schema:
     return schema
 
 
-def table_dataset(lake: str, name: str) -> ds.Dataset:
-    """Lake table ``name`` as a ``pyarrow.dataset`` (no file is opened until it is scanned)."""
+def table_dataset(lake: str, name: str, versions: dict | None = None) -> ds.Dataset:
+    """Lake table ``name`` as a ``pyarrow.dataset`` (no file is opened until it is scanned).
+    ``runs``: the latest record of every run (a run writes one when it starts and one when it ends)."""
     schema = view_columns(name)
-    files = table_files(lake, name)
+    if name == "runs":
+        from pipelines import runs
+        from pipelines.lake import read_table
+
+        return ds.dataset(pa.Table.from_pylist(runs.latest_records(read_table(lake, "runs")), schema=schema))
+    files = table_files(lake, name, versions)
     if not files:
         return ds.dataset(schema.empty_table())
     fs, root = _filesystem(lake)
@@ -156,6 +159,18 @@ def table_dataset(lake: str, name: str) -> ds.Dataset:
     partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
     return ds.dataset(files, schema=schema, format="parquet", filesystem=fs,
                       partitioning=partitioning, partition_base_dir=f"{root}/{name}")
+
+
+def _versions(lake: str, as_of: str | None) -> dict:
+    from pipelines import lake_versions
+
+    try:
+        versions = lake_versions.pinned_versions(lake, as_of)
+    except ValueError as exc:
+        raise LakeQueryError(str(exc)) from None
+    if versions is None and as_of is not None:
+        raise LakeQueryError(f"--as-of {as_of}: no successful run of this lake is that run or ended by then")
+    return versions or {}
 
 
 def seed_files() -> dict[str, str]:
@@ -186,12 +201,15 @@ def display_zone(name: str) -> str:
     return name
 
 
-def connect(lake: str, dealers: str | None = None, show_tz: str | None = None) -> duckdb.DuckDBPyConnection:
+def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
+            as_of: str | None = None) -> duckdb.DuckDBPyConnection:
     """The analysts' connection: the lake's tables and the seeds, no file system, settings locked.
 
     ``dealers``: a dealers file (id, name, shift) to show as ``seeds_dealers``
     instead of the shipped ``seeds/dealers.csv``.  ``show_tz``: the IANA zone
-    timestamps are shown in (default UTC), set before the lockdown.
+    timestamps are shown in (default UTC), set before the lockdown.  ``as_of``: a run id or a
+    timestamp: the tables as that run (or the last successful one then) left them
+    (:func:`pipelines.lake_versions.pinned_versions`), not as the last successful run did.
     """
     zone = "UTC" if show_tz is None else display_zone(show_tz)
     if "://" not in lake and not os.path.isdir(lake):
@@ -203,8 +221,9 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None) -
             con.execute(f"SET TimeZone = {_sql_str(zone)}")
         except duckdb.Error:
             raise LakeQueryError(f"--show-tz {zone!r}: DuckDB does not know this time zone") from None
+        versions = _versions(lake, as_of)
         for name in LAKE_TABLES:
-            con.register(name, table_dataset(lake, name))
+            con.register(name, table_dataset(lake, name, versions))
         for name, path in seed_files().items():   # pitwatch's own files, read before the lockdown
             if name == DEALERS_TABLE:
                 continue

@@ -158,6 +158,9 @@ RUNS = pa.schema([
         pa.field("path", pa.string()), pa.field("offset", pa.int64()), pa.field("bytes_not_read", pa.int64()),
         pa.field("reason", pa.string()),
     ]))),
+    # JSON {table: Delta version} of every table as this run left it committed (a reader pinned to
+    # the run reads these versions: pipelines.lake_run); null while the run is running
+    pa.field("table_versions", pa.string()),
 ])
 
 RULES = pa.schema([

@@ -1,0 +1,253 @@
+"""The lake's tables as Delta Lake tables (the ``deltalake`` package: delta-rs).
+
+pitwatch writes every data file itself, with pyarrow (:func:`pipelines.lake.write_data_file`:
+fixed options, sorted rows, the SHA-256 computed while writing); this module only *commits*
+them: one Delta transaction per table per run (:func:`commit`), built from add actions
+(``create_write_transaction``).  A replayed gaming day is an overwrite with a partition filter on
+that day, so the day is replaced whole; ``rejects`` and ``runs`` are appended to.
+
+Why hand-made add actions and not ``write_deltalake``: the files are written by Beam's workers
+(any runner), the commit is one small final step of the pipeline.
+
+* **The fence.**  Every commit carries an app transaction (``app_id`` ``pitwatch``) whose version
+  is the table's previous one plus one, and the run id in its commit info.  A run reads every
+  table's fence when it starts (under the lake's lock); at commit time a table whose fence moved
+  since was committed by someone else: :class:`StaleWriter`, nothing committed.  A commit step
+  run again (a retried bundle) finds its own run id at ``fence + 1`` and does nothing: idempotent.
+* **Stats**: ``numRecords`` only.  Min/max/null counts would let a reader skip files; written
+  wrongly they drop rows silently, and pitwatch's readers filter on the partition only.
+* **Schema evolution**: a column the table lacks is added with ``alter.add_columns`` before the
+  commit that carries it (otherwise readers would not see it).
+* **Retention** (:data:`TABLE_PROPERTIES`, set at creation): the log is evidence, Delta's expired
+  log clean-up is off and deleted files are kept for :data:`DELETED_FILE_RETENTION`: history goes
+  only through ``pitwatch vacuum``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from pipelines.lake import filesystem
+from schemas.arrow import LAKE_TABLES, PARTITIONED
+
+APP_ID = "pitwatch"
+RUN_ID_KEY = "pitwatch.run_id"
+LOG_FOLDER = "_delta_log"
+DELETED_FILE_RETENTION = "interval 36500 days"    # files removed from a table stay until pitwatch vacuum
+TABLE_PROPERTIES = {
+    "delta.enableExpiredLogCleanup": "false",
+    "delta.logRetentionDuration": "interval 36500 days",
+    "delta.deletedFileRetentionDuration": DELETED_FILE_RETENTION,
+}
+
+
+class StaleWriter(RuntimeError):
+    """A table was committed by another writer since this run read its fence."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DataFile:
+    """A data file written for a table, to be committed: its path relative to the table's folder."""
+
+    table: str
+    path: str
+    size: int
+    rows: int
+    sha256: str
+    gaming_day: str | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def table_uri(lake: str, name: str) -> str:
+    _fs, root = filesystem(lake)
+    if "://" in lake:
+        return f"{lake.rstrip('/')}/{name}"
+    return f"{root}/{name}"
+
+
+def is_table(lake: str, name: str) -> bool:
+    from deltalake import DeltaTable
+
+    return DeltaTable.is_deltatable(table_uri(lake, name))
+
+
+def open_table(lake: str, name: str, version: int | None = None):
+    """The Delta table ``name`` (at ``version``), or None when the lake has no such table."""
+    from deltalake import DeltaTable
+
+    uri = table_uri(lake, name)
+    if not DeltaTable.is_deltatable(uri):
+        return None
+    return DeltaTable(uri, version=version)
+
+
+def current_version(lake: str, name: str) -> int | None:
+    table = open_table(lake, name)
+    return None if table is None else table.version()
+
+
+def fence(lake: str, name: str) -> int:
+    """The table's pitwatch transaction version: 0 for a table not created yet."""
+    table = open_table(lake, name)
+    return 0 if table is None else (table.transaction_version(APP_ID) or 0)
+
+
+def fences(lake: str, names) -> dict[str, int]:
+    return {name: fence(lake, name) for name in names}
+
+
+def files_at(lake: str, name: str, version: int | None) -> list[str]:
+    """The data files of table ``name`` at ``version`` (None: the table does not exist then), as
+    paths the lake's file system opens, sorted."""
+    if version is None:
+        return []
+    table = open_table(lake, name, version)
+    if table is None:
+        return []
+    _fs, root = filesystem(lake)
+    base = f"{root}/{name}/"
+    return sorted(base + add["path"] for add in _adds(table))
+
+
+def _adds(table) -> list[dict]:
+    return pa.table(table.get_add_actions(flatten=True)).select(["path"]).to_pylist()
+
+
+def _commit_run_id(table) -> str | None:
+    last = table.history(1)
+    return last[0].get(RUN_ID_KEY) if last else None
+
+
+def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
+                   fence_at_start: int, replace_all: bool = False, schema: pa.Schema | None = None,
+                   partitioned: bool | None = None) -> int:
+    """Commit ``files`` to table ``name`` in one transaction; return the table's new version.
+
+    ``replayed_days``: every file the replays of those gaming days wrote before
+    (:func:`pipelines.lake.replay_day_of`, in whatever partition) is removed in the same
+    transaction, so a replayed day's rows are replaced whole; a day replayed with no rows left
+    leaves none.  This is an overwrite by file rather than by partition filter, because the
+    replay of day D also writes rows of D-1's partitions (a round started before the cutoff
+    belongs to the day it started in).  ``replace_all``: every current file is removed (the rule
+    catalogue).  Otherwise the files are appended (``runs``).  See the module doc for the fence.
+    """
+    from deltalake import CommitProperties, DeltaTable, Schema, Transaction
+    from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
+
+    from pipelines.lake import replay_day_of
+
+    schema = schema if schema is not None else LAKE_TABLES[name]
+    partitioned = (name in PARTITIONED) if partitioned is None else partitioned
+    now_ms = int(time.time() * 1000)
+    adds = [AddAction(path=f.path, size=f.size, modification_time=now_ms, data_change=True,
+                      partition_values={"gaming_day": f.gaming_day} if partitioned else {},
+                      stats=json.dumps({"numRecords": f.rows}))
+            for f in sorted(files, key=lambda f: f.path)]
+    props = CommitProperties(custom_metadata={RUN_ID_KEY: run_id},
+                             app_transactions=[Transaction(app_id=APP_ID, version=fence_at_start + 1)])
+    uri = table_uri(lake, name)
+    partition_by = ["gaming_day"] if partitioned else None
+    if not DeltaTable.is_deltatable(uri):
+        if fence_at_start != 0:
+            raise StaleWriter(f"table {name} has disappeared since the run started")
+        create_table_with_add_actions(uri, Schema.from_arrow(schema), adds, mode="error", partition_by=partition_by,
+                                      configuration=TABLE_PROPERTIES, commit_properties=props)
+        return 0
+    table = DeltaTable(uri)
+    now = table.transaction_version(APP_ID) or 0
+    if now == fence_at_start + 1 and _commit_run_id(table) == run_id:
+        return table.version()      # this run's commit, made already: a retried step
+    if now != fence_at_start:
+        raise StaleWriter(f"table {name} was committed by another writer since this run started "
+                          f"(fence {fence_at_start}, now {now}): nothing of this run was committed to it")
+    add_missing_columns(table, schema)
+    replayed = set(replayed_days or ())
+    removes = []
+    if replayed or replace_all:
+        current = pa.table(table.get_add_actions(flatten=True)).to_pylist()
+        for add in current:
+            if replace_all or replay_day_of(add["path"]) in replayed:
+                values = {k[len("partition."):]: (None if v is None else str(v))
+                          for k, v in add.items() if k.startswith("partition.")}
+                removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=now_ms,
+                                            size=add.get("size_bytes"), partition_values=values or None))
+    table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
+                                   commit_properties=props)
+    return DeltaTable(uri).version()
+
+
+def add_missing_columns(table, schema: pa.Schema) -> list[str]:
+    """Add to the Delta table the columns of ``schema`` it lacks (schema evolution); their names."""
+    from deltalake import Field, Schema
+
+    have = set(table.schema().to_arrow().names)
+    missing = [f for f in schema if f.name not in have]
+    if missing:
+        table.alter.add_columns([Field.from_arrow(f.with_nullable(True)) for f in missing])
+        table.update_incremental()
+    return [f.name for f in missing]
+
+
+def committed_paths(lake: str, name: str) -> set[str]:
+    """Every data file any commit of the table's log added (relative paths): what is not in here is
+    no part of the table in any version (a killed run's leftover)."""
+    fs, root = filesystem(lake)
+    folder = f"{root}/{name}/{LOG_FOLDER}"
+    if fs.get_file_info(folder).type != pafs.FileType.Directory:
+        return set()
+    paths = set()
+    for info in fs.get_file_info(pafs.FileSelector(folder)):
+        if not info.base_name.endswith(".json") or not info.base_name[:1].isdigit():
+            continue
+        with fs.open_input_stream(info.path) as f:
+            for line in f.read().splitlines():
+                action = json.loads(line) if line.strip() else {}
+                if "add" in action:
+                    paths.add(_unquote(action["add"]["path"]))
+    return paths
+
+
+def _unquote(path: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(path)
+
+
+def leftover_files(lake: str, names) -> list[str]:
+    """Data files under the tables' folders that no commit added: what a killed run left behind."""
+    fs, root = filesystem(lake)
+    out = []
+    for name in names:
+        folder = f"{root}/{name}"
+        if fs.get_file_info(folder).type != pafs.FileType.Directory:
+            continue
+        known = committed_paths(lake, name)
+        for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
+            rel = info.path[len(folder) + 1:]
+            if info.type == pafs.FileType.File and not rel.startswith(LOG_FOLDER) and rel not in known:
+                out.append(info.path)
+    return sorted(out)
+
+
+def remove_leftovers(lake: str, names) -> list[str]:
+    fs, _root = filesystem(lake)
+    gone = leftover_files(lake, names)
+    for path in gone:
+        fs.delete_file(path)
+    return gone
+
+
+def local(lake: str) -> bool:
+    return "://" not in lake or lake.startswith("file://")
+
+
+def table_names_on_disk(lake: str) -> list[str]:
+    _fs, root = filesystem(lake)
+    return sorted(n for n in LAKE_TABLES if os.path.isdir(f"{root}/{n}/{LOG_FOLDER}"))

@@ -1,0 +1,203 @@
+"""One way to write the lake: a run adds its files' events to the days they fall in, replays
+from the first day it changed, and commits everything at once.
+
+1. **Ingest** (:mod:`pipelines.staging`): the run's files are read and decoded once; their
+   events are put aside by gaming day, their rejected lines apart.
+2. **Plan**: the days to replay are every day from the first one the run changed (a day with
+   new events, a day holding events of an input file the run reads again — the file is the unit
+   of correction —, the night's day, ``--rebuild-from``) to the lake's last, each starting from
+   the state the day before left (:mod:`pipelines.state`).
+3. **Replay** each day in order (:mod:`pipelines.graph`), from its events old and new.
+4. **Commit** (:class:`CommitRun`, a pipeline step, so any runner runs it): when the counts
+   reconcile, each table's files in one Delta transaction (:mod:`pipelines.delta`: a replayed
+   day's earlier files removed in it), then the ``runs`` record naming every table's version.
+
+So ``run A; run B`` leaves the lake of ``run A B``, in any order and across days, and a nightly
+run is this with the inbox's folders for its files.  A reader pinned to the last successful run
+(:func:`pinned_versions`) never sees half a run; a killed run's files are no part of any table
+version and the next run removes them (and rolls back a commit it left half done).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import logging
+
+import apache_beam as beam
+
+from pipelines import delta, lake, runs, state
+from pipelines.lake_versions import pinned_versions
+from pipelines.graph import DayPlan, build_pipeline
+from pipelines.staging import STAGING, build_ingest, staging_dir
+from pipelines.wording import plural
+
+log = logging.getLogger("pitwatch")
+
+DATA_TABLES = ("events", "rejects", "rounds", "packs", "findings", "rules", state.TABLE)
+ALL_TABLES = DATA_TABLES + ("runs",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Night:
+    """The nightly form's extras: the night's day (replayed even with no file), ``--rebuild-from``
+    (the lake's events from that day on are dropped: only the inbox's remain), and the inbox
+    folders read, with their listings (kept in the days' manifests)."""
+
+    day: str
+    rebuild_from: str | None = None
+    retention_days: int = 7
+    listings: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
+
+
+def roll_back_unfinished(lake_path: str) -> list[str]:
+    """Tables committed past the last successful run (a run killed during its commit) are restored
+    to that run's version; leftover files of killed runs and their staging are removed."""
+    pinned = pinned_versions(lake_path) or {}
+    restored = []
+    for name in DATA_TABLES:
+        table = delta.open_table(lake_path, name)
+        if table is None:
+            continue
+        want = pinned.get(name)
+        if want is None or table.version() == want:
+            continue
+        table.restore(want)
+        restored.append(f"{name} {table.version()} → {want}")
+    gone = delta.remove_leftovers(lake_path, ALL_TABLES)
+    fs, root = lake.filesystem(lake_path)
+    import pyarrow.fs as pafs
+
+    if fs.get_file_info(f"{root}/{STAGING}").type == pafs.FileType.Directory:
+        fs.delete_dir(f"{root}/{STAGING}")
+    if restored:
+        log.warning("rolled back a half-committed run: %s", ", ".join(restored))
+    if gone:
+        log.info("removed %s left by an interrupted run", plural(len(gone), "file"))
+    return restored + gone
+
+
+def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: frozenset, reject_day: str,
+              night: Night | None, result_dir: str, retention_days: int = 7) -> list[DayPlan]:
+    """The days to replay, in order, with their sources (see the module doc)."""
+    manifests = state.manifests(lake_path)
+    replaced_days = {d for d, m in manifests.items() if run_files & set(m.get("files", ()))}
+    changed = set(staged_days) | replaced_days | {reject_day}
+    if night is not None:
+        changed |= {night.day} | ({night.rebuild_from} if night.rebuild_from else set())
+    first = min(changed)
+    days = sorted({d for d in manifests if d >= first} | changed)
+    earlier = [d for d in manifests if d < first]
+    prior = earlier[-1] if earlier else None
+    if prior is not None:
+        state.check_versions(prior, manifests[prior])
+    prior_files = tuple(state.committed_files(lake_path, prior)) if prior else ()
+    events_version = delta.current_version(lake_path, "events")
+    rejects_version = delta.current_version(lake_path, "rejects")
+    carried_events = delta.files_at(lake_path, "events", events_version)
+    carried_rejects = delta.files_at(lake_path, "rejects", rejects_version)
+    rebuild = night.rebuild_from if night is not None else None
+    plans = []
+    for d in days:
+        folder = f"/gaming_day={d}/"
+        keep_old = rebuild is None or d < rebuild
+        listing = (night.listings.get(d) if night is not None and d in night.listings
+                   else manifests.get(d, {}).get("inbox"))
+        plans.append(DayPlan(
+            replay_day=d, prior_day=prior, run_id=run_id, prior_state=prior_files,
+            events=tuple([(p, True) for p in carried_events if folder in p and keep_old]
+                         + [(p, False) for p in _staged(result_dir, "events", d)]),
+            rejects=tuple([(p, True) for p in carried_rejects if folder in p and keep_old]
+                          + ([(p, False) for p in _staged(result_dir, "rejects", None)] if d == reject_day else [])),
+            replaced=run_files, run_files=run_files, result_path=f"{result_dir}/day-{d}.json",
+            retention_days=night.retention_days if night is not None else retention_days,
+            manifest={"inbox": listing or []}))
+        prior = d
+        prior_files = ()    # filled in by run_days once the day has been replayed
+    return plans
+
+
+def _staged(folder: str, kind: str, day: str | None) -> list[str]:
+    import pyarrow.fs as pafs
+
+    from pipelines.lake import filesystem
+
+    fs, _root = filesystem(folder)
+    base = f"{folder}/{kind}" + (f"/gaming_day={day}" if day else "")
+    if fs.get_file_info(base).type != pafs.FileType.Directory:
+        return []
+    return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(base)) if i.base_name.endswith(".parquet"))
+
+
+def read_json(lake_path: str, path: str) -> dict:
+    fs, _root = lake.filesystem(lake_path)
+    with fs.open_input_stream(path) as f:
+        return json.loads(f.read())
+
+
+def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options, devices, pipeline) -> list[dict]:
+    """Replay each day in order; each starts from the state files the day before wrote."""
+    results = []
+    prior_files: tuple = plans[0].prior_state if plans else ()
+    for plan in plans:
+        plan = dataclasses.replace(plan, prior_state=prior_files)
+        log.info("gaming day %s: %s, %s (state from %s)", plan.replay_day,
+                 plural(sum(1 for _, c in plan.events if c), "file") + " the lake held",
+                 plural(sum(1 for _, c in plan.events if not c), "new file"), plan.prior_day or "none: a fresh start")
+        with pipeline() as p:
+            build_pipeline(p, plan, lake_path, meta, ingest_options, devices)
+        result = read_json(lake_path, plan.result_path)
+        results.append(result)
+        _fs, root = lake.filesystem(lake_path)
+        prior_files = tuple(f"{root}/{state.TABLE}/{f['path']}" for f in result.get("files", [])
+                            if f["table"] == state.TABLE)
+    return results
+
+
+class CommitRun(beam.DoFn):
+    """The run's last step: reconcile its counts, commit every table, then its ``runs`` record."""
+
+    def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str]):
+        self.lake_path = lake_path
+        self.meta = meta
+        self.ingest_path = ingest_path
+        self.result_paths = result_paths
+        self.days = days
+
+    def process(self, _):
+        totals = run_totals(read_json(self.lake_path, self.ingest_path),
+                            [read_json(self.lake_path, p) for p in self.result_paths], self.days)
+        record = runs.finished_run_record(self.meta, totals)
+        if record["status"] == "succeeded":
+            versions = {}
+            files = [delta.DataFile(**f) for f in totals["files"]]
+            for name in DATA_TABLES:
+                mine = [f for f in files if f.table == name]
+                if not mine and not delta.is_table(self.lake_path, name) and name != state.TABLE:
+                    continue
+                kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
+                versions[name] = delta.commit_replays(
+                    self.lake_path, name, mine, None if name == "rules" else self.days, run_id=self.meta["run_id"],
+                    fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules", **kwargs)
+            record["table_versions"] = json.dumps(versions, sort_keys=True)
+        runs.write_run_record(self.lake_path, record)
+        yield record
+
+
+def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
+    """The run's bookkeeping, its ingest's and its days' together (:func:`pipelines.runs.unreconciled`)."""
+    out = {k: v for k, v in ingest.items() if k not in ("staged", "staged_rejects")}
+    out["staged_events"] = sum(n for _, _, n in ingest.get("staged", []))
+    out["staged_rejects"] = sum(n for _, n in ingest.get("staged_rejects", []))
+    for day in days:
+        for k, v in day.items():
+            out[k] = out.get(k, [] if isinstance(v, list) else 0) + v
+    out["replayed_days"] = replayed
+    return out
+
+
+def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, results: list[str], days: list[str]):
+    with pipeline() as p:
+        (p | "Commit" >> beam.Create([None])
+         | "CommitRun" >> beam.ParDo(CommitRun(lake_path, meta, ingest_path, results, days)))
+
