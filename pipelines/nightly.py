@@ -33,7 +33,6 @@ import re
 
 from pipelines import lake_settings, state
 from pipelines.batch import RunSummary, run_batch
-from pipelines.graph import DayMode
 from pipelines.inputs import INPUT_SUFFIXES, InputError
 from pipelines.wording import plural
 
@@ -146,29 +145,34 @@ def _named(files: list[dict], most: int = 10) -> str:
 
 
 def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_from: str | None = None) -> NightlyPlan:
+    """The inbox folders the night reads: the night's own, every folder of the last
+    ``lookback_days`` days that changed since a run read it (or was never read), and, with
+    ``rebuild_from``, every folder from that day on.  Which days are then replayed is the run's
+    (:mod:`pipelines.lake_run`): from the first day the files change onward."""
     day_date = _dt.date.fromisoformat(day)
     oldest = (day_date - _dt.timedelta(days=lookback_days)).isoformat()
-    window = [d for d in inbox_days(inbox) if oldest <= d <= day]
-    replayed = state.replayed_days(lake_path)
+    folders = inbox_days(inbox)
+    window = [d for d in folders if oldest <= d <= day]
+    manifests = state.manifests(lake_path)
     reasons: dict[str, str] = {}
     for d in window:
         if d == day:
             continue
-        manifest = state.read_manifest(lake_path, d)
+        manifest = manifests.get(d)
         if manifest is None:
             reasons[d] = "never replayed"
         elif manifest.get("inbox") != day_listing(inbox, d):
             reasons[d] = "its inbox folder changed (late or replaced files)"
     if rebuild_from is not None:
-        reasons[rebuild_from] = "--rebuild-from"
-    start = min(list(reasons) + [day])
-    days = sorted({d for d in window if d >= start} | {d for d in replayed if start <= d <= day} | {day})
-    for d in days:
-        reasons.setdefault(d, "the night's day" if d == day else f"follows {start}, which is replayed")
-    earlier = [d for d in replayed if d < start]
+        for d in folders:
+            if rebuild_from <= d <= day:
+                reasons.setdefault(d, "--rebuild-from")
+    reasons[day] = "the night's day"
+    days = sorted(reasons)
+    earlier = [d for d in manifests if d < min(days)]
     prior = earlier[-1] if earlier else None
     if prior is not None:
-        state.read_manifest(lake_path, prior)  # fails clearly if its format cannot be read
+        state.check_versions(prior, manifests[prior])   # fails clearly if its format cannot be read
     return NightlyPlan(days, prior, reasons)
 
 
@@ -176,17 +180,18 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
                 lookback_days: int = 7, rebuild_from: str | None = None, retention_days: int = 7,
                 log=None, command: str | None = None, recorded: dict | None = None,
                 allow_empty_day: bool = False, strict_inbox: bool = False, devices: str | None = None) -> list[RunSummary]:
-    """Replay ``day`` (and any earlier day whose inbox changed) from the carried state.
+    """Read the night's inbox folder (and any earlier one that changed) into the lake: one run.
 
     Nothing is written before the inbox (:func:`check_inbox`) and the
     gaming-day settings (:mod:`pipelines.lake_settings`) have passed.  A
     ``rebuild_from`` at or before the lake's first replayed day replays the
     whole lake and may change its gaming-day settings: they are recorded when
-    the last day has completed.  The device registry: ``devices`` (``--devices FILE``), else
+    the run has completed.  The device registry: ``devices`` (``--devices FILE``), else
     ``INBOX/devices.csv`` when it exists (:func:`pipelines.devices.registry_path`, the one place
     that decides it).
     """
     from pipelines.devices import load_registry, registry_path
+    from pipelines.lake_run import Night
     from schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
@@ -196,21 +201,20 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
     rebuilding = rebuild_from is not None and (not replayed or rebuild_from <= replayed[0])
     lake_settings.check(lake_path, config, rebuilding)
     skipped = check_inbox(inbox, day, the_plan.days, allow_empty_day, strict_inbox)
-    summaries = []
-    prior = the_plan.prior
+    listings = {d: day_listing(inbox, d) for d in the_plan.days}
     for d in the_plan.days:
         if log:
-            log.info("gaming day %s: %s (state from %s)", d, the_plan.reasons[d], prior or "none: a fresh start")
+            log.info("inbox folder %s: %s (%s)", d, the_plan.reasons[d], plural(len(listings[d]), "file"))
             if skipped[d]:
-                log.warning("gaming day %s: skipped %s: %s", d, plural(len(skipped[d]), "file"), _named(skipped[d]))
-        listing = day_listing(inbox, d)
-        files = [os.path.join(inbox, f["path"]) for f in listing]
-        summaries.append(run_batch(
-            files, lake_path, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
-            command=command or f"pitwatch run --day {day} --inbox {inbox} --lake {lake_path}",
-            day_mode=DayMode(d, prior, retention_days), inbox_listing=listing,
-            recorded={**(recorded or {}), "inbox_skipped": skipped[d]}, rebuilding=rebuilding, devices=registry))
-        prior = d
-    if rebuilding and summaries and all(s.status == "succeeded" for s in summaries):
-        lake_settings.record(lake_path, config, summaries[-1].run_id)
-    return summaries
+                log.warning("inbox folder %s: skipped %s: %s", d, plural(len(skipped[d]), "file"), _named(skipped[d]))
+    files = [os.path.join(inbox, f["path"]) for d in the_plan.days for f in listings[d]]
+    summary = run_batch(
+        files, lake_path, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
+        command=command or f"pitwatch run --day {day} --inbox {inbox} --lake {lake_path}",
+        night=Night(day, rebuild_from, retention_days, listings),
+        recorded={**(recorded or {}), "inbox_skipped": [f for d in the_plan.days for f in skipped[d]],
+                  "inbox_folders": the_plan.reasons},
+        rebuilding=rebuilding, devices=registry)
+    if rebuilding and summary.status == "succeeded":
+        lake_settings.record(lake_path, config, summary.run_id)
+    return [summary]
