@@ -270,7 +270,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = runs.new_run_id(started)
     lake_settings.check_and_record(lake_path, config, run_id, rebuilding)
-    lake_run.roll_back_unfinished(lake_path)
+    lake_run.remove_leftovers(lake_path)
     options = beam_options(list(beam_args or []), local_input_bytes(files))
     workers = options.view_as(DirectOptions).direct_num_workers
     if workers > 1:
@@ -291,6 +291,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     }
     runs.write_run_record(lake_path, runs.run_record(meta, "running"))
     meta["fences"] = delta.fences(lake_path, lake_run.ALL_TABLES)
+    meta["pinned"] = lake_run.pinned_versions(lake_path) or {}
     log.info("run %s: %s → %s", run_id, plural(len(files), "input file"), lake_path)
     folder = staging_dir(lake_path, run_id)
     ingest_options = IngestOptions(config, chunk_lines)

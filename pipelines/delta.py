@@ -127,7 +127,7 @@ def _commit_run_id(table) -> str | None:
 
 def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
                    fence_at_start: int, replace_all: bool = False, schema: pa.Schema | None = None,
-                   partitioned: bool | None = None) -> int:
+                   partitioned: bool | None = None, keep_only: int | None | str = "current") -> int:
     """Commit ``files`` to table ``name`` in one transaction; return the table's new version.
 
     ``replayed_days``: every file the replays of those gaming days wrote before
@@ -136,7 +136,10 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     leaves none.  This is an overwrite by file rather than by partition filter, because the
     replay of day D also writes rows of D-1's partitions (a round started before the cutoff
     belongs to the day it started in).  ``replace_all``: every current file is removed (the rule
-    catalogue).  Otherwise the files are appended (``runs``).  See the module doc for the fence.
+    catalogue).  Otherwise the files are appended (``runs``).  ``keep_only``: the version the
+    last successful run left (None: no such run); current files not in it were committed by a
+    run killed during its commit, never read by anyone, and are removed too.  See the module doc
+    for the fence.
     """
     from deltalake import CommitProperties, DeltaTable, Schema, Transaction
     from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
@@ -170,10 +173,13 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     add_missing_columns(table, schema)
     replayed = set(replayed_days or ())
     removes = []
-    if replayed or replace_all:
+    base = None
+    if keep_only != "current":
+        base = set() if keep_only is None else {a["path"] for a in _adds(DeltaTable(uri, version=keep_only))}
+    if replayed or replace_all or base is not None:
         current = pa.table(table.get_add_actions(flatten=True)).to_pylist()
         for add in current:
-            if replace_all or replay_day_of(add["path"]) in replayed:
+            if replace_all or replay_day_of(add["path"]) in replayed or (base is not None and add["path"] not in base):
                 values = {k[len("partition."):]: (None if v is None else str(v))
                           for k, v in add.items() if k.startswith("partition.")}
                 removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=now_ms,

@@ -238,12 +238,13 @@ def file_schema(name: str) -> pa.Schema:
     return schema
 
 
-def write_partition(lake: str, name: str, gaming_day, tables: Iterable, run_id: str = "standalone") -> int:
+def write_partition(lake: str, name: str, gaming_day, tables: Iterable, run_id: str | None = None) -> int:
     """Replace partition ``gaming_day`` of table ``name`` with the rows of ``tables`` and commit it
     at once: for tools and tests that build a small lake by hand (a run commits at its end,
     :mod:`pipelines.lake_run`).  Returns rows written."""
     from pipelines import delta
 
+    run_id = run_id or f"{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
     written = write_partition_file(lake, name, gaming_day, tables,
                                    replay_file_name(str(gaming_day), run_id) if gaming_day is not None
                                    else f"{run_id}.parquet")

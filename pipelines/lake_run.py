@@ -50,37 +50,27 @@ class Night:
     listings: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
 
-def roll_back_unfinished(lake_path: str) -> list[str]:
-    """Tables committed past the last successful run (a run killed during its commit) are restored
-    to that run's version; leftover files of killed runs and their staging are removed."""
-    pinned = pinned_versions(lake_path) or {}
-    restored = []
-    for name in DATA_TABLES:
-        table = delta.open_table(lake_path, name)
-        if table is None:
-            continue
-        want = pinned.get(name)
-        if want is None or table.version() == want:
-            continue
-        table.restore(want)
-        restored.append(f"{name} {table.version()} → {want}")
-    gone = delta.remove_leftovers(lake_path, ALL_TABLES)
-    fs, root = lake.filesystem(lake_path)
+def remove_leftovers(lake_path: str) -> list[str]:
+    """Remove the files of runs that never committed them (killed, failed) and their staging.
+    (Files a run killed *during* its commit did commit are no part of the versions readers read
+    and are removed from the tables by the next commit: :class:`CommitRun`.)"""
     import pyarrow.fs as pafs
 
+    gone = delta.remove_leftovers(lake_path, ALL_TABLES)
+    fs, root = lake.filesystem(lake_path)
     if fs.get_file_info(f"{root}/{STAGING}").type == pafs.FileType.Directory:
         fs.delete_dir(f"{root}/{STAGING}")
-    if restored:
-        log.warning("rolled back a half-committed run: %s", ", ".join(restored))
     if gone:
         log.info("removed %s left by an interrupted run", plural(len(gone), "file"))
-    return restored + gone
+    return gone
 
 
 def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: frozenset, reject_day: str,
               night: Night | None, result_dir: str, retention_days: int = 7) -> list[DayPlan]:
-    """The days to replay, in order, with their sources (see the module doc)."""
-    manifests = state.manifests(lake_path)
+    """The days to replay, in order, with their sources (see the module doc): what the lake holds
+    is what the last successful run committed (:func:`pinned_versions`)."""
+    pinned = pinned_versions(lake_path) or {}
+    manifests = state.manifests(lake_path, pinned.get(state.TABLE))
     replaced_days = {d for d, m in manifests.items() if run_files & set(m.get("files", ()))}
     changed = set(staged_days) | replaced_days | {reject_day}
     if night is not None:
@@ -91,11 +81,9 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
     prior = earlier[-1] if earlier else None
     if prior is not None:
         state.check_versions(prior, manifests[prior])
-    prior_files = tuple(state.committed_files(lake_path, prior)) if prior else ()
-    events_version = delta.current_version(lake_path, "events")
-    rejects_version = delta.current_version(lake_path, "rejects")
-    carried_events = delta.files_at(lake_path, "events", events_version)
-    carried_rejects = delta.files_at(lake_path, "rejects", rejects_version)
+    prior_files = tuple(state.committed_files(lake_path, prior, pinned.get(state.TABLE))) if prior else ()
+    carried_events = delta.files_at(lake_path, "events", pinned.get("events"))
+    carried_rejects = delta.files_at(lake_path, "rejects", pinned.get("rejects"))
     rebuild = night.rebuild_from if night is not None else None
     plans = []
     for d in days:
@@ -178,7 +166,8 @@ class CommitRun(beam.DoFn):
                 kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
                 versions[name] = delta.commit_replays(
                     self.lake_path, name, mine, None if name == "rules" else self.days, run_id=self.meta["run_id"],
-                    fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules", **kwargs)
+                    fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules",
+                    keep_only=self.meta["pinned"].get(name), **kwargs)
             record["table_versions"] = json.dumps(versions, sort_keys=True)
         runs.write_run_record(self.lake_path, record)
         yield record

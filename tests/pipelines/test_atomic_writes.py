@@ -25,9 +25,15 @@ def _events_like(n: int, tag: str) -> pa.Table:
 
 
 def test_killed_writer_leaves_the_old_partition_whole_and_next_run_cleans_up(tmp_path):
+    """A data file is written straight under its final name and is part of the table only once a
+    commit names it: killed half way, the file is there but no reader sees it, and the next run's
+    clean-up (pipelines.delta.remove_leftovers) removes it."""
+    from pipelines import delta
+
     lake = str(tmp_path / "lake")
     lakelib.write_partition(lake, "rejects", "2026-11-28", [_events_like(1000, "old")])
     part = tmp_path / "lake" / "rejects" / "gaming_day=2026-11-28"
+    committed = {p.name for p in part.iterdir()}
     writer = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {os.getcwd()!r})
@@ -38,17 +44,18 @@ def test_killed_writer_leaves_the_old_partition_whole_and_next_run_cleans_up(tmp
     proc = subprocess.Popen([sys.executable, "-c", writer])
     try:
         deadline = time.time() + 120
-        while not any(p.name.startswith(".") for p in part.iterdir()):
+        while not {p.name for p in part.iterdir()} - committed:
             assert proc.poll() is None, "the writer finished before it could be killed: make the table larger"
             assert time.time() < deadline
             time.sleep(0.005)
         os.kill(proc.pid, signal.SIGKILL)   # killed in the middle of writing the partition
     finally:
         proc.wait()
-    assert [p.name for p in part.iterdir() if p.name.startswith(".")], "the half-written file was left hidden"
-    rows = duckdb.execute(
-        f"select count(*), min(raw) like 'old-%' from read_parquet('{lake}/rejects/**/*.parquet', hive_partitioning=true)"
-    ).fetchone()
-    assert rows == (1000, True)          # readers see the old partition, whole
-    assert lakelib.remove_stale_temp_files(lake) == 1
-    assert [p.name for p in part.iterdir()] == ["part-0.parquet"]
+    left = sorted({p.name for p in part.iterdir()} - committed)
+    assert len(left) == 1, "the half-written file is there"
+    rows = lakelib.read_table(lake, "rejects")
+    assert rows.num_rows == 1000 and all(r.startswith("old-") for r in rows.column("raw").to_pylist())
+    assert delta.leftover_files(lake, ["rejects"]) == [str(part / left[0])]
+    assert delta.remove_leftovers(lake, ["rejects"]) == [str(part / left[0])]
+    assert {p.name for p in part.iterdir()} == committed
+    assert lakelib.read_table(lake, "rejects").num_rows == 1000

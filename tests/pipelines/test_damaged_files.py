@@ -7,6 +7,8 @@ row per damaged file with its byte offset and no line, ``damaged_files`` and
 """
 from __future__ import annotations
 
+from tests import lake_rows
+
 import gzip
 import json
 import subprocess
@@ -200,11 +202,11 @@ def test_a_run_over_damaged_files_completes_and_accounts_for_each(tmp_path):
     damaged = {"cut.jsonl.gz", "plain.jsonl.gz", "gz.jsonl", "x.parquet"}
     for name in damaged:
         assert f"damaged     {folder / name}: damaged file: " in done.stdout
-    rejects = pq.read_table(lake / "rejects").to_pylist()
+    rejects = lake_rows.dicts(lake, "rejects")
     damage_rows = [r for r in rejects if r["line"] is None]
     assert sorted(r["file"].rsplit("/", 1)[1] for r in damage_rows) == sorted(damaged)
     assert all(r["raw"] == "" and " at byte " in r["reason"] for r in damage_rows)
-    run = pq.read_table(next((lake / "runs").glob("*.parquet"))).to_pylist()[0]
+    run = lake_rows.last_run(lake)
     assert run["status"] == "succeeded" and run["damaged_files"] == 4
     assert run["bytes_not_read"] == 5000 + len(gzip.compress(TEXT[:5000])) + 3000       # the truncated one: 0
     assert sorted(d["path"].rsplit("/", 1)[1] for d in run["damage"]) == sorted(damaged)

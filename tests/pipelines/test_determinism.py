@@ -1,6 +1,8 @@
 """Findings do not depend on how the input is cut into files, ordered or delivered twice."""
 from __future__ import annotations
 
+from tests import lake_rows
+
 import random
 
 import pytest
@@ -44,7 +46,7 @@ def test_split_shuffled_and_redelivered_input_gives_the_same_findings(faulty_day
 
 
 def _lake_files(lake) -> dict[str, bytes]:
-    return {str(p.relative_to(lake)): p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if p.parts[-2] != "runs"}
+    return lake_rows.data_files(lake)
 
 
 @pytest.mark.slow

@@ -7,6 +7,8 @@ no horizon.
 """
 from __future__ import annotations
 
+from tests import lake_rows
+
 import json
 
 import pyarrow.parquet as pq
@@ -21,11 +23,11 @@ LINES = [line(seq=1), line(seq=2, ts="2026-11-30T12:00:00Z"), line(seq=3, ts="20
 
 
 def _run_record(lake):
-    return pq.read_table(next((lake / "runs").glob("*.parquet"))).to_pylist()[0]
+    return lake_rows.last_run(lake)
 
 
 def _rejected_seqs(lake):
-    return sorted(r["seq"] for r in pq.read_table(lake / "rejects").to_pylist())
+    return sorted(r["seq"] for r in lake_rows.dicts(lake, "rejects"))
 
 
 @pytest.mark.slow
@@ -38,7 +40,7 @@ def test_the_nightly_day_is_the_horizon_and_is_recorded(tmp_path):
                                        "--quiet"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert _rejected_seqs(lake) == [3, 4]
-    reasons = sorted(r["reason"] for r in pq.read_table(lake / "rejects").to_pylist())
+    reasons = sorted(r["reason"] for r in lake_rows.dicts(lake, "rejects"))
     assert reasons[0].startswith("field 'ts' falls in gaming day 2026-12-01, more than 2 days after the run's "
                                  "last day 2026-11-28")
     assert json.loads(_run_record(lake)["options"])["not_after"] == "2026-11-28"

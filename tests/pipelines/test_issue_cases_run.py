@@ -6,6 +6,8 @@ that day; now each must be one reject with its reason, in a completed run
 """
 from __future__ import annotations
 
+from tests import lake_rows
+
 import gzip
 import json
 import subprocess
@@ -54,14 +56,14 @@ def test_each_case_of_the_issue_is_a_reject_in_a_completed_run(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "Error" not in done.stdout
-    rejects = {r["file"].rsplit("/", 1)[1]: r for r in pq.read_table(lake / "rejects").to_pylist()}
+    rejects = {r["file"].rsplit("/", 1)[1]: r for r in lake_rows.dicts(lake, "rejects")}
     for name, (_, reason) in CASES.items():
         assert rejects[f"{name}.jsonl"]["reason"].startswith(reason), (name, rejects[f"{name}.jsonl"]["reason"])
         assert rejects[f"{name}.jsonl"]["line"] == 4
     assert rejects["nan_amount.parquet"]["reason"] == "field 'amount' must be a finite number, got nan"
     assert rejects["type_struct.parquet"]["reason"] == "field 'type' must be a string, got an object"
     assert len(rejects) == len(CASES) + 2
-    run = pq.read_table(next((lake / "runs").glob("*.parquet"))).to_pylist()[0]
+    run = lake_rows.last_run(lake)
     assert run["status"] == "succeeded"
     assert run["lines_read"] == 4 * len(CASES) + 3 + 4 + 1
     assert (run["accepted"], run["rejected"], run["duplicates"]) == (3 * len(CASES) + 3 + 3, len(CASES) + 2, 0)

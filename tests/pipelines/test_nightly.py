@@ -6,6 +6,8 @@ the cutoff; faults are injected on both sides of it.
 """
 from __future__ import annotations
 
+from tests import lake_rows
+
 import json
 import pathlib
 
@@ -60,8 +62,8 @@ def _invoke(*args):
 
 
 def _rows(lake, table, exclude="") -> list[tuple]:
-    con = duckdb.connect()
-    return con.execute(f"select * {exclude} from read_parquet('{lake}/{table}/**/*.parquet', hive_partitioning=true)"
+    con = lake_rows.connection(lake)
+    return con.execute(f"select * {exclude} from {table}"
                        " order by all").fetchall()
 
 
@@ -90,8 +92,8 @@ def test_day_by_day_equals_one_long_run(floors):
 
 @pytest.mark.slow
 def test_rounds_crossing_the_cutoff_belong_to_the_day_they_started(floors):
-    days = duckdb.execute(f"""select min(gaming_day)::varchar, max(gaming_day)::varchar
-        from read_parquet('{floors}/nightly/rounds/**/*.parquet', hive_partitioning=true)
+    days = lake_rows.connection(floors / "nightly").execute(f"""select min(gaming_day)::varchar, max(gaming_day)::varchar
+        from rounds
         where started < timestamp '2026-11-28 08:00:00+00' and ended >= timestamp '2026-11-28 08:00:00+00'""").fetchone()
     assert days == ("2026-11-27", "2026-11-27")
 
@@ -99,9 +101,9 @@ def test_rounds_crossing_the_cutoff_belong_to_the_day_they_started(floors):
 @pytest.mark.slow
 def test_rerunning_a_day_is_idempotent(floors, tmp_path):
     lake = floors / "nightly"
-    before = {p: p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if "runs" not in p.parts}
+    before = lake_rows.data_files(lake)
     _invoke("--day", "2026-11-28", "--inbox", floors / "inbox", "--lake", lake)
-    after = {p: p.read_bytes() for p in sorted(lake.rglob("*.parquet")) if "runs" not in p.parts}
+    after = lake_rows.data_files(lake)
     assert after == before
 
 

@@ -7,6 +7,8 @@ The run is a real process, so a crash fails the test instead of the test run.
 """
 from __future__ import annotations
 
+from tests import lake_rows
+
 import json
 import subprocess
 import sys
@@ -29,11 +31,11 @@ def test_a_run_rejects_lines_that_are_not_objects_with_their_reason(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(path), "--lake", str(lake)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    rejects = pq.read_table(lake / "rejects").to_pylist()
+    rejects = lake_rows.dicts(lake, "rejects")
     assert sorted(r["line"] for r in rejects) == [1, 3, 4, 5, 6, 7]
     assert {r["raw"] for r in rejects} == {b.decode() for b in NOT_OBJECTS}
     assert all(r["reason"] for r in rejects)
-    assert pq.read_table(lake / "events").num_rows == 3
+    assert lake_rows.table(lake, "events").num_rows == 3
 
 
 def test_a_chunk_with_a_line_not_starting_with_a_brace_is_read_line_by_line(tmp_path):

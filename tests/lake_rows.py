@@ -1,0 +1,74 @@
+"""Reading a lake in tests as its readers do: each Delta table at the version the last successful
+run committed (``pipelines.lake_versions``), never a folder's listing (which also holds files
+later commits removed)."""
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+from pipelines import delta, lake, lake_versions, runs
+
+_RUN_ID = re.compile(r"-\d{8}T\d{6}Z-[0-9a-f]{8}")
+
+
+def table(lake_path, name: str, columns=None) -> pa.Table:
+    """Table ``name`` as readers see it (``runs``: its latest version, every record)."""
+    lake_path = str(lake_path)
+    if name == "runs":
+        return lake.read_table(lake_path, "runs", columns)
+    versions = lake_versions.pinned_versions(lake_path) or {}
+    if versions.get(name) is None:
+        empty = lake.LAKE_TABLES[name].empty_table()
+        return empty.select(columns) if columns else empty
+    return lake.read_table(lake_path, name, columns, version=versions[name])
+
+
+def rows(lake_path, name: str, exclude=()) -> list[tuple]:
+    """Every row of table ``name`` (whole rows, but the ``exclude`` columns), sorted."""
+    t = table(lake_path, name)
+    t = t.select([c for c in t.column_names if c not in exclude])
+    return sorted(tuple(r.values()) for r in t.to_pylist())
+
+
+def dicts(lake_path, name: str) -> list[dict]:
+    return table(lake_path, name).to_pylist()
+
+
+def run_records(lake_path) -> list[dict]:
+    """The latest record of every run, oldest first."""
+    return runs.latest_records(lake.read_table(str(lake_path), "runs"))
+
+
+def last_run(lake_path) -> dict:
+    return run_records(lake_path)[-1]
+
+
+def data_files(lake_path) -> dict[str, bytes]:
+    """``{table/partition/file name without the run id: bytes}`` of every data file the pinned
+    versions hold: a rerun over the same input must give the same bytes (the file names carry
+    the writing run's id).  The state's manifests are left out: each names the run that wrote it."""
+    lake_path = str(lake_path)
+    versions = lake_versions.pinned_versions(lake_path) or {}
+    _fs, root = lake.filesystem(lake_path)
+    out = {}
+    for name, version in sorted(versions.items()):
+        for path in delta.files_at(lake_path, name, version):
+            if path.endswith("-manifest.parquet"):
+                continue
+            with open(path, "rb") as f:
+                out[_RUN_ID.sub("", path[len(root) + 1:])] = f.read()
+    return out
+
+
+def connection(lake_path):
+    """A DuckDB connection with every table of the lake as readers see it, by its name
+    (``runs``: the latest record of every run)."""
+    import duckdb
+
+    con = duckdb.connect()
+    for name in lake.LAKE_TABLES:
+        t = pa.Table.from_pylist(run_records(lake_path), schema=lake.LAKE_TABLES["runs"]) if name == "runs" \
+            else table(lake_path, name)
+        con.register(name, t)
+    return con
