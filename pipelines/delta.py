@@ -162,6 +162,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
             raise StaleWriter(f"table {name} has disappeared since the run started")
         create_table_with_add_actions(uri, Schema.from_arrow(schema), adds, mode="error", partition_by=partition_by,
                                       configuration=TABLE_PROPERTIES, commit_properties=props)
+        set_log_modes(lake, name)
         return 0
     table = DeltaTable(uri)
     now = table.transaction_version(APP_ID) or 0
@@ -186,7 +187,22 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
                                             size=add.get("size_bytes"), partition_values=values or None))
     table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
                                    commit_properties=props)
+    set_log_modes(lake, name)
     return DeltaTable(uri).version()
+
+
+def set_log_modes(lake: str, name: str) -> None:
+    """The log's files get the data files' mode whatever the umask (delta-rs writes them with the
+    umask's): readable by all, written by the lake's owner only (``docs/lake.md``)."""
+    from pipelines.lake import DATA_FILE_MODE, set_file_mode
+
+    fs, root = filesystem(lake)
+    if not isinstance(fs, pafs.LocalFileSystem):
+        return
+    folder = f"{root}/{name}/{LOG_FOLDER}"
+    for entry in os.scandir(folder):
+        if entry.is_file() and entry.stat().st_mode & 0o777 != DATA_FILE_MODE:
+            set_file_mode(fs, entry.path, DATA_FILE_MODE)
 
 
 def add_missing_columns(table, schema: pa.Schema) -> list[str]:

@@ -16,7 +16,16 @@ from pipelines import lake, runs
 
 def pinned_versions(lake_path: str, as_of: str | None = None) -> dict[str, int] | None:
     """Every table's version as the last successful run (or the run ``as_of`` names: a run id, or
-    the last successful run ended at or before a timestamp) committed it; None: no such run."""
+    the last successful run ended at or before a timestamp) committed it; None: no such run.
+
+    A lake with no ``runs`` table at all was not written by ``pitwatch run`` (tables committed
+    one by one, :func:`pipelines.lake.write_partition`): its tables are read as they are now."""
+    from pipelines import delta
+
+    if not delta.is_table(lake_path, "runs"):
+        if as_of is not None:
+            return None
+        return {name: v for name in lake.LAKE_TABLES if (v := delta.current_version(lake_path, name)) is not None}
     table = lake.read_table(lake_path, "runs")
     done = [r for r in runs.latest_records(table) if r["status"] == "succeeded" and r.get("table_versions")]
     if as_of is not None:

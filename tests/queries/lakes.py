@@ -195,15 +195,18 @@ def _by_day(rows):
     return out
 
 
+RUN_ID = "hand-built"     # the data files are replay-<day>-hand-built.parquet
+
+
 def build_lake(lake: str, *, with_findings: bool = True, with_replay: bool = True) -> str:
     """Write the lake described above under ``lake``; return it.  Without findings (and, unless
     ``with_replay``, without rounds and packs) it is a young lake: those tables have no files."""
     events = {DAY1: DAY1_EVENTS, DAY2: BAC07_EVENTS + TBP_EVENTS}
     for day, rows in events.items():
-        write_partition(lake, "events", day, [_table("events", rows)])
+        write_partition(lake, "events", day, [_table("events", rows)], run_id=RUN_ID)
     tables = ((("rounds", ROUNDS), ("packs", PACKS)) if with_replay else ()) + (
         (("findings", FINDINGS),) if with_findings else ())
     for name, rows in tables:
         for day, day_rows in _by_day(rows).items():
-            write_partition(lake, name, day, [_table(name, day_rows)])
+            write_partition(lake, name, day, [_table(name, day_rows)], run_id=RUN_ID)
     return lake

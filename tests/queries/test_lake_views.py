@@ -25,14 +25,17 @@ def test_every_lake_table_and_seed_is_there_by_name(con):
 
 
 def test_a_table_is_its_data_files_and_nothing_else(lake, tmp_path):
-    """Hidden temp files, stray folders and other files of the lake are no part of a table."""
+    """A table is the files its Delta log's current version names: stray files, folders, a killed
+    writer's file and other files of the lake are no part of it."""
     from tests.queries.lakes import build_lake
 
     lake = build_lake(str(tmp_path / "lake"))
     assert [os.path.relpath(f, lake) for f in table_files(lake, "findings")] == [
-        "findings/gaming_day=2026-11-27/part-0.parquet", "findings/gaming_day=2026-11-28/part-0.parquet"]
+        "findings/gaming_day=2026-11-27/replay-2026-11-27-hand-built.parquet",
+        "findings/gaming_day=2026-11-28/replay-2026-11-28-hand-built.parquet"]
     day = tmp_path / "lake" / "findings" / "gaming_day=2026-11-28"
     (day / ".part-0.parquet.tmp-1").write_bytes(b"half written")
+    (day / "replay-2026-11-28-killed.parquet").write_bytes(b"PAR1 half written")
     (day / "notes.txt").write_text("x")
     (tmp_path / "lake" / "findings" / "backup").mkdir()
     (tmp_path / "lake" / "findings" / "backup" / "part-0.parquet").write_bytes(b"junk")
@@ -130,9 +133,15 @@ def test_a_gaming_day_filter_prunes_the_other_partitions(tmp_path):
     from tests.queries.lakes import build_lake
 
     lake = build_lake(str(tmp_path / "lake"))
+    from pipelines import delta
+
     bad = tmp_path / "lake" / "events" / "gaming_day=2026-11-29"
     bad.mkdir()
-    (bad / "part-0.parquet").write_bytes(b"PAR1 this is not a parquet file PAR1")
+    junk = b"PAR1 this is not a parquet file PAR1"
+    (bad / "replay-2026-11-29-x.parquet").write_bytes(junk)      # committed: part of the table
+    delta.commit_replays(lake, "events", [delta.DataFile("events", "gaming_day=2026-11-29/replay-2026-11-29-x.parquet",
+                                                         len(junk), 1, "0" * 64, "2026-11-29")],
+                         ["2026-11-29"], run_id="x", fence_at_start=delta.fence(lake, "events"))
     con = connect(lake)
     assert run_sql(con, "SELECT count(*) FROM events WHERE gaming_day = DATE '2026-11-28'")[1] == [(35,)]
     assert run_sql(con, "SELECT count(*) FROM events WHERE gaming_day = $d", {"d": dt.date(2026, 11, 27)})[1] == [(1,)]

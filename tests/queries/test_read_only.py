@@ -25,9 +25,10 @@ from queries.statement_check import check_read_only
 from tests.queries.lakes import build_lake
 
 SEEDS = os.path.dirname(next(iter(seed_files().values())))
-FINDINGS_FILE = "findings/gaming_day=2026-11-28/part-0.parquet"
+FINDINGS_FILE = "findings/gaming_day=2026-11-28/replay-2026-11-28-hand-built.parquet"
 CHECKPOINT = "_watch/default/checkpoint.json"
-MANIFEST = "state/gaming_day=2026-11-28/manifest.json"
+MANIFEST = "state/gaming_day=2026-11-28/replay-2026-11-28-test-manifest.parquet"
+STATE_FILE = "state/gaming_day=2026-11-28/replay-2026-11-28-test-tables.parquet"
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +38,13 @@ def lake(tmp_path_factory) -> str:
     from live.checkpoint import StateDir
 
     lake = build_lake(str(tmp_path_factory.mktemp("lake")))
-    state.write_state_file(lake, "2026-11-28", "tables", [{"table_id": "BAC-07", "state": '{"shoe": ["Qs"]}'}])
-    state.write_manifest(lake, "2026-11-28", {"pitwatch": "test", "engine_state": 1, "inputs": []})
+    files = [state.write_state_file(lake, "2026-11-28", "test", "tables",
+                                    [{"table_id": "BAC-07", "state": '{"shoe": ["Qs"]}'}]),
+             state.write_manifest(lake, "2026-11-28", "test", {"pitwatch": "test", "inputs": []})]
+    from pipelines import delta
+
+    delta.commit_replays(lake, state.TABLE, files, ["2026-11-28"], run_id="test", fence_at_start=0,
+                         schema=state.STATE, partitioned=True)
     watcher = StateDir(os.path.join(lake, "_watch", "default"))
     watcher.save({"BAC-07": b'{"undealt": ["Qs", "7d", "Kh"]}'}, b"{}")
     watcher.close()
@@ -375,8 +381,8 @@ def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
     old = os.umask(0)
     try:
         lake = build_lake(str(tmp_path / "lake"))
-        state.write_state_file(lake, "2026-11-28", "tables", [{"table_id": "BAC-07", "state": "{}"}])
-        state.write_manifest(lake, "2026-11-28", {"engine_state": 1})
+        state.write_state_file(lake, "2026-11-28", "test", "tables", [{"table_id": "BAC-07", "state": "{}"}])
+        state.write_manifest(lake, "2026-11-28", "test", {})
         watcher = StateDir(str(tmp_path / "lake" / "_watch" / "default"))
         watcher.save({"BAC-07": b"{}"}, b"{}")
         watcher.record("file", [("f-1", "2026-11-28")])
@@ -388,7 +394,7 @@ def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
         os.umask(old)
     modes = {os.path.relpath(p, lake): m & 0o777 for p, (_h, m) in tree(lake).items() if _h != "dir"}
     assert modes[FINDINGS_FILE] == 0o644
-    assert modes["state/gaming_day=2026-11-28/tables.parquet"] == 0o600
+    assert modes[STATE_FILE] == 0o600
     assert modes[MANIFEST] == 0o600
     assert modes[CHECKPOINT] == 0o600
     assert modes["_watch/default/journal-00000001.log"] == 0o600
