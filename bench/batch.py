@@ -6,6 +6,8 @@ Usage::
     .venv/bin/python bench/batch.py --events 20000000 --repeat 1
     .venv/bin/python bench/batch.py --events 500000 --beam-arg=--direct_num_workers=2 \\
         --beam-arg=--direct_running_mode=multi_processing
+    git worktree add /tmp/before 819993f && make -C /tmp/before install
+    .venv/bin/python bench/batch.py --before /tmp/before    # (c): the other checkout, same repeats
 
 Simulates a floor of about ``--events`` events (default mix, 24 h, scaled by
 tables), then times, each ``--repeat`` times in child processes (so peak
@@ -80,11 +82,13 @@ atexit.register(_peak)
 """
 
 
-def child(code: str) -> dict:
-    """Run python code in its own process; it prints one JSON line; returns it with that
+def child(code: str, checkout: Path = ROOT) -> dict:
+    """Run python code in its own process (with ``checkout``'s venv and code: another pitwatch for
+    ``--before``); it prints one JSON line; returns it with that
     process's peak memory: the largest sum of the RSS of it and its descendants (Beam's
     worker processes), sampled every 0.5 s, or its own max RSS if larger."""
-    out = subprocess.run([sys.executable, "-c", _PEAK + code], cwd=ROOT, check=True, capture_output=True, text=True)
+    python = sys.executable if checkout == ROOT else str(checkout / ".venv" / "bin" / "python")
+    out = subprocess.run([python, "-c", _PEAK + code], cwd=checkout, check=True, capture_output=True, text=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     peak = [l for l in out.stderr.splitlines() if l.startswith("PEAK_KB ")][-1]
     result["max_rss_mb"] = int(peak.split()[1]) / 1024
@@ -180,6 +184,9 @@ def main() -> None:
     ap.add_argument("--work", default=None, help="folder for the simulated day and the outputs (default: a temp dir)")
     ap.add_argument("--beam-arg", action="append", default=[], help="extra Beam option for pitwatch run")
     ap.add_argument("--no-phases", action="store_true", help="skip the per-phase measurement")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="another pitwatch checkout with its own .venv (e.g. a git worktree of an older commit, "
+                         "`make install`ed): timed in the same repeats, its ratio printed beside this one's")
     args = ap.parse_args()
 
     from simulator import simulate
@@ -198,16 +205,22 @@ def main() -> None:
     print(f"input: {len(files)} files, {n_events:,} events, {size / 1e6:,.0f} MB", flush=True)
     print(f"replay engine: {engine_build()}\n", flush=True)
 
-    duck, pit = [], []
+    duck, pit, before = [], [], []
+    inputs = [str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()]
     for r in range(args.repeat):
         out = work / f"duck-{r}.parquet"
         duck.append(child(DUCKDB.format(files=files, out=str(out))))
         out.unlink(missing_ok=True)
         lake = work / f"lake-{r}"
-        pit.append(child(PITWATCH.format(inputs=[str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()],
-                                         lake=str(lake), beam_args=["--runner=FnApiRunner", *args.beam_arg])))
+        pit.append(child(PITWATCH.format(inputs=inputs, lake=str(lake), beam_args=["--runner=FnApiRunner", *args.beam_arg])))
         shutil.rmtree(lake, ignore_errors=True)
-        print(f"  repeat {r + 1}: duckdb {duck[-1]['seconds']:.1f} s, pitwatch {pit[-1]['seconds']:.1f} s", flush=True)
+        said = f"  repeat {r + 1}: duckdb {duck[-1]['seconds']:.1f} s, pitwatch {pit[-1]['seconds']:.1f} s"
+        if args.before:
+            before.append(child(PITWATCH.format(inputs=inputs, lake=str(lake),
+                                                beam_args=["--runner=FnApiRunner", *args.beam_arg]), args.before))
+            shutil.rmtree(lake, ignore_errors=True)
+            said += f", before {before[-1]['seconds']:.1f} s"
+        print(said, flush=True)
 
     ratios = [p["seconds"] / d["seconds"] for p, d in zip(pit, duck)]
     d_s = statistics.median(d["seconds"] for d in duck)
@@ -216,8 +229,17 @@ def main() -> None:
     print(f"{'':24}{'events/s':>12}{'median s':>10}{'peak MB':>10}")
     print(f"{'(a) duckdb COPY':24}{n_events / d_s:>12,.0f}{d_s:>10.1f}{max(d['max_rss_mb'] for d in duck):>10,.0f}")
     print(f"{'(b) pitwatch run':24}{n_events / p_s:>12,.0f}{p_s:>10.1f}{max(p['max_rss_mb'] for p in pit):>10,.0f}")
+    if before:
+        b_s = statistics.median(b["seconds"] for b in before)
+        print(f"{'(c) before: ' + args.before.name:24}{n_events / b_s:>12,.0f}{b_s:>10.1f}"
+              f"{max(b['max_rss_mb'] for b in before):>10,.0f}")
     spread = f"{min(ratios):.1f}-{max(ratios):.1f}" if len(ratios) > 1 else "n/a"
     print(f"ratio (b)/(a): {statistics.median(ratios):.1f} (range {spread} over {len(ratios)} repeat(s))")
+    if before:
+        after_before = [p["seconds"] / b["seconds"] for p, b in zip(pit, before)]
+        print(f"ratio (b)/(c), this pitwatch against the one before: {statistics.median(after_before):.3f} "
+              f"(range {min(after_before):.3f}-{max(after_before):.3f}); peak memory "
+              f"{max(p['max_rss_mb'] for p in pit):,.0f} MB against {max(b['max_rss_mb'] for b in before):,.0f} MB")
     if not args.no_phases:
         phases = child(PHASES.format(inputs=[str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()],
                                      lake=str(work / "lake-phases")))
