@@ -327,6 +327,9 @@ def _remove_staging(lake_path: str, folder: str) -> None:
     fs, _root = lake.filesystem(lake_path)
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         fs.delete_dir(folder)
+    parent = folder.rsplit("/", 1)[0]
+    if isinstance(fs, pafs.LocalFileSystem) and os.path.isdir(parent) and not os.listdir(parent):
+        os.rmdir(parent)
 
 
 def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -> RunSummary:

@@ -32,6 +32,7 @@ from pipelines.inputs import file_fingerprint
 from schemas.arrow import EVENTS, REJECTS, concat_conformed, drop_empty_columns
 
 STAGING = "_staging"
+BATCH_ROWS = 250_000      # rows of a lake file read at a time
 _REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])
 
 
@@ -142,12 +143,16 @@ class ReadDaySource(WithoutCyclicGC):
         self.replaced = replaced
 
     def process(self, source):
-        import datetime as _dt
-
         kind, path, carried = source
         fs, _root = lake.filesystem(self.lake_path)
         with fs.open_input_file(path) as f:
-            table = pq.read_table(f)
+            # a day's events the lake held are one file of tens of millions of rows: read in pieces
+            for batch in pq.ParquetFile(f).iter_batches(batch_size=BATCH_ROWS):
+                yield from self._piece(kind, pa.Table.from_batches([batch]), carried)
+
+    def _piece(self, kind: str, table: pa.Table, carried: bool):
+        import datetime as _dt
+
         before = table.num_rows
         if carried and self.replaced and table.num_rows:
             table = table.filter(pc.invert(pc.is_in(table.column("file"), pa.array(sorted(self.replaced), pa.string()))))
