@@ -207,7 +207,7 @@ def set_log_modes(lake: str, name: str) -> None:
 
 def add_missing_columns(table, schema: pa.Schema) -> list[str]:
     """Add to the Delta table the columns of ``schema`` it lacks (schema evolution); their names."""
-    from deltalake import Field, Schema
+    from deltalake import Field
 
     have = set(table.schema().to_arrow().names)
     missing = [f for f in schema if f.name not in have]

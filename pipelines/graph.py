@@ -41,6 +41,7 @@ import json
 
 from pipelines import coders, lake, state
 from pipelines.lake import replay_file_name
+from pipelines.staging import REJECT_ROWS, MergeCounts, ReadDaySource
 from pipelines.ingest import (
     TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, FetchRawLines, FindConflictingIds, IngestOptions, WithoutCyclicGC,
 )
@@ -49,12 +50,11 @@ from pipelines.replay import (
     NO_PACK_CARDS, FindRepeatedRuns, ReplayDeviceSeq, ReplayTable,
 )
 from pipelines.wording import plural
-from schemas.arrow import REJECTS, rows_to_table
+from schemas.arrow import rows_to_table
 
 log = logging.getLogger("pitwatch")
 
 DAY_TABLES = ("events", "rounds", "packs", "findings")
-_REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,37 +82,6 @@ class DayPlan:
     @property
     def file_name(self) -> str:
         return replay_file_name(self.replay_day, self.run_id)
-
-
-class MergeCounts(beam.CombineFn):
-    """Sum numbers, concatenate lists: the run's bookkeeping in one dict."""
-
-    def create_accumulator(self):
-        return {}
-
-    def add_input(self, acc, item):
-        for k, v in item.items():
-            acc[k] = acc.get(k, [] if isinstance(v, list) else 0) + v
-        return acc
-
-    def merge_accumulators(self, accs):
-        out = {}
-        for acc in accs:
-            self.add_input(out, acc)
-        return out
-
-    def extract_output(self, acc):
-        return acc
-
-
-def run_gaming_day(days: list[str], fallback: str) -> str:
-    """The gaming day a run's rejects are filed under: the last day it covers.
-
-    A nightly run processes the day just ended (late lines of earlier days
-    still belong to this run); a run with no accepted event files its
-    rejects under the gaming day it started in (nightly: the replayed day).
-    """
-    return max(days) if days else fallback
 
 
 class WritePartition(WithoutCyclicGC):
@@ -204,8 +173,6 @@ def _with_prior_state(p, what: str, rows, tag: str, lake_path: str, plan: DayPla
 def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: dict,
                    options: IngestOptions, devices=None) -> None:
     """The replay of one gaming day (``plan``): its events, carried and new, to every table."""
-    from pipelines.staging import ReadDaySource
-
     day = plan.replay_day
     sources = [("events", path, carried) for path, carried in plan.events] + \
               [("rejects", path, carried) for path, carried in plan.rejects]
@@ -252,7 +219,7 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
     rejects = (
         (decoded[TAG_REJECTS], conflict_rejects)
         | "AllRejects" >> beam.Flatten()
-        | "KeyRejects" >> beam.Map(lambda rows: (("rejects", day), rows_to_table(rows, _REJECT_ROWS)))
+        | "KeyRejects" >> beam.Map(lambda rows: (("rejects", day), rows_to_table(rows, REJECT_ROWS)))
     )
     # the day gets its rounds, packs, findings and rejects files, even empty (its events: always rows)
     empty = p | "EmptyPartitionsOfDay" >> beam.Create([((t, day), None) for t in DAY_TABLES + ("rejects",)

@@ -20,7 +20,6 @@ version and the next run removes them (and rolls back a commit it left half done
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
 import logging
 
@@ -29,7 +28,7 @@ import apache_beam as beam
 from pipelines import delta, lake, runs, state
 from pipelines.lake_versions import pinned_versions
 from pipelines.graph import DayPlan, build_pipeline
-from pipelines.staging import STAGING, build_ingest, staging_dir
+from pipelines.staging import STAGING
 from pipelines.wording import plural
 
 log = logging.getLogger("pitwatch")

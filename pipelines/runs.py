@@ -31,7 +31,6 @@ def new_run_id(now: _dt.datetime) -> str:
 def run_record(meta: dict, status: str, totals: dict | None = None, ended=None) -> dict:
     """A row of the ``runs`` table from the run's metadata and its bookkeeping totals."""
     totals = totals or {}
-    written = totals.get("written", [])
     by_severity = {s: totals.get(f"findings_{s}", 0) for s in SEVERITIES}
     return {
         "run_id": meta["run_id"], "command": meta["command"],

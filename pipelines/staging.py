@@ -33,7 +33,7 @@ from schemas.arrow import EVENTS, REJECTS, concat_conformed, drop_empty_columns
 
 STAGING = "_staging"
 BATCH_ROWS = 250_000      # rows of a lake file read at a time
-_REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])
+REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])   # a rejects file: gaming_day is its folder
 
 
 def staging_dir(lake_path: str, run_id: str) -> str:
@@ -93,7 +93,7 @@ class StageRejects(beam.DoFn):
         path = f"{self.folder}/rejects/{uuid.uuid4().hex}.parquet"
         fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with fs.open_output_stream(path) as out:
-            pq.write_table(pa.Table.from_pylist(rows, schema=_REJECT_ROWS), out)
+            pq.write_table(pa.Table.from_pylist(rows, schema=REJECT_ROWS), out)
         yield {"staged_rejects": [[path, len(rows)]]}
 
 
@@ -158,7 +158,7 @@ class ReadDaySource(WithoutCyclicGC):
             table = table.filter(pc.invert(pc.is_in(table.column("file"), pa.array(sorted(self.replaced), pa.string()))))
         counts = {f"carried_{kind}_replaced": before - table.num_rows} if carried else {}
         if kind == "rejects":
-            rows = concat_conformed([table], _REJECT_ROWS).to_pylist() if table.num_rows else []
+            rows = concat_conformed([table], REJECT_ROWS).to_pylist() if table.num_rows else []
             if rows:
                 yield beam.pvalue.TaggedOutput(TAG_REJECTS, rows)
             if carried:

@@ -8,7 +8,6 @@ import sys
 import textwrap
 import time
 
-import duckdb
 import pyarrow as pa
 
 from pipelines import lake as lakelib

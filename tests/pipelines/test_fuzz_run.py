@@ -20,7 +20,6 @@ import random
 import subprocess
 import sys
 
-import pyarrow.parquet as pq
 import pytest
 
 SEED = 23

@@ -11,7 +11,6 @@ from tests import lake_rows
 
 import json
 
-import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 

@@ -11,7 +11,6 @@ from tests import lake_rows
 import json
 import pathlib
 
-import duckdb
 import orjson
 import pytest
 from click.testing import CliRunner
@@ -92,7 +91,7 @@ def test_day_by_day_equals_one_long_run(floors):
 
 @pytest.mark.slow
 def test_rounds_crossing_the_cutoff_belong_to_the_day_they_started(floors):
-    days = lake_rows.connection(floors / "nightly").execute(f"""select min(gaming_day)::varchar, max(gaming_day)::varchar
+    days = lake_rows.connection(floors / "nightly").execute("""select min(gaming_day)::varchar, max(gaming_day)::varchar
         from rounds
         where started < timestamp '2026-11-28 08:00:00+00' and ended >= timestamp '2026-11-28 08:00:00+00'""").fetchone()
     assert days == ("2026-11-27", "2026-11-27")

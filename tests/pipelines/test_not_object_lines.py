@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 
-import pyarrow.parquet as pq
 import pytest
 
 from pipelines.inputs import LineBlock, iter_jsonl_chunks

@@ -56,7 +56,7 @@ def test_run_reconciles_counts_and_keeps_rejects_with_reasons(mixed_inputs, tmp_
     assert result.exit_code == 0, result.output
     assert "lines read  12 = accepted 5 + rejected 5 + duplicates 2" in result.output
     con = lake_rows.connection(lake)
-    rejects = con.sql(f"""select file, line, raw, reason from rejects order by file, line""").fetchall()
+    rejects = con.sql("""select file, line, raw, reason from rejects order by file, line""").fetchall()
     got = [(pathlib.Path(f).name, n, reason.split(":")[0]) for f, n, _raw, reason in rejects]
     assert got == [
         ("a.jsonl", 5, "field 'card' is not a card code (rank A23456789TJQK + suit cdhs)"),
@@ -68,7 +68,7 @@ def test_run_reconciles_counts_and_keeps_rejects_with_reasons(mixed_inputs, tmp_
     raws = {(pathlib.Path(f).name, n): raw for f, n, raw, _ in rejects}
     assert raws[("a.jsonl", 6)] == "{not json" and raws[("a.jsonl", 7)] == line(seq=4, event_id="dup-conflict")
     assert '"card": "2c"' in raws[("b.jsonl.gz", 2)]
-    runs = con.sql(f"select lines_read, accepted, rejected, duplicates, status from runs").fetchall()
+    runs = con.sql("select lines_read, accepted, rejected, duplicates, status from runs").fetchall()
     assert runs == [(12, 5, 5, 2, "succeeded")]
 
 
@@ -77,14 +77,14 @@ def test_events_are_typed_and_partitioned_by_gaming_day(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     assert _run(mixed_inputs, "--lake", lake).exit_code == 0
     con = lake_rows.connection(lake)
-    rows = con.sql(f"""select gaming_day::varchar, count(*), typeof(any_value(ts)), typeof(any_value(seq)),
+    rows = con.sql("""select gaming_day::varchar, count(*), typeof(any_value(ts)), typeof(any_value(seq)),
                       typeof(any_value(gaming_day)) from events
                       group by all order by 1""").fetchall()
     assert rows == [("2026-11-28", 4, "TIMESTAMP WITH TIME ZONE", "BIGINT", "DATE"),
                     ("2026-11-29", 1, "TIMESTAMP WITH TIME ZONE", "BIGINT", "DATE")]
-    unknown = con.execute(f"select unknown_fields from events where seq = 5").fetchone()
+    unknown = con.execute("select unknown_fields from events where seq = 5").fetchone()
     assert json.loads(unknown[0]) == {"firmware": "4.2"}
-    kept = con.execute(f"select file, line from events where seq = 1").fetchone()
+    kept = con.execute("select file, line from events where seq = 1").fetchone()
     assert kept[0].endswith("a.jsonl") and kept[1] == 1
 
 
@@ -93,8 +93,8 @@ def test_parquet_input_goes_through_the_same_validation(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     assert _run(mixed_inputs / "c.parquet", "--lake", lake).exit_code == 0
     con = lake_rows.connection(lake)
-    assert con.sql(f"select seq from events").fetchall() == [(7,)]
-    reason = con.sql(f"select line, reason from rejects").fetchall()
+    assert con.sql("select seq from events").fetchall() == [(7,)]
+    reason = con.sql("select line, reason from rejects").fetchall()
     assert reason == [(2, "required field 'pack_id' is missing")]
 
 
@@ -138,5 +138,5 @@ def test_beam_options_pass_through(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     result = _run(mixed_inputs, "--lake", lake, "--direct_num_workers=1", "--runner=FnApiRunner")
     assert result.exit_code == 0, result.output
-    opts = duckdb.execute(f"select options from runs").fetchone()[0]
+    opts = duckdb.execute("select options from runs").fetchone()[0]
     assert json.loads(opts)["beam_args"] == ["--direct_num_workers=1", "--runner=FnApiRunner"]
