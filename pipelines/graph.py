@@ -137,6 +137,7 @@ class RecordDay(beam.DoFn):
         })
         totals = {**totals, "files": totals.get("files", []) + [manifest.to_dict()]}
         fs, _root = lake.filesystem(self.lake_path)
+        fs.create_dir(plan.result_path.rsplit("/", 1)[0], recursive=True)
         with fs.open_output_stream(plan.result_path) as out:
             out.write(json.dumps(totals, sort_keys=True, default=str).encode())
         yield totals

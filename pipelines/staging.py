@@ -104,6 +104,7 @@ class RecordIngest(beam.DoFn):
 
     def process(self, totals):
         fs, _root = lake.filesystem(self.lake_path)
+        fs.create_dir(self.path.rsplit("/", 1)[0], recursive=True)    # a run with no file staged nothing
         with fs.open_output_stream(self.path) as out:
             out.write(json.dumps(totals, sort_keys=True, default=str).encode())
         yield totals

@@ -66,7 +66,7 @@ def test_stats_are_the_record_count_only(tmp_path):
     assert [json.loads(a["stats"]) for a in adds] == [{"numRecords": 3}]
     # and a filtered read returns exactly the rows: the only filter pitwatch uses is the partition
     dt = DeltaTable(str(tmp_path / "rejects"))
-    assert dt.to_pyarrow_table(filters=[("gaming_day", "=", DAY)]).num_rows == 3
+    assert dt.to_pyarrow_table(filters=[("gaming_day", "=", __import__("datetime").date.fromisoformat(DAY))]).num_rows == 3
 
 
 def test_a_column_the_table_lacks_is_added_before_the_commit_that_carries_it(tmp_path):
