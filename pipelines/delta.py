@@ -32,7 +32,7 @@ import time
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pipelines.lake import filesystem
+from pipelines.lake_files import DATA_FILE_MODE, filesystem, replay_day_of, set_file_mode
 from schemas.arrow import LAKE_TABLES, PARTITIONED
 
 APP_ID = "pitwatch"
@@ -144,8 +144,6 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     from deltalake import CommitProperties, DeltaTable, Schema, Transaction
     from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
-    from pipelines.lake import replay_day_of
-
     schema = schema if schema is not None else LAKE_TABLES[name]
     partitioned = (name in PARTITIONED) if partitioned is None else partitioned
     now_ms = int(time.time() * 1000)
@@ -194,8 +192,6 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
 def set_log_modes(lake: str, name: str) -> None:
     """The log's files get the data files' mode whatever the umask (delta-rs writes them with the
     umask's): readable by all, written by the lake's owner only (``docs/lake.md``)."""
-    from pipelines.lake import DATA_FILE_MODE, set_file_mode
-
     fs, root = filesystem(lake)
     if not isinstance(fs, pafs.LocalFileSystem):
         return

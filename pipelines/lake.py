@@ -23,8 +23,6 @@ disk, GCS or S3 (``gs://bucket/lake``).
 from __future__ import annotations
 
 import datetime as _dt
-import os
-import re
 import uuid
 from typing import Iterable
 
@@ -33,6 +31,9 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pipelines.lake_files import (  # noqa: F401  (the lake's file system, modes and names: shared with pipelines.delta)
+    DATA_FILE_MODE, PRIVATE_FILE_MODE, filesystem, replay_day_of, replay_file_name, set_file_mode,
+)
 from schemas.arrow import LAKE_TABLES, NEVER_REPEATED, PARTITIONED, concat_conformed
 
 SORT_KEYS: dict[str, list[str]] = {
@@ -56,22 +57,11 @@ NOT_DICTIONARY_ENCODED = NEVER_REPEATED
 # at hand, in parallel, sorts them; the writer of a partition is one process).
 PIECE_SORTED = b"pitwatch.sorted"
 
-# File modes on a local lake (docs/lake.md): data files are readable by all and written by
-# the lake's owner only, whatever the umask; private state (the nightly state, a watcher's
-# checkpoint) is readable by its owner only.
-DATA_FILE_MODE = 0o644
-PRIVATE_FILE_MODE = 0o600
 PIECE_FIRST_KEY = b"pitwatch.first_key"
 
 
 class LakeError(ValueError):
     """The lake cannot be used (not writable, not a folder …): a user mistake."""
-
-
-def filesystem(lake: str) -> tuple[pafs.FileSystem, str]:
-    if "://" in lake:
-        return pafs.FileSystem.from_uri(lake)
-    return pafs.LocalFileSystem(), os.path.abspath(lake)
 
 
 def check_writable(lake: str) -> None:
@@ -125,12 +115,6 @@ def _leaf_paths(name: str, type_: pa.DataType) -> list[str]:
         return [p for i in range(type_.num_fields)
                 for p in _leaf_paths(f"{name}.{type_.field(i).name}", type_.field(i).type)]
     return [name]
-
-
-def set_file_mode(fs: pafs.FileSystem, path: str, mode: int) -> None:
-    """``chmod`` a file on a local lake (object stores have no modes: their ACLs govern)."""
-    if isinstance(fs, pafs.LocalFileSystem):
-        os.chmod(path, mode)
 
 
 class _Hashing:
@@ -207,21 +191,6 @@ def write_data_file(lake: str, name: str, gaming_day, file_name: str, table: pa.
     set_file_mode(fs, f"{folder}/{file_name}", mode)
     return DataFile(name, relative, out.size, rows, out.sha256.hexdigest(),
                     None if gaming_day is None else str(gaming_day))
-
-
-_REPLAY_FILE = re.compile(r"^replay-(\d{4}-\d{2}-\d{2})-")
-
-
-def replay_file_name(replay_day: str, run_id: str) -> str:
-    """The name of the file a run's replay of ``replay_day`` writes in a partition: the replay day
-    in the name is what a later replay of that day replaces (a round started before the cutoff and
-    ended after it is a row of the earlier day's partition, written by the later day's replay)."""
-    return f"replay-{replay_day}-{run_id}.parquet"
-
-
-def replay_day_of(path: str) -> str | None:
-    match = _REPLAY_FILE.match(path.rsplit("/", 1)[-1])
-    return match.group(1) if match else None
 
 
 def file_schema(name: str) -> pa.Schema:

@@ -96,7 +96,7 @@ def test_pitwatch_toml_drives_a_nightly_run_with_no_flag_but_day(inbox, tmp_path
     lake = tmp_path / "etc" / "lake"
     assert lake.is_dir()
     log = (tmp_path / "etc" / "logs" / "nightly.log").read_text()
-    assert " INFO pitwatch[" in log and "gaming day 2026-11-28: the night's day" in log
+    assert " INFO pitwatch[" in log and "inbox folder 2026-11-28: the night's day" in log
     (rec,) = run_records(lake)
     assert rec["command"] == "pitwatch run --day 2026-11-28"
     origin = f"file {path} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()})"
