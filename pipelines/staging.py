@@ -16,7 +16,6 @@ already holds for it (:class:`ReadDaySource`).
 from __future__ import annotations
 
 import json
-import uuid
 
 import apache_beam as beam
 import pyarrow as pa
@@ -70,17 +69,27 @@ class StageEvents(WithoutCyclicGC):
         self.lake_path = lake_path
 
     def process(self, kv):
-        _table_id, packed = kv
+        table_id, packed = kv
         table = coders.unpack(packed)
         fs, _root = lake.filesystem(self.lake_path)
         days = table.column("gaming_day")
         for day in pc.unique(days).to_pylist():
             rows = table.filter(pc.equal(days, pa.scalar(day, days.type)))
-            path = f"{self.folder}/events/gaming_day={day.isoformat()}/{uuid.uuid4().hex}.parquet"
+            name = _name(table_id, rows.column("file")[0].as_py(), rows.column("line")[0].as_py(), day)
+            path = f"{self.folder}/events/gaming_day={day.isoformat()}/{name}.parquet"
             fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
             with fs.open_output_stream(path) as out:
                 pq.write_table(rows, out, compression="lz4")
             yield {"staged": [[day.isoformat(), path, rows.num_rows]]}
+
+
+def _name(table_id: str, file: str, line, day) -> str:
+    """A staged file's name from what is in it (its first row's file and line), never random: the
+    day's replay reads the staged files in name order, so a rerun reads them in the same order
+    and decides every tie alike (byte-identical output)."""
+    import hashlib
+
+    return hashlib.sha256(f"{table_id}\0{file}\0{line}\0{day}".encode()).hexdigest()[:32]
 
 
 class StageRejects(beam.DoFn):
@@ -90,7 +99,7 @@ class StageRejects(beam.DoFn):
 
     def process(self, rows):
         fs, _root = lake.filesystem(self.lake_path)
-        path = f"{self.folder}/rejects/{uuid.uuid4().hex}.parquet"
+        path = f"{self.folder}/rejects/{_name('', rows[0]['file'], rows[0]['line'], None)}.parquet"
         fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with fs.open_output_stream(path) as out:
             pq.write_table(pa.Table.from_pylist(rows, schema=REJECT_ROWS), out)

@@ -67,4 +67,4 @@ def test_each_case_of_the_issue_is_a_reject_in_a_completed_run(tmp_path):
     assert run["status"] == "succeeded"
     assert run["lines_read"] == 4 * len(CASES) + 3 + 4 + 1
     assert (run["accepted"], run["rejected"], run["duplicates"]) == (3 * len(CASES) + 3 + 3, len(CASES) + 2, 0)
-    assert sorted(p.name for p in (lake / "events").iterdir()) == ["gaming_day=2026-11-28"]
+    assert sorted(p.name for p in (lake / "events").iterdir()) == ["_delta_log", "gaming_day=2026-11-28"]

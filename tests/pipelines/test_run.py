@@ -7,7 +7,6 @@ import gzip
 import json
 import pathlib
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -109,7 +108,7 @@ def test_rerun_over_the_same_input_gives_byte_identical_partitions(mixed_inputs,
     first = _lake_files(lake)
     assert _run(mixed_inputs, "--lake", lake).exit_code == 0
     assert _lake_files(lake) == first
-    assert len(list((lake / "runs").glob("*.parquet"))) == 2   # every run is recorded
+    assert [r["status"] for r in lake_rows.run_records(lake)] == ["succeeded"] * 2   # every run is recorded
 
 
 def test_missing_input_is_one_error_line(tmp_path):
@@ -138,5 +137,5 @@ def test_beam_options_pass_through(mixed_inputs, tmp_path):
     lake = tmp_path / "lake"
     result = _run(mixed_inputs, "--lake", lake, "--direct_num_workers=1", "--runner=FnApiRunner")
     assert result.exit_code == 0, result.output
-    opts = duckdb.execute("select options from runs").fetchone()[0]
+    opts = lake_rows.connection(lake).execute("select options from runs").fetchone()[0]
     assert json.loads(opts)["beam_args"] == ["--direct_num_workers=1", "--runner=FnApiRunner"]
