@@ -19,8 +19,10 @@ replays every gaming day from the first one it changed, in order, each with this
 the day's events are the ones the lake holds for it (without those of the input files the run
 reads again) and the run's new ones; deduplication and conflicts are decided over both.
 Every day starts from the state the day before left (:mod:`pipelines.state`) and closes a table
-only when its terminal's last event was ``table_closed`` (the nightly close policy, now the only
-one: ``TableDriver.end_of_input``).  Every file the replay writes is named after its replay day
+only when its terminal's last event was ``table_closed`` (the nightly close policy,
+``TableDriver.end_of_input``), but the last day of a one-off run, which closes every table at its
+end as a run over a file always did (``DayPlan.close_at_end``; such a day is replayed again, not
+continued from, when a later day comes).  Every file the replay writes is named after its replay day
 (``replay-<day>-<run>.parquet``, in whatever partition its rows belong to) and is committed by
 the run's last step: a replayed day replaces exactly what earlier replays of it wrote.
 
@@ -77,6 +79,7 @@ class DayPlan:
     run_files: frozenset = frozenset()             # the run's input files
     result_path: str = ""                          # the day's result (files written, counts), JSON
     retention_days: int = 7      # packs kept for the cross-pack UNSHUFFLED_SEQUENCE check
+    close_at_end: bool = False   # the last day of a one-off run: every table closed at its end
     manifest: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -133,6 +136,7 @@ class RecordDay(beam.DoFn):
         manifest = state.write_manifest(self.lake_path, plan.replay_day, plan.run_id, {
             "gaming_day": plan.replay_day, "prior_day": plan.prior_day, "pitwatch": self.run_meta["pitwatch"],
             "run_id": plan.run_id, **plan.manifest, "state_files": dict(totals.get("state_files", [])),
+            "closed_at_end": plan.close_at_end,
             "files": sorted(set(totals.get("day_files", []))),   # the input files of the day's rows
         })
         totals = {**totals, "files": totals.get("files", []) + [manifest.to_dict()]}
@@ -185,7 +189,7 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
     conflict_ids = decoded[TAG_IDS] | "FindConflictingIds" >> FindConflictingIds()
     replayed = (
         _with_prior_state(p, "Table", decoded.events, "events", lake_path, plan, "tables", "table_id")
-        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, True, devices, plan.run_files),
+        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, not plan.close_at_end, devices, plan.run_files),
                                        beam.pvalue.AsList(conflict_ids))
         .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_GAMES, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
                       TAG_EVENTS, TAG_DAYS, main="partitions")

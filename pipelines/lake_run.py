@@ -74,6 +74,8 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
     changed = set(staged_days) | replaced_days | {reject_day}
     if night is not None:
         changed |= {night.day} | ({night.rebuild_from} if night.rebuild_from else set())
+    # a day a one-off run closed at its end is no state to continue from: it is replayed again
+    changed |= {d for d, m in manifests.items() if m.get("closed_at_end") and d < max(changed)}
     first = min(changed)
     days = sorted({d for d in manifests if d >= first} | changed)
     earlier = [d for d in manifests if d < first]
@@ -98,7 +100,7 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
                           + ([(p, False) for p in _staged(result_dir, "rejects", None)] if d == reject_day else [])),
             replaced=run_files, run_files=run_files, result_path=f"{result_dir}/day-{d}.json",
             retention_days=night.retention_days if night is not None else retention_days,
-            manifest={"inbox": listing or []}))
+            close_at_end=night is None and d == days[-1], manifest={"inbox": listing or []}))
         prior = d
         prior_files = ()    # filled in by run_days once the day has been replayed
     return plans

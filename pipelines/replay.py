@@ -241,13 +241,12 @@ class ReplayTable(WithoutCyclicGC):
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         yield from split_by_day("rounds", rows_to_table(rows.rounds, ROUNDS))
         yield from split_by_day("packs", rows_to_table(rows.packs, PACKS))
-        if self.nightly:  # the state after every row was handed out: what the next day continues from
-            yield beam.pvalue.TaggedOutput(
+        if self.nightly or self.run_files is not None:  # the state after every row was handed out:
+            yield beam.pvalue.TaggedOutput(                  # what the next day continues from
                 TAG_STATE, ("tables", {"table_id": table_id, "state": json.dumps(replay.state(), sort_keys=True)}))
         logging.getLogger("pitwatch").info(
             "replayed %s (%s): %s, %s", table_id, replay.game or "no game",
             plural(len(events), "event"), plural(len(findings), "finding"))
-
 
     def _counts(self, dedup) -> dict:
         """Accepted and duplicate copies, the run's apart from the ones the lake held (``carried``:
@@ -255,7 +254,8 @@ class ReplayTable(WithoutCyclicGC):
         if self.run_files is None:
             return {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates}
         new = pc.sum(pc.is_in(dedup.events.column("file"), self.run_files)).as_py() or 0
-        dropped_new = sum(1 for f in dedup.dropped_files if f in set(self.run_files.to_pylist()))
+        mine = set(self.run_files.to_pylist())
+        dropped_new = sum(1 for f in dedup.dropped_files if f in mine)
         return {"accepted": new, "carried": dedup.events.num_rows - new,
                 "duplicates": dropped_new, "superseded": dedup.duplicates - dropped_new}
 
