@@ -146,10 +146,13 @@ def test_a_state_from_another_format_fails_clearly(floors, tmp_path):
 
     lake = tmp_path / "lake"
     shutil.copytree(floors / "nightly", lake)
-    manifest = lake / "state" / "gaming_day=2026-11-27" / "manifest.json"
-    data = json.loads(manifest.read_text())
-    data["format"] = 999
-    manifest.write_text(json.dumps(data))
+    import pyarrow.parquet as pq
+
+    # the day's manifest (a row of the state table) as a pitwatch of another state format wrote it
+    manifest = next((lake / "state" / "gaming_day=2026-11-27").glob("*-manifest.parquet"))
+    rows = pq.read_table(manifest).to_pylist()
+    rows[0]["payload"] = json.dumps({**json.loads(rows[0]["payload"]), "format": 999})
+    pq.write_table(pq.read_table(manifest).from_pylist(rows, schema=pq.read_schema(manifest)), manifest)
     result = CliRunner().invoke(main, ["run", "--day", "2026-11-28", "--inbox", str(floors / "inbox"),
                                        "--lake", str(lake), "--cutoff", CUTOFF, "--quiet"])
     assert result.exit_code == 2
@@ -184,7 +187,7 @@ def test_simulated_days_night_by_night_equal_one_run(tmp_path):
 
 def test_a_repeat_is_raised_the_night_its_second_pack_completes():
     """003 4.1: pack B repeats pack A's run; A (an unshuffled pack) completes a night after B."""
-    from pipelines.graph import DayMode
+    from pipelines.graph import DayPlan
     from pipelines.coders import pack_bytes
     from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
     from rules.repeated_runs import RunKeys
@@ -197,7 +200,7 @@ def test_a_repeat_is_raised_the_night_its_second_pack_completes():
 
     ts = 1_795_911_461_372_000
     earlier, later = pack("P-A", ts), pack("P-B", ts + 60_000_000)
-    step = FindRepeatedRuns(GamingDayConfig(), DayMode("2026-11-29", "2026-11-28"))
+    step = FindRepeatedRuns(GamingDayConfig(), DayPlan("2026-11-29", "2026-11-28", run_id="r"))
     prior = [{"record": json.dumps(later)}]          # B completed last night, alone: nothing to compare
     tonight = (RunKeys.of([earlier]).to_bytes(), pack_bytes(orjson.dumps([earlier])))   # as a table's replay hands it out
     out = [o for o in step.process((None, [tonight, NO_PACK_CARDS]), [], prior) if not hasattr(o, "tag")]
