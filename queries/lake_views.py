@@ -162,15 +162,17 @@ def table_dataset(lake: str, name: str, versions: dict | None = None) -> ds.Data
 
 
 def _versions(lake: str, as_of: str | None) -> dict:
+    """The table versions a reader reads: the last successful run's, or ``as_of``'s
+    (:func:`queries.as_of.resolve`, refused with a clear :class:`LakeQueryError`)."""
     from pipelines import lake_versions
+    from queries.as_of import resolve
 
+    if as_of is not None:
+        return resolve(lake, as_of)[0]
     try:
-        versions = lake_versions.pinned_versions(lake, as_of)
+        return lake_versions.pinned_versions(lake) or {}
     except ValueError as exc:
         raise LakeQueryError(str(exc)) from None
-    if versions is None and as_of is not None:
-        raise LakeQueryError(f"--as-of {as_of}: no successful run of this lake is that run or ended by then")
-    return versions or {}
 
 
 def seed_files() -> dict[str, str]:
