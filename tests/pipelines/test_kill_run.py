@@ -266,22 +266,26 @@ def test_kill_9_between_two_tables_commits_leaves_readers_on_the_previous_run(fl
     _check_readers_on_the_first_night_then_rerun(floor, lake, killed, tmp_path)
 
 
-def test_roll_back_unfinished_restores_a_half_committed_table(floor, tmp_path):
-    from pipelines import delta, lake_run
-    from pipelines.lake import read_table
+def test_the_next_commit_drops_what_a_half_committed_run_committed(floor, tmp_path):
+    """A table committed by the killed run holds its files at the current version (never read:
+    readers are pinned); the next run's commit of that table removes them (``keep_only``: the
+    last successful run's files) and nothing of the killed run is in any table then."""
+    from pipelines import delta
 
     lake = tmp_path / "lake"
     shutil.copytree(floor["first"], lake)
     killed, pinned, current = _kill_during_commit(floor, lake)
     half = [t for t in current if current[t] != pinned.get(t)]
-    expected = {t: read_table(str(lake), t, version=pinned[t]) for t in half}
-    done = lake_run.roll_back_unfinished(str(lake))
-    assert [d.split(" ")[0] for d in done if "→" in d] == [t for t in lake_run.DATA_TABLES if t in half]
+    assert half
     for t in half:
-        assert read_table(str(lake), t).equals(expected[t]), f"{t} is not back at the last successful run"
-        assert not [f for f in delta.files_at(str(lake), t, delta.current_version(str(lake), t)) if killed in f]
-    assert delta.leftover_files(str(lake), lake_run.ALL_TABLES) == []
-    assert lake_run.roll_back_unfinished(str(lake)) == []      # once done, nothing more to do
+        assert [f for f in delta.files_at(str(lake), t, current[t]) if killed in f], t
+        assert not [f for f in delta.files_at(str(lake), t, pinned[t]) if killed in f], t
+    again = pitwatch("run", floor["base"] / "n1" / "2026-11-28", "--lake", lake)   # night one again: no new day
+    assert again.returncode in (0, 1), again.stderr
+    for t in TABLES + ("state",):
+        now = delta.files_at(str(lake), t, delta.current_version(str(lake), t))
+        assert not [f for f in now if killed in f], f"{t} kept the killed run's files"
+    assert reader_answers(lake, tmp_path) == floor["first_answers"]     # night two was never committed
 
 
 def test_a_killed_first_run_leaves_nothing_for_the_next_run(floor, tmp_path):
