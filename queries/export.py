@@ -70,6 +70,8 @@ def pinned_run(lake: str, as_of: str | None) -> tuple[dict | None, dict | None]:
         return None, None
     done = [r for r in runs.latest_records(lake_mod.read_table(lake, "runs"))
             if r["status"] == "succeeded" and r.get("table_versions")]
+    if not done:      # a lake no run wrote (tables committed by hand): its current versions
+        return versions, None
     last = max(done, key=lambda r: (r["ended"], r["run_id"]))
     return versions, last
 
@@ -88,7 +90,8 @@ def _write_provenance(con: duckdb.DuckDBPyConnection, versions: dict | None, run
 
 def export_database(lake: str, out: str, *, force: bool = False, as_of: str | None = None) -> tuple[str, dict | None]:
     """Write the database file ``out`` (mode 0444); refuse to replace an existing one unless ``force``.
-    Returns its path and the run record whose table versions it copied (None: no successful run)."""
+    Returns its path and the run record whose table versions it copied (None: no successful run, or
+    a lake no run wrote, copied as it is now)."""
     out = os.path.abspath(out)
     if os.path.isdir(out):
         raise LakeQueryError(f"{out} is a folder")

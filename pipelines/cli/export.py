@@ -36,7 +36,7 @@ def export_duckdb(lake, out, force, as_of):
 
     with lake_answers():
         path, run = export_database(lake, out, force=force, as_of=as_of)
-    pinned = f"as run {run['run_id']} left them" if run else "(no successful run yet: empty)"
+    pinned = f"as run {run['run_id']} left them" if run else "as of now"   # no successful run recorded
     click.echo(f"wrote {path}: a copy of the lake's tables {pinned}, read-only (mode {EXPORT_MODE:o}); "
                f"open it with any DuckDB client, e.g. duckdb -readonly {os.path.basename(path)} "
                "\"FROM pitwatch_queries\"")
