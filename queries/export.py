@@ -10,6 +10,11 @@ again with ``--force`` for newer days), each ``queries/*.sql`` is a
 (so a parameter never shadows a column of the same name), and
 ``pitwatch_queries`` lists the macros and how to call them.
 
+The copy is of the tables as the last successful run left them (their pinned Delta versions,
+:mod:`pipelines.lake_versions`), or as ``as_of`` names (:mod:`queries.as_of`: an earlier run, or
+the lake at a time); the table ``pitwatch_export`` (one row: ``run_id``, ``run_ended``, ``as_of``,
+``table_versions`` JSON, ``exported_at``) says which, so the file names the night it holds.
+
 The file is written under a hidden temporary name, made read-only (mode
 ``0444``: a DuckDB client then opens it read-only, except as root) and
 moved into place; an existing file is not replaced without ``force``.
@@ -48,14 +53,54 @@ def _copy_tables(lake_con: duckdb.DuckDBPyConnection, out: duckdb.DuckDBPyConnec
             out.unregister("pitwatch_export_source")
 
 
-def export_database(lake: str, out: str, *, force: bool = False) -> str:
-    """Write the database file ``out`` (mode 0444); refuse to replace an existing one unless ``force``."""
+def pinned_run(lake: str, as_of: str | None) -> tuple[dict | None, dict | None]:
+    """``(table versions, run record)`` the export copies: ``as_of``'s, or the last successful
+    run's; ``(None, None)`` for a lake with no successful run (an empty copy)."""
+    from pipelines import lake as lake_mod
+    from pipelines import lake_versions, runs
+    from queries.as_of import resolve
+
+    if as_of is not None:
+        return resolve(lake, as_of)
+    try:
+        versions = lake_versions.pinned_versions(lake)
+    except ValueError as exc:
+        raise LakeQueryError(str(exc)) from None
+    if versions is None:
+        return None, None
+    done = [r for r in runs.latest_records(lake_mod.read_table(lake, "runs"))
+            if r["status"] == "succeeded" and r.get("table_versions")]
+    if not done:      # a lake no run wrote (tables committed by hand): its current versions
+        return versions, None
+    last = max(done, key=lambda r: (r["ended"], r["run_id"]))
+    return versions, last
+
+
+def _write_provenance(con: duckdb.DuckDBPyConnection, versions: dict | None, run: dict | None,
+                      as_of: str | None) -> None:
+    import datetime as _dt
+    import json
+
+    con.execute("CREATE TABLE pitwatch_export (run_id VARCHAR, run_ended TIMESTAMPTZ, as_of VARCHAR, "
+                "table_versions VARCHAR, exported_at TIMESTAMPTZ)")
+    con.execute("INSERT INTO pitwatch_export VALUES (?, ?, ?, ?, ?)",
+                [run["run_id"] if run else None, run["ended"] if run else None, as_of,
+                 json.dumps(versions or {}, sort_keys=True), _dt.datetime.now(_dt.timezone.utc)])
+
+
+def export_database(lake: str, out: str, *, force: bool = False, as_of: str | None = None) -> tuple[str, dict | None]:
+    """Write the database file ``out`` (mode 0444); refuse to replace an existing one unless ``force``.
+    Returns its path and the run record whose table versions it copied (None: no successful run, or
+    a lake no run wrote, copied as it is now)."""
     out = os.path.abspath(out)
     if os.path.isdir(out):
         raise LakeQueryError(f"{out} is a folder")
     if os.path.lexists(out) and not force:
         raise LakeQueryError(f"{out} exists; add --force to replace it")
-    lake_con = connect(lake)
+    if "://" not in lake and not os.path.isdir(lake):
+        raise LakeQueryError(f"no lake at {lake} (not a folder)")
+    versions, run = pinned_run(lake, as_of)
+    lake_con = connect(lake, as_of=run["run_id"] if run is not None else None)   # exactly the versions named
     os.makedirs(os.path.dirname(out), exist_ok=True)
     tmp = os.path.join(os.path.dirname(out), f".{os.path.basename(out)}.tmp-{uuid.uuid4().hex}")
     try:
@@ -63,6 +108,7 @@ def export_database(lake: str, out: str, *, force: bool = False) -> str:
         try:
             con.execute("SET enable_external_access = false")   # it runs only the statements below
             _copy_tables(lake_con, con)
+            _write_provenance(con, versions, run, as_of)
             queries = load_queries()
             for q in queries.values():
                 con.execute(q.macro_sql())
@@ -85,4 +131,4 @@ def export_database(lake: str, out: str, *, force: bool = False) -> str:
         for leftover in (tmp, tmp + ".wal"):
             if os.path.exists(leftover):
                 os.remove(leftover)
-    return out
+    return out, run

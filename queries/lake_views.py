@@ -8,12 +8,15 @@ columns and nothing of Beam or the replay.
 Tables (``docs/spec/outputs.md``), each a name in the connection:
 
 * ``events``, ``rejects``, ``rounds``, ``packs``, ``findings``: a
-  ``pyarrow.dataset`` over the table's data files with Hive partitioning on
+  ``pyarrow.dataset`` over the data files of the table's pinned Delta version
+  (the last successful run's, or ``--as-of``'s: :mod:`queries.as_of`;
+  every table of one connection is of one run) with Hive partitioning on
   ``gaming_day`` (a DATE from the folder name), registered in DuckDB.  DuckDB
   hands a filter on ``gaming_day`` (a literal or a bound parameter) to the
   dataset, which then opens only those days' files.
-* ``runs`` and ``rules``: a dataset over ``LAKE/runs/*.parquet``,
-  ``LAKE/rules/*.parquet``.
+* ``rules``: the rule catalogue at its pinned version; ``runs``: the latest
+  record of every run, at the table's latest version (the log of every
+  writer, shown whole even ``--as-of`` an earlier night).
 * ``seeds_<stem>`` for every ``seeds/*.csv`` shipped with pitwatch, e.g.
   ``seeds_combate_paytable``: read into memory (header row, types detected)
   when the connection opens.  ``seeds_dealers`` (id, name, shift) is read by
@@ -162,15 +165,17 @@ def table_dataset(lake: str, name: str, versions: dict | None = None) -> ds.Data
 
 
 def _versions(lake: str, as_of: str | None) -> dict:
+    """The table versions a reader reads: the last successful run's, or ``as_of``'s
+    (:func:`queries.as_of.resolve`, refused with a clear :class:`LakeQueryError`)."""
     from pipelines import lake_versions
+    from queries.as_of import resolve
 
+    if as_of is not None:
+        return resolve(lake, as_of)[0]
     try:
-        versions = lake_versions.pinned_versions(lake, as_of)
+        return lake_versions.pinned_versions(lake) or {}
     except ValueError as exc:
         raise LakeQueryError(str(exc)) from None
-    if versions is None and as_of is not None:
-        raise LakeQueryError(f"--as-of {as_of}: no successful run of this lake is that run or ended by then")
-    return versions or {}
 
 
 def seed_files() -> dict[str, str]:

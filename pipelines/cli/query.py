@@ -5,7 +5,7 @@ import click
 
 from pipelines.cli.common import StrictCommand, UserError, user_errors
 from pipelines.cli.render import format_option, render, visible
-from pipelines.cli.sql import dealers_option, lake_answers, limit_options, open_lake, print_answer, shown, time_options
+from pipelines.cli.sql import as_of_option, dealers_option, lake_answers, limit_options, open_lake, print_answer, shown, time_options
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -15,6 +15,7 @@ Examples:
   pitwatch query round_replay --lake lake --param table_id=BAC-01 --param round_id=BAC-01-0054 --format text
   pitwatch query pack_custody --lake lake --param table_id=BAC-01 --param pack_id=P-BAC01-01
   pitwatch query findings_by_rule --lake lake --param from_day=2026-11-22 --param to_day=2026-11-28 --format csv
+  pitwatch query findings_by_rule --lake lake --param from_day=2026-11-28 --param to_day=2026-11-28 --as-of 2026-11-29T07:00:00Z
 """)
 @click.argument("name", required=False)
 @click.option("--lake", metavar="DIR", help="The lake folder (local path, or gs:// / s3:// URI).")
@@ -28,8 +29,9 @@ Examples:
 @dealers_option
 @limit_options
 @time_options
+@as_of_option
 @user_errors
-def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, video_pad, local, show_tz):
+def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, video_pad, local, show_tz, as_of):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
     Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
@@ -44,7 +46,8 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, video_pad,
     lake says so on stderr, with the nearest real value, and exits 0:
       no table bac-01; did you mean BAC-01?
       no round R-0014; round ids look like BAC-01-0014
-    --local and --show-tz show times as for `pitwatch sql`.
+    --local and --show-tz show times as for `pitwatch sql`; --as-of reads the
+    lake as an earlier run left it, as for `pitwatch sql`.
     """
     from queries.catalog import get_query, load_queries
 
@@ -72,7 +75,7 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, video_pad,
         values["video_pad"] = str(video_pad)
     with lake_answers():
         bound = get_query(name).bind(values)  # check names, types and ranges before opening the lake
-        con = open_lake(lake, local, show_tz, dealers)
+        con = open_lake(lake, local, show_tz, dealers, as_of)
         try:
             answer = shown(run_query(con, name, values, timeout=timeout, max_rows=max_rows), local)
             hints = [] if answer.rows else _hints(con, bound, timeout)

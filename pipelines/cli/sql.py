@@ -46,13 +46,21 @@ def time_options(fn):
     return fn
 
 
-def open_lake(lake: str, local: bool, show_tz: str | None, dealers: str | None = None):
-    """The analysts' connection with the display zone of ``--show-tz`` (``--local`` excludes it)."""
+as_of_option = click.option(
+    "--as-of", "as_of", metavar="RUN_ID|TIME",
+    help="Read the lake as that run left it (a run id of the runs table), or as it was at that "
+         "time (ISO 8601, e.g. 2026-11-29T07:00:00Z: the last successful run ended by then); "
+         "default: the last successful run.")
+
+
+def open_lake(lake: str, local: bool, show_tz: str | None, dealers: str | None = None, as_of: str | None = None):
+    """The analysts' connection with the display zone of ``--show-tz`` (``--local`` excludes it),
+    pinned to the last successful run or to ``--as-of`` (:mod:`queries.as_of`)."""
     from queries.lake_views import connect
 
     if local and show_tz is not None:
         raise UserError("--local and --show-tz are two ways to show times: give one")
-    return connect(lake, dealers, show_tz=show_tz)
+    return connect(lake, dealers, show_tz=show_tz, as_of=as_of)
 
 
 def shown(answer, local: bool):
@@ -92,6 +100,8 @@ Examples:
   pitwatch sql "DESCRIBE events" --lake lake
   pitwatch sql "SELECT table_id, rule_id, ts, ts_offset FROM findings" --lake lake --local
   pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
+  pitwatch sql "FROM findings" --lake lake --as-of 20261128T070001Z-1a2b3c4d
+  pitwatch sql "SELECT count(*) FROM findings" --lake lake --as-of 2026-11-29T07:00:00Z
 """)
 @click.argument("statement", metavar="SQL")
 @lake_option
@@ -99,8 +109,9 @@ Examples:
 @dealers_option
 @limit_options
 @time_options
+@as_of_option
 @user_errors
-def sql(statement, lake, fmt, dealers, timeout, max_rows, local, show_tz):
+def sql(statement, lake, fmt, dealers, timeout, max_rows, local, show_tz, as_of):
     """Run one read-only SQL statement (DuckDB dialect) over the lake and print the rows.
 
     \b
@@ -114,6 +125,8 @@ def sql(statement, lake, fmt, dealers, timeout, max_rows, local, show_tz):
     refused (exit 2), and the connection has no file system at all.
     Timestamps are shown in UTC, in --show-tz ZONE, or with --local in each
     row's ts_offset (the table's own time: select ts_offset with them).
+    Every table is read as the last successful run left it (a run still
+    going, or killed, is never seen); --as-of reads an earlier night's.
     """
     from queries.lake_views import run_sql
 
@@ -126,7 +139,7 @@ def sql(statement, lake, fmt, dealers, timeout, max_rows, local, show_tz):
     if not statement.strip():
         raise UserError("the SQL statement is empty")
     with lake_answers():
-        con = open_lake(lake, local, show_tz, dealers)
+        con = open_lake(lake, local, show_tz, dealers, as_of)
         try:
             answer = shown(run_sql(con, statement, timeout=timeout, max_rows=max_rows), local)
         finally:

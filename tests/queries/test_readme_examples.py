@@ -62,6 +62,15 @@ def help_examples(command: str) -> list[str]:
     return [line.strip() for line in out.splitlines() if line.strip().startswith(f"pitwatch {command} ")]
 
 
+def _demo_as_of(lake: str, example: str) -> str:
+    from pipelines import lake as lake_mod
+    from pipelines import runs
+    from queries.as_of import RUN_ID
+
+    last = [r for r in runs.latest_records(lake_mod.read_table(lake, "runs")) if r["status"] == "succeeded"][-1]
+    return last["run_id"] if RUN_ID.match(example) else last["ended"].isoformat()
+
+
 def test_every_help_and_header_example_finds_rows_on_a_simulated_lake(demo):
     examples = help_examples("query") + help_examples("sql")
     examples += [e for q in load_queries().values() for e in q.examples]
@@ -72,6 +81,9 @@ def test_every_help_and_header_example_finds_rows_on_a_simulated_lake(demo):
         if "--list" in args or "-" in args:
             continue
         args = [lake if a == "lake" else dealers if a == "dealers.csv" else a for a in args]
+        if "--as-of" in args:     # the example's run id or night: the demo lake's own (it ran today)
+            at = args.index("--as-of") + 1
+            args[at] = _demo_as_of(lake, args[at])
         if "--format" not in args:
             args += ["--format", "csv"]
         result = pitwatch(args, demo)
