@@ -313,10 +313,11 @@ def _steps(tmp_path) -> list[str]:
     return seen
 
 
+@pytest.mark.slow        # no Beam pipeline, but 11 child processes (~1 min)
 def test_kill_9_at_each_step_then_migrate_again_gives_the_whole_lake(tmp_path):
     steps = _steps(tmp_path)
     renames = [s for s in steps if s.startswith("renamed")]
-    assert len(renames) == 24 and steps[0] == "planned" and steps[-1] == "cleaned"
+    assert len(renames) == 21 and steps[0] == "planned" and steps[-1] == "cleaned"
     chosen = ["planned", renames[0], renames[len(renames) // 2], renames[-1], "runs created", "running recorded",
               "state written", "events committed", "state committed", "recorded", "cleaned"]
     assert set(chosen) <= set(steps)
@@ -330,9 +331,12 @@ def test_kill_9_at_each_step_then_migrate_again_gives_the_whole_lake(tmp_path):
         assert child.exitcode == -signal.SIGKILL, (step, child.exitcode)
         if step != "cleaned":
             assert (root / migrate.PLAN).exists(), step     # resumable: the plan says what is left
-        again = pitwatch("migrate", "--lake", str(root))
-        assert again.returncode == 0, (step, again.stderr)
-        assert ("nothing to migrate" in again.stdout) == (step == "cleaned"), (step, again.stdout)
+        if i in (0, len(chosen) - 1):       # the command's answer, at both ends
+            again = pitwatch("migrate", "--lake", str(root))
+            assert again.returncode == 0, (step, again.stderr)
+            assert ("nothing to migrate" in again.stdout) == (step == "cleaned"), (step, again.stdout)
+        else:
+            assert migrate.migrate(str(root))["status"] == "succeeded", step
         assert_same_rows(before, root)
         assert len(state.manifests(str(root))) == 2
         assert not (root / migrate.PLAN).exists()
