@@ -291,6 +291,20 @@ def test_readers_and_writers_are_told_to_migrate_an_old_or_half_migrated_lake(tm
     migrate.refuse_old_layout(str(root))        # today's layout: no objection
 
 
+def test_a_run_on_an_old_lake_is_refused_before_it_removes_anything(tmp_path):
+    """Replays what today's run did to a lake of the previous layout before this check: it took
+    every old data file for a killed run's leftover and removed it (21 files, the state, the runs)."""
+    root = old_lake(tmp_path)
+    _inbox(tmp_path)
+    before = lake_bytes(root)
+    for args in ([str(p) for p in sorted((tmp_path / "inbox" / "2026-12-01").iterdir())],
+                 ["--day", "2026-12-01", "--inbox", str(tmp_path / "inbox")]):
+        result = pitwatch("run", *args, "--lake", str(root), "--quiet")
+        assert result.returncode == 2, result
+        assert result.stderr.startswith("Error: ") and f"pitwatch migrate --lake {root}" in result.stderr
+        assert lake_bytes(root) == before
+
+
 # --- interrupted: kill -9, then migrate again ---------------------------------------------------
 
 def _migrate_and_die_at(lake_path: str, step: str) -> None:
