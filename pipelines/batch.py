@@ -267,7 +267,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         config = dataclasses.replace(config, not_after=_dt.date.fromisoformat(night.day))
     files = expand_inputs(inputs) if (inputs or night is None) else []
     lake.check_writable(lake_path)
-    from pipelines.migrate import refuse_old_layout
+    from pipelines.migrate_survey import refuse_old_layout
 
     refuse_old_layout(lake_path)    # its files would be taken for a killed run's leftovers and removed
     started = _dt.datetime.now(_dt.timezone.utc)

@@ -11,7 +11,7 @@ version)::
 
 The migration (:func:`migrate`), under a run id of its own:
 
-1. **Survey** (reads only): every file is classified; an unknown file, a lake with no run
+1. **Survey** (reads only, :mod:`pipelines.migrate_survey`): every file is classified; an unknown file, a lake with no run
    record (pitwatch did not write it), a data file whose columns are not its table's, or a lake
    already of Delta tables is refused before anything changes (:class:`MigrateError`).
 2. **Plan**: ``LAKE/_migration/plan.json`` (written atomically) names every move and the
@@ -49,194 +49,22 @@ both files are kept, as they were, and the record names the day (replay it with 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import logging
-import re
 
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from pipelines import delta, lake, runs, state
-from schemas.arrow import LAKE_TABLES, PARTITIONED
+from pipelines.migrate_survey import (  # noqa: F401  (PLAN, refuse_old_layout, MigrateError: the module's API)
+    DAY_TABLES, OLD_STATE_FORMAT, PLAN, MigrateError, layout, refuse_old_layout, sha256_of, survey,
+)
 
 log = logging.getLogger("pitwatch")
-
-PLAN = "_migration/plan.json"
-OLD_STATE_FORMAT = 1
-DAY_TABLES = ("events", "rejects", "rounds", "packs", "findings")
-_DAY = r"\d{4}-\d{2}-\d{2}"
-_DAY_FILE = re.compile(rf"^({'|'.join(DAY_TABLES)})/gaming_day=({_DAY})/(part-0|replay-({_DAY}))\.parquet$")
-_RUN_FILE = re.compile(r"^runs/([0-9A-Za-z][0-9A-Za-z_.-]*)\.parquet$")
-_STATE_FILE = re.compile(rf"^state/gaming_day=({_DAY})/(tables|devices|pack_cards)\.parquet$")
-_STATE_MANIFEST = re.compile(rf"^state/gaming_day=({_DAY})/manifest\.json$")
-KEPT = ("settings.json",)          # today's layout reads it as it is
-WATCH = "_watch/"                  # the live watcher's folder: not the migration's
-
-
-class MigrateError(ValueError):
-    """The lake cannot be migrated (unknown files, not pitwatch's, damaged): nothing was changed."""
 
 
 def _after_step(step: str) -> None:
     """Called after every step that changed the lake (the kill -9 tests stop the process here)."""
-
-
-def _rel(root: str, path: str) -> str:
-    return path[len(root) + 1:]
-
-
-def _sha256(fs, path: str) -> str:
-    digest = hashlib.sha256()
-    with fs.open_input_stream(path) as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _listing(fs, root: str) -> list[str]:
-    return sorted(_rel(root, i.path) for i in fs.get_file_info(pafs.FileSelector(root, recursive=True))
-                  if i.type == pafs.FileType.File)
-
-
-def is_leftover(rel: str) -> bool:
-    """A hidden temporary file a killed write of the old layout left (never read by any reader)."""
-    base = rel.rsplit("/", 1)[-1]
-    return base.startswith(".") and (".tmp" in base or base.startswith(".pitwatch-write-test-"))
-
-
-def layout(lake_path: str) -> str:
-    """``"old"`` (the previous layout: migrate it), ``"migrating"`` (a migration to finish),
-    ``"delta"`` (today's), or ``"empty"``."""
-    fs, root = lake.filesystem(lake_path)
-    if fs.get_file_info(f"{root}/{PLAN}").type == pafs.FileType.File:
-        return "migrating"
-    if delta.table_names_on_disk(lake_path) or delta.is_table(lake_path, "runs"):
-        return "delta"
-    if fs.get_file_info(root).type != pafs.FileType.Directory:
-        return "empty"
-    files = _listing(fs, root)
-    if any(_DAY_FILE.match(f) or _RUN_FILE.match(f) or _STATE_MANIFEST.match(f) for f in files):
-        return "old"
-    return "empty"
-
-
-def refuse_old_layout(lake_path: str) -> None:
-    """For every writer and reader of the lake: a lake of the previous layout, or one whose
-    migration was interrupted, is a :class:`pipelines.lake.LakeError` saying to migrate it
-    (a Delta run on it would take the old files for a killed run's leftovers)."""
-    kind = layout(lake_path)
-    if kind == "old":
-        raise lake.LakeError(f"lake {lake_path} is of the previous layout (plain Parquet files): "
-                             f"convert it first with: pitwatch migrate --lake {lake_path}")
-    if kind == "migrating":
-        raise lake.LakeError(f"lake {lake_path} is half migrated (an interrupted pitwatch migrate): "
-                             f"finish it with: pitwatch migrate --lake {lake_path}")
-
-
-def _check_columns(fs, path: str, name: str, expected) -> int:
-    """The file's rows; :class:`MigrateError` if its columns are not (a subset of) the table's."""
-    try:
-        with fs.open_input_file(path) as f:
-            meta = pq.ParquetFile(f).metadata
-            schema = meta.schema.to_arrow_schema()
-    except (OSError, ValueError) as exc:
-        raise MigrateError(f"{path} is not a readable Parquet file ({exc}): not migrated; "
-                           "restore it from a backup, or remove it if it holds nothing") from None
-    wrong = []
-    for field in schema:
-        want = expected.field(field.name) if field.name in expected.names else None
-        if want is None or not want.type.equals(field.type):
-            wrong.append(f"{field.name} {field.type}" + (f" (table {name} has {want.type})" if want else
-                                                         f" (not a column of table {name})"))
-    missing = [f.name for f in expected if f.name not in schema.names and not f.nullable]
-    if wrong or missing:
-        raise MigrateError(f"{path} does not have the columns of pitwatch's table {name}: "
-                           + "; ".join(wrong + [f"{m} missing" for m in missing])
-                           + ". It was not written by pitwatch at the previous layout (main 819993f): "
-                             "migrate with the pitwatch that wrote it, or replay its inputs into a new lake")
-    return meta.num_rows
-
-
-def survey(lake_path: str, run_id: str) -> dict:
-    """The migration's plan (see the module doc), from the lake as it is; changes nothing."""
-    fs, root = lake.filesystem(lake_path)
-    if fs.get_file_info(root).type != pafs.FileType.Directory:
-        raise MigrateError(f"no lake at {lake_path}: not a folder")
-    files = _listing(fs, root)
-    moves, unknown, leftovers, state_days, partial_state, seen = [], [], [], {}, set(), set()
-    days = sorted({m.group(2) for m in map(_DAY_FILE.match, files) if m})
-    for rel in files:
-        path = f"{root}/{rel}"
-        if rel.startswith(WATCH) or rel in KEPT:
-            continue
-        if is_leftover(rel):
-            leftovers.append(rel)
-            continue
-        if m := _DAY_FILE.match(rel):
-            name, day, _stem, replay_day = m.groups()
-            replay_day = replay_day or day
-            new = f"{name}/gaming_day={day}/{lake.replay_file_name(replay_day, run_id)}"
-            n = 1
-            while new in seen:          # a one-off part-0 beside the nightly replay of its day
-                n += 1
-                new = f"{name}/gaming_day={day}/{lake.replay_file_name(replay_day, f'{run_id}-{n}')}"
-            seen.add(new)
-            rows = _check_columns(fs, path, name, lake.file_schema(name))
-            moves.append({"table": name, "old": rel, "new": new, "gaming_day": day, "replay_day": replay_day,
-                          "rows": rows})
-        elif rel == "rules/part-0.parquet":
-            rows = _check_columns(fs, path, "rules", LAKE_TABLES["rules"])
-            new = f"rules/{lake.replay_file_name(days[-1] if days else 'catalogue', run_id)}"
-            moves.append({"table": "rules", "old": rel, "new": new, "gaming_day": None, "rows": rows})
-        elif m := _RUN_FILE.match(rel):
-            rows = _check_columns(fs, path, "runs", LAKE_TABLES["runs"])
-            moves.append({"table": "runs", "old": rel, "new": f"runs/run-{m.group(1)}-migrated-{run_id}.parquet",
-                          "gaming_day": None, "rows": rows})
-        elif m := _STATE_MANIFEST.match(rel):
-            state_days[m.group(1)] = rel
-        elif m := _STATE_FILE.match(rel):
-            partial_state.add(m.group(1))
-        else:
-            unknown.append(rel)
-    if unknown:
-        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
-        raise MigrateError(f"lake {lake_path} holds {len(unknown)} file(s) pitwatch's previous layout does not "
-                           f"have: {shown}. Nothing was changed: move them out of the lake, then migrate again")
-    if not any(m["table"] == "runs" for m in moves):
-        raise MigrateError(f"{lake_path} holds no run record (runs/<run id>.parquet): not a lake pitwatch wrote; "
-                           "nothing was changed")
-    for move in moves:
-        move["size"] = fs.get_file_info(f"{root}/{move['old']}").size
-        move["sha256"] = _sha256(fs, f"{root}/{move['old']}")
-    manifests = {day: _old_manifest(fs, f"{root}/{rel}", day) for day, rel in sorted(state_days.items())}
-    return {"run_id": run_id, "started": _dt.datetime.now(_dt.timezone.utc).isoformat(), "moves": moves,
-            "state_days": manifests, "incomplete_state_days": sorted(partial_state - set(state_days)),
-            "leftovers": leftovers, "days_counted_twice": _counted_twice(moves)}
-
-
-def _old_manifest(fs, path: str, day: str) -> dict:
-    try:
-        with fs.open_input_stream(path) as f:
-            manifest = json.loads(f.read())
-    except ValueError:
-        raise MigrateError(f"the state manifest of gaming day {day} ({path}) is damaged; nothing was changed. "
-                           f"Remove state/gaming_day={day}/ (the day is then replayed by the next run), "
-                           "then migrate again") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != OLD_STATE_FORMAT:
-        raise MigrateError(f"the state manifest of gaming day {day} has format "
-                           f"{manifest.get('format') if isinstance(manifest, dict) else '?'}, not "
-                           f"{OLD_STATE_FORMAT}: not the previous layout's; nothing was changed")
-    return manifest
-
-
-def _counted_twice(moves: list[dict]) -> list[str]:
-    """Days whose events partition holds a one-off run's file beside a replay of that day."""
-    by_day: dict[str, int] = {}
-    for m in moves:
-        if m["table"] == "events" and m["replay_day"] == m["gaming_day"]:
-            by_day[m["gaming_day"]] = by_day.get(m["gaming_day"], 0) + 1
-    return sorted(d for d, n in by_day.items() if n > 1)
 
 
 def _write_plan(fs, root: str, plan: dict) -> None:
@@ -271,6 +99,8 @@ def _rename(fs, root: str, plan: dict) -> None:
                 raise MigrateError(f"{new} is not the file the migration moved there (size "
                                    f"{fs.get_file_info(new).size}, planned {move['size']}): the lake changed "
                                    "during the migration; restore it from the backup")
+        elif have_old and sha256_of(fs, new) == move["sha256"]:
+            fs.delete_file(old)         # a move that copies then deletes (object stores), stopped between
         else:
             raise MigrateError(f"{'both' if have_old else 'neither'} {move['old']} {'and' if have_old else 'nor'} "
                                f"{move['new']} exist: the lake changed during the migration; restore it from "

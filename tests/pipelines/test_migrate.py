@@ -356,6 +356,40 @@ def test_kill_9_at_each_step_then_migrate_again_gives_the_whole_lake(tmp_path):
         assert not (root / migrate.PLAN).exists()
 
 
+class _Stop(Exception):
+    pass
+
+
+def test_a_move_stopped_between_its_copy_and_its_delete_is_finished(tmp_path, monkeypatch):
+    """On an object store a move is a copy then a delete: stopped between, both names exist."""
+    root = old_lake(tmp_path)
+    before = everything_before(root)
+
+    def stop(step):
+        if step == "planned":
+            raise _Stop
+    monkeypatch.setattr(migrate, "_after_step", stop)
+    with pytest.raises(_Stop):
+        migrate.migrate(str(root))
+    first = json.loads((root / migrate.PLAN).read_text())["moves"][0]
+    shutil.copy(root / first["old"], root / first["new"])
+    monkeypatch.setattr(migrate, "_after_step", lambda step: None)
+    assert migrate.migrate(str(root))["status"] == "succeeded"
+    assert not (root / first["old"]).exists()
+    assert_same_rows(before, root)
+    # a different file under the new name is not taken for the moved one
+    other = old_lake(tmp_path / "other")
+    monkeypatch.setattr(migrate, "_after_step", stop)
+    with pytest.raises(_Stop):
+        migrate.migrate(str(other))
+    first = json.loads((other / migrate.PLAN).read_text())["moves"][0]
+    (other / first["new"]).write_bytes(b"something else")
+    monkeypatch.setattr(migrate, "_after_step", lambda step: None)
+    with pytest.raises(migrate.MigrateError, match="the lake changed during the migration"):
+        migrate.migrate(str(other))
+    assert (other / first["old"]).exists()
+
+
 def test_kill_9_of_the_command_then_migrate_again(tmp_path):
     root = old_lake(tmp_path)
     before = everything_before(root)
