@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from pipelines.cli.common import StrictCommand, lake_option, user_errors
+from pipelines.cli.common import Incomplete, StrictCommand, lake_option, signal_name, user_errors
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -26,7 +26,11 @@ def migrate(lake):
     """
     from pipelines.migrate import migrate as run_migration
 
-    record = run_migration(lake)
+    try:
+        record = run_migration(lake)
+    except KeyboardInterrupt as exc:      # SIGINT / SIGTERM: the plan stays, the migration resumes
+        raise Incomplete(f"interrupted by {signal_name(exc)}: the lake is half migrated; finish it with "
+                         f"pitwatch migrate --lake {lake}") from None
     if record is None:
         click.echo(f"lake {lake} is of today's layout (Delta tables): nothing to migrate")
         return

@@ -390,16 +390,23 @@ def test_a_move_stopped_between_its_copy_and_its_delete_is_finished(tmp_path, mo
     assert (other / first["old"]).exists()
 
 
-def test_kill_9_of_the_command_then_migrate_again(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_kill_of_the_command_then_migrate_again(tmp_path, sig):
     root = old_lake(tmp_path)
     before = everything_before(root)
     proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "migrate", "--lake", str(root)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (root / migrate.PLAN).exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
+        time.sleep(0.002)
+    assert proc.poll() is None, "the migration ended before the signal"
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=60)
+    if sig == signal.SIGTERM:       # the plan is written ~2 s before the end: the signal lands mid-way
+        assert proc.returncode == 3 and "Traceback" not in err, err
+        assert err.startswith("Error: interrupted by SIGTERM") and f"pitwatch migrate --lake {root}" in err, err
+    elif sig == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
     again = pitwatch("migrate", "--lake", str(root))
     assert again.returncode == 0, again.stderr
     assert_same_rows(before, root)
