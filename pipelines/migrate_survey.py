@@ -122,7 +122,9 @@ def survey(lake_path: str, run_id: str) -> dict:
         if is_leftover(rel):
             leftovers.append(rel)
             continue
-        if m := _DAY_FILE.match(rel):
+        if not _days_valid(rel):
+            unknown.append(rel)
+        elif m := _DAY_FILE.match(rel):
             name, day, _stem, replay_day = m.groups()
             replay_day = replay_day or day
             new = f"{name}/gaming_day={day}/{lake.replay_file_name(replay_day, run_id)}"
@@ -162,6 +164,17 @@ def survey(lake_path: str, run_id: str) -> dict:
     return {"run_id": run_id, "started": _dt.datetime.now(_dt.timezone.utc).isoformat(), "moves": moves,
             "state_days": manifests, "incomplete_state_days": sorted(partial_state - set(state_days)),
             "leftovers": leftovers, "days_counted_twice": _counted_twice(moves)}
+
+
+def _days_valid(rel: str) -> bool:
+    """Every ``gaming_day=`` folder of the path names a real date (a Delta partition value must)."""
+    for part in rel.split("/"):
+        if part.startswith("gaming_day="):
+            try:
+                _dt.date.fromisoformat(part.split("=", 1)[1])
+            except ValueError:
+                return False
+    return True
 
 
 def _old_manifest(fs, path: str, day: str) -> dict:

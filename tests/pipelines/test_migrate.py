@@ -204,9 +204,11 @@ def test_a_lake_already_migrated_has_nothing_to_migrate(tmp_path):
 
 
 @pytest.mark.parametrize("stray", ["notes.txt", "events/gaming_day=2026-11-29/part-1.parquet",
-                                   "findings/extra.parquet", "state/gaming_day=2026-11-29/tables.json"])
+                                   "findings/extra.parquet", "state/gaming_day=2026-11-29/tables.json",
+                                   "rounds/gaming_day=2026-02-30/part-0.parquet"])
 def test_an_unknown_file_is_refused_and_nothing_changes(tmp_path, stray):
     root = old_lake(tmp_path)
+    (root / stray).parent.mkdir(parents=True, exist_ok=True)
     (root / stray).write_bytes(b"not pitwatch's")
     before = lake_bytes(root)
     result = pitwatch("migrate", "--lake", str(root))
