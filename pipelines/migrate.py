@@ -235,9 +235,18 @@ def migrate(lake_path: str) -> dict:
     _rename(fs, root, plan)
     meta = _meta(lake_path, plan)
     _commit_runs(lake_path, plan, meta)
-    state_files = None if delta.is_table(lake_path, state.TABLE) else _state_files(lake_path, plan)
-    _after_step("state written")
-    versions = _commit_tables(lake_path, plan, state_files)
+    try:
+        state_files = None if delta.is_table(lake_path, state.TABLE) else _state_files(lake_path, plan)
+        _after_step("state written")
+        versions = _commit_tables(lake_path, plan, state_files)
+    except delta.StaleWriter as exc:
+        _record_stop(lake_path, meta, f"failed: {exc}")
+        raise MigrateError(f"{exc}: the lake changed during the migration; restore it from the backup") from None
+    except BaseException as exc:     # the plan stays: migrate again resumes; the record must not stay running
+        _record_stop(lake_path, meta, f"interrupted: {getattr(exc, 'signal_name', '') or 'SIGINT'}"
+                     if isinstance(exc, KeyboardInterrupt)
+                     else f"failed: {type(exc).__name__}: {exc}"[:2000])
+        raise
     done = [r for r in runs.latest_records(lake.read_table(lake_path, "runs"))
             if r["run_id"] == plan["run_id"] and r["status"] == "succeeded"]
     if done:                    # recorded before the interruption: only the clean-up was left
@@ -252,3 +261,11 @@ def migrate(lake_path: str) -> dict:
     _clean_up(lake_path, plan)
     _after_step("cleaned")
     return record
+
+
+def _record_stop(lake_path: str, meta: dict, status: str) -> None:
+    """The migration's record when it stops before its end (superseded by the one that finishes it)."""
+    try:
+        runs.write_run_record(lake_path, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))
+    except Exception as exc:     # the stop's own cause is what the user must see
+        log.warning("could not record the migration's stop (%s): %s", status, exc)

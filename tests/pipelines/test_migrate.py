@@ -392,6 +392,25 @@ def test_a_move_stopped_between_its_copy_and_its_delete_is_finished(tmp_path, mo
     assert (other / first["old"]).exists()
 
 
+def test_a_migration_stopped_after_its_running_record_says_so_until_it_is_finished(tmp_path, monkeypatch):
+    root = old_lake(tmp_path)
+    before = everything_before(root)
+
+    def stop(step):
+        if step == "state written":
+            raise KeyboardInterrupt
+    monkeypatch.setattr(migrate, "_after_step", stop)
+    with pytest.raises(KeyboardInterrupt):
+        migrate.migrate(str(root))
+    assert migrated_record(root)["status"] == "interrupted: SIGINT"      # not left "running"
+    with pytest.raises(lake.LakeError, match="half migrated"):
+        migrate.refuse_old_layout(str(root))
+    monkeypatch.setattr(migrate, "_after_step", lambda step: None)
+    migrate.migrate(str(root))
+    assert migrated_record(root)["status"] == "succeeded"
+    assert_same_rows(before, root)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_kill_of_the_command_then_migrate_again(tmp_path, sig):
     root = old_lake(tmp_path)
