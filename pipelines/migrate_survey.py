@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -23,6 +24,16 @@ _DAY_FILE = re.compile(rf"^({'|'.join(DAY_TABLES)})/gaming_day=({_DAY})/(part-0|
 _RUN_FILE = re.compile(r"^runs/([0-9A-Za-z][0-9A-Za-z_.-]*)\.parquet$")
 _STATE_FILE = re.compile(rf"^state/gaming_day=({_DAY})/(tables|devices|pack_cards)\.parquet$")
 _STATE_MANIFEST = re.compile(rf"^state/gaming_day=({_DAY})/manifest\.json$")
+# the old layout's state files (pipelines/state.py at 819993f): kind -> columns
+OLD_STATE = {
+    "tables": pa.schema([pa.field("table_id", pa.string(), nullable=False),
+                         pa.field("state", pa.string(), nullable=False)]),
+    "devices": pa.schema([pa.field("device_id", pa.string(), nullable=False),
+                          pa.field("state", pa.string(), nullable=False)]),
+    "pack_cards": pa.schema([pa.field("table_id", pa.string(), nullable=False),
+                             pa.field("pack_id", pa.string(), nullable=False), pa.field("first_ts", pa.int64()),
+                             pa.field("record", pa.string(), nullable=False)]),
+}
 KEPT = ("settings.json",)          # today's layout reads it as it is
 WATCH = "_watch/"                  # the live watcher's folder: not the migration's
 
@@ -90,8 +101,8 @@ def _check_columns(fs, path: str, name: str, expected) -> int:
             meta = pq.ParquetFile(f).metadata
             schema = meta.schema.to_arrow_schema()
     except (OSError, ValueError) as exc:
-        raise MigrateError(f"{path} is not a readable Parquet file ({exc}): not migrated; "
-                           "restore it from a backup, or remove it if it holds nothing") from None
+        raise MigrateError(f"{path} is not a readable Parquet file ({exc}); nothing was changed: "
+                           "restore it from a backup, or move it out of the lake, then migrate again") from None
     wrong = []
     for field in schema:
         want = expected.field(field.name) if field.name in expected.names else None
@@ -102,8 +113,8 @@ def _check_columns(fs, path: str, name: str, expected) -> int:
     if wrong or missing:
         raise MigrateError(f"{path} does not have the columns of pitwatch's table {name}: "
                            + "; ".join(wrong + [f"{m} missing" for m in missing])
-                           + ". It was not written by pitwatch at the previous layout (main 819993f): "
-                             "migrate with the pitwatch that wrote it, or replay its inputs into a new lake")
+                           + ". It was not written by pitwatch at the previous layout (main 819993f); nothing was changed: "
+                             "replay its inputs into a new lake, or move it out of the lake")
     return meta.num_rows
 
 
@@ -111,7 +122,7 @@ def survey(lake_path: str, run_id: str) -> dict:
     """The migration's plan (see the module doc), from the lake as it is; changes nothing."""
     fs, root = lake.filesystem(lake_path)
     if fs.get_file_info(root).type != pafs.FileType.Directory:
-        raise MigrateError(f"no lake at {lake_path}: not a folder")
+        raise MigrateError(f"no lake at {lake_path}: not a folder; nothing was changed")
     files = _listing(fs, root)
     moves, unknown, leftovers, state_days, partial_state, seen = [], [], [], {}, set(), set()
     days = sorted({m.group(2) for m in map(_DAY_FILE.match, files) if m})
@@ -161,6 +172,14 @@ def survey(lake_path: str, run_id: str) -> dict:
         move["size"] = fs.get_file_info(f"{root}/{move['old']}").size
         move["sha256"] = sha256_of(fs, f"{root}/{move['old']}")
     manifests = {day: _old_manifest(fs, f"{root}/{rel}", day) for day, rel in sorted(state_days.items())}
+    for day in manifests:
+        for kind, schema in OLD_STATE.items():
+            path = f"{root}/state/gaming_day={day}/{kind}.parquet"
+            if fs.get_file_info(path).type != pafs.FileType.File:
+                raise MigrateError(f"the state of gaming day {day} has a manifest but no {kind}.parquet; nothing "
+                                   f"was changed. Remove state/gaming_day={day}/ (the next run then replays the "
+                                   "day from the one before), then migrate again")
+            _check_columns(fs, path, f"state ({kind})", schema)
     return {"run_id": run_id, "started": _dt.datetime.now(_dt.timezone.utc).isoformat(), "moves": moves,
             "state_days": manifests, "incomplete_state_days": sorted(partial_state - set(state_days)),
             "leftovers": leftovers, "days_counted_twice": _counted_twice(moves)}

@@ -238,16 +238,27 @@ def test_a_folder_pitwatch_did_not_write_is_refused(tmp_path):
     assert result.returncode == 2 and "no run record" in result.stderr
 
 
+def refused_unchanged(root: pathlib.Path, said: str) -> None:
+    before = lake_bytes(root)
+    result = pitwatch("migrate", "--lake", str(root))
+    assert result.returncode == 2 and said in result.stderr and "Traceback" not in result.stderr, result
+    assert result.stderr.startswith("Error: ") and "nothing was changed" in result.stderr.lower()
+    assert lake_bytes(root) == before
+
+
 def test_a_damaged_manifest_or_data_file_is_refused_and_nothing_changes(tmp_path):
     for target, content, said in (("state/gaming_day=2026-11-29/manifest.json", b"{not json", "is damaged"),
                                   ("findings/gaming_day=2026-11-29/replay-2026-11-29.parquet", b"PAR1xx",
                                    "not a readable Parquet file")):
         root = old_lake(tmp_path / target.split("/")[0])
         (root / target).write_bytes(content)
-        before = lake_bytes(root)
-        result = pitwatch("migrate", "--lake", str(root))
-        assert result.returncode == 2 and said in result.stderr and "Traceback" not in result.stderr, result
-        assert lake_bytes(root) == before
+        refused_unchanged(root, said)
+    root = old_lake(tmp_path / "no-devices")
+    (root / "state/gaming_day=2026-11-30/devices.parquet").unlink()
+    refused_unchanged(root, "has a manifest but no devices.parquet")
+    root = old_lake(tmp_path / "wrong-state")
+    pq.write_table(pa.table({"table_id": ["BAC-01"]}), root / "state/gaming_day=2026-11-29/tables.parquet")
+    refused_unchanged(root, "state missing")
 
 
 def test_leftovers_of_killed_old_writes_are_removed_and_recorded(tmp_path):
