@@ -11,9 +11,10 @@ version)::
 
 The migration (:func:`migrate`), under a run id of its own:
 
-1. **Survey** (reads only, :mod:`pipelines.migrate_survey`): every file is classified; an unknown file, a lake with no run
-   record (pitwatch did not write it), a data file whose columns are not its table's, or a lake
-   already of Delta tables is refused before anything changes (:class:`MigrateError`).
+1. **Survey** (reads only, :mod:`pipelines.migrate_survey`): every file is classified; an
+   unknown file, a lake with no run record (pitwatch did not write it), a data or state file
+   whose columns are not its table's, a damaged manifest is refused before anything changes
+   (:class:`MigrateError`); a lake already of Delta tables has nothing to migrate.
 2. **Plan**: ``LAKE/_migration/plan.json`` (written atomically) names every move and the
    SHA-256, size and rows of every file.  From here the migration is **resumable**: ``pitwatch
    migrate`` again finds the plan and carries it out to the end; every step below is either
@@ -28,7 +29,8 @@ The migration (:func:`migrate`), under a run id of its own:
    read still fails the next run clearly), says ``migrated_from_format: 1`` and ``migrated_by``,
    and gets ``files``: the input files of the day's events (their ``file`` column), which a run
    needs to replace a corrected file.  A day a one-off run wrote has no state (the old layout
-   kept none): the next run replays it from the state of the last day before it that has one.
+   kept none) and gets none: a later run that replays a following day starts it from the last
+   day before it that has a state, as the old nightly run did.
    State files without a manifest (a nightly replay killed before it completed) are not
    converted: the day never completed.
 5. **Commit**: ``runs`` is created from the old run records (their ``table_versions`` null: they
