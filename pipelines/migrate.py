@@ -224,9 +224,10 @@ def migrate(lake_path: str) -> dict:
         if fs.get_file_info(root).type != pafs.FileType.Directory:
             raise MigrateError(f"no lake at {lake_path}: not a folder")
         raise MigrateError(f"{lake_path} holds no lake pitwatch wrote (no run record, no table): nothing to migrate")
-    # LAKE LOCK: take the lake's writer lock here (pipelines.lake_lock, issue 26 part 1, not on this
-    # branch yet) for the whole migration, as every writer does; until then run it with nothing else
-    # reading or writing the lake.
+    # LAKE LOCK: take the lake's writer lock here for the whole migration, as every writer does
+    # (pipelines.lake_lock, issue 26 part 1, not on this branch yet: ``with lake_lock.hold(lake_path,
+    # lake_lock.new_holder(command, run_id), timeout, log):`` around the rest of this function, and
+    # --lock-timeout on the command).  Until then: nothing else may read or write the lake meanwhile.
     if kind == "old":
         plan = survey(lake_path, runs.new_run_id(_dt.datetime.now(_dt.timezone.utc)))
         _write_plan(fs, root, plan)

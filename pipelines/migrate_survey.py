@@ -34,7 +34,9 @@ OLD_STATE = {
                              pa.field("pack_id", pa.string(), nullable=False), pa.field("first_ts", pa.int64()),
                              pa.field("record", pa.string(), nullable=False)]),
 }
-KEPT = ("settings.json",)          # today's layout reads it as it is
+# settings.json: today's layout reads it as it is; the writer lock's files (pipelines.lake_lock,
+# LAKE/_writer.lock and its holder) are the lock's, there while migrate holds it
+KEPT = ("settings.json", "_writer.lock", "_writer.holder.json")
 WATCH = "_watch/"                  # the live watcher's folder: not the migration's
 
 

@@ -270,7 +270,10 @@ def test_leftovers_of_killed_old_writes_are_removed_and_recorded(tmp_path):
         (root / rel).write_bytes(b"half a file")
     (root / "_watch" / "w1").mkdir(parents=True)
     (root / "_watch" / "w1" / "checkpoint.json").write_text("{}")
+    (root / "_writer.lock").write_bytes(b"")                  # the writer lock's (pipelines.lake_lock)
+    (root / "_writer.holder.json").write_text('{"pid": 1}')
     migrate.migrate(str(root))
+    assert (root / "_writer.lock").exists() and (root / "_writer.holder.json").read_text() == '{"pid": 1}'
     assert not any((root / rel).exists() for rel in leftovers)
     assert sorted(json.loads(migrated_record(root)["options"])["leftovers_removed"]) == sorted(leftovers)
     assert (root / "_watch" / "w1" / "checkpoint.json").read_text() == "{}"     # the watcher's, untouched
