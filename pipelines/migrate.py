@@ -59,7 +59,8 @@ import pyarrow.parquet as pq
 
 from pipelines import delta, lake, runs, state
 from pipelines.migrate_survey import (  # noqa: F401  (PLAN, refuse_old_layout, MigrateError: the module's API)
-    DAY_TABLES, OLD_STATE_FORMAT, PLAN, MigrateError, layout, refuse_old_layout, sha256_of, survey,
+    DAY_TABLES, OLD_STATE_FORMAT, PLAN, MigrateError, layout, old_files_beside_tables, refuse_old_layout,
+    sha256_of, survey,
 )
 
 log = logging.getLogger("pitwatch")
@@ -219,6 +220,12 @@ def migrate(lake_path: str) -> dict:
     fs, root = lake.filesystem(lake_path)
     kind = layout(lake_path)
     if kind == "delta":
+        mixed = old_files_beside_tables(lake_path)
+        if mixed:
+            shown = ", ".join(mixed[:10]) + (f" and {len(mixed) - 10} more" if len(mixed) > 10 else "")
+            raise MigrateError(f"lake {lake_path} is of Delta tables already, and holds {len(mixed)} file(s) of the "
+                               f"previous layout no table has: {shown}. Nothing was changed: migrate them as a "
+                               "lake of their own (a copy of the folder they came from), or move them out")
         return None
     if kind == "empty":
         if fs.get_file_info(root).type != pafs.FileType.Directory:

@@ -83,6 +83,14 @@ def layout(lake_path: str) -> str:
     return "empty"
 
 
+def old_files_beside_tables(lake_path: str) -> list[str]:
+    """Files of the previous layout in a lake of Delta tables (copied in, or restored from a
+    backup over a migrated lake): no table has them, so they must not pass for migrated."""
+    fs, root = lake.filesystem(lake_path)
+    return [f for f in _listing(fs, root)
+            if _DAY_FILE.match(f) or _STATE_MANIFEST.match(f) or _STATE_FILE.match(f) or f == "rules/part-0.parquet"]
+
+
 def refuse_old_layout(lake_path: str) -> None:
     """For every writer and reader of the lake: a lake of the previous layout, or one whose
     migration was interrupted, is a :class:`pipelines.lake.LakeError` saying to migrate it

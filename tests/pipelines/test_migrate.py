@@ -203,6 +203,14 @@ def test_a_lake_already_migrated_has_nothing_to_migrate(tmp_path):
     assert lake_bytes(root) == before
 
 
+def test_old_files_copied_into_a_migrated_lake_are_refused(tmp_path):
+    root = old_lake(tmp_path)
+    assert migrate.migrate(str(root)) is not None
+    copied = "events/gaming_day=2026-11-29/replay-2026-11-29.parquet"
+    shutil.copy(FIXTURE / "lake" / copied, root / copied)
+    refused_unchanged(root, copied)
+
+
 @pytest.mark.parametrize("stray", ["notes.txt", "events/gaming_day=2026-11-29/part-1.parquet",
                                    "findings/extra.parquet", "state/gaming_day=2026-11-29/tables.json",
                                    "rounds/gaming_day=2026-02-30/part-0.parquet"])
