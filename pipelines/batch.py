@@ -267,6 +267,9 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         config = dataclasses.replace(config, not_after=_dt.date.fromisoformat(night.day))
     files = expand_inputs(inputs) if (inputs or night is None) else []
     lake.check_writable(lake_path)
+    from pipelines.migrate_survey import refuse_old_layout
+
+    refuse_old_layout(lake_path)    # its files would be taken for a killed run's leftovers and removed
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = runs.new_run_id(started)
     lake_settings.check_and_record(lake_path, config, run_id, rebuilding)
