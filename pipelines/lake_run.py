@@ -180,7 +180,9 @@ class CommitRun(beam.DoFn):
                     self.lake_path, name, mine, None if name == "rules" else self.days, run_id=self.meta["run_id"],
                     fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules", **kwargs)
             record["table_versions"] = json.dumps(versions, sort_keys=True)
-        runs.write_run_record(self.lake_path, record)
+            runs.write_run_record(self.lake_path, record, written=files)   # chained with the files' hashes
+        else:
+            runs.write_run_record(self.lake_path, record)
         yield record
 
 
