@@ -85,25 +85,28 @@ def link(previous: dict | None, record: dict, hash_field: str, prev_field: str) 
     return out
 
 
-def chain_problems(records: list[dict], hash_field: str, prev_field: str, name=lambda i, r: f"record {i}") -> list[str]:
-    """Every broken link of a chain, in its order: a record whose content does not hash to the hash
-    it carries (changed after it was written), a record whose link is not the hash of the one
-    before it (changed, removed, inserted or reordered), a first record that links to something."""
+def chain_problems(records: list[dict], hash_field: str, prev_field: str,
+                   name=lambda i, r: f"record {i}") -> list[tuple[int, str, str]]:
+    """Every broken link of a chain, in its order, as (index of the record, ``changed`` or
+    ``broken link``, what): a record whose content does not hash to the hash it carries (changed
+    after it was written), a record whose link is not the hash of the one before it (changed,
+    removed, inserted or reordered), a first record that links to something."""
     problems = []
     previous = None
     for i, r in enumerate(records):
         actual = record_sha256(r, hash_field)
         if r.get(hash_field) is None:
-            problems.append(f"{name(i, r)} carries no hash: it is not part of the chain")
+            problems.append((i, "changed", f"{name(i, r)} carries no hash: it is not part of the chain"))
         elif r[hash_field] != actual:
-            problems.append(f"{name(i, r)} was changed: its content hashes to {actual}, it carries {r[hash_field]}")
+            problems.append((i, "changed", f"{name(i, r)} was changed: its content hashes to {actual}, "
+                                           f"it carries {r[hash_field]}"))
         want = None if previous is None else record_sha256(previous, hash_field)
         if r.get(prev_field) != want:
             if previous is None:
-                problems.append(f"{name(i, r)} is the first record but links to {r.get(prev_field)}: "
-                                "records before it were removed")
+                problems.append((i, "broken link", f"{name(i, r)} is the first record but links to "
+                                                   f"{r.get(prev_field)}: records before it were removed"))
             else:
-                problems.append(f"broken link: {name(i, r)} links to {r.get(prev_field)}, "
-                                f"the record before it ({name(i - 1, previous)}) hashes to {want}")
+                problems.append((i, "broken link", f"{name(i, r)} links to {r.get(prev_field)}, the record "
+                                                   f"before it ({name(i - 1, previous)}) hashes to {want}"))
         previous = r
     return problems
