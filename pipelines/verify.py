@@ -266,7 +266,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status) ->
             last_recorded_state, unfinished_since = state, []
             if operation.upper().startswith("VACUUM"):
                 vacuums.append(version)
-        elif writer is not None and status.get(writer, "succeeded") != "succeeded" and writer in status:
+        elif writer in status and status[writer] != "succeeded":
             kind = "unfinished"
             unfinished_since.append((version, writer))
             report.leftover("commit of an unfinished run", where,
@@ -287,12 +287,16 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status) ->
         for path in delta.added_paths(actions):
             added_by.setdefault(path, (version, kind))
     current = states[max(states)] if states else frozenset()
+    recorded_states = [states[v] for (t, v) in recorded_commits if t == name and v in states]
     for path, (version, kind) in sorted(added_by.items()):
         what = f"{name}/{path}"
         rec = recorded_files.get((name, path))
         exists = fs.get_file_info(f"{root}/{name}/{path}").type == pafs.FileType.File
         if rec is None:
-            if kind == "unfinished":
+            if kind == "unfinished" and any(path in s for s in recorded_states):
+                report.problem("unverifiable", what, f"added by commit {version} of a run that did not finish, and "
+                               "part of a version a later run committed: no record holds its SHA-256")
+            elif kind == "unfinished":
                 report.leftover("file of an unfinished run", what, f"added by commit {version}, whose run did not finish")
             elif kind == "foreign":
                 report.problem("added", what, f"added by commit {version}, which no run recorded")
