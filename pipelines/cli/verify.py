@@ -43,6 +43,9 @@ def verify(lake, fmt, anchor, anchor_key):
         report = check(lake, anchor, key)
     except (LakeError, anchors.AnchorError) as exc:
         raise UserError(str(exc)) from None
+    except PermissionError as exc:      # e.g. the state table's files are the lake owner's only
+        raise UserError(f"permission denied: {exc.filename or exc} (run verify as the lake's owner, or with "
+                        "read access to every file of the lake)") from None
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
     else:

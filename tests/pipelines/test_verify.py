@@ -415,3 +415,30 @@ def test_the_canonical_encoding_is_rfc_8785_without_nulls():
     linked = chain.link({"record_sha256": "p"}, {"n": 1}, "record_sha256", "prev")
     assert linked["prev"] == "p" and chain.chain_problems([linked], "record_sha256", "prev")[0][1] == "broken link"
     assert chain.chain_problems([chain.link(None, {"n": 1}, "record_sha256", "prev")], "record_sha256", "prev") == []
+
+
+# -- every writer is chained through write_run_record ----------------------------------------
+
+@pytest.mark.slow
+def test_a_vacuum_that_records_through_write_run_record_is_chained_and_not_tampering(lake):
+    """What ``pitwatch vacuum`` (another issue) does: delta-rs's vacuum, its commits stamped with its
+    run id, then its record; the files it deleted left the tables earlier and are not missing."""
+    from deltalake import CommitProperties, DeltaTable
+
+    writer = "20261201T080000Z-0000cafe"
+    gone = []
+    for name in ("events", "findings"):
+        gone += DeltaTable(str(lake / name)).vacuum(
+            retention_hours=0, dry_run=False, enforce_retention_duration=False,
+            commit_properties=CommitProperties(custom_metadata={delta.RUN_ID_KEY: writer}),
+            post_commithook_properties=delta.post_commit())
+    assert gone, "the correction left removed files to vacuum"
+    meta = {"run_id": writer, "command": "pitwatch vacuum", "versions": "{}", "options": "{}",
+            "started": "2026-12-01T08:00:00+00:00"}
+    runs.write_run_record(str(lake), runs.run_record(meta, "succeeded", ended=None))
+    rows = [pq.read_table(p).to_pylist()[0] for _v, _d, p in _records(lake)]
+    ops = {(c["table"], c["operation"]) for c in rows[-1]["commits"]}
+    assert ("findings", "VACUUM START") in ops and ("findings", "VACUUM END") in ops
+    result, report = verify(lake)
+    assert result.returncode == exits.DONE, report["problems"]
+    assert report["leftovers"] == []
