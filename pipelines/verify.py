@@ -131,9 +131,10 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
     for name in tables:
         if name != "runs":
             _table(lake_path, name, report, recorded_commits, recorded_files, status)
-    for (name, version), by in sorted(recorded_commits.items()):
-        if name not in tables:
-            report.problem("removed", f"{name}/", f"the table is gone; {by[0][0].name()} names its version {version}")
+    for name in sorted({t for t, _v in recorded_commits} - set(tables)):
+        by = min(v for t, v in recorded_commits if t == name)
+        report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
+                       f"names its version {by}")
     _lake_folder(lake_path, tables, report, status)
     if records and records[-1].row:
         last = records[-1]
@@ -286,6 +287,10 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status) ->
                            f"{'run ' + writer if writer else 'no pitwatch run'}): the lake was changed outside pitwatch")
         for path in delta.added_paths(actions):
             added_by.setdefault(path, (version, kind))
+    for (t, v), by in sorted(recorded_commits.items()):
+        if t == name and v not in states and (not states or v > max(states)):    # a gap is reported already
+            report.problem("removed", _log_name(name, v), f"{by[0][0].name()} committed it; the log ends at "
+                           f"version {max(states) if states else 'none'}")
     current = states[max(states)] if states else frozenset()
     recorded_states = [states[v] for (t, v) in recorded_commits if t == name and v in states]
     for path, (version, kind) in sorted(added_by.items()):

@@ -218,7 +218,16 @@ def test_a_removed_commit_file_is_named(lake):
     (lake / "rounds" / "_delta_log" / f"{1:020d}.json").unlink()
     result, report = verify(lake)
     assert result.returncode == exits.NOT_INTACT
-    assert "rounds/_delta_log/00000000000000000001.json" in named(report, "removed")
+    assert named(report, "removed") == ["rounds/_delta_log/00000000000000000001.json"]
+
+
+@pytest.mark.slow
+def test_the_last_commits_of_a_table_removed_are_named(lake):
+    last = delta.log_versions(str(lake), "findings")[-1]
+    (lake / "findings" / "_delta_log" / f"{last:020d}.json").unlink()      # the table back one version
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert f"findings/_delta_log/{last:020d}.json" in named(report, "removed")
 
 
 # -- tampering with the runs records ----------------------------------------------------------
