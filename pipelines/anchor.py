@@ -24,6 +24,7 @@ import json
 import os
 
 from pipelines import chain
+from pipelines.wording import plural
 
 ENTRY = ("runs_version", "run_id", "status", "record_sha256", "record_file_sha256", "runs_commit_sha256")
 MIN_KEY_BYTES = 16
@@ -174,9 +175,10 @@ def check(anchor_path: str, key: bytes | None, records: list, report) -> None:
             report.problem("anchor", line, f"runs version {version} (run {entry['run_id']}) is not the one anchored "
                            f"at {entry.get('anchored_at')}: {', '.join(differ)} differ — the chain was rewritten")
     if records and last < records[-1].version:
-        report.notes.append(f"anchor: {len([r for r in records if r.version > last])} runs records after the last "
-                            f"anchored one (runs version {last}) are not anchored yet")
+        after = plural(len([r for r in records if r.version > last]), "runs record")
+        report.notes.append(f"anchor: {after} after the last anchored one (runs version {last}) not anchored yet")
     if key is None and signed:
-        report.notes.append(f"anchor: {signed} signed entries; their signatures were not checked (no --key)")
-    report.notes.append(f"anchor {anchor_path}: {len(entries)} entries checked"
+        report.notes.append(f"anchor: {plural(signed, 'signed entry', 'signed entries')}; signatures not checked "
+                            "(no --key)")
+    report.notes.append(f"anchor {anchor_path}: {plural(len(entries), 'entry', 'entries')} checked"
                         + (f", {signed} signed" if signed else "") + (f", {unsigned} unsigned" if unsigned else ""))

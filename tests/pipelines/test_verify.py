@@ -451,3 +451,22 @@ def test_a_vacuum_that_records_through_write_run_record_is_chained_and_not_tampe
     result, report = verify(lake)
     assert result.returncode == exits.DONE, report["problems"]
     assert report["leftovers"] == []
+
+
+@pytest.mark.slow
+def test_the_anchor_and_its_key_from_pitwatch_toml(tmp_path):
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "anchor.key").write_text("s" * 32)
+    (etc / "pitwatch.toml").write_text('lake = "../lake"\nanchor = "../worm/anchor.jsonl"\nanchor_key = "anchor.key"\n')
+    (tmp_path / "worm").mkdir()
+    feed = tmp_path / "a.jsonl"
+    feed.write_text(_day("2026-11-28", range(1, 4)))
+    result = pitwatch("run", feed, "--quiet", env={"PITWATCH_CONFIG": str(etc / "pitwatch.toml")})
+    assert result.returncode in (exits.DONE, exits.FINDINGS), result.stderr
+    (entry,) = [json.loads(x) for x in (tmp_path / "worm" / "anchor.jsonl").read_text().splitlines()]
+    from pipelines import anchor
+
+    assert entry["hmac"] == anchor.signature(entry, b"s" * 32) and entry["status"] == "succeeded"
+    checked = pitwatch("verify", "--format", "text", env={"PITWATCH_CONFIG": str(etc / "pitwatch.toml")})
+    assert checked.returncode == exits.DONE and "1 entry checked, 1 signed" in checked.stdout
