@@ -94,13 +94,16 @@ def chain_problems(records: list[dict], hash_field: str, prev_field: str,
     problems = []
     previous = None
     for i, r in enumerate(records):
-        actual = record_sha256(r, hash_field)
+        try:
+            actual = record_sha256(r, hash_field)
+        except (TypeError, ValueError):         # a value no writer of the chain writes (bytes, NaN …)
+            actual = "(none: it holds a value with no canonical encoding)"
         if r.get(hash_field) is None:
             problems.append((i, "changed", f"{name(i, r)} carries no hash: it is not part of the chain"))
         elif r[hash_field] != actual:
             problems.append((i, "changed", f"{name(i, r)} was changed: its content hashes to {actual}, "
                                            f"it carries {r[hash_field]}"))
-        want = None if previous is None else record_sha256(previous, hash_field)
+        want = None if previous is None else previous.get(hash_field)
         if r.get(prev_field) != want:
             if previous is None:
                 problems.append((i, "broken link", f"{name(i, r)} is the first record but links to "

@@ -316,6 +316,9 @@ def read_commit(lake: str, name: str, version: int) -> tuple[bytes, list[dict]]:
         action = json.loads(line)
         if not isinstance(action, dict):
             raise ValueError(f"a line of commit {version} of {name} is not a JSON object")
+        for kind in ("add", "remove"):
+            if kind in action and not (isinstance(action[kind], dict) and isinstance(action[kind].get("path"), str)):
+                raise ValueError(f"an {kind} action of commit {version} of {name} names no path")
         actions.append(action)
     return data, actions
 

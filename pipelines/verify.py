@@ -90,9 +90,21 @@ class Record:
     commit_sha256: str
     row: dict | None
 
+    @property
+    def run_id(self) -> str:
+        run = self.row.get("run_id") if self.row else None
+        return run if isinstance(run, str) else "?"
+
     def name(self) -> str:
-        run = self.row.get("run_id") if self.row else "?"
-        return f"the runs record of run {run} (runs version {self.version}, runs/{self.path})"
+        return f"the runs record of run {self.run_id} (runs version {self.version}, runs/{self.path})"
+
+    def entries(self, column: str, keys: dict) -> list[dict]:
+        """The record's ``commits`` or ``added_files`` that have ``keys`` of their types (a record
+        rewritten with other columns names nothing: its hash shows the change)."""
+        values = self.row.get(column) if self.row else None
+        if not isinstance(values, list):
+            return []
+        return [v for v in values if isinstance(v, dict) and all(isinstance(v.get(k), t) for k, t in keys.items())]
 
 
 def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) -> Report:
@@ -112,21 +124,21 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
     status = {}
     for r in records:               # chain order is write order: a run's last record is its state
         if r.row:
-            status[r.row["run_id"]] = r.row.get("status") or ""
+            status[r.run_id] = str(r.row.get("status") or "")
     for r in records:
-        if r.row and r.row["run_id"] in status and status[r.row["run_id"]] == "running" and r.row.get("ended") is None:
+        if r.row and status.get(r.run_id) == "running" and r.row.get("ended") is None:
             report.leftover("run with no end", r.name(), "its last record says running: it was killed "
                             "(or is running now); the next run cleans up after it")
-            status[r.row["run_id"]] = "running (no end)"
+            status[r.run_id] = "running (no end)"
     if "runs" in tables:
         paths = [r.path for r in records]
         _stray_files(lake_path, "runs", set(paths), report, status)
         _checkpoints(lake_path, "runs", {r.version: frozenset(paths[:i + 1]) for i, r in enumerate(records)}, report)
     recorded_commits, recorded_files = {}, {}
     for r in records:
-        for c in (r.row or {}).get("commits") or []:
+        for c in r.entries("commits", {"table": str, "version": int, "sha256": str}):
             recorded_commits.setdefault((c["table"], c["version"]), []).append((r, c))
-        for f in (r.row or {}).get("added_files") or []:
+        for f in r.entries("added_files", {"table": str, "path": str, "sha256": str}):
             recorded_files.setdefault((f["table"], f["path"]), (r, f))
     for name in tables:
         if name != "runs":
@@ -138,8 +150,9 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
     _lake_folder(lake_path, tables, report, status)
     if records and records[-1].row:
         last = records[-1]
-        report.head = {"runs_version": last.version, "run_id": last.row["run_id"], "status": last.row.get("status"),
-                       "record_sha256": last.row.get(HASH_FIELD), "record_file_sha256": last.file_sha256,
+        report.head = {"runs_version": last.version, "run_id": last.run_id, "status": str(last.row.get("status")),
+                       "record_sha256": last.row.get(HASH_FIELD) if isinstance(last.row.get(HASH_FIELD), str) else None,
+                       "record_file_sha256": last.file_sha256,
                        "runs_commit_sha256": last.commit_sha256}
     if anchor is not None:
         from pipelines import anchor as anchors
@@ -254,7 +267,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status) ->
         sha = chain.bytes_sha256(data)
         by = recorded_commits.get((name, version))
         writer = delta.commit_writer(actions)
-        operation = delta.commit_operation(actions) or "?"
+        operation = str(delta.commit_operation(actions) or "?")
         where = _log_name(name, version)
         if by:
             record, c = by[0]

@@ -470,3 +470,24 @@ def test_the_anchor_and_its_key_from_pitwatch_toml(tmp_path):
     assert entry["hmac"] == anchor.signature(entry, b"s" * 32) and entry["status"] == "succeeded"
     checked = pitwatch("verify", "--format", "text", env={"PITWATCH_CONFIG": str(etc / "pitwatch.toml")})
     assert checked.returncode == exits.DONE and "1 entry checked, 1 signed" in checked.stdout
+
+
+@pytest.mark.slow
+def test_hostile_records_and_commit_lines_are_named_not_a_traceback(lake):
+    """A runs record rewritten with columns of other types, a commit line that is JSON but no
+    action, an add action without a path: each is named, exit 5, one report, no traceback."""
+    _version, _data, path = _records(lake)[1]
+    pq.write_table(pa.table({"run_id": [b"\x00\xff"], "commits": ["not a list"], "added_files": [3.5],
+                             "record_sha256": [b"bytes"], "status": [float("nan")]}), path)
+    commit = lake / "packs" / "_delta_log" / f"{1:020d}.json"
+    commit.write_bytes(commit.read_bytes() + b'[1, 2]\n')
+    other = lake / "rounds" / "_delta_log" / f"{1:020d}.json"
+    other.write_bytes(other.read_bytes() + b'{"add": {"size": 5}}\n')
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT, result.stderr
+    changed = named(report, "changed")
+    assert str(path.relative_to(lake)) in changed
+    assert "packs/_delta_log/00000000000000000001.json" in changed
+    assert "rounds/_delta_log/00000000000000000001.json" in changed
+    text = pitwatch("verify", "--lake", lake)
+    assert text.returncode == exits.NOT_INTACT and "Traceback" not in text.stderr and text.stderr == ""
