@@ -17,13 +17,15 @@ Example::
     cutoff = "06:00"
     fail_on = "critical"
     log_file = "/var/log/pitwatch/pitwatch.log"
+    anchor = "/worm/pitwatch/anchor.jsonl"
+    anchor_key = "/etc/pitwatch/anchor.key"
 
 Decisions (the spec is silent):
 
 * keys are flat, ``snake_case`` (``fail_on``); a key pitwatch does not know
   is an error with the nearest known key suggested, exactly as a mistyped
   option is: a typo must never silently fall back to a default;
-* a relative path in the file (``lake``, ``inbox``, ``log_file``) is taken
+* a relative path in the file (``lake``, ``inbox``, ``log_file``, ``anchor``, ``anchor_key``) is taken
   from the file's own folder, not from wherever the scheduler starts;
 * ``cutoff`` may be written as text (``"06:00"``) or as a TOML local time
   (``06:00:00``);
@@ -56,10 +58,11 @@ class Setting:
     help: str
     default: str | None = None
     choices: tuple[str, ...] = ()
+    flag: str | None = None  # the option, when it is not the key's name (anchor_key is --key)
 
     @property
     def option(self) -> str:
-        return "--" + self.key.replace("_", "-")
+        return self.flag or "--" + self.key.replace("_", "-")
 
     @property
     def envvar(self) -> str:
@@ -77,6 +80,10 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
     Setting("log_file", "log_file", "path", "Also append the timestamped log lines to this file."),
     Setting("devices", "devices", "path", "The device registry (devices.csv: device_id,source,table_id,from_day,"
             "to_day) for SHOE_SILENT and UNKNOWN_DEVICE."),
+    Setting("anchor", "anchor", "path", "Append the lake's chain head to this file after the command (outside the "
+            "lake: WORM storage; docs/verify.md); verify checks the lake against it."),
+    Setting("anchor_key", "anchor_key", "path", "Sign the anchor's entries with HMAC-SHA-256 with the key in this file "
+            "(outside the lake); verify checks the signatures with it.", flag="--key"),
 )}
 BY_PARAM = {s.param: s for s in SETTINGS.values()}
 

@@ -21,6 +21,14 @@ Why hand-made add actions and not ``write_deltalake``: the files are written by 
 * **Retention** (:data:`TABLE_PROPERTIES`, set at creation): the log is evidence, Delta's expired
   log clean-up is off and deleted files are kept for :data:`DELETED_FILE_RETENTION`: history goes
   only through ``pitwatch vacuum``.
+* **No checkpoints** (:func:`post_commit`): delta-rs's automatic checkpoint (every 100 commits) and
+  log clean-up are off in every commit, so the JSON commit files are the whole log and each is
+  chained by the run that wrote it (:mod:`pipelines.chain`, ``docs/verify.md``).  A checkpoint
+  file found in a log was written by something else; ``pitwatch verify`` re-derives its files from
+  the JSON commits and compares them, it never trusts it.
+* **Every commit names its writer**: the run id in the commit info (:data:`RUN_ID_KEY`), schema
+  changes included, so :func:`pipelines.runs.write_run_record` chains exactly the commits its
+  writer made.
 """
 from __future__ import annotations
 
@@ -63,6 +71,13 @@ class DataFile:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def post_commit():
+    """The post-commit hooks of every pitwatch commit: no checkpoint, no log clean-up."""
+    from deltalake import PostCommitHookProperties
+
+    return PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
 
 
 def table_uri(lake: str, name: str) -> str:
@@ -159,7 +174,8 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
         if fence_at_start != 0:
             raise StaleWriter(f"table {name} has disappeared since the run started")
         create_table_with_add_actions(uri, Schema.from_arrow(schema), adds, mode="error", partition_by=partition_by,
-                                      configuration=TABLE_PROPERTIES, commit_properties=props)
+                                      configuration=TABLE_PROPERTIES, commit_properties=props,
+                                      post_commithook_properties=post_commit())
         set_log_modes(lake, name)
         return 0
     table = DeltaTable(uri)
@@ -169,7 +185,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     if now != fence_at_start:
         raise StaleWriter(f"table {name} was committed by another writer since this run started "
                           f"(fence {fence_at_start}, now {now}): nothing of this run was committed to it")
-    add_missing_columns(table, schema)
+    add_missing_columns(table, schema, run_id)
     replayed = set(replayed_days or ())
     removes = []
     base = None
@@ -184,7 +200,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
                 removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=now_ms,
                                             size=add.get("size_bytes"), partition_values=values or None))
     table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
-                                   commit_properties=props)
+                                   commit_properties=props, post_commithook_properties=post_commit())
     set_log_modes(lake, name)
     return DeltaTable(uri).version()
 
@@ -201,14 +217,17 @@ def set_log_modes(lake: str, name: str) -> None:
             set_file_mode(fs, entry.path, DATA_FILE_MODE)
 
 
-def add_missing_columns(table, schema: pa.Schema) -> list[str]:
-    """Add to the Delta table the columns of ``schema`` it lacks (schema evolution); their names."""
-    from deltalake import Field
+def add_missing_columns(table, schema: pa.Schema, run_id: str | None = None) -> list[str]:
+    """Add to the Delta table the columns of ``schema`` it lacks (schema evolution, a commit of its
+    own, carrying ``run_id``); their names."""
+    from deltalake import CommitProperties, Field
 
     have = set(table.schema().to_arrow().names)
     missing = [f for f in schema if f.name not in have]
     if missing:
-        table.alter.add_columns([Field.from_arrow(f.with_nullable(True)) for f in missing])
+        props = CommitProperties(custom_metadata={RUN_ID_KEY: run_id}) if run_id else None
+        table.alter.add_columns([Field.from_arrow(f.with_nullable(True)) for f in missing],
+                                commit_properties=props, post_commithook_properties=post_commit())
         table.update_incremental()
     return [f.name for f in missing]
 
@@ -269,3 +288,79 @@ def local(lake: str) -> bool:
 def table_names_on_disk(lake: str) -> list[str]:
     _fs, root = filesystem(lake)
     return sorted(n for n in LAKE_TABLES if os.path.isdir(f"{root}/{n}/{LOG_FOLDER}"))
+
+
+# The log, read as files (pipelines.runs chains commit files, pipelines.verify re-derives tables).
+COMMIT_FILE_DIGITS = 20
+
+
+def tables_on_disk(lake: str) -> list[str]:
+    """Every folder of the lake that holds a Delta log (the private ``state`` table included), sorted."""
+    fs, root = filesystem(lake)
+    if fs.get_file_info(root).type != pafs.FileType.Directory:
+        return []
+    return sorted(i.base_name for i in fs.get_file_info(pafs.FileSelector(root))
+                  if i.type == pafs.FileType.Directory
+                  and fs.get_file_info(f"{i.path}/{LOG_FOLDER}").type == pafs.FileType.Directory)
+
+
+def commit_path(lake: str, name: str, version: int) -> str:
+    """The commit file of ``version`` of table ``name`` (``_delta_log/000…N.json``)."""
+    _fs, root = filesystem(lake)
+    return f"{root}/{name}/{LOG_FOLDER}/{version:0{COMMIT_FILE_DIGITS}d}.json"
+
+
+def log_versions(lake: str, name: str) -> list[int]:
+    """The versions whose commit file the table's log holds, sorted."""
+    fs, root = filesystem(lake)
+    folder = f"{root}/{name}/{LOG_FOLDER}"
+    if fs.get_file_info(folder).type != pafs.FileType.Directory:
+        return []
+    return sorted(int(i.base_name[:-5]) for i in fs.get_file_info(pafs.FileSelector(folder))
+                  if i.base_name.endswith(".json") and i.base_name[:-5].isdigit()
+                  and len(i.base_name) == COMMIT_FILE_DIGITS + 5)
+
+
+def read_commit(lake: str, name: str, version: int) -> tuple[bytes, list[dict]]:
+    """The bytes of a commit file and its actions (one JSON object a line).  Raises ValueError
+    when a line is not a JSON object."""
+    fs, _root = filesystem(lake)
+    with fs.open_input_stream(commit_path(lake, name, version)) as f:
+        data = f.read()
+    actions = []
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        action = json.loads(line)
+        if not isinstance(action, dict):
+            raise ValueError(f"a line of commit {version} of {name} is not a JSON object")
+        for kind in ("add", "remove"):
+            if kind in action and not (isinstance(action[kind], dict) and isinstance(action[kind].get("path"), str)):
+                raise ValueError(f"an {kind} action of commit {version} of {name} names no path")
+        actions.append(action)
+    return data, actions
+
+
+def commit_writer(actions: list[dict]) -> str | None:
+    """The run id a commit's commit info names (:data:`RUN_ID_KEY`), or None."""
+    for action in actions:
+        info = action.get("commitInfo")
+        if isinstance(info, dict) and isinstance(info.get(RUN_ID_KEY), str):
+            return info[RUN_ID_KEY]
+    return None
+
+
+def added_paths(actions: list[dict]) -> list[str]:
+    return [_unquote(a["add"]["path"]) for a in actions if isinstance(a.get("add"), dict)]
+
+
+def removed_paths(actions: list[dict]) -> list[str]:
+    return [_unquote(a["remove"]["path"]) for a in actions if isinstance(a.get("remove"), dict)]
+
+
+def commit_operation(actions: list[dict]) -> str | None:
+    for action in actions:
+        info = action.get("commitInfo")
+        if isinstance(info, dict):
+            return info.get("operation")
+    return None

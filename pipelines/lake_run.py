@@ -170,7 +170,9 @@ class CommitRun(beam.DoFn):
                     fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules",
                     keep_only=self.meta["pinned"].get(name), **kwargs)
             record["table_versions"] = json.dumps(versions, sort_keys=True)
-        runs.write_run_record(self.lake_path, record)
+            runs.write_run_record(self.lake_path, record, written=files)   # chained with the files' hashes
+        else:
+            runs.write_run_record(self.lake_path, record)
         yield record
 
 

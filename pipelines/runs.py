@@ -7,7 +7,9 @@ import platform
 import uuid
 from collections import Counter
 
-from pipelines import __version__, lake
+import pyarrow as pa
+
+from pipelines import __version__, chain, lake
 from rules.catalog import SEVERITIES
 from schemas.arrow import RUNS, rows_to_table
 from schemas.contract import CONTRACT_VERSION
@@ -91,19 +93,114 @@ def unreconciled(rec: dict, written: list, totals: dict | None = None) -> str | 
     return None
 
 
-def write_run_record(lake_path: str, record: dict) -> int:
-    """Append ``record`` to the ``runs`` Delta table (one commit); returns the table's version.
+HASH_FIELD = "record_sha256"
+PREV_FIELD = "prev_record_sha256"
+CHAIN_RETRIES = 5
+
+
+def write_run_record(lake_path: str, record: dict, written=None) -> int:
+    """Append ``record`` to the ``runs`` Delta table (one commit), chained; returns the table's version.
 
     A run appends a record when it starts (``running``) and one when it ends; the latest record of
     a run id is its state (:func:`read_run_record`, the analysts' ``runs`` view).  The caller
-    holds the lake's lock (:mod:`pipelines.lake_lock`)."""
+    holds the lake's lock (:mod:`pipelines.lake_lock`).
+
+    Every writer of the lake (a run, ``vacuum``, ``migrate``) records through here, so every record
+    is chained (:mod:`pipelines.chain`, ``docs/verify.md``): it carries the hash of the record
+    before it, of that record's data file and of the runs commit that added it
+    (:func:`runs_head`), and every commit the writer made to the other tables since — the commits
+    at the end of each table's log whose commit info names ``record["run_id"]`` — with the SHA-256
+    of the commit file, of the table's paths at that version, and of every data file they added
+    (``written``: the :class:`pipelines.delta.DataFile` the writer wrote, hashed as written; a file
+    not among them is hashed from the lake).  Another writer's record committed in between is
+    chained first, then this one (:data:`CHAIN_RETRIES`)."""
     from pipelines import delta
 
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    written = lake.write_data_file(lake_path, "runs", None, f"run-{record['run_id']}-{stamp}.parquet",
-                                   rows_to_table([record], RUNS))
-    return delta.commit_replays(lake_path, "runs", [written], None, run_id=record["run_id"],
-                                fence_at_start=delta.fence(lake_path, "runs"))
+    commits, added = writer_commits(lake_path, record["run_id"], written or ())
+    for attempt in range(CHAIN_RETRIES):
+        head = runs_head(lake_path)
+        row = rows_to_table([{**record, "commits": commits, "added_files": added,
+                              "prev_record_file_sha256": head and head["record_file_sha256"],
+                              "prev_runs_commit_sha256": head and head["runs_commit_sha256"]}], RUNS).to_pylist()[0]
+        row = chain.link(head and {HASH_FIELD: head["record_sha256"]}, row, HASH_FIELD, PREV_FIELD)
+        table = rows_to_table([row], RUNS)
+        written_file = lake.write_data_file(lake_path, "runs", None, f"run-{record['run_id']}-{stamp}-{attempt}.parquet",
+                                            table)
+        try:
+            return delta.commit_replays(lake_path, "runs", [written_file], None, run_id=record["run_id"],
+                                        fence_at_start=head["fence"] if head else 0)
+        except delta.StaleWriter:
+            fs, root = lake.filesystem(lake_path)
+            fs.delete_file(f"{root}/runs/{written_file.path}")
+            if attempt == CHAIN_RETRIES - 1:
+                raise
+
+
+def runs_head(lake_path: str) -> dict | None:
+    """The chain's head: the last record of ``runs`` (the one its last commit added), that
+    commit's version and SHA-256, the record file's SHA-256 and the record's hash; None when the
+    lake has no record.  What the next record links to and what the anchor keeps."""
+    import pyarrow.parquet as pq
+
+    from pipelines import delta
+
+    versions = delta.log_versions(lake_path, "runs")
+    if not versions:
+        return None
+    version = versions[-1]
+    data, actions = delta.read_commit(lake_path, "runs", version)
+    paths = delta.added_paths(actions)
+    if len(paths) != 1:
+        raise lake.LakeError(f"runs commit {version} adds {len(paths)} files, not one record: the lake is not intact "
+                             "(pitwatch verify)")
+    fs, root = lake.filesystem(lake_path)
+    path = f"{root}/runs/{paths[0]}"
+    with fs.open_input_stream(path) as f:
+        body = f.read()
+    rows = pq.read_table(pa.BufferReader(body)).to_pylist()
+    if len(rows) != 1:
+        raise lake.LakeError(f"runs/{paths[0]} holds {len(rows)} records, not one: the lake is not intact "
+                             "(pitwatch verify)")
+    return {"runs_version": version, "runs_commit_sha256": chain.bytes_sha256(data), "record_path": paths[0],
+            "record_file_sha256": chain.bytes_sha256(body), "record_sha256": rows[0].get(HASH_FIELD),
+            "run_id": rows[0].get("run_id"), "status": rows[0].get("status"),
+            "fence": delta.fence(lake_path, "runs")}
+
+
+def writer_commits(lake_path: str, run_id: str, written) -> tuple[list[dict], list[dict]]:
+    """The commits at the end of every other table's log that name ``run_id``, and the data files
+    they added (see :func:`write_run_record`)."""
+    from pipelines import delta
+
+    hashed = {(f.table, f.path): f for f in written}
+    fs, root = lake.filesystem(lake_path)
+    commits, added = [], []
+    for name in delta.tables_on_disk(lake_path):
+        if name == "runs":
+            continue
+        mine = []
+        for version in reversed(delta.log_versions(lake_path, name)):
+            data, actions = delta.read_commit(lake_path, name, version)
+            if delta.commit_writer(actions) != run_id:
+                break
+            mine.append((version, data, actions))
+        for version, data, actions in reversed(mine):
+            table = delta.open_table(lake_path, name, version)
+            paths = [p for p in (r["path"] for r in
+                                 pa.table(table.get_add_actions(flatten=True)).select(["path"]).to_pylist())]
+            commits.append({"table": name, "version": version, "sha256": chain.bytes_sha256(data),
+                            "files_sha256": chain.paths_sha256(paths), "operation": delta.commit_operation(actions)})
+            for action in actions:
+                if not isinstance(action.get("add"), dict):
+                    continue
+                path = delta.added_paths([action])[0]
+                known = hashed.get((name, path))
+                added.append({"table": name, "path": path,
+                              "size": known.size if known else action["add"].get("size"),
+                              "rows": known.rows if known else None,
+                              "sha256": known.sha256 if known else chain.file_sha256(fs, f"{root}/{name}/{path}")})
+    return commits, added
 
 
 def latest_records(table) -> list[dict]:

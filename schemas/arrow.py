@@ -161,6 +161,23 @@ RUNS = pa.schema([
     # JSON {table: Delta version} of every table as this run left it committed (a reader pinned to
     # the run reads these versions: pipelines.lake_run); null while the run is running
     pa.field("table_versions", pa.string()),
+    # The hash chain (pipelines.chain, docs/verify.md), written by pipelines.runs.write_run_record:
+    # this record's SHA-256 over its canonical encoding; its link to the record before it (that
+    # record's hash, its data file's and the runs commit's that added it); every data file this
+    # writer's commits added and every Delta commit file it wrote for the other tables (with the
+    # SHA-256 of the sorted paths of the table's files at that version)
+    pa.field("record_sha256", pa.string()),
+    pa.field("prev_record_sha256", pa.string()),
+    pa.field("prev_record_file_sha256", pa.string()),
+    pa.field("prev_runs_commit_sha256", pa.string()),
+    pa.field("added_files", pa.list_(pa.struct([
+        pa.field("table", pa.string()), pa.field("path", pa.string()), pa.field("size", pa.int64()),
+        pa.field("rows", pa.int64()), pa.field("sha256", pa.string()),
+    ]))),
+    pa.field("commits", pa.list_(pa.struct([
+        pa.field("table", pa.string()), pa.field("version", pa.int64()), pa.field("sha256", pa.string()),
+        pa.field("files_sha256", pa.string()), pa.field("operation", pa.string()),
+    ]))),
 ])
 
 RULES = pa.schema([

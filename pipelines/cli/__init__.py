@@ -24,6 +24,7 @@ COMMANDS = {
     "export-duckdb": "pipelines.cli.export:export_duckdb",
     "config": "pipelines.cli.config:config",
     "migrate": "pipelines.cli.migrate:migrate",
+    "verify": "pipelines.cli.verify:verify",
 }
 
 _SHORT_HELP = {
@@ -37,6 +38,7 @@ _SHORT_HELP = {
     "export-duckdb": "Write a DuckDB database file with the lake's views.",
     "config": "The effective settings (pitwatch.toml, environment, flags) and their origin.",
     "migrate": "Convert a lake of the previous layout (plain Parquet) to Delta tables.",
+    "verify": "Check the lake's hash chain and files (and the anchor): exit 5 when not intact.",
 }
 
 

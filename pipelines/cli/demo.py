@@ -26,8 +26,9 @@ Examples:
 def demo(out, hours, faults, seed):
     """The first command a newcomer runs: simulate a dozen tables of all six
     games for two hours with procedure faults injected, replay the day with
-    the nightly batch, and print the findings by rule next to the faults that
-    were injected.
+    the nightly batch, print the findings by rule next to the faults that
+    were injected, and end with pitwatch verify (the lake's hash chain and
+    files: exit 5 if it is not intact).
     """
     setup_logging(quiet=True)
     from pipelines.batch import run_batch
@@ -42,19 +43,19 @@ def demo(out, hours, faults, seed):
             raise UserError(f"{out} exists and is not a pitwatch demo folder; choose another --out")
         shutil.rmtree(out)
     feeds, lake = out / "feeds", out / "lake"
-    click.echo(f"1/3 simulating {sum(DEFAULT_TABLES.values())} tables for {hours:g} h "
+    click.echo(f"1/4 simulating {sum(DEFAULT_TABLES.values())} tables for {hours:g} h "
                f"(faults at {faults:g} per opportunity) → {feeds}")
     sim = simulate(feeds, tables=DEFAULT_TABLES, hours=hours, seed=seed, faults=build_rates(faults, None), workers=2)
     click.echo(f"    {plural(sim.events, 'event')} from {plural(sim.devices, 'device')}; "
                f"{plural(sim.findings, 'finding')} must be raised")
     days = sorted(str(d) for d in feeds.iterdir() if d.is_dir())   # the day folders, not truth.jsonl
     registry = feeds / "devices.csv"       # the simulator's device registry: SHOE_SILENT, UNKNOWN_DEVICE
-    click.echo(f"2/3 running the batch: pitwatch run {' '.join(days)} --devices {registry} --lake {lake}")
+    click.echo(f"2/4 running the batch: pitwatch run {' '.join(days)} --devices {registry} --lake {lake}")
     summary = run_batch(days, str(lake), devices=load_registry(str(registry)))
     click.echo(f"    {summary.lines_read:,} lines = accepted {summary.accepted:,} + rejected {summary.rejected:,}"
                f" + duplicates {summary.duplicates:,}; {plural(summary.rows['rounds'], 'round')}, "
                f"{plural(summary.rows['packs'], 'pack')}, {plural(summary.findings, 'finding')}")
-    click.echo("3/3 findings by rule, next to the injected faults' ground truth:\n")
+    click.echo("3/4 findings by rule, next to the injected faults' ground truth:\n")
     result = compare(lake_findings(str(lake)), read_truth(feeds / "truth.jsonl"))
     rows = [[c.rule_id, c.severity, c.found, c.expected, "yes" if c.matches else "NO"]
             for c in sorted(result.values(), key=lambda c: (SEVERITIES.index(c.severity), c.rule_id))]
@@ -65,3 +66,13 @@ def demo(out, hours, faults, seed):
     click.echo(f"\nExplore the lake:\n  pitwatch query findings_by_rule --lake {lake} "
                f"--param from_day={summary.gaming_days[0]} --param to_day={summary.gaming_days[-1]}\n"
                f"  pitwatch sql \"select rule_id, table_id, round_id, actual from findings limit 10\" --lake {lake}")
+    click.echo(f"\n4/4 checking the evidence: pitwatch verify --lake {lake}")
+    from pipelines.cli.verify import render as render_verify
+    from pipelines.verify import verify
+
+    report = verify(str(lake))
+    click.echo("    " + render_verify(report).replace("\n", "\n    "))
+    if not report.intact:
+        from pipelines.cli.exits import NOT_INTACT
+
+        raise SystemExit(NOT_INTACT)

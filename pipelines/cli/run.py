@@ -62,10 +62,12 @@ Examples:
 @click.option("--devices", metavar="FILE",
               help="The device registry (devices.csv: device_id,source,table_id,from_day,to_day) for SHOE_SILENT "
                    "and UNKNOWN_DEVICE; the nightly form reads INBOX/devices.csv when this is not given.")
+@setting_option("anchor", metavar="FILE")
+@setting_option("anchor_key", metavar="FILE")
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
 @click.pass_context
 def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, fail_on, not_after, cutoff,
-        timezone, chunk_lines, log_file, devices, quiet):
+        timezone, chunk_lines, log_file, devices, anchor, anchor_key, quiet):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
     procedure and write the lake: events, rejects, rounds, packs, findings, runs.
@@ -89,10 +91,11 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     from pipelines.lake import LakeError
     from pipelines.state import StateError
 
+    key = _anchor_key(lake, anchor, anchor_key)
     try:
         paths, beam_args = pipeline_args(ctx, list(inputs) + list(ctx.args))
-        summaries = _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day,
-                         strict_inbox, cutoff, timezone, chunk_lines, not_after, devices)
+        summaries = _anchored(lake, anchor, key, lambda: _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day,
+                         strict_inbox, cutoff, timezone, chunk_lines, not_after, devices))
     except (InputError, LakeError, StateError, ValueError) as exc:
         raise UserError(str(exc)) from None
     except (PermissionError, FileNotFoundError) as exc:
@@ -118,6 +121,38 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
         if n:
             click.echo(f"{plural(n, 'finding')} of severity {fail_on} or higher", err=True)
             sys.exit(exits.FINDINGS)
+
+
+def _anchor_key(lake: str, anchor: str | None, anchor_key: str | None) -> bytes | None:
+    """The anchor's signing key, checked before anything is written (``--key`` needs ``--anchor``)."""
+    from pipelines import anchor as anchors
+
+    if anchor_key and not anchor:
+        raise UserError("--key goes with --anchor (it signs the anchor's entries)")
+    try:
+        if anchor:
+            anchors._outside(anchor, lake, "--anchor")
+        return anchors.read_key(anchor_key, lake) if anchor_key else None
+    except anchors.AnchorError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _anchored(lake: str, anchor: str | None, key: bytes | None, work):
+    """Run ``work``; then, whatever its end, append the lake's chain head to the anchor
+    (:mod:`pipelines.anchor`): a failed or interrupted run's record is chained too."""
+    from pipelines import anchor as anchors
+
+    try:
+        return work()
+    finally:
+        if anchor:
+            try:
+                entry = anchors.append(anchor, lake, key)
+                if entry:
+                    log.info("anchored the chain head %s (runs version %d) in %s", entry["record_sha256"],
+                             entry["runs_version"], anchor)
+            except (anchors.AnchorError, OSError) as exc:
+                raise Incomplete(f"the lake was written but its chain head was not anchored: {exc}") from None
 
 
 def pipeline_args(ctx, tokens: list[str]) -> tuple[list[str], list[str]]:

@@ -38,13 +38,15 @@ def test_config_show_names_the_origin_of_every_setting(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0] == f"config file: {path} (sha256 {sha}, from environment PITWATCH_CONFIG)"
     assert lines[1:] == [
-        f"lake      {tmp_path / 'data' / 'lake'}  [file]",       # relative to the file's folder
-        "inbox     (not set)  [default]",
-        "timezone  America/Puerto_Rico  [file]",
-        "cutoff    07:00  [flag]",                                # a flag overrides the file
-        "fail_on   major  [environment PITWATCH_FAIL_ON]",
-        "log_file  (not set)  [default]",
-        "devices   (not set)  [default]",                      # issue 28: run and watch read it
+        f"lake        {tmp_path / 'data' / 'lake'}  [file]",       # relative to the file's folder
+        "inbox       (not set)  [default]",
+        "timezone    America/Puerto_Rico  [file]",
+        "cutoff      07:00  [flag]",                                # a flag overrides the file
+        "fail_on     major  [environment PITWATCH_FAIL_ON]",
+        "log_file    (not set)  [default]",
+        "devices     (not set)  [default]",                      # issue 28: run and watch read it
+        "anchor      (not set)  [default]",                      # issue 27: run and verify
+        "anchor_key  (not set)  [default]",
     ]
 
 
@@ -52,7 +54,7 @@ def test_config_show_without_a_file():
     result = pitwatch("config", "show")
     assert result.returncode == exits.DONE
     assert result.stdout.splitlines()[0] == "config file: none (give --config FILE or set PITWATCH_CONFIG)"
-    assert "timezone  UTC  [default]" in result.stdout
+    assert "timezone    UTC  [default]" in result.stdout
 
 
 @pytest.mark.parametrize("text, message", [

@@ -68,6 +68,7 @@ TYPOS = {
     "export-duckdb": (["--lake", "{lake}", "--out", "{lake}/x.duckdb"], "--froce", "--force"),
     "config": (["show"], "--timezon", "--timezone"),
     "migrate": (["--lake", "{lake}"], "--confg", "--config"),
+    "verify": (["--lake", "{lake}"], "--anchr", "--anchor"),
 }
 
 

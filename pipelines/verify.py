@@ -1,0 +1,411 @@
+"""``pitwatch verify``: does the lake hold exactly what pitwatch's writers put in it?
+
+Everything is recomputed from the bytes on disk, nothing is taken from Delta's own state
+(``docs/verify.md`` has the rules, step by step, so they can be re-checked without pitwatch):
+
+1. **The runs chain** (:mod:`pipelines.chain`): each commit of ``runs`` adds one file holding one
+   record; every record hashes to the hash it carries and links the record before it, that
+   record's file and the commit that added it.
+2. **Every other table's log**, replayed from its JSON commit files (0, 1, … with no gap): each
+   commit is one a record names, with the same SHA-256 and the same files at that version; a
+   checkpoint file is re-derived from the JSON commits and compared, never trusted.
+3. **Every data file** any commit added (the current version and the retained history): the
+   SHA-256 its record names; a file a recorded ``VACUUM`` removed after it left the table is not
+   missing.
+4. **Nothing else**: a file in a table's folder no commit names, a file in the lake's folder that
+   pitwatch does not write.
+
+**Leftovers of an interrupted run are not tampering**, and are reported apart: a ``running``
+record with no end, the commits of a run whose last record is not ``succeeded`` (at the end of a
+log, or undone by the next run's roll-back: a ``RESTORE`` to the last recorded state), files
+that carry a recorded run's id and that no commit names, a temporary commit file, ``_staging/``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from pipelines import chain, delta, lake
+from pipelines.runs import HASH_FIELD, PREV_FIELD
+
+RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
+COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
+CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?\.parquet$")
+TEMP_COMMIT = re.compile(r"^_commit_[0-9a-fA-F-]+\.json\.tmp$")
+LAKE_FILES = {"settings.json"}           # pipelines.lake_settings
+STAGING = "_staging"                      # pipelines.staging: a run's scratch, removed when it ends
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One thing found: ``kind`` (changed, removed, added, unrecorded commit, broken link, anchor …
+    or, for a leftover, what it is), ``what`` (the file or record, relative to the lake) and why."""
+
+    kind: str
+    what: str
+    detail: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class Report:
+    lake: str
+    problems: list[Finding] = dataclasses.field(default_factory=list)
+    leftovers: list[Finding] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+    checked: dict = dataclasses.field(default_factory=lambda: {"tables": 0, "commits": 0, "data_files": 0,
+                                                                  "runs_records": 0})
+    head: dict | None = None
+
+    @property
+    def intact(self) -> bool:
+        return not self.problems
+
+    def problem(self, kind: str, what: str, detail: str) -> None:
+        self.problems.append(Finding(kind, what, detail))
+
+    def leftover(self, kind: str, what: str, detail: str) -> None:
+        self.leftovers.append(Finding(kind, what, detail))
+
+    def to_dict(self) -> dict:
+        return {"lake": self.lake, "intact": self.intact, "problems": [p.to_dict() for p in self.problems],
+                "leftovers": [p.to_dict() for p in self.leftovers], "notes": self.notes, "checked": self.checked,
+                "head": self.head}
+
+
+@dataclasses.dataclass
+class Record:
+    """A runs record as found: the runs version that added it, its file, their SHA-256, its row."""
+
+    version: int
+    path: str
+    file_sha256: str | None
+    commit_sha256: str
+    row: dict | None
+
+    @property
+    def run_id(self) -> str:
+        run = self.row.get("run_id") if self.row else None
+        return run if isinstance(run, str) else "?"
+
+    def name(self) -> str:
+        return f"the runs record of run {self.run_id} (runs version {self.version}, runs/{self.path})"
+
+    def entries(self, column: str, keys: dict) -> list[dict]:
+        """The record's ``commits`` or ``added_files`` that have ``keys`` of their types (a record
+        rewritten with other columns names nothing: its hash shows the change)."""
+        values = self.row.get(column) if self.row else None
+        if not isinstance(values, list):
+            return []
+        return [v for v in values if isinstance(v, dict) and all(isinstance(v.get(k), t) for k, t in keys.items())]
+
+
+def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) -> Report:
+    """Check the lake (and, with ``anchor``, the lake against it): a :class:`Report`.  Raises
+    :class:`pipelines.lake.LakeError` when ``lake_path`` is no lake at all."""
+    fs, root = lake.filesystem(lake_path)
+    if fs.get_file_info(root).type != pafs.FileType.Directory:
+        raise lake.LakeError(f"no lake at {lake_path}")
+    tables = delta.tables_on_disk(lake_path)
+    if not tables:
+        raise lake.LakeError(f"{lake_path} is not a pitwatch lake: it holds no Delta table")
+    report = Report(lake_path)
+    report.checked["tables"] = len(tables)
+    records = _runs_chain(lake_path, report) if "runs" in tables else []
+    if "runs" not in tables:
+        report.problem("removed", "runs/", "the runs table is gone: nothing the lake holds can be checked against it")
+    status = {}
+    for r in records:               # chain order is write order: a run's last record is its state
+        if r.row:
+            status[r.run_id] = str(r.row.get("status") or "")
+    for r in records:
+        if r.row and status.get(r.run_id) == "running" and r.row.get("ended") is None:
+            report.leftover("run with no end", r.name(), "its last record says running: it was killed "
+                            "(or is running now); the next run cleans up after it")
+            status[r.run_id] = "running (no end)"
+    if "runs" in tables:
+        paths = [r.path for r in records]
+        _stray_files(lake_path, "runs", set(paths), report, status)
+        _checkpoints(lake_path, "runs", {r.version: frozenset(paths[:i + 1]) for i, r in enumerate(records)}, report)
+    recorded_commits, recorded_files = {}, {}
+    for r in records:
+        for c in r.entries("commits", {"table": str, "version": int, "sha256": str}):
+            recorded_commits.setdefault((c["table"], c["version"]), []).append((r, c))
+        for f in r.entries("added_files", {"table": str, "path": str, "sha256": str}):
+            recorded_files.setdefault((f["table"], f["path"]), (r, f))
+    for name in tables:
+        if name != "runs":
+            _table(lake_path, name, report, recorded_commits, recorded_files, status)
+    for name in sorted({t for t, _v in recorded_commits} - set(tables)):
+        by = min(v for t, v in recorded_commits if t == name)
+        report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
+                       f"names its version {by}")
+    _lake_folder(lake_path, tables, report, status)
+    if records and records[-1].row:
+        last = records[-1]
+        report.head = {"runs_version": last.version, "run_id": last.run_id, "status": str(last.row.get("status")),
+                       "record_sha256": last.row.get(HASH_FIELD) if isinstance(last.row.get(HASH_FIELD), str) else None,
+                       "record_file_sha256": last.file_sha256,
+                       "runs_commit_sha256": last.commit_sha256}
+    if anchor is not None:
+        from pipelines import anchor as anchors
+
+        anchors.check(anchor, key, records, report)
+    return report
+
+
+def _runs_chain(lake_path: str, report: Report) -> list[Record]:
+    fs, root = lake.filesystem(lake_path)
+    records = []
+    for version, data, actions in _commits(lake_path, "runs", report):
+        report.checked["commits"] += 1
+        commit_sha = chain.bytes_sha256(data)
+        if delta.removed_paths(actions):
+            report.problem("changed", _log_name("runs", version), "a commit of runs removes a record: runs is append-only")
+        paths = delta.added_paths(actions)
+        if len(paths) != 1:
+            report.problem("changed", _log_name("runs", version), f"it adds {len(paths)} files, a runs commit adds one record")
+            continue
+        path = paths[0]
+        try:
+            with fs.open_input_stream(f"{root}/runs/{path}") as f:
+                body = f.read()
+        except (FileNotFoundError, OSError):
+            report.problem("removed", f"runs/{path}", f"the record runs version {version} added is gone")
+            records.append(Record(version, path, None, commit_sha, None))
+            continue
+        try:
+            rows = pq.read_table(pa.BufferReader(body)).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            report.problem("changed", f"runs/{path}", f"not a Parquet file any more ({exc})")
+            records.append(Record(version, path, chain.bytes_sha256(body), commit_sha, None))
+            continue
+        if len(rows) != 1:
+            report.problem("changed", f"runs/{path}", f"it holds {len(rows)} records, a runs file holds one")
+        records.append(Record(version, path, chain.bytes_sha256(body), commit_sha, rows[0] if rows else None))
+    report.checked["runs_records"] = len(records)
+    readable = [r for r in records if r.row is not None]
+    for i, kind, problem in chain.chain_problems([r.row for r in readable], HASH_FIELD, PREV_FIELD,
+                                                 name=lambda i, _r: readable[i].name()):
+        report.problem(kind, f"runs/{readable[i].path}", problem)
+    for before, r in zip(records, records[1:]):
+        if r.row is None:
+            continue
+        if r.row.get("prev_record_file_sha256") != before.file_sha256:
+            report.problem("changed", f"runs/{before.path}", f"its SHA-256 is {before.file_sha256}, the next record "
+                           f"({r.name()}) names {r.row.get('prev_record_file_sha256')}")
+        if r.row.get("prev_runs_commit_sha256") != before.commit_sha256:
+            report.problem("changed", _log_name("runs", before.version),
+                           f"its SHA-256 is {before.commit_sha256}, the next record ({r.name()}) names "
+                           f"{r.row.get('prev_runs_commit_sha256')}")
+    return records
+
+
+def _log_name(name: str, version: int) -> str:
+    return f"{name}/{delta.LOG_FOLDER}/{version:0{delta.COMMIT_FILE_DIGITS}d}.json"
+
+
+def _commits(lake_path: str, name: str, report: Report):
+    """(version, bytes, actions) of every commit file of the table's log, in order; a missing
+    version, an unreadable commit, a file in the log pitwatch does not write: reported."""
+    fs, root = lake.filesystem(lake_path)
+    folder = f"{root}/{name}/{delta.LOG_FOLDER}"
+    versions = []
+    for info in fs.get_file_info(pafs.FileSelector(folder)):
+        base = info.base_name
+        if COMMIT_FILE.match(base):
+            versions.append(int(base[:-5]))
+        elif TEMP_COMMIT.match(base) or (base.startswith(".") and ".tmp" in base):
+            report.leftover("temporary commit file", f"{name}/{delta.LOG_FOLDER}/{base}",
+                            "a commit that was interrupted before it was made: no reader sees it")
+        elif not (CHECKPOINT_FILE.match(base) or base == "_last_checkpoint"):
+            report.problem("added", f"{name}/{delta.LOG_FOLDER}/{base}", "pitwatch writes no such file in a Delta log")
+    versions.sort()
+    expected = 0
+    for version in versions:
+        for missing in range(expected, version):
+            report.problem("removed", _log_name(name, missing), "the log has no commit file for this version")
+        expected = version + 1
+        try:
+            data, actions = delta.read_commit(lake_path, name, version)
+        except (ValueError, UnicodeDecodeError) as exc:
+            with fs.open_input_stream(f"{folder}/{version:0{delta.COMMIT_FILE_DIGITS}d}.json") as f:
+                data = f.read()
+            report.problem("changed", _log_name(name, version), f"not a Delta commit any more ({exc})")
+            actions = []
+        yield version, data, actions
+
+
+def _table(lake_path, name, report, recorded_commits, recorded_files, status) -> None:
+    """Replay the table's log; check each commit against the record that names it, each file
+    against the hash its record names, each checkpoint against the log."""
+    fs, root = lake.filesystem(lake_path)
+    live: set[str] = set()
+    states: dict[int, frozenset] = {}
+    added_by: dict[str, tuple[int, str]] = {}       # path -> (version, "recorded" | "unfinished" | "foreign")
+    removed_at: dict[str, int] = {}
+    vacuums: list[int] = []
+    last_recorded_state: frozenset | None = frozenset()
+    unfinished_since: list[tuple[int, str]] = []     # commits of unfinished runs after the last recorded one
+    for version, data, actions in _commits(lake_path, name, report):
+        report.checked["commits"] += 1
+        for path in delta.removed_paths(actions):
+            live.discard(path)
+            removed_at[path] = version
+        for path in delta.added_paths(actions):
+            live.add(path)
+            removed_at.pop(path, None)
+        state = frozenset(live)
+        states[version] = state
+        sha = chain.bytes_sha256(data)
+        by = recorded_commits.get((name, version))
+        writer = delta.commit_writer(actions)
+        operation = str(delta.commit_operation(actions) or "?")
+        where = _log_name(name, version)
+        if by:
+            record, c = by[0]
+            if c["sha256"] != sha:
+                report.problem("changed", where, f"its SHA-256 is {sha}, {record.name()} recorded {c['sha256']}")
+            elif c.get("files_sha256") and c["files_sha256"] != chain.paths_sha256(state):
+                report.problem("changed", where, f"the table's files at version {version} are not the ones "
+                               f"{record.name()} committed (an earlier commit of the log was changed)")
+            kind = "recorded"
+            last_recorded_state, unfinished_since = state, []
+            if operation.upper().startswith("VACUUM"):
+                vacuums.append(version)
+        elif writer in status and status[writer] != "succeeded":
+            kind = "unfinished"
+            unfinished_since.append((version, writer))
+            report.leftover("commit of an unfinished run", where,
+                            f"written by run {writer}, whose last record says {status[writer]}: no reader pinned "
+                            "to a successful run sees it")
+        elif (writer is None and operation == "RESTORE" and unfinished_since
+              and last_recorded_state is not None and state == last_recorded_state):
+            kind = "recorded"
+            runs_undone = sorted({w for _, w in unfinished_since})
+            report.leftover("roll-back", where, f"the next run undid the commits of run {', '.join(runs_undone)}: "
+                            "the table is back at its last recorded files")
+            unfinished_since = []
+        else:
+            kind = "foreign"
+            report.problem("unrecorded commit", where,
+                           f"no runs record names this commit ({operation}, written by "
+                           f"{'run ' + writer if writer else 'no pitwatch run'}): the lake was changed outside pitwatch")
+        for path in delta.added_paths(actions):
+            added_by.setdefault(path, (version, kind))
+    for (t, v), by in sorted(recorded_commits.items()):
+        if t == name and v not in states and (not states or v > max(states)):    # a gap is reported already
+            report.problem("removed", _log_name(name, v), f"{by[0][0].name()} committed it; the log ends at "
+                           f"version {max(states) if states else 'none'}")
+    current = states[max(states)] if states else frozenset()
+    recorded_states = [states[v] for (t, v) in recorded_commits if t == name and v in states]
+    for path, (version, kind) in sorted(added_by.items()):
+        what = f"{name}/{path}"
+        rec = recorded_files.get((name, path))
+        exists = fs.get_file_info(f"{root}/{name}/{path}").type == pafs.FileType.File
+        if rec is None:
+            if kind == "unfinished" and any(path in s for s in recorded_states):
+                report.problem("unverifiable", what, f"added by commit {version} of a run that did not finish, and "
+                               "part of a version a later run committed: no record holds its SHA-256")
+            elif kind == "unfinished":
+                report.leftover("file of an unfinished run", what, f"added by commit {version}, whose run did not finish")
+            elif kind == "foreign":
+                report.problem("added", what, f"added by commit {version}, which no run recorded")
+            elif exists:
+                report.problem("added", what, f"commit {version} adds it, but no runs record names the file")
+            continue
+        record, f = rec
+        if not exists:
+            vacuumed = path not in current and any(v > removed_at.get(path, version) for v in vacuums)
+            if vacuumed:
+                continue
+            report.problem("removed", what, f"{record.name()} added it"
+                           + ("; it is in the table now" if path in current else "; it is in the table's history"))
+            continue
+        report.checked["data_files"] += 1
+        actual = chain.file_sha256(fs, f"{root}/{name}/{path}")
+        if actual != f["sha256"]:
+            report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {f['sha256']}")
+    _stray_files(lake_path, name, set(added_by), report, status)
+    _checkpoints(lake_path, name, states, report)
+
+
+def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
+    """Files in the table's folder that no commit names: a killed run's, or added from outside."""
+    fs, root = lake.filesystem(lake_path)
+    folder = f"{root}/{name}"
+    for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
+        rel = info.path[len(folder) + 1:]
+        if info.type != pafs.FileType.File or rel.startswith(delta.LOG_FOLDER + "/") or rel in committed:
+            continue
+        run = RUN_ID.search(info.base_name)
+        if run and run.group(0) in status:
+            report.leftover("uncommitted file", f"{name}/{rel}", f"written by run {run.group(0)} and never committed "
+                            "(an interrupted run's): no reader sees it; the next run removes it")
+        else:
+            report.problem("added", f"{name}/{rel}", "no commit names it and no recorded run wrote it: "
+                           "put there outside pitwatch")
+
+
+def _checkpoints(lake_path, name, states, report) -> None:
+    """A checkpoint (pitwatch writes none: :func:`pipelines.delta.post_commit`) is re-derived from
+    the JSON commits: the files it lists must be the table's files at its version."""
+    fs, root = lake.filesystem(lake_path)
+    folder = f"{root}/{name}/{delta.LOG_FOLDER}"
+    parts: dict[int, list[str]] = {}
+    last = None
+    for info in fs.get_file_info(pafs.FileSelector(folder)):
+        m = CHECKPOINT_FILE.match(info.base_name)
+        if m:
+            parts.setdefault(int(m.group(1)), []).append(info.path)
+        elif info.base_name == "_last_checkpoint":
+            last = info.path
+    for version, paths in sorted(parts.items()):
+        where = f"{name}/{delta.LOG_FOLDER}/{version:020d}.checkpoint.parquet"
+        try:
+            listed = set()
+            for p in paths:
+                adds = pq.read_table(p, columns=["add"]).column("add").to_pylist()
+                listed |= {delta.added_paths([{"add": a}])[0] for a in adds if a}
+        except (pa.ArrowException, OSError, KeyError, TypeError) as exc:
+            report.problem("changed", where, f"not a readable checkpoint ({exc})")
+            continue
+        if version not in states:
+            report.problem("added", where, f"a checkpoint of version {version}, which the log does not have")
+        elif listed != states[version]:
+            report.problem("changed", where, f"it lists {len(listed ^ states[version])} files other than the JSON "
+                           f"commits give at version {version}: readers that trust it see another table")
+        else:
+            report.notes.append(f"{where}: not written by pitwatch; re-derived from the JSON commits, it matches")
+    if last is not None:
+        try:
+            with fs.open_input_stream(last) as f:
+                version = json.loads(f.read())["version"]
+        except (ValueError, KeyError, TypeError, OSError):
+            version = None
+        if version not in parts:
+            report.problem("changed", f"{name}/{delta.LOG_FOLDER}/_last_checkpoint",
+                           f"it names checkpoint {version}, which the log does not hold")
+
+
+def _lake_folder(lake_path, tables, report, status) -> None:
+    """The lake's own folder: its tables, settings.json, the staging of a run; nothing else."""
+    fs, root = lake.filesystem(lake_path)
+    for info in fs.get_file_info(pafs.FileSelector(root)):
+        base = info.base_name
+        if base in tables or base in LAKE_FILES or base.startswith(".pitwatch-write-test-"):
+            continue
+        if base == STAGING and info.type == pafs.FileType.Directory:
+            for run in fs.get_file_info(pafs.FileSelector(info.path)):
+                report.leftover("staging", f"{STAGING}/{run.base_name}",
+                                "the scratch folder of a run that did not end: the next run removes it")
+            continue
+        report.problem("added", base + ("/" if info.type == pafs.FileType.Directory else ""),
+                       "pitwatch writes no such file in the lake's folder")
