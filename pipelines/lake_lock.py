@@ -75,7 +75,7 @@ class LakeLocked(Exception):
     """Another writer held the lake's lock for longer than the timeout (the commands exit 4)."""
 
     def __init__(self, lake: str, holder: dict | None, waited: float):
-        self.lake, self.holder, self.waited = lake, holder, waited
+        self.lake, self.holder, self.waited = lake, holder, waited     # waited: the timeout it gave up at
         super().__init__(f"the lake {lake} is locked by {describe(holder)}; gave up after "
                          f"{format_duration(waited)} (--lock-timeout); run again when that one has ended")
 
@@ -118,7 +118,7 @@ def describe(holder: dict | None) -> str:
     if not isinstance(holder, dict) or "unreadable" in holder:
         return f"a writer whose holder record is unreadable ({_clean((holder or {}).get('unreadable', holder))})"
     run = f"run {_clean(holder['run_id'])}, " if holder.get("run_id") else "a run (no run id yet), "
-    command = f" ({_clean(holder['command'], 120)})" if holder.get("command") else ""
+    command = f" ({_clean(holder['command'], 400)})" if holder.get("command") else ""
     return (f"{run}pid {_clean(holder.get('pid'))}, on {_clean(holder.get('host'))} "
             f"since {_clean(holder.get('since'))}{command}")
 
@@ -221,7 +221,7 @@ def hold(lake: str, holder: dict, timeout: float, log, say_every: float = SAY_EV
     """Hold the lake's lock for the ``with`` block, waiting up to ``timeout`` seconds for another writer.
 
     ``holder`` (:func:`new_holder`) is written beside the lock.  While waiting, ``log.warning`` says who
-    holds it, at most every ``say_every`` seconds.  Raises :class:`LakeLocked` after ``timeout``,
+    holds it, at most every ``say_every`` seconds (at INFO: ``--quiet`` leaves it to the log file).  Raises :class:`LakeLocked` after ``timeout``,
     :class:`LockUnsupported` for an object store, :class:`pipelines.lake.LakeError` for a lake folder
     pitwatch cannot lock.  Yields the holder record (a dict; :func:`holder_update` changes it)."""
     root = local_root(lake)
@@ -253,11 +253,11 @@ def hold(lake: str, holder: dict, timeout: float, log, say_every: float = SAY_EV
                                 f"flock; a lake is written only on {' or '.join(SUPPORTED)}") from None
             waited = time.monotonic() - start
             if said is None or time.monotonic() - said >= say_every:
-                log.warning("waiting for the lake's lock, held by %s (gives up after %s: --lock-timeout)",
+                log.info("waiting for the lake's lock, held by %s (gives up after %s: --lock-timeout)",
                             describe(read_holder(root)), format_duration(timeout))
                 said = time.monotonic()
             if waited >= timeout:
-                raise LakeLocked(lake, read_holder(root), waited)
+                raise LakeLocked(lake, read_holder(root), timeout)
             time.sleep(max(0.0, min(POLL, timeout - waited)))
     except BaseException:
         os.close(fd)

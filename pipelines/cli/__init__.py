@@ -23,6 +23,7 @@ COMMANDS = {
     "query": "pipelines.cli.query:query",
     "export-duckdb": "pipelines.cli.export:export_duckdb",
     "config": "pipelines.cli.config:config",
+    "vacuum": "pipelines.cli.vacuum:vacuum",
 }
 
 _SHORT_HELP = {
@@ -35,6 +36,7 @@ _SHORT_HELP = {
     "query": "Run a named investigation from queries/.",
     "export-duckdb": "Write a DuckDB database file with the lake's views.",
     "config": "The effective settings (pitwatch.toml, environment, flags) and their origin.",
+    "vacuum": "Remove files runs replaced, past the retention; legal holds kept.",
 }
 
 
