@@ -48,15 +48,17 @@ HOLDER = textwrap.dedent("""
     holder = lake_lock.new_holder("pitwatch run --day 2026-11-28 (the holder)", run_id=sys.argv[2])
     with lake_lock.hold(sys.argv[1], holder, 0, logging.getLogger("t")):
         print("held", flush=True)
-        time.sleep(float(sys.argv[3]))
+        sys.stdin.readline() if sys.argv[3] == "until-told" else time.sleep(float(sys.argv[3]))
     print("released", flush=True)
 """)
 
 
-def start_holder(lake: Path, run_id: str = "20261129T061502Z-1a2b3c4d", seconds: float = 600) -> subprocess.Popen:
-    """A real process holding the lake's lock for ``seconds`` (returns once it holds it)."""
+def start_holder(lake: Path, run_id: str = "20261129T061502Z-1a2b3c4d", seconds: float | str = 600) -> subprocess.Popen:
+    """A real process holding the lake's lock for ``seconds`` (or ``"until-told"``: until a line on its
+    stdin); returns once it holds it."""
     proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(lake), run_id, str(seconds)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
     line = proc.stdout.readline()
     assert line == "held\n", proc.stderr.read()
     return proc
@@ -128,36 +130,54 @@ def test_lock_timeout_from_the_config_file_and_a_bad_value_is_exit_2(tmp_path, f
     assert wrong.returncode == exits.USAGE and wrong.stderr.startswith(f"Error: config file {config}: lock_timeout")
 
 
+def start_run(*args) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
+    return subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": str(ROOT)})
+
+
 @pytest.mark.slow
 def test_after_the_holder_ends_the_second_run_proceeds(tmp_path, floor):
     lake = tmp_path / "lake"
-    holder = start_holder(lake, seconds=4)
-    began = time.monotonic()
-    result = pitwatch("run", floor, "--lake", lake, "--lock-timeout", "5m")
-    holder.wait()
-    assert holder.stdout.read() == "released\n"
-    assert result.returncode in (exits.DONE, exits.FINDINGS), result.stderr
-    assert time.monotonic() - began >= 3.5                # it waited for the holder …
-    assert "waiting for the lake's lock, held by run 20261129T061502Z-1a2b3c4d" in result.stderr
-    assert "got the lake's lock after" in result.stderr  # … and then ran
-    assert ": succeeded in " in result.stdout
-    assert not (lake / lake_lock.HOLDER_FILE).exists()    # and let go of the lake when it ended
+    holder = start_holder(lake, seconds="until-told")
+    second = start_run(floor, "--lake", lake, "--lock-timeout", "5m")
+    try:
+        said = ""
+        while "waiting for the lake's lock" not in said and second.poll() is None:
+            said = second.stderr.readline()               # it waits, and says for whom …
+        assert "waiting for the lake's lock, held by run 20261129T061502Z-1a2b3c4d" in said, said
+        time.sleep(1)
+        assert second.poll() is None and not (lake / "events").exists()   # … and writes nothing meanwhile
+        holder.stdin.write("done\n")
+        holder.stdin.flush()
+        assert holder.wait(timeout=60) == 0 and holder.stdout.read() == "released\n"
+        out, err = second.communicate(timeout=600)
+    finally:
+        holder.kill()
+        second.kill()
+    assert second.returncode in (exits.DONE, exits.FINDINGS), err
+    assert "got the lake's lock after" in err            # … then runs
+    assert ": succeeded in " in out
+    assert not (lake / lake_lock.HOLDER_FILE).exists()    # and lets go of the lake when it ends
 
 
 @pytest.mark.slow
 def test_a_run_in_progress_holds_the_lake_against_a_second_run(tmp_path, floor):
+    """The holder is a real ``pitwatch run``, stopped (SIGSTOP) once it holds the lake so that the
+    second run surely finds it there; continued, it completes."""
     lake = tmp_path / "lake"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    first = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", str(floor), "--lake", str(lake)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**env, "PYTHONPATH": str(ROOT)})
+    first = start_run(floor, "--lake", lake)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while not (lake / lake_lock.HOLDER_FILE).exists() and first.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(0.01)
+        os.kill(first.pid, signal.SIGSTOP)
         assert first.poll() is None, "the first run ended before the test saw it hold the lake"
+        before = tree(lake)
         second = pitwatch("run", floor, "--lake", lake, "--lock-timeout", "0")
+        assert tree(lake) == before
     finally:
+        os.kill(first.pid, signal.SIGCONT)
         out, err = first.communicate(timeout=600)
     assert second.returncode == exits.LOCKED, second.stderr
     assert f"pid {first.pid}, on {socket.gethostname()}" in second.stderr
