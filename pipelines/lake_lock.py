@@ -196,15 +196,14 @@ def holding(lake: str) -> bool:
 
 
 def _open_lock(root: str) -> int:
-    try:
-        os.makedirs(root, exist_ok=True)
-    except FileExistsError:
-        raise LakeError(f"lake {root} is a file, not a folder") from None
-    except OSError as exc:
-        raise LakeError(f"cannot create the lake {root}: {exc.strerror or exc}") from None
     path = os.path.join(root, LOCK_FILE)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:      # an empty lake folder its last holder created, removed as it let go
+            _lake_folder(root)
+            fd = os.open(path, flags, 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise LakeError(f"the lake's lock file {path} is a symbolic link: remove it (pitwatch "
@@ -216,16 +215,48 @@ def _open_lock(root: str) -> int:
     return fd
 
 
+def _still_the_lock_file(fd: int, path: str) -> bool:
+    """Whether the file we locked is still the one at the lock's path (a holder removes it on release:
+    one who locked the removed file must open the path again)."""
+    try:
+        now = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def _lake_folder(root: str) -> bool:
+    """Create the lake's folder if need be; True if this call created it."""
+    if os.path.isdir(root):
+        return False
+    try:
+        os.makedirs(root)
+        return True
+    except FileExistsError:
+        if os.path.isdir(root):
+            return False
+        raise LakeError(f"lake {root} is a file, not a folder") from None
+    except OSError as exc:
+        raise LakeError(f"cannot create the lake {root}: {exc.strerror or exc}") from None
+
+
 @contextlib.contextmanager
 def hold(lake: str, holder: dict, timeout: float, log, say_every: float = SAY_EVERY):
     """Hold the lake's lock for the ``with`` block, waiting up to ``timeout`` seconds for another writer.
 
-    ``holder`` (:func:`new_holder`) is written beside the lock.  While waiting, ``log.warning`` says who
-    holds it, at most every ``say_every`` seconds (at INFO: ``--quiet`` leaves it to the log file).  Raises :class:`LakeLocked` after ``timeout``,
-    :class:`LockUnsupported` for an object store, :class:`pipelines.lake.LakeError` for a lake folder
-    pitwatch cannot lock.  Yields the holder record (a dict; :func:`holder_update` changes it)."""
+    ``holder`` (:func:`new_holder`) is written beside the lock.  While waiting, ``log.info`` says who
+    holds it, at most every ``say_every`` seconds (``--quiet`` leaves it to the log file).  Raises
+    :class:`LakeLocked` after ``timeout``, :class:`LockUnsupported` for an object store,
+    :class:`pipelines.lake.LakeError` for a lake folder pitwatch cannot lock.  Yields the holder
+    record (a dict; :func:`holder_update` changes it).
+
+    On release the lock and holder files are removed (while still locked; a waiter that had the old
+    file open sees it is no longer the lock's path and opens it again), and a lake folder this call
+    created is removed again if it is still empty: a run that stops before writing leaves the lake's
+    bytes as they were.  A killed holder leaves both files; they mean nothing once it is dead."""
     root = local_root(lake)
-    key = os.path.realpath(root) if os.path.exists(root) else root
+    key = os.path.realpath(root)
     with _guard:
         held = _held.get(key)
         if held is not None:
@@ -237,15 +268,22 @@ def hold(lake: str, holder: dict, timeout: float, log, say_every: float = SAY_EV
             with _guard:
                 held.depth -= 1
         return
-    fd = _open_lock(root)
-    key = os.path.realpath(root)
+    created = _lake_folder(root)
+    path = os.path.join(root, LOCK_FILE)
     start = time.monotonic()
     said = None
+    fd = None
     try:
         while True:
+            if fd is None:
+                fd = _open_lock(root)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                if _still_the_lock_file(fd, path):
+                    break
+                os.close(fd)          # the file a holder removed on release: take the path's new one
+                fd = None
+                continue
             except BlockingIOError:
                 pass
             except OSError as exc:
@@ -254,13 +292,15 @@ def hold(lake: str, holder: dict, timeout: float, log, say_every: float = SAY_EV
             waited = time.monotonic() - start
             if said is None or time.monotonic() - said >= say_every:
                 log.info("waiting for the lake's lock, held by %s (gives up after %s: --lock-timeout)",
-                            describe(read_holder(root)), format_duration(timeout))
+                         describe(read_holder(root)), format_duration(timeout))
                 said = time.monotonic()
             if waited >= timeout:
                 raise LakeLocked(lake, read_holder(root), timeout)
             time.sleep(max(0.0, min(POLL, timeout - waited)))
     except BaseException:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
+        _remove_if_empty(root, created)
         raise
     held = _Held(root, fd, dict(holder))
     with _guard:
@@ -273,6 +313,14 @@ def hold(lake: str, holder: dict, timeout: float, log, say_every: float = SAY_EV
     finally:
         with _guard:
             _held.pop(key, None)
-        with contextlib.suppress(OSError):     # ours: no one else writes it while we hold the lock
-            os.unlink(os.path.join(root, HOLDER_FILE))
+        for name in (HOLDER_FILE, LOCK_FILE):     # ours: no one else writes them while we hold the lock
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(root, name))
         os.close(fd)      # releases the flock
+        _remove_if_empty(root, created)
+
+
+def _remove_if_empty(root: str, created: bool) -> None:
+    if created:
+        with contextlib.suppress(OSError):
+            os.rmdir(root)     # only if nothing was written in it

@@ -217,6 +217,46 @@ def test_a_run_after_a_killed_holder_is_not_kept_waiting(tmp_path):
     assert "waiting for the lake's lock" not in result.stderr and "nothing-here.jsonl" in result.stderr
 
 
+def test_a_run_that_stops_before_writing_leaves_the_lakes_bytes_as_they_were(tmp_path):
+    lake = tmp_path / "lake"
+    a_lake_with_files(lake)
+    before = tree(lake)
+    result = pitwatch("run", tmp_path / "nothing-here.jsonl", "--lake", lake)
+    assert result.returncode == exits.USAGE, result.stderr
+    assert tree(lake) == before                           # no lock or holder file left behind
+    new = tmp_path / "new-lake"
+    result = pitwatch("run", tmp_path / "nothing-here.jsonl", "--lake", new)
+    assert result.returncode == exits.USAGE, result.stderr
+    assert not new.exists()                               # the lake folder it created, empty, removed again
+
+
+def test_a_waiter_on_the_file_a_holder_removed_takes_the_new_one(tmp_path):
+    """The holder removes the lock file as it lets go; one who opened it before must not hold a lock
+    on a file no one else can see (two writers at once)."""
+    lake = tmp_path / "lake"
+    log = logging.getLogger("t")
+    with lake_lock.hold(str(lake), lake_lock.new_holder("first"), 0, log):
+        stale = os.open(lake / lake_lock.LOCK_FILE, os.O_RDWR)    # what a waiter had open
+    assert not (lake / lake_lock.LOCK_FILE).exists()
+    import fcntl
+
+    fcntl.flock(stale, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the removed file is free to lock …
+    try:
+        with lake_lock.hold(str(lake), lake_lock.new_holder("second"), 0, log):
+            probe = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+                import logging, sys
+                from pipelines import lake_lock
+                try:
+                    with lake_lock.hold(sys.argv[1], lake_lock.new_holder("third"), 0, logging.getLogger("t")):
+                        print("got it")
+                except lake_lock.LakeLocked:
+                    print("locked")
+            """), str(lake)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            assert probe.stdout == "locked\n", probe.stderr   # … but the lake's lock is the path's file
+    finally:
+        os.close(stale)
+
+
 # --- watch never takes it -------------------------------------------------------------------------
 
 def test_watch_runs_while_the_lock_is_held(tmp_path, floor):
