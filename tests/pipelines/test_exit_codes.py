@@ -64,6 +64,7 @@ TYPOS = {
     "query": (["findings_by_rule", "--lake", "{lake}"], "--parm", "--param"),
     "export-duckdb": (["--lake", "{lake}", "--out", "{lake}/x.duckdb"], "--froce", "--force"),
     "config": (["show"], "--timezon", "--timezone"),
+    "vacuum": (["--lake", "{lake}"], "--dry-rnu", "--dry-run"),
 }
 
 
