@@ -53,6 +53,7 @@ import tomllib
 CONFIG_ENV = "PITWATCH_CONFIG"
 MAX_BYTES = 64 * 1024          # a settings file is a few lines; anything larger is the wrong file
 SEVERITIES = ("info", "minor", "major", "critical")
+MAX_DAYS = 36_500              # retention_days: a century is the longest that means anything
 
 
 class ConfigError(ValueError):
@@ -203,8 +204,8 @@ def _checked(path: str, folder: str, setting: Setting, value):
             raise ConfigError(f"{where}: {exc}") from None
         return value
     if setting.kind == "count":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(f"{where} must be a whole number of days, 0 or more, without quotes, got "
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DAYS:
+            raise ConfigError(f"{where} must be a whole number of days from 0 to {MAX_DAYS}, without quotes, got "
                               f"{type(value).__name__} {value!r}")
         return value
     if setting.kind == "days":

@@ -60,14 +60,13 @@ import threading
 import time
 import uuid
 
-from pipelines.config import parse_duration  # noqa: F401  (the --lock-timeout values)
+from pipelines.config import parse_duration  # noqa: F401  (re-exported: how --lock-timeout values are read)
 from pipelines.lake import LakeError
 
 LOCK_FILE = "_writer.lock"
 HOLDER_FILE = "_writer.holder.json"
 SAY_EVERY = 30.0          # seconds between two "waiting for the lake's lock" lines
 POLL = 0.2                # seconds between two tries
-DEFAULT_TIMEOUT = 3600.0
 SUPPORTED = ("local disks", "POSIX file systems with flock (NFS v4, CephFS, Lustre, GPFS)")
 
 
@@ -161,7 +160,7 @@ _guard = threading.Lock()
 
 
 def _write_holder(held: _Held) -> None:
-    tmp = os.path.join(held.root, f".{HOLDER_FILE}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = os.path.join(held.root, f".{HOLDER_FILE}.tmp-{uuid.uuid4().hex}")   # lake.py's temporary-file convention
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
         os.write(fd, json.dumps(held.holder, sort_keys=True).encode())

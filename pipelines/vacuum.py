@@ -155,7 +155,7 @@ def plan(lake_root: str, retention_days: int, holds: LegalHolds) -> list[TablePl
 def _candidate(name: str, folder: str, path: str, by_day: bool, current: set, holds: LegalHolds) -> Candidate:
     parts = path.split("/")
     m = _DAY_FOLDER.fullmatch(parts[0]) if by_day and len(parts) > 1 else None
-    c = Candidate(name, path, m.group(1) if m else None)
+    c = Candidate(name, path, m.group(1) if m and _is_date(m.group(1)) else None)
     full = _file_of(folder, path)
     if full is None:
         c.why_kept = "not a plain file inside the table's folder: left alone"
@@ -169,6 +169,14 @@ def _candidate(name: str, folder: str, path: str, by_day: bool, current: set, ho
     elif c.gaming_day is not None and holds.holds(_dt.date.fromisoformat(c.gaming_day)):
         c.why_kept = f"legal hold on {c.gaming_day}"
     return c
+
+
+def _is_date(text: str) -> bool:
+    try:
+        _dt.date.fromisoformat(text)
+        return True
+    except ValueError:
+        return False
 
 
 def _file_of(folder: str, path: str) -> str | None:
@@ -194,6 +202,19 @@ def _sha256(path: str) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def current_files_missing(lake_root: str, names: list[str]) -> list[str]:
+    """Files the tables' current versions reference that are not on disk (after a vacuum: none)."""
+    from deltalake import DeltaTable
+
+    missing = []
+    for name in names:
+        folder = os.path.join(lake_root, name)
+        for path in DeltaTable(folder).get_add_actions(flatten=True).column("path").to_pylist():
+            if not any(os.path.isfile(os.path.join(folder, *p.split("/"))) for p in (path, unquote(path))):
+                missing.append(f"{name}/{path}")
+    return missing
 
 
 @dataclasses.dataclass
@@ -243,9 +264,14 @@ def vacuum(lake_root: str, retention_days: int, holds: LegalHolds, command: str,
                 except OSError as exc:
                     failed.append((c, exc.strerror or str(exc)))
             log.info("vacuum %s: %s: removed %d files, kept %d", run_id, p.table, len(removed[p.table]), len(p.keep))
-        status = "succeeded" if not failed else (
-            f"failed: {len(failed)} files could not be removed, first {failed[0][0].table}/{failed[0][0].path}: "
-            f"{failed[0][1]}")
+        missing = current_files_missing(lake_root, [p.table for p in plans])
+        if failed:
+            status = (f"failed: {len(failed)} files could not be removed, first {failed[0][0].table}/"
+                      f"{failed[0][0].path}: {failed[0][1]}")
+        elif missing:      # cannot happen if delta-rs listed only removed files: say so loudly if it ever does
+            status = f"failed: {len(missing)} files of the current versions are missing, first {missing[0]}"
+        else:
+            status = "succeeded"
     finally:
         meta["options"] = json.dumps({**options, **({"failed": [
             {**c.row(), "error": why} for c, why in failed]} if failed else {}),

@@ -8,6 +8,7 @@ import click
 from pipelines.cli.common import (COMMAND_META, CONFIG_META, Incomplete, StrictCommand, UserError, setting_option,
                                   setup_logging, user_errors)
 from pipelines.cli.locking import lake_lock, lock_timeout_option
+from pipelines.config import MAX_DAYS
 from pipelines.wording import plural
 
 log = logging.getLogger("pitwatch")
@@ -20,7 +21,7 @@ Examples:
   pitwatch vacuum --lake lake --retention-days 30 --hold 2026-11-28 --no-config-holds
 """)
 @setting_option("lake", required=True)
-@setting_option("retention_days", type=click.IntRange(0), metavar="DAYS")
+@setting_option("retention_days", type=click.IntRange(0, MAX_DAYS), metavar="DAYS")
 @click.option("--hold", "extra_holds", multiple=True, metavar="DAY|FIRST..LAST",
               help="Also hold this gaming day (or range): added to the config's legal_holds, never replacing them.")
 @click.option("--no-config-holds", is_flag=True,

@@ -217,6 +217,7 @@ def test_vacuum_takes_the_lake_lock_and_exits_4_with_the_lake_unchanged(lake, tm
     ('legal_holds = [20261128]\n', "a held day must be text"),
     ('retention_days = "7"\n', "retention_days must be a whole number"),
     ('retention_days = -1\n', "retention_days must be a whole number"),
+    ('retention_days = 100000000000000000\n', "retention_days must be a whole number of days from 0 to 36500"),
     ('retention_days = 7\nlegal_hold = ["2026-11-28"]\n', "did you mean legal_holds?"),
 ])
 def test_a_bad_retention_or_legal_hold_in_the_config_is_exit_2_and_nothing_removed(lake, tmp_path, text, message):
@@ -231,6 +232,7 @@ def test_a_bad_retention_or_legal_hold_in_the_config_is_exit_2_and_nothing_remov
     (["--retention-days", "0"], "give --config FILE"),
     (["--retention-days", "0", "--no-config-holds", "--hold", "28/11/2026"], "--hold: a held day must be"),
     (["--retention-days", "-3", "--no-config-holds"], "Invalid value for '--retention-days'"),
+    (["--retention-days", "99999999999", "--no-config-holds"], "Invalid value for '--retention-days'"),
     (["--retention-days", "0", "--no-config-holds", "--config", "{cfg}"], "--no-config-holds goes without"),
 ])
 def test_vacuum_mistakes_are_exit_2_and_nothing_removed(lake, tmp_path, args, message):
