@@ -161,12 +161,19 @@ _guard = threading.Lock()
 
 def _write_holder(held: _Held) -> None:
     tmp = os.path.join(held.root, f".{HOLDER_FILE}.tmp-{uuid.uuid4().hex}")   # lake.py's temporary-file convention
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    path = os.path.join(held.root, HOLDER_FILE)
     try:
-        os.write(fd, json.dumps(held.holder, sort_keys=True).encode())
-    finally:
-        os.close(fd)
-    os.replace(tmp, os.path.join(held.root, HOLDER_FILE))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(fd, json.dumps(held.holder, sort_keys=True).encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise LakeError(f"cannot write the lake's holder record {path}: {exc.strerror or exc} (pitwatch "
+                        "writes it; remove what is there)") from None
 
 
 def holder_update(lake: str, **fields) -> None:

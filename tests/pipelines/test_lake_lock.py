@@ -299,6 +299,17 @@ def test_a_planted_symlink_as_the_lock_file_is_refused_and_its_target_untouched(
     assert not target.exists()
 
 
+def test_a_folder_planted_as_the_holder_record_is_exit_2_and_the_lock_let_go(tmp_path):
+    lake = tmp_path / "lake"
+    (lake / lake_lock.HOLDER_FILE).mkdir(parents=True)
+    result = pitwatch("run", tmp_path / "nothing-here.jsonl", "--lake", lake)
+    assert result.returncode == exits.USAGE, result.stderr
+    assert result.stderr.startswith("Error: cannot write the lake's holder record ") and "Traceback" not in result.stderr
+    assert sorted(p.name for p in lake.iterdir()) == [lake_lock.HOLDER_FILE]   # no lock or temporary file left
+    (lake / lake_lock.HOLDER_FILE).rmdir()
+    with lake_lock.hold(str(lake), lake_lock.new_holder("t"), 0, logging.getLogger("t")):
+        assert (lake / lake_lock.HOLDER_FILE).is_file()   # the lock was let go: free at once
+
 @pytest.mark.parametrize("body, shown", [
     (b"\xff\xfe not json", "holder record is unreadable (not JSON)"),
     (b"[1, 2]", "holder record is unreadable (not a JSON object)"),
