@@ -91,6 +91,7 @@ class Candidate:
     sha256: str | None = None
     why_kept: str | None = None     # held day, or a check that failed: not removed
     absent: bool = False            # already gone from the disk when vacuum came to remove it
+    file: str | None = None         # its file on disk (the log's path, or that path URL-decoded)
 
     def row(self) -> dict:
         out = {"path": f"{self.table}/{self.path}", "gaming_day": self.gaming_day, "bytes": self.bytes}
@@ -160,6 +161,7 @@ def _candidate(name: str, folder: str, path: str, by_day: bool, current: set, ho
     if full is None:
         c.why_kept = "not a plain file inside the table's folder: left alone"
         return c
+    c.file = full
     c.bytes = os.lstat(full).st_size if os.path.lexists(full) else None
     if path in current or unquote(path) in current:
         c.why_kept = "still in the table's current version"
@@ -253,9 +255,11 @@ def vacuum(lake_root: str, retention_days: int, holds: LegalHolds, command: str,
     try:
         for p in plans:
             for c in p.remove:
-                full = os.path.join(lake_root, p.table, *c.path.split("/"))
+                full = c.file
                 try:
                     if os.path.lexists(full):
+                        if not stat.S_ISREG(os.lstat(full).st_mode):     # swapped since it was planned
+                            raise OSError("no longer a plain file: left alone")
                         c.bytes, c.sha256 = os.lstat(full).st_size, _sha256(full)
                         os.unlink(full)
                     else:
@@ -272,6 +276,9 @@ def vacuum(lake_root: str, retention_days: int, holds: LegalHolds, command: str,
             status = f"failed: {len(missing)} files of the current versions are missing, first {missing[0]}"
         else:
             status = "succeeded"
+    except BaseException as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"failed: {type(exc).__name__}: {exc}"
+        raise
     finally:
         meta["options"] = json.dumps({**options, **({"failed": [
             {**c.row(), "error": why} for c, why in failed]} if failed else {}),

@@ -272,3 +272,24 @@ def test_a_replaced_file_swapped_for_a_link_is_left_alone_and_its_target_untouch
     (rec,) = [r for r in run_records(lake) if r["options"].get("command") == "vacuum"]
     (kept,) = rec["options"]["tables"]["events"]["kept_files"]
     assert kept["path"] == f"events/{old}" and "left alone" in kept["kept"]
+
+
+def test_a_vacuum_interrupted_after_its_first_table_records_exactly_what_it_removed(lake, tmp_path):
+    """SIGINT/SIGTERM reach the command as KeyboardInterrupt (pipelines.cli.common): here it arrives as
+    the first table is done; the record says interrupted and lists that table's removed files, no more."""
+    from pipelines import vacuum
+
+    class StopAfterFirstTable:
+        def info(self, *args):
+            raise KeyboardInterrupt("SIGTERM")
+
+    old = {t: data_files(lake / t) - current_files(lake / t) for t in ("events", "findings")}
+    with pytest.raises(KeyboardInterrupt):
+        vacuum.vacuum(str(lake), 0, vacuum.LegalHolds(), "pitwatch vacuum (test)", StopAfterFirstTable())
+    assert not (data_files(lake / "events") & old["events"])        # the first table (sorted): done
+    assert data_files(lake / "findings") >= old["findings"]         # the next one: untouched
+    (rec,) = [r for r in run_records(lake) if r["options"].get("command") == "vacuum"]
+    assert rec["status"] == "interrupted" and rec["ended"] is not None
+    tables = rec["options"]["tables"]
+    assert {f["path"] for f in tables["events"]["files"]} == {f"events/{f}" for f in old["events"]}
+    assert tables["findings"]["removed"] == 0
