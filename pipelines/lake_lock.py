@@ -244,7 +244,7 @@ def _lake_folder(root: str) -> bool:
             return False
         raise LakeError(f"lake {root} is a file, not a folder") from None
     except OSError as exc:
-        raise LakeError(f"cannot create the lake {root}: {exc.strerror or exc}") from None
+        raise LakeError(f"cannot write to lake {root}: {exc.strerror or exc}") from None
 
 
 @contextlib.contextmanager
