@@ -272,6 +272,9 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     refuse_old_layout(lake_path)    # its files would be taken for a killed run's leftovers and removed
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = runs.new_run_id(started)
+    from pipelines import lake_lock
+
+    lake_lock.holder_update(lake_path, run_id=run_id)     # a second run waiting names this one
     lake_settings.check_and_record(lake_path, config, run_id, rebuilding)
     lake_run.remove_leftovers(lake_path)
     options = beam_options(list(beam_args or []), local_input_bytes(files))

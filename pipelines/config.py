@@ -19,6 +19,9 @@ Example::
     log_file = "/var/log/pitwatch/pitwatch.log"
     anchor = "/worm/pitwatch/anchor.jsonl"
     anchor_key = "/etc/pitwatch/anchor.key"
+    lock_timeout = "1h"                  # run, vacuum: wait this long for another writer, then exit 4
+    retention_days = 2555                # vacuum: keep files a run replaced for 7 years
+    legal_holds = ["2026-11-28", "2026-11-01..2026-11-07"]   # vacuum: these days' files are kept
 
 Decisions (the spec is silent):
 
@@ -30,7 +33,15 @@ Decisions (the spec is silent):
 * ``cutoff`` may be written as text (``"06:00"``) or as a TOML local time
   (``06:00:00``);
 * a key that does not apply to a command (``inbox`` for ``pitwatch sql``) is
-  ignored by that command, so one file serves every command.
+  ignored by that command, so one file serves every command;
+* ``lock_timeout`` is seconds (a TOML number) or text with a unit (``"90s"``,
+  ``"5m"``, ``"1h"``, ``"2d"``); ``retention_days`` is a TOML integer (text
+  such as ``"7"`` is refused: a number in quotes is too often a typo for
+  something else); ``legal_holds`` is a TOML list of days ``"YYYY-MM-DD"`` and
+  inclusive ranges ``"YYYY-MM-DD..YYYY-MM-DD"``; a held day's files are never
+  removed by ``pitwatch vacuum``.  Legal holds have no environment variable
+  and no flag that replaces them (``vacuum --hold`` only adds to them): a
+  forgotten variable must never lift a hold.
 """
 from __future__ import annotations
 
@@ -44,6 +55,7 @@ import tomllib
 CONFIG_ENV = "PITWATCH_CONFIG"
 MAX_BYTES = 64 * 1024          # a settings file is a few lines; anything larger is the wrong file
 SEVERITIES = ("info", "minor", "major", "critical")
+MAX_DAYS = 36_500              # retention_days: a century is the longest that means anything
 
 
 class ConfigError(ValueError):
@@ -54,7 +66,7 @@ class ConfigError(ValueError):
 class Setting:
     key: str                 # in pitwatch.toml
     param: str               # the click parameter name of the commands that take it
-    kind: str                # "path", "text", "time" or "choice"
+    kind: str                # "path", "text", "time", "choice", "duration", "count" or "days"
     help: str
     default: str | None = None
     choices: tuple[str, ...] = ()
@@ -84,6 +96,12 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
             "lake: WORM storage; docs/verify.md); verify checks the lake against it."),
     Setting("anchor_key", "anchor_key", "path", "Sign the anchor's entries with HMAC-SHA-256 with the key in this file "
             "(outside the lake); verify checks the signatures with it.", flag="--key"),
+    Setting("lock_timeout", "lock_timeout", "duration", "How long to wait for another writer's lock on the lake "
+            "(seconds, or 90s, 5m, 1h), then exit 4.", default="1h"),
+    Setting("retention_days", "retention_days", "count", "vacuum: files a later run replaced are removed once they "
+            "have been out of the tables this many days (2555 = 7 years).", default="2555"),
+    Setting("legal_holds", "legal_holds", "days", "vacuum: gaming days (YYYY-MM-DD or FIRST..LAST) whose files are "
+            "never removed; config file only (vacuum --hold adds days)."),
 )}
 BY_PARAM = {s.param: s for s in SETTINGS.values()}
 
@@ -146,8 +164,67 @@ def load(path: str) -> ConfigFile:
     return ConfigFile(os.path.abspath(path), hashlib.sha256(body).hexdigest(), values)
 
 
+def parse_duration(value) -> float:
+    """Seconds from ``3600``, ``"90"``, ``"90s"``, ``"5m"``, ``"1h"``, ``"1.5h"``, ``"2d"`` (0 to 366 days).
+
+    Raises ValueError with one line naming the value."""
+    import re
+
+    if isinstance(value, bool):
+        raise ValueError(f"a duration must be seconds or a number with s, m, h or d, got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        m = re.fullmatch(r"\s*(\d{1,9}(?:\.\d{1,6})?)\s*([smhd]?)\s*", str(value))
+        if not m:
+            raise ValueError(f"a duration must be seconds or a number with s, m, h or d (90s, 5m, 1h), "
+                             f"got {str(value)[:40]!r}")
+        seconds = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    if not (0 <= seconds <= 366 * 86400):
+        raise ValueError(f"a duration must be between 0 and 366 days, got {str(value)[:40]!r}")
+    return seconds
+
+
+def parse_day_range(text) -> tuple[_dt.date, _dt.date]:
+    """``"2026-11-28"`` or ``"2026-11-01..2026-11-07"`` (inclusive) as (first, last).  ValueError if not."""
+    if not isinstance(text, str):
+        raise ValueError(f"a held day must be text YYYY-MM-DD or FIRST..LAST, got {type(text).__name__} {text!r}")
+    first, sep, last = text.strip().partition("..")
+    try:
+        a = _dt.date.fromisoformat(first.strip())
+        b = _dt.date.fromisoformat(last.strip()) if sep else a
+        if len(first.strip()) != 10 or (sep and len(last.strip()) != 10):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"a held day must be YYYY-MM-DD or FIRST..LAST, got {text[:40]!r}") from None
+    if b < a:
+        raise ValueError(f"a held range must not end before it starts, got {text[:40]!r}")
+    return a, b
+
+
 def _checked(path: str, folder: str, setting: Setting, value):
     where = f"config file {path}: {setting.key}"
+    if setting.kind == "duration":
+        try:
+            parse_duration(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        return value
+    if setting.kind == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DAYS:
+            raise ConfigError(f"{where} must be a whole number of days from 0 to {MAX_DAYS}, without quotes, got "
+                              f"{type(value).__name__} {value!r}")
+        return value
+    if setting.kind == "days":
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list of days, e.g. [\"2026-11-28\", \"2026-11-01..2026-11-07\"], "
+                              f"got {type(value).__name__} {value!r}")
+        try:
+            for item in value:
+                parse_day_range(item)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        return [item.strip() for item in value]
     if setting.kind == "time" and isinstance(value, _dt.time):
         if value.second or value.microsecond:
             raise ConfigError(f"{where} must be a time HH:MM, got {value.isoformat()}")

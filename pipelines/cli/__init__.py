@@ -25,6 +25,7 @@ COMMANDS = {
     "config": "pipelines.cli.config:config",
     "migrate": "pipelines.cli.migrate:migrate",
     "verify": "pipelines.cli.verify:verify",
+    "vacuum": "pipelines.cli.vacuum:vacuum",
 }
 
 _SHORT_HELP = {
@@ -39,6 +40,7 @@ _SHORT_HELP = {
     "config": "The effective settings (pitwatch.toml, environment, flags) and their origin.",
     "migrate": "Convert a lake of the previous layout (plain Parquet) to Delta tables.",
     "verify": "Check the lake's hash chain and files (and the anchor): exit 5 when not intact.",
+    "vacuum": "Remove files runs replaced, past the retention; legal holds kept.",
 }
 
 

@@ -23,6 +23,8 @@ def config():
 def _show_options(fn):
     for key in reversed(list(cfg.SETTINGS)):
         s = cfg.SETTINGS[key]
+        if s.kind == "days":      # legal_holds: the file only (no flag, no environment variable can set them)
+            continue
         fn = setting_option(key, default=None, show_default=False,
                             help=f"As a command given {s.option} would see it.")(fn)
     return fn
@@ -48,6 +50,8 @@ def show(ctx, **_values):
     width = max(len(k) for k in cfg.SETTINGS)
     for key, s in cfg.SETTINGS.items():
         got = settings.get(key, {"value": None, "origin": "default"})
+        if s.kind == "days" and loaded is not None and key in loaded.values:
+            got = {"value": loaded.values[key], "origin": "file"}
         value = got["value"] if got["value"] is not None else s.default
         origin = got["origin"]
         if origin.startswith("file "):

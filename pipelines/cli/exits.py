@@ -10,7 +10,9 @@ code   meaning
 3      did not complete: the run failed or was interrupted (SIGINT,
        SIGTERM), or a query was stopped by its ``--timeout`` or its
        output cut at ``--max-rows`` (not the whole answer)
-4      the lake is held by another writer (lock wait timed out)
+4      the lake is held by another writer: ``run`` or ``vacuum`` waited
+       ``--lock-timeout`` for the lake's lock (:mod:`pipelines.lake_lock`);
+       the message names the holder (run id, pid, host, since when)
 5      the lake is not intact (``pitwatch verify``)
 =====  ==============================================================
 

@@ -10,6 +10,7 @@ from pipelines.cli import exits
 from pipelines.cli.common import (AFTER_DASHES_META, COMMAND_META, SETTINGS_META, Incomplete, StrictCommand,
                                   UserError, no_such_option, option_names, setting_option, setup_logging,
                                   signal_name)
+from pipelines.cli.locking import lake_lock, lock_timeout_option
 from pipelines.config import SEVERITIES as SEVERITY_ORDER
 from pipelines.wording import plural
 
@@ -64,10 +65,11 @@ Examples:
                    "and UNKNOWN_DEVICE; the nightly form reads INBOX/devices.csv when this is not given.")
 @setting_option("anchor", metavar="FILE")
 @setting_option("anchor_key", metavar="FILE")
+@lock_timeout_option
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
 @click.pass_context
 def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, fail_on, not_after, cutoff,
-        timezone, chunk_lines, log_file, devices, anchor, anchor_key, quiet):
+        timezone, chunk_lines, log_file, devices, anchor, anchor_key, lock_timeout, quiet):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
     procedure and write the lake: events, rejects, rounds, packs, findings, runs.
@@ -84,6 +86,11 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     else is an error.  A runner's flags Beam does not know go after "--".  The
     default runner is Beam's embedded FnApiRunner on this machine.  --timezone
     and --cutoff must be the lake's (recorded by its first run).
+
+    One writer at a time: the run holds the lake's lock for the whole command
+    (every day it replays); a second run waits, saying who holds it, up to
+    --lock-timeout and then exits 4.  The lake must be on a local disk or a
+    POSIX file system (docs/operations.md, "The lake's lock").
     """
     setup_logging(quiet, log_file)  # before importing Beam, which logs at import time
 
@@ -94,8 +101,9 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     key = _anchor_key(lake, anchor, anchor_key)
     try:
         paths, beam_args = pipeline_args(ctx, list(inputs) + list(ctx.args))
-        summaries = _anchored(lake, anchor, key, lambda: _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day,
-                         strict_inbox, cutoff, timezone, chunk_lines, not_after, devices))
+        summaries = _anchored(lake, anchor, key, lambda: _run(
+            ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, cutoff,
+            timezone, chunk_lines, not_after, devices, lock_timeout))
     except (InputError, LakeError, StateError, ValueError) as exc:
         raise UserError(str(exc)) from None
     except (PermissionError, FileNotFoundError) as exc:
@@ -173,7 +181,7 @@ def pipeline_args(ctx, tokens: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox,
-         cutoff, timezone, chunk_lines, not_after=None, devices=None):
+         cutoff, timezone, chunk_lines, not_after=None, devices=None, lock_timeout=3600.0):
     import datetime as _dt
 
     from schemas.decode import GamingDayConfig
@@ -199,18 +207,21 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
         from pipelines.devices import load_registry, registry_path
 
         registry = load_registry(registry_path(devices))
-        return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
-                          command=command, recorded=recorded, devices=registry)]
+        with lake_lock(lake, lock_timeout, command, log):     # the whole run: one writer at a time
+            return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
+                              command=command, recorded=recorded, devices=registry)]
     from pipelines.nightly import parse_day, run_nightly
 
     if paths:
         raise ValueError(f"with --day the input is the --inbox folder; unexpected argument {paths[0]!r}")
     if not inbox:
         raise ValueError("--day needs --inbox DIR")
-    return run_nightly(parse_day(day), inbox, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
-                       lookback_days=lookback_days, rebuild_from=parse_day(rebuild_from) if rebuild_from else None,
-                       log=log, command=command, recorded=recorded, allow_empty_day=allow_empty_day,
-                       strict_inbox=strict_inbox, devices=devices)
+    with lake_lock(lake, lock_timeout, command, log):         # every day it replays, under one lock
+        return run_nightly(parse_day(day), inbox, lake, beam_args=beam_args, gaming_day=config,
+                           chunk_lines=chunk_lines, lookback_days=lookback_days,
+                           rebuild_from=parse_day(rebuild_from) if rebuild_from else None, log=log, command=command,
+                           recorded=recorded, allow_empty_day=allow_empty_day, strict_inbox=strict_inbox,
+                           devices=devices)
 
 
 def _flag_given(ctx, name: str) -> bool:

@@ -37,24 +37,28 @@ def test_config_show_names_the_origin_of_every_setting(tmp_path):
     assert result.returncode == exits.DONE, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == f"config file: {path} (sha256 {sha}, from environment PITWATCH_CONFIG)"
-    assert lines[1:] == [
-        f"lake        {tmp_path / 'data' / 'lake'}  [file]",       # relative to the file's folder
-        "inbox       (not set)  [default]",
-        "timezone    America/Puerto_Rico  [file]",
-        "cutoff      07:00  [flag]",                                # a flag overrides the file
-        "fail_on     major  [environment PITWATCH_FAIL_ON]",
-        "log_file    (not set)  [default]",
-        "devices     (not set)  [default]",                      # issue 28: run and watch read it
-        "anchor      (not set)  [default]",                      # issue 27: run and verify
-        "anchor_key  (not set)  [default]",
-    ]
+    w = max(map(len, SETTINGS))                                   # the keys' column
+    assert lines[1:] == [f"{key:<{w}}  {shown}" for key, shown in (
+        ("lake", f"{tmp_path / 'data' / 'lake'}  [file]"),         # relative to the file's folder
+        ("inbox", "(not set)  [default]"),
+        ("timezone", "America/Puerto_Rico  [file]"),
+        ("cutoff", "07:00  [flag]"),                               # a flag overrides the file
+        ("fail_on", "major  [environment PITWATCH_FAIL_ON]"),
+        ("log_file", "(not set)  [default]"),
+        ("devices", "(not set)  [default]"),                       # issue 28: run and watch read it
+        ("anchor", "(not set)  [default]"),                        # issue 27: run and verify
+        ("anchor_key", "(not set)  [default]"),
+        ("lock_timeout", "1h  [default]"),                         # issue 26: run and vacuum
+        ("retention_days", "2555  [default]"),                     # issue 26: vacuum
+        ("legal_holds", "(not set)  [default]"),                   # issue 26: vacuum, the file only
+    )]
 
 
 def test_config_show_without_a_file():
     result = pitwatch("config", "show")
     assert result.returncode == exits.DONE
     assert result.stdout.splitlines()[0] == "config file: none (give --config FILE or set PITWATCH_CONFIG)"
-    assert "timezone    UTC  [default]" in result.stdout
+    assert f"{'timezone':<{max(map(len, SETTINGS))}}  UTC  [default]" in result.stdout
 
 
 @pytest.mark.parametrize("text, message", [
@@ -83,8 +87,9 @@ def test_a_missing_config_file_is_exit_2(tmp_path):
 
 
 def test_the_key_table_is_the_one_place_for_keys(tmp_path):
-    path = _config(tmp_path, "".join(f'{k} = "{s.choices[-1] if s.choices else "06:00" if s.kind == "time" else "x"}"\n'
-                                     for k, s in SETTINGS.items()))
+    sample = {"time": '"06:00"', "count": "7", "duration": '"1h"', "days": '["2026-11-28"]'}
+    text = "".join(f"{k} = {sample.get(s.kind) or repr(s.choices[-1] if s.choices else 'x')}\n" for k, s in SETTINGS.items())
+    path = _config(tmp_path, text.replace("'", '"'))
     assert sorted(load(str(path)).values) == sorted(SETTINGS)
     with pytest.raises(ConfigError):
         load(str(_config(tmp_path, 'retention_days = "7"\n')))

@@ -69,6 +69,7 @@ TYPOS = {
     "config": (["show"], "--timezon", "--timezone"),
     "migrate": (["--lake", "{lake}"], "--confg", "--config"),
     "verify": (["--lake", "{lake}"], "--anchr", "--anchor"),
+    "vacuum": (["--lake", "{lake}"], "--dry-rnu", "--dry-run"),
 }
 
 
