@@ -69,6 +69,8 @@ class Watch:
 
     def __init__(self, args: list[str], cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        if "--status-every" not in args:      # the status line says "caught up: N lines" (caught_up) at once
+            args = [*args, "--status-every", "0.05"]
         self.proc = subprocess.Popen([sys.executable, *WATCH_MAIN, *args], cwd=cwd, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.alerts: list[dict] = []
@@ -96,7 +98,7 @@ class Watch:
             time.sleep(0.02)
 
     def caught_up(self, lines: int) -> None:
-        """Wait until the watcher reports it processed ``lines`` lines in all."""
+        """Wait until the watcher's status line reports it processed ``lines`` lines in all, caught up."""
         want = f"caught up: {lines:,} lines"
         self.wait_for(lambda: any(want in e for e in self.errors), want)
 
