@@ -13,8 +13,10 @@ collects the ids delivered (:meth:`Outbox.delivered`) every turn and
 journals them; a checkpoint takes, in one step under the queue's lock, the
 ids delivered since and the queue still to deliver (:meth:`Outbox.snapshot`),
 so an alert is always either delivered-and-recorded or in the checkpoint's
-queue.  At stop the thread finishes the alert in flight (at most its
-timeout) and stops before the last checkpoint (:meth:`Outbox.stop`).
+queue.  At stop the thread delivers what is queued while the receiver takes
+it, for at most the sink's timeout + 1 s, finishes the alert in flight and
+stops before the last checkpoint (:meth:`Outbox.stop`); what is left waits
+in the checkpoint for the next start.
 
 Logging stays quiet: the first failure of a run of failures is a warning,
 the return to service is one info line; in between the status line
@@ -110,12 +112,18 @@ class Outbox:
             return self.failing_since is not None, len(self.queue)
 
     def stop(self, timeout: float) -> None:
-        """Stop the thread after the alert in flight (waiting at most ``timeout`` seconds)."""
+        """At most ``timeout`` seconds to deliver what is queued while the receiver takes it (a
+        failing one is not waited for: its queue stays in the checkpoint), then stop the thread
+        after the alert in flight."""
+        end = time.monotonic() + timeout
+        self._start()
+        while self.queue and self.failing_since is None and time.monotonic() < end:
+            time.sleep(0.01)
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
         if self._thread is not None:
-            self._thread.join(timeout)
+            self._thread.join(max(end - time.monotonic(), 0.1))
             if self._thread.is_alive():
                 log.warning("%s: an alert still in flight at stop is sent again at the next start", self.name)
 
