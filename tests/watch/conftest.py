@@ -82,8 +82,11 @@ class Watch:
 
     def _read(self, stream, is_out: bool) -> None:
         for raw in stream:
-            if is_out:
-                self.alerts.append(json.loads(raw))
+            if is_out:   # JSON alerts; a text line (--format text) is kept as its text
+                try:
+                    self.alerts.append(json.loads(raw))
+                except ValueError:
+                    self.alerts.append(raw.decode().rstrip("\n"))
             else:
                 self.errors.append(raw.decode().rstrip())
 
