@@ -1,4 +1,7 @@
-"""Alert sinks: stdout JSON lines, a JSONL file, an HTTP webhook, the lake's ``alerts/`` table.
+"""Alert sinks: stdout (JSON lines or text), a JSONL file, an HTTP webhook, the lake's ``alerts/`` table.
+
+(The syslog sink is :mod:`live.syslog`; the text line :mod:`live.alert_text`; the webhook's and
+syslog's delivery thread :mod:`live.outbox`.)
 
 An alert is one JSON object per finding with exactly the columns of the
 lake's ``findings`` table (``spec/outputs.md``): ``ts`` and ``evidence_from``
@@ -169,13 +172,18 @@ class WebhookSink(Outbox):
     """
 
     def __init__(self, url: str, timeout: float = 5.0, max_backoff: float = 30.0) -> None:
-        if not re.match(r"https?://[^/?#\s]+", url) or any(c.isspace() or ord(c) < 32 for c in url):
-            raise ValueError(f"--webhook: a URL starting with http:// or https:// and a host, got {url[:200]!r}")
+        self.check(url)
         super().__init__(max_backoff)
         self.name = f"webhook:{url}"
         self.url = url
         self.timeout = timeout
         self._opener = urllib.request.build_opener(_NoRedirect)
+
+    @staticmethod
+    def check(url: str) -> None:
+        """ValueError unless ``url`` is an http(s) URL with a host and no space or control character."""
+        if not re.match(r"https?://[^/?#\s]+", url) or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+            raise ValueError(f"--webhook: a URL starting with http:// or https:// and a host, got {url[:200]!r}")
 
     def deliver(self, rec: dict) -> None:
         req = urllib.request.Request(

@@ -98,10 +98,13 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
     pad = _video_pad(video_pad)
     if fmt is None:
         fmt = "text" if sys.stdout.isatty() else "json"
+    from live.sinks import WebhookSink
     from live.syslog import parse_target
 
     for target in syslogs:
-        parse_target(target)               # a wrong target: one Error line, exit 2, before anything starts
+        parse_target(target)               # a wrong target: one Error line, exit 2, before anything is written
+    for url in webhooks:
+        WebhookSink.check(url)
     from pipelines.lake import check_writable
     from live.service import WatchOptions, WatchService
     from schemas.decode import GamingDayConfig

@@ -25,6 +25,7 @@ class Receiver:
     def __init__(self, script: list) -> None:
         self.script = list(script)
         self.default = 200
+        self.gets = 0
         self._initial = len(script)
         self.requests: list[tuple[float, object, str | None, dict]] = []   # (arrival, answer, key, body)
         self.lock = threading.Lock()
@@ -45,9 +46,17 @@ class Receiver:
                     step = 503
                 try:
                     self.send_response(step)
+                    if step in (301, 302, 303, 307, 308):
+                        self.send_header("Location", "/elsewhere")
                     self.end_headers()
                 except OSError:
                     pass
+
+            def do_GET(self):                # where a followed redirect would land: a 200 without the alert
+                with outer.lock:
+                    outer.gets += 1
+                self.send_response(200)
+                self.end_headers()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -161,3 +170,44 @@ def test_webhook_queue_waits_in_the_checkpoint_across_a_restart_and_is_delivered
     time.sleep(1)
     assert w3.stop(signal.SIGTERM) == 0
     assert len(hook.requests) == n
+
+
+@pytest.mark.parametrize("url", ["ftp://pit/hook", "http://", "http://pit/hook\nX-Forged: 1", "http://pit/ hook",
+                                 "pit/hook", "http://pit/\x7f"])
+def test_watch_refuses_a_wrong_webhook_url_before_anything_is_written(tmp_path, url):
+    import os
+    import subprocess
+    import sys
+
+    from tests.watch.conftest import ROOT, WATCH_MAIN
+
+    feeds = tmp_path / "feeds"
+    feeds.mkdir()
+    p = subprocess.run([sys.executable, *WATCH_MAIN, str(feeds), "--lake", str(tmp_path / "lake"), "--webhook", url],
+                       capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    err = p.stderr.decode().strip().splitlines()
+    assert p.returncode == 2 and len(err) == 1 and err[0].startswith("Error: --webhook: "), err
+    assert not (tmp_path / "lake").exists()
+
+
+def test_a_redirect_is_no_delivery_the_alert_stays_queued(receiver):
+    """urllib would follow a 302 with a GET and no body, and a 200 there would count as delivered."""
+    from live.sinks import WebhookSink
+
+    hook = receiver([])
+    hook.default = 302
+    sink = WebhookSink(hook.url, timeout=2)
+    alert = {"finding_id": "f" * 32, "gaming_day": "2026-11-28", "rule_id": "PAYOUT"}
+    sink.send([alert])
+    end = time.monotonic() + 10
+    while sink.failing_since is None and time.monotonic() < end:
+        time.sleep(0.01)
+    assert sink.last_error == "HTTP 302" and sink.queue == [alert] and sink.delivered() == []
+    assert hook.gets == 0
+    hook.default = 200
+    end = time.monotonic() + 10
+    while sink.queue and time.monotonic() < end:
+        time.sleep(0.01)
+    assert sink.delivered() == [("f" * 32, "2026-11-28")]
+    assert [code for _t, code, _k, _b in hook.arrivals()][-1] == 200
+    sink.close()
