@@ -73,7 +73,8 @@ def _clock(when: _dt.datetime) -> str:
 
 
 def _offset(when: _dt.datetime) -> str:
-    return when.isoformat()[-6:] if when.utcoffset() else "+00:00"
+    """``-04:00``, ``+00:00``: the offset of an aware datetime (whole minutes: ``ts_offset``)."""
+    return when.isoformat()[-6:]
 
 
 def where(rec: dict) -> str:
