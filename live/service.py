@@ -37,9 +37,13 @@ from live.engine import LiveEngine
 from live.silence import SilenceWatch
 from pipelines.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
 from live.order import DeviceOrder
+from live.outbox import Outbox
+from live.alert_text import alert_line
 from live.sinks import COLUMNS as ALERT_COLUMNS
 from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record, rfc3339
 from live.sources import Line, open_sources
+from live.status import StatusLine
+from live.syslog import SyslogSink
 from schemas.decode import GamingDayConfig, Reject, decode_line
 
 log = logging.getLogger("pitwatch")
@@ -71,6 +75,11 @@ class WatchOptions:
     lake_alerts: bool = True
     with_trigger: bool = False
     local: bool = False         # alerts' times in the table's own offset (ts_offset), not UTC
+    format: str = "json"        # stdout: "json" lines, or "text" (live.alert_text)
+    video_pad: int = 30         # seconds around the evidence in the text's video window (findings_video's)
+    syslog: tuple = ()          # --syslog targets (live.syslog)
+    syslog_facility: str = "local0"
+    status_every: float = 10.0  # at most one status line this often (live.status)
     redact: bool = True
     fsync: bool = False
 
@@ -93,10 +102,13 @@ class WatchService:
         self.silence = SilenceWatch(opts.silence_after) if opts.silence_after else None
         self.sinks: list = []
         if opts.stdout:
-            self.sinks.append(StdoutSink(stdout))
+            text = opts.format == "text"
+            self.sinks.append(StdoutSink(stdout, render=(lambda r: alert_line(r, opts.video_pad)) if text else None))
         if opts.alerts_file:
             self.sinks.append(JsonlFileSink(opts.alerts_file))
         self.sinks += [WebhookSink(u) for u in opts.webhooks]
+        self.sinks += [SyslogSink(t, opts.video_pad, opts.syslog_facility) for t in opts.syslog]
+        self.status = StatusLine(opts.status_every)
         self.lake_sink = LakeSink(opts.lake, opts.watch_id) if opts.lake_alerts else None
         if self.lake_sink is not None:
             self.sinks.append(self.lake_sink)
@@ -139,6 +151,9 @@ class WatchService:
             sent.update(journal.get(s.name, {}))
             for fid, day in s.recover(sink_states.get(s.name, {})).items():
                 sent.setdefault(fid, day)
+            if isinstance(s, Outbox):      # a queued alert the journal says was delivered: not again
+                s.forget(sent)
+                s.start()
 
     def checkpoint(self, wait: bool = False) -> None:
         """Snapshot now, on this thread; write it in the background (``wait``: and wait for it).
@@ -159,6 +174,13 @@ class WatchService:
             sent = self.sent[lake.name]
             for fid in ids:
                 sent[fid] = days.get(fid, "")
+        sink_states = {}
+        for s in self.sinks:
+            if isinstance(s, Outbox):   # delivered since, and still queued, taken in one step
+                done, sink_states[s.name] = s.snapshot()
+                self._delivered(s, done)
+            else:
+                sink_states[s.name] = s.state()
         self._prune_sent()
         self.order.forget_silent()              # bounded memory over days (live.order)
         gen = self.state.rotate()
@@ -170,7 +192,7 @@ class WatchService:
             "counts": self.counts,
             "rejects": list(self.rejects.items()),
             "silence": self.silence.state() if self.silence is not None else {},
-            "sinks": {s.name: s.state() for s in self.sinks},
+            "sinks": sink_states,
             "sent": {name: sorted(ids.items()) for name, ids in self.sent.items()},
             "journal": gen,
             "written": _dt.datetime.now(_dt.timezone.utc).isoformat(),
@@ -208,6 +230,11 @@ class WatchService:
             sent[fid] = day
             items.append((fid, day))
         self.state.record(sink.name, items)
+
+    def _delivered(self, sink, done: list[tuple[str, str]]) -> None:
+        """Record what a remote sink's thread delivered (live.outbox)."""
+        if done:
+            self._mark(sink, [fid for fid, _d in done], dict(done))
 
     def emit(self, findings: list, trigger: Line | None = None, ev=None) -> None:
         if not findings:
@@ -310,7 +337,6 @@ class WatchService:
         now = time.monotonic()
         next_ck = now + opts.checkpoint_every
         last_input = now
-        busy = True
         try:
             while not self._stop:
                 got = 0
@@ -325,33 +351,49 @@ class WatchService:
                 idle = self.engine.idle_tables(now)
                 if idle:
                     self.emit(self.engine.finalize(idle))
-                for sink in self.sinks:
-                    if isinstance(sink, WebhookSink) and sink.queue:
-                        days = {r["finding_id"]: r["gaming_day"] for r in sink.queue}
-                        self._mark(sink, sink.retry(), days)
+                for sink in self.outboxes:
+                    self._delivered(sink, sink.delivered())
                 self.writer.check()
                 if now >= next_ck and not self.writer.busy:
                     self.checkpoint()
                     next_ck = time.monotonic() + opts.checkpoint_every
+                if self.status.due(now):
+                    self._status(now, caught_up=not got and not self.order.held)
                 if got:
-                    last_input, busy = now, True
+                    last_input = now
                     continue
-                if busy and not self.order.held:
-                    busy = False
-                    log.info("caught up: %s lines, %s alerts", f"{self.counts['lines']:,}",
-                             f"{self.counts['findings']:,}")
                 if (opts.stop_after_idle is not None and now - last_input >= opts.stop_after_idle
-                        and not self.order.held):
+                        and not self.order.held and not self._delivering()):
                     break
                 time.sleep(opts.poll)
             if opts.finalize_at_stop:
                 for item, ln in self.order.due(everything=True):
                     self._feed(item, ln)
                 self.emit(self.engine.finalize())
+            for sink in self.outboxes:      # the alert in flight finishes (or is sent again next time)
+                sink.stop(getattr(sink, "timeout", 5.0) + 1)
+                self._delivered(sink, sink.delivered())
             self.checkpoint(wait=True)
         finally:
             self.close()
         return self.summary()
+
+    def _delivering(self) -> bool:
+        """A remote sink still has alerts it is delivering (an idle stop waits for them; not for a
+        receiver that fails: its queue is in the checkpoint)."""
+        return any(s.queue and s.failing_since is None for s in self.outboxes)
+
+    @property
+    def outboxes(self) -> list:
+        return [s for s in self.sinks if isinstance(s, Outbox)]
+
+    def _status(self, now: float, caught_up: bool) -> None:
+        """The status line (live.status), when it is due and something changed."""
+        text = self.status.line(now, self.counts, caught_up, self.order.held,
+                                [s.status() for s in self.sources],
+                                [(s.name, s.health(), s.health_key()) for s in self.outboxes])
+        if text is not None:
+            log.info("%s", text)
 
     def summary(self) -> dict:
         return {**self.order.counts, **self.counts, "damaged_files": self.damaged_files(),

@@ -1,4 +1,7 @@
-"""Alert sinks: stdout JSON lines, a JSONL file, an HTTP webhook, the lake's ``alerts/`` table.
+"""Alert sinks: stdout (JSON lines or text), a JSONL file, an HTTP webhook, the lake's ``alerts/`` table.
+
+(The syslog sink is :mod:`live.syslog`; the text line :mod:`live.alert_text`; the webhook's and
+syslog's delivery thread :mod:`live.outbox`.)
 
 An alert is one JSON object per finding with exactly the columns of the
 lake's ``findings`` table (``spec/outputs.md``): ``ts`` and ``evidence_from``
@@ -15,9 +18,11 @@ sinks that can be read back close the last gap themselves:
 * :class:`LakeSink` files are named ``<watch-id>-<n>.parquet`` by a counter in
   the checkpoint; on restart it reads the ids of batches written after it;
 * :class:`WebhookSink` sends ``Idempotency-Key: <finding_id>`` so a receiver
-  can drop the one repeat a crash in the microseconds between a POST's answer
+  can drop the one repeat a crash in the moment between a POST's answer
   and its journal record can cause; undelivered alerts wait in a queue that
-  is part of the checkpoint, retried with backoff;
+  is part of the checkpoint, delivered in order by a thread of the sink's own
+  and retried with backoff (:mod:`live.outbox`: a dead or slow receiver never
+  holds up the replay or another sink); the syslog sink (:mod:`live.syslog`) too;
 * :class:`StdoutSink`: same window, same ``finding_id`` to drop it by.
 
 Lake layout: ``LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet``, the FINDINGS
@@ -36,17 +41,18 @@ nightly run deletes.
 from __future__ import annotations
 
 import datetime as _dt
+import http.client
 import logging
 import os
 import re
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
 
 import orjson
 
+from live.outbox import DeliveryError, Outbox
 from schemas.arrow import FINDINGS
 from schemas.events import micros_to_datetime
 
@@ -78,13 +84,20 @@ def alert_record(f, local: bool = False) -> dict:
 
 
 class StdoutSink:
+    """One line per alert on stdout, flushed: JSON, or ``render(record)``'s text (``--format text``)."""
+
     name = "stdout"
 
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream=None, render=None) -> None:
         self.stream = stream or sys.stdout.buffer
+        self.render = render
 
     def send(self, records: list[dict]) -> list[str]:
-        self.stream.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
+        if self.render is None:
+            data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+        else:
+            data = b"".join(self.render(r).encode("utf-8", "backslashreplace") + b"\n" for r in records)
+        self.stream.write(data)
         self.stream.flush()
         return [r["finding_id"] for r in records]
 
@@ -143,55 +156,50 @@ class JsonlFileSink:
             self._f = None
 
 
-class WebhookSink:
-    """POST each alert as JSON to a URL; a 2xx answer is delivery. Failures queue and retry."""
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is not a delivery: urllib would turn the POST into a GET without the alert."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        raise urllib.error.HTTPError(req.full_url, code, f"redirect to {newurl!r} not followed", headers, fp)
+
+
+class WebhookSink(Outbox):
+    """POST each alert as JSON to a URL, on a thread of its own (:class:`live.outbox.Outbox`).
+
+    A 2xx answer is delivery.  No answer within ``timeout``, a refused connection, any other
+    status (a redirect included: it is not followed) leaves the alert at the head of the queue,
+    retried with backoff; the replay and the other sinks never wait for it.
+    """
 
     def __init__(self, url: str, timeout: float = 5.0, max_backoff: float = 30.0) -> None:
-        if not re.match(r"https?://", url):
-            raise ValueError(f"webhook URL must start with http:// or https://, got {url!r}")
+        self.check(url)
+        super().__init__(max_backoff)
         self.name = f"webhook:{url}"
         self.url = url
         self.timeout = timeout
-        self.max_backoff = max_backoff
-        self.queue: list[dict] = []
-        self._retry_at = 0.0
-        self._backoff = 0.5
+        self._opener = urllib.request.build_opener(_NoRedirect)
 
-    def send(self, records: list[dict]) -> list[str]:
-        queued = {r["finding_id"] for r in self.queue}
-        self.queue.extend(r for r in records if r["finding_id"] not in queued)
-        return self.retry()
+    @staticmethod
+    def check(url: str) -> None:
+        """ValueError unless ``url`` is an http(s) URL with a host and no space or control character."""
+        if not re.match(r"https?://[^/?#\s]+", url) or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+            raise ValueError(f"--webhook: a URL starting with http:// or https:// and a host, got {url[:200]!r}")
 
-    def retry(self) -> list[str]:
-        """Deliver the queue in order until a failure; returns the ids delivered."""
-        done: list[str] = []
-        if not self.queue or time.monotonic() < self._retry_at:
-            return done
-        while self.queue:
-            rec = self.queue[0]
-            req = urllib.request.Request(
-                self.url, data=orjson.dumps(rec), method="POST",
-                headers={"Content-Type": "application/json", "Idempotency-Key": rec["finding_id"],
-                         "User-Agent": "pitwatch-watch"})
-            try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    resp.read()
-            except (urllib.error.URLError, OSError, ValueError) as exc:
-                log.warning("webhook %s: %s; %d alert(s) queued, retry in %.1f s",
-                            self.url, exc, len(self.queue), self._backoff)
-                self._retry_at = time.monotonic() + self._backoff
-                self._backoff = min(self._backoff * 2, self.max_backoff)
-                break
-            self._backoff = 0.5
-            done.append(self.queue.pop(0)["finding_id"])
-        return done
-
-    def state(self) -> dict:
-        return {"queue": list(self.queue)}
-
-    def recover(self, state: dict) -> dict:
-        self.queue = list(state.get("queue", []))
-        return {}
+    def deliver(self, rec: dict) -> None:
+        req = urllib.request.Request(
+            self.url, data=orjson.dumps(rec), method="POST",
+            headers={"Content-Type": "application/json", "Idempotency-Key": rec["finding_id"],
+                     "User-Agent": "pitwatch-watch"})
+        try:
+            with self._opener.open(req, timeout=self.timeout) as resp:
+                resp.read(1 << 16)
+                status = resp.status
+        except urllib.error.HTTPError as exc:
+            raise DeliveryError(f"HTTP {exc.code}") from None
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+            raise DeliveryError(str(getattr(exc, "reason", None) or exc) or type(exc).__name__) from None
+        if not 200 <= status < 300:
+            raise DeliveryError(f"HTTP {status}")
 
 
 class LakeSink:

@@ -56,6 +56,7 @@ SUFFIXES = (".jsonl", ".jsonl.gz")
 CHUNK = MAX_LINE_BYTES + 1        # bytes read at a time: a chunk without a line end is an over-long line
 GZIP_PIECE = 64 << 10             # decompressed bytes read at a time from a gzip file
 READING, SKIPPING, FINISHED = 0, 1, 2   # a file's state: lines; the rest of an over-long line; read (gzip)
+ANNOUNCE_NAMES = 5                # new files named on stderr per look; more are counted in one line
 
 
 @dataclasses.dataclass(slots=True)
@@ -76,6 +77,9 @@ class FileFollower:
         self.damaged: dict[str, str] = {}   # gzip files that could not be read to their end: why
         self._next_scan = 0.0
         self._handles: dict[str, tuple] = {}  # path -> (inode, file object)
+        self._scanned = False               # the first look is announced as "watching N file(s)"
+        self.new = 0                        # files that appeared after the first look (announced once each)
+        self.gone: set[str] = set()         # files that went away (announced once; position kept)
         for p in self.inputs:
             if not any(ch in p for ch in "*?[") and not os.path.exists(p):
                 raise FileNotFoundError(2, "no such file or folder", p)
@@ -92,6 +96,7 @@ class FileFollower:
         self.damaged = dict(position.get("damaged", {}))
 
     def _scan(self) -> None:
+        new: list[str] = []
         for p in self.inputs:
             if any(ch in p for ch in "*?["):
                 found = [m for m in glob.glob(p, recursive=True) if os.path.isfile(m)]
@@ -105,6 +110,35 @@ class FileFollower:
                     f = os.path.abspath(f)
                     if f not in self.pos:
                         self.pos[f] = [None, 0, 0, READING]
+                        new.append(f)
+        if self._scanned and new:
+            self._announce_new(new)
+        self._scanned = True
+
+    def _announce_new(self, new: list[str]) -> None:
+        """Each new file once, by name (at most :data:`ANNOUNCE_NAMES` a look; the rest counted)."""
+        self.new += len(new)
+        for f in new[:ANNOUNCE_NAMES]:
+            log.info("new file: %s", f)
+        if len(new) > ANNOUNCE_NAMES:
+            log.info("… and %d more new file(s) under %s", len(new) - ANNOUNCE_NAMES, ", ".join(self.inputs))
+
+    def status(self) -> dict:
+        """For the status line: files, new, damaged, gone; bytes not read yet and since when they wait."""
+        unread, since = 0, None
+        for path, pos in self.pos.items():
+            if pos[3] == FINISHED or path in self.gone:
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            left = st.st_size - pos[1] if not path.endswith(".gz") else (st.st_size if pos[1] == 0 else 0)
+            if left > 0:
+                unread += left
+                since = st.st_mtime if since is None else min(since, st.st_mtime)
+        return {"what": "files", "files": len(self.pos), "new": self.new, "damaged": len(self.damaged),
+                "gone": len(self.gone), "unread": unread, "unread_unit": "B", "since": since}
 
     def read(self) -> list[Line]:
         now = time.monotonic()
@@ -117,6 +151,13 @@ class FileFollower:
                 self._read_file(path, out)
             except FileNotFoundError:
                 self._close(path)  # gone for now (rotated away): keep its position
+                if path not in self.gone:
+                    self.gone.add(path)
+                    log.warning("%s is gone: its position is kept, it is read on if it comes back", path)
+                continue
+            if path in self.gone:
+                self.gone.discard(path)
+                log.info("%s is back", path)
         return out
 
     def _close(self, path: str) -> None:
@@ -326,6 +367,8 @@ class RedisStreamSource:
         self.count = count
         self.last: dict[str, list] = {}     # stream -> [last id, entries read]
         self._next_scan = 0.0
+        self._scanned = False               # streams found at the first look are not announced
+        self.new = 0
 
     def describe(self) -> str:
         return f"{len(self.last)} Redis stream(s) at {self.label}"
@@ -337,12 +380,43 @@ class RedisStreamSource:
         self.last = {s: list(v) for s, v in position.get("streams", {}).items()}
 
     def _scan(self) -> None:
+        new = []
         for name in self.names:
             if "*" in name or "?" in name:
                 for key in self.client.scan_iter(match=name, _type="STREAM"):
-                    self.last.setdefault(key.decode(), ["0-0", 0])
-            else:
-                self.last.setdefault(name, ["0-0", 0])
+                    if key.decode() not in self.last:
+                        self.last[key.decode()] = ["0-0", 0]
+                        new.append(key.decode())
+            elif name not in self.last:
+                self.last[name] = ["0-0", 0]
+        if self._scanned and new:
+            self.new += len(new)
+            for name in new[:ANNOUNCE_NAMES]:
+                log.info("new stream: %s/%s", self.label, name)
+            if len(new) > ANNOUNCE_NAMES:
+                log.info("… and %d more new stream(s) at %s", len(new) - ANNOUNCE_NAMES, self.label)
+        self._scanned = True
+
+    def status(self) -> dict:
+        """For the status line: streams, new; entries not read yet (counted to 1,000) and since when
+        the first of them waits (its entry id is its time)."""
+        unread, since = 0, None
+        try:
+            for name, (last, _n) in self.last.items():
+                ms, _, sq = str(last).partition("-")
+                after = f"{ms}-{int(sq or 0) + 1}"
+                entries = self.client.xrange(name, min=after, max="+", count=1000)
+                if entries:
+                    unread += len(entries)
+                    first = entries[0][0]
+                    first = first.decode() if isinstance(first, bytes) else first
+                    t = int(first.partition("-")[0]) / 1000
+                    since = t if since is None else min(since, t)
+            error = None
+        except Exception as exc:   # the status line reports it; the read says what it does
+            error = f"{type(exc).__name__}: {exc}"[:200]
+        return {"what": self.label, "streams": len(self.last), "new": self.new, "unread": unread,
+                "unread_unit": "entries", "since": since, "error": error}
 
     def read(self) -> list[Line]:
         now = time.monotonic()

@@ -15,12 +15,16 @@ from pipelines.cli.render import plural
 Examples:
   pitwatch watch /data/feeds/ --lake /data/lake
   pitwatch watch /data/feeds/ --lake lake --alerts-file alerts.jsonl --webhook https://pit/hooks/pitwatch
+  pitwatch watch /data/feeds/ --lake lake --format text --syslog tcp://siem.pit:6514 --video-pad 60
   pitwatch watch 'redis://floor-bus:6379/0?stream=pit:*' --lake lake --no-stdout --alerts-file alerts.jsonl
   pitwatch watch day.jsonl --lake lake --stop-after-idle 5 --finalize-at-stop   (batch-like: ends when input stops)
 
 \b
 Alerts: one JSON object per line on stdout, with the columns of the lake's
-findings table; the same alerts go to LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet.
+findings table (--format text: one line for people, the default on a terminal);
+the same alerts go to LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet.
+A status line on stderr at most every --status-every seconds; new files are
+announced once each.
 SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
 """,
 )
@@ -32,7 +36,18 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
 @click.option("--alerts-file", metavar="PATH", help="Also append alerts to this JSONL file.")
 @click.option("--webhook", "webhooks", multiple=True, metavar="URL",
               help="Also POST each alert as JSON to URL (repeatable).")
-@click.option("--stdout/--no-stdout", default=True, show_default=True, help="Alerts as JSON lines on stdout.")
+@click.option("--syslog", "syslogs", multiple=True, metavar="[udp://|tcp://]HOST:PORT",
+              help="Also send each alert to a syslog collector, RFC 5424 (UDP by default; TCP with octet "
+                   "counting); repeatable.")
+@click.option("--syslog-facility", default="local0", show_default=True,
+              type=click.Choice(["user"] + [f"local{i}" for i in range(8)]), help="Facility of the syslog messages.")
+@click.option("--stdout/--no-stdout", default=True, show_default=True, help="Alerts on stdout (see --format).")
+@click.option("--format", "fmt", type=click.Choice(["json", "text"]),
+              help="stdout: JSON lines (the findings' columns) or one line of text per alert for people. "
+                   "[default: text on a terminal, json otherwise (a pipe, a file)]")
+@click.option("--video-pad", type=int, metavar="SECONDS",
+              help="Seconds of video before and after an alert's evidence in the text's video window "
+                   "(as `pitwatch query findings_video --video-pad`, and its default).")
 @click.option("--lake-alerts/--no-lake-alerts", default=True, show_default=True,
               help="Write alerts to LAKE/alerts/ in small atomic batches.")
 @click.option("--stop-after-idle", type=click.FloatRange(0), metavar="SECONDS",
@@ -64,11 +79,14 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
                    "ts_offset), not UTC.")
 @click.option("--fsync", is_flag=True, help="fsync the delivery journal per alert (survives power loss).")
 @setting_option("log_file", metavar="FILE")
+@click.option("--status-every", default=10.0, show_default=True, type=click.FloatRange(0.01, 3600),
+              metavar="SECONDS", help="At most one status line on stderr this often (only when something changed).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 @user_errors
-def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake_alerts, stop_after_idle,
-          finalize_at_stop, finalize_after_idle, gap_wait, silence_after, devices, checkpoint_every, poll,
-          cutoff, timezone, with_trigger, local, fsync, log_file, quiet):
+def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, syslog_facility, stdout, fmt,
+          video_pad, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, silence_after,
+          devices, checkpoint_every, poll, cutoff, timezone, with_trigger, local, fsync, log_file, status_every,
+          quiet):
     """Follow growing event files (.jsonl; folders and globs pick up new files)
     and Redis Streams (redis://HOST:PORT/DB?stream=NAME), replay every table
     live with the same engine as the nightly batch, and raise an alert for
@@ -77,6 +95,16 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
     import re
 
     setup_logging(quiet, log_file)
+    pad = _video_pad(video_pad)
+    if fmt is None:
+        fmt = "text" if sys.stdout.isatty() else "json"
+    from live.sinks import WebhookSink
+    from live.syslog import parse_target
+
+    for target in syslogs:
+        parse_target(target)               # a wrong target: one Error line, exit 2, before anything is written
+    for url in webhooks:
+        WebhookSink.check(url)
     from pipelines.lake import check_writable
     from live.service import WatchOptions, WatchService
     from schemas.decode import GamingDayConfig
@@ -98,7 +126,8 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
         checkpoint_every=checkpoint_every, stop_after_idle=stop_after_idle,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
-        with_trigger=with_trigger, local=local, fsync=fsync)
+        with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad,
+        syslog=tuple(syslogs), syslog_facility=syslog_facility, status_every=status_every)
     service = WatchService(opts)
     try:
         summary = service.run()
@@ -114,3 +143,19 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
             f"pitwatch: stopped: {plural(summary['lines'], 'line')}, {summary['accepted']:,} accepted{late}, "
             f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}{extra}{damaged}, "
             f"{plural(summary['findings'], 'finding')}; checkpoint in {summary['state_dir']}", err=True)
+
+
+def _video_pad(given: int | None) -> int:
+    """``--video-pad``: checked against, and by default taken from, the ``video_pad`` parameter of the
+    named query ``findings_video`` (one window for the console's text and the morning's query)."""
+    from pipelines.cli.common import UserError
+    from queries.catalog import get_query
+    from queries.errors import LakeQueryError
+
+    param = get_query("findings_video").param("video_pad")
+    if given is None:
+        return int(param.default)
+    try:
+        return param.convert(str(given))
+    except LakeQueryError as exc:
+        raise UserError(f"--video-pad: {exc}".replace("parameter video_pad: ", "")) from None

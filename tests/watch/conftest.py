@@ -69,6 +69,8 @@ class Watch:
 
     def __init__(self, args: list[str], cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        if "--status-every" not in args:      # the status line says "caught up: N lines" (caught_up) at once
+            args = [*args, "--status-every", "0.05"]
         self.proc = subprocess.Popen([sys.executable, *WATCH_MAIN, *args], cwd=cwd, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.alerts: list[dict] = []
@@ -80,8 +82,11 @@ class Watch:
 
     def _read(self, stream, is_out: bool) -> None:
         for raw in stream:
-            if is_out:
-                self.alerts.append(json.loads(raw))
+            if is_out:   # JSON alerts; a text line (--format text) is kept as its text
+                try:
+                    self.alerts.append(json.loads(raw))
+                except ValueError:
+                    self.alerts.append(raw.decode().rstrip("\n"))
             else:
                 self.errors.append(raw.decode().rstrip())
 
@@ -96,7 +101,7 @@ class Watch:
             time.sleep(0.02)
 
     def caught_up(self, lines: int) -> None:
-        """Wait until the watcher reports it processed ``lines`` lines in all."""
+        """Wait until the watcher's status line reports it processed ``lines`` lines in all, caught up."""
         want = f"caught up: {lines:,} lines"
         self.wait_for(lambda: any(want in e for e in self.errors), want)
 

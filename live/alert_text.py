@@ -1,0 +1,101 @@
+"""An alert as one line of text for the people at a surveillance console (``watch --format text``).
+
+The same line is the ``MSG`` of the syslog sink (:mod:`live.syslog`).  It is
+made from the alert record alone (the FINDINGS columns, :func:`live.sinks.alert_record`;
+a live-only notice such as ``DEVICE_SILENT`` or a provisional alert has the
+same columns), so every kind of alert reads the same way::
+
+    2026-11-28 16:10:48.247 -04:00  BAC-01  seat 3  MAJOR  Card dealt out of order: expected …; actual …; video 16:10:11.163 to 16:11:18.247; DEAL_ORDER fdba73a4…
+
+* **time**: the alert's ``ts`` in the table's own time, its ``ts_offset``
+  (as ``watch --local`` writes it; UTC, ``+00:00``, when the alert has none);
+* **table** and **place**: ``seat 3``, ``the player hand``, … (:func:`rules.words.place`),
+  ``table`` when the alert concerns no one place;
+* **severity** and the rule's plain **title** (the ``title`` column, from the
+  rule catalogue; the ``rule_id`` when an alert has none);
+* **expected** and **actual** as the engine wrote them, in words, with the
+  cards they name (cards the shoe has not dealt yet are already ``??``:
+  :mod:`live.redact`);
+* the **video window**: ``video_from`` to ``video_to`` exactly as the named query
+  ``findings_video`` computes them (:func:`video_window`: the first evidence
+  event's time, ``evidence_from`` — ``ts`` when there is none — less the pad,
+  to ``ts`` plus the pad), in the same offset; the date is written again only
+  where it changes;
+* the ``rule_id`` and ``finding_id``, to find the alert again.
+
+Every text taken from the record is made printable first (:func:`printable`):
+a control character, a line end or a bidirectional override in a table id or
+a text would otherwise break the one-line form or make the line read other
+than it is; each becomes a visible ``\\xNN`` / ``\\uNNNN`` escape.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+from rules.words import place
+
+# C0/C1 controls, DEL, line/paragraph separators, bidi embeddings, overrides and isolates, BOM
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\ufeff]")
+
+
+def printable(text) -> str:
+    """``text`` on one line, each control or bidi character shown as an escape (never removed)."""
+    s = "" if text is None else str(text)
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                            else f"\\u{ord(m.group()):04x}", s)
+
+
+def parse_time(text: str) -> _dt.datetime:
+    """An alert's RFC 3339 time (``…Z`` or ``…±HH:MM``) as an aware datetime."""
+    return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def table_zone(rec: dict) -> _dt.timezone:
+    """The table's own offset: the alert's ``ts_offset`` (minutes east of UTC), UTC when it has none."""
+    offset = rec.get("ts_offset")
+    if not isinstance(offset, int) or isinstance(offset, bool) or not -1440 < offset < 1440:
+        return _dt.timezone.utc
+    return _dt.timezone(_dt.timedelta(minutes=offset))
+
+
+def video_window(rec: dict, pad_seconds: int) -> tuple[_dt.datetime, _dt.datetime]:
+    """``(video_from, video_to)`` of an alert, the named query ``findings_video``'s window:
+    ``coalesce(evidence_from, ts) - video_pad`` to ``ts + video_pad`` (queries/findings_video.sql)."""
+    ts = parse_time(rec["ts"])
+    start = parse_time(rec["evidence_from"]) if rec.get("evidence_from") else ts
+    pad = _dt.timedelta(seconds=pad_seconds)
+    return start - pad, ts + pad
+
+
+def _clock(when: _dt.datetime) -> str:
+    return when.strftime("%H:%M:%S.") + f"{when.microsecond // 1000:03d}"
+
+
+def _offset(when: _dt.datetime) -> str:
+    """``-04:00``, ``+00:00``: the offset of an aware datetime (whole minutes: ``ts_offset``)."""
+    return when.isoformat()[-6:]
+
+
+def where(rec: dict) -> str:
+    """The place at the table the alert is about: ``seat 3``, ``the banker hand``, or ``table``."""
+    seat = rec.get("seat")
+    if isinstance(seat, int) and not isinstance(seat, bool):
+        return place(f"seat:{seat}")
+    if rec.get("spot"):
+        return printable(place(str(rec["spot"])))
+    return "table"
+
+
+def alert_line(rec: dict, video_pad: int) -> str:
+    """The one line of text of an alert record (see the module doc)."""
+    zone = table_zone(rec)
+    ts = parse_time(rec["ts"]).astimezone(zone)
+    start, end = (w.astimezone(zone) for w in video_window(rec, video_pad))
+    video_from = _clock(start) if start.date() == ts.date() else f"{start.date()} {_clock(start)}"
+    video_to = _clock(end) if end.date() == start.date() else f"{end.date()} {_clock(end)}"
+    title = rec.get("title") or rec.get("rule_id")
+    return (f"{ts.date()} {_clock(ts)} {_offset(ts)}  {printable(rec.get('table_id'))}  {where(rec)}  "
+            f"{printable(rec.get('severity')).upper()}  {printable(title)}: "
+            f"expected {printable(rec.get('expected'))}; actual {printable(rec.get('actual'))}; "
+            f"video {video_from} to {video_to}; {printable(rec.get('rule_id'))} {printable(rec.get('finding_id'))}")
