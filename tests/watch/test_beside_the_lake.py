@@ -11,7 +11,6 @@ needs no pinned version; it never waits for a run: it starts and ends while a ru
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
 import time
@@ -19,21 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.pipelines.test_kill_run import _env, pitwatch  # noqa: F401  (the real command, a clean environment)
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow     # real pitwatch runs (Beam pipelines) beside the watcher
-
-
-def _env() -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    env["PYTHONPATH"] = str(ROOT)
-    if os.environ.get("PITWATCH_PURE"):
-        env["PITWATCH_PURE"] = os.environ["PITWATCH_PURE"]
-    return env
-
-
-def pitwatch(*args, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True,
-                          text=True, env=_env(), timeout=timeout)
 
 
 def tree(root: Path) -> dict[str, tuple[str, int]]:
