@@ -90,8 +90,11 @@ def _read_plan(fs, root: str) -> dict:
 
 def _rename(fs, root: str, plan: dict) -> None:
     """Every data file to its new name; a move found done is checked by size (resuming)."""
+    runs_done = fs.get_file_info(f"{root}/runs/{delta.LOG_FOLDER}").type == pafs.FileType.Directory
     for move in plan["moves"]:
         old, new = f"{root}/{move['old']}", f"{root}/{move['new']}"
+        if move["table"] == "runs" and runs_done:
+            continue        # the old records are chained records of the runs table already (_commit_runs)
         have_old = fs.get_file_info(old).type == pafs.FileType.File
         have_new = fs.get_file_info(new).type == pafs.FileType.File
         if have_old and not have_new:
@@ -161,16 +164,30 @@ def _data_files(plan: dict, name: str) -> list:
 
 
 def _commit_runs(lake_path: str, plan: dict, meta: dict) -> None:
-    """``runs``: the old records (one commit that creates the table), then the migration's
-    ``running`` record; either found done when resuming."""
-    table = delta.open_table(lake_path, "runs")
-    if table is None:
-        delta.commit_replays(lake_path, "runs", _data_files(plan, "runs"), None, run_id=plan["run_id"],
-                             fence_at_start=0)
+    """``runs``: each old record appended as a chained record of its own (``runs.write_run_record``:
+    one record per commit, the hash chain of ``docs/verify.md`` starting with the oldest), its old
+    file then removed (its SHA-256 stays in the migration's record); then the migration's
+    ``running`` record; each found done when resuming."""
+    import pyarrow.parquet as pq
+
+    fs, root = lake.filesystem(lake_path)
+    have = set()
+    if delta.open_table(lake_path, "runs") is not None:
+        have = {r["run_id"] for r in lake.read_table(lake_path, "runs", columns=["run_id"]).to_pylist()}
+    old = []
+    for move in plan["moves"]:
+        if move["table"] != "runs":
+            continue
+        path = f"{root}/{move['new']}"
+        if fs.get_file_info(path).type == pafs.FileType.File:
+            with fs.open_input_file(path) as f:
+                old += [(r, path) for r in pq.read_table(f).to_pylist()]
+    for record, path in sorted(old, key=lambda rp: (rp[0]["started"], rp[0]["run_id"])):
+        if record["run_id"] not in have:
+            runs.write_run_record(lake_path, {**record, "table_versions": None})
+        fs.delete_file(path)
+    if old:
         _after_step("runs created")
-    elif (table.history()[-1].get(delta.RUN_ID_KEY)) != plan["run_id"]:
-        raise MigrateError(f"the runs table of {lake_path} was not created by this migration: the lake changed "
-                           "during it; restore it from the backup")
     if not any(r["run_id"] == plan["run_id"] for r in lake.read_table(lake_path, "runs").to_pylist()):
         runs.write_run_record(lake_path, runs.run_record(meta, "running"))
         _after_step("running recorded")
