@@ -277,6 +277,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     lake_lock.holder_update(lake_path, run_id=run_id)     # a second run waiting names this one
     lake_settings.check_and_record(lake_path, config, run_id, rebuilding)
     lake_run.remove_leftovers(lake_path)
+    lake_run.record_killed_runs(lake_path, run_id)
     options = beam_options(list(beam_args or []), local_input_bytes(files))
     workers = options.view_as(DirectOptions).direct_num_workers
     if workers > 1:

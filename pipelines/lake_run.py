@@ -64,6 +64,27 @@ def remove_leftovers(lake_path: str) -> list[str]:
     return gone
 
 
+def record_killed_runs(lake_path: str, run_id: str) -> list[str]:
+    """Runs whose last record still says ``running`` while this one holds the lake's lock were
+    killed (``kill -9``, a power cut): each gets its end recorded, so no run stays ``running``
+    (a watcher's records are its own).  Their ids."""
+    import datetime as _dt
+
+    if not delta.is_table(lake_path, "runs"):
+        return []
+    closed = []
+    for r in runs.latest_records(lake.read_table(lake_path, "runs")):
+        if r["status"] != "running" or r["run_id"] == run_id or " watch" in (r["command"] or ""):
+            continue
+        runs.write_run_record(lake_path, {
+            **r, "status": f"interrupted: it ended without recording its end (killed?); found by run {run_id}",
+            "ended": _dt.datetime.now(_dt.timezone.utc)})
+        closed.append(r["run_id"])
+    if closed:
+        log.warning("recorded %s as interrupted: %s", plural(len(closed), "killed run"), ", ".join(closed))
+    return closed
+
+
 def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: frozenset, reject_day: str,
               night: Night | None, result_dir: str, retention_days: int = 7) -> list[DayPlan]:
     """The days to replay, in order, with their sources (see the module doc): what the lake holds

@@ -187,6 +187,8 @@ def _check_readers_on_the_first_night_then_rerun(floor, lake: Path, killed: str,
     assert refused.returncode == 2 and "did not succeed (status: running)" in refused.stderr, refused.stderr
     again = pitwatch("run", floor["night2"], "--lake", lake)
     assert again.returncode in (0, 1), again.stderr
+    assert run_records(lake)[killed].startswith("interrupted: it ended without recording its end"), \
+        "the next run records the killed run's end: no run stays running"
     from pipelines import delta, lake_run
 
     assert delta.leftover_files(str(lake), lake_run.ALL_TABLES) == []
