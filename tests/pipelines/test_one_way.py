@@ -132,3 +132,27 @@ def test_rebuild_from_leaves_no_row_of_the_replaced_runs(floor, tmp_path):
     for name in TABLES:
         files_now = delta.files_at(str(lake), name, versions[name])
         assert files_now and all(last in f for f in files_now), (name, files_now)
+
+
+@pytest.mark.slow
+def test_two_runs_started_at_once_give_the_one_run_lake(floor, tmp_path):
+    """The issue's case: two `pitwatch run` at once on one lake.  The second waits for the lake's
+    lock (pipelines.lake_lock) and then adds its half: no row of either is lost."""
+    import os
+    import subprocess
+    import sys
+
+    base, files, reference = floor
+    first, second = _halves(files)
+    lake = tmp_path / "lake"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
+    procs = [subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", *map(str, half), "--lake", str(lake),
+                               "--devices", str(base / "inbox" / "devices.csv"), "--quiet"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for half in (first, second)]
+    outs = [p.communicate(timeout=900) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0] or all(p.returncode in (0, 1) for p in procs), outs
+    assert _lake(lake) == reference
+    runs = lake_rows.run_records(lake)
+    assert [r["status"] for r in runs] == ["succeeded", "succeeded"]
+    assert sum(r["accepted"] for r in runs) == len(reference["events"])
