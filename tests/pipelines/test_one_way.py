@@ -151,7 +151,7 @@ def test_two_runs_started_at_once_give_the_one_run_lake(floor, tmp_path):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for half in (first, second)]
     outs = [p.communicate(timeout=900) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0] or all(p.returncode in (0, 1) for p in procs), outs
+    assert all(p.returncode in (0, 1) for p in procs), outs
     assert _lake(lake) == reference
     runs = lake_rows.run_records(lake)
     assert [r["status"] for r in runs] == ["succeeded", "succeeded"]
