@@ -89,7 +89,8 @@ class WatchService:
         self.sources = open_sources(list(opts.inputs), opts.scan_every)
         self.state = StateDir(opts.state_dir or default_state_dir(opts.lake, opts.watch_id), opts.fsync)
         self.order = DeviceOrder(opts.reorder_wait, opts.window)
-        self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact, devices=opts.devices)
+        self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact, devices=opts.devices,
+                                 early_wait=opts.reorder_wait)
         self.silence = SilenceWatch(opts.silence_after) if opts.silence_after else None
         self.sinks: list = []
         if opts.stdout:
@@ -103,7 +104,7 @@ class WatchService:
         self.sent: dict[str, dict[str, str]] = {s.name: {} for s in self.sinks}
         # lines = accepted + rejected + duplicate + stale (late lines are accepted ones: a subset)
         self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "duplicate": 0, "stale": 0, "late": 0,
-                       "findings": 0, "notices": 0}
+                       "findings": 0, "notices": 0, "provisional": 0, "provisional_cleared": 0}
         self.rejects: dict[str, str] = {}   # "file:line" -> reason, the last MAX_REJECTS (checkpointed)
         self.writer = CheckpointWriter()
         self._stop = False
@@ -218,6 +219,7 @@ class WatchService:
             if f.finding_id in days:
                 continue
             rec = alert_record(self.engine.alert_view(f), local=self.opts.local)
+            rec["provisional_id"] = self.engine.provisional_of.pop(f.finding_id, None)   # live.provisional
             if self.opts.with_trigger:
                 rec["trigger"] = None if trigger is None else {
                     "file": trigger.file, "line": trigger.line,
@@ -235,9 +237,44 @@ class WatchService:
         if isinstance(item, Reject):
             self.emit(self.engine.feed_reject(item), line)
         else:
-            self.emit(self.engine.feed(item), line, item)
+            found = self.engine.feed(item)
+            self.provisional(self.engine.raised, line, item)
+            self.emit(found, line, item)
+            self.provisional(self.engine.cleared, line, item)
             if self.silence is not None:
                 self.announce(self.silence.observe(item))
+
+    def finalize(self, table_ids=None) -> None:
+        """``close()`` tables (live.engine) and send what that decided: provisional, final, cleared."""
+        found = self.engine.finalize(table_ids)
+        self.provisional(self.engine.raised)
+        self.emit(found)
+        self.provisional(self.engine.cleared)
+
+    def provisional(self, alerts: list[dict], trigger: Line | None = None, ev=None) -> None:
+        """CARD_DISAGREEMENT / CARD_DISAGREEMENT_CLEARED (live.provisional): live-only alerts to every
+        sink but the lake's alerts table (they are no findings), journalled like alerts (never twice)."""
+        if not alerts:
+            return
+        recs, days = [], {}
+        for a in alerts:
+            rec = {c: None for c in ALERT_COLUMNS}
+            rec.update({k: v for k, v in a.items() if k != "ts_us"})
+            rec["ts"] = rfc3339(a["ts_us"], a.get("ts_offset") if self.opts.local else None)
+            rec["gaming_day"] = self.engine.gaming_day(a["ts_us"]).isoformat()
+            rec["live_only"] = True
+            if self.opts.with_trigger:
+                rec["trigger"] = None if trigger is None else {
+                    "file": trigger.file, "line": trigger.line, "event_id": getattr(ev, "event_id", None)}
+            recs.append(rec)
+            days[rec["finding_id"]] = rec["gaming_day"]
+            self.counts["provisional_cleared" if a["rule_id"].endswith("_CLEARED") else "provisional"] += 1
+        for sink in self.sinks:
+            if sink is self.lake_sink:
+                continue
+            todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
+            if todo:
+                self._mark(sink, sink.send(todo), days)
 
     def announce(self, notices: list[dict]) -> None:
         """DEVICE_SILENT notices (live.silence): a warning on stderr and an info alert to every sink
@@ -324,7 +361,8 @@ class WatchService:
                     self._feed(item, ln)
                 idle = self.engine.idle_tables(now)
                 if idle:
-                    self.emit(self.engine.finalize(idle))
+                    self.finalize(idle)
+                self.emit(self.engine.due(now))     # UNSHUFFLED_PACK whose wait ran out (live.early)
                 for sink in self.sinks:
                     if isinstance(sink, WebhookSink) and sink.queue:
                         days = {r["finding_id"]: r["gaming_day"] for r in sink.queue}
@@ -347,7 +385,7 @@ class WatchService:
             if opts.finalize_at_stop:
                 for item, ln in self.order.due(everything=True):
                     self._feed(item, ln)
-                self.emit(self.engine.finalize())
+                self.finalize()
             self.checkpoint(wait=True)
         finally:
             self.close()

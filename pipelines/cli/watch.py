@@ -113,4 +113,5 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, stdout, lake
         click.echo(
             f"pitwatch: stopped: {plural(summary['lines'], 'line')}, {summary['accepted']:,} accepted{late}, "
             f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}{extra}{damaged}, "
-            f"{plural(summary['findings'], 'finding')}; checkpoint in {summary['state_dir']}", err=True)
+            f"{plural(summary['findings'], 'finding')}, {summary.get('provisional', 0):,} provisional "
+            f"({summary.get('provisional_cleared', 0):,} cleared); checkpoint in {summary['state_dir']}", err=True)
