@@ -22,6 +22,16 @@ decided stay decided); a shuffler report arriving after its table was
 finalized can no longer withdraw a "no shuffle" alert — the reason the
 option is off by default (see docs/watch.md).
 
+Live-only additions (issue 30), read from the engine's state after each
+event, never changing its decisions: :mod:`live.provisional` (the
+provisional ``CARD_DISAGREEMENT`` the moment the streams disagree, its
+``CARD_DISAGREEMENT_CLEARED``, and ``provisional_of``: the final finding's
+link to it; :attr:`raised` / :attr:`cleared` hold the last feed's),
+:mod:`live.early` (``UNSHUFFLED_PACK`` once the gap wait after the pack's
+first card ran out, not at ``close()``; :meth:`due` on the loop's idle turn)
+and :mod:`live.repeats` (the cross-pack ``UNSHUFFLED_SEQUENCE`` at the card
+that completes the repeat).
+
 State: ``state_fragments()`` serialises only the tables fed since the last
 call (bytes cached per table), so a checkpoint's snapshot of a floor of
 hundreds of tables costs what changed, not what exists.
@@ -34,6 +44,7 @@ from pipelines.driver import SEQ_GAP_GAME, TableDriver, new_seq_tracker
 from live.early import EarlyUnshuffled
 from live.provisional import CardWatch
 from live.redact import DealtGuard
+from live.repeats import LiveRepeats
 from rules.finding import gaming_day_from_config
 
 
@@ -49,6 +60,7 @@ class LiveEngine:
         self.guard = DealtGuard() if guard else None
         self.cards = CardWatch(self.guard, self.gaming_day)     # CARD_DISAGREEMENT (live.provisional)
         self.early = EarlyUnshuffled(self.gaming_day, early_wait)  # UNSHUFFLED_PACK at the first card
+        self.repeats = LiveRepeats(self.gaming_day)   # the cross-pack UNSHUFFLED_SEQUENCE (live.repeats)
         self.raised: list[dict] = []      # provisional alerts raised by the last feed/finalize (before its findings)
         self.cleared: list[dict] = []     # CARD_DISAGREEMENT_CLEARED alerts of the last feed/finalize
         self.provisional_of: dict[str, str] = {}   # finding_id -> the provisional alert's id (taken by the service)
@@ -75,6 +87,7 @@ class LiveEngine:
         out = self._early(rp.feed(ev))
         self._provisional(rp, ev, out, snap)
         out += self.early.after(rp, now)
+        out += self.repeats.after(rp, ev)
         out += self.seq.feed_event(ev, SEQ_GAP_GAME)
         self._drain(rp)
         self._dirty.add(tid)

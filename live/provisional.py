@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
+from live.sinks import COLUMNS, rfc3339
 from rules import alignment
 
 RULE_ID = "CARD_DISAGREEMENT"
@@ -99,10 +100,11 @@ class CardWatch:
         """After the engine was fed ``ev`` (None: closed): ``(raised, cleared, links)`` — the
         provisional alerts raised now, the clearing alerts, and ``finding_id -> provisional id``."""
         raised, cleared, links = [], [], {}
-        packs = self._packs(st)
-        self._resolve(table_id, packs, snap, findings, links, cleared)
-        for f in findings:                      # decided before it was ever seen: raised now, first
-            if f.rule_id in FINAL_RULES and f.finding_id not in links:
+        finals = [f for f in findings if f.rule_id in FINAL_RULES]
+        packs = self._packs(st) if (finals or self.open.get(table_id)) else {}
+        self._resolve(table_id, packs, snap, finals, links, cleared)
+        for f in finals:                        # decided before it was ever seen: raised now, first
+            if f.finding_id not in links:
                 p = self._from_finding(table_id, game, packs.get(f.pack_id), f)
                 if p is not None:
                     raised.append(self._alert(p))
@@ -133,14 +135,13 @@ class CardWatch:
         return out
 
     # --- deciding the open ones --------------------------------------------------
-    def _resolve(self, table_id, packs, snap, findings, links, cleared) -> None:
+    def _resolve(self, table_id, packs, snap, finals, links, cleared) -> None:
         opened = self.open.get(table_id)
         if not opened:
             return
         outcomes = {}
         for pid, (al, i0, j0) in snap.items():
             outcomes[pid] = (al, alignment.decided_since(al, i0, j0))
-        finals = [f for f in findings if f.rule_id in FINAL_RULES]
         still = []
         for p in opened:
             pack = packs.get(p["pack_id"])
@@ -309,3 +310,18 @@ class CardWatch:
         self.open = {k: [dict(p) for p in v] for k, v in state.get("open", {}).items()}
         self.counts.update(state.get("counts", {}))
         self.ended = dict(state.get("ended", {}))
+
+
+def alert_records(alerts: list[dict], gaming_day, local: bool = False) -> list[dict]:
+    """The alerts of :class:`CardWatch` as the sinks' JSON objects: the FINDINGS columns (null where
+    they do not apply) plus the place and readings, ``live_only: true``; ``ts`` RFC 3339 (``local``:
+    in the table's own offset)."""
+    recs = []
+    for a in alerts:
+        rec = {c: None for c in COLUMNS}
+        rec.update({k: v for k, v in a.items() if k != "ts_us"})
+        rec["ts"] = rfc3339(a["ts_us"], a.get("ts_offset") if local else None)
+        rec["gaming_day"] = gaming_day(a["ts_us"]).isoformat()
+        rec["live_only"] = True
+        recs.append(rec)
+    return recs

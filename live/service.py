@@ -37,6 +37,7 @@ from live.engine import LiveEngine
 from live.silence import SilenceWatch
 from pipelines.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
 from live.order import DeviceOrder
+from live.provisional import CLEARED_ID, alert_records
 from live.sinks import COLUMNS as ALERT_COLUMNS
 from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record, rfc3339
 from live.sources import Line, open_sources
@@ -256,19 +257,17 @@ class WatchService:
         sink but the lake's alerts table (they are no findings), journalled like alerts (never twice)."""
         if not alerts:
             return
-        recs, days = [], {}
-        for a in alerts:
-            rec = {c: None for c in ALERT_COLUMNS}
-            rec.update({k: v for k, v in a.items() if k != "ts_us"})
-            rec["ts"] = rfc3339(a["ts_us"], a.get("ts_offset") if self.opts.local else None)
-            rec["gaming_day"] = self.engine.gaming_day(a["ts_us"]).isoformat()
-            rec["live_only"] = True
+        recs = alert_records(alerts, self.engine.gaming_day, self.opts.local)
+        for rec in recs:
             if self.opts.with_trigger:
                 rec["trigger"] = None if trigger is None else {
                     "file": trigger.file, "line": trigger.line, "event_id": getattr(ev, "event_id", None)}
-            recs.append(rec)
-            days[rec["finding_id"]] = rec["gaming_day"]
-            self.counts["provisional_cleared" if a["rule_id"].endswith("_CLEARED") else "provisional"] += 1
+            self.counts["provisional_cleared" if rec["rule_id"] == CLEARED_ID else "provisional"] += 1
+        days = {r["finding_id"]: r["gaming_day"] for r in recs}
+        self._send_live_only(recs, days)
+
+    def _send_live_only(self, recs: list[dict], days: dict) -> None:
+        """Live-only alerts go to every sink but the lake's alerts table, journalled (never twice)."""
         for sink in self.sinks:
             if sink is self.lake_sink:
                 continue
@@ -292,12 +291,7 @@ class WatchService:
             days[rec["finding_id"]] = rec["gaming_day"]
             self.counts["notices"] += 1
             log.warning("%s: %s", n["rule_id"], n["actual"])
-        for sink in self.sinks:
-            if sink is self.lake_sink:
-                continue
-            todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
-            if todo:
-                self._mark(sink, sink.send(todo), days)
+        self._send_live_only(recs, days)
 
     def _reject(self, line: Line, reason: str, event_id=None) -> None:
         """Count a rejected line and journal it with the checkpoint: after a restart that re-reads

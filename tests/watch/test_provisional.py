@@ -306,3 +306,40 @@ def test_a_clean_floor_raises_no_provisional_alert(tmp_path, start_watch):
     assert w.alerts == []
     stopped = next(e for e in reversed(w.errors) if "stopped:" in e)
     assert "0 findings, 0 provisional (0 cleared)" in stopped
+
+
+# --- the cross-pack repeat at the card that completes it --------------------------------------------
+
+def test_a_pack_repeating_an_earlier_packs_order_is_alerted_at_its_tenth_repeated_card():
+    """Pack P-2 is dealt in P-1's order (a pack re-used unshuffled): the cross-pack UNSHUFFLED_SEQUENCE
+    comes at P-2's draw that completes 10 repeated cards, and is the batch's finding, every column."""
+    from rules.repeated_runs import one_per_key, repeated_runs
+    from tests.rules.stream import eight_decks
+
+    b = Baccarat(table_id="BAC-X", seed=8)
+    order = eight_decks(21)
+    b.shuffle("P-1", cards=order)
+    b.cut()
+    b.load()
+    b.burn()
+    for _ in range(8):
+        b.coup(bets=())
+    b.empty()
+    b.shuffle("P-2", cards=order)          # the shuffler and the dealer say "shuffled"; the order repeats
+    b.cut()
+    b.load()
+    b.burn()
+    for _ in range(6):
+        b.coup(bets=())
+    engine, log = _feed(b.events)
+    [(at, f)] = _where(log, lambda x: _rule(x) == "UNSHUFFLED_SEQUENCE")
+    tenth = [n for n, e in enumerate(b.events) if e.type == "card_drawn" and e.pack_id == "P-2"][9]
+    assert at == tenth and f.pack_id == "P-2" and "repeat cards 1 to 10 of pack P-1" in f.actual
+
+    rp = TableReplay(b.table_id)
+    for ev in b.events:
+        rp.feed(ev)
+    within = [x for x in rp.close() if x.rule_id == "UNSHUFFLED_SEQUENCE"]
+    batch = [x for x in one_per_key(within + repeated_runs(rp.drain_pack_sequences()))
+             if x.rule_id == "UNSHUFFLED_SEQUENCE"]
+    assert batch == [f]
