@@ -208,7 +208,7 @@ def test_a_shuffle_report_within_the_wait_raises_no_unshuffled_pack():
 def _simulate(folder: Path, seed: int, hours: float = 1.0):
     from simulator import SPECS, simulate
 
-    card = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD", "UNSHUFFLED_PACK")
+    card = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD", "UNSHUFFLED_PACK", "UNSHUFFLED_SEQUENCE")
     simulate(folder, tables={"baccarat": 1, "three_bet_poker": 1, "combate": 1, "stud": 1}, hours=hours,
              seed=seed, faults={n: 0.2 if n in card else 0.05 for n in SPECS}, workers=1)
     return merged_lines(folder)
@@ -217,7 +217,8 @@ def _simulate(folder: Path, seed: int, hours: float = 1.0):
 def test_every_final_card_alert_had_its_provisional_in_the_round_and_unshuffled_packs_at_the_first_card(tmp_path):
     """The live components fed the merged lines with the arrival clock = each line's time: every final
     SHOE_CARD_MISMATCH / UNACCOUNTED_CARD had its CARD_DISAGREEMENT by its round's end; every
-    UNSHUFFLED_PACK came by the first line 5 s after its pack's first card (and its evidence)."""
+    UNSHUFFLED_PACK came by the first line 5 s after its pack's first card (and its evidence); every
+    cross-pack repeat at the line of the card that completed it."""
     from live.order import DeviceOrder
     from live.sources import Line
     from schemas.decode import Reject, decode_line
@@ -251,6 +252,10 @@ def test_every_final_card_alert_had_its_provisional_in_the_round_and_unshuffled_
     finals = [a for a in alerts if a["rule_id"] in FINAL]
     assert len(finals) >= 8 and {a["rule_id"] for a in finals} == set(FINAL)
     assert late_provisionals(alerts, order) == []
+    repeats = [a for a in alerts if a["rule_id"] == "UNSHUFFLED_SEQUENCE" and "an earlier pack" in a["expected"]]
+    assert repeats
+    for a in repeats:                                        # at the card completing the repeat
+        assert a["trigger"]["line"] == max(order.line[(x["device_id"], x["event_id"])] for x in a["evidence"])
     unshuffled = [a for a in alerts if a["rule_id"] == "UNSHUFFLED_PACK"]
     assert len(unshuffled) >= 2
     ts = [instant(e["ts"]) for e in order.events]
