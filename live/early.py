@@ -41,6 +41,9 @@ import time
 from rules.finding import make_finding
 
 MAX_RAISED = 4096
+MAX_PENDING = 64        # per table: a feed inventing packs keeps only the newest waiting
+MAX_SHUFFLERS = 16      # per table: the shufflers that last wrote for it
+MAX_DEVICES = 10_000    # shuffler positions kept (the oldest forgotten first)
 
 
 class EarlyUnshuffled:
@@ -58,11 +61,16 @@ class EarlyUnshuffled:
         """Every accepted event: the shuffle streams' positions."""
         if ev.source == "shuffler" and ev.device_id is not None and ev.ts is not None:
             if ev.ts > self.latest.get(ev.device_id, -1):
-                self.latest[ev.device_id] = ev.ts
+                self.latest.pop(ev.device_id, None)
+                self.latest[ev.device_id] = ev.ts          # the newest last
+                if len(self.latest) > MAX_DEVICES:
+                    del self.latest[next(iter(self.latest))]
             if ev.table_id is not None:
                 devs = self.shufflers.setdefault(ev.table_id, [])
                 if ev.device_id not in devs:
                     devs.append(ev.device_id)
+                    if len(devs) > MAX_SHUFFLERS:
+                        del devs[0]
 
     def after(self, driver, now: float | None = None) -> list:
         """After the engine was fed an event of ``driver``'s table: its packs now waiting, and
@@ -79,6 +87,8 @@ class EarlyUnshuffled:
             if refs:
                 waiting = self.pending.setdefault(driver.table_id, {})
                 waiting[pid] = [min(r[1] for r in refs), now]
+                if len(waiting) > MAX_PENDING:
+                    del waiting[next(iter(waiting))]
         return self.due(driver, now)
 
     def due(self, driver, now: float | None = None) -> list:

@@ -348,3 +348,17 @@ def test_a_pack_repeating_an_earlier_packs_order_is_alerted_at_its_tenth_repeate
     batch = [x for x in one_per_key(within + repeated_runs(rp.drain_pack_sequences()))
              if x.rule_id == "UNSHUFFLED_SEQUENCE"]
     assert batch == [f]
+
+
+def test_a_shoe_inventing_packs_keeps_the_early_wait_bounded():
+    """A hostile shoe line per invented pack (drawn, never dealt, never shuffled): the packs waiting for
+    the early UNSHUFFLED_PACK stay at most MAX_PENDING per table, and none is alerted (no terminal
+    evidence: the batch's finding would name the terminal's first card too)."""
+    from live.early import MAX_PENDING
+
+    b = Baccarat(table_id="BAC-F", seed=2)
+    for n in range(3 * MAX_PENDING):
+        b.shoe("card_drawn", pack_id=f"FORGED-{n}", index=1, card="Ah")
+    engine, log = _feed(b.events, now_of=lambda ev: ev.ts / 1e6)
+    assert 0 < len(engine.early.pending["BAC-F"]) <= MAX_PENDING
+    assert _where(log[:-1], lambda x: _rule(x) == "UNSHUFFLED_PACK") == []
