@@ -72,24 +72,22 @@ class EarlyUnshuffled:
                     if len(devs) > MAX_SHUFFLERS:
                         del devs[0]
 
-    def after(self, driver, now: float | None = None) -> list:
+    def after(self, driver, ev, now: float | None = None) -> list:
         """After the engine was fed an event of ``driver``'s table: its packs now waiting, and
         the findings due."""
         now = time.monotonic() if now is None else now
-        st = driver.replay.st
         waiting = self.pending.get(driver.table_id)
-        for pid, pack in st["packs"].items():
-            if pack["unshuffled"] != "open" or pack["shuffles"]:
-                continue
-            if (waiting is not None and pid in waiting) or f"{driver.table_id}/{pid}" in self.done:
-                continue
-            refs = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
-            if refs:
-                waiting = self.pending.setdefault(driver.table_id, {})
-                waiting[pid] = [min(r[1] for r in refs), now]
-                if len(waiting) > MAX_PENDING:
-                    del waiting[next(iter(waiting))]
-        return self.due(driver, now)
+        if ev.type in ("card_drawn", "card_dealt"):       # only a card makes a pack played
+            for pid, pack in driver.replay.st["packs"].items():
+                if pack["unshuffled"] != "open" or pack["shuffles"] or (waiting is not None and pid in waiting):
+                    continue
+                refs = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
+                if refs and f"{driver.table_id}/{pid}" not in self.done:
+                    waiting = self.pending.setdefault(driver.table_id, {})
+                    waiting[pid] = [min(r[1] for r in refs), now]
+                    if len(waiting) > MAX_PENDING:
+                        del waiting[next(iter(waiting))]
+        return self.due(driver, now) if waiting else []
 
     def due(self, driver, now: float | None = None) -> list:
         """The findings of ``driver``'s waiting packs whose wait is over (also called when idle)."""

@@ -86,7 +86,7 @@ class LiveEngine:
         snap = self.cards.before(tid, rp.replay.st)
         out = self._early(rp.feed(ev))
         self._provisional(rp, ev, out, snap)
-        out += self.early.after(rp, now)
+        out += self.early.after(rp, ev, now)
         out += self.repeats.after(rp, ev)
         out += self.seq.feed_event(ev, SEQ_GAP_GAME)
         self._drain(rp)

@@ -117,7 +117,7 @@ class CardWatch:
                     self.ended[table_id] = ev.ts
                 else:
                     self.ended.pop(table_id, None)
-            for pid, pack in st["packs"].items():
+            for pack in self._touched(st, ev, between):
                 p = self._seen(table_id, game, pack, ev, between)
                 if p is not None:
                     raised.append(self._alert(p))
@@ -127,6 +127,18 @@ class CardWatch:
                         del opened[0]
         self.counts["raised"] += len(raised)
         return raised, cleared, links
+
+    @staticmethod
+    def _touched(st: dict, ev, between) -> list:
+        """The packs whose undecided place ``ev`` can show a disagreement at: every open pack for a
+        shoe event, a round's end or the terminal's event after one; a terminal card's own pack."""
+        packs = st["packs"]
+        if ev.source == "shoe" or ev.type == "round_ended" or between is not None:
+            return list(packs.values())
+        if ev.type == "card_dealt":
+            pack = packs.get(ev.pack_id) if ev.pack_id is not None else None
+            return [pack] if pack is not None else list(packs.values())
+        return []
 
     @staticmethod
     def _packs(st: dict) -> dict:

@@ -36,6 +36,7 @@ class LiveRepeats:
         self.gaming_day = gaming_day
         self.max_packs = max_packs
         self.run = run
+        self.top = 52 ** (run - 1)
         self.first: dict[int, tuple] = {}        # window key -> (order, (table_id, pack_id))
         self.packs: OrderedDict[tuple, dict] = OrderedDict()
 
@@ -69,20 +70,26 @@ class LiveRepeats:
         k = (table_id, pack_id)
         rec = self.packs.get(k)
         if rec is None:
-            rec = self.packs[k] = {"cards": [], "keys": [], "game": game, "hit": False,
+            rec = self.packs[k] = {"cards": [], "keys": [], "game": game, "hit": False, "key": 0, "length": 0,
                                    "day": self.gaming_day(card[3]) if card[3] is not None else None}
             while len(self.packs) > self.max_packs:
                 self._forget(*self.packs.popitem(last=False))
         cards = rec["cards"]
         if cards and card[0] <= cards[-1][0]:
             return []                                   # not after the last one: the engine ignored it too
+        code = _CODE.get(card[1])
+        if code is None or not cards or card[0] != cards[-1][0] + 1:
+            rec["key"] = rec["length"] = 0              # an unreadable card or a lost index breaks a run
         cards.append(card)
-        w = cards[-self.run:]
-        if len(w) < self.run or any(c[1] not in _CODE for c in w) or w[-1][0] - w[0][0] != self.run - 1:
+        if code is None:
             return []
-        key = 0
-        for c in w:
-            key = key * 52 + _CODE[c[1]]
+        # the window's key, rolled (rules.repeated_runs.run_keys: base-52 digits of its cards)
+        key = rec["key"]
+        rec["key"] = key = (key % self.top) * 52 + code if rec["length"] >= self.run else key * 52 + code
+        rec["length"] += 1
+        if rec["length"] < self.run:
+            return []
+        w = cards[-self.run:]
         order = (w[0][3], pack_id, table_id)
         best = self.first.get(key)
         if best is None or order < best[0]:
