@@ -22,6 +22,16 @@ decided stay decided); a shuffler report arriving after its table was
 finalized can no longer withdraw a "no shuffle" alert — the reason the
 option is off by default (see docs/watch.md).
 
+Live-only additions (issue 30), read from the engine's state after each
+event, never changing its decisions: :mod:`live.provisional` (the
+provisional ``CARD_DISAGREEMENT`` the moment the streams disagree, its
+``CARD_DISAGREEMENT_CLEARED``, and ``provisional_of``: the final finding's
+link to it; :attr:`raised` / :attr:`cleared` hold the last feed's),
+:mod:`live.early` (``UNSHUFFLED_PACK`` once the gap wait after the pack's
+first card ran out, not at ``close()``; :meth:`due` on the loop's idle turn)
+and :mod:`live.repeats` (the cross-pack ``UNSHUFFLED_SEQUENCE`` at the card
+that completes the repeat).
+
 State: ``state_fragments()`` serialises only the tables fed since the last
 call (bytes cached per table), so a checkpoint's snapshot of a floor of
 hundreds of tables costs what changed, not what exists.
@@ -31,12 +41,16 @@ from __future__ import annotations
 import time
 
 from pipelines.driver import SEQ_GAP_GAME, TableDriver, new_seq_tracker
+from live.early import EarlyUnshuffled
+from live.provisional import CardWatch
 from live.redact import DealtGuard
+from live.repeats import LiveRepeats
 from rules.finding import gaming_day_from_config
 
 
 class LiveEngine:
-    def __init__(self, config, finalize_after: float | None = None, guard: bool = True, devices=None) -> None:
+    def __init__(self, config, finalize_after: float | None = None, guard: bool = True, devices=None,
+                 early_wait: float = 5.0) -> None:
         self.gaming_day = gaming_day_from_config(config)
         self.devices = devices                   # the device registry (UNKNOWN_DEVICE, SHOE_SILENT) or None
         self.finalize_after = finalize_after
@@ -44,6 +58,12 @@ class LiveEngine:
         self.seq = new_seq_tracker(self.gaming_day)
         self.on_rows = None                      # on_rows(table_id, pipelines.driver.Rows), or rows dropped
         self.guard = DealtGuard() if guard else None
+        self.cards = CardWatch(self.guard, self.gaming_day)     # CARD_DISAGREEMENT (live.provisional)
+        self.early = EarlyUnshuffled(self.gaming_day, early_wait)  # UNSHUFFLED_PACK at the first card
+        self.repeats = LiveRepeats(self.gaming_day)   # the cross-pack UNSHUFFLED_SEQUENCE (live.repeats)
+        self.raised: list[dict] = []      # provisional alerts raised by the last feed/finalize (before its findings)
+        self.cleared: list[dict] = []     # CARD_DISAGREEMENT_CLEARED alerts of the last feed/finalize
+        self.provisional_of: dict[str, str] = {}   # finding_id -> the provisional alert's id (taken by the service)
         self.last_seen: dict[str, float] = {}   # table -> monotonic time of its last event
         self.finalized: set[str] = set()         # finalized and silent since
         self._cache: dict[str, bytes] = {}
@@ -62,7 +82,12 @@ class LiveEngine:
         rp = self._replay(tid)
         if self.guard is not None:
             self.guard.observe(ev)
-        out = rp.feed(ev)
+        self.early.observe(ev)
+        snap = self.cards.before(tid, rp.replay.st)
+        out = self._early(rp.feed(ev))
+        self._provisional(rp, ev, out, snap)
+        out += self.early.after(rp, ev, now)
+        out += self.repeats.after(rp, ev)
         out += self.seq.feed_event(ev, SEQ_GAP_GAME)
         self._drain(rp)
         self._dirty.add(tid)
@@ -85,12 +110,37 @@ class LiveEngine:
     def finalize(self, table_ids=None) -> list:
         """``close()`` the given tables (all by default): the decisions kept for the end of input."""
         out = []
+        self.raised, self.cleared = [], []
         for tid in sorted(self.tables if table_ids is None else table_ids):
             rp = self.tables[tid]
-            out += rp.close()
+            snap = self.cards.before(tid, rp.replay.st)
+            got = self._early(rp.close())
+            raised, cleared = self.raised, self.cleared
+            self._provisional(rp, None, got, snap)
+            self.raised, self.cleared = raised + self.raised, cleared + self.cleared
+            out += got
             self._drain(rp)
             self._dirty.add(tid)
             self.finalized.add(tid)
+        return out
+
+    def _early(self, findings: list) -> list:
+        """The engine's findings less those raised early (live.early): not sent twice."""
+        raised = self.early.raised
+        return [f for f in findings if f.finding_id not in raised] if raised else findings
+
+    def _provisional(self, rp: TableDriver, ev, findings: list, snap: dict) -> None:
+        self.raised, self.cleared, links = self.cards.after(rp.table_id, rp.game, rp.replay.st, ev, findings, snap)
+        if links:
+            self.provisional_of.update(links)
+
+    def due(self, now: float | None = None) -> list:
+        """Early UNSHUFFLED_PACK findings whose wait ran out on the watcher's clock (the loop's idle turn)."""
+        out = []
+        for tid in list(self.early.pending):
+            rp = self.tables.get(tid)
+            if rp is not None:
+                out += self.early.due(rp, now)
         return out
 
     def idle_tables(self, now: float | None = None) -> list[str]:
@@ -113,7 +163,8 @@ class LiveEngine:
 
     def other_state(self) -> dict:
         return {"seq": self.seq.state(), "finalized": sorted(self.finalized),
-                "guard": self.guard.state() if self.guard is not None else {}}
+                "guard": self.guard.state() if self.guard is not None else {},
+                "cards": self.cards.state(), "early": self.early.state()}
 
     def restore(self, tables: dict, other: dict) -> None:
         for tid, st in tables.items():
@@ -123,5 +174,7 @@ class LiveEngine:
         self.finalized = set(other.get("finalized", []))
         if self.guard is not None:
             self.guard.restore(other.get("guard", {}))
+        self.cards.restore(other.get("cards", {}))
+        self.early.restore(other.get("early", {}))
         now = time.monotonic()
         self.last_seen = {t: now for t in self.tables}

@@ -39,6 +39,7 @@ from pipelines.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
 from live.order import DeviceOrder
 from live.outbox import Outbox
 from live.alert_text import alert_line
+from live.provisional import CLEARED_ID, alert_records
 from live.sinks import COLUMNS as ALERT_COLUMNS
 from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record, rfc3339
 from live.sources import Line, open_sources
@@ -98,7 +99,8 @@ class WatchService:
         self.sources = open_sources(list(opts.inputs), opts.scan_every)
         self.state = StateDir(opts.state_dir or default_state_dir(opts.lake, opts.watch_id), opts.fsync)
         self.order = DeviceOrder(opts.reorder_wait, opts.window)
-        self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact, devices=opts.devices)
+        self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact, devices=opts.devices,
+                                 early_wait=opts.reorder_wait)
         self.silence = SilenceWatch(opts.silence_after) if opts.silence_after else None
         self.sinks: list = []
         if opts.stdout:
@@ -115,7 +117,7 @@ class WatchService:
         self.sent: dict[str, dict[str, str]] = {s.name: {} for s in self.sinks}
         # lines = accepted + rejected + duplicate + stale (late lines are accepted ones: a subset)
         self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "duplicate": 0, "stale": 0, "late": 0,
-                       "findings": 0, "notices": 0}
+                       "findings": 0, "notices": 0, "provisional": 0, "provisional_cleared": 0}
         self.rejects: dict[str, str] = {}   # "file:line" -> reason, the last MAX_REJECTS (checkpointed)
         self.writer = CheckpointWriter()
         self._stop = False
@@ -245,6 +247,7 @@ class WatchService:
             if f.finding_id in days:
                 continue
             rec = alert_record(self.engine.alert_view(f), local=self.opts.local)
+            rec["provisional_id"] = self.engine.provisional_of.pop(f.finding_id, None)   # live.provisional
             if self.opts.with_trigger:
                 rec["trigger"] = None if trigger is None else {
                     "file": trigger.file, "line": trigger.line,
@@ -262,9 +265,42 @@ class WatchService:
         if isinstance(item, Reject):
             self.emit(self.engine.feed_reject(item), line)
         else:
-            self.emit(self.engine.feed(item), line, item)
+            found = self.engine.feed(item)
+            self.provisional(self.engine.raised, line, item)
+            self.emit(found, line, item)
+            self.provisional(self.engine.cleared, line, item)
             if self.silence is not None:
                 self.announce(self.silence.observe(item))
+
+    def finalize(self, table_ids=None) -> None:
+        """``close()`` tables (live.engine) and send what that decided: provisional, final, cleared."""
+        found = self.engine.finalize(table_ids)
+        self.provisional(self.engine.raised)
+        self.emit(found)
+        self.provisional(self.engine.cleared)
+
+    def provisional(self, alerts: list[dict], trigger: Line | None = None, ev=None) -> None:
+        """CARD_DISAGREEMENT / CARD_DISAGREEMENT_CLEARED (live.provisional): live-only alerts to every
+        sink but the lake's alerts table (they are no findings), journalled like alerts (never twice)."""
+        if not alerts:
+            return
+        recs = alert_records(alerts, self.engine.gaming_day, self.opts.local)
+        for rec in recs:
+            if self.opts.with_trigger:
+                rec["trigger"] = None if trigger is None else {
+                    "file": trigger.file, "line": trigger.line, "event_id": getattr(ev, "event_id", None)}
+            self.counts["provisional_cleared" if rec["rule_id"] == CLEARED_ID else "provisional"] += 1
+        days = {r["finding_id"]: r["gaming_day"] for r in recs}
+        self._send_live_only(recs, days)
+
+    def _send_live_only(self, recs: list[dict], days: dict) -> None:
+        """Live-only alerts go to every sink but the lake's alerts table, journalled (never twice)."""
+        for sink in self.sinks:
+            if sink is self.lake_sink:
+                continue
+            todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
+            if todo:
+                self._mark(sink, sink.send(todo), days)
 
     def announce(self, notices: list[dict]) -> None:
         """DEVICE_SILENT notices (live.silence): a warning on stderr and an info alert to every sink
@@ -282,12 +318,7 @@ class WatchService:
             days[rec["finding_id"]] = rec["gaming_day"]
             self.counts["notices"] += 1
             log.warning("%s: %s", n["rule_id"], n["actual"])
-        for sink in self.sinks:
-            if sink is self.lake_sink:
-                continue
-            todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
-            if todo:
-                self._mark(sink, sink.send(todo), days)
+        self._send_live_only(recs, days)
 
     def _reject(self, line: Line, reason: str, event_id=None) -> None:
         """Count a rejected line and journal it with the checkpoint: after a restart that re-reads
@@ -350,7 +381,8 @@ class WatchService:
                     self._feed(item, ln)
                 idle = self.engine.idle_tables(now)
                 if idle:
-                    self.emit(self.engine.finalize(idle))
+                    self.finalize(idle)
+                self.emit(self.engine.due(now))     # UNSHUFFLED_PACK whose wait ran out (live.early)
                 for sink in self.outboxes:
                     self._delivered(sink, sink.delivered())
                 self.writer.check()
@@ -369,7 +401,7 @@ class WatchService:
             if opts.finalize_at_stop:
                 for item, ln in self.order.due(everything=True):
                     self._feed(item, ln)
-                self.emit(self.engine.finalize())
+                self.finalize()
             for sink in self.outboxes:      # the alert in flight finishes (or is sent again next time)
                 sink.stop(getattr(sink, "timeout", 5.0) + 1)
                 self._delivered(sink, sink.delivered())

@@ -68,10 +68,14 @@ LIVE_DIFFERENCES = (
      f"below the last seq; its own holes are not reported live; the batch sorts it into place (at most "
      f"{MAX_HOLES} holes per device are kept: a line of an older one is stale; Beam replays late lines in "
      "the order the runner hands them)"),
-    ("end-of-input decisions", "what the engine decides only at close() (no shuffle recorded, packs and "
-     "rounds of tables without a shoe) comes live only with --finalize-at-stop or --finalize-after-idle"),
-    ("cross-pack repeat", "the 10-card repeat of UNSHUFFLED_SEQUENCE across packs needs every pack of the "
-     "night: batch only"),
+    ("end-of-input decisions", "what the engine decides only at close() (packs and rounds of tables without "
+     "a shoe) comes live only with --finalize-at-stop or --finalize-after-idle; no shuffle recorded "
+     "(UNSHUFFLED_PACK) comes live once the gap wait after the pack's first card ran out (live.early)"),
+    ("early no shuffle", "a shuffle record arriving more than the gap wait after the pack's first card no "
+     "longer withdraws the UNSHUFFLED_PACK alert already sent live (the batch: it does)"),
+    ("cross-pack repeat", "the 10-card repeat of UNSHUFFLED_SEQUENCE across packs is raised live at the card "
+     "completing it against the last 512 packs seen since the start (live.repeats); older packs, packs seen "
+     "before a restart, and a pack that had a within-pack run are left to the batch"),
     ("alert texts", "a live alert's expected/actual mask (??) the shoe cards the terminal has not dealt yet "
      "(live.redact); every other column is the batch's"),
 )

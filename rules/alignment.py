@@ -143,3 +143,43 @@ def step(al: dict) -> list[tuple]:
 def complete(al: dict) -> bool:
     """Both streams are done with the pack and every card is decided."""
     return al["s_done"] and al["t_done"] and al["i"] >= len(al["s"]) and al["j"] >= len(al["t"])
+
+
+# --- reporting only (the live service's provisional alert, live/provisional.py) -------------------
+# Pure reads of the state: they never change what step() decides or when.
+
+def disagreement(al: dict) -> tuple[int, int] | None:
+    """Where the aligner waits at a disagreement now: ``(shoe_pos, term_pos)`` when both
+    sequences hold a card at the undecided place and both are read and differ, else None.
+    (Equal or unknown cards there are matched at once by :func:`step`, so after a step the
+    undecided place is either this disagreement or the end of one sequence.)"""
+    i, j = al["i"], al["j"]
+    s, t = al["s"], al["t"]
+    if i < len(s) and j < len(t):
+        a, b = s[i][1], t[j][0]
+        if a is not None and b is not None and a != b:
+            return i, j
+    return None
+
+
+def decided_since(al: dict, i0: int, j0: int) -> list[tuple]:
+    """The outcomes (as :func:`step` returns them) of the places decided since the undecided
+    place was ``(i0, j0)``, up to today's ``(al["i"], al["j"])``: recomputed on a copy (the
+    aligner's answers depend only on the two sequences, so they are the ones it took)."""
+    i1, j1 = al["i"], al["j"]
+    if (i1, j1) == (i0, j0):
+        return []
+    copy = {"s": al["s"], "t": al["t"], "i": i0, "j": j0, "s_done": al["s_done"], "t_done": al["t_done"]}
+    out = []
+    i, j = i0, j0
+    for o in step(copy):
+        if i >= i1 and j >= j1:
+            break
+        out.append(o)
+        if o[0] in ("match", "mismatch"):
+            i, j = i + 1, j + 1
+        elif o[0] == "shoe_only":
+            i += 1
+        else:
+            j += 1
+    return out

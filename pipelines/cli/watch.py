@@ -59,7 +59,8 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
 @click.option("--gap-wait", "--reorder-wait", "gap_wait", default=5.0, show_default=True,
               type=click.FloatRange(0, 86400), metavar="SECONDS",
               help="Longest wait for a device's missing seqs after a jump before taking them as lost (SEQ_GAP); "
-                   "a line of the gap arriving later is replayed late (docs/watch.md).")
+                   "a line of the gap arriving later is replayed late; also the wait after a pack's first card "
+                   "before UNSHUFFLED_PACK when no shuffle is recorded (docs/watch.md).")
 @click.option("--silence-after", default=120.0, show_default=True, type=click.FloatRange(0, 86400),
               metavar="SECONDS",
               help="Announce a dealer terminal or shoe silent this long while its table plays (DEVICE_SILENT, "
@@ -142,7 +143,8 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
         click.echo(
             f"pitwatch: stopped: {plural(summary['lines'], 'line')}, {summary['accepted']:,} accepted{late}, "
             f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}{extra}{damaged}, "
-            f"{plural(summary['findings'], 'finding')}; checkpoint in {summary['state_dir']}", err=True)
+            f"{plural(summary['findings'], 'finding')}, {summary.get('provisional', 0):,} provisional "
+            f"({summary.get('provisional_cleared', 0):,} cleared); checkpoint in {summary['state_dir']}", err=True)
 
 
 def _video_pad(given: int | None) -> int:

@@ -64,8 +64,14 @@ def batch_rows(scenario, tmp_path_factory):
     return batch([base / "in"], base / "lake")
 
 
+PROVISIONAL = ("CARD_DISAGREEMENT", "CARD_DISAGREEMENT_CLEARED")   # live/provisional.py: live-only
+
+
 class Watch:
-    """A ``pitwatch watch`` subprocess; its stdout alerts and stderr lines collected by threads."""
+    """A ``pitwatch watch`` subprocess; its stdout alerts and stderr lines collected by threads.
+
+    ``alerts``: the findings' alerts and the feed-health notices; ``provisional``: the provisional card
+    alerts and their clearing (live-only, never findings: tests/watch/test_provisional.py checks them)."""
 
     def __init__(self, args: list[str], cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -74,6 +80,7 @@ class Watch:
         self.proc = subprocess.Popen([sys.executable, *WATCH_MAIN, *args], cwd=cwd, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.alerts: list[dict] = []
+        self.provisional: list[dict] = []
         self.errors: list[str] = []
         self._threads = [threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True),
                          threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True)]
@@ -82,11 +89,14 @@ class Watch:
 
     def _read(self, stream, is_out: bool) -> None:
         for raw in stream:
-            if is_out:   # JSON alerts; a text line (--format text) is kept as its text
+            if is_out:   # JSON alerts (provisional ones apart); a text line (--format text) is kept as its text
                 try:
-                    self.alerts.append(json.loads(raw))
+                    alert = json.loads(raw)
                 except ValueError:
                     self.alerts.append(raw.decode().rstrip("\n"))
+                    continue
+                (self.provisional if isinstance(alert, dict) and alert.get("rule_id") in PROVISIONAL
+                 else self.alerts).append(alert)
             else:
                 self.errors.append(raw.decode().rstrip())
 

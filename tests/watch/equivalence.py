@@ -40,8 +40,9 @@ def alert_rows(alerts: list[dict]) -> list[dict]:
     def when(text):
         return None if text is None else _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
+    # live-only alerts (DEVICE_SILENT, CARD_DISAGREEMENT and its clearing) are no findings
     return [{**a, "ts": when(a["ts"]), "evidence_from": when(a.get("evidence_from")),
-             "gaming_day": _dt.date.fromisoformat(a["gaming_day"])} for a in alerts]
+             "gaming_day": _dt.date.fromisoformat(a["gaming_day"])} for a in alerts if not a.get("live_only")]
 
 
 def batch(inputs: list[str], lake: Path) -> dict[str, list[tuple]]:

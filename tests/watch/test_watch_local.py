@@ -44,6 +44,9 @@ def test_watch_local_shows_alerts_at_the_offset_the_terminal_wrote(tmp_path, sce
         assert a["ts"].endswith(suffix) and a["evidence_from"].endswith(suffix), a
         assert _parse(a["evidence_from"]) <= _parse(a["ts"])
     assert any(a["ts_offset"] == -240 for a in w.alerts)
+    assert w.provisional                                  # the provisional card alerts too
+    for a in w.provisional:
+        assert a["ts"].endswith({-240: "-04:00", 0: "+00:00", None: "Z"}[a.get("ts_offset")]), a
     # the lake's alerts/ hold the same instants (UTC), whatever --local showed
     part = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
     stored = {r["finding_id"]: r for r in ds.dataset(str(lake / "alerts"), format="parquet",

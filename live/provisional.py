@@ -1,0 +1,339 @@
+"""The provisional card alert: ``CARD_DISAGREEMENT`` the moment the shoe and the terminal disagree.
+
+The alignment (:mod:`rules.alignment`) decides ``SHOE_CARD_MISMATCH`` and
+``UNACCOUNTED_CARD`` only once both streams hold seven more cards after a
+disagreement (or are done with the pack): right for the finding, far too
+late for the surveillance room, who can act only while the round is on the
+felt.  This module watches each table's alignments after every event the
+engine is fed and raises, at once, a **provisional alert** (critical, live
+only, never a finding, never in the lake's ``findings``) when:
+
+* **a different card at the same place**: the aligner stands at a place where
+  the shoe's draw and the terminal's card are both read and differ
+  (:func:`rules.alignment.disagreement`);
+* **a shoe draw the terminal lacks**: every terminal card so far is placed
+  and the shoe has drawn a card the terminal has not recorded, and the
+  terminal writes something other than a card (``round_ended``, a payout,
+  the next ``round_started`` …) later than the draw — a card is recorded as
+  it is dealt, before the dealer's next step.  So a card hidden during a
+  round is raised by the round's end at the latest, and one drawn after its
+  round ended by the table's next terminal event;
+* **a terminal card the shoe lacks**: every shoe draw so far is placed and
+  the terminal recorded a card the shoe did not draw, and either the
+  terminal ends the round (``round_ended``) or the shoe writes anything later
+  than that card (the shoe reports a card as it leaves the shoe, before the
+  terminal records it).  A shoe stream running more than a round behind the
+  terminal's can raise this one early: the alignment then clears it.
+
+Only the first undecided place of a pack is looked at (the aligner's own
+frontier): a second disagreement within the seven cards after a first one is
+raised once the first is decided.  Only packs both streams cover (a pack
+without any shoe draw is ``SHOE_SILENT``'s, decided at its end).
+
+**What follows.** When the alignment decides the place (every card of the
+provisional alert placed): if any of them is a mismatch or an unaccounted
+card, the final ``SHOE_CARD_MISMATCH`` / ``UNACCOUNTED_CARD`` that names its
+events carries the provisional alert's id in ``provisional_id`` (the
+finding's other columns are the batch's); if every one of its cards was
+matched (an offset realigned, a late stream caught up), a
+``CARD_DISAGREEMENT_CLEARED`` alert (info, live only) names it with the
+reason.  A final finding whose disagreement was never seen before it was
+decided (both streams passed the pack at once) gets its provisional alert
+raised just before it, in the same turn.  The engine's decisions are never
+touched: this module only reads the alignment state.
+
+State (``state()``/``restore()``, plain data in the checkpoint): the open
+provisional alerts, per table.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+from live.sinks import COLUMNS, rfc3339
+from rules import alignment
+
+RULE_ID = "CARD_DISAGREEMENT"
+CLEARED_ID = "CARD_DISAGREEMENT_CLEARED"
+TITLE = "The shoe and the dealer terminal disagree about a card (provisional)"
+CLEARED_TITLE = "A provisional card disagreement was explained by the alignment"
+FINAL_RULES = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD")
+MAX_OPEN = 256       # per table: a feed that disagrees everywhere keeps only the newest open alerts
+MASK = "??"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Texts:
+    """What :meth:`live.redact.DealtGuard.apply` looks at (it masks like every alert)."""
+    table_id: str
+    pack_id: str
+    event_ids: tuple
+    expected: str
+    actual: str
+
+
+def _id(*parts) -> str:
+    raw = "\x00".join("" if p is None else str(p) for p in parts)
+    return "live-" + hashlib.blake2b(raw.encode(), digest_size=12).hexdigest()
+
+
+class CardWatch:
+    def __init__(self, guard=None, gaming_day=None) -> None:
+        self.guard = guard
+        self.gaming_day = gaming_day
+        self.open: dict[str, list[dict]] = {}   # table_id -> open provisional alerts (plain data)
+        self.counts = {"raised": 0, "confirmed": 0, "cleared": 0}
+        self.ended: dict[str, int] = {}          # table_id -> ts of round_ended, while it is the terminal's last event
+
+    # --- around one feed -------------------------------------------------------
+    def before(self, table_id: str, st: dict) -> dict:
+        """The undecided place of every pack with an open alert, before the engine is fed."""
+        snap = {}
+        for p in self.open.get(table_id, ()):
+            pack = st["packs"].get(p["pack_id"])
+            if pack is not None and p["pack_id"] not in snap:
+                al = pack["al"]
+                snap[p["pack_id"]] = (al, al["i"], al["j"])
+        return snap
+
+    def after(self, table_id: str, game, st: dict, ev, findings: list, snap: dict):
+        """After the engine was fed ``ev`` (None: closed): ``(raised, cleared, links)`` — the
+        provisional alerts raised now, the clearing alerts, and ``finding_id -> provisional id``."""
+        raised, cleared, links = [], [], {}
+        finals = [f for f in findings if f.rule_id in FINAL_RULES]
+        packs = self._packs(st) if (finals or self.open.get(table_id)) else {}
+        self._resolve(table_id, packs, snap, finals, links, cleared)
+        for f in finals:                        # decided before it was ever seen: raised now, first
+            if f.finding_id not in links:
+                p = self._from_finding(table_id, game, packs.get(f.pack_id), f)
+                if p is not None:
+                    raised.append(self._alert(p))
+                    links[f.finding_id] = p["id"]
+                    self.counts["confirmed"] += 1
+        if ev is not None:
+            between = self.ended.get(table_id) if ev.source == "dealer" else None
+            if ev.source == "dealer" and ev.ts is not None:
+                if ev.type == "round_ended":
+                    self.ended[table_id] = ev.ts
+                else:
+                    self.ended.pop(table_id, None)
+            for pack in self._touched(st, ev, between):
+                p = self._seen(table_id, game, pack, ev, between)
+                if p is not None:
+                    raised.append(self._alert(p))
+                    opened = self.open.setdefault(table_id, [])
+                    opened.append(p)
+                    if len(opened) > MAX_OPEN:
+                        del opened[0]
+        self.counts["raised"] += len(raised)
+        return raised, cleared, links
+
+    @staticmethod
+    def _touched(st: dict, ev, between) -> list:
+        """The packs whose undecided place ``ev`` can show a disagreement at: every open pack for a
+        shoe event, a round's end or the terminal's event after one; a terminal card's own pack."""
+        packs = st["packs"]
+        if ev.source == "shoe" or ev.type == "round_ended" or between is not None:
+            return list(packs.values())
+        if ev.type == "card_dealt":
+            pack = packs.get(ev.pack_id) if ev.pack_id is not None else None
+            return [pack] if pack is not None else list(packs.values())
+        return []
+
+    @staticmethod
+    def _packs(st: dict) -> dict:
+        out = {p["pack_id"]: p for p in st.get("out_packs", ())}
+        out.update(st["packs"])
+        return out
+
+    # --- deciding the open ones --------------------------------------------------
+    def _resolve(self, table_id, packs, snap, finals, links, cleared) -> None:
+        opened = self.open.get(table_id)
+        if not opened:
+            return
+        outcomes = {}
+        for pid, (al, i0, j0) in snap.items():
+            outcomes[pid] = (al, alignment.decided_since(al, i0, j0))
+        still = []
+        for p in opened:
+            pack = packs.get(p["pack_id"])
+            got = outcomes.get(p["pack_id"])
+            if pack is None or got is None:
+                still.append(p)
+                continue
+            al, outs = got
+            for kind, si, tj in outs:
+                hit = ((p["si"] is not None and si == p["si"] and kind != "term_only")
+                       or (p["tj"] is not None and tj == p["tj"] and kind != "shoe_only"))
+                if hit and kind != "match":
+                    p["bad"] = True
+                elif hit:
+                    p["matched"].append([kind, si, tj])
+            if not ((p["si"] is None or al["i"] > p["si"]) and (p["tj"] is None or al["j"] > p["tj"])):
+                still.append(p)
+                continue
+            ids = {p["shoe_event"], p["term_event"]} - {None}
+            final = next((f for f in finals if f.pack_id == p["pack_id"] and f.finding_id not in links
+                          and ids & set(f.event_ids)), None)
+            if final is not None:
+                links[final.finding_id] = p["id"]
+            if p["bad"] or final is not None:
+                self.counts["confirmed"] += 1
+            else:
+                self.counts["cleared"] += 1
+                cleared.append(self._cleared(p, al))
+        if still:
+            self.open[table_id] = still
+        else:
+            self.open.pop(table_id, None)
+
+    # --- seeing one --------------------------------------------------------------
+    @staticmethod
+    def _passed(ev, draw_ts: int, between) -> bool:
+        """The terminal has moved past a shoe draw of ``draw_ts``: it ends the round after it, or it
+        writes its next event after a draw made between rounds (``between``: the ts of the round's end,
+        when the terminal's last event was ``round_ended``)."""
+        if ev.source != "dealer" or ev.type == "card_dealt" or ev.ts is None:
+            return False
+        if ev.type == "round_ended":
+            return draw_ts < ev.ts
+        return between is not None and between < draw_ts < ev.ts
+
+    def _seen(self, table_id, game, pack, ev, between=None) -> dict | None:
+        al = pack["al"]
+        s, t = al["s"], al["t"]
+        if not s or not t:
+            return None
+        i, j = al["i"], al["j"]
+        at = alignment.disagreement(al)
+        if at is not None:
+            return self._new(table_id, game, pack, "differ", at[0], at[1], ev)
+        if j >= len(t) and i < len(s):
+            c = s[i]
+            if c[1] is not None and c[2] is not None and c[3] is not None and self._passed(ev, c[3], between):
+                return self._new(table_id, game, pack, "shoe_only", i, None, ev)
+        elif i >= len(s) and j < len(t):
+            c = t[j]
+            moved = ((ev.source == "dealer" and ev.type == "round_ended")
+                     or (ev.source == "shoe" and ev.ts is not None and c[2] is not None and ev.ts > c[2]))
+            if c[0] is not None and moved:
+                return self._new(table_id, game, pack, "term_only", None, j, ev)
+        return None
+
+    def _new(self, table_id, game, pack, kind, si, tj, ev) -> dict | None:
+        pid = pack["pack_id"]
+        for p in self.open.get(table_id, ()):
+            if p["pack_id"] == pid and ((si is not None and p["si"] == si) or (tj is not None and p["tj"] == tj)):
+                return None                     # that card is already announced
+        return self._make(table_id, game, pack, kind, si, tj, getattr(ev, "event_id", None))
+
+    def _make(self, table_id, game, pack, kind, si, tj, trigger_id) -> dict:
+        s, t = pack["al"]["s"], pack["al"]["t"]
+        sc = s[si] if si is not None else None
+        tc = t[tj] if tj is not None else None
+        if tc is not None:
+            round_id = tc[4]
+        else:
+            j = pack["al"]["j"]
+            round_id = t[j - 1][4] if 0 < j <= len(t) else None
+        return {
+            "id": _id(RULE_ID, table_id, pack["pack_id"], sc and sc[2], tc and tc[1]),
+            "kind": kind, "table_id": table_id, "game": game, "pack_id": pack["pack_id"], "round_id": round_id,
+            "si": si, "tj": tj, "shoe_event": sc[2] if sc else None, "term_event": tc[1] if tc else None,
+            "shoe_draw": sc[0] if sc else None, "shoe_card": sc[1] if sc else None,
+            "terminal_place": tj + 1 if tc else None, "terminal_card": tc[0] if tc else None,
+            "shoe_ref": alignment.shoe_ref(sc) if sc else None, "term_ref": alignment.term_ref(tc) if tc else None,
+            "seen_at": trigger_id, "bad": False, "matched": [],
+        }
+
+    def _from_finding(self, table_id, game, pack, f) -> dict | None:
+        if pack is None:
+            return None
+        ids = set(f.event_ids)
+        s, t = pack["al"]["s"], pack["al"]["t"]
+        si = next((k for k, c in enumerate(s) if c[2] in ids), None)
+        tj = next((k for k, c in enumerate(t) if c[1] in ids), None)
+        if si is None and tj is None:
+            return None
+        kind = "differ" if si is not None and tj is not None else "shoe_only" if si is not None else "term_only"
+        p = self._make(table_id, game, pack, kind, si, tj, None)
+        p["round_id"] = f.round_id
+        p["bad"] = True
+        return p
+
+    # --- the alert records ---------------------------------------------------------
+    def _alert(self, p: dict) -> dict:
+        draw, term = p["shoe_draw"], p["terminal_place"]
+        a, b = p["shoe_card"], p["terminal_card"]
+        if p["kind"] == "differ":
+            expected = f"the shoe and the dealer terminal should show the same card at draw {draw}"
+            actual = (f"the shoe read {a} at draw {draw}; the terminal recorded {b} as card {term} of the pack "
+                      "(provisional: the alignment decides after 7 more cards)")
+        elif p["kind"] == "shoe_only":
+            expected = "every card the shoe draws should be recorded by the dealer terminal"
+            actual = (f"the shoe's draw {draw} ({a}) is not recorded by the dealer terminal, which has "
+                      "moved on (provisional)")
+        else:
+            expected = "every card the dealer terminal records should have been drawn by the shoe"
+            actual = (f"the terminal's card {term} of the pack ({b}) was not drawn by the shoe by the round's "
+                      "end (provisional)")
+        refs = [r for r in (p["shoe_ref"], p["term_ref"]) if r is not None]
+        ids = tuple(sorted(r[0] for r in refs))
+        shown = _Texts(p["table_id"], p["pack_id"], ids, expected, actual)
+        if self.guard is not None:
+            shown = self.guard.apply(shown)
+        masked = shown.expected != expected or shown.actual != actual
+        ts = max(r[1] for r in refs if r[1] is not None)
+        return {
+            "finding_id": p["id"], "provisional_id": p["id"], "rule_id": RULE_ID, "title": TITLE,
+            "severity": "critical", "game": p["game"], "table_id": p["table_id"], "pack_id": p["pack_id"],
+            "round_id": p["round_id"], "dealer_id": p["term_ref"][2] if p["term_ref"] else None,
+            "ts_us": ts, "ts_offset": refs[-1][4], "expected": shown.expected, "actual": shown.actual,
+            "event_ids": list(ids), "evidence": [{"device_id": r[3], "event_id": r[0]} for r in refs],
+            "shoe_draw": draw, "shoe_card": MASK if masked and a is not None else a,
+            "terminal_place": term, "terminal_card": MASK if masked and b is not None else b,
+            "seen_at": p["seen_at"],
+        }
+
+    def _cleared(self, p: dict, al: dict) -> dict:
+        s, t = al["s"], al["t"]
+        said = []
+        for _kind, si, tj in p["matched"]:
+            said.append(f"the shoe's draw {s[si][0]} matched the terminal's card {tj + 1} of the pack")
+        how = {"differ": "the streams realigned (an offset)",
+               "shoe_only": "the terminal recorded the draw after all (its line came late)",
+               "term_only": "the shoe's draw came after all (its line came late)"}[p["kind"]]
+        reason = f"{'; '.join(dict.fromkeys(said)) or 'its cards were matched'}: {how}"
+        return {
+            "finding_id": _id(CLEARED_ID, p["id"]), "provisional_id": p["id"], "rule_id": CLEARED_ID,
+            "title": CLEARED_TITLE, "severity": "info", "game": p["game"], "table_id": p["table_id"],
+            "pack_id": p["pack_id"], "round_id": p["round_id"],
+            "ts_us": max(r[1] for r in (p["shoe_ref"], p["term_ref"]) if r is not None and r[1] is not None),
+            "expected": f"the provisional alert {p['id']} is decided by the alignment",
+            "actual": f"cleared: {reason}; no card was switched or unaccounted there",
+            "event_ids": [], "evidence": [],
+        }
+
+    # --- checkpoint ------------------------------------------------------------------
+    def state(self) -> dict:
+        return {"open": self.open, "counts": self.counts, "ended": self.ended}
+
+    def restore(self, state: dict) -> None:
+        self.open = {k: [dict(p) for p in v] for k, v in state.get("open", {}).items()}
+        self.counts.update(state.get("counts", {}))
+        self.ended = dict(state.get("ended", {}))
+
+
+def alert_records(alerts: list[dict], gaming_day, local: bool = False) -> list[dict]:
+    """The alerts of :class:`CardWatch` as the sinks' JSON objects: the FINDINGS columns (null where
+    they do not apply) plus the place and readings, ``live_only: true``; ``ts`` RFC 3339 (``local``:
+    in the table's own offset)."""
+    recs = []
+    for a in alerts:
+        rec = {c: None for c in COLUMNS}
+        rec.update({k: v for k, v in a.items() if k != "ts_us"})
+        rec["ts"] = rfc3339(a["ts_us"], a.get("ts_offset") if local else None)
+        rec["gaming_day"] = gaming_day(a["ts_us"]).isoformat()
+        rec["live_only"] = True
+        recs.append(rec)
+    return recs

@@ -1,0 +1,111 @@
+"""``UNSHUFFLED_SEQUENCE`` across packs, live: at the card that completes a 10-card run an earlier
+pack holds (``rules/repeated_runs.py``; the nightly batch compares every pack of the night at once).
+
+As each card of a pack is drawn (the shoe's draws; the terminal's cards on a table without a shoe —
+the pack's card sequence as the batch reads it, ``rules.packs.sequence``), the 10-card window it
+completes is looked up among the windows of the packs seen before.  When it repeats a window of an
+earlier pack (earlier: its run began at the earlier ``ts``; ties by ``pack_id``, then ``table_id``)
+of the same gaming day, the finding is raised at once, built by the batch's own
+:func:`rules.repeated_runs.repeated_runs` over the two packs — so its rule, key, texts, evidence
+and ``finding_id`` are the batch's row.  A pack gets at most one such finding.
+
+Where live may differ from the batch (docs/watch.md):
+
+* only the last ``MAX_PACKS`` packs of the floor are remembered (bounded memory: a window is an
+  int, a card a reference); a repeat of an older pack of the night, and any repeat after a restart
+  of a pack seen before it (the index is not checkpointed: it would make every checkpoint carry
+  every card of the night) is left to the nightly batch;
+* a pack that already had a within-pack ``UNSHUFFLED_SEQUENCE`` (8 cards in new-deck order) gets no
+  second alert (the batch keeps one of the two, the earlier);
+* an earlier pack whose lines arrive after the later pack's (another table's stream far behind)
+  is not compared with it; a pack of a shoe table whose shoe drew nothing (``SHOE_SILENT``: the
+  batch reads its terminal's cards) is not looked at live.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from rules.repeated_runs import RUN, PackCards, repeated_runs
+
+MAX_PACKS = 512
+_CODE = {r + s: i for i, (r, s) in enumerate((r, s) for r in "A23456789TJQK" for s in "cdhs")}
+
+
+class LiveRepeats:
+    def __init__(self, gaming_day, max_packs: int = MAX_PACKS, run: int = RUN) -> None:
+        self.gaming_day = gaming_day
+        self.max_packs = max_packs
+        self.run = run
+        self.top = 52 ** (run - 1)
+        self.first: dict[int, tuple] = {}        # window key -> (order, (table_id, pack_id))
+        self.packs: OrderedDict[tuple, dict] = OrderedDict()
+
+    def after(self, driver, ev) -> list:
+        """After the engine was fed ``ev``: the cross-pack finding the card it added completes, if any."""
+        if ev.type == "card_drawn" and ev.source == "shoe":
+            if getattr(driver.replay, "shoeless", False):
+                return []
+            pack = driver.replay.st["packs"].get(ev.pack_id)
+            if pack is None or not pack["al"]["s"] or pack["al"]["s"][-1][2] != ev.event_id:
+                return []
+            c = pack["al"]["s"][-1]
+            card = (c[0], c[1], c[2], c[3], c[4], c[5])
+        elif ev.type == "card_dealt" and ev.source == "dealer" and getattr(driver.replay, "shoeless", False):
+            pack = next((p for p in driver.replay.st["packs"].values()
+                         if p["al"]["t"] and p["al"]["t"][-1][1] == ev.event_id), None)
+            if pack is None:
+                return []
+            t = pack["al"]["t"]
+            c = t[-1]
+            card = (len(t), c[0], c[1], c[2], c[6], c[7])
+        else:
+            return []
+        if pack.get("run_found") and not (pack["shoe_done"] and pack["term_done"]) and ev.source == "shoe":
+            within = True          # the shoe showed 8 cards in new-deck order: that pack is alerted already
+        else:
+            within = False
+        return self._add(driver.table_id, driver.game, pack["pack_id"], card, within)
+
+    def _add(self, table_id, game, pack_id, card, within: bool) -> list:
+        k = (table_id, pack_id)
+        rec = self.packs.get(k)
+        if rec is None:
+            rec = self.packs[k] = {"cards": [], "keys": [], "game": game, "hit": False, "key": 0, "length": 0,
+                                   "day": self.gaming_day(card[3]) if card[3] is not None else None}
+            while len(self.packs) > self.max_packs:
+                self._forget(*self.packs.popitem(last=False))
+        cards = rec["cards"]
+        if cards and card[0] <= cards[-1][0]:
+            return []                                   # not after the last one: the engine ignored it too
+        code = _CODE.get(card[1])
+        if code is None or not cards or card[0] != cards[-1][0] + 1:
+            rec["key"] = rec["length"] = 0              # an unreadable card or a lost index breaks a run
+        cards.append(card)
+        if code is None:
+            return []
+        # the window's key, rolled (rules.repeated_runs.run_keys: base-52 digits of its cards)
+        key = rec["key"]
+        rec["key"] = key = (key % self.top) * 52 + code if rec["length"] >= self.run else key * 52 + code
+        rec["length"] += 1
+        if rec["length"] < self.run:
+            return []
+        w = cards[-self.run:]
+        order = (w[0][3], pack_id, table_id)
+        best = self.first.get(key)
+        if best is None or order < best[0]:
+            self.first[key] = (order, k)
+            rec["keys"].append(key)
+        if best is None or best[1] == k or not best[0] < order or rec["hit"] or within:
+            return []
+        earlier = self.packs.get(best[1])
+        if earlier is None or earlier["day"] != rec["day"]:
+            return []
+        rec["hit"] = True
+        found = repeated_runs([PackCards(best[1][0], best[1][1], earlier["game"], None, tuple(earlier["cards"])),
+                               PackCards(table_id, pack_id, game, None, tuple(cards))], self.gaming_day, self.run)
+        return [f for f in found if f.table_id == table_id and f.pack_id == pack_id]
+
+    def _forget(self, k, rec) -> None:
+        for key in rec["keys"]:
+            if self.first.get(key, (None, None))[1] == k:
+                del self.first[key]
