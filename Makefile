@@ -2,7 +2,7 @@
 #   make demo   virtual environment, install, simulate a gaming day, replay it, print the findings
 #   make check  the quick tests: engine (rules/), contract (schemas/), queries, none that runs Beam
 #               (-m "not slow"; under a minute)
-#   make test   virtual environment, install with the test extras, run the whole test suite
+#   make test   virtual environment, install with the test extras, run the whole test suite (on every core)
 # (install compiles the replay engine, rules/, with Cython: ~30 s the first time, see setup.py)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -32,8 +32,10 @@ CHECK = tests/rules tests/schemas tests/queries tests/test_no_beam_internals.py 
 check: install
 	$(BIN)/python -m pytest -q -n 2 -m "not slow" $(CHECK)
 
+# every test, on every core (pytest-xdist: most tests wait on a real pitwatch process or a Beam pipeline's
+# workers, and every test keeps to its own tmp_path, ports and processes)
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info demo-out rules/*.so rules/_compiled_from.json

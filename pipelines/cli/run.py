@@ -34,7 +34,7 @@ Examples:
   pitwatch run --day 2026-11-28 --config /etc/pitwatch/pitwatch.toml
   pitwatch run 'feeds/*.jsonl.gz' --lake lake --timezone America/Puerto_Rico
   pitwatch run feeds/ --lake lake --direct_num_workers=2 --direct_running_mode=multi_processing
-  pitwatch run gs://casino/feeds/ --lake gs://casino/lake --runner=DataflowRunner --project=… --region=…
+  pitwatch run gs://casino/feeds/ --lake /mnt/lake --runner=FlinkRunner --flink_master=…   (a lake all workers mount)
   pitwatch run feeds/ --lake lake -- --a_runner_flag=x     (after --: passed to Beam unchecked)
 """,
 )
