@@ -92,14 +92,10 @@ def config(tmp_path: Path, text: str) -> Path:
 
 
 def run_records(lake: Path) -> list[dict]:
-    """The runs table's records (a Delta table once issue 26's tables are in, Parquet files before)."""
-    import pyarrow.parquet as pq
+    """The latest record of every run of the lake (a writer appends one when it starts, one when it ends)."""
+    from tests import lake_rows
 
-    if (lake / "runs" / "_delta_log").is_dir():
-        found = DeltaTable(str(lake / "runs")).to_pyarrow_table().to_pylist()
-    else:
-        found = [r for p in sorted((lake / "runs").glob("*.parquet")) for r in pq.read_table(p).to_pylist()]
-    return [{**r, "options": json.loads(r["options"])} for r in found]
+    return [{**r, "options": json.loads(r["options"])} for r in lake_rows.run_records(lake)]
 
 
 # --- retention 0 with a hold on one day --------------------------------------------------------------
@@ -124,7 +120,11 @@ def test_vacuum_removes_replaced_files_but_a_held_days_and_the_current_version_r
         assert data_files(lake / t) == current[t] | old_held[t]          # the held day's old files remain
         assert not (data_files(lake / t) & old_other[t])                 # every other replaced file is gone
     assert {t: read_sorted(lake / t) for t in before_rows} == before_rows   # the current version: same rows
-    assert {p: h for p, h in tree(lake).items() if "_delta_log" in p} == logs  # the log untouched
+    after = {p: h for p, h in tree(lake).items() if "_delta_log" in p}
+    # the tables' logs untouched; the runs table's only gained the vacuum's own records (chained)
+    assert {p: h for p, h in after.items() if not p.startswith("runs/")} == \
+        {p: h for p, h in logs.items() if not p.startswith("runs/")}
+    assert {p: h for p, h in after.items() if p in logs} == logs
     assert read_sorted(lake / "events", version=0, day=HELD) == held_night_0   # time travel on the held day
     assert {r["night"] for r in held_night_0} == {0}
     with pytest.raises(Exception):                       # the other days of version 0: their files are gone

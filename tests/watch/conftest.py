@@ -81,6 +81,7 @@ class Watch:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.alerts: list[dict] = []
         self.provisional: list[dict] = []
+        self.everything: list = []      # every stdout line in arrival order: alerts, provisional ones, text lines
         self.errors: list[str] = []
         self._threads = [threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True),
                          threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True)]
@@ -94,7 +95,9 @@ class Watch:
                     alert = json.loads(raw)
                 except ValueError:
                     self.alerts.append(raw.decode().rstrip("\n"))
+                    self.everything.append(self.alerts[-1])
                     continue
+                self.everything.append(alert)
                 (self.provisional if isinstance(alert, dict) and alert.get("rule_id") in PROVISIONAL
                  else self.alerts).append(alert)
             else:

@@ -126,12 +126,12 @@ def test_syslog_sink_delivers_each_alert_to_a_real_rsyslog(tmp_path, scenario, s
     w = start_watch(feeds, "--lake", lake, "--syslog", target, "--finalize-at-stop")
     w.caught_up(len(order))
     assert w.stop(signal.SIGTERM) == 0
-    got = r.wait_for(len(w.alerts))
-    assert len(w.alerts) >= 5
-    assert sorted(m["sd"].split('finding_id="')[1][:32] for m in got) == sorted(a["finding_id"] for a in w.alerts)
-    by_id = {a["finding_id"]: a for a in w.alerts}
+    got = r.wait_for(len(w.everything))
+    assert len(w.everything) >= 5
+    assert sorted(m["sd"].split('finding_id="')[1].split('"')[0] for m in got) == sorted(a["finding_id"] for a in w.everything)
+    by_id = {a["finding_id"]: a for a in w.everything}
     for m in got:
-        _check_message(m, by_id[m["sd"].split('finding_id="')[1][:32]], transport)
+        _check_message(m, by_id[m["sd"].split('finding_id="')[1].split('"')[0]], transport)
 
 
 @pytest.mark.slow
@@ -145,13 +145,13 @@ def test_syslog_collector_down_at_start_delays_nothing_and_gets_every_alert_once
     t0 = time.monotonic()
     append_lines(feeds, order)
     w.caught_up(len(order))
-    assert time.monotonic() - t0 < 5 and w.alerts       # stdout did not wait for the collector
+    assert time.monotonic() - t0 < 5 and w.everything       # stdout did not wait for the collector
     w.wait_for(lambda: any("retried with backoff" in e for e in w.errors), "the failure said once")
     r = rsyslog(udp=udp, tcp=tcp)                         # the collector comes up
-    got = r.wait_for(len(w.alerts), timeout=40)
+    got = r.wait_for(len(w.everything), timeout=40)
     assert w.stop(signal.SIGTERM) == 0
-    ids = [m["sd"].split('finding_id="')[1][:32] for m in got]
-    assert ids == [a["finding_id"] for a in w.alerts]     # in order, each once
+    ids = [m["sd"].split('finding_id="')[1].split('"')[0] for m in got]
+    assert ids == [a["finding_id"] for a in w.everything]     # in order, each once
     assert sum("retried with backoff" in e for e in w.errors) == 1
     assert any("delivering again" in e for e in w.errors)
 

@@ -98,7 +98,7 @@ def receiver():
 def _feed_until_first_alert(w, feeds, order) -> int:
     """Append ``order`` in chunks until the watcher raised its first alert; the lines appended."""
     n = 0
-    while not w.alerts:
+    while not w.everything:
         assert n < len(order), "the scenario raised no alert"
         append_lines(feeds, order[n:n + 10])
         n = min(n + 10, len(order))
@@ -117,26 +117,26 @@ def test_webhook_that_hangs_then_fails_delays_no_alert_on_stdout_and_gets_every_
     first = _feed_until_first_alert(w, feeds, order)
     w.wait_for(hook.first_request_arrived, "the webhook's first POST")
     # everything else arrives while the receiver hangs on the first alert (7 s; the sink waits 5 s)
-    before = len(w.alerts)
+    before = len(w.everything)
     t0 = time.monotonic()
     append_lines(feeds, order[first:])
     w.caught_up(len(order))
     took = time.monotonic() - t0
     assert took < 3.0, f"stdout waited {took:.1f} s behind a hanging webhook"
-    assert len(w.alerts) > before
+    assert len(w.everything) > before
     assert [r[1] for r in hook.arrivals()] == ["hang"], "the receiver was not hanging all along: proves nothing"
     # the receiver comes back (the hang, then 500, then 200s): every alert, in order
-    w.wait_for(lambda: len(hook.accepted()) >= len(w.alerts), "every alert at the webhook", timeout=60)
+    w.wait_for(lambda: len(hook.accepted()) >= len(w.everything), "every alert at the webhook", timeout=60)
     assert w.stop(signal.SIGTERM) == 0
     accepted = hook.accepted()
-    assert [a["finding_id"] for a in accepted] == [a["finding_id"] for a in w.alerts]
-    assert accepted == w.alerts
+    assert [a["finding_id"] for a in accepted] == [a["finding_id"] for a in w.everything]
+    assert accepted == w.everything
     keys = [k for _t, code, k, _b in hook.arrivals() if code in range(200, 300)]
-    assert keys == [a["finding_id"] for a in w.alerts]
+    assert keys == [a["finding_id"] for a in w.everything]
     codes = [code for _t, code, _k, _b in hook.arrivals()]
     assert codes[:2] == ["hang", 500] and set(codes[2:]) == {200}
     # the first alert, tried again after the hang and the 500, before any later one
-    assert [k for _t, _c, k, _b in hook.arrivals()[:3]] == [w.alerts[0]["finding_id"]] * 3
+    assert [k for _t, _c, k, _b in hook.arrivals()[:3]] == [w.everything[0]["finding_id"]] * 3
     # quiet: one warning when delivery began failing, one line when it came back
     failing = [e for e in w.errors if "webhook:" in e and "retried with backoff" in e]
     assert len(failing) == 1, w.errors
@@ -155,14 +155,14 @@ def test_webhook_queue_waits_in_the_checkpoint_across_a_restart_and_is_delivered
     w.caught_up(len(order))
     w.wait_for(lambda: hook.requests, "a refused POST")
     assert w.stop(signal.SIGTERM) == 0
-    assert w.alerts and not hook.accepted()
+    assert w.everything and not hook.accepted()
     hook.default = 200                       # it is back; the watcher restarts on the same events
     w2 = start_watch(feeds, "--lake", lake, "--webhook", hook.url)
     w2.caught_up(len(order))
-    w2.wait_for(lambda: len(hook.accepted()) >= len(w.alerts), "the queued alerts at the webhook")
+    w2.wait_for(lambda: len(hook.accepted()) >= len(w.everything), "the queued alerts at the webhook")
     assert w2.stop(signal.SIGTERM) == 0
-    assert not w2.alerts                     # nothing read again: nothing raised again
-    assert [a["finding_id"] for a in hook.accepted()] == [a["finding_id"] for a in w.alerts]
+    assert not w2.everything                     # nothing read again: nothing raised again
+    assert [a["finding_id"] for a in hook.accepted()] == [a["finding_id"] for a in w.everything]
     # and a third start sends nothing more
     n = len(hook.requests)
     w3 = start_watch(feeds, "--lake", lake, "--webhook", hook.url)
