@@ -6,13 +6,14 @@ processes throughout: the choice is made once, when ``rules`` is imported.
 """
 from __future__ import annotations
 
+from tests import lake_rows
+
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
 
-import pyarrow.parquet as pq
 import pytest
 
 import rules
@@ -88,9 +89,7 @@ def test_compiled_and_source_engines_write_the_same_lake(tmp_path):
                              cwd=tmp_path, env=env, capture_output=True, text=True)
         assert out.returncode in (0, 1), out.stderr     # 1: findings at or above --fail-on
         assert "RuntimeWarning" not in out.stderr
-        lakes[mode] = {str(p.relative_to(lake)): p.read_bytes()
-                       for p in sorted(lake.rglob("*.parquet")) if "runs" not in p.relative_to(lake).parts}
+        lakes[mode] = lake_rows.data_files(lake)     # each table's files, named without the run id
     assert lakes["compiled"] == lakes["source"]
-    rule_ids = {rule for name in lakes["compiled"] if name.startswith("findings")
-                for rule in pq.read_table(tmp_path / "compiled" / name).column("rule_id").to_pylist()}
+    rule_ids = set(lake_rows.table(tmp_path / "compiled", "findings").column("rule_id").to_pylist())
     assert len(rule_ids) >= 15    # most rules fired: the engines were exercised
