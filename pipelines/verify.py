@@ -396,11 +396,18 @@ def _checkpoints(lake_path, name, states, report) -> None:
 
 
 def _lake_folder(lake_path, tables, report, status) -> None:
-    """The lake's own folder: its tables, settings.json, the staging of a run; nothing else."""
+    """The lake's own folder: its tables, settings.json, the staging of a run, the writer lock;
+    nothing else."""
+    from pipelines.lake_lock import HOLDER_FILE, LOCK_FILE
+
     fs, root = lake.filesystem(lake_path)
     for info in fs.get_file_info(pafs.FileSelector(root)):
         base = info.base_name
         if base in tables or base in LAKE_FILES or base.startswith(".pitwatch-write-test-"):
+            continue
+        if base in (LOCK_FILE, HOLDER_FILE) or (base.startswith(f".{HOLDER_FILE}") and ".tmp-" in base):
+            report.leftover("lock", base, "the lake's writer lock (pipelines.lake_lock): held by a writer now, "
+                            "or left by one that was killed (the next writer takes it over)")
             continue
         if base == STAGING and info.type == pafs.FileType.Directory:
             for run in fs.get_file_info(pafs.FileSelector(info.path)):
