@@ -39,6 +39,7 @@ CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?\.parquet$")
 TEMP_COMMIT = re.compile(r"^_commit_[0-9a-fA-F-]+\.json\.tmp$")
 LAKE_FILES = {"settings.json", "_runs.lock"}   # pipelines.lake_settings; pipelines.runs.runs_append_lock
 STAGING = "_staging"                      # pipelines.staging: a run's scratch, removed when it ends
+WATCH_STATE = "_watch"                    # live.service: the watchers' checkpoints (not evidence: alerts/ is)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -401,6 +402,8 @@ def _lake_folder(lake_path, tables, report, status) -> None:
     for info in fs.get_file_info(pafs.FileSelector(root)):
         base = info.base_name
         if base in tables or base in LAKE_FILES or base.startswith(".pitwatch-write-test-"):
+            continue
+        if base == WATCH_STATE and info.type == pafs.FileType.Directory:
             continue
         if base == STAGING and info.type == pafs.FileType.Directory:
             for run in fs.get_file_info(pafs.FileSelector(info.path)):
