@@ -144,15 +144,19 @@ class AlertsTable:
                 if attempt == COMMIT_RETRIES - 1:
                     raise
         self.commits += 1
-        self._record(run_id, started, files, len(records), sorted(by_day), n, since)
+        self._record(run_id, started, files, len(records), sorted(by_day), n, since, once=False)
 
-    def _record(self, run_id: str, started, files, rows: int, days: list[str], n: int | None, since: int = 0) -> None:
+    def _record(self, run_id: str, started, files, rows: int, days: list[str], n: int | None, since: int = 0,
+                once: bool = True) -> None:
+        """Append the runs record of commit(s) ``run_id`` made.  ``once``: unless it is recorded already
+        (a restart's or a creation's record, which another watcher may make too; a fresh commit's
+        run id is this process's alone, and its files match no other watcher's names)."""
         from pipelines import runs
 
         meta = {"run_id": run_id, "command": "watch", "versions": _versions(), "started": started.isoformat(),
                 "options": json.dumps({"watch_id": self.watch_id, "batch": n, "alerts": rows}, sort_keys=True)}
         rec = runs.run_record(meta, "succeeded", {"replayed_days": days}, ended=_dt.datetime.now(_dt.timezone.utc))
-        runs.write_run_record(self.lake, rec, files, once=True, since={TABLE: since})
+        runs.write_run_record(self.lake, rec, files, once=once, since={TABLE: since})
 
     # --- restart -------------------------------------------------------------------
     def _own_files(self) -> list[tuple[int, str, str]]:

@@ -65,7 +65,8 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
               help="Announce a dealer terminal or shoe silent this long while its table plays (DEVICE_SILENT, "
                    "an info alert, live only); 0: never.")
 @setting_option("devices", metavar="FILE")
-@click.option("--commit-every", default=30.0, show_default=True, type=click.FloatRange(0.05), metavar="SECONDS",
+@click.option("--commit-every", default=30.0, show_default=True, type=click.FloatRange(0.05, 86400),
+              callback=lambda _ctx, param, v: _finite(param, v), metavar="SECONDS",
               help="Commit the lake's alerts table at most this often (and on stop; never per checkpoint).")
 @click.option("--checkpoint-every", default=5.0, show_default=True, type=click.FloatRange(0.05),
               metavar="SECONDS", help="Checkpoint interval.")
@@ -145,6 +146,13 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
             f"pitwatch: stopped: {plural(summary['lines'], 'line')}, {summary['accepted']:,} accepted{late}, "
             f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}{extra}{damaged}, "
             f"{plural(summary['findings'], 'finding')}; checkpoint in {summary['state_dir']}", err=True)
+
+
+def _finite(param, value: float) -> float:
+    """A number of seconds, refused when not finite (``nan`` passes a range check: every comparison is false)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise click.BadParameter(f"{value!r} is not a number of seconds", param=param)
+    return value
 
 
 def _video_pad(given: int | None) -> int:

@@ -89,8 +89,9 @@ def test_commits_at_most_every_commit_every_and_one_on_stop_none_per_checkpoint(
     # ... and one on stop, with what the stop decided (UNSHUFFLED_PACK: only at the end of input)
     assert len(made) == before_stop + 1 and stamps[-1] >= stopping
     unshuffled = {a["finding_id"] for a in w.alerts if a["rule_id"] == "UNSHUFFLED_PACK"}
-    last = pq.read_table(lake / "alerts" / made[-1]["adds"][0], columns=["finding_id"]).column(0).to_pylist()
-    assert unshuffled and unshuffled <= set(last)
+    last = {i for path in made[-1]["adds"]
+            for i in pq.read_table(lake / "alerts" / path, columns=["finding_id"]).column(0).to_pylist()}
+    assert unshuffled and unshuffled <= last
     assert table_ids(lake) == batch_ids
     # each commit is recorded in the runs chain: a watch record names exactly it
     records = watch_records(lake)
@@ -258,3 +259,12 @@ def test_a_plain_parquet_alerts_folder_is_converted_into_the_table(tmp_path):
     assert (folder / "default-00000000.parquet").exists()
     part = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
     assert ds.dataset(str(lake / "alerts"), format="parquet", partitioning=part).count_rows() == 1
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "thirty", "1e999"])
+def test_a_bad_commit_every_is_refused_in_one_line(tmp_path, value):
+    out = pitwatch("watch", tmp_path / "feeds", "--lake", tmp_path / "lake", "--commit-every", value)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1].startswith("Error: ") and "Traceback" not in out.stderr
+    assert "--commit-every" in out.stderr
+    assert not (tmp_path / "lake").exists()
