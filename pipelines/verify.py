@@ -37,7 +37,8 @@ RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
 COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?\.parquet$")
 TEMP_COMMIT = re.compile(r"^_commit_[0-9a-fA-F-]+\.json\.tmp$")
-LAKE_FILES = {"settings.json", "_runs.lock"}   # pipelines.lake_settings; pipelines.runs.runs_append_lock
+# pipelines.lake_settings; pipelines.runs.runs_append_lock; pipelines.lake_lock (the run lock, its holder)
+LAKE_FILES = {"settings.json", "_runs.lock", "_writer.lock", "_writer.holder.json"}
 STAGING = "_staging"                      # pipelines.staging: a run's scratch, removed when it ends
 WATCH_STATE = "_watch"                    # live.service: the watchers' checkpoints (not evidence: alerts/ is)
 
