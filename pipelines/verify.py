@@ -40,6 +40,8 @@ TEMP_COMMIT = re.compile(r"^_commit_[0-9a-fA-F-]+\.json\.tmp$")
 # pipelines.lake_settings; pipelines.runs.runs_append_lock; pipelines.lake_lock (the run lock, its holder)
 LAKE_FILES = {"settings.json", "_runs.lock", "_writer.lock", "_writer.holder.json"}
 STAGING = "_staging"                      # pipelines.staging: a run's scratch, removed when it ends
+ALERTS = "alerts"                          # live.alerts_table: the watchers' table
+ALERTS_FILE = re.compile(r"^.+-\d{8}\.parquet$")   # <watch-id>-<n>.parquet
 WATCH_STATE = "_watch"                    # live.service: the watchers' checkpoints (not evidence: alerts/ is)
 
 
@@ -348,7 +350,10 @@ def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
         if info.type != pafs.FileType.File or rel.startswith(delta.LOG_FOLDER + "/") or rel in committed:
             continue
         run = RUN_ID.search(info.base_name)
-        if run and run.group(0) in status:
+        if name == ALERTS and ALERTS_FILE.match(info.base_name):
+            report.leftover("uncommitted alerts file", f"{name}/{rel}", "written by a watcher killed during its "
+                            "commit: no reader sees it; that watcher's restart removes it")
+        elif run and run.group(0) in status:
             report.leftover("uncommitted file", f"{name}/{rel}", f"written by run {run.group(0)} and never committed "
                             "(an interrupted run's): no reader sees it; the next run removes it")
         else:

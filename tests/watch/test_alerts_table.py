@@ -268,3 +268,35 @@ def test_a_bad_commit_every_is_refused_in_one_line(tmp_path, value):
     assert out.stderr.strip().splitlines()[-1].startswith("Error: ") and "Traceback" not in out.stderr
     assert "--commit-every" in out.stderr
     assert not (tmp_path / "lake").exists()
+
+
+def test_a_commit_killed_after_its_files_leaves_a_leftover_the_restart_removes(tmp_path):
+    """Files written, the Delta commit not made (kill -9 in between): verify calls them a leftover (no
+    reader sees them), and the watcher's restart deletes them; their alerts are still pending."""
+    from live.alerts_table import AlertsTable
+    from pipelines.verify import verify
+
+    lake = tmp_path / "lake"
+    row = {"finding_id": "a" * 64, "rule_id": "BURN_SKIPPED", "title": "t", "severity": "major", "table_id": "T1",
+           "gaming_day": "2026-11-28", "ts": "2026-11-28T10:00:00Z", "event_ids": ["e"], "evidence": [],
+           "expected": "x", "actual": "y", "source": "live"}
+    sink = AlertsTable(str(lake), "w1")
+    sink.recover({})
+    sink.send([row])
+    state = sink.state()                      # the checkpoint before the commit: n 0, the alert pending
+    from pipelines.lake import write_data_file
+
+    def files_only(n, records):               # what _commit does before its Delta commit
+        for day, part in sink._rows(records)[1].items():
+            write_data_file(str(lake), "alerts", day, f"w1-{n:08d}.parquet", part)
+    sink._commit = files_only
+    sink.flush()
+    left = lake / "alerts" / "gaming_day=2026-11-28" / "w1-00000000.parquet"
+    assert left.exists() and table_ids(lake) == []
+    report = verify(str(lake))
+    assert report.intact and [f.kind for f in report.leftovers] == ["uncommitted alerts file"]
+    again = AlertsTable(str(lake), "w1")
+    assert again.recover(state) == {} and not left.exists()
+    assert [r["finding_id"] for r in again.buffer] == ["a" * 64]
+    again.flush()
+    assert table_ids(lake) == ["a" * 64] and verify(str(lake)).intact
