@@ -199,5 +199,12 @@ def test_the_alerts_table_is_read_at_its_latest_version_and_a_plain_parquet_fold
         sink.send([{**row, "finding_id": str(n) * 64}])
         sink.flush()
         assert connect(lake).execute("SELECT count(*) FROM alerts").fetchone() == (n + 1,)
+    import duckdb
+
+    from queries.export import export_database
+
+    out = str(tmp_path / "audit.duckdb")
+    export_database(lake, out)                        # export-duckdb copies it too
+    assert duckdb.connect(out, read_only=True).execute("SELECT count(*) FROM alerts").fetchone() == (2,)
     shutil.rmtree(f"{lake}/alerts/_delta_log")        # what a watcher of before this table wrote
     assert connect(lake).execute("SELECT count(*), min(gaming_day) FROM alerts").fetchone()[0] == 2
