@@ -9,9 +9,11 @@ reads whatever every source has (never blocking), decodes each line
 in the same turn, to every sink (journalled per sink).  It sleeps ``poll``
 seconds only when no source had anything.  Every ``checkpoint_every`` seconds
 (and when stopping) a checkpoint is taken: its snapshot on the loop, between
-two lines (the lake buffer handed over, the journal rotated, every piece
-serialised to bytes — only tables fed since the last one), its slow part
-(lake batch, file, fsync, rename) in a background thread
+two lines (the journal rotated, every piece serialised to bytes — only
+tables fed since the last one; the lake's alerts handed over for a commit
+only every ``commit_every`` seconds and at stop, otherwise kept in the
+checkpoint: :mod:`live.alerts_table`), its slow part (the alerts commit,
+file, fsync, rename) in a background thread
 (:class:`live.checkpoint.CheckpointWriter`), one at a time, so
 alerts decided meanwhile are not held up.
 
@@ -67,6 +69,7 @@ class WatchOptions:
     devices: object = None              # the device registry (pipelines.devices.DeviceRegistry) or None
     window: int = 128
     checkpoint_every: float = 5.0
+    commit_every: float = 30.0          # --commit-every: the alerts table's commits, at most this often (and on stop)
     stop_after_idle: float | None = None
     finalize_at_stop: bool = False
     finalize_after_idle: float | None = None
@@ -121,6 +124,7 @@ class WatchService:
         self.rejects: dict[str, str] = {}   # "file:line" -> reason, the last MAX_REJECTS (checkpointed)
         self.writer = CheckpointWriter()
         self._stop = False
+        self._next_commit = time.monotonic() + opts.commit_every
         self._restore()
 
     # --- restore / checkpoint -------------------------------------------------
@@ -157,8 +161,12 @@ class WatchService:
                 s.forget(sent)
                 s.start()
 
-    def checkpoint(self, wait: bool = False) -> None:
+    def checkpoint(self, wait: bool = False, commit: bool = False) -> None:
         """Snapshot now, on this thread; write it in the background (``wait``: and wait for it).
+
+        The lake's alerts are committed (:mod:`live.alerts_table`) only by the checkpoint that comes
+        ``commit_every`` seconds or more after the last commit, and by the one at stop (``commit``);
+        every other checkpoint keeps them in its own state (the sink's ``pending``), uncommitted.
 
         Called between two lines, so every alert of every event before the positions taken here
         was already delivered and journalled (stdout, file, webhook 2xx), is in the webhook queue
@@ -170,7 +178,8 @@ class WatchService:
         t0 = time.perf_counter()
         batch: list = []
         lake = self.lake_sink
-        if lake is not None and lake.buffer:
+        if lake is not None and lake.buffer and (commit or time.monotonic() >= self._next_commit):
+            self._next_commit = time.monotonic() + self.opts.commit_every
             days = {r["finding_id"]: r["gaming_day"] for r in lake.buffer}
             batch, ids = lake.take()
             sent = self.sent[lake.name]
@@ -405,7 +414,7 @@ class WatchService:
             for sink in self.outboxes:      # the alert in flight finishes (or is sent again next time)
                 sink.stop(getattr(sink, "timeout", 5.0) + 1)
                 self._delivered(sink, sink.delivered())
-            self.checkpoint(wait=True)
+            self.checkpoint(wait=True, commit=True)
         finally:
             self.close()
         return self.summary()
@@ -429,6 +438,7 @@ class WatchService:
 
     def summary(self) -> dict:
         return {**self.order.counts, **self.counts, "damaged_files": self.damaged_files(),
+                "alerts_commits": self.lake_sink.commits if self.lake_sink is not None else 0,
                 "tables": len(self.engine.tables), "masked": getattr(self.engine.guard, "masked", 0),
                 "state_dir": self.state.path}
 

@@ -15,8 +15,8 @@ sinks that can be read back close the last gap themselves:
 
 * :class:`JsonlFileSink` on restart cuts a half-written last line and reads
   the ids written since the checkpoint (the file is its own journal);
-* :class:`LakeSink` files are named ``<watch-id>-<n>.parquet`` by a counter in
-  the checkpoint; on restart it reads the ids of batches written after it;
+* :class:`LakeSink` (:mod:`live.alerts_table`): a commit's files are named by a counter in the
+  checkpoint; on restart it reads the ids of the commits made after it;
 * :class:`WebhookSink` sends ``Idempotency-Key: <finding_id>`` so a receiver
   can drop the one repeat a crash in the moment between a POST's answer
   and its journal record can cause; undelivered alerts wait in a queue that
@@ -25,18 +25,8 @@ sinks that can be read back close the last gap themselves:
   holds up the replay or another sink); the syslog sink (:mod:`live.syslog`) too;
 * :class:`StdoutSink`: same window, same ``finding_id`` to drop it by.
 
-Lake layout: ``LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet``, the FINDINGS
-columns (``gaming_day`` in the folder name, as every partitioned lake table),
-one small file per gaming day per checkpoint that has new alerts (its
-numbers taken on the service's loop at the snapshot, the files written by
-the checkpoint's thread before the checkpoint itself).  A
-separate table, never ``findings/``: the nightly batch replaces
-``findings/gaming_day=D/part-0.parquet`` whole, so a live writer there would
-be overwritten or would overwrite; ``alerts/`` belongs to the watchers only,
-each watcher writes only files with its own id, so two watchers and the
-batch never touch one file.  Temporary files are ``_<name>.partial``: hidden
-from pyarrow/DuckDB readers and not the batch's ``.…tmp-…`` names, which a
-nightly run deletes.
+The lake's ``alerts`` table (a Delta table, committed at most every ``--commit-every`` seconds and
+on stop, recorded in the runs chain): :mod:`live.alerts_table`.
 """
 from __future__ import annotations
 
@@ -52,6 +42,7 @@ import uuid
 
 import orjson
 
+from live.alerts_table import AlertsTable
 from live.outbox import DeliveryError, Outbox
 from schemas.arrow import FINDINGS
 from schemas.events import micros_to_datetime
@@ -202,103 +193,5 @@ class WebhookSink(Outbox):
             raise DeliveryError(f"HTTP {status}")
 
 
-class LakeSink:
-    """Buffer alerts; ``flush()`` writes them as one small Parquet file per gaming day."""
-
-    def __init__(self, lake: str, watch_id: str) -> None:
-        from pipelines import lake as lake_mod
-
-        self.name = f"lake:{watch_id}"
-        self.lake = lake
-        self.watch_id = watch_id
-        self.fs, self.root = lake_mod.filesystem(lake)
-        self.n = 0
-        self.buffer: list[dict] = []
-
-    def send(self, records: list[dict]) -> list[str]:
-        have = {r["finding_id"] for r in self.buffer}
-        self.buffer.extend(r for r in records if r["finding_id"] not in have)
-        return []   # delivered at flush()
-
-    def take(self) -> tuple[list, list[str]]:
-        """Hand the buffer over as a batch: ``([(n, day, records)…], ids)``; numbers are reserved now.
-
-        Called on the service's loop at a checkpoint's snapshot (so the snapshot's counter is past
-        the batch); :meth:`write` then writes it, in the checkpoint's thread, before that checkpoint.
-        """
-        if not self.buffer:
-            return [], []
-        by_day: dict[str, list] = {}
-        for r in self.buffer:
-            by_day.setdefault(r["gaming_day"], []).append(r)
-        batch = []
-        for day, recs in sorted(by_day.items()):
-            batch.append((self.n, day, recs))
-            self.n += 1
-        ids = [r["finding_id"] for r in self.buffer]
-        self.buffer = []
-        return batch, ids
-
-    def write(self, batch: list) -> None:
-        """Write a batch from :meth:`take`: one ``<watch-id>-<n>.parquet`` per gaming day, atomically."""
-        import pyarrow.parquet as pq
-
-        from pipelines.lake import DATA_FILE_MODE, file_schema, set_file_mode
-        from schemas.arrow import FINDINGS, rows_to_table
-
-        schema = file_schema("findings") if batch else None
-        for n, day, recs in batch:
-            rows = [{**r, "ts": _dt.datetime.fromisoformat(r["ts"].replace("Z", "+00:00")),
-                     "evidence_from": None if r.get("evidence_from") is None
-                     else _dt.datetime.fromisoformat(r["evidence_from"].replace("Z", "+00:00")),
-                     "gaming_day": _dt.date.fromisoformat(day)} for r in recs]
-            table = rows_to_table(rows, FINDINGS).select(schema.names).cast(schema)
-            folder = f"{self.root}/alerts/gaming_day={day}"
-            self.fs.create_dir(folder, recursive=True)
-            name = f"{self.watch_id}-{n:08d}"
-            tmp = f"{folder}/_{name}-{uuid.uuid4().hex[:8]}.partial"
-            with self.fs.open_output_stream(tmp) as out:
-                pq.write_table(table, out, compression="zstd")
-            set_file_mode(self.fs, tmp, DATA_FILE_MODE)   # a lake data file (docs/lake.md)
-            self.fs.move(tmp, f"{folder}/{name}.parquet")
-
-    def flush(self) -> list[str]:
-        """Write the buffer now (take + write); returns the ids written."""
-        batch, ids = self.take()
-        self.write(batch)
-        return ids
-
-    def state(self) -> dict:
-        return {"n": self.n}
-
-    def _own_files(self):
-        import pyarrow.fs as pafs
-
-        base = f"{self.root}/alerts"
-        if self.fs.get_file_info(base).type != pafs.FileType.Directory:
-            return []
-        pat = re.compile(re.escape(self.watch_id) + r"-(\d{8})\.parquet$")
-        out = []
-        for info in self.fs.get_file_info(pafs.FileSelector(base, recursive=True)):
-            if info.type != pafs.FileType.File:
-                continue
-            if info.base_name.startswith(f"_{self.watch_id}-") and info.base_name.endswith(".partial"):
-                self.fs.delete_file(info.path)   # left by a killed flush
-            elif (m := pat.fullmatch(info.base_name)):
-                out.append((int(m.group(1)), info.path))
-        return out
-
-    def recover(self, state: dict) -> dict:
-        """Ids (and days) in this watcher's batches written after the checkpoint; the counter moves past them."""
-        import pyarrow.parquet as pq
-
-        self.n = state.get("n", 0)
-        ids: dict = {}
-        for n, path in self._own_files():
-            if n >= state.get("n", 0):
-                day = re.search(r"gaming_day=([0-9-]+)", path)
-                with self.fs.open_input_file(path) as f:
-                    for fid in pq.read_table(f, columns=["finding_id"]).column(0).to_pylist():
-                        ids[fid] = day.group(1) if day else ""
-                self.n = max(self.n, n + 1)
-        return ids
+# The lake's alerts table (a Delta table, committed every --commit-every seconds): live.alerts_table.
+LakeSink = AlertsTable

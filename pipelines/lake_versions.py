@@ -19,14 +19,16 @@ def pinned_versions(lake_path: str, as_of: str | None = None) -> dict[str, int] 
     the last successful run ended at or before a timestamp) committed it; None: no such run.
 
     A lake with no ``runs`` table at all was not written by ``pitwatch run`` (tables committed
-    one by one, :func:`pipelines.lake.write_partition`): its tables are read as they are now."""
+    one by one, :func:`pipelines.lake.write_partition`): its tables are read as they are now; so is
+    one whose only records are the live service's (command ``watch``: its alerts commits, which
+    commit none of these tables, :mod:`live.alerts_table`)."""
     from pipelines import delta
 
-    if not delta.is_table(lake_path, "runs"):
+    table = lake.read_table(lake_path, "runs") if delta.is_table(lake_path, "runs") else None
+    if table is None or set(table.column("command").to_pylist()) <= {"watch"}:
         if as_of is not None:
             return None
         return {name: v for name in lake.LAKE_TABLES if (v := delta.current_version(lake_path, name)) is not None}
-    table = lake.read_table(lake_path, "runs")
     done = [r for r in runs.latest_records(table) if r["status"] == "succeeded" and r.get("table_versions")]
     if as_of is not None:
         by_id = [r for r in done if r["run_id"] == as_of]

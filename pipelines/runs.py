@@ -1,8 +1,11 @@
 """The ``runs`` table: one record per run, written when it starts and when it ends."""
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import fcntl
 import json
+import os
 import platform
 import uuid
 from collections import Counter
@@ -98,12 +101,15 @@ PREV_FIELD = "prev_record_sha256"
 CHAIN_RETRIES = 5
 
 
-def write_run_record(lake_path: str, record: dict, written=None) -> int:
+def write_run_record(lake_path: str, record: dict, written=None, once: bool = False,
+                     since: dict[str, int] | None = None) -> int | None:
     """Append ``record`` to the ``runs`` Delta table (one commit), chained; returns the table's version.
 
     A run appends a record when it starts (``running``) and one when it ends; the latest record of
     a run id is its state (:func:`read_run_record`, the analysts' ``runs`` view).  The caller
-    holds the lake's lock (:mod:`pipelines.lake_lock`).
+    holds the lake's lock (:mod:`pipelines.lake_lock`), except the live service, which records its
+    alerts commits outside it (:mod:`live.alerts_table`); :func:`runs_append_lock` serialises the
+    two appends.
 
     Every writer of the lake (a run, ``vacuum``, ``migrate``) records through here, so every record
     is chained (:mod:`pipelines.chain`, ``docs/verify.md``): it carries the hash of the record
@@ -113,11 +119,60 @@ def write_run_record(lake_path: str, record: dict, written=None) -> int:
     of the commit file, of the table's paths at that version, and of every data file they added
     (``written``: the :class:`pipelines.delta.DataFile` the writer wrote, hashed as written; a file
     not among them is hashed from the lake).  Another writer's record committed in between is
-    chained first, then this one (:data:`CHAIN_RETRIES`)."""
+    chained first, then this one (:data:`CHAIN_RETRIES`).
+
+    ``once``: nothing is written (None) when a record of ``record["run_id"]`` is there already —
+    decided under the append lock, so two writers that may both record one commit (a watcher
+    recording the commit another made before it was killed) record it once.  ``since``: for the
+    tables named, the writer's commits are those from that version on (other writers' commits in
+    between skipped), not only the ones at the end of the log — the ``alerts`` table, which
+    several watchers append to without the lake's lock."""
+    with runs_append_lock(lake_path):
+        if once and record["run_id"] in recorded_run_ids(lake_path):
+            return None
+        return _append_record(lake_path, record, written, since)
+
+
+def recorded_run_ids(lake_path: str) -> set[str]:
+    """Every run id the ``runs`` table has a record of (none: an empty set)."""
+    from pipelines import delta
+
+    if not delta.is_table(lake_path, "runs"):
+        return set()
+    return set(lake.read_table(lake_path, "runs").column("run_id").to_pylist())
+
+
+RUNS_APPEND_LOCK = "_runs.lock"
+
+
+@contextlib.contextmanager
+def runs_append_lock(lake_path: str):
+    """An operating-system lock (``flock``) on ``LAKE/_runs.lock`` around one append to ``runs``.
+
+    A run appends under the lake's lock; the live service (:mod:`live.alerts_table`) appends a
+    record per alerts commit *outside* it, so two appends can meet: without this lock both would
+    read the same head and one would fork the chain (or fail delta-rs's concurrent-transaction
+    check).  Held for the few milliseconds of one append only; a remote lake (no ``flock``) relies
+    on the fence's retry (:data:`CHAIN_RETRIES`)."""
+    from pipelines import delta
+
+    if not delta.local(lake_path):
+        yield
+        return
+    _fs, root = lake.filesystem(lake_path)
+    fd = os.open(os.path.join(root, RUNS_APPEND_LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _append_record(lake_path: str, record: dict, written=None, since=None) -> int:
     from pipelines import delta
 
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    commits, added = writer_commits(lake_path, record["run_id"], written or ())
+    commits, added = writer_commits(lake_path, record["run_id"], written or (), since)
     for attempt in range(CHAIN_RETRIES):
         head = runs_head(lake_path)
         row = rows_to_table([{**record, "commits": commits, "added_files": added,
@@ -168,9 +223,11 @@ def runs_head(lake_path: str) -> dict | None:
             "fence": delta.fence(lake_path, "runs")}
 
 
-def writer_commits(lake_path: str, run_id: str, written) -> tuple[list[dict], list[dict]]:
-    """The commits at the end of every other table's log that name ``run_id``, and the data files
-    they added (see :func:`write_run_record`)."""
+def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] | None = None
+                   ) -> tuple[list[dict], list[dict]]:
+    """The commits at the end of every other table's log that name ``run_id`` (for a table in
+    ``since``: every one from that version on), and the data files they added (see
+    :func:`write_run_record`)."""
     from pipelines import delta
 
     hashed = {(f.table, f.path): f for f in written}
@@ -181,8 +238,12 @@ def writer_commits(lake_path: str, run_id: str, written) -> tuple[list[dict], li
             continue
         mine = []
         for version in reversed(delta.log_versions(lake_path, name)):
+            if since is not None and name in since and version < since[name]:
+                break
             data, actions = delta.read_commit(lake_path, name, version)
             if delta.commit_writer(actions) != run_id:
+                if since is not None and name in since:
+                    continue
                 break
             mine.append((version, data, actions))
         for version, data, actions in reversed(mine):

@@ -37,8 +37,12 @@ RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
 COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?\.parquet$")
 TEMP_COMMIT = re.compile(r"^_commit_[0-9a-fA-F-]+\.json\.tmp$")
-LAKE_FILES = {"settings.json"}           # pipelines.lake_settings
+# pipelines.lake_settings; pipelines.runs.runs_append_lock; pipelines.lake_lock (the run lock, its holder)
+LAKE_FILES = {"settings.json", "_runs.lock", "_writer.lock", "_writer.holder.json"}
 STAGING = "_staging"                      # pipelines.staging: a run's scratch, removed when it ends
+ALERTS = "alerts"                          # live.alerts_table: the watchers' table
+ALERTS_FILE = re.compile(r"^.+-\d{8}\.parquet$")   # <watch-id>-<n>.parquet
+WATCH_STATE = "_watch"                    # live.service: the watchers' checkpoints (not evidence: alerts/ is)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -346,7 +350,10 @@ def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
         if info.type != pafs.FileType.File or rel.startswith(delta.LOG_FOLDER + "/") or rel in committed:
             continue
         run = RUN_ID.search(info.base_name)
-        if run and run.group(0) in status:
+        if name == ALERTS and ALERTS_FILE.match(info.base_name):
+            report.leftover("uncommitted alerts file", f"{name}/{rel}", "written by a watcher killed during its "
+                            "commit: no reader sees it; that watcher's restart removes it")
+        elif run and run.group(0) in status:
             report.leftover("uncommitted file", f"{name}/{rel}", f"written by run {run.group(0)} and never committed "
                             "(an interrupted run's): no reader sees it; the next run removes it")
         else:
@@ -408,6 +415,8 @@ def _lake_folder(lake_path, tables, report, status) -> None:
         if base in (LOCK_FILE, HOLDER_FILE) or (base.startswith(f".{HOLDER_FILE}") and ".tmp-" in base):
             report.leftover("lock", base, "the lake's writer lock (pipelines.lake_lock): held by a writer now, "
                             "or left by one that was killed (the next writer takes it over)")
+            continue
+        if base == WATCH_STATE and info.type == pafs.FileType.Directory:
             continue
         if base == STAGING and info.type == pafs.FileType.Directory:
             for run in fs.get_file_info(pafs.FileSelector(info.path)):

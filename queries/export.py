@@ -29,8 +29,7 @@ import pyarrow as pa
 
 from queries.catalog import DUCKDB_TYPES, MACRO_PARAM_PREFIX, Query, sql_literal, load_queries
 from queries.errors import LakeQueryError
-from queries.lake_views import connect, first_line, seed_files
-from schemas.arrow import LAKE_TABLES
+from queries.lake_views import VIEW_TABLES, connect, first_line, seed_files
 
 EXPORT_MODE = 0o444
 
@@ -44,7 +43,7 @@ def macro_call(q: Query) -> str:
 
 def _copy_tables(lake_con: duckdb.DuckDBPyConnection, out: duckdb.DuckDBPyConnection) -> None:
     """Every lake table and seed of the analysts' connection, rows and all, into ``out``."""
-    for name in [*LAKE_TABLES, *seed_files()]:
+    for name in [*VIEW_TABLES, *seed_files()]:
         reader = lake_con.sql(f'SELECT * FROM "{name}"').to_arrow_reader()
         out.register("pitwatch_export_source", reader)
         try:

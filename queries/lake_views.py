@@ -17,6 +17,8 @@ Tables (``docs/spec/outputs.md``), each a name in the connection:
 * ``rules``: the rule catalogue at its pinned version; ``runs``: the latest
   record of every run, at the table's latest version (the log of every
   writer, shown whole even ``--as-of`` an earlier night).
+* ``alerts``: the live service's alerts, at the table's latest version, never
+  pinned (:mod:`queries.alerts_view`).
 * ``seeds_<stem>`` for every ``seeds/*.csv`` shipped with pitwatch, e.g.
   ``seeds_combate_paytable``: read into memory (header row, types detected)
   when the connection opens.  ``seeds_dealers`` (id, name, shift) is read by
@@ -67,10 +69,13 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from queries import alerts_view
 from queries.dealers import read_dealers, shipped_dealers
 from queries.errors import LakeQueryError, QueryInterrupted
 from queries.statement_check import check_read_only
 from schemas.arrow import LAKE_TABLES, PARTITIONED
+
+VIEW_TABLES = (*LAKE_TABLES, alerts_view.TABLE)   # every lake table a connection has
 
 SEED_PREFIX = "seeds_"
 DEALERS_TABLE = SEED_PREFIX + "dealers"
@@ -229,6 +234,7 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
         versions = _versions(lake, as_of)
         for name in LAKE_TABLES:
             con.register(name, table_dataset(lake, name, versions))
+        con.register(alerts_view.TABLE, alerts_view.dataset(lake))   # the live service's: latest version
         for name, path in seed_files().items():   # pitwatch's own files, read before the lockdown
             if name == DEALERS_TABLE:
                 continue

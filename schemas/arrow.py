@@ -195,6 +195,16 @@ LAKE_TABLES: dict[str, pa.Schema] = {
 }
 PARTITIONED = ("events", "rejects", "rounds", "packs", "findings")
 
+# The live service's alerts (``LAKE/alerts``, a Delta table whose only writer is ``pitwatch watch``:
+# live/alerts_table.py, docs/lake.md "The alerts table").  Not one of LAKE_TABLES: no run reads,
+# fences, rolls back or pins it; readers read it at its latest version.  The FINDINGS columns, then
+# the watcher's id and the alert's own extras (a provisional alert's id); any other member an alert
+# carries becomes a column of its own, its JSON text (schema evolution, pipelines.delta).
+# Nullable but for the alert's id, rule and day: a provisional alert need not have every finding column.
+ALERT_KEYS = ("finding_id", "rule_id", "gaming_day")
+ALERTS = pa.schema([f if f.name in ALERT_KEYS else f.with_nullable(True) for f in FINDINGS]
+                   + [pa.field("watch_id", pa.string()), pa.field("provisional_id", pa.string())])
+
 
 def rows_to_table(rows: Iterable[dict], schema: pa.Schema) -> pa.Table:
     """Column-wise build of a table from dict rows (missing keys are null)."""

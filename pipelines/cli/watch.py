@@ -66,6 +66,9 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
               help="Announce a dealer terminal or shoe silent this long while its table plays (DEVICE_SILENT, "
                    "an info alert, live only); 0: never.")
 @setting_option("devices", metavar="FILE")
+@click.option("--commit-every", default=30.0, show_default=True, type=click.FloatRange(0.05, 86400),
+              callback=lambda _ctx, param, v: _finite(param, v), metavar="SECONDS",
+              help="Commit the lake's alerts table at most this often (and on stop; never per checkpoint).")
 @click.option("--checkpoint-every", default=5.0, show_default=True, type=click.FloatRange(0.05),
               metavar="SECONDS", help="Checkpoint interval.")
 @click.option("--poll", default=0.02, show_default=True, type=click.FloatRange(0.001), metavar="SECONDS",
@@ -86,7 +89,7 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
 @user_errors
 def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, syslog_facility, stdout, fmt,
           video_pad, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, silence_after,
-          devices, checkpoint_every, poll, cutoff, timezone, with_trigger, local, fsync, log_file, status_every,
+          devices, commit_every, checkpoint_every, poll, cutoff, timezone, with_trigger, local, fsync, log_file, status_every,
           quiet):
     """Follow growing event files (.jsonl; folders and globs pick up new files)
     and Redis Streams (redis://HOST:PORT/DB?stream=NAME), replay every table
@@ -124,7 +127,7 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
         inputs=list(inputs), lake=lake, state_dir=state_dir, watch_id=watch_id,
         config=config, poll=poll, reorder_wait=gap_wait,
         silence_after=silence_after or None, devices=registry,
-        checkpoint_every=checkpoint_every, stop_after_idle=stop_after_idle,
+        checkpoint_every=checkpoint_every, commit_every=commit_every, stop_after_idle=stop_after_idle,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
         with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad,
@@ -145,6 +148,13 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
             f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}{extra}{damaged}, "
             f"{plural(summary['findings'], 'finding')}, {summary.get('provisional', 0):,} provisional "
             f"({summary.get('provisional_cleared', 0):,} cleared); checkpoint in {summary['state_dir']}", err=True)
+
+
+def _finite(param, value: float) -> float:
+    """A number of seconds, refused when not finite (``nan`` passes a range check: every comparison is false)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise click.BadParameter(f"{value!r} is not a number of seconds", param=param)
+    return value
 
 
 def _video_pad(given: int | None) -> int:

@@ -218,3 +218,37 @@ def test_queries_answer_on_a_young_lake(tmp_path):
         "shuffle", "cut", "cut", "cutting card", "load", "burn", "cutting card surfaced", "last coup", "emptied"]
     replay = run(con, "round_replay", table_id="BAC-07", round_id="R-1")
     assert [r["source"] for r in replay] == ["dealer"] * 8  # no round row, so no pack: the terminal's events only
+
+
+def test_alerts_vs_findings(tmp_path):
+    """Two of the day's findings alerted by two watchers (one of them by both), one alert the batch did not
+    confirm (a provisional one): confirmed, not confirmed, never alerted — each alert and finding once."""
+    from live.alerts_table import AlertsTable
+    from pipelines.lake import read_table
+    from queries.lake_views import connect
+    from tests.queries.lakes import build_lake
+
+    lake = build_lake(str(tmp_path / "lake"))
+    day = [f for f in read_table(lake, "findings").to_pylist() if f["gaming_day"].isoformat() == "2026-11-28"]
+    assert len(day) >= 4
+
+    def alert(f, **extra):
+        return {**f, "ts": f["ts"].isoformat(), "evidence_from": None, "gaming_day": "2026-11-28", **extra}
+    first, second = AlertsTable(lake, "pit-1"), AlertsTable(lake, "pit-2")
+    for s in (first, second):
+        s.recover({})
+    first.send([alert(day[0]), alert(day[1])])
+    first.flush()
+    second.send([alert(day[1]), alert(day[0], finding_id="p" * 64, rule_id="CARD_DISAGREEMENT", provisional_id="P-1")])
+    second.flush()
+    con = connect(lake)
+    rows = run(con, "alerts_vs_findings", gaming_day="2026-11-28")
+    assert [r["outcome"] for r in rows] == ["confirmed"] * 2 + ["not confirmed"] + ["never alerted"] * (len(day) - 2)
+    assert {r["finding_id"] for r in rows[:2]} == {day[0]["finding_id"], day[1]["finding_id"]}
+    both = next(r for r in rows if r["finding_id"] == day[1]["finding_id"])
+    assert both["watch_ids"] == "pit-1,pit-2"
+    assert pick(rows[2:3], "finding_id", "rule_id", "provisional_id", "finding_ts") == [
+        ("p" * 64, "CARD_DISAGREEMENT", "P-1", None)]
+    assert {r["finding_id"] for r in rows[3:]} == {f["finding_id"] for f in day[2:]}
+    assert all(r["alerted_ts"] is None and r["watch_ids"] is None for r in rows[3:])
+    assert run(con, "alerts_vs_findings", gaming_day="2026-11-26") == []

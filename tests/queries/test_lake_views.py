@@ -19,7 +19,7 @@ def describe(con, view):
 def test_every_lake_table_and_seed_is_there_by_name(con):
     views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    assert views == set(LAKE_TABLES)          # the registered datasets
+    assert views == set(LAKE_TABLES) | {"alerts"}     # the registered datasets (alerts: the live service's)
     assert tables == set(seed_files())        # read into memory before the lockdown
     assert "seeds_combate_paytable" in tables
 
@@ -169,3 +169,42 @@ def test_a_duckdb_error_is_one_line(con):
     with pytest.raises(LakeQueryError) as err:
         run_sql(con, "SELECT no_such_column FROM findings")
     assert "\n" not in str(err.value) and "no_such_column" in str(err.value)
+
+
+def test_the_alerts_table_is_there_empty_on_a_lake_with_no_watcher(con):
+    """No watcher has written: ``alerts`` has its columns and no row, so the named query runs."""
+    from schemas.arrow import ALERTS
+
+    cols = [r[0] for r in con.execute("DESCRIBE alerts").fetchall()]
+    assert sorted(cols) == sorted(ALERTS.names) and cols[-1] == "gaming_day"
+    assert con.execute("SELECT count(*) FROM alerts").fetchone() == (0,)
+
+
+def test_the_alerts_table_is_read_at_its_latest_version_and_a_plain_parquet_folder_is_read(tmp_path):
+    """Not pinned to a run: a commit after the last run is seen; a folder written before the table was
+    Delta (no log, no watcher since) is read from its visible files."""
+    import shutil
+
+    from live.alerts_table import AlertsTable
+    from queries.lake_views import connect
+    from tests.queries.lakes import build_lake
+
+    lake = build_lake(str(tmp_path / "lake"))
+    row = {"finding_id": "a" * 64, "rule_id": "BURN_SKIPPED", "title": "t", "severity": "major", "table_id": "BAC-07",
+           "gaming_day": "2026-11-28", "ts": "2026-11-28T10:00:00Z", "event_ids": ["e"], "evidence": [],
+           "expected": "x", "actual": "y", "source": "live"}
+    sink = AlertsTable(lake, "pit-1")
+    sink.recover({})
+    for n in range(2):
+        sink.send([{**row, "finding_id": str(n) * 64}])
+        sink.flush()
+        assert connect(lake).execute("SELECT count(*) FROM alerts").fetchone() == (n + 1,)
+    import duckdb
+
+    from queries.export import export_database
+
+    out = str(tmp_path / "audit.duckdb")
+    export_database(lake, out)                        # export-duckdb copies it too
+    assert duckdb.connect(out, read_only=True).execute("SELECT count(*) FROM alerts").fetchone() == (2,)
+    shutil.rmtree(f"{lake}/alerts/_delta_log")        # what a watcher of before this table wrote
+    assert connect(lake).execute("SELECT count(*), min(gaming_day) FROM alerts").fetchone()[0] == 2

@@ -1,8 +1,9 @@
 """The live service beside the lake (issue 26, part 4).
 
 ``pitwatch watch`` writes only its own files in the lake: its checkpoint ``LAKE/_watch/<id>/``
-and its alerts ``LAKE/alerts/gaming_day=D/<id>-<n>.parquet`` (plain Parquet, no Delta log:
-:class:`live.sinks.LakeSink`).  A run commits only the tables' folders and removes leftovers only
+and its alerts ``LAKE/alerts/gaming_day=D/<id>-<n>.parquet`` (the Delta table ``alerts``, whose
+only writer is the watcher, outside the run lock: :mod:`live.alerts_table`; each commit recorded
+in the runs chain).  A run commits only its tables' folders and removes leftovers only
 there (:func:`pipelines.delta.remove_leftovers`), so a run, a run after a killed one, and a run
 replaying the very gaming day the alerts are of leave ``alerts/`` and ``_watch/`` byte-identical.
 The watcher reads no batch table (only the lake's gaming-day settings, ``settings.json``), so it
@@ -59,7 +60,7 @@ def test_runs_leave_the_watchers_alerts_and_checkpoint_byte_identical(floor, tmp
     assert live.returncode == 0, live.stderr
     alerts, checkpoint = tree(lake / "alerts"), tree(lake / "_watch")
     assert alerts and checkpoint, "the watcher wrote alerts and a checkpoint"
-    assert not (lake / "alerts" / "_delta_log").exists()
+    assert (lake / "alerts" / "_delta_log").is_dir()     # a Delta table, not one of the run's
     # a half-written alert batch of a killed watcher is the watcher's to clean (on its restart), not a run's
     partial = lake / "alerts" / "gaming_day=2026-11-28" / "_default-00000099-deadbeef.partial"
     partial.write_bytes(b"half an alert batch")
@@ -78,6 +79,9 @@ def test_runs_leave_the_watchers_alerts_and_checkpoint_byte_identical(floor, tmp
     assert later.returncode in (0, 1), later.stderr
     assert tree(lake / "alerts") == alerts
     assert tree(lake / "_watch") == checkpoint
+    partial.unlink()                                      # (a watcher's restart removes it)
+    intact = pitwatch("verify", "--lake", lake)           # runs and watcher records chained as one
+    assert intact.returncode == 0, intact.stdout + intact.stderr
 
 
 def test_the_watcher_starts_and_ends_while_a_run_is_going(floor, tmp_path):

@@ -1,0 +1,301 @@
+"""The lake's ``alerts`` table: a Delta table whose only writer is the live service.
+
+``LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet``, the :data:`schemas.arrow.ALERTS` columns (the
+FINDINGS columns, ``watch_id``, ``provisional_id``; any other member an alert carries — ``trigger``
+with ``--with-trigger`` — a column of its own holding the member's JSON text, added to the table
+by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's side.
+
+* **Outside the run lock.**  The watcher never takes :mod:`pipelines.lake_lock`'s lock: the batch
+  does not read, fence, pin or roll back ``alerts`` (it is not one of ``LAKE_TABLES``), and no two
+  writers ever write one file (each watcher's files carry its id).
+* **When.**  A commit at most every ``--commit-every`` seconds and one on stop
+  (:class:`live.service.LiveService` decides when: a checkpoint that is not a commit's keeps the
+  buffer *in the checkpoint*, never commits).  One commit = one counter value ``n``: the buffer's
+  rows, one file per gaming day, written with :func:`pipelines.lake.write_data_file` and
+  committed in one Delta transaction (:func:`pipelines.delta.commit_replays`, an append).
+* **Exactly once across a kill -9.**  The checkpoint holds ``n`` and the buffer; the commit comes
+  before the checkpoint that counts its alerts as delivered.  On restart :meth:`AlertsTable.recover`
+  looks at this watcher's files numbered ``n`` or more: committed (a name some commit of the log
+  adds) → their alerts are delivered and ``n`` moves past them; not committed → deleted (a killed
+  commit's; their alerts are still in the buffer or are raised again).  So a repeated commit after
+  a restart cannot happen: the file names it would add are either committed already or gone.
+* **Two watchers on one lake** (different ``--watch-id``): one table, each watcher's own files;
+  a commit that finds the table's fence moved (the other watcher committed since it read it) reads
+  it again and retries (:data:`COMMIT_RETRIES`): appends never conflict.  Two watchers with one
+  id share one checkpoint folder and are refused by it already.
+* **The chain.**  Each commit carries a fresh run id, and the watcher then appends a ``runs``
+  record for it (command ``watch``, status ``succeeded``, ``commits`` naming the alerts commit
+  and the SHA-256 of each file it added: :func:`pipelines.runs.write_run_record`, under its
+  append lock, so a run appending at the same moment does not fork the chain).  ``pitwatch
+  verify`` then checks the alerts table like every other.  A watcher killed between its commit
+  and its record records that commit when it restarts (:meth:`AlertsTable.recover`).
+* **Migration.**  A plain-Parquet ``alerts/`` folder (what the watcher wrote before the table was
+  Delta) is *converted* in place when a watcher first opens it: its files are committed as they
+  are (version 0, recorded in the chain like any commit); their ``watch_id`` column is null (the
+  id is in their names only).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from schemas.arrow import ALERTS, FINDINGS, rows_to_table
+
+log = logging.getLogger("pitwatch")
+
+TABLE = "alerts"
+COMMIT_RETRIES = 20
+RECOVERY_SCAN = 256      # the last commits of the log a restart looks at for an unrecorded one of its own
+KNOWN = set(ALERTS.names)
+
+
+def _parse_ts(value):
+    if value is None or isinstance(value, _dt.datetime):
+        return value
+    return _dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+class AlertsTable:
+    """Buffer alerts (:meth:`send`); :meth:`take` + :meth:`write` commit them as one Delta commit."""
+
+    def __init__(self, lake: str, watch_id: str) -> None:
+        from pipelines import lake as lake_mod
+
+        self.name = f"lake:{watch_id}"
+        self.lake = lake
+        self.watch_id = watch_id
+        self.fs, self.root = lake_mod.filesystem(lake)
+        self.n = 0
+        self.buffer: list[dict] = []
+        self.commits = 0        # Delta commits this process made (the stop summary, the tests)
+        self._file = re.compile(re.escape(watch_id) + r"-(\d{8})\.parquet$")
+
+    # --- the sink ------------------------------------------------------------------
+    def send(self, records: list[dict]) -> list[str]:
+        have = {r["finding_id"] for r in self.buffer}
+        self.buffer.extend(r for r in records if r["finding_id"] not in have)
+        return []   # delivered by a commit
+
+    def take(self) -> tuple[list, list[str]]:
+        """Hand the buffer over as one commit's batch ``[(n, records)]`` and its ids; ``n`` is reserved now
+        (on the service's loop, at the snapshot of the checkpoint that comes after the commit)."""
+        if not self.buffer:
+            return [], []
+        batch = [(self.n, self.buffer)]
+        self.n += 1
+        ids = [r["finding_id"] for r in self.buffer]
+        self.buffer = []
+        return batch, ids
+
+    def write(self, batch: list) -> None:
+        """Write and commit a batch from :meth:`take` (the checkpoint's thread), then record the commit."""
+        for n, records in batch:
+            self._commit(n, records)
+
+    def flush(self) -> list[str]:
+        batch, ids = self.take()
+        self.write(batch)
+        return ids
+
+    def state(self) -> dict:
+        """``n`` and the alerts not committed yet: they are delivered by a later commit, after a restart too."""
+        return {"n": self.n, "pending": self.buffer}
+
+    # --- writing -------------------------------------------------------------------
+    def _rows(self, records: list[dict]) -> tuple[pa.Table, dict[str, pa.Table]]:
+        extra = sorted({k for r in records for k in r} - KNOWN)
+        schema = pa.schema([*ALERTS, *(pa.field(k, pa.string()) for k in extra)])
+        rows = []
+        for r in records:
+            row = {**r, "ts": _parse_ts(r.get("ts")), "evidence_from": _parse_ts(r.get("evidence_from")),
+                   "gaming_day": _dt.date.fromisoformat(r["gaming_day"]), "watch_id": r.get("watch_id", self.watch_id)}
+            for k in extra:
+                row[k] = None if r.get(k) is None else json.dumps(r[k], sort_keys=True, default=str)
+            rows.append(row)
+        table = rows_to_table(rows, schema)
+        by_day = {}
+        for day in sorted({r["gaming_day"] for r in records}):
+            part = table.filter(pc.equal(table["gaming_day"], pa.scalar(_dt.date.fromisoformat(day))))
+            by_day[day] = part.drop_columns(["gaming_day"])
+        return schema, by_day
+
+    def _commit(self, n: int, records: list[dict]) -> None:
+        from pipelines import delta, lake
+
+        schema, by_day = self._rows(records)
+        name = f"{self.watch_id}-{n:08d}.parquet"
+        files = [lake.write_data_file(self.lake, TABLE, day, name, part) for day, part in by_day.items()]
+        run_id = self._new_run_id()
+        started = _dt.datetime.now(_dt.timezone.utc)
+        since = (delta.current_version(self.lake, TABLE) or 0) + 1
+        for attempt in range(COMMIT_RETRIES):
+            try:
+                delta.commit_replays(self.lake, TABLE, files, None, run_id=run_id,
+                                     fence_at_start=delta.fence(self.lake, TABLE), schema=schema, partitioned=True)
+                break
+            except delta.StaleWriter:     # another watcher committed between our fence read and our commit
+                if attempt == COMMIT_RETRIES - 1:
+                    raise
+        self.commits += 1
+        self._record(run_id, started, files, len(records), sorted(by_day), n, since, once=False)
+
+    def _record(self, run_id: str, started, files, rows: int, days: list[str], n: int | None, since: int = 0,
+                once: bool = True) -> None:
+        """Append the runs record of commit(s) ``run_id`` made.  ``once``: unless it is recorded already
+        (a restart's or a creation's record, which another watcher may make too; a fresh commit's
+        run id is this process's alone, and its files match no other watcher's names)."""
+        from pipelines import runs
+
+        meta = {"run_id": run_id, "command": "watch", "versions": _versions(), "started": started.isoformat(),
+                "options": json.dumps({"watch_id": self.watch_id, "batch": n, "alerts": rows}, sort_keys=True)}
+        rec = runs.run_record(meta, "succeeded", {"replayed_days": days}, ended=_dt.datetime.now(_dt.timezone.utc))
+        runs.write_run_record(self.lake, rec, files, once=once, since={TABLE: since})
+
+    # --- restart -------------------------------------------------------------------
+    def _own_files(self) -> list[tuple[int, str, str]]:
+        """(n, path relative to the table, absolute path) of every file of this watcher in the table's folder."""
+        base = f"{self.root}/{TABLE}"
+        if self.fs.get_file_info(base).type != pafs.FileType.Directory:
+            return []
+        out = []
+        for info in self.fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+            rel = info.path[len(base) + 1:]
+            if info.type == pafs.FileType.File and not rel.startswith("_delta_log/"):
+                if (m := self._file.fullmatch(info.base_name)):
+                    out.append((int(m.group(1)), rel, info.path))
+                elif info.base_name.startswith(f"_{self.watch_id}-") and info.base_name.endswith(".partial"):
+                    self.fs.delete_file(info.path)      # left by a killed write of the plain-Parquet sink
+        return out
+
+    def recover(self, state: dict) -> dict:
+        """After a restart: migrate a plain-Parquet folder, record an unrecorded commit of ours, and
+        return the ids (and days) our commits numbered ``state["n"]`` or more hold (delivered);
+        our uncommitted files are deleted.  The buffer comes back from the checkpoint."""
+        from pipelines import delta
+
+        self._migrate()
+        self._create()
+        self._record_unrecorded()
+        self.n = int(state.get("n", 0))
+        committed = delta.committed_paths(self.lake, TABLE)
+        ids: dict = {}
+        for n, rel, path in self._own_files():
+            if n < int(state.get("n", 0)):
+                continue
+            if rel not in committed:
+                log.info("alerts: removing %s, written by a commit that was interrupted (its alerts are "
+                         "committed again)", rel)
+                self.fs.delete_file(path)
+                continue
+            day = re.search(r"gaming_day=([0-9-]+)", rel)
+            with self.fs.open_input_file(path) as f:
+                for fid in pq.read_table(f, columns=["finding_id"]).column(0).to_pylist():
+                    ids[fid] = day.group(1) if day else ""
+            self.n = max(self.n, n + 1)
+        self.buffer = [r for r in state.get("pending", []) if r.get("finding_id") not in ids]
+        return ids
+
+    def _record_unrecorded(self) -> None:
+        """Our commits at the end of the log that no runs record names (killed between commit and
+        record; or a creation of the empty table another watcher has not recorded yet: recorded
+        once, by whichever comes first, :func:`pipelines.runs.write_run_record`'s ``once``)."""
+        from pipelines import delta, runs
+
+        if not delta.is_table(self.lake, TABLE):
+            return
+        recorded = runs.recorded_run_ids(self.lake)
+        pending: dict[str, int] = {}
+        for version in reversed(delta.log_versions(self.lake, TABLE)[-RECOVERY_SCAN:]):
+            _data, actions = delta.read_commit(self.lake, TABLE, version)
+            writer = delta.commit_writer(actions)
+            if writer is None or writer in recorded or not all(self._file.search(p) for p in delta.added_paths(actions)):
+                continue        # recorded, or another watcher's (it records its own)
+            pending[writer] = version       # the earliest commit of that writer wins (an alter before its append)
+        for writer, version in sorted(pending.items(), key=lambda kv: kv[1]):
+            log.info("alerts: recording commit %d of %s, made before this watcher was stopped", version, writer)
+            self._record(writer, _dt.datetime.now(_dt.timezone.utc), (), 0, [], None, version)
+
+    def _create(self) -> None:
+        """Create the (empty) table before this watcher writes any file into its folder, so that a
+        folder with files and no log is only ever a plain-Parquet one (:meth:`_migrate`)."""
+        from pipelines import delta
+
+        if delta.is_table(self.lake, TABLE):
+            return
+        run_id = self._new_run_id()
+        started = _dt.datetime.now(_dt.timezone.utc)
+        if self._create_with(run_id, []):
+            self._record(run_id, started, (), 0, [], None)
+
+    def _create_with(self, run_id: str, files: list) -> bool:
+        """Create the table with ``files``; False when another watcher created it first."""
+        from deltalake.exceptions import DeltaError
+
+        from pipelines import delta
+
+        try:
+            delta.commit_replays(self.lake, TABLE, files, None, run_id=run_id, fence_at_start=0,
+                                 schema=pa.schema(list(ALERTS)), partitioned=True)
+            return True
+        except (DeltaError, delta.StaleWriter, OSError):
+            if delta.is_table(self.lake, TABLE):
+                return False
+            raise
+
+    @staticmethod
+    def _new_run_id() -> str:
+        from pipelines import runs
+
+        return runs.new_run_id(_dt.datetime.now(_dt.timezone.utc))
+
+    def _migrate(self) -> None:
+        """Convert a plain-Parquet ``alerts/`` folder (no Delta log) into the Delta table, in place."""
+        from pipelines import chain, delta
+
+        base = f"{self.root}/{TABLE}"
+        if self.fs.get_file_info(base).type != pafs.FileType.Directory or delta.is_table(self.lake, TABLE):
+            return
+        files = []
+        for info in self.fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+            rel = info.path[len(base) + 1:]
+            if info.type != pafs.FileType.File or not rel.endswith(".parquet") or info.base_name.startswith(("_", ".")):
+                continue
+            day = re.search(r"gaming_day=([0-9-]+)/", rel)
+            try:
+                with self.fs.open_input_file(info.path) as f:
+                    rows = pq.read_metadata(f).num_rows
+            except (pa.ArrowException, OSError) as exc:
+                log.warning("alerts: %s is not a readable Parquet file (%s): not converted", rel, exc)
+                continue
+            files.append(delta.DataFile(TABLE, rel, info.size, rows, chain.file_sha256(self.fs, info.path),
+                                        day.group(1) if day else None))
+        if not files:
+            return
+        run_id = self._new_run_id()
+        started = _dt.datetime.now(_dt.timezone.utc)
+        if not self._create_with(run_id, files):
+            return              # another watcher converted it
+        log.warning("alerts: converted the plain-Parquet alerts folder (%d file(s)) into the Delta table", len(files))
+        self._record(run_id, started, files, sum(f.rows for f in files),
+                     sorted({f.gaming_day for f in files if f.gaming_day}), None)
+
+
+_VERSIONS: list[str] = []
+
+
+def _versions() -> str:
+    from pipelines import runs
+
+    if not _VERSIONS:
+        _VERSIONS.append(runs.versions())
+    return _VERSIONS[0]
+
+
+assert FINDINGS.names == ALERTS.names[:len(FINDINGS.names)]

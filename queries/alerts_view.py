@@ -1,0 +1,62 @@
+"""The live service's ``alerts`` table as the analysts see it (``docs/lake.md``, "The alerts table").
+
+Read at its **latest** Delta version, never pinned to a run (``--as-of`` does not move it): its
+only writer is ``pitwatch watch`` (:mod:`live.alerts_table`), which no run's version names.  Its
+columns: :data:`schemas.arrow.ALERTS` (``gaming_day``, the partition key, last, as every
+partitioned table), then any column schema evolution added since (an alert's extra member, as
+its JSON text).  A lake whose ``alerts/`` folder is still plain Parquet (written before the
+table was Delta, no watcher started since to convert it: :meth:`live.alerts_table.AlertsTable._migrate`)
+is read from the folder's files; a lake with no alerts has the table, empty.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+
+from schemas.arrow import ALERTS
+
+TABLE = "alerts"
+
+
+def columns(lake: str) -> pa.Schema:
+    from pipelines import delta
+
+    i = ALERTS.get_field_index("gaming_day")
+    schema = ALERTS.remove(i)
+    table = delta.open_table(lake, TABLE)
+    if table is not None:
+        have = set(ALERTS.names)
+        for f in pa.schema(table.schema().to_arrow()):
+            if f.name not in have:
+                schema = schema.append(pa.field(f.name, pa.string()))
+    return schema.append(ALERTS.field(i))
+
+
+def files(lake: str) -> list[str]:
+    """The table's files at its latest version; a plain-Parquet folder's visible files."""
+    from pipelines import delta
+    from pipelines.lake_files import filesystem
+
+    if delta.is_table(lake, TABLE):
+        return delta.files_at(lake, TABLE, delta.current_version(lake, TABLE))
+    fs, root = filesystem(lake)
+    base = f"{root}/{TABLE}"
+    if fs.get_file_info(base).type != pafs.FileType.Directory:
+        return []
+    return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(base, recursive=True))
+                  if i.type == pafs.FileType.File and i.base_name.endswith(".parquet")
+                  and not i.base_name.startswith(("_", ".")) and "/_delta_log/" not in i.path)
+
+
+def dataset(lake: str) -> ds.Dataset:
+    from pipelines.lake_files import filesystem
+
+    schema = columns(lake)
+    paths = files(lake)
+    if not paths:
+        return ds.dataset(schema.empty_table())
+    fs, root = filesystem(lake)
+    partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
+    return ds.dataset(paths, schema=schema, format="parquet", filesystem=fs, partitioning=partitioning,
+                      partition_base_dir=f"{root}/{TABLE}")

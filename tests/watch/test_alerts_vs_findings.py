@@ -1,0 +1,62 @@
+"""The named query ``alerts_vs_findings`` on a lake the batch and a watcher both wrote (real processes):
+the three groups, and ``pitwatch verify`` on that lake (exit 0; exit 5 after a byte flip of an
+alerts file)."""
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import pytest
+
+from tests.watch.conftest import append_lines
+from tests.watch.scenario import interleave, write_batch_input
+from tests.watch.test_alerts_table import data_commits, pitwatch
+
+
+@pytest.mark.slow
+def test_a_days_alerts_against_the_batchs_findings_give_the_three_groups(tmp_path, scenario, start_watch):
+    from pipelines.batch import run_batch
+    from pipelines.lake import read_table
+
+    lake = tmp_path / "lake"
+    # the batch saw table BAC-B only; the watcher sees both tables and is stopped without deciding
+    # what waits for the end of input (UNSHUFFLED_PACK of BAC-B): so some alerts are confirmed, the
+    # BAC-A ones are not (the batch never saw that table), and one finding was never alerted
+    table_b = {d: lines for d, lines in scenario.items() if d.endswith("BAC-B")}
+    assert table_b and len(table_b) < len(scenario)
+    write_batch_input(table_b, tmp_path / "in")
+    run_batch([str(tmp_path / "in")], str(lake))
+    found = read_table(str(lake), "findings").to_pylist()
+    feeds = tmp_path / "feeds"
+    order = interleave(scenario, seed=2)
+    w = start_watch(feeds, "--lake", lake, "--commit-every", "0.5")
+    append_lines(feeds, order)
+    w.caught_up(len(order))
+    assert w.stop() == 0
+    alerted = {a["finding_id"]: a for a in w.alerts}
+    findings = {f["finding_id"]: f for f in found}
+    days = sorted({a["gaming_day"] for a in w.alerts} | {str(f["gaming_day"]) for f in found})
+    got = {"confirmed": set(), "not confirmed": set(), "never alerted": set()}
+    for day in days:
+        out = pitwatch("query", "alerts_vs_findings", "--lake", lake, "--param", f"gaming_day={day}", "--format", "csv")
+        assert out.returncode == 0, out.stderr
+        for row in csv.DictReader(io.StringIO(out.stdout)):
+            assert row["finding_id"] not in set().union(*got.values())      # one row per alert or finding
+            got[row["outcome"]].add(row["finding_id"])
+    assert got["confirmed"] == set(alerted) & set(findings) != set()
+    assert got["not confirmed"] == set(alerted) - set(findings) != set()
+    assert got["never alerted"] == set(findings) - set(alerted) != set()
+    assert {alerted[i]["table_id"] for i in got["not confirmed"]} == {"BAC-A"}
+    assert {findings[i]["rule_id"] for i in got["never alerted"]} == {"UNSHUFFLED_PACK"}
+    # the lake the batch and the watcher wrote is intact; an alerts file edited is found
+    ok = pitwatch("verify", "--lake", lake)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    flipped = lake / "alerts" / data_commits(lake)[-1]["adds"][0]
+    data = bytearray(flipped.read_bytes())
+    data[-20] ^= 0x40
+    os.chmod(flipped, 0o644)
+    flipped.write_bytes(bytes(data))
+    bad = pitwatch("verify", "--lake", lake)
+    assert bad.returncode == 5, bad.stdout + bad.stderr
+    assert f"alerts/{data_commits(lake)[-1]['adds'][0]}" in bad.stdout
