@@ -19,6 +19,19 @@ findings, see :mod:`rules.table`):
   report is in and good, or at ``close()`` (then against the table's
   ``decks``).  Evidence: the bad report (one event), so the finding is the
   same whichever stream came first.
+  *Who checks a pack* (decision, issue 30: the spec is silent on how long to
+  wait): a pack shuffled only at the table — the dealer's ``shuffle`` by
+  ``hand`` or ``riffle``, or a stack rebuilt by ``reshuffle`` (004 H: "mit
+  den 3 vorherigen Burn-Karten gemischt", at the table) — is no shuffler's to
+  report (events.md: only "a machine shuffle is also seen by the shuffler"),
+  so once both card streams have passed it its composition is decided as at
+  ``close()`` (the shoe's ``shoe_loaded`` count, if any) instead of waiting
+  all night for a report that does not come: a long night's stud table keeps
+  only the hand being dealt.  A shuffler report in before that pass counts as
+  always; one naming such a pack after it is a straggler for a finished pack
+  (the batch merges devices by ``ts``, so a report stamped before the play is
+  in before the pass there).  A pack with a machine shuffle, or with no
+  shuffle recorded, still waits for the report until ``close()``.
 * ``SHOE_CARD_MISMATCH`` / ``UNACCOUNTED_CARD``: from :mod:`rules.alignment`,
   only once both streams have cards of the pack ("only where both streams
   cover the pack").  Keys: (pack, round of the terminal card); an unmatched
@@ -195,7 +208,7 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
                               "none missing or extra",
                      actual="the shuffler's check found " + listing(bad))
             return
-    elif not closing:
+    elif not (closing or pack["shoe_done"] and pack["term_done"] and shuffled_at_the_table(pack)):
         return
     sl = pack["shoe_loaded"]
     if sl is None and not (pack["shoe_seen"] or pack["shoe_done"] or closing):
@@ -206,6 +219,14 @@ def _composition(ctx, pack: dict, closing: bool) -> None:
         ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sl["ref"]],
                  expected=f"{plural(decks * per_deck, 'card')} ({plural(decks, 'deck')}) loaded in the shoe",
                  actual=f"the shoe counted {plural(sl['card_count'], 'card')} loaded")
+
+
+def shuffled_at_the_table(pack: dict) -> bool:
+    """The pack's shuffles are all the table's own (hand, riffle, a rebuilt stack): no shuffler report
+    is to come (see ``PACK_COMPOSITION`` above)."""
+    shuffles = pack["shuffles"]
+    return bool(shuffles) and all(src == "reshuffle" or src == "dealer" and method in ("hand", "riffle")
+                                  for src, method, _r in shuffles)
 
 
 def final(ctx, pack: dict, closing: bool) -> bool:

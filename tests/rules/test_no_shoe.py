@@ -7,8 +7,10 @@ terminal has passed the pack; shoe events that arrive anyway are ignored.
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -30,11 +32,13 @@ def _ev(source: str, n: int, ts: int, type_: str, table_id: str, **fields) -> Ev
 
 
 def stud_night(rounds: int, game: str = "stud", table_id: str = "STU-T", shoe: bool = False,
-               run_in: int | None = None) -> dict[str, list[Event]]:
-    """Each device's events of ``rounds`` clean 8-handed hands, one machine-shuffled pack each.
+               run_in: int | None = None, shuffle: str = "machine") -> dict[str, list[Event]]:
+    """Each device's events of ``rounds`` clean 8-handed hands, one pack each.
 
     ``shoe``: add a shoe stream that reads every pack wrongly (it must be ignored);
-    ``run_in``: the pack of that hand starts with 8 clubs in new-deck order.
+    ``run_in``: the pack of that hand starts with 8 clubs in new-deck order;
+    ``shuffle``: ``machine`` (the shuffler reports each pack) or ``hand`` (the dealer shuffles by
+    hand: no shuffler report).
     """
     n = {"dealer": 0, "shoe": 0, "shuffler": 0, "clock": 0}
     out = {k: [] for k in n if k != "clock"}
@@ -50,9 +54,10 @@ def stud_night(rounds: int, game: str = "stud", table_id: str = "STU-T", shoe: b
         add("dealer", "player_seated", seat=s)
     for k in range(1, rounds + 1):
         pid, rid = f"P-{k:04d}", f"R-{k:04d}"
-        add("shuffler", "shuffle_completed", pack_id=pid, decks=1, card_count=52, missing=[], extra=[],
-            preshuffled=False)
-        add("dealer", "shuffle", pack_id=pid, method="machine")
+        if shuffle == "machine":
+            add("shuffler", "shuffle_completed", pack_id=pid, decks=1, card_count=52, missing=[], extra=[],
+                preshuffled=False)
+        add("dealer", "shuffle", pack_id=pid, method=shuffle)
         hand, _stack, _need = eight_handed(game, folds={3: [2, 5, 7]}, seed=k)
         dealt = 0
         for ev in hand.events:
@@ -222,3 +227,78 @@ def test_stud_state_of_hand_1000_is_no_bigger_than_hand_100s(game):
                 sizes[started] = len(rp.state_json())
                 assert len(rp.st["rounds"]) == 1 and len(rp.st["packs"]) == 1
     assert started == 1000 and sizes[1000] <= sizes[100] + 64, sizes
+
+
+# --- who checks a pack's composition (issue 30 item 6: a long live night must not keep every pack) ---
+
+CLEAN_FLOOR = Path(__file__).resolve().parents[1] / "data" / "clean-floor-2h.jsonl.gz"
+
+
+def _open_packs_at_each_hand(events) -> list[int]:
+    rp = TableReplay(events[0].table_id)
+    out = []
+    for ev in events:
+        rp.feed(ev)
+        rp.drain_rounds(), rp.drain_packs(), rp.drain_pack_sequences()
+        if ev.type == "round_started":
+            out.append(len(rp.st["packs"]))
+    return out
+
+
+@pytest.mark.parametrize("game", ["stud", "stud8", "razz"])
+def test_a_pack_shuffled_by_hand_is_final_once_the_terminal_passed_it(game):
+    """events.md: only a machine shuffle is also seen by the shuffler; a pack the dealer shuffled by
+    hand has no shuffler check to wait for, so it does not stay open until close()."""
+    events = interleave(stud_night(40, game=game, shuffle="hand"), None)
+    assert _open_packs_at_each_hand(events) == [1] * 40
+    during, at_close, rows_during, rows_close = run(events)
+    assert at_close == [] and rows_close == [] and len(rows_during) == 3 * 40
+    for seed in range(3):            # any merge of the devices: the same findings and rows
+        got = run(interleave(stud_night(40, game=game, shuffle="hand"), seed))
+        assert sorted(got[0] + got[1]) == sorted(during) and sorted(got[2] + got[3]) == sorted(rows_during)
+
+
+def test_a_machine_shuffled_pack_still_waits_for_the_shufflers_report():
+    """Must not: a machine shuffle is the shuffler's to report (a back-room report may lag any amount):
+    with no report in, the pack waits for it until close()."""
+    streams = stud_night(5, shuffle="machine")
+    streams["shuffler"] = []
+    events = interleave(streams, None)
+    assert _open_packs_at_each_hand(events) == [1, 2, 3, 4, 5]
+
+
+def test_a_bad_shuffler_report_for_a_hand_shuffled_pack_is_still_a_finding():
+    """Must not: a report that is in before the terminal passed the pack counts as before."""
+    streams = stud_night(3, shuffle="hand")
+    streams["shuffler"] = [_ev("shuffler", 1, 1, "shuffle_completed", "STU-T", pack_id="P-0002", decks=1,
+                               card_count=51, missing=["Ks"], extra=[], preshuffled=False)]
+    during, at_close, _rows, _rows_close = run(interleave(streams, None))
+    assert [json.loads(f)["rule_id"] for f in during + at_close] == ["PACK_COMPOSITION"]
+    assert json.loads(during[0])["pack_id"] == "P-0002"
+
+
+def _clean_floor_table(prefix: str) -> list[Event]:
+    from schemas.decode import GamingDayConfig, Reject, decode_line
+
+    cfg, out = GamingDayConfig(), []
+    with gzip.open(CLEAN_FLOOR, "rt") as f:
+        for n, line in enumerate(f, 1):
+            if f'"table_id":"{prefix}' in line:
+                res = decode_line(line.rstrip("\n"), "floor", n, cfg)
+                assert not isinstance(res, Reject), res
+                out.append(res[0])
+    return sorted(out, key=lambda e: (e.ts, e.device_id, e.seq))
+
+
+@pytest.mark.parametrize("prefix", ["STU-", "ST8-", "RAZ-"])
+def test_the_examples_stud_tables_keep_only_the_hand_being_dealt(prefix):
+    """The simulator's night: packs shuffled by hand, by machine (reported), and stacks rebuilt by
+    ``reshuffle`` (004 H: mixed at the table with the three burns, no shuffler).  At every hand's
+    start only the hand's pack is open (or two: the old stack and the stack rebuilt from it)."""
+    events = _clean_floor_table(prefix)
+    opened = [e for e in events if e.type == "reshuffle"]
+    assert opened and any(e.type == "shuffle" and e.method == "hand" for e in events)
+    counts = _open_packs_at_each_hand(events)
+    assert len(counts) > 10 and max(counts) <= 2, counts
+    during, at_close, rows_during, rows_close = run(events)
+    assert during == at_close == [] and rows_close == []
