@@ -1,44 +1,46 @@
-"""Benchmark of ``pitwatch watch``: append-to-alert latency, CPU and memory at a fixed event rate.
+"""Benchmark of ``pitwatch watch``: append-to-alert latency, CPU and memory over a long run at a fixed rate.
 
-    .venv/bin/python bench/watch.py                       # 2,000 events/s, 100 tables, 240 s per run
-    .venv/bin/python bench/watch.py --seconds 120 --only watch
-    .venv/bin/python bench/watch.py --seconds 60 --rate 4000 --table-count 600 --tables all
+    .venv/bin/python bench/watch.py                         # 30 min, 5,000 events/s, 400 tables, all six games
+    .venv/bin/python bench/watch.py --minutes 4             # a short run
+    .venv/bin/python bench/watch.py --minutes 10 --rate 2000 --tables baccarat=60,combate=40 --layout device
 
-Input: the clean example ``tests/data/clean-floor-2h.jsonl.gz`` (six tables,
-every game; by default only its shoe tables BAC, COM, TBP — the stud/razz
-tables' engine state grows until ``close()``, docs/watch.md) replicated
-under new table, device and event ids until there are ``--table-count``
-tables (default 100; the last copy may be partial), with faults injected by
-editing lines (a card switched on a shoe, a payout amount, a lost line, a cut
-out of limits, a duplicate delivery), so alerts come all along the run.
-Each table's stream is played again ("laps": later timestamps, the same
-devices with their ``seq`` going on, new event, pack and round ids) as often
-as needed to fill ``--seconds`` at ``--rate``, so every table stays live for
-the whole run.  Lines are appended, in time order across all
-copies, to one file per (10 copies, stream), at ``--rate`` lines per second
-(a flush every 10 ms).
+Input: a floor written by ``pitwatch simulate`` (``--table-count`` tables, by default 400: a quarter
+baccarat, the rest three-bet poker, combate, stud, stud8 and razz in equal shares; ``--tables`` to
+choose), long enough for the run at ``--rate`` (about 2,000 events per table-hour), with every fault
+kind at ``--faults`` per opportunity (card switches, unaccounted cards, lost lines, payouts …) so
+alerts — provisional ones too — come all along the run, and every table deals its own cards (copies
+of one table would repeat each other's packs: an ``UNSHUFFLED_SEQUENCE`` at every pack).
+``--floor DIR`` keeps the simulated floor for the next run.  The devices' files are merged by the
+instant of each line (streamed, day after day: the bench's own memory stays flat) and appended at
+``--rate`` lines per second (a flush every 10 ms) to one file per (10 tables, stream) —
+``--layout device`` one file per device, ``one`` one file for the floor.
 
-Two runs in one invocation, each a separate process measured from outside
-(``/proc``: CPU time, RSS sampled every second):
+Two children fed the same lines at the same moments, side by side (``--only`` runs one), each a
+separate process measured from outside (``/proc``: CPU time, RSS sampled every second):
 
-* ``baseline``: the bare follow-and-decode loop (``FileFollower`` +
-  ``decode_line``), raising a pseudo-alert for every 500th line;
-* ``watch``: ``pitwatch watch --with-trigger`` (engine, order, checkpoints
-  every 5 s, stdout and lake sinks).
+* ``baseline``: the bare follow-and-decode loop (``FileFollower`` + ``decode_line``), raising a
+  pseudo-alert for every 500th line;
+* ``watch``: ``pitwatch watch --with-trigger`` with its defaults (engine, order, provisional card
+  checks, checkpoints every 5 s, the alerts table committed every 30 s).
 
-Latency of an alert = the moment the bench reads it from the child's stdout
-− the moment the bench flushed its trigger line (the line whose arrival
-raised it).  Printed: alerts, p50, p99, max latency; CPU %; RSS at each
-quarter of the run and its peak (flat memory = the quarters do not climb).
+Latency of an alert = the moment the bench reads it from the child's stdout − the moment the bench
+flushed its trigger line (the line whose arrival raised it; for a provisional alert the line that
+showed the disagreement).  Printed per child, for every alert and apart: the alerts decided on
+their line's arrival (the target's), those that waited by the contract (``SEQ_GAP`` and
+``UNSHUFFLED_PACK`` are decided by waiting ``--gap-wait``, 5 s, for what did not come, and a line
+written less than the gap wait after a hole in its device's ``seq`` is held that long), the
+provisional ones, and per rule: count, p50, p99, max; CPU %; RSS at the end of each quarter of the
+run and the peak.  Targets (issue 30): p99 ≤ 100 ms; the last quarter's RSS within 5 % of the second's.
 """
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import gzip
+import heapq
 import json
 import os
-import random
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,83 +50,84 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CLEAN = ROOT / "tests" / "data" / "clean-floor-2h.jsonl.gz"
 WATCH_MAIN = "from pipelines.cli.watch import watch; watch(prog_name='pitwatch watch')"
+PROVISIONAL = "CARD_DISAGREEMENT"
+WAITED = ("SEQ_GAP", "UNSHUFFLED_PACK")   # decided by waiting --gap-wait for what did not come
+GAP_WAIT = 5.0                            # pitwatch watch's default --gap-wait
 GROUP = 10
-CARDS = [r + s for r in "A23456789TJQK" for s in "cdhs"]
 
 
-def _base(tables: tuple, laps: int) -> list[dict]:
-    """The clean floor (only ``tables`` prefixes if given), played ``laps`` times one after the other."""
-    with gzip.open(CLEAN, "rt") as f:
-        base = [json.loads(x) for x in f]
-    if tables:
-        base = [e for e in base if e["table_id"].startswith(tables)]
-    for e in base:
-        e["_t"] = _dt.datetime.fromisoformat(e["ts"].replace("Z", "+00:00"))
-    t0, t1 = min(e["_t"] for e in base), max(e["_t"] for e in base)
-    span = (t1 - t0) + _dt.timedelta(minutes=10)
-    seqs: dict[str, list] = {}
-    for e in base:
-        seqs.setdefault(e["device_id"], []).append(e["seq"])
-    seq_span = {d: max(v) - min(v) + 1 for d, v in seqs.items()}   # each lap's seqs follow the last's
-    out = []
-    for lap in range(laps):
-        for e in base:
-            r = dict(e)
-            if lap:
-                r["_t"] = e["_t"] + lap * span
-                r["ts"] = r["_t"].astimezone(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-                r["seq"] = e["seq"] + lap * seq_span[e["device_id"]]
-                r["event_id"] = f"{e['event_id']}-L{lap}"
-                for k in ("pack_id", "round_id"):
-                    if r.get(k):
-                        r[k] = f"{r[k]}-L{lap}"
-            out.append(r)
-    out.sort(key=lambda e: (e["_t"], e["device_id"], e["seq"]))
-    for e in out:
-        e["_t"] = e["_t"].timestamp()   # the order of lines across copies (popped before writing)
-    return out
+GAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")
+MIX = (0.25, 0.15, 0.15, 0.15, 0.15, 0.15)        # the default floor's share of each game's tables
+EVENTS_PER_TABLE_HOUR = 2000                       # about what the simulator writes (measured: 2,090)
+FIELD = {k: re.compile(rf'"{k}":"([^"]*)"') for k in ("ts", "table_id", "source", "device_id")}
+SEQ = re.compile(r'"seq":(-?\d+)')
 
 
-def build_lines(table_count: int, faults_per_copy: int, horizon: float, seed: int = 1,
-                tables: tuple = (), laps: int = 1) -> list[tuple[str, str]]:
-    """(file key, line) in time order over all copies, faults injected in the first ``horizon`` of each."""
-    base = _base(tables, laps)
-    per_copy = sorted({e["table_id"] for e in base})
-    rng = random.Random(seed)
-    out = []
-    copies = -(-table_count // len(per_copy))
-    for k in range(copies):
-        keep = set(per_copy[:table_count - k * len(per_copy)])
-        rows = [dict(e, table_id=f"{e['table_id']}-{k:03d}", device_id=f"{e['device_id']}-{k:03d}",
-                     event_id=f"{e['event_id']}-{k:03d}") for e in base if e["table_id"] in keep]
-        limit = max(10, int(len(rows) * horizon))
-        for _ in range(faults_per_copy):
-            i = rng.randrange(limit)
-            e = rows[i]
-            if e is None:
-                continue
-            kind = rng.choice(["card", "payout", "lost", "cut", "dup"])
-            if kind == "card" and e["type"] == "card_drawn" and e.get("card"):
-                e["card"] = rng.choice([c for c in CARDS if c != e["card"]])
-            elif kind == "payout" and e["type"] == "payout":
-                e["amount"] = e["amount"] + 1000
-            elif kind == "cut":
-                cut = next((j for j in range(i, limit) if rows[j] and rows[j]["type"] == "cut"), None)
-                if cut is not None:
-                    rows[cut]["position"] = 3
-            elif kind == "lost":
-                rows[i] = None
-            else:
-                rows.insert(i + 1, dict(e))
-        for e in rows:
-            if e is not None:
-                key = f"g{k // GROUP:02d}-{e['source']}"
-                t = e.pop("_t")
-                out.append((t, k, key, json.dumps(e, separators=(",", ":"))))
-    out.sort(key=lambda x: (x[0], x[1]))
-    return [(key, line) for _ts, _k, key, line in out]
+def table_mix(count: int) -> str:
+    """``--tables`` for ``pitwatch simulate``: ``count`` tables, every game, in :data:`MIX`'s shares."""
+    n = [max(1, round(count * share)) for share in MIX]
+    n[0] += count - sum(n)
+    return ",".join(f"{g}={k}" for g, k in zip(GAMES, n) if k > 0)
+
+
+def simulate(folder: Path, tables: str, hours: float, faults: float, seed: int) -> None:
+    """``pitwatch simulate`` into ``folder`` unless it holds that floor already (``bench-floor.json``)."""
+    wanted = {"tables": tables, "hours": hours, "faults": faults, "seed": seed}
+    stamp = folder / "bench-floor.json"
+    if stamp.exists() and json.loads(stamp.read_text()) == wanted:
+        return
+    if folder.exists():
+        shutil.rmtree(folder)
+    subprocess.run([sys.executable, "-m", "pipelines.cli", "simulate", "--out", str(folder), "--tables", tables,
+                    "--hours", str(hours), "--faults", str(faults), "--seed", str(seed), "--quiet"],
+                   check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    stamp.write_text(json.dumps(wanted))
+
+
+def _instant(line: str) -> float:
+    return _dt.datetime.fromisoformat(FIELD["ts"].search(line).group(1).replace("Z", "+00:00")).timestamp()
+
+
+class Floor:
+    """A simulated floor's lines, every device's merged in time order, day after day (streamed:
+    one line of each device file in memory), each with the feed file it is appended to.
+
+    ``layout``: ``pit`` — one file per (10 tables, stream), as a pit's collector writes them;
+    ``device`` — one file per device, as the devices write them; ``one`` — one file for the floor.
+    """
+
+    def __init__(self, folder: Path, layout: str) -> None:
+        self.days = sorted(p for p in folder.iterdir() if p.is_dir())
+        tables = set()
+        with open(folder / "devices.csv") as f:
+            for row in f.read().splitlines()[1:]:
+                tables.add(row.split(",")[2])
+        tables.discard("*")
+        self.pit = {t: k // GROUP for k, t in enumerate(sorted(tables))}
+        self.layout = layout
+        self.count = sum(1 for day in self.days for p in day.glob("*.jsonl") for _ in open(p, "rb"))
+        self.tables = len(tables)
+
+    def _key(self, line: str) -> str:
+        if self.layout == "one":
+            return "floor"
+        if self.layout == "device":
+            return FIELD["device_id"].search(line).group(1)
+        table = FIELD["table_id"].search(line).group(1)
+        return f"g{self.pit.get(table, 999):03d}-{FIELD['source'].search(line).group(1)}"
+
+    def lines(self):
+        """(feed file key, device, seq, line) in time order (ties: by device file name)."""
+        for day in self.days:
+            files = [open(p) for p in sorted(day.glob("*.jsonl"))]
+            streams = [((_instant(line), k, line.rstrip("\n")) for line in f) for k, f in enumerate(files)]
+            for _t, _k, line in heapq.merge(*streams):
+                seq = SEQ.search(line)
+                yield (self._key(line), FIELD["device_id"].search(line).group(1),
+                       int(seq.group(1)) if seq else None, line)
+            for f in files:
+                f.close()
 
 
 class Proc:
@@ -150,77 +153,144 @@ class Proc:
                     self.hwm = int(line.split()[1]) / 1024
 
 
-def run(mode: str, lines, seconds: float, rate: float, work: Path) -> dict:
-    feeds = work / f"feeds-{mode}"
-    feeds.mkdir(parents=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    if mode == "watch":
-        cmd = [sys.executable, "-c", WATCH_MAIN, str(feeds), "--lake", str(work / f"lake-{mode}"),
-               "--with-trigger", "--quiet"]
-    else:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--baseline-child", str(feeds)]
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
-    proc = Proc(child.pid)
-    appended: dict[tuple[str, int], float] = {}
-    latencies: list[float] = []
-    by_rule: dict[str, list] = {}
+class Child:
+    """One measured process, its feed folder, and the latencies of the alerts it printed."""
 
-    def reader():
-        for raw in child.stdout:
+    def __init__(self, mode: str, work: Path) -> None:
+        self.mode = mode
+        self.feeds = work / f"feeds-{mode}"
+        self.feeds.mkdir(parents=True)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        if mode == "watch":
+            cmd = [sys.executable, "-c", WATCH_MAIN, str(self.feeds), "--lake", str(work / "lake"),
+                   "--state-dir", str(work / "state"), "--with-trigger", "--quiet"]
+        else:
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--baseline-child", str(self.feeds)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
+        self.stats = Proc(self.proc.pid)
+        self.handles: dict[str, object] = {}
+        self.latency: dict[str, list[float]] = {"all": [], "on arrival": [], "waited": [], "provisional": []}
+        self.by_rule: dict[str, list[float]] = {}
+        self.unmatched = 0     # alerts whose trigger line is not among the last minute's lines
+        self.appended: dict[tuple[str, int], float] = {}
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for raw in self.proc.stdout:
             now = time.perf_counter()
             rec = json.loads(raw)
             trig = rec.get("trigger")
-            if trig is not None:
-                t0 = appended.get((os.path.basename(trig["file"]), trig["line"]))
-                if t0 is not None:
-                    latencies.append(now - t0)
-                    by_rule.setdefault(rec.get("rule_id", "-"), []).append(now - t0)
+            got = None if trig is None else self.appended.get((os.path.basename(trig["file"]), trig["line"]))
+            if got is None:
+                self.unmatched += 1
+                continue
+            t0, held = got
+            rule = rec.get("rule_id", "-")
+            self.latency["all"].append(now - t0)
+            self.latency["waited" if held or rule in WAITED else "on arrival"].append(now - t0)
+            if rule == PROVISIONAL:
+                self.latency["provisional"].append(now - t0)
+            self.by_rule.setdefault(rule, []).append(now - t0)
 
-    th = threading.Thread(target=reader, daemon=True)
-    th.start()
-    time.sleep(1.5)  # the child's start-up (imports) is not part of the measure
-    handles: dict[str, object] = {}
+    def write(self, key: str, number: int, line: str, stamp: float, held: bool) -> None:
+        f = self.handles.get(key)
+        if f is None:
+            f = self.handles[key] = open(self.feeds / f"{key}.jsonl", "a")
+        self.appended[(f"{key}.jsonl", number)] = (stamp, held)
+        f.write(line + "\n")
+
+    def flush(self, keys) -> None:
+        for key in keys:
+            self.handles[key].flush()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(120)
+        self.reader.join(5)
+        for f in self.handles.values():
+            f.close()
+
+
+def _forget_old(appended: dict, before: float) -> None:
+    """Lines flushed long ago that raised nothing (most of them): dropped, so the bench stays flat."""
+    for k in [k for k, (t, _held) in appended.items() if t < before]:
+        del appended[k]
+
+
+def play(floor: Floor, modes: tuple, seconds: float, rate: float, work: Path, progress: bool) -> list[dict]:
+    children = [Child(m, work) for m in modes]
+    time.sleep(2.0)  # the children's start-up (imports) is not part of the measure
+    lines = floor.lines()
     numbers: dict[str, int] = {}
-    cpu0, start = proc.cpu(), time.perf_counter()
-    written, next_sample = 0, start + 1
-    total = min(len(lines), int(seconds * rate))
+    last_seq: dict[str, int] = {}
+    hold_until: dict[str, float] = {}    # device -> until when its lines wait behind a hole in its seq
+    cpu0 = [c.stats.cpu() for c in children]
+    start = time.perf_counter()
+    written, next_sample, next_forget, next_note = 0, start + 1, start + 60, start + 60
+    total = int(seconds * rate)
     while written < total:
         now = time.perf_counter()
         due = min(total, int((now - start) * rate))
-        t = time.perf_counter()   # stamped before the write: a latency is never flattered
+        stamp = time.perf_counter()   # before the write: a latency is never flattered
         touched = set()
-        for key, line in lines[written:due]:
-            f = handles.get(key)
-            if f is None:
-                f = handles[key] = open(feeds / f"{key}.jsonl", "a")
-            numbers[key] = numbers.get(key, 0) + 1
-            appended[(f"{key}.jsonl", numbers[key])] = t
-            f.write(line + "\n")
+        for _ in range(due - written):
+            item = next(lines, None)
+            if item is None:
+                total = written
+                break
+            key, device, seq, line = item
+            if seq is not None:
+                last = last_seq.get(device)
+                if last is not None and seq > last + 1:
+                    hold_until[device] = stamp + GAP_WAIT + 1.0
+                last_seq[device] = max(seq, last if last is not None else seq)
+            held = hold_until.get(device, 0.0) > stamp
+            numbers[key] = n = numbers.get(key, 0) + 1
+            for c in children:
+                c.write(key, n, line, stamp, held)
             touched.add(key)
-        for key in touched:
-            handles[key].flush()
-        written = due
+            written += 1
+        for c in children:
+            c.flush(touched)
         if now >= next_sample:
-            proc.sample()
+            for c in children:
+                c.stats.sample()
             next_sample += 1
+        if now >= next_forget:
+            for c in children:
+                _forget_old(c.appended, now - 60)
+            next_forget += 60
+        if progress and now >= next_note:
+            print(f"  {now - start:5.0f} s  {written:,} lines", file=sys.stderr, flush=True)
+            next_note += 60
         time.sleep(0.01)
-    time.sleep(2.0)  # let the last alerts out
-    proc.sample()
+    time.sleep(3.0)  # let the last alerts out
     elapsed = time.perf_counter() - start
-    cpu = proc.cpu() - cpu0
-    child.terminate()
-    child.wait(60)
-    th.join(5)
-    for f in handles.values():
-        f.close()
-    q = len(proc.rss)
-    return {"mode": mode, "lines": written, "seconds": elapsed, "alerts": len(latencies),
-            "p50": statistics.median(latencies) if latencies else None,
-            "p99": statistics.quantiles(latencies, n=100, method="inclusive")[98] if len(latencies) >= 2 else None,
-            "max": max(latencies) if latencies else None, "cpu": cpu / elapsed,
-            "rss_quarters": [proc.rss[min(q - 1, q * i // 4)] for i in (1, 2, 3, 4)] if q else [],
-            "rss_peak": proc.hwm,
-            "by_rule": {k: (len(v), round(statistics.median(v) * 1000, 1)) for k, v in sorted(by_rule.items())}}
+    results = []
+    for c, c0 in zip(children, cpu0):
+        c.stats.sample()
+        cpu = c.stats.cpu() - c0
+        c.stop()
+        results.append(_result(c, written, elapsed, cpu))
+    return results
+
+
+def _figures(values: list[float]) -> dict:
+    return {"n": len(values),
+            "p50": statistics.median(values) if values else None,
+            "p99": statistics.quantiles(values, n=100, method="inclusive")[98] if len(values) >= 2 else None,
+            "max": max(values) if values else None}
+
+
+def _result(c: Child, written: int, elapsed: float, cpu: float) -> dict:
+    rss = c.stats.rss
+    q = len(rss)
+    return {"mode": c.mode, "lines": written, "seconds": elapsed, "cpu": cpu / elapsed,
+            **{k: _figures(v) for k, v in c.latency.items()},
+            "rss_quarters": [rss[min(q - 1, q * i // 4 - 1)] for i in (1, 2, 3, 4)] if q >= 4 else [],
+            "rss_peak": c.stats.hwm, "unmatched": c.unmatched,
+            "by_rule": {k: _figures(v) for k, v in sorted(c.by_rule.items())}}
 
 
 def baseline_child(folder: str) -> None:
@@ -245,40 +315,57 @@ def baseline_child(folder: str) -> None:
 
 
 def fmt(r: dict) -> str:
-    ms = lambda v: "-" if v is None else f"{v * 1000:7.1f} ms"  # noqa: E731
+    ms = lambda v: "      -" if v is None else f"{v * 1000:7.1f}"  # noqa: E731
     quarters = " ".join(f"{v:.0f}" for v in r["rss_quarters"])
-    return (f"{r['mode']:<9} {r['lines']:>8,} lines {r['seconds']:6.1f} s  alerts {r['alerts']:>5}  "
-            f"p50 {ms(r['p50'])}  p99 {ms(r['p99'])}  max {ms(r['max'])}  CPU {r['cpu'] * 100:5.1f}%  "
-            f"RSS MB by quarter {quarters}  peak {r['rss_peak']:.0f}\n"
-            f"          alerts and p50 ms by rule: {r['by_rule']}")
+    growth = ""
+    if len(r["rss_quarters"]) == 4:
+        growth = f" (last vs second {(r['rss_quarters'][3] / r['rss_quarters'][1] - 1) * 100:+.1f} %)"
+
+    def row(name, v):
+        return f"    {name:<28} {v['n']:>7}  p50 {ms(v['p50'])}  p99 {ms(v['p99'])}  max {ms(v['max'])} ms\n"
+    return (f"{r['mode']}: {r['lines']:,} lines in {r['seconds']:.1f} s, CPU {r['cpu'] * 100:.1f} %\n"
+            + "".join(row(k, r[k]) for k in ("all", "on arrival", "waited", "provisional"))
+            + f"    not timed (no trigger, or over a minute late): {r['unmatched']}\n"
+            f"    RSS MB at the end of each quarter {quarters}{growth}, peak {r['rss_peak']:.0f}\n"
+            + "    by rule:\n" + "".join(row("  " + k, v) for k, v in r["by_rule"].items()))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=240.0)
-    ap.add_argument("--rate", type=float, default=2000.0)
-    ap.add_argument("--table-count", type=int, default=100, help="tables on the floor (copies of the example's)")
-    ap.add_argument("--faults", type=int, default=10, help="faults injected per copy of the example's tables")
-    ap.add_argument("--tables", default="BAC,COM,TBP",
-                    help="the example's tables to copy, by id prefix ('all': the six, stud and razz included)")
+    ap.add_argument("--minutes", type=float, default=30.0, help="length of the run (default 30)")
+    ap.add_argument("--rate", type=float, default=5000.0, help="lines per second (default 5,000)")
+    ap.add_argument("--table-count", type=int, default=400, help="tables on the floor, every game (default 400)")
+    ap.add_argument("--tables", metavar="GAME=N,…", help="the floor's tables per game instead (pitwatch simulate)")
+    ap.add_argument("--faults", type=float, default=0.002, help="pitwatch simulate --faults (default 0.002)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--layout", choices=("pit", "device", "one"), default="pit",
+                    help="feed files: per (10 tables, stream) (default), per device, or one for the floor")
+    ap.add_argument("--floor", metavar="DIR", type=Path,
+                    help="keep the simulated floor here and reuse it when the options match (default: a temp dir)")
     ap.add_argument("--only", choices=("baseline", "watch"), help="run only this one")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
     ap.add_argument("--baseline-child", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.baseline_child:
         baseline_child(args.baseline_child)
         return
-    total = int(args.seconds * args.rate)
-    tables = () if args.tables == "all" else tuple(t for t in args.tables.split(",") if t)
-    one_lap = len(build_lines(args.table_count, 0, 1.0, tables=tables))
-    laps = max(1, -(-total // one_lap))
-    horizon = min(1.0, total / (laps * one_lap) * 0.9)
-    lines = build_lines(args.table_count, args.faults, horizon, tables=tables, laps=laps)
-    print(f"input: {args.table_count} tables ({', '.join(tables) or 'all 6'} copied), {laps} lap(s), "
-          f"{len(lines):,} lines; playing {min(total, len(lines)):,} at {args.rate:,.0f}/s", flush=True)
+    tables = args.tables or table_mix(args.table_count)
+    count = sum(int(x.split("=")[1]) for x in tables.split(","))
+    seconds = args.minutes * 60
+    hours = round(seconds * args.rate / (count * EVENTS_PER_TABLE_HOUR) * 1.15 + 0.2, 2)
+    modes = ("baseline", "watch") if args.only is None else (args.only,)
     with tempfile.TemporaryDirectory(prefix="pitwatch-bench-") as tmp:
-        for mode in ("baseline", "watch"):
-            if args.only in (None, mode):
-                print(fmt(run(mode, lines, args.seconds, args.rate, Path(tmp))), flush=True)
+        folder = args.floor or Path(tmp) / "floor"
+        simulate(folder, tables, hours, args.faults, args.seed)
+        floor = Floor(folder, args.layout)
+        print(f"input: {floor.tables} tables ({tables}), {hours} h of play, {floor.count:,} lines, faults "
+              f"{args.faults}; playing {min(floor.count, int(seconds * args.rate)):,} at {args.rate:,.0f}/s "
+              f"for {args.minutes:g} min, files per {args.layout}", flush=True)
+        results = play(floor, modes, seconds, args.rate, Path(tmp), progress=sys.stderr.isatty())
+    for r in results:
+        print(fmt(r), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":
