@@ -35,7 +35,10 @@ same rows) for every interleaving that keeps each device's order, because:
    terminal", the end of a pack are such decisions.  A shuffler's report may
    lag without bound, so "no shuffle recorded" (``UNSHUFFLED_PACK``) and a
    shoe count needing the shuffler's ``decks`` are decided at ``close()``
-   unless the report arrives.
+   unless the report arrives — except for a pack shuffled only at the table
+   (by hand, riffle, or rebuilt by ``reshuffle``: no shuffler report is to
+   come, see ``PACK_COMPOSITION`` in :mod:`rules.packs`), decided once both
+   streams passed it.
 5. **Rows are final**: a round row is handed out once the round ended and the
    matching has decided every card of it (its findings count can no longer
    change); a pack row once both card streams passed the pack and every
