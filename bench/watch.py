@@ -40,6 +40,7 @@ import heapq
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -72,11 +73,14 @@ def table_mix(count: int) -> str:
 
 
 def simulate(folder: Path, tables: str, hours: float, faults: float, seed: int) -> None:
-    """``pitwatch simulate`` into ``folder`` unless it holds that floor already (``bench-floor.json``)."""
+    """``pitwatch simulate`` into ``folder`` unless it holds that floor, at least ``hours`` long,
+    already (``bench-floor.json``)."""
     wanted = {"tables": tables, "hours": hours, "faults": faults, "seed": seed}
     stamp = folder / "bench-floor.json"
-    if stamp.exists() and json.loads(stamp.read_text()) == wanted:
-        return
+    if stamp.exists():
+        have = json.loads(stamp.read_text())
+        if have["hours"] >= hours and {**have, "hours": hours} == wanted:
+            return                              # that floor, at least as long: its start is played
     if folder.exists():
         shutil.rmtree(folder)
     subprocess.run([sys.executable, "-m", "pipelines.cli", "simulate", "--out", str(folder), "--tables", tables,
@@ -156,14 +160,14 @@ class Proc:
 class Child:
     """One measured process, its feed folder, and the latencies of the alerts it printed."""
 
-    def __init__(self, mode: str, work: Path) -> None:
+    def __init__(self, mode: str, work: Path, watch_args: tuple = ()) -> None:
         self.mode = mode
         self.feeds = work / f"feeds-{mode}"
         self.feeds.mkdir(parents=True)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         if mode == "watch":
             cmd = [sys.executable, "-c", WATCH_MAIN, str(self.feeds), "--lake", str(work / "lake"),
-                   "--state-dir", str(work / "state"), "--with-trigger", "--quiet"]
+                   "--state-dir", str(work / "state"), "--with-trigger", "--quiet", *watch_args]
         else:
             cmd = [sys.executable, str(Path(__file__).resolve()), "--baseline-child", str(self.feeds)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env)
@@ -218,8 +222,9 @@ def _forget_old(appended: dict, before: float) -> None:
         del appended[k]
 
 
-def play(floor: Floor, modes: tuple, seconds: float, rate: float, work: Path, progress: bool) -> list[dict]:
-    children = [Child(m, work) for m in modes]
+def play(floor: Floor, modes: tuple, seconds: float, rate: float, work: Path, progress: bool,
+         watch_args: tuple = ()) -> list[dict]:
+    children = [Child(m, work, watch_args) for m in modes]
     time.sleep(2.0)  # the children's start-up (imports) is not part of the measure
     lines = floor.lines()
     numbers: dict[str, int] = {}
@@ -343,6 +348,8 @@ def main() -> None:
     ap.add_argument("--floor", metavar="DIR", type=Path,
                     help="keep the simulated floor here and reuse it when the options match (default: a temp dir)")
     ap.add_argument("--only", choices=("baseline", "watch"), help="run only this one")
+    ap.add_argument("--watch-args", default="", metavar="'ARGS'",
+                    help="more options for pitwatch watch, e.g. '--checkpoint-every 30 --log-file w.log'")
     ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
     ap.add_argument("--baseline-child", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -361,7 +368,8 @@ def main() -> None:
         print(f"input: {floor.tables} tables ({tables}), {hours} h of play, {floor.count:,} lines, faults "
               f"{args.faults}; playing {min(floor.count, int(seconds * args.rate)):,} at {args.rate:,.0f}/s "
               f"for {args.minutes:g} min, files per {args.layout}", flush=True)
-        results = play(floor, modes, seconds, args.rate, Path(tmp), progress=sys.stderr.isatty())
+        results = play(floor, modes, seconds, args.rate, Path(tmp), progress=sys.stderr.isatty(),
+                       watch_args=tuple(shlex.split(args.watch_args)))
     for r in results:
         print(fmt(r), flush=True)
     if args.json:

@@ -73,6 +73,9 @@ LIVE_DIFFERENCES = (
      "(UNSHUFFLED_PACK) comes live once the gap wait after the pack's first card ran out (live.early)"),
     ("early no shuffle", "a shuffle record arriving more than the gap wait after the pack's first card no "
      "longer withdraws the UNSHUFFLED_PACK alert already sent live (the batch: it does)"),
+    ("late report of a table-shuffled pack", "a pack shuffled only at the table (by hand, riffle, a rebuilt stud "
+     "stack) is decided once both card streams passed it (rules.packs); a shuffler report naming it that arrives "
+     "later is a straggler (the batch merges by ts: a report stamped before the play is in before the pass)"),
     ("cross-pack repeat", "the 10-card repeat of UNSHUFFLED_SEQUENCE across packs is raised live at the card "
      "completing it against the last 512 packs seen since the start (live.repeats); older packs, packs seen "
      "before a restart, and a pack that had a within-pack run are left to the batch"),
