@@ -27,10 +27,10 @@
     ``flock``'d while a watcher runs: two watchers on one state folder refuse.
 
 Snapshot and write are split (:class:`CheckpointWriter`): the service takes
-the snapshot on its loop, between two lines (every piece serialised to bytes
-there, so nothing the loop changes afterwards can leak in), and a background
-thread writes the lake batch and the file, fsyncs and renames — the slow
-part, which releases the GIL — while alerts go on.  One write at a time.
+the snapshot's instant on its loop, between two lines; a forked child
+serialises that instant's state and writes it (:mod:`live.fork_snapshot`),
+and a background thread writes the lake batch, waits for the child, renames
+and fsyncs — while alerts go on.  One write at a time.
 
 On restart: the checkpoint, plus the journals' ids, plus the ids the
 readable sinks find in their own output since the checkpoint, is the set of
@@ -79,6 +79,10 @@ class StateDir:
         self.gen = max(gens) + 1       # this run's journal is a new generation
         self._journal = None
 
+    @property
+    def lock_fd(self) -> int:
+        return self._lock.fileno()
+
     # --- checkpoint ----------------------------------------------------------
     def load(self) -> dict | None:
         if not os.path.exists(self.file):
@@ -97,21 +101,34 @@ class StateDir:
         """
         if gen is None:
             gen = self.rotate()
+        path = self.partial_path()
+        size = self.write_partial(tables, rest, path)
+        self.publish(path, gen)
+        return size
+
+    def partial_path(self, pid: int | None = None) -> str:
+        """Where a checkpoint is written before it is renamed into place (by process ``pid``)."""
+        return f"{self.file}.partial-{os.getpid() if pid is None else pid}"
+
+    def write_partial(self, tables: dict[str, bytes], rest: bytes, path: str) -> int:
+        """The checkpoint's bytes to ``path``, fsync'd (also from a forked child: no lock, no log)."""
         data = b"".join([b'{"v":%d,"tables":{' % VERSION,
                          b",".join(orjson.dumps(t) + b":" + blob for t, blob in sorted(tables.items())),
                          b'},"rest":', rest, b"}"])
-        tmp = f"{self.file}.partial-{os.getpid()}"
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_MODE), "wb") as f:
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_MODE), "wb") as f:
             os.fchmod(f.fileno(), PRIVATE_MODE)   # also if a partial file of that name was there
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, self.file)
-        self._fsync_dir()
-        for old, path in self._journals():
-            if old < gen:
-                os.unlink(path)   # every id in it is in the checkpoint just renamed
         return len(data)
+
+    def publish(self, path: str, gen: int) -> None:
+        """Rename a written checkpoint into place (atomic), fsync the folder, drop the older journals."""
+        os.replace(path, self.file)
+        self._fsync_dir()
+        for old, journal in self._journals():
+            if old < gen:
+                os.unlink(journal)   # every id in it is in the checkpoint just renamed
 
     def _fsync_dir(self) -> None:
         dfd = os.open(self.path, os.O_RDONLY)

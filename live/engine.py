@@ -32,12 +32,9 @@ first card ran out, not at ``close()``; :meth:`due` on the loop's idle turn)
 and :mod:`live.repeats` (the cross-pack ``UNSHUFFLED_SEQUENCE`` at the card
 that completes the repeat).
 
-State: :attr:`snapshot` (:class:`live.snapshot.Fragments`) holds each table's
-replay state as JSON bytes as of the last checkpoint's instant, serialised
-copy-before-write: a table is serialised only when it changed since the last
-snapshot, just before it changes again or a few at a time between lines
-(``snapshot.advance``), never all at once on the loop.  ``state_fragments()``
-takes a whole snapshot at once (tests, the stop).
+State: ``state_fragments()`` serialises only the tables fed since the last
+call (bytes cached per table), so a checkpoint's snapshot of a floor of
+hundreds of tables costs what changed, not what exists.
 """
 from __future__ import annotations
 
@@ -48,7 +45,6 @@ from live.early import EarlyUnshuffled
 from live.provisional import CardWatch
 from live.redact import DealtGuard
 from live.repeats import LiveRepeats
-from live.snapshot import Fragments
 from rules.finding import gaming_day_from_config
 
 
@@ -70,7 +66,8 @@ class LiveEngine:
         self.provisional_of: dict[str, str] = {}   # finding_id -> the provisional alert's id (taken by the service)
         self.last_seen: dict[str, float] = {}   # table -> monotonic time of its last event
         self.finalized: set[str] = set()         # finalized and silent since
-        self.snapshot = Fragments(lambda tid: self.tables[tid].state_json())
+        self._cache: dict[str, bytes] = {}
+        self._dirty: set[str] = set()
         self.events = 0
 
     def _replay(self, table_id: str) -> TableDriver:
@@ -83,7 +80,6 @@ class LiveEngine:
         """One accepted event (its device's events in seq order): the findings it completes."""
         tid = ev.table_id
         rp = self._replay(tid)
-        self.snapshot.touch(tid)
         if self.guard is not None:
             self.guard.observe(ev)
         self.early.observe(ev)
@@ -94,6 +90,7 @@ class LiveEngine:
         out += self.repeats.after(rp, ev)
         out += self.seq.feed_event(ev, SEQ_GAP_GAME)
         self._drain(rp)
+        self._dirty.add(tid)
         self.last_seen[tid] = time.monotonic() if now is None else now
         self.finalized.discard(tid)
         self.events += 1
@@ -116,7 +113,6 @@ class LiveEngine:
         self.raised, self.cleared = [], []
         for tid in sorted(self.tables if table_ids is None else table_ids):
             rp = self.tables[tid]
-            self.snapshot.touch(tid)
             snap = self.cards.before(tid, rp.replay.st)
             got = self._early(rp.close())
             raised, cleared = self.raised, self.cleared
@@ -124,6 +120,7 @@ class LiveEngine:
             self.raised, self.cleared = raised + self.raised, cleared + self.cleared
             out += got
             self._drain(rp)
+            self._dirty.add(tid)
             self.finalized.add(tid)
         return out
 
@@ -158,9 +155,11 @@ class LiveEngine:
 
     # --- checkpoint ---------------------------------------------------------
     def state_fragments(self) -> dict[str, bytes]:
-        """Per table, its replay state as JSON bytes now (a whole snapshot at once)."""
-        self.snapshot.begin(self.tables)
-        return self.snapshot.finish()
+        """Per table, its replay state as JSON bytes (re-serialised only when it changed)."""
+        for tid in self._dirty:
+            self._cache[tid] = self.tables[tid].state_json()
+        self._dirty.clear()
+        return self._cache
 
     def other_state(self) -> dict:
         return {"seq": self.seq.state(), "finalized": sorted(self.finalized),
@@ -170,7 +169,7 @@ class LiveEngine:
     def restore(self, tables: dict, other: dict) -> None:
         for tid, st in tables.items():
             self.tables[tid] = TableDriver(tid, self.gaming_day, st, devices=self.devices)
-            self.snapshot.touch(tid)
+            self._dirty.add(tid)
         self.seq = new_seq_tracker(self.gaming_day, other.get("seq", {"last": {}}))
         self.finalized = set(other.get("finalized", []))
         if self.guard is not None:

@@ -33,10 +33,7 @@ checkpoint): one that speaks again starts afresh, like a new device.
 
 State (``state_json()``/``restore()``) is plain data: per device the last
 released ``seq``, the remembered pairs (``{event_id: [hash, seq]}``) and
-the held lines (raw text, so a restart decodes them again).  A checkpoint
-takes it a little at a time (:attr:`DeviceOrder.snapshot`,
-:class:`live.snapshot.Fragments`: each device serialised copy-before-write;
-:meth:`begin_snapshot`, ``snapshot.advance``, :meth:`snapshot_json`).
+the held lines (raw text, so a restart decodes them again).
 """
 from __future__ import annotations
 
@@ -44,7 +41,6 @@ import time
 
 import orjson
 
-from live.snapshot import Fragments
 from pipelines.driver import CONFLICT, DUPLICATE, LATE, RECENT_WINDOW, STALE, DeviceGate, line_hash
 
 __all__ = ["CONFLICT", "DUPLICATE", "FORGET_AFTER", "LATE", "STALE", "DeviceOrder", "line_hash"]
@@ -70,15 +66,12 @@ class DeviceOrder:
         self.devices: dict[str, _Device] = {}
         self.counts = {DUPLICATE: 0, CONFLICT: 0, STALE: 0, LATE: 0}
         self.held = 0
-        self.snapshot = Fragments(self._device_json)
-        self._counts_then = dict(self.counts)    # the counts at the snapshot's instant
 
     def offer(self, ev, digest: str, line, now: float | None = None) -> tuple[list, str | None]:
         """One decoded event: returns (events released now, in order, and a drop/late reason or None)."""
         d = self.devices.get(ev.device_id)
         if d is None:
             d = self.devices[ev.device_id] = _Device(self.window)
-        self.snapshot.touch(ev.device_id)
         seq = ev.seq
         d.seen = time.monotonic() if now is None else now
         origin = line.file.split("#", 1)[0]
@@ -119,12 +112,11 @@ class DeviceOrder:
             return []
         now = time.monotonic() if now is None else now
         out: list = []
-        for k, d in self.devices.items():
+        for d in self.devices.values():
             while d.held:
                 first = min(d.held)
                 if not everything and d.held[first][0] > now:
                     break
-                self.snapshot.touch(k)
                 d.gate.advance(d.last, first)   # the wait ran out: the seqs before it are a hole
                 d.last = first - 1
                 self._chain(d, out)
@@ -135,7 +127,6 @@ class DeviceOrder:
         now = time.monotonic() if now is None else now
         gone = [k for k, d in self.devices.items() if not d.held and now - d.seen >= after]
         for k in gone:
-            self.snapshot.forget(k)
             del self.devices[k]
         return len(gone)
 
@@ -143,29 +134,17 @@ class DeviceOrder:
         return orjson.loads(self.state_json())
 
     def state_json(self) -> bytes:
-        """The state now as JSON bytes (a whole snapshot at once)."""
-        self.begin_snapshot()
-        return self.snapshot_json()
-
-    def begin_snapshot(self) -> None:
-        """The instant of a checkpoint: the devices' bytes follow (``snapshot.advance``)."""
-        self._counts_then = dict(self.counts)
-        self.snapshot.begin(self.devices)
-
-    def snapshot_json(self) -> bytes:
-        """The state at the last :meth:`begin_snapshot` as JSON bytes (what is left serialised now)."""
-        devices = self.snapshot.finish()
-        return b"".join([b'{"counts":', orjson.dumps(self._counts_then), b',"devices":{',
-                         b",".join(orjson.dumps(k) + b":" + v for k, v in devices.items()), b"}}"])
-
-    def _device_json(self, key: str) -> bytes:
-        """One device's state, serialised straight from its live dicts (no per-entry copies)."""
-        d = self.devices[key]
+        """The state as JSON bytes, serialised straight from the live dicts (no per-entry copies:
+        a checkpoint's snapshot of ~128 entries per device costs a few ms, not tens)."""
         return orjson.dumps({
-            "last": d.last, "origin": d.origin, "recent": d.gate.recent, "holes": d.gate.holes,
-            "held": [[s, line.raw.decode("utf-8", "replace"), line.file, line.line]
-                     for s, (_dl, _ev, line) in sorted(d.held.items())] if d.held else []},
-            option=orjson.OPT_NON_STR_KEYS)
+            "counts": self.counts,
+            "devices": {
+                k: {"last": d.last, "origin": d.origin, "recent": d.gate.recent, "holes": d.gate.holes,
+                    "held": [[s, line.raw.decode("utf-8", "replace"), line.file, line.line]
+                             for s, (_dl, _ev, line) in sorted(d.held.items())] if d.held else []}
+                for k, d in self.devices.items()
+            },
+        }, option=orjson.OPT_NON_STR_KEYS)
 
     def restore(self, state: dict, decode) -> None:
         """``decode(raw, file, line) -> (event, line)``: held lines are decoded again."""
@@ -173,7 +152,6 @@ class DeviceOrder:
         deadline = time.monotonic() + self.wait
         for k, s in state.get("devices", {}).items():
             d = self.devices[k] = _Device(self.window, _recent_pairs(s["recent"]), s.get("holes", []))
-            self.snapshot.touch(k)
             d.last = s["last"]
             d.origin = s.get("origin")
             for seq, raw, file, number in s["held"]:

@@ -36,6 +36,7 @@ import orjson
 
 from live.checkpoint import CheckpointWriter, StateDir
 from live.engine import LiveEngine
+from live.fork_snapshot import CAN_FORK, fork_and_write
 from live.heap import LongLivedHeap
 from live.silence import SilenceWatch
 from pipelines.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
@@ -52,7 +53,6 @@ from schemas.decode import GamingDayConfig, Reject, decode_line
 
 log = logging.getLogger("pitwatch")
 
-SNAPSHOT_SLICE = 0.004   # seconds of each loop turn a checkpoint's snapshot may take (live.snapshot)
 KEEP_DAYS = 2   # gaming days of delivered ids kept in the checkpoint
 MAX_REJECTS = 1000   # rejected lines journalled in the checkpoint (a restart does not announce them again)
 
@@ -88,6 +88,7 @@ class WatchOptions:
     status_every: float = 10.0  # at most one status line this often (live.status)
     redact: bool = True
     fsync: bool = False
+    fork_snapshot: bool = CAN_FORK      # a checkpoint's state serialised by a forked child (live.fork_snapshot)
 
 
 def default_state_dir(lake: str, watch_id: str) -> str:
@@ -125,7 +126,6 @@ class WatchService:
                        "findings": 0, "notices": 0, "provisional": 0, "provisional_cleared": 0}
         self.rejects: dict[str, str] = {}   # "file:line" -> reason, the last MAX_REJECTS (checkpointed)
         self.writer = CheckpointWriter()
-        self._taking = None          # a snapshot being taken (checkpoint -> _take_snapshot)
         self.heap = LongLivedHeap()
         self._stop = False
         self._next_commit = time.monotonic() + opts.commit_every
@@ -166,9 +166,9 @@ class WatchService:
                 s.start()
 
     def checkpoint(self, wait: bool = False, commit: bool = False) -> None:
-        """The snapshot's instant now, on this thread; the tables' and devices' states are serialised
-        a few per loop turn after it (:mod:`live.snapshot`, copy-before-write, ``SNAPSHOT_SLICE`` of
-        each turn), then it is written in the background (``wait``: all at once, and wait for it).
+        """The snapshot's instant now, on this thread; the state of that instant serialised and
+        written by a forked child (:mod:`live.fork_snapshot`), renamed into place by the
+        checkpoint thread (``wait``, at stop: serialised here, and waited for).
 
         The lake's alerts are committed (:mod:`live.alerts_table`) only by the checkpoint that comes
         ``commit_every`` seconds or more after the last commit, and by the one at stop (``commit``);
@@ -180,8 +180,6 @@ class WatchService:
         *before* the checkpoint that counts it as delivered.  The journal is rotated here: records
         after this point go to the next generation, which the checkpoint does not delete.
         """
-        if self._taking is not None:            # the previous snapshot first (at stop)
-            self._take_snapshot(float("inf"))
         self.writer.wait()                      # one at a time (the loop only calls when idle)
         t0 = time.perf_counter()
         batch: list = []
@@ -203,46 +201,47 @@ class WatchService:
         self._prune_sent()
         self.order.forget_silent()              # bounded memory over days (live.order)
         gen = self.state.rotate()
-        # the instant: what is small is serialised now; the tables and devices a few at a time
-        # (live.snapshot), each before it changes again, and the write is submitted once all are
-        parts = {
-            "sources": {_key(s): s.position() for s in self.sources},
-            "engine": self.engine.other_state(),
-            "counts": self.counts,
-            "rejects": list(self.rejects.items()),
-            "silence": self.silence.state() if self.silence is not None else {},
-            "sinks": sink_states,
-            "sent": {name: sorted(ids.items()) for name, ids in self.sent.items()},
-            "journal": gen,
-            "written": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-        }
-        parts = {k: orjson.Fragment(orjson.dumps(v)) for k, v in parts.items()}
-        self.engine.snapshot.begin(self.engine.tables)
-        self.order.begin_snapshot()
-        self._taking = (parts, batch, gen, t0, len(self.engine.snapshot.pending))
-        if wait:
-            self._take_snapshot(float("inf"))
-            self.writer.wait()
+        sources = {_key(s): s.position() for s in self.sources}
 
-    def _take_snapshot(self, deadline: float) -> None:
-        """Serialise pending tables and devices until ``deadline`` (perf_counter); once none is
-        left, write the checkpoint in the background."""
-        if not (self.engine.snapshot.advance(deadline) and self.order.snapshot.advance(deadline)):
-            return
-        parts, batch, gen, t0, dirty = self._taking
-        self._taking = None
-        rest = orjson.dumps({**parts, "order": orjson.Fragment(self.order.snapshot_json())})
-        tables = self.engine.snapshot.finish()
-        log.debug("checkpoint: snapshot %.1f ms after its instant (%d table(s) serialised), last write %.1f ms",
-                  (time.perf_counter() - t0) * 1000, dirty, self.writer.last_seconds * 1000)
-        state, lake = self.state, self.lake_sink
+        def serialise() -> tuple[dict, bytes]:
+            rest = orjson.dumps({
+                "sources": sources,
+                "order": orjson.Fragment(self.order.state_json()),
+                "engine": self.engine.other_state(),
+                "counts": self.counts,
+                "rejects": list(self.rejects.items()),
+                "silence": self.silence.state() if self.silence is not None else {},
+                "sinks": sink_states,
+                "sent": {name: sorted(ids.items()) for name, ids in self.sent.items()},
+                "journal": gen,
+                "written": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+            })
+            return dict(self.engine.state_fragments()), rest
+
+        state = self.state
+        if not wait:
+            self.heap.settle()                  # the state out of the full collections (live.heap)
+        if wait or not self.opts.fork_snapshot:
+            tables, rest = serialise()          # bytes: nothing later can change them
+            child = None
+        else:
+            child = fork_and_write(serialise, state.write_partial, state.partial_path,
+                                   close_fds=(state.lock_fd,))
+        log.debug("checkpoint: the loop stopped %.1f ms (%s), last write %.1f ms",
+                  (time.perf_counter() - t0) * 1000, "serialised here" if child is None else "forked",
+                  self.writer.last_seconds * 1000)
 
         def write() -> None:
             if batch:
                 lake.write(batch)
-            state.save(tables, rest, gen)
+            if child is None:
+                state.save(tables, rest, gen)
+            else:
+                state.publish(child.wait(), gen)
 
         self.writer.submit(write)
+        if wait:
+            self.writer.wait()
 
     def _prune_sent(self) -> None:
         days = [d for ids in self.sent.values() for d in ids.values() if d]
@@ -417,11 +416,7 @@ class WatchService:
                 for sink in self.outboxes:
                     self._delivered(sink, sink.delivered())
                 self.writer.check()
-                if self._taking is not None:
-                    self._take_snapshot(time.perf_counter() + SNAPSHOT_SLICE)
-                    if self._taking is None:
-                        self.heap.settle()              # the state out of the full collections (live.heap)
-                elif now >= next_ck and not self.writer.busy:
+                if now >= next_ck and not self.writer.busy:
                     self.checkpoint()
                     next_ck = time.monotonic() + opts.checkpoint_every
                 if self.status.due(now):
