@@ -146,7 +146,7 @@ class Proc:
     def cpu(self) -> float:
         with open(f"/proc/{self.pid}/stat") as f:
             parts = f.read().rsplit(")", 1)[1].split()
-        return (int(parts[11]) + int(parts[12])) / self.tick
+        return sum(int(x) for x in parts[11:15]) / self.tick   # its own and its waited-for children's
 
     def sample(self) -> None:
         with open(f"/proc/{self.pid}/status") as f:
