@@ -37,6 +37,10 @@ Redis Streams (:class:`RedisStreamSource`)
     folder.  Position: the last entry id read per stream, so a restart reads
     exactly what follows (Redis keeps the entries; trim them by age with
     ``XADD … MINID``, not by count, so a stopped watcher does not lose any).
+    A server that is down, restarting or refusing is not the end of the
+    watcher: one warning, tries again after 0.5 s doubling to 30 s (the
+    status line shows the error), one info line when it reads again; the
+    entries wait in Redis meanwhile.
 """
 from __future__ import annotations
 
@@ -346,6 +350,9 @@ def _position(path: str, v: list) -> list:
     return v
 
 
+RETRY_FIRST, RETRY_MAX = 0.5, 30.0    # seconds between tries to read a Redis server that is down
+
+
 class RedisStreamSource:
     """Read Redis Streams from a ``redis://…?stream=NAME`` URI (see the module doc)."""
 
@@ -363,12 +370,16 @@ class RedisStreamSource:
         base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
         self.label = base
         self.client = redis.Redis.from_url(base, socket_timeout=10)
+        self._errors = redis.RedisError     # a server down, restarting, loading, refusing: retried
         self.scan_every = scan_every
         self.count = count
         self.last: dict[str, list] = {}     # stream -> [last id, entries read]
         self._next_scan = 0.0
         self._scanned = False               # streams found at the first look are not announced
         self.new = 0
+        self.failing_since: float | None = None   # time.time() of the first failure of this outage
+        self._retry_at = 0.0
+        self._backoff = RETRY_FIRST
 
     def describe(self) -> str:
         return f"{len(self.last)} Redis stream(s) at {self.label}"
@@ -419,7 +430,29 @@ class RedisStreamSource:
                 "unread_unit": "entries", "since": since, "error": error}
 
     def read(self) -> list[Line]:
+        """The entries added since the last read; [] while the server cannot be read (an outage is
+        a warning, then one info line when it is back: the entries wait in Redis meanwhile)."""
         now = time.monotonic()
+        if now < self._retry_at:
+            return []
+        try:
+            out = self._read(now)
+        except self._errors as exc:
+            why = f"{type(exc).__name__}: {exc}"[:200]
+            if self.failing_since is None:
+                self.failing_since = time.time()
+                log.warning("%s cannot be read (%s): trying again, every %.0f s at most", self.label, why,
+                            RETRY_MAX)
+            self._retry_at = now + self._backoff
+            self._backoff = min(self._backoff * 2, RETRY_MAX)
+            return []
+        if self.failing_since is not None:
+            log.info("%s is read again after %.0f s", self.label, time.time() - self.failing_since)
+            self.failing_since = None
+            self._backoff = RETRY_FIRST
+        return out
+
+    def _read(self, now: float) -> list[Line]:
         if now >= self._next_scan:
             self._scan()
             self._next_scan = now + self.scan_every

@@ -115,3 +115,55 @@ def test_webhook_sink_posts_every_alert_once_and_retries(tmp_path, scenario, bat
     assert sorted(keys) == batch_ids                       # the refused one was retried; none twice
     assert all(ct == "application/json" and body["finding_id"] == k for k, ct, body in _Hook.received)
     assert any("webhook" in e and "503" in e for e in w.errors)
+
+
+@pytest.mark.slow
+def test_a_redis_restart_is_waited_out_and_nothing_is_lost(tmp_path, scenario, batch_ids, start_watch):
+    """The owed mend: an error of ``xread`` (the server restarting) ended the watcher with a
+    traceback.  Now: a warning, tries again, reads on when the server is back — every entry once."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (Debian package redis-server)")
+    redis = pytest.importorskip("redis", reason="the 'redis' Python package is not installed")
+    port = _free_port()
+
+    def server():
+        proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                 "--appendonly", "yes", "--appendfsync", "always", "--dir", str(tmp_path)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(port=port)
+        end = time.monotonic() + 20
+        while True:
+            try:
+                client.ping()
+                return proc, client
+            except (redis.ConnectionError, redis.BusyLoadingError):
+                assert time.monotonic() < end and proc.poll() is None
+                time.sleep(0.05)
+
+    proc, client = server()
+    order = interleave(scenario, seed=8)
+    half = len(order) // 2
+    for dev, line in order[:half]:
+        client.xadd(f"pit:{dev}", {"event": line})
+    w = start_watch(f"redis://127.0.0.1:{port}/0?stream=pit:*", "--lake", tmp_path / "lake", "--finalize-at-stop")
+    try:
+        w.caught_up(half)
+        client.close()
+        proc.terminate()                                  # the server goes away ...
+        proc.wait(10)
+        w.wait_for(lambda: any("cannot be read" in e for e in w.errors), "the warning")
+        time.sleep(1.5)
+        assert w.proc.poll() is None                      # ... and the watcher waits
+        proc, client = server()                           # back, with its entries (append-only file)
+        for dev, line in order[half:]:
+            client.xadd(f"pit:{dev}", {"event": line})
+        w.caught_up(len(order))
+        w.wait_for(lambda: any("is read again" in e for e in w.errors), "the info line")
+        assert w.stop() == 0
+    finally:
+        client.close()
+        proc.terminate()
+        proc.wait(10)
+    assert sum("cannot be read" in e for e in w.errors) == 1
+    assert sorted(a["finding_id"] for a in w.alerts) == batch_ids
