@@ -364,25 +364,9 @@ class WatchService:
         which = f" (event_id {str(event_id)[:80]!r})" if event_id is not None else ""
         log.warning("rejected %s%s: %s", key, which, reason[:300])
 
-    def _lines(self, lines: list[Line]) -> None:
-        """One read's lines, decoded, then taken in the order of their events' time (stable; rejected
-        lines first).  A read takes each file's new lines one file after the other, so a terminal's
-        ``round_ended`` read before the shoe's last draw of a moment earlier — in the same read, from
-        the next file — would look like a card the shoe lacks (a provisional alert cleared a moment
-        later: 445 of 861 in bench/watch.py before this).  Each device's own order is ``seq``'s
-        (:mod:`live.order`), whatever this one."""
-        config = self.opts.config
-        decoded = [(line, decode_line(line.raw, line.file, line.line, config)) for line in lines]
-        if len(decoded) > 1:
-            decoded.sort(key=_instant)
-        for line, out in decoded:
-            self._take(line, out)
-
     def _line(self, line: Line) -> None:
-        self._take(line, decode_line(line.raw, line.file, line.line, self.opts.config))   # total: never raises
-
-    def _take(self, line: Line, out) -> None:
         self.counts["lines"] += 1
+        out = decode_line(line.raw, line.file, line.line, self.opts.config)   # total: never raises
         if isinstance(out, Reject):
             self._reject(line, out.reason, out.event_id)
             if out.device_id is None or out.seq is None:
@@ -420,7 +404,8 @@ class WatchService:
                 for src in self.sources:
                     lines = src.read()
                     got += len(lines)
-                    self._lines(lines)
+                    for line in lines:
+                        self._line(line)
                 now = time.monotonic()
                 for item, ln in self.order.due(now):
                     self._feed(item, ln)
@@ -492,11 +477,6 @@ class WatchService:
             if hasattr(s, "close"):
                 s.close()
         self.state.close()
-
-
-def _instant(item) -> float:
-    out = item[1]
-    return float("-inf") if isinstance(out, Reject) else out[0].ts
 
 
 def _key(source) -> str:

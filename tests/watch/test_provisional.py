@@ -396,31 +396,3 @@ def test_a_shoe_inventing_packs_keeps_the_early_wait_bounded():
     engine, log = _feed(b.events, now_of=lambda ev: ev.ts / 1e6)
     assert 0 < len(engine.early.pending["BAC-F"]) <= MAX_PENDING
     assert _where(log[:-1], lambda x: _rule(x) == "UNSHUFFLED_PACK") == []
-
-
-def test_a_read_that_takes_the_terminals_file_before_the_shoes_raises_no_provisional_alert(tmp_path):
-    """Found by bench/watch.py (445 of 861 provisional alerts cleared): one read takes each file's
-    new lines one file after the other, so a round's ``round_ended`` in the terminal's file came
-    before the shoe's last draws of that round, read in the same turn from the next file.  The
-    lines of one read are taken in their events' time: a clean floor read 30 lines at a time,
-    terminal file first in each read, raises none."""
-    from live.service import WatchOptions, WatchService
-    from live.sources import Line
-    from simulator import simulate
-
-    simulate(tmp_path / "sim", tables={"baccarat": 2, "three_bet_poker": 1}, hours=0.5, seed=9, faults={},
-             workers=1)
-    lines = merged_lines(tmp_path / "sim")
-    (tmp_path / "in").mkdir()
-    svc = WatchService(WatchOptions(inputs=[str(tmp_path / "in")], lake=str(tmp_path / "lake"),
-                                    state_dir=str(tmp_path / "st"), lake_alerts=False), stdout=io.BytesIO())
-    rank = {"dealer": 0, "shoe": 1, "shuffler": 2}
-    try:
-        for start in range(0, len(lines), 30):
-            window = [(json.loads(raw)["source"], k, raw) for k, raw in enumerate(lines[start:start + 30], start)]
-            svc._lines([Line(raw.encode(), f"{source}.jsonl", k + 1)
-                        for source, k, raw in sorted(window, key=lambda w: (rank[w[0]], w[1]))])
-        assert svc.counts["accepted"] == len(lines)
-        assert svc.counts["provisional"] == 0 and svc.counts["findings"] == 0
-    finally:
-        svc.close()
