@@ -1,7 +1,9 @@
 """The lake's ``alerts`` table: a Delta table whose only writer is the live service.
 
 ``LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet``, the :data:`schemas.arrow.ALERTS` columns (the
-FINDINGS columns, ``watch_id``, ``provisional_id``; any other member an alert carries — ``trigger``
+FINDINGS columns, ``watch_id``, ``provisional_id``, ``live_only``: every alert the watcher sends,
+the live-only ones — provisional card alerts, their clearing, silence notices — too, marked
+``live_only``; any other member an alert carries — ``trigger``
 with ``--with-trigger`` — a column of its own holding the member's JSON text, added to the table
 by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's side.
 
@@ -115,7 +117,8 @@ class AlertsTable:
         rows = []
         for r in records:
             row = {**r, "ts": _parse_ts(r.get("ts")), "evidence_from": _parse_ts(r.get("evidence_from")),
-                   "gaming_day": _dt.date.fromisoformat(r["gaming_day"]), "watch_id": r.get("watch_id", self.watch_id)}
+                   "gaming_day": _dt.date.fromisoformat(r["gaming_day"]), "watch_id": r.get("watch_id", self.watch_id),
+                   "live_only": bool(r.get("live_only"))}
             for k in extra:
                 row[k] = None if r.get(k) is None else json.dumps(r[k], sort_keys=True, default=str)
             rows.append(row)

@@ -8,14 +8,15 @@ reads whatever every source has (never blocking), decodes each line
 :class:`live.engine.LiveEngine` and delivers each finding at once,
 in the same turn, to every sink (journalled per sink).  It sleeps ``poll``
 seconds only when no source had anything.  Every ``checkpoint_every`` seconds
-(and when stopping) a checkpoint is taken: its snapshot on the loop, between
-two lines (the journal rotated, every piece serialised to bytes — only
-tables fed since the last one; the lake's alerts handed over for a commit
-only every ``commit_every`` seconds and at stop, otherwise kept in the
-checkpoint: :mod:`live.alerts_table`), its slow part (the alerts commit,
-file, fsync, rename) in a background thread
-(:class:`live.checkpoint.CheckpointWriter`), one at a time, so
-alerts decided meanwhile are not held up.
+(and when stopping) a checkpoint is taken: its instant on the loop, between
+two lines (the journal rotated, the positions taken, the lake's alerts
+handed over for a commit only every ``commit_every`` seconds and at stop,
+otherwise kept in the checkpoint: :mod:`live.alerts_table`), the state of
+that instant serialised and written by a forked child
+(:mod:`live.fork_snapshot`), the alerts commit and the rename in a
+background thread (:class:`live.checkpoint.CheckpointWriter`), one at a
+time, so alerts decided meanwhile are not held up.  Delivery to the sinks,
+each alert once: :mod:`live.delivery`.
 
 Stopping: SIGTERM or SIGINT ends the current turn, checkpoints and returns
 (exit 0); ``stop_after_idle`` does the same after that many seconds with no
@@ -35,6 +36,7 @@ import time
 import orjson
 
 from live.checkpoint import CheckpointWriter, StateDir
+from live.delivery import Delivery
 from live.engine import LiveEngine
 from live.fork_snapshot import CAN_FORK, fork_and_write
 from live.heap import LongLivedHeap
@@ -43,9 +45,7 @@ from pipelines.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
 from live.order import DeviceOrder
 from live.outbox import Outbox
 from live.alert_text import alert_line
-from live.provisional import CLEARED_ID, alert_records
-from live.sinks import COLUMNS as ALERT_COLUMNS
-from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink, alert_record, rfc3339
+from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink
 from live.sources import Line, open_sources
 from live.status import StatusLine
 from live.syslog import SyslogSink
@@ -97,7 +97,7 @@ def default_state_dir(lake: str, watch_id: str) -> str:
     return os.path.join(lake, "_watch", watch_id)
 
 
-class WatchService:
+class WatchService(Delivery):
     def __init__(self, opts: WatchOptions, stdout=None) -> None:
         if not opts.inputs:
             raise ValueError("give at least one INPUT: a file, folder, glob or redis:// stream")
@@ -221,12 +221,15 @@ class WatchService:
         state = self.state
         if not wait:
             self.heap.settle()                  # the state out of the full collections (live.heap)
-        if wait or not self.opts.fork_snapshot:
+        child = None
+        if not wait and self.opts.fork_snapshot:
+            try:
+                child = fork_and_write(serialise, state.write_partial, state.partial_path,
+                                       close_fds=(state.lock_fd,))
+            except OSError as exc:              # no memory or processes left for a fork: on the loop
+                log.warning("checkpoint: cannot fork (%s): serialised on the loop this time", exc)
+        if child is None:
             tables, rest = serialise()          # bytes: nothing later can change them
-            child = None
-        else:
-            child = fork_and_write(serialise, state.write_partial, state.partial_path,
-                                   close_fds=(state.lock_fd,))
         log.debug("checkpoint: the loop stopped %.1f ms (%s), last write %.1f ms",
                   (time.perf_counter() - t0) * 1000, "serialised here" if child is None else "forked",
                   self.writer.last_seconds * 1000)
@@ -251,45 +254,6 @@ class WatchService:
         for name, ids in self.sent.items():
             self.sent[name] = {f: d for f, d in ids.items() if not d or d >= keep}
 
-    # --- alerts ------------------------------------------------------------------
-    def _mark(self, sink, ids: list[str], days: dict) -> None:
-        if not ids:
-            return
-        sent = self.sent[sink.name]
-        items = []
-        for fid in ids:
-            day = days.get(fid, "")
-            sent[fid] = day
-            items.append((fid, day))
-        self.state.record(sink.name, items)
-
-    def _delivered(self, sink, done: list[tuple[str, str]]) -> None:
-        """Record what a remote sink's thread delivered (live.outbox)."""
-        if done:
-            self._mark(sink, [fid for fid, _d in done], dict(done))
-
-    def emit(self, findings: list, trigger: Line | None = None, ev=None) -> None:
-        if not findings:
-            return
-        self.counts["findings"] += len(findings)
-        recs, days = [], {}
-        for f in findings:
-            if f.finding_id in days:
-                continue
-            rec = alert_record(self.engine.alert_view(f), local=self.opts.local)
-            rec["provisional_id"] = self.engine.provisional_of.pop(f.finding_id, None)   # live.provisional
-            if self.opts.with_trigger:
-                rec["trigger"] = None if trigger is None else {
-                    "file": trigger.file, "line": trigger.line,
-                    "event_id": getattr(ev, "event_id", None)}
-            recs.append(rec)
-            days[f.finding_id] = rec["gaming_day"]
-        for sink in self.sinks:
-            sent = self.sent[sink.name]
-            todo = [r for r in recs if r["finding_id"] not in sent]
-            if todo:
-                self._mark(sink, sink.send(todo), days)   # the lake sink: at the checkpoint snapshot
-
     # --- the loop -----------------------------------------------------------------
     def _feed(self, item, line: Line) -> None:
         if isinstance(item, Reject):
@@ -308,47 +272,6 @@ class WatchService:
         self.provisional(self.engine.raised)
         self.emit(found)
         self.provisional(self.engine.cleared)
-
-    def provisional(self, alerts: list[dict], trigger: Line | None = None, ev=None) -> None:
-        """CARD_DISAGREEMENT / CARD_DISAGREEMENT_CLEARED (live.provisional): live-only alerts to every
-        sink but the lake's alerts table (they are no findings), journalled like alerts (never twice)."""
-        if not alerts:
-            return
-        recs = alert_records(alerts, self.engine.gaming_day, self.opts.local)
-        for rec in recs:
-            if self.opts.with_trigger:
-                rec["trigger"] = None if trigger is None else {
-                    "file": trigger.file, "line": trigger.line, "event_id": getattr(ev, "event_id", None)}
-            self.counts["provisional_cleared" if rec["rule_id"] == CLEARED_ID else "provisional"] += 1
-        days = {r["finding_id"]: r["gaming_day"] for r in recs}
-        self._send_live_only(recs, days)
-
-    def _send_live_only(self, recs: list[dict], days: dict) -> None:
-        """Live-only alerts go to every sink but the lake's alerts table, journalled (never twice)."""
-        for sink in self.sinks:
-            if sink is self.lake_sink:
-                continue
-            todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
-            if todo:
-                self._mark(sink, sink.send(todo), days)
-
-    def announce(self, notices: list[dict]) -> None:
-        """DEVICE_SILENT notices (live.silence): a warning on stderr and an info alert to every sink
-        but the lake's alerts table (they are not findings), journalled like alerts (never twice)."""
-        if not notices:
-            return
-        recs, days = [], {}
-        for n in notices:
-            rec = {c: None for c in ALERT_COLUMNS}
-            rec.update({k: v for k, v in n.items() if k in ALERT_COLUMNS})
-            rec["ts"] = rfc3339(n["latest_us"])
-            rec["gaming_day"] = self.engine.gaming_day(n["latest_us"]).isoformat()
-            rec["event_ids"], rec["evidence"], rec["live_only"] = [], [], True
-            recs.append(rec)
-            days[rec["finding_id"]] = rec["gaming_day"]
-            self.counts["notices"] += 1
-            log.warning("%s: %s", n["rule_id"], n["actual"])
-        self._send_live_only(recs, days)
 
     def _reject(self, line: Line, reason: str, event_id=None) -> None:
         """Count a rejected line and journal it with the checkpoint: after a restart that re-reads

@@ -1,5 +1,5 @@
 -- name: alerts_vs_findings
--- description: A gaming day's live alerts against the batch's findings: confirmed (same finding_id), not confirmed by the batch, never alerted.
+-- description: A gaming day's live alerts against the batch's findings: confirmed (same finding_id), not confirmed by the batch, never alerted; live-only alerts (provisional card alerts, their clearing, silence notices: never findings) apart, a provisional one with the finding it announced.
 -- param gaming_day: date  the gaming day to compare
 -- example: pitwatch query alerts_vs_findings --lake lake --param gaming_day=2026-11-28
 
@@ -14,10 +14,19 @@ day_alerts as (
         min(table_id) as table_id,
         min(ts) as alerted_ts,
         string_agg(distinct watch_id, ',' order by watch_id) as watch_ids,
-        min(provisional_id) as provisional_id
+        min(provisional_id) as provisional_id,
+        bool_or(coalesce(live_only, false)) as live_only
     from alerts
     where gaming_day = $gaming_day
     group by finding_id
+),
+
+announced as (
+    -- a provisional alert's final finding: the alert naming it in provisional_id
+    select provisional_id, min(finding_id) as finding_id
+    from alerts
+    where gaming_day = $gaming_day and provisional_id is not null and not coalesce(live_only, false)
+    group by provisional_id
 ),
 
 day_findings as (
@@ -30,6 +39,7 @@ compared as (
     select
         case
             when day_alerts.finding_id is null then 'never alerted'
+            when day_alerts.live_only then 'live only'
             when day_findings.finding_id is null then 'not confirmed'
             else 'confirmed'
         end as outcome,
@@ -40,9 +50,11 @@ compared as (
         day_findings.ts as finding_ts,
         day_alerts.alerted_ts,
         day_alerts.watch_ids,
-        day_alerts.provisional_id
+        day_alerts.provisional_id,
+        case when day_alerts.live_only then announced.finding_id end as announced_finding_id
     from day_alerts
     full outer join day_findings on day_alerts.finding_id = day_findings.finding_id
+    left join announced on announced.provisional_id = day_alerts.finding_id
 )
 
 select
@@ -54,9 +66,10 @@ select
     finding_ts,
     alerted_ts,
     watch_ids,
-    provisional_id
+    provisional_id,
+    announced_finding_id
 from compared
 order by
-    case outcome when 'confirmed' then 1 when 'not confirmed' then 2 else 3 end,
+    case outcome when 'confirmed' then 1 when 'not confirmed' then 2 when 'never alerted' then 3 else 4 end,
     coalesce(finding_ts, alerted_ts),
     finding_id

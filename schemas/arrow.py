@@ -203,7 +203,9 @@ PARTITIONED = ("events", "rejects", "rounds", "packs", "findings")
 # Nullable but for the alert's id, rule and day: a provisional alert need not have every finding column.
 ALERT_KEYS = ("finding_id", "rule_id", "gaming_day")
 ALERTS = pa.schema([f if f.name in ALERT_KEYS else f.with_nullable(True) for f in FINDINGS]
-                   + [pa.field("watch_id", pa.string()), pa.field("provisional_id", pa.string())])
+                   + [pa.field("watch_id", pa.string()), pa.field("provisional_id", pa.string()),
+                      # an alert that is no finding (CARD_DISAGREEMENT, its _CLEARED, DEVICE_SILENT): true
+                      pa.field("live_only", pa.bool_())])
 
 
 def rows_to_table(rows: Iterable[dict], schema: pa.Schema) -> pa.Table:

@@ -47,11 +47,13 @@ def data_commits(lake: Path) -> list[dict]:
     return [c for c in commits(lake) if c["adds"]]
 
 
-def table_ids(lake: Path) -> list[str]:
-    """finding_ids of the alerts table at its latest version (Delta's own reader)."""
+def table_ids(lake: Path, live_only: bool | None = False) -> list[str]:
+    """finding_ids of the alerts table at its latest version (Delta's own reader): of the findings'
+    alerts (default), of the live-only ones (``True``: provisional, cleared, notices) or all (None)."""
     from deltalake import DeltaTable
 
-    return sorted(DeltaTable(str(lake / "alerts")).to_pyarrow_table(columns=["finding_id"]).column(0).to_pylist())
+    rows = DeltaTable(str(lake / "alerts")).to_pyarrow_table(columns=["finding_id", "live_only"]).to_pylist()
+    return sorted(r["finding_id"] for r in rows if live_only is None or bool(r["live_only"]) == live_only)
 
 
 def watch_records(lake: Path) -> list[dict]:
@@ -96,8 +98,9 @@ def test_commits_at_most_every_commit_every_and_one_on_stop_none_per_checkpoint(
                 for i in pq.read_table(lake / "alerts" / path, columns=["finding_id"]).column(0).to_pylist()]
     earlier = [i for c in made[:-1] for i in ids(c)]
     last = ids(made[-1])
-    assert last and sorted(earlier + last) == sorted(a["finding_id"] for a in w.alerts)
-    assert table_ids(lake) == batch_ids
+    assert last and sorted(earlier + last) == sorted(a["finding_id"] for a in w.alerts + w.provisional)
+    assert table_ids(lake) == batch_ids                  # the findings' alerts, and the live-only ones:
+    assert w.provisional and table_ids(lake, live_only=True) == sorted(a["finding_id"] for a in w.provisional)
     # each commit is recorded in the runs chain: a watch record names exactly it
     records = watch_records(lake)
     named = [(c["table"], c["version"]) for r in records for c in r["commits"]]
@@ -107,7 +110,7 @@ def test_commits_at_most_every_commit_every_and_one_on_stop_none_per_checkpoint(
     # the alerts table is an SQL table like the batch's
     out = pitwatch("sql", "--lake", lake, "--format", "csv", "select count(*) as n from alerts")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == str(len(batch_ids))
+    assert out.stdout.strip().splitlines()[-1] == str(len(batch_ids) + len(w.provisional))
     ok = pitwatch("verify", "--lake", lake)
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
@@ -125,14 +128,16 @@ def test_kill_9_between_commits_and_restart_loses_and_repeats_nothing(tmp_path, 
     append_lines(feeds, order[cuts[0]:cuts[1]])
     w.caught_up(cuts[1])
     assert w.stop(signal.SIGKILL) == -signal.SIGKILL      # alerts of part 2 may be committed, or only checkpointed
+    provisional = {a["finding_id"] for a in w.provisional}
     w = start_watch(*args)
     w.caught_up(cuts[1])
     append_lines(feeds, order[cuts[1]:])
     w.caught_up(len(order))
     assert w.stop() == 0
-    ids = table_ids(lake)
+    ids = table_ids(lake, live_only=None)
     assert not [i for i, n in collections.Counter(ids).items() if n > 1]
-    assert ids == batch_ids                                  # row count equals alert count
+    assert table_ids(lake) == batch_ids                      # row count equals alert count
+    assert table_ids(lake, live_only=True) == sorted(provisional | {a["finding_id"] for a in w.provisional})
     assert pitwatch("verify", "--lake", lake).returncode == 0
 
 
@@ -201,6 +206,7 @@ def test_any_alert_row_goes_in_provisional_ones_and_unknown_members_included(tmp
 
     rows = {r["finding_id"]: r for r in DeltaTable(str(lake / "alerts")).to_pyarrow_table().to_pylist()}
     assert rows["b" * 64]["provisional_id"] == "p-1" and rows["b" * 64]["watch_id"] == "w1"
+    assert rows["b" * 64]["live_only"] is False and rows["a" * 64]["live_only"] is False   # not said: a finding's
     assert json.loads(rows["b" * 64]["readings"]) == {"shoe": "AS", "terminal": "KD"}
     assert rows["a" * 64]["readings"] is None and rows["a" * 64]["provisional_id"] is None
     assert verify(str(lake)).intact

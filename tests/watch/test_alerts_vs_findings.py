@@ -46,18 +46,25 @@ def test_a_days_alerts_against_the_batchs_findings_give_the_three_groups(tmp_pat
     alerted = {a["finding_id"]: a for a in w.alerts}
     findings = {f["finding_id"]: f for f in found}
     days = sorted({a["gaming_day"] for a in w.alerts} | {str(f["gaming_day"]) for f in found})
-    got = {"confirmed": set(), "not confirmed": set(), "never alerted": set()}
+    got = {"confirmed": set(), "not confirmed": set(), "never alerted": set(), "live only": set()}
+    announced = {}
     for day in days:
         out = pitwatch("query", "alerts_vs_findings", "--lake", lake, "--param", f"gaming_day={day}", "--format", "csv")
         assert out.returncode == 0, out.stderr
         for row in csv.DictReader(io.StringIO(out.stdout)):
             assert row["finding_id"] not in set().union(*got.values())      # one row per alert or finding
             got[row["outcome"]].add(row["finding_id"])
+            if row["announced_finding_id"]:
+                announced[row["finding_id"]] = row["announced_finding_id"]
     assert got["confirmed"] == set(alerted) & set(findings) != set()
     assert got["not confirmed"] == set(alerted) - set(findings) != set()
     assert got["never alerted"] == set(findings) - set(alerted) != set()
     assert {alerted[i]["table_id"] for i in got["not confirmed"]} == {"BAC-A"}
     assert {findings[i]["rule_id"] for i in got["never alerted"]} == {"UNACCOUNTED_CARD"}
+    # the live-only alerts apart (BAC-A's switched card: provisional, then its final alert's finding)
+    assert got["live only"] == {a["finding_id"] for a in w.provisional} != set()
+    finals = {a["provisional_id"]: a["finding_id"] for a in w.alerts if a.get("provisional_id")}
+    assert announced == {p: f for p, f in finals.items() if p in got["live only"]} != {}
     # the lake the batch and the watcher wrote is intact; an alerts file edited is found
     ok = pitwatch("verify", "--lake", lake)
     assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -1,0 +1,104 @@
+"""Alerts to the sinks, each once: the part of :class:`live.service.WatchService` that delivers.
+
+Findings (``emit``), the live-only provisional card alerts (``provisional``, :mod:`live.provisional`)
+and the silence notices (``announce``, :mod:`live.silence`) go to every sink that has not taken
+them yet (``sent``: per sink, the ids delivered, kept two gaming days); what a sink took is
+journalled at once (:meth:`live.checkpoint.StateDir.record`), what a remote sink's thread
+delivered when the loop collects it (``_delivered``).  Every sink gets every alert, the lake's
+``alerts`` table too (issue 30: "the live service's alerts, provisional ones included"; a
+live-only alert is marked ``live_only`` there).  A mixin: the state it uses (``sinks``, ``sent``,
+``state``, ``engine``, ``counts``, ``opts``) is the service's.
+"""
+from __future__ import annotations
+
+import logging
+
+from live.provisional import CLEARED_ID, alert_records
+from live.sinks import COLUMNS as ALERT_COLUMNS
+from live.sinks import alert_record, rfc3339
+from live.sources import Line
+
+log = logging.getLogger("pitwatch")
+
+
+def _trigger(trigger: Line | None, ev) -> dict | None:
+    """``--with-trigger``: the input line whose arrival raised the alert."""
+    if trigger is None:
+        return None
+    return {"file": trigger.file, "line": trigger.line, "event_id": getattr(ev, "event_id", None)}
+
+
+class Delivery:
+    def _mark(self, sink, ids: list[str], days: dict) -> None:
+        if not ids:
+            return
+        sent = self.sent[sink.name]
+        items = []
+        for fid in ids:
+            day = days.get(fid, "")
+            sent[fid] = day
+            items.append((fid, day))
+        self.state.record(sink.name, items)
+
+    def _delivered(self, sink, done: list[tuple[str, str]]) -> None:
+        """Record what a remote sink's thread delivered (live.outbox)."""
+        if done:
+            self._mark(sink, [fid for fid, _d in done], dict(done))
+
+    def emit(self, findings: list, trigger: Line | None = None, ev=None) -> None:
+        if not findings:
+            return
+        self.counts["findings"] += len(findings)
+        recs, days = [], {}
+        for f in findings:
+            if f.finding_id in days:
+                continue
+            rec = alert_record(self.engine.alert_view(f), local=self.opts.local)
+            rec["provisional_id"] = self.engine.provisional_of.pop(f.finding_id, None)   # live.provisional
+            if self.opts.with_trigger:
+                rec["trigger"] = _trigger(trigger, ev)
+            recs.append(rec)
+            days[f.finding_id] = rec["gaming_day"]
+        for sink in self.sinks:
+            sent = self.sent[sink.name]
+            todo = [r for r in recs if r["finding_id"] not in sent]
+            if todo:
+                self._mark(sink, sink.send(todo), days)   # the lake sink: at the checkpoint snapshot
+
+    def provisional(self, alerts: list[dict], trigger: Line | None = None, ev=None) -> None:
+        """CARD_DISAGREEMENT / CARD_DISAGREEMENT_CLEARED (live.provisional): live-only alerts (no
+        findings) to every sink, journalled like alerts (never twice)."""
+        if not alerts:
+            return
+        recs = alert_records(alerts, self.engine.gaming_day, self.opts.local)
+        for rec in recs:
+            if self.opts.with_trigger:
+                rec["trigger"] = _trigger(trigger, ev)
+            self.counts["provisional_cleared" if rec["rule_id"] == CLEARED_ID else "provisional"] += 1
+        days = {r["finding_id"]: r["gaming_day"] for r in recs}
+        self._send_live_only(recs, days)
+
+    def _send_live_only(self, recs: list[dict], days: dict) -> None:
+        """Live-only alerts go to every sink, journalled (never twice)."""
+        for sink in self.sinks:
+            todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
+            if todo:
+                self._mark(sink, sink.send(todo), days)
+
+    def announce(self, notices: list[dict]) -> None:
+        """DEVICE_SILENT notices (live.silence): a warning on stderr and a live-only info alert to every
+        sink, journalled like alerts (never twice)."""
+        if not notices:
+            return
+        recs, days = [], {}
+        for n in notices:
+            rec = {c: None for c in ALERT_COLUMNS}
+            rec.update({k: v for k, v in n.items() if k in ALERT_COLUMNS})
+            rec["ts"] = rfc3339(n["latest_us"])
+            rec["gaming_day"] = self.engine.gaming_day(n["latest_us"]).isoformat()
+            rec["event_ids"], rec["evidence"], rec["live_only"] = [], [], True
+            recs.append(rec)
+            days[rec["finding_id"]] = rec["gaming_day"]
+            self.counts["notices"] += 1
+            log.warning("%s: %s", n["rule_id"], n["actual"])
+        self._send_live_only(recs, days)
