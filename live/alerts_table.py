@@ -47,6 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+from deltalake.exceptions import CommitFailedError
 
 from schemas.arrow import ALERTS, FINDINGS, rows_to_table
 
@@ -143,8 +144,8 @@ class AlertsTable:
                 delta.commit_replays(self.lake, TABLE, files, None, run_id=run_id,
                                      fence_at_start=delta.fence(self.lake, TABLE), schema=schema, partitioned=True)
                 break
-            except delta.StaleWriter:     # another watcher committed between our fence read and our commit
-                if attempt == COMMIT_RETRIES - 1:
+            except (delta.StaleWriter, CommitFailedError):   # another watcher committed between our
+                if attempt == COMMIT_RETRIES - 1:                # fence read and our commit (or during it)
                     raise
         self.commits += 1
         self._record(run_id, started, files, len(records), sorted(by_day), n, since, once=False)

@@ -18,10 +18,12 @@ def _ids(alerts) -> list[str]:
     return sorted(a["finding_id"] for a in alerts)
 
 
-def _lake_alert_ids(lake) -> list[str]:
+def _lake_alert_ids(lake, live_only: bool = False) -> list[str]:
+    """The ids of the lake's alerts of findings (``live_only``: of the live-only alerts), and the schema."""
     part = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
     t = ds.dataset(str(lake / "alerts"), format="parquet", partitioning=part).to_table()
-    return sorted(t.column("finding_id").to_pylist()), t.schema
+    rows = t.select(["finding_id", "live_only"]).to_pylist()
+    return sorted(r["finding_id"] for r in rows if bool(r["live_only"]) == live_only), t.schema
 
 
 @pytest.mark.slow
@@ -48,6 +50,9 @@ def test_live_alerts_are_the_batch_findings(tmp_path, scenario, batch_ids, batch
         assert sorted(a["finding_id"] for a in map(__import__("json").loads, f) if not a.get("live_only")) == batch_ids
     lake_ids, schema = _lake_alert_ids(lake)
     assert lake_ids == batch_ids
+    with open(tmp_path / "alerts.jsonl") as f:          # the live-only alerts are in the table too
+        assert _lake_alert_ids(lake, live_only=True)[0] == sorted(
+            a["finding_id"] for a in map(__import__("json").loads, f) if a.get("live_only"))
     assert set(file_schema("findings").names) <= set(schema.names)
     assert any("4 duplicates" in e for e in w.errors)
 

@@ -26,27 +26,33 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def redis_url(tmp_path):
+def _redis_server(folder, port: int | None = None, appendonly: bool = False):
+    """A real redis-server on 127.0.0.1 (its files in ``folder``; ``appendonly``: its entries survive
+    a restart), once it answers: (process, client, port); skips where Redis is not installed."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed (Debian package redis-server)")
     redis = pytest.importorskip("redis", reason="the 'redis' Python package is not installed")
-    port = _free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = port or _free_port()
+    durable = ["--appendonly", "yes", "--appendfsync", "always"] if appendonly else ["--appendonly", "no"]
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *durable,
+                             "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = redis.Redis(port=port)
     end = time.monotonic() + 20
     while True:
         try:
             client.ping()
-            break
-        except redis.ConnectionError:
+            return proc, client, port
+        except (redis.ConnectionError, redis.BusyLoadingError):
             if time.monotonic() > end or proc.poll() is not None:
                 proc.kill()
                 raise
             time.sleep(0.05)
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    proc, client, port = _redis_server(tmp_path)
     yield f"redis://127.0.0.1:{port}/0", client
     client.close()
     proc.terminate()
@@ -121,27 +127,7 @@ def test_webhook_sink_posts_every_alert_once_and_retries(tmp_path, scenario, bat
 def test_a_redis_restart_is_waited_out_and_nothing_is_lost(tmp_path, scenario, batch_ids, start_watch):
     """The owed mend: an error of ``xread`` (the server restarting) ended the watcher with a
     traceback.  Now: a warning, tries again, reads on when the server is back — every entry once."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (Debian package redis-server)")
-    redis = pytest.importorskip("redis", reason="the 'redis' Python package is not installed")
-    port = _free_port()
-
-    def server():
-        proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                 "--appendonly", "yes", "--appendfsync", "always", "--dir", str(tmp_path)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis(port=port)
-        end = time.monotonic() + 20
-        while True:
-            try:
-                client.ping()
-                return proc, client
-            except (redis.ConnectionError, redis.BusyLoadingError):
-                assert time.monotonic() < end and proc.poll() is None
-                time.sleep(0.05)
-
-    proc, client = server()
+    proc, client, port = _redis_server(tmp_path, appendonly=True)
     order = interleave(scenario, seed=8)
     half = len(order) // 2
     for dev, line in order[:half]:
@@ -155,7 +141,7 @@ def test_a_redis_restart_is_waited_out_and_nothing_is_lost(tmp_path, scenario, b
         w.wait_for(lambda: any("cannot be read" in e for e in w.errors), "the warning")
         time.sleep(1.5)
         assert w.proc.poll() is None                      # ... and the watcher waits
-        proc, client = server()                           # back, with its entries (append-only file)
+        proc, client, _port = _redis_server(tmp_path, port, appendonly=True)   # back, with its entries
         for dev, line in order[half:]:
             client.xadd(f"pit:{dev}", {"event": line})
         w.caught_up(len(order))
