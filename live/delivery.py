@@ -59,11 +59,7 @@ class Delivery:
                 rec["trigger"] = _trigger(trigger, ev)
             recs.append(rec)
             days[f.finding_id] = rec["gaming_day"]
-        for sink in self.sinks:
-            sent = self.sent[sink.name]
-            todo = [r for r in recs if r["finding_id"] not in sent]
-            if todo:
-                self._mark(sink, sink.send(todo), days)   # the lake sink: at the checkpoint snapshot
+        self._send(recs, days)
 
     def provisional(self, alerts: list[dict], trigger: Line | None = None, ev=None) -> None:
         """CARD_DISAGREEMENT / CARD_DISAGREEMENT_CLEARED (live.provisional): live-only alerts (no
@@ -76,10 +72,11 @@ class Delivery:
                 rec["trigger"] = _trigger(trigger, ev)
             self.counts["provisional_cleared" if rec["rule_id"] == CLEARED_ID else "provisional"] += 1
         days = {r["finding_id"]: r["gaming_day"] for r in recs}
-        self._send_live_only(recs, days)
+        self._send(recs, days)
 
-    def _send_live_only(self, recs: list[dict], days: dict) -> None:
-        """Live-only alerts go to every sink, journalled (never twice)."""
+    def _send(self, recs: list[dict], days: dict) -> None:
+        """Alerts to every sink that has not taken them yet, journalled (never twice); the lake's
+        sink journals them at the checkpoint that commits them."""
         for sink in self.sinks:
             todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
             if todo:
@@ -101,4 +98,4 @@ class Delivery:
             days[rec["finding_id"]] = rec["gaming_day"]
             self.counts["notices"] += 1
             log.warning("%s: %s", n["rule_id"], n["actual"])
-        self._send_live_only(recs, days)
+        self._send(recs, days)

@@ -7,7 +7,7 @@ at every full collection, and those come more often as the state grows: measured
 nothing else meanwhile, so every line arriving then waits.  The state is plain data (dicts, lists,
 str, numbers) freed by reference counting; it never needs the cyclic collector.
 
-So after each checkpoint's snapshot the objects alive are moved out of the collector's sight
+So at each checkpoint's instant the objects alive are moved out of the collector's sight
 (:func:`gc.freeze`, the standard library's own tool for this): later collections look only at
 what was made since.  An object frozen and later freed by reference counting is freed as usual;
 only a reference *cycle* among frozen objects would wait, so once every ``full_every`` seconds
