@@ -32,6 +32,7 @@ Why hand-made add actions and not ``write_deltalake``: the files are written by 
 """
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import os
@@ -46,6 +47,7 @@ from schemas.arrow import LAKE_TABLES, PARTITIONED
 APP_ID = "pitwatch"
 RUN_ID_KEY = "pitwatch.run_id"
 LOG_FOLDER = "_delta_log"
+ARCHIVE_FOLDER = "_log_archive"          # pipelines.delta_log: the log's old commits
 DELETED_FILE_RETENTION = "interval 36500 days"    # files removed from a table stay until pitwatch vacuum
 TABLE_PROPERTIES = {
     "delta.enableExpiredLogCleanup": "false",
@@ -88,13 +90,16 @@ def table_uri(lake: str, name: str) -> str:
 
 
 def is_table(lake: str, name: str) -> bool:
-    from deltalake import DeltaTable
+    """The lake has table ``name``: its log (or the archive of it) holds a commit."""
+    from pipelines import delta_log
 
-    return DeltaTable.is_deltatable(table_uri(lake, name))
+    return delta_log.commit_exists(lake, name, 0) or bool(delta_log.log_versions(lake, name))
 
 
 def open_table(lake: str, name: str, version: int | None = None):
-    """The Delta table ``name`` (at ``version``), or None when the lake has no such table."""
+    """The Delta table ``name`` as delta-rs reads it (at ``version``), or None when the lake has no
+    such table.  For writers only: readers read :func:`pipelines.delta_log.snapshot`, which takes
+    no checkpoint the chain does not name."""
     from deltalake import DeltaTable
 
     uri = table_uri(lake, name)
@@ -104,40 +109,40 @@ def open_table(lake: str, name: str, version: int | None = None):
 
 
 def current_version(lake: str, name: str) -> int | None:
-    table = open_table(lake, name)
-    return None if table is None else table.version()
+    """The table's latest version (None: no such table), from the chained log."""
+    from pipelines import delta_log
+
+    snap = delta_log.snapshot(lake, name)
+    return None if snap is None else snap.version
 
 
 def fence(lake: str, name: str) -> int:
     """The table's pitwatch transaction version: 0 for a table not created yet."""
-    table = open_table(lake, name)
-    return 0 if table is None else (table.transaction_version(APP_ID) or 0)
+    from pipelines import delta_log
+
+    snap = delta_log.snapshot(lake, name)
+    return 0 if snap is None else snap.txns.get(APP_ID, 0)
 
 
 def fences(lake: str, names) -> dict[str, int]:
     return {name: fence(lake, name) for name in names}
 
 
-def files_at(lake: str, name: str, version: int | None) -> list[str]:
+def files_at(lake: str, name: str, version: int | None, checkpoints=None) -> list[str]:
     """The data files of table ``name`` at ``version`` (None: the table does not exist then), as
-    paths the lake's file system opens, sorted."""
+    paths the lake's file system opens, sorted: from the chained log
+    (:func:`pipelines.delta_log.snapshot`; ``checkpoints``: the chained checkpoints of the record
+    the version was pinned from, default the chain head's)."""
+    from pipelines import delta_log
+
     if version is None:
         return []
-    table = open_table(lake, name, version)
-    if table is None:
+    snap = delta_log.snapshot(lake, name, version, checkpoints)
+    if snap is None:
         return []
     _fs, root = filesystem(lake)
     base = f"{root}/{name}/"
-    return sorted(base + add["path"] for add in _adds(table))
-
-
-def _adds(table) -> list[dict]:
-    return pa.table(table.get_add_actions(flatten=True)).select(["path"]).to_pylist()
-
-
-def _commit_run_id(table) -> str | None:
-    last = table.history(1)
-    return last[0].get(RUN_ID_KEY) if last else None
+    return [base + path for path in snap.paths()]
 
 
 def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
@@ -178,31 +183,72 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
                                       post_commithook_properties=post_commit())
         set_log_modes(lake, name)
         return 0
-    table = DeltaTable(uri)
-    now = table.transaction_version(APP_ID) or 0
-    if now == fence_at_start + 1 and _commit_run_id(table) == run_id:
-        return table.version()      # this run's commit, made already: a retried step
+    from pipelines import delta_log
+
+    snap = delta_log.snapshot(lake, name)
+    now = snap.txns.get(APP_ID, 0) if snap is not None else 0
+    if snap is not None and now == fence_at_start + 1 and _last_writer(lake, name, snap.version) == run_id:
+        return snap.version      # this run's commit, made already: a retried step
     if now != fence_at_start:
         raise StaleWriter(f"table {name} was committed by another writer since this run started "
                           f"(fence {fence_at_start}, now {now}): nothing of this run was committed to it")
-    add_missing_columns(table, schema, run_id)
+    table = writer_handle(lake, name)
+    if add_missing_columns(table, schema, run_id):
+        snap = delta_log.snapshot(lake, name)
     replayed = set(replayed_days or ())
     removes = []
     base = None
     if keep_only != "current":
-        base = set() if keep_only is None else {a["path"] for a in _adds(DeltaTable(uri, version=keep_only))}
+        kept = None if keep_only is None else delta_log.snapshot(lake, name, keep_only)
+        base = set() if kept is None else set(kept.adds)
     if replayed or replace_all or base is not None:
-        current = pa.table(table.get_add_actions(flatten=True)).to_pylist()
-        for add in current:
-            if replace_all or replay_day_of(add["path"]) in replayed or (base is not None and add["path"] not in base):
-                values = {k[len("partition."):]: (None if v is None else str(v))
-                          for k, v in add.items() if k.startswith("partition.")}
+        for path, add in sorted(snap.adds.items()):
+            if replace_all or replay_day_of(path) in replayed or (base is not None and path not in base):
+                values = {k: (None if v is None else str(v)) for k, v in (add.get("partitionValues") or {}).items()}
                 removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=now_ms,
-                                            size=add.get("size_bytes"), partition_values=values or None))
+                                            size=add.get("size"), partition_values=values or None))
     table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
                                    commit_properties=props, post_commithook_properties=post_commit())
     set_log_modes(lake, name)
-    return DeltaTable(uri).version()
+    return delta_log.snapshot(lake, name).version        # reads the new commit only
+
+
+_HANDLES: dict[tuple[str, str], object] = {}
+# delta-rs tables own native threads; one still alive while the interpreter finalises aborts the
+# process ("terminate called without an active exception"): the kept handles go before that
+atexit.register(lambda: forget_handles())
+
+
+def writer_handle(lake: str, name: str):
+    """The ``DeltaTable`` this process commits ``name`` through, kept open and brought up to date
+    with ``update_incremental`` (it reads only the commits since its last use); opened again when
+    that fails (its log moved to the archive meanwhile)."""
+    from deltalake import DeltaTable
+
+    key = (filesystem(lake)[1], name)
+    table = _HANDLES.get(key)
+    if table is not None:
+        try:
+            table.update_incremental()
+            return table
+        except Exception:                               # noqa: BLE001 - any failure: open it afresh
+            _HANDLES.pop(key, None)
+    table = DeltaTable(table_uri(lake, name))
+    _HANDLES[key] = table
+    return table
+
+
+def forget_handles() -> None:
+    _HANDLES.clear()
+
+
+def _last_writer(lake: str, name: str, version: int) -> str | None:
+    from pipelines import delta_log
+
+    try:
+        return commit_writer(delta_log.parse_commit(delta_log.read_log_file(lake, name, delta_log.commit_name(version))))
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 def set_log_modes(lake: str, name: str) -> None:
@@ -233,21 +279,15 @@ def add_missing_columns(table, schema: pa.Schema, run_id: str | None = None) -> 
 
 
 def committed_paths(lake: str, name: str) -> set[str]:
-    """Every data file any commit of the table's log added (relative paths): what is not in here is
-    no part of the table in any version (a killed run's leftover)."""
-    fs, root = filesystem(lake)
-    folder = f"{root}/{name}/{LOG_FOLDER}"
-    if fs.get_file_info(folder).type != pafs.FileType.Directory:
-        return set()
+    """Every data file any commit of the table's log (or its archive) added (relative paths): what
+    is not in here is no part of the table in any version (a killed run's leftover)."""
+    from pipelines import delta_log
+
     paths = set()
-    for info in fs.get_file_info(pafs.FileSelector(folder)):
-        if not info.base_name.endswith(".json") or not info.base_name[:1].isdigit():
-            continue
-        with fs.open_input_stream(info.path) as f:
-            for line in f.read().splitlines():
-                action = json.loads(line) if line.strip() else {}
-                if "add" in action:
-                    paths.add(_unquote(action["add"]["path"]))
+    for version in delta_log.history_versions(lake, name):
+        for action in delta_log.parse_commit(delta_log.read_log_file(lake, name, delta_log.commit_name(version))):
+            if "add" in action:
+                paths.add(_unquote(action["add"]["path"]))
     return paths
 
 
@@ -268,7 +308,8 @@ def leftover_files(lake: str, names) -> list[str]:
         known = committed_paths(lake, name)
         for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
             rel = info.path[len(folder) + 1:]
-            if info.type == pafs.FileType.File and not rel.startswith(LOG_FOLDER) and rel not in known:
+            if (info.type == pafs.FileType.File and not rel.startswith((LOG_FOLDER + "/", ARCHIVE_FOLDER + "/"))
+                    and rel not in known):
                 out.append(info.path)
     return sorted(out)
 
@@ -311,34 +352,19 @@ def commit_path(lake: str, name: str, version: int) -> str:
 
 
 def log_versions(lake: str, name: str) -> list[int]:
-    """The versions whose commit file the table's log holds, sorted."""
-    fs, root = filesystem(lake)
-    folder = f"{root}/{name}/{LOG_FOLDER}"
-    if fs.get_file_info(folder).type != pafs.FileType.Directory:
-        return []
-    return sorted(int(i.base_name[:-5]) for i in fs.get_file_info(pafs.FileSelector(folder))
-                  if i.base_name.endswith(".json") and i.base_name[:-5].isdigit()
-                  and len(i.base_name) == COMMIT_FILE_DIGITS + 5)
+    """The versions whose commit file the table keeps (in its log or, once old, its archive), sorted."""
+    from pipelines import delta_log
+
+    return delta_log.history_versions(lake, name)
 
 
 def read_commit(lake: str, name: str, version: int) -> tuple[bytes, list[dict]]:
-    """The bytes of a commit file and its actions (one JSON object a line).  Raises ValueError
-    when a line is not a JSON object."""
-    fs, _root = filesystem(lake)
-    with fs.open_input_stream(commit_path(lake, name, version)) as f:
-        data = f.read()
-    actions = []
-    for line in data.splitlines():
-        if not line.strip():
-            continue
-        action = json.loads(line)
-        if not isinstance(action, dict):
-            raise ValueError(f"a line of commit {version} of {name} is not a JSON object")
-        for kind in ("add", "remove"):
-            if kind in action and not (isinstance(action[kind], dict) and isinstance(action[kind].get("path"), str)):
-                raise ValueError(f"an {kind} action of commit {version} of {name} names no path")
-        actions.append(action)
-    return data, actions
+    """The bytes of a commit file (from the log or the archive) and its actions (one JSON object a
+    line).  Raises ValueError when a line is not a JSON object."""
+    from pipelines import delta_log
+
+    data = delta_log.read_log_file(lake, name, delta_log.commit_name(version))
+    return data, delta_log.parse_commit(data, name, version)
 
 
 def commit_writer(actions: list[dict]) -> str | None:

@@ -18,15 +18,37 @@ def pinned_versions(lake_path: str, as_of: str | None = None) -> dict[str, int] 
     """Every table's version as the last successful run (or the run ``as_of`` names: a run id, or
     the last successful run ended at or before a timestamp) committed it; None: no such run.
 
+    Without ``as_of`` only the chain's head is read: every record carries the versions readers read
+    as of it (``reader_versions``, :func:`pipelines.runs.write_run_record`), so the cost is the
+    same on a lake of any age.  A head written before that column existed, and ``as_of``, read
+    every record (:func:`last_successful_versions`).
+
     A lake with no ``runs`` table at all was not written by ``pitwatch run`` (tables committed
     one by one, :func:`pipelines.lake.write_partition`): its tables are read as they are now; so is
     one whose only records are the live service's (command ``watch``: its alerts commits, which
     commit none of these tables, :mod:`live.alerts_table`)."""
     from pipelines import delta
 
+    if as_of is None:
+        head = runs.runs_head(lake_path) if delta.is_table(lake_path, "runs") else None
+        if head is not None and head["reader_versions"] is not None:
+            carried = json.loads(head["reader_versions"])
+            if carried is not None:
+                return carried
+            return {name: v for name in lake.LAKE_TABLES if (v := delta.current_version(lake_path, name)) is not None}
+    return last_successful_versions(lake_path, as_of, current_when_none=True)
+
+
+def last_successful_versions(lake_path: str, as_of: str | None = None,
+                             current_when_none: bool = False) -> dict[str, int] | None:
+    """:func:`pinned_versions` by reading every record of ``runs`` (the ``as_of`` search, and a
+    lake whose head predates ``reader_versions``).  ``current_when_none``: a lake with no
+    successful run's record is read as its tables are now."""
+    from pipelines import delta
+
     table = lake.read_table(lake_path, "runs") if delta.is_table(lake_path, "runs") else None
     if table is None or set(table.column("command").to_pylist()) <= {"watch"}:
-        if as_of is not None:
+        if as_of is not None or not current_when_none:
             return None
         return {name: v for name in lake.LAKE_TABLES if (v := delta.current_version(lake_path, name)) is not None}
     done = [r for r in runs.latest_records(table) if r["status"] == "succeeded" and r.get("table_versions")]

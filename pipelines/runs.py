@@ -171,15 +171,18 @@ def runs_append_lock(lake_path: str):
 
 
 def _append_record(lake_path: str, record: dict, written=None, since=None) -> int:
-    from pipelines import delta
+    from pipelines import delta, delta_log
 
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     commits, added = writer_commits(lake_path, record["run_id"], written or (), since)
     for attempt in range(CHAIN_RETRIES):
         head = runs_head(lake_path)
+        checkpoints = _new_checkpoints(lake_path, head, {c["table"] for c in commits} | {"runs"})
         row = rows_to_table([{**record, "commits": commits, "added_files": added,
                               "prev_record_file_sha256": head and head["record_file_sha256"],
-                              "prev_runs_commit_sha256": head and head["runs_commit_sha256"]}], RUNS).to_pylist()[0]
+                              "prev_runs_commit_sha256": head and head["runs_commit_sha256"],
+                              "checkpoints": delta_log.dump_checkpoints(checkpoints),
+                              "reader_versions": _reader_versions(lake_path, head, record)}], RUNS).to_pylist()[0]
         row = chain.link(head and {HASH_FIELD: head["record_sha256"]}, row, HASH_FIELD, PREV_FIELD)
         table = rows_to_table([row], RUNS)
         written_file = lake.write_data_file(lake_path, "runs", None, f"run-{record['run_id']}-{stamp}-{attempt}.parquet",
@@ -194,15 +197,57 @@ def _append_record(lake_path: str, record: dict, written=None, since=None) -> in
                 raise
 
 
+def _new_checkpoints(lake_path: str, head: dict | None, tables) -> dict:
+    """The chain head's checkpoints, with a new one of each of ``tables`` that is due
+    (:func:`pipelines.delta_log.checkpoint_if_due`: this writer's tables at their versions now,
+    and ``runs`` at the head's version, before this record's own commit)."""
+    from pipelines import delta, delta_log
+
+    chained = dict(head["checkpoints"]) if head else {}
+    for name in sorted(tables):
+        if name == "runs" and head is None:
+            continue
+        if not delta.is_table(lake_path, name):
+            continue
+        made = delta_log.checkpoint_if_due(lake_path, name, chained)
+        if made is not None:
+            chained[name] = made
+    return chained
+
+
+def _reader_versions(lake_path: str, head: dict | None, record: dict) -> str:
+    """The versions readers read as of ``record`` (JSON; ``null`` before any successful run): its
+    own ``table_versions`` when it is a successful run's end, else the head's, carried forward (a
+    head written before the column existed: found once by reading every record)."""
+    if record.get("status") == "succeeded" and record.get("table_versions"):
+        return record["table_versions"]
+    if head is None:
+        return "null"
+    if head["reader_versions"] is not None:
+        return head["reader_versions"]
+    from pipelines import lake_versions
+
+    return json.dumps(lake_versions.last_successful_versions(lake_path), sort_keys=True)
+
+
+def chained_checkpoints(lake_path: str) -> dict:
+    """The newest chained checkpoint of every table, as the chain's head records it ({} for a lake
+    whose head predates checkpoints, or has no record)."""
+    head = runs_head(lake_path)
+    return head["checkpoints"] if head else {}
+
+
 def runs_head(lake_path: str) -> dict | None:
     """The chain's head: the last record of ``runs`` (the one its last commit added), that
-    commit's version and SHA-256, the record file's SHA-256 and the record's hash; None when the
-    lake has no record.  What the next record links to and what the anchor keeps."""
+    commit's version and SHA-256, the record file's SHA-256 and the record's hash, its carried
+    checkpoints and reader versions; None when the lake has no record.  What the next record
+    links to and what the anchor keeps.  Reads the log folder's listing (kept short by the
+    archive), one commit and one record file: the same cost on a lake of any age."""
     import pyarrow.parquet as pq
 
-    from pipelines import delta
+    from pipelines import delta, delta_log
 
-    versions = delta.log_versions(lake_path, "runs")
+    versions = delta_log.log_versions(lake_path, "runs") or delta_log.history_versions(lake_path, "runs")
     if not versions:
         return None
     version = versions[-1]
@@ -219,10 +264,13 @@ def runs_head(lake_path: str) -> dict | None:
     if len(rows) != 1:
         raise lake.LakeError(f"runs/{paths[0]} holds {len(rows)} records, not one: the lake is not intact "
                              "(pitwatch verify)")
+    checkpoints = delta_log.parse_checkpoints(rows[0].get("checkpoints"))
+    snap = delta_log.snapshot(lake_path, "runs", version, checkpoints)
     return {"runs_version": version, "runs_commit_sha256": chain.bytes_sha256(data), "record_path": paths[0],
             "record_file_sha256": chain.bytes_sha256(body), "record_sha256": rows[0].get(HASH_FIELD),
             "run_id": rows[0].get("run_id"), "status": rows[0].get("status"),
-            "fence": delta.fence(lake_path, "runs")}
+            "checkpoints": checkpoints, "reader_versions": rows[0].get("reader_versions"),
+            "fence": snap.txns.get(delta.APP_ID, 0) if snap is not None else 0}
 
 
 def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] | None = None
@@ -230,7 +278,7 @@ def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] |
     """The commits at the end of every other table's log that name ``run_id`` (for a table in
     ``since``: every one from that version on), and the data files they added (see
     :func:`write_run_record`)."""
-    from pipelines import delta
+    from pipelines import delta, delta_log
 
     hashed = {(f.table, f.path): f for f in written}
     fs, root = lake.filesystem(lake_path)
@@ -239,7 +287,8 @@ def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] |
         if name == "runs":
             continue
         mine = []
-        for version in reversed(delta.log_versions(lake_path, name)):
+        latest = delta.current_version(lake_path, name)
+        for version in range(latest if latest is not None else -1, -1, -1):
             if since is not None and name in since and version < since[name]:
                 break
             data, actions = delta.read_commit(lake_path, name, version)
@@ -249,9 +298,7 @@ def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] |
                 break
             mine.append((version, data, actions))
         for version, data, actions in reversed(mine):
-            table = delta.open_table(lake_path, name, version)
-            paths = [p for p in (r["path"] for r in
-                                 pa.table(table.get_add_actions(flatten=True)).select(["path"]).to_pylist())]
+            paths = delta_log.snapshot(lake_path, name, version).paths()
             commits.append({"table": name, "version": version, "sha256": chain.bytes_sha256(data),
                             "files_sha256": chain.paths_sha256(paths), "operation": delta.commit_operation(actions)})
             for action in actions:

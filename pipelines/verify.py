@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines import chain, delta, lake
+from pipelines import chain, delta, delta_log, lake
 from pipelines.runs import HASH_FIELD, PREV_FIELD
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
@@ -122,7 +122,9 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
         raise lake.LakeError(f"{lake_path} is not a pitwatch lake: it holds no Delta table")
     report = Report(lake_path)
     report.checked["tables"] = len(tables)
-    records = _runs_chain(lake_path, report) if "runs" in tables else []
+    runs_replay = _Replay("runs", _checkpoint_parts(lake_path, "runs"))
+    records = _runs_chain(lake_path, report, runs_replay) if "runs" in tables else []
+    chained = _chained_checkpoints(records, report)
     if "runs" not in tables:
         report.problem("removed", "runs/", "the runs table is gone: nothing the lake holds can be checked against it")
     status = {}
@@ -137,7 +139,7 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
     if "runs" in tables:
         paths = [r.path for r in records]
         _stray_files(lake_path, "runs", set(paths), report, status)
-        _checkpoints(lake_path, "runs", {r.version: frozenset(paths[:i + 1]) for i, r in enumerate(records)}, report)
+        _checkpoints(lake_path, "runs", runs_replay, chained, report)
     recorded_commits, recorded_files = {}, {}
     for r in records:
         for c in r.entries("commits", {"table": str, "version": int, "sha256": str}):
@@ -146,7 +148,7 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
             recorded_files.setdefault((f["table"], f["path"]), (r, f))
     for name in tables:
         if name != "runs":
-            _table(lake_path, name, report, recorded_commits, recorded_files, status)
+            _table(lake_path, name, report, recorded_commits, recorded_files, status, chained)
     for name in sorted({t for t, _v in recorded_commits} - set(tables)):
         by = min(v for t, v in recorded_commits if t == name)
         report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
@@ -165,10 +167,10 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
     return report
 
 
-def _runs_chain(lake_path: str, report: Report) -> list[Record]:
+def _runs_chain(lake_path: str, report: Report, replay: _Replay) -> list[Record]:
     fs, root = lake.filesystem(lake_path)
     records = []
-    for version, data, actions in _commits(lake_path, "runs", report):
+    for version, data, actions in _commits(lake_path, "runs", report, replay):
         report.checked["commits"] += 1
         commit_sha = chain.bytes_sha256(data)
         if delta.removed_paths(actions):
@@ -216,41 +218,71 @@ def _log_name(name: str, version: int) -> str:
     return f"{name}/{delta.LOG_FOLDER}/{version:0{delta.COMMIT_FILE_DIGITS}d}.json"
 
 
-def _commits(lake_path: str, name: str, report: Report):
-    """(version, bytes, actions) of every commit file of the table's log, in order; a missing
-    version, an unreadable commit, a file in the log pitwatch does not write: reported."""
+def _commits(lake_path: str, name: str, report: Report, replay: _Replay | None = None):
+    """(version, bytes, actions) of every commit file of the table's log and its archive
+    (:mod:`pipelines.delta_log`), in order; a missing version, an unreadable commit, a file in the
+    log or the archive pitwatch does not write: reported.  ``replay``: fed every commit, to
+    re-derive the checkpoints."""
     fs, root = lake.filesystem(lake_path)
-    folder = f"{root}/{name}/{delta.LOG_FOLDER}"
-    versions = []
-    for info in fs.get_file_info(pafs.FileSelector(folder)):
-        base = info.base_name
-        if COMMIT_FILE.match(base):
-            versions.append(int(base[:-5]))
-        elif TEMP_COMMIT.match(base) or (base.startswith(".") and ".tmp" in base):
-            report.leftover("temporary commit file", f"{name}/{delta.LOG_FOLDER}/{base}",
-                            "a commit that was interrupted before it was made: no reader sees it")
-        elif not (CHECKPOINT_FILE.match(base) or base == "_last_checkpoint"):
-            report.problem("added", f"{name}/{delta.LOG_FOLDER}/{base}", "pitwatch writes no such file in a Delta log")
-    versions.sort()
+    versions = set()
+    for folder in (delta.LOG_FOLDER, delta.ARCHIVE_FOLDER):
+        path = f"{root}/{name}/{folder}"
+        if fs.get_file_info(path).type != pafs.FileType.Directory:
+            continue
+        for info in fs.get_file_info(pafs.FileSelector(path)):
+            base = info.base_name
+            if info.type != pafs.FileType.File:
+                report.problem("added", f"{name}/{folder}/{base}/", "pitwatch writes no folder here")
+            elif COMMIT_FILE.match(base):
+                if int(base[:-5]) in versions:
+                    report.problem("added", f"{name}/{folder}/{base}", "the log and its archive both hold this commit")
+                versions.add(int(base[:-5]))
+            elif folder == delta.LOG_FOLDER and (TEMP_COMMIT.match(base) or (base.startswith(".") and ".tmp" in base)):
+                report.leftover("temporary commit file", f"{name}/{folder}/{base}",
+                                "a commit that was interrupted before it was made: no reader sees it")
+            elif not (CHECKPOINT_FILE.match(base) or (base == "_last_checkpoint" and folder == delta.LOG_FOLDER)):
+                report.problem("added", f"{name}/{folder}/{base}", "pitwatch writes no such file in a Delta log")
     expected = 0
-    for version in versions:
+    for version in sorted(versions):
         for missing in range(expected, version):
             report.problem("removed", _log_name(name, missing), "the log has no commit file for this version")
         expected = version + 1
         try:
             data, actions = delta.read_commit(lake_path, name, version)
         except (ValueError, UnicodeDecodeError) as exc:
-            with fs.open_input_stream(f"{folder}/{version:0{delta.COMMIT_FILE_DIGITS}d}.json") as f:
-                data = f.read()
+            data = delta_log.read_log_file(lake_path, name, delta_log.commit_name(version))
             report.problem("changed", _log_name(name, version), f"not a Delta commit any more ({exc})")
             actions = []
+        if replay is not None:
+            replay.apply(version, actions)
         yield version, data, actions
 
 
-def _table(lake_path, name, report, recorded_commits, recorded_files, status) -> None:
+class _Replay:
+    """The table's state replayed from its JSON commits, kept at the versions a checkpoint is of:
+    every add action (by path), the tombstones, metadata, protocol and app transactions."""
+
+    def __init__(self, name: str, wanted) -> None:
+        self.snap = delta_log.Snapshot(name)
+        self.removed: set[str] = set()
+        self.wanted = set(wanted)
+        self.at: dict[int, tuple[delta_log.Snapshot, frozenset]] = {}
+
+    def apply(self, version: int, actions: list[dict]) -> None:
+        for path in delta.removed_paths(actions):
+            self.removed.add(path)
+        for path in delta.added_paths(actions):
+            self.removed.discard(path)
+        self.snap.apply(version, actions)
+        if version in self.wanted:
+            self.at[version] = (self.snap.copy(), frozenset(self.removed))
+
+
+def _table(lake_path, name, report, recorded_commits, recorded_files, status, chained) -> None:
     """Replay the table's log; check each commit against the record that names it, each file
     against the hash its record names, each checkpoint against the log."""
     fs, root = lake.filesystem(lake_path)
+    replay = _Replay(name, _checkpoint_parts(lake_path, name))
     live: set[str] = set()
     states: dict[int, frozenset] = {}
     added_by: dict[str, tuple[int, str]] = {}       # path -> (version, "recorded" | "unfinished" | "foreign")
@@ -258,7 +290,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status) ->
     vacuums: list[int] = []
     last_recorded_state: frozenset | None = frozenset()
     unfinished_since: list[tuple[int, str]] = []     # commits of unfinished runs after the last recorded one
-    for version, data, actions in _commits(lake_path, name, report):
+    for version, data, actions in _commits(lake_path, name, report, replay):
         report.checked["commits"] += 1
         for path in delta.removed_paths(actions):
             live.discard(path)
@@ -338,7 +370,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status) ->
         if actual != f["sha256"]:
             report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {f['sha256']}")
     _stray_files(lake_path, name, set(added_by), report, status)
-    _checkpoints(lake_path, name, states, report)
+    _checkpoints(lake_path, name, replay, chained, report)
 
 
 def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
@@ -347,7 +379,8 @@ def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
     folder = f"{root}/{name}"
     for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
         rel = info.path[len(folder) + 1:]
-        if info.type != pafs.FileType.File or rel.startswith(delta.LOG_FOLDER + "/") or rel in committed:
+        if (info.type != pafs.FileType.File or rel.startswith((delta.LOG_FOLDER + "/", delta.ARCHIVE_FOLDER + "/"))
+                or rel in committed):
             continue
         run = RUN_ID.search(info.base_name)
         if name == ALERTS and ALERTS_FILE.match(info.base_name):
@@ -361,45 +394,196 @@ def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
                            "put there outside pitwatch")
 
 
-def _checkpoints(lake_path, name, states, report) -> None:
-    """A checkpoint (pitwatch writes none: :func:`pipelines.delta.post_commit`) is re-derived from
-    the JSON commits: the files it lists must be the table's files at its version."""
-    fs, root = lake.filesystem(lake_path)
-    folder = f"{root}/{name}/{delta.LOG_FOLDER}"
+def _checkpoint_parts(lake_path: str, name: str) -> dict[int, list[str]]:
+    """Every checkpoint's part files in the table's log and archive, by version."""
     parts: dict[int, list[str]] = {}
-    last = None
-    for info in fs.get_file_info(pafs.FileSelector(folder)):
-        m = CHECKPOINT_FILE.match(info.base_name)
-        if m:
-            parts.setdefault(int(m.group(1)), []).append(info.path)
-        elif info.base_name == "_last_checkpoint":
-            last = info.path
-    for version, paths in sorted(parts.items()):
-        where = f"{name}/{delta.LOG_FOLDER}/{version:020d}.checkpoint.parquet"
+    for folder in (delta.LOG_FOLDER, delta.ARCHIVE_FOLDER):
+        for base in delta_log.listed(lake_path, name, folder):
+            if (m := CHECKPOINT_FILE.match(base)):
+                parts.setdefault(int(m.group(1)), []).append(base)
+    return parts
+
+
+def _chained_checkpoints(records: list[Record], report: Report) -> dict[tuple[str, int], tuple[Record, delta_log.Checkpoint]]:
+    """Every checkpoint a record names (each record carries the newest one of every table), with
+    the first record that named it; and each record's carried ``reader_versions`` checked against
+    the chain (its own run's versions when it is a successful run's end, else the record before's)."""
+    out: dict[tuple[str, int], tuple[Record, delta_log.Checkpoint]] = {}
+    carried = None
+    for r in records:
+        if not r.row:
+            continue
         try:
-            listed = set()
-            for p in paths:
-                adds = pq.read_table(p, columns=["add"]).column("add").to_pylist()
-                listed |= {delta.added_paths([{"add": a}])[0] for a in adds if a}
+            named = delta_log.parse_checkpoints(r.row.get("checkpoints"))
+        except delta_log.LogError:
+            report.problem("changed", f"runs/{r.path}", f"{r.name()} names checkpoints pitwatch does not write")
+            named = {}
+        for table, cp in named.items():
+            have = out.get((table, cp.version))
+            if have is None:
+                out[(table, cp.version)] = (r, cp)
+            elif have[1] != cp:
+                report.problem("changed", f"runs/{r.path}", f"{r.name()} names checkpoint {cp.version} of {table} "
+                               f"with other files or hashes than {have[0].name()}")
+        mine = r.row.get("reader_versions")
+        if mine is not None:
+            own = r.row.get("table_versions") if r.row.get("status") == "succeeded" else None
+            want = own if own else carried
+            if want is not None and json.loads(mine) != json.loads(want):
+                report.problem("changed", f"runs/{r.path}", f"{r.name()} says readers read {mine}; the chain "
+                               f"before it gives {want}")
+            carried = mine
+    return out
+
+
+def _canonical_add(add: dict) -> dict:
+    """The fields of an add action a checkpoint must repeat, as comparable values."""
+    stats = add.get("stats")
+    try:
+        stats = json.loads(stats) if isinstance(stats, str) else stats
+    except ValueError:
+        pass
+    values = add.get("partitionValues")
+    values = dict(values) if isinstance(values, (list, tuple)) else (values or {})
+    return {"path": delta._unquote(add["path"]), "partitionValues": {str(k): v for k, v in values.items()},
+            "size": add.get("size"), "modificationTime": add.get("modificationTime"),
+            "dataChange": add.get("dataChange"), "stats": stats, "tags": add.get("tags") or None,
+            "deletionVector": add.get("deletionVector")}
+
+
+def _canonical_meta(meta: dict | None) -> dict | None:
+    if meta is None:
+        return None
+    conf = meta.get("configuration")
+    conf = dict(conf) if isinstance(conf, (list, tuple)) else (conf or {})
+    fmt = meta.get("format") or {}
+    return {"id": meta.get("id"), "schemaString": meta.get("schemaString"),
+            "partitionColumns": list(meta.get("partitionColumns") or []), "configuration": conf,
+            "provider": fmt.get("provider"), "name": meta.get("name"), "description": meta.get("description")}
+
+
+def _canonical_protocol(protocol: dict | None) -> dict | None:
+    if protocol is None:
+        return None
+    return {"minReaderVersion": protocol.get("minReaderVersion"), "minWriterVersion": protocol.get("minWriterVersion"),
+            "readerFeatures": sorted(protocol.get("readerFeatures") or []),
+            "writerFeatures": sorted(protocol.get("writerFeatures") or [])}
+
+
+def _checkpoint_differences(rows: list[dict], snap: delta_log.Snapshot, removed: frozenset) -> list[str]:
+    """How a checkpoint's actions differ from the state the JSON commits give at its version."""
+    out = []
+    adds: dict[str, list[dict]] = {}
+    metas, protocols, txns, tombstones, other = [], [], {}, set(), 0
+    for row in rows:
+        kinds = [k for k, v in row.items() if v is not None]
+        if kinds == ["add"]:
+            adds.setdefault(delta._unquote(row["add"]["path"]), []).append(row["add"])
+        elif kinds == ["metaData"]:
+            metas.append(row["metaData"])
+        elif kinds == ["protocol"]:
+            protocols.append(row["protocol"])
+        elif kinds == ["txn"]:
+            txns[row["txn"]["appId"]] = row["txn"]["version"]
+        elif kinds == ["remove"]:
+            tombstones.add(delta._unquote(row["remove"]["path"]))
+        else:
+            other += 1
+    twice = sorted(p for p, v in adds.items() if len(v) > 1)
+    if twice:
+        out.append(f"{len(twice)} add action(s) listed more than once (e.g. {twice[0]}): readers would read them twice")
+    missing, extra = sorted(set(snap.adds) - set(adds)), sorted(set(adds) - set(snap.adds))
+    if missing:
+        out.append(f"{len(missing)} file(s) of the table left out (e.g. {missing[0]})")
+    if extra:
+        out.append(f"{len(extra)} file(s) the table does not have (e.g. {extra[0]})")
+    changed = sorted(p for p in set(adds) & set(snap.adds)
+                     if _canonical_add(adds[p][0]) != _canonical_add(snap.adds[p]))
+    if changed:
+        first = changed[0]
+        mine, theirs = _canonical_add(snap.adds[first]), _canonical_add(adds[first][0])
+        fields = sorted(k for k in mine if mine[k] != theirs[k])
+        out.append(f"{len(changed)} add action(s) differ from the commits' ({first}: {', '.join(fields)})")
+    if len(metas) != 1 or _canonical_meta(metas[0]) != _canonical_meta(snap.metadata):
+        out.append("its metaData is not the table's")
+    if len(protocols) != 1 or _canonical_protocol(protocols[0]) != _canonical_protocol(snap.protocol):
+        out.append("its protocol is not the table's")
+    if txns != snap.txns:
+        out.append(f"its app transactions {txns} are not the table's {snap.txns}")
+    if tombstones - removed:
+        out.append(f"{len(tombstones - removed)} remove action(s) of files the table was not seen to remove")
+    if other:
+        out.append(f"{other} action(s) pitwatch's checkpoints do not hold")
+    return out
+
+
+def _checkpoints(lake_path, name, replay: _Replay, chained, report) -> None:
+    """Every checkpoint of the table (log and archive) re-derived from the JSON commits, action by
+    action (each add once, every field, metadata, protocol, transactions), its parts against the
+    record that chained them, and ``_last_checkpoint`` against what the folder holds."""
+    fs, root = lake.filesystem(lake_path)
+    parts = _checkpoint_parts(lake_path, name)
+    chained_here = {v: rc for (t, v), rc in chained.items() if t == name}
+    for version, rc in sorted(chained_here.items()):
+        record, cp = rc
+        have = set(parts.get(version, ()))
+        for file, _size, _sha in cp.parts:
+            if file not in have:
+                report.problem("removed", f"{name}/{delta.LOG_FOLDER}/{file}", f"{record.name()} chained this "
+                               "checkpoint part; it is gone")
+    for version, files in sorted(parts.items()):
+        where = f"{name}/{delta.LOG_FOLDER}/{files[0]}" if len(files) == 1 else \
+            f"{name}/{delta.LOG_FOLDER}/{version:020d}.checkpoint.*.parquet"
+        rc = chained_here.get(version)
+        try:
+            blobs = {f: delta_log.read_log_file(lake_path, name, f) for f in files}
+        except OSError as exc:
+            report.problem("changed", where, f"not readable ({exc})")
+            continue
+        if rc is not None:
+            record, cp = rc
+            want = {f: sha for f, _size, sha in cp.parts}
+            for f, data in sorted(blobs.items()):
+                if f not in want:
+                    report.problem("added", f"{name}/{delta.LOG_FOLDER}/{f}", f"a part of checkpoint {version} that "
+                                   f"{record.name()} did not chain")
+                elif chain.bytes_sha256(data) != want[f]:
+                    report.problem("changed", f"{name}/{delta.LOG_FOLDER}/{f}", f"its SHA-256 is "
+                                   f"{chain.bytes_sha256(data)}, {record.name()} chained {want[f]}")
+        try:
+            rows = []
+            for f in sorted(blobs):
+                rows.extend(pq.read_table(pa.BufferReader(blobs[f])).to_pylist())
         except (pa.ArrowException, OSError, KeyError, TypeError) as exc:
             report.problem("changed", where, f"not a readable checkpoint ({exc})")
             continue
-        if version not in states:
+        if version not in replay.at:
             report.problem("added", where, f"a checkpoint of version {version}, which the log does not have")
-        elif listed != states[version]:
-            report.problem("changed", where, f"it lists {len(listed ^ states[version])} files other than the JSON "
-                           f"commits give at version {version}: readers that trust it see another table")
-        else:
-            report.notes.append(f"{where}: not written by pitwatch; re-derived from the JSON commits, it matches")
-    if last is not None:
+            continue
+        snap, removed = replay.at[version]
+        differences = _checkpoint_differences(rows, snap, removed)
+        if differences:
+            report.problem("changed", where, f"re-derived from the JSON commits of version {version}, it differs: "
+                           + "; ".join(differences) + ": Delta readers that trust it see another table")
+        elif rc is None:
+            report.leftover("unchained checkpoint", where, "no runs record names it (a writer stopped between the "
+                            "checkpoint and its record); re-derived from the JSON commits, it matches")
+    last = f"{root}/{name}/{delta.LOG_FOLDER}/_last_checkpoint"
+    if fs.get_file_info(last).type == pafs.FileType.File:
+        where = f"{name}/{delta.LOG_FOLDER}/_last_checkpoint"
         try:
             with fs.open_input_stream(last) as f:
-                version = json.loads(f.read())["version"]
+                named = json.loads(f.read())
+            version = named["version"]
         except (ValueError, KeyError, TypeError, OSError):
-            version = None
+            named, version = {}, None
         if version not in parts:
-            report.problem("changed", f"{name}/{delta.LOG_FOLDER}/_last_checkpoint",
-                           f"it names checkpoint {version}, which the log does not hold")
+            report.problem("changed", where, f"it names checkpoint {version}, which the log does not hold")
+        elif int(named.get("parts") or 1) != len(parts[version]):
+            report.problem("changed", where, f"it names {named.get('parts') or 1} part(s) of checkpoint {version}, "
+                           f"the log holds {len(parts[version])}")
+        elif max(parts) != version:
+            report.problem("changed", where, f"it names checkpoint {version}, the log's newest is {max(parts)}")
 
 
 def _lake_folder(lake_path, tables, report, status) -> None:

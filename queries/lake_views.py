@@ -177,8 +177,12 @@ def _versions(lake: str, as_of: str | None) -> dict:
 
     if as_of is not None:
         return resolve(lake, as_of)[0]
+    from pipelines.delta_log import LogError
+
     try:
         return lake_versions.pinned_versions(lake) or {}
+    except LogError:
+        raise
     except ValueError as exc:
         raise LakeQueryError(str(exc)) from None
 

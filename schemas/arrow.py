@@ -178,6 +178,13 @@ RUNS = pa.schema([
         pa.field("table", pa.string()), pa.field("version", pa.int64()), pa.field("sha256", pa.string()),
         pa.field("files_sha256", pa.string()), pa.field("operation", pa.string()),
     ]))),
+    # Carried forward from the record before, so that a reader needs the chain's head only
+    # (pipelines.delta_log, docs/lake.md "A log that ages well"): JSON {table: {version, parts:
+    # [{file, size, sha256}]}}, the newest chained Delta checkpoint of every table (this writer's
+    # new ones included); JSON {table: version} (or null), the versions readers read as of this
+    # record: the last successful run's table_versions.  Null in records written before them.
+    pa.field("checkpoints", pa.string()),
+    pa.field("reader_versions", pa.string()),
 ])
 
 RULES = pa.schema([

@@ -46,6 +46,21 @@ class Incomplete(click.ClickException):
     exit_code = exits.INCOMPLETE
 
 
+class NotIntact(click.ClickException):
+    """The lake's evidence does not read as pitwatch wrote it (a chained checkpoint changed, a
+    commit gone): ``Error: …``, exit 5, as ``pitwatch verify`` would."""
+
+    exit_code = exits.NOT_INTACT
+
+
+def _raise_not_intact(exc: Exception) -> None:
+    """:class:`NotIntact` for an error of the lake's log (:class:`pipelines.delta_log.LogError`;
+    its module is loaded whenever one can have been raised)."""
+    log_error = getattr(sys.modules.get("pipelines.delta_log"), "LogError", None)
+    if log_error is not None and isinstance(exc, log_error):
+        raise NotIntact(str(exc)) from None
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM arrived: the command stops where it is (a ``KeyboardInterrupt``, so that
     every ``finally`` runs and Beam tears its runner down as for Ctrl-C)."""
@@ -147,6 +162,7 @@ class StrictCommand(click.Command):
             except (click.ClickException, click.exceptions.Exit, click.Abort):
                 raise
             except Exception as exc:   # a fault of pitwatch or of the machine, not of the user: not 1 (findings)
+                _raise_not_intact(exc)
                 import traceback
 
                 traceback.print_exc(file=sys.stderr)
@@ -256,6 +272,7 @@ def user_errors(fn):
         try:
             return fn(*args, **kwargs)
         except (InputError, LakeError, cfg.ConfigError, ValueError) as exc:
+            _raise_not_intact(exc)
             raise UserError(str(exc)) from None
         except PermissionError as exc:
             raise UserError(f"permission denied: {exc.filename or exc}") from None
