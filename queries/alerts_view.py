@@ -20,14 +20,15 @@ TABLE = "alerts"
 
 
 def columns(lake: str) -> pa.Schema:
-    from pipelines import delta
+    from pipelines import delta_log
 
     i = ALERTS.get_field_index("gaming_day")
     schema = ALERTS.remove(i)
-    table = delta.open_table(lake, TABLE)
-    if table is not None:
+    snap = delta_log.snapshot(lake, TABLE)
+    declared = snap.arrow_schema() if snap is not None else None
+    if declared is not None:
         have = set(ALERTS.names)
-        for f in pa.schema(table.schema().to_arrow()):
+        for f in declared:
             if f.name not in have:
                 schema = schema.append(pa.field(f.name, pa.string()))
     return schema.append(ALERTS.field(i))

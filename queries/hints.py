@@ -44,6 +44,8 @@ LOOKUPS = {
     "rule_id": Lookup("rule", None),
     "severity": Lookup("severity", None),
 }
+# the lake tables the look-ups read: a named query's connection opens them too (queries.lake_views.connect)
+LOOKUP_TABLES = ("rounds", "packs", "findings")
 
 
 def _fixed(name: str) -> list[str]:

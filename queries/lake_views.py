@@ -215,8 +215,20 @@ def display_zone(name: str) -> str:
     return name
 
 
+def referenced_tables(*statements: str) -> set[str] | None:
+    """The lake tables ``statements`` name (DuckDB's parser: CTEs and sub-queries included), for
+    :func:`connect`'s ``tables``; None (every table) when one does not parse."""
+    names: set[str] = set()
+    for sql in statements:
+        try:
+            names |= {n.split(".")[-1].strip('"').lower() for n in duckdb.get_table_names(sql)}
+        except duckdb.Error:
+            return None
+    return names & set(VIEW_TABLES)
+
+
 def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
-            as_of: str | None = None) -> duckdb.DuckDBPyConnection:
+            as_of: str | None = None, tables: set[str] | None = None) -> duckdb.DuckDBPyConnection:
     """The analysts' connection: the lake's tables and the seeds, no file system, settings locked.
 
     ``dealers``: a dealers file (id, name, shift) to show as ``seeds_dealers``
@@ -224,6 +236,9 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
     timestamps are shown in (default UTC), set before the lockdown.  ``as_of``: a run id or a
     timestamp: the tables as that run (or the last successful one then) left them
     (:func:`pipelines.lake_versions.pinned_versions`), not as the last successful run did.
+    ``tables``: only these lake tables are opened (:func:`referenced_tables` of the statement),
+    so a query of one day's findings reads nothing of ``runs``' years of records or of
+    ``alerts``' files; None: every table.
     """
     zone = "UTC" if show_tz is None else display_zone(show_tz)
     if "://" not in lake and not os.path.isdir(lake):
@@ -237,8 +252,10 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
             raise LakeQueryError(f"--show-tz {zone!r}: DuckDB does not know this time zone") from None
         versions = _versions(lake, as_of)
         for name in LAKE_TABLES:
-            con.register(name, table_dataset(lake, name, versions))
-        con.register(alerts_view.TABLE, alerts_view.dataset(lake))   # the live service's: latest version
+            if tables is None or name in tables:
+                con.register(name, table_dataset(lake, name, versions))
+        if tables is None or alerts_view.TABLE in tables:
+            con.register(alerts_view.TABLE, alerts_view.dataset(lake))   # the live service's: latest version
         for name, path in seed_files().items():   # pitwatch's own files, read before the lockdown
             if name == DEALERS_TABLE:
                 continue

@@ -75,7 +75,10 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, video_pad,
         values["video_pad"] = str(video_pad)
     with lake_answers():
         bound = get_query(name).bind(values)  # check names, types and ranges before opening the lake
-        con = open_lake(lake, local, show_tz, dealers, as_of)
+        from queries.hints import LOOKUP_TABLES
+
+        con = open_lake(lake, local, show_tz, dealers, as_of,
+                        statements=(get_query(name).sql, *(f"select * from {t}" for t in LOOKUP_TABLES)))
         try:
             answer = shown(run_query(con, name, values, timeout=timeout, max_rows=max_rows), local)
             hints = [] if answer.rows else _hints(con, bound, timeout)

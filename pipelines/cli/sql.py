@@ -53,14 +53,17 @@ as_of_option = click.option(
          "default: the last successful run.")
 
 
-def open_lake(lake: str, local: bool, show_tz: str | None, dealers: str | None = None, as_of: str | None = None):
+def open_lake(lake: str, local: bool, show_tz: str | None, dealers: str | None = None, as_of: str | None = None,
+              statements: tuple[str, ...] = ()):
     """The analysts' connection with the display zone of ``--show-tz`` (``--local`` excludes it),
-    pinned to the last successful run or to ``--as-of`` (:mod:`queries.as_of`)."""
-    from queries.lake_views import connect
+    pinned to the last successful run or to ``--as-of`` (:mod:`queries.as_of`); with
+    ``statements``, only the lake tables they name are opened."""
+    from queries.lake_views import connect, referenced_tables
 
     if local and show_tz is not None:
         raise UserError("--local and --show-tz are two ways to show times: give one")
-    return connect(lake, dealers, show_tz=show_tz, as_of=as_of)
+    tables = referenced_tables(*statements) if statements else None
+    return connect(lake, dealers, show_tz=show_tz, as_of=as_of, tables=tables)
 
 
 def shown(answer, local: bool):
@@ -139,7 +142,7 @@ def sql(statement, lake, fmt, dealers, timeout, max_rows, local, show_tz, as_of)
     if not statement.strip():
         raise UserError("the SQL statement is empty")
     with lake_answers():
-        con = open_lake(lake, local, show_tz, dealers, as_of)
+        con = open_lake(lake, local, show_tz, dealers, as_of, statements=(statement,))
         try:
             answer = shown(run_sql(con, statement, timeout=timeout, max_rows=max_rows), local)
         finally:
