@@ -33,9 +33,10 @@ def pinned_versions(lake_path: str, as_of: str | None = None) -> dict[str, int] 
         head = runs.runs_head(lake_path) if delta.is_table(lake_path, "runs") else None
         if head is not None and head["reader_versions"] is not None:
             carried = json.loads(head["reader_versions"])
-            if carried is not None:
-                return carried
-            return {name: v for name in lake.LAKE_TABLES if (v := delta.current_version(lake_path, name)) is not None}
+            if carried == "latest":        # only watchers wrote the lake (runs.READ_LATEST)
+                return {name: v for name in lake.LAKE_TABLES
+                        if (v := delta.current_version(lake_path, name)) is not None}
+            return carried                 # a run's versions, or None: no run has succeeded yet
     return last_successful_versions(lake_path, as_of, current_when_none=True)
 
 

@@ -215,19 +215,42 @@ def _new_checkpoints(lake_path: str, head: dict | None, tables) -> dict:
     return chained
 
 
+READ_LATEST = '"latest"'      # reader_versions of a lake only watchers wrote: every table as it is now
+
+
 def _reader_versions(lake_path: str, head: dict | None, record: dict) -> str:
-    """The versions readers read as of ``record`` (JSON; ``null`` before any successful run): its
-    own ``table_versions`` when it is a successful run's end, else the head's, carried forward (a
-    head written before the column existed: found once by reading every record)."""
+    """The versions readers read as of ``record``, as JSON: its own ``table_versions`` when it is
+    a successful run's end; else the head's, carried forward, except that the first record of a
+    writer other than a watcher on a lake only watchers wrote makes it ``null`` (no successful run:
+    readers see no table until one ends); :data:`READ_LATEST` on a lake only watchers wrote (their
+    table is read at its latest version).  A head written before the column existed: found once by
+    reading every record (:func:`pipelines.lake_versions.last_successful_versions`)."""
+    if head is None:
+        return next_reader_versions(None, record)
+    carried = head["reader_versions"]
+    if carried is None:
+        from pipelines import lake_versions
+
+        found = lake_versions.last_successful_versions(lake_path)
+        if found is not None:
+            carried = json.dumps(found, sort_keys=True)
+        else:
+            only_watchers = {r["command"] for r in latest_records(lake.read_table(lake_path, "runs"))} <= {"watch"}
+            carried = READ_LATEST if only_watchers else "null"
+    return next_reader_versions(carried, record)
+
+
+def next_reader_versions(previous: str | None, record: dict) -> str:
+    """The ``reader_versions`` of ``record`` after a record carrying ``previous`` (None: it is the
+    chain's first): the rule :func:`_reader_versions` writes and ``pitwatch verify`` checks."""
     if record.get("status") == "succeeded" and record.get("table_versions"):
         return record["table_versions"]
-    if head is None:
+    watcher = record.get("command") == "watch"
+    if previous is None:
+        return READ_LATEST if watcher else "null"
+    if previous == READ_LATEST and not watcher:
         return "null"
-    if head["reader_versions"] is not None:
-        return head["reader_versions"]
-    from pipelines import lake_versions
-
-    return json.dumps(lake_versions.last_successful_versions(lake_path), sort_keys=True)
+    return previous
 
 
 def chained_checkpoints(lake_path: str) -> dict:

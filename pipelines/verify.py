@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines import chain, delta, delta_log, lake
+from pipelines import chain, delta, delta_log, lake, runs
 from pipelines.runs import HASH_FIELD, PREV_FIELD
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
@@ -409,7 +409,7 @@ def _chained_checkpoints(records: list[Record], report: Report) -> dict[tuple[st
     the first record that named it; and each record's carried ``reader_versions`` checked against
     the chain (its own run's versions when it is a successful run's end, else the record before's)."""
     out: dict[tuple[str, int], tuple[Record, delta_log.Checkpoint]] = {}
-    carried = None
+    carried, known = None, True      # before the first record nothing is carried
     for r in records:
         if not r.row:
             continue
@@ -426,13 +426,18 @@ def _chained_checkpoints(records: list[Record], report: Report) -> dict[tuple[st
                 report.problem("changed", f"runs/{r.path}", f"{r.name()} names checkpoint {cp.version} of {table} "
                                f"with other files or hashes than {have[0].name()}")
         mine = r.row.get("reader_versions")
-        if mine is not None:
-            own = r.row.get("table_versions") if r.row.get("status") == "succeeded" else None
-            want = own if own else carried
-            if want is not None and json.loads(mine) != json.loads(want):
-                report.problem("changed", f"runs/{r.path}", f"{r.name()} says readers read {mine}; the chain "
-                               f"before it gives {want}")
-            carried = mine
+        if mine is None:                 # a record written before the column existed
+            known = False
+            continue
+        want = runs.next_reader_versions(carried, r.row) if known else mine
+        try:
+            differs = json.loads(mine) != json.loads(want)
+        except ValueError:
+            differs = True
+        if differs:
+            report.problem("changed", f"runs/{r.path}", f"{r.name()} says readers read {mine}; the chain "
+                           f"before it gives {want}")
+        carried, known = mine, True
     return out
 
 

@@ -216,15 +216,26 @@ def display_zone(name: str) -> str:
 
 
 def referenced_tables(*statements: str) -> set[str] | None:
-    """The lake tables ``statements`` name (DuckDB's parser: CTEs and sub-queries included), for
-    :func:`connect`'s ``tables``; None (every table) when one does not parse."""
+    """The lake tables ``statements`` may name, for :func:`connect`'s ``tables``; None (every
+    table) when one is refused by the read-only check.
+
+    Found by DuckDB's tokenizer, not its binder: every identifier (quoted or not, any case) that is
+    a table's name — a column of that name only opens one table more.  Binding can act
+    (``get_table_names`` of ``EXPORT DATABASE 'dir'`` creates the folder) and needs the tables."""
+    try:
+        checked = [check_read_only(sql) for sql in statements]
+    except LakeQueryError:
+        return None
+    wanted = {n.lower(): n for n in VIEW_TABLES}
     names: set[str] = set()
-    for sql in statements:
-        try:
-            names |= {n.split(".")[-1].strip('"').lower() for n in duckdb.get_table_names(sql)}
-        except duckdb.Error:
-            return None
-    return names & set(VIEW_TABLES)
+    for sql in checked:
+        tokens = duckdb.tokenize(sql)
+        for (pos, kind), nxt in zip(tokens, [*tokens[1:], (len(sql), None)]):
+            if kind in (duckdb.token_type.identifier, duckdb.token_type.keyword):
+                word = sql[pos:nxt[0]].strip().strip('"').replace('""', '"').lower()
+                if word in wanted:
+                    names.add(wanted[word])
+    return names
 
 
 def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,

@@ -44,7 +44,7 @@ def lake_bytes(root: pathlib.Path) -> dict[str, str]:
 
 
 CHAIN_COLUMNS = ("record_sha256", "prev_record_sha256", "prev_record_file_sha256", "prev_runs_commit_sha256",
-                 "added_files", "commits")
+                 "added_files", "commits", "checkpoints", "reader_versions")   # the chain's carried state (issue 35)
 
 
 def canon(row: dict) -> str:
