@@ -198,7 +198,6 @@ def runs_head(lake_path: str) -> dict | None:
     """The chain's head: the last record of ``runs`` (the one its last commit added), that
     commit's version and SHA-256, the record file's SHA-256 and the record's hash; None when the
     lake has no record.  What the next record links to and what the anchor keeps."""
-    import pyarrow.parquet as pq
 
     from pipelines import delta
 
@@ -213,9 +212,8 @@ def runs_head(lake_path: str) -> dict | None:
                              "(pitwatch verify)")
     fs, root = lake.filesystem(lake_path)
     path = f"{root}/runs/{paths[0]}"
-    with fs.open_input_stream(path) as f:
-        body = f.read()
-    rows = pq.read_table(pa.BufferReader(body)).to_pylist()
+    body = chain.read_whole(fs, path)
+    rows = chain.parquet_rows(body)       # never pq.read_table(pa.BufferReader(bytes)): see parquet_rows
     if len(rows) != 1:
         raise lake.LakeError(f"runs/{paths[0]} holds {len(rows)} records, not one: the lake is not intact "
                              "(pitwatch verify)")

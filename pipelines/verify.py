@@ -257,14 +257,13 @@ def _runs_chain(lake_path: str, report: Report) -> list[Record]:
             continue
         path = paths[0]
         try:
-            with fs.open_input_stream(f"{root}/runs/{path}") as f:
-                body = f.read()
+            body = chain.read_whole(fs, f"{root}/runs/{path}")
         except (FileNotFoundError, OSError):
             report.problem("removed", f"runs/{path}", f"the record runs version {version} added is gone")
             records.append(Record(version, path, None, commit_sha, None))
             continue
         try:
-            rows = pq.read_table(pa.BufferReader(body)).to_pylist()
+            rows = chain.parquet_rows(body)
         except (pa.ArrowException, OSError) as exc:
             report.problem("changed", f"runs/{path}", f"not a Parquet file any more ({exc})")
             records.append(Record(version, path, chain.bytes_sha256(body), commit_sha, None))
@@ -500,7 +499,7 @@ def _checkpoints(lake_path, name, states, report) -> None:
         try:
             listed = set()
             for p in paths:
-                adds = pq.read_table(p, columns=["add"]).column("add").to_pylist()
+                adds = pq.read_table(p, columns=["add"], use_threads=False).column("add").to_pylist()
                 listed |= {delta.added_paths([{"add": a}])[0] for a in adds if a}
         except (pa.ArrowException, OSError, KeyError, TypeError) as exc:
             report.problem("changed", where, f"not a readable checkpoint ({exc})")
