@@ -73,6 +73,8 @@ class Report:
                                                                   "runs_records": 0, "retention_removed": 0,
                                                                   "retention_removed_through": None})
     head: dict | None = None
+    # the vacuums whose records account for files found gone: run id -> [record, files, of them planned]
+    _vacuums: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def intact(self) -> bool:
@@ -93,8 +95,6 @@ class Report:
         counts = self._vacuums.setdefault(removal.record.run_id, [removal.record, 0, 0])
         counts[1] += 1
         counts[2] += removal.planned
-
-    _vacuums: dict = dataclasses.field(default_factory=dict, repr=False)   # run id -> [record, files]
 
     def to_dict(self) -> dict:
         return {"lake": self.lake, "intact": self.intact, "problems": [p.to_dict() for p in self.problems],

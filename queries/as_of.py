@@ -109,18 +109,25 @@ def vacuumed(records: list[dict]) -> dict[str, tuple[dict, dict]]:
             continue
         if not isinstance(options, dict) or options.get("command") != "vacuum":
             continue
-        for entry in (options.get("tables") or {}).values():
-            for f in entry.get("files") or []:
+        tables = options.get("tables")
+        for entry in (tables.values() if isinstance(tables, dict) else ()):
+            for f in (entry.get("files") if isinstance(entry, dict) else None) or []:
+                if not (isinstance(f, dict) and isinstance(f.get("path"), str)):
+                    continue
                 path = unquote(f["path"])
                 if path not in out or out[path][1].get("absent"):     # a removal over a later "already gone"
                     out[path] = (r, f)
     return out
 
 
+def retention_days(record: dict) -> int:
+    days = json.loads(record["options"]).get("retention_days")
+    return days if isinstance(days, int) else 0
+
+
 def retention_day(record: dict) -> str:
     """The day a vacuum's retention reached back to: files that left the tables before it were removed."""
-    options = json.loads(record["options"])
-    return (record["started"] - _dt.timedelta(days=int(options["retention_days"]))).date().isoformat()
+    return (record["started"] - _dt.timedelta(days=retention_days(record))).date().isoformat()
 
 
 def refuse_vacuumed(as_of: str, chosen: dict, records: list[dict], files: dict[str, list[str]], lake: str) -> None:
@@ -129,15 +136,18 @@ def refuse_vacuumed(as_of: str, chosen: dict, records: list[dict], files: dict[s
     gone = vacuumed(records)
     if not gone:
         return
+    from urllib.parse import unquote
+
     root = lake.rstrip("/") + "/"
     hits = []
     for name, paths in files.items():
         for full in paths:
-            rel = full[len(root):] if full.startswith(root) else f"{name}/{full.rsplit(f'/{name}/', 1)[-1]}"
+            rel = unquote(full[len(root):] if full.startswith(root) else f"{name}/{full.rsplit(f'/{name}/', 1)[-1]}")
             if rel in gone:
                 hits.append((rel, *gone[rel]))
     if not hits:
         return
+    hits.sort(key=lambda h: (bool(h[2].get("absent")), h[0]))      # a removal by retention first
     rel, record, entry = hits[0]
     if entry.get("absent"):
         raise LakeQueryError(f"--as-of {as_of}: run {chosen['run_id']}'s tables read {rel}, which is gone: "
@@ -147,7 +157,7 @@ def refuse_vacuumed(as_of: str, chosen: dict, records: list[dict], files: dict[s
     days = sorted({h[2]["gaming_day"] for h in hits if h[2].get("gaming_day")})
     raise LakeQueryError(
         f"--as-of {as_of}: the files of run {chosen['run_id']}'s tables were removed by retention: pitwatch vacuum run "
-        f"{record['run_id']} (retention {int(json.loads(record['options'])['retention_days']):,} days, retention "
+        f"{record['run_id']} (retention {retention_days(record):,} days, retention "
         f"day {retention_day(record)}: files that left the tables before it were removed)"
         + (f" and {len(runs_by) - 1} more vacuum runs" if len(runs_by) > 1 else "")
         + f" removed {len(hits):,} of the files they read, e.g. {rel}"

@@ -70,11 +70,13 @@ def render(report) -> str:
     for note in report.notes:
         lines.append(f"note: {escape(note)}")
     c = report.checked
+    retained = ""
+    if c.get("retention_removed"):
+        through = c.get("retention_removed_through")
+        retained = (f"; {plural(c['retention_removed'], 'file')} removed by retention"
+                    + (f" (gaming days up to {through})" if through else ""))
     lines.append(f"checked {plural(c['tables'], 'table')}, {plural(c['commits'], 'commit')}, "
-                 f"{plural(c['data_files'], 'data file')}, {plural(c['runs_records'], 'runs record')}"
-                 + (f"; {plural(c['retention_removed'], 'file')} removed by retention"
-                    + (f" (gaming days up to {c['retention_removed_through']})" if c['retention_removed_through'] else "")
-                    if c.get("retention_removed") else ""))
+                 f"{plural(c['data_files'], 'data file')}, {plural(c['runs_records'], 'runs record')}{retained}")
     if report.head:
         h = report.head
         lines.append(f"chain head {h['record_sha256']} (runs version {h['runs_version']}, run {h['run_id']}, "
