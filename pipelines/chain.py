@@ -65,6 +65,34 @@ def bytes_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def read_whole(fs, path: str):
+    """A whole file, as a ``pyarrow.Buffer`` of memory Arrow owns (not a Python ``bytes``): what
+    :func:`parquet_rows` parses and :func:`bytes_sha256` hashes, the same bytes read once."""
+    with fs.open_input_stream(path) as f:
+        return f.read_buffer()
+
+
+def parquet_rows(data) -> list[dict]:
+    """The rows of one small Parquet file held in memory (a runs record), read on this thread.
+
+    Never ``pq.read_table(pa.BufferReader(some_bytes))``: that wraps the Python object in a
+    buffer whose release takes the GIL, and the dataset scan it starts lets one of Arrow's pool
+    threads drop the last reference to it after the rows came back.  Under load that thread ran
+    while the interpreter was exiting, took the GIL, was ended by Python (``PyThread_exit_thread``)
+    inside a C++ destructor, and the process aborted (``terminate called without an active
+    exception``, exit -6) after ``verify`` had printed its report (issue 35).  Here the memory is
+    Arrow's (``data`` from :func:`read_whole`; a ``bytes`` is copied into Arrow's pool first), and
+    ``ParquetFile(...).read(use_threads=False)`` neither scans asynchronously nor uses a pool thread."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not isinstance(data, pa.Buffer):
+        sink = pa.BufferOutputStream()
+        sink.write(data)
+        data = sink.getvalue()
+    return pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()
+
+
 def file_sha256(fs, path: str) -> str:
     """SHA-256 of a file on a ``pyarrow.fs`` file system, read in blocks."""
     digest = hashlib.sha256()

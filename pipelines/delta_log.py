@@ -44,8 +44,8 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
+from pipelines import chain
 from pipelines.lake_files import filesystem
 
 LOG_FOLDER = "_delta_log"
@@ -240,8 +240,7 @@ def read_checkpoint(lake: str, checkpoint: Checkpoint) -> Snapshot:
         if actual != sha:
             raise LogError(f"{checkpoint.table}/{LOG_FOLDER}/{file}: its SHA-256 is {actual}, the chain recorded "
                            f"{sha}: the checkpoint was changed, the lake is not intact (pitwatch verify)")
-        table = pq.read_table(pa.BufferReader(data))
-        for row in table.to_pylist():
+        for row in chain.parquet_rows(data):       # on this thread (chain.parquet_rows: the abort at exit)
             if row.get("add"):
                 add = dict(row["add"])
                 add["partitionValues"] = _map_items(add.get("partitionValues"))

@@ -266,7 +266,6 @@ def runs_head(lake_path: str) -> dict | None:
     checkpoints and reader versions; None when the lake has no record.  What the next record
     links to and what the anchor keeps.  Reads the log folder's listing (kept short by the
     archive), one commit and one record file: the same cost on a lake of any age."""
-    import pyarrow.parquet as pq
 
     from pipelines import delta, delta_log
 
@@ -281,9 +280,8 @@ def runs_head(lake_path: str) -> dict | None:
                              "(pitwatch verify)")
     fs, root = lake.filesystem(lake_path)
     path = f"{root}/runs/{paths[0]}"
-    with fs.open_input_stream(path) as f:
-        body = f.read()
-    rows = pq.read_table(pa.BufferReader(body)).to_pylist()
+    body = chain.read_whole(fs, path)
+    rows = chain.parquet_rows(body)       # never pq.read_table(pa.BufferReader(bytes)): see parquet_rows
     if len(rows) != 1:
         raise lake.LakeError(f"runs/{paths[0]} holds {len(rows)} records, not one: the lake is not intact "
                              "(pitwatch verify)")

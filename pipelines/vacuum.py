@@ -35,9 +35,17 @@ Decisions (the spec is silent):
   night); the same for a file whose partition folder is not
   ``gaming_day=YYYY-MM-DD``;
 * every file removed is listed in the ``runs`` record with its size and
-  SHA-256, taken just before it was removed, so ``pitwatch verify`` can tell
-  a vacuumed file from one that went missing; the record is written before
-  the first removal (status ``running``, with the plan) and again at the end;
+  SHA-256, taken just before it was removed, and the table's version it was
+  planned against; the record is written before the first removal (status
+  ``running``, with the plan) and again at the end.  That chained record is
+  how ``pitwatch verify`` tells retention from tampering
+  (:func:`pipelines.verify.vacuum_removals`: a listed file that had left its
+  table by that version is retention, counted, exit 0; a killed vacuum's plan
+  covers what it removed; a file listed as ``absent`` — already gone when the
+  vacuum came — is not), and how ``--as-of`` a run whose files it removed is
+  refused naming it (:func:`queries.as_of.refuse_vacuumed`).  No Delta
+  ``VACUUM`` commit is written: the log stays exactly the runs' commits, and
+  the record already holds what such a commit would, plus each file's SHA-256;
 * a dry run only reads: it takes no lock and writes no record.
 """
 from __future__ import annotations

@@ -10,8 +10,12 @@ Everything is recomputed from the bytes on disk, nothing is taken from Delta's o
    commit is one a record names, with the same SHA-256 and the same files at that version; a
    checkpoint file is re-derived from the JSON commits and compared, never trusted.
 3. **Every data file** any commit added (the current version and the retained history): the
-   SHA-256 its record names; a file a recorded ``VACUUM`` removed after it left the table is not
-   missing.
+   SHA-256 its record names.  A file that is gone is **retention**, not tampering, exactly when a
+   chained ``pitwatch vacuum`` record (command ``vacuum``, :mod:`pipelines.vacuum`) lists it as
+   removed, with the SHA-256 its run recorded, and it had left the table at or before the version
+   that vacuum planned against (or a recorded Delta ``VACUUM`` commit followed its removal);
+   verify counts them and says the latest gaming day they held.  A file gone that no vacuum
+   removed stays ``removed``.
 4. **Nothing else**: a file in a table's folder no commit names, a file in the lake's folder that
    pitwatch does not write.
 
@@ -32,6 +36,7 @@ import pyarrow.parquet as pq
 
 from pipelines import chain, delta, delta_log, lake, runs
 from pipelines.runs import HASH_FIELD, PREV_FIELD
+from pipelines.wording import plural
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}")
 COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
@@ -65,8 +70,11 @@ class Report:
     leftovers: list[Finding] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     checked: dict = dataclasses.field(default_factory=lambda: {"tables": 0, "commits": 0, "data_files": 0,
-                                                                  "runs_records": 0})
+                                                                  "runs_records": 0, "retention_removed": 0,
+                                                                  "retention_removed_through": None})
     head: dict | None = None
+    # the vacuums whose records account for files found gone: run id -> [record, files, of them planned]
+    _vacuums: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def intact(self) -> bool:
@@ -77,6 +85,16 @@ class Report:
 
     def leftover(self, kind: str, what: str, detail: str) -> None:
         self.leftovers.append(Finding(kind, what, detail))
+
+    def retained(self, removal: Removal) -> None:
+        """A file that retention removed (a chained vacuum record lists it): counted, not a problem."""
+        self.checked["retention_removed"] += 1
+        through = self.checked["retention_removed_through"]
+        if removal.gaming_day and (through is None or removal.gaming_day > through):
+            self.checked["retention_removed_through"] = removal.gaming_day
+        counts = self._vacuums.setdefault(removal.record.run_id, [removal.record, 0, 0])
+        counts[1] += 1
+        counts[2] += removal.planned
 
     def to_dict(self) -> dict:
         return {"lake": self.lake, "intact": self.intact, "problems": [p.to_dict() for p in self.problems],
@@ -110,6 +128,64 @@ class Record:
             return []
         return [v for v in values if isinstance(v, dict) and all(isinstance(v.get(k), t) for k, t in keys.items())]
 
+    def vacuum_options(self) -> dict | None:
+        """The ``options`` of a ``pitwatch vacuum`` record (command ``vacuum``), or None."""
+        text = self.row.get("options") if self.row else None
+        try:
+            options = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            return None
+        return options if isinstance(options, dict) and options.get("command") == "vacuum" else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Removal:
+    """A data file a chained ``pitwatch vacuum`` record lists: removed (``sha256`` taken just before),
+    found already gone (``absent``: that vacuum did not remove it), or only in the plan of a vacuum
+    that never recorded what it removed (``planned``: killed while removing; its plan is chained
+    before its first removal)."""
+
+    record: Record
+    version: int | None            # the table's version the vacuum planned against
+    sha256: str | None
+    gaming_day: str | None
+    absent: bool = False
+    planned: bool = False
+
+
+def vacuum_removals(records: list[Record]) -> dict[tuple[str, str], Removal]:
+    """``(table, path)`` -> what the chained vacuum records say of it: a removal wins over a plan,
+    a plan over a later vacuum finding the file already gone."""
+    removed: dict[tuple[str, str], Removal] = {}
+    absent: dict[tuple[str, str], Removal] = {}
+    planned: dict[str, dict[tuple[str, str], Removal]] = {}     # run id -> its plan
+    ended: set[str] = set()                                      # vacuums that recorded what they removed
+    for r in records:
+        options = r.vacuum_options()
+        if options is None:
+            continue
+        done = isinstance(options.get("tables"), dict)
+        if done:
+            ended.add(r.run_id)
+        for table, entry in ((options.get("tables") if done else options.get("planned")) or {}).items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("files"), list):
+                continue
+            version = entry.get("version") if isinstance(entry.get("version"), int) else None
+            for f in entry["files"]:
+                if not (isinstance(f, dict) and isinstance(f.get("path"), str) and f["path"].startswith(table + "/")):
+                    continue
+                key = (table, delta.added_paths([{"add": {"path": f["path"][len(table) + 1:]}}])[0])
+                removal = Removal(r, version, f.get("sha256") if isinstance(f.get("sha256"), str) else None,
+                                  f.get("gaming_day") if isinstance(f.get("gaming_day"), str) else None,
+                                  absent=bool(f.get("absent")), planned=not done)
+                (planned.setdefault(r.run_id, {}) if not done else absent if removal.absent else removed)[key] = removal
+    out = dict(absent)
+    for run, plan in planned.items():
+        if run not in ended:
+            out.update(plan)
+    out.update(removed)
+    return out
+
 
 def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) -> Report:
     """Check the lake (and, with ``anchor``, the lake against it): a :class:`Report`.  Raises
@@ -141,6 +217,7 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
         _stray_files(lake_path, "runs", set(paths), report, status)
         _checkpoints(lake_path, "runs", runs_replay, chained, report)
     recorded_commits, recorded_files = {}, {}
+    removals = vacuum_removals(records)
     for r in records:
         for c in r.entries("commits", {"table": str, "version": int, "sha256": str}):
             recorded_commits.setdefault((c["table"], c["version"]), []).append((r, c))
@@ -148,12 +225,13 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
             recorded_files.setdefault((f["table"], f["path"]), (r, f))
     for name in tables:
         if name != "runs":
-            _table(lake_path, name, report, recorded_commits, recorded_files, status, chained)
+            _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained)
     for name in sorted({t for t, _v in recorded_commits} - set(tables)):
         by = min(v for t, v in recorded_commits if t == name)
         report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
                        f"names its version {by}")
     _lake_folder(lake_path, tables, report, status)
+    _retention_note(report)
     if records and records[-1].row:
         last = records[-1]
         report.head = {"runs_version": last.version, "run_id": last.run_id, "status": str(last.row.get("status")),
@@ -181,14 +259,13 @@ def _runs_chain(lake_path: str, report: Report, replay: _Replay) -> list[Record]
             continue
         path = paths[0]
         try:
-            with fs.open_input_stream(f"{root}/runs/{path}") as f:
-                body = f.read()
+            body = chain.read_whole(fs, f"{root}/runs/{path}")
         except (FileNotFoundError, OSError):
             report.problem("removed", f"runs/{path}", f"the record runs version {version} added is gone")
             records.append(Record(version, path, None, commit_sha, None))
             continue
         try:
-            rows = pq.read_table(pa.BufferReader(body)).to_pylist()
+            rows = chain.parquet_rows(body)
         except (pa.ArrowException, OSError) as exc:
             report.problem("changed", f"runs/{path}", f"not a Parquet file any more ({exc})")
             records.append(Record(version, path, chain.bytes_sha256(body), commit_sha, None))
@@ -278,7 +355,7 @@ class _Replay:
             self.at[version] = (self.snap.copy(), frozenset(self.removed))
 
 
-def _table(lake_path, name, report, recorded_commits, recorded_files, status, chained) -> None:
+def _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained) -> None:
     """Replay the table's log; check each commit against the record that names it, each file
     against the hash its record names, each checkpoint against the log."""
     fs, root = lake.filesystem(lake_path)
@@ -346,8 +423,12 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, ch
         what = f"{name}/{path}"
         rec = recorded_files.get((name, path))
         exists = fs.get_file_info(f"{root}/{name}/{path}").type == pafs.FileType.File
+        removal = removals.get((name, path))
+        left = path not in current and path in removed_at
         if rec is None:
-            if kind == "unfinished" and any(path in s for s in recorded_states):
+            if kind == "unfinished" and not exists and left and _retention(removal, removed_at[path], None):
+                report.retained(removal)      # a killed run's file, rolled back, then past the retention
+            elif kind == "unfinished" and any(path in s for s in recorded_states):
                 report.problem("unverifiable", what, f"added by commit {version} of a run that did not finish, and "
                                "part of a version a later run committed: no record holds its SHA-256")
             elif kind == "unfinished":
@@ -359,11 +440,20 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, ch
             continue
         record, f = rec
         if not exists:
-            vacuumed = path not in current and any(v > removed_at.get(path, version) for v in vacuums)
-            if vacuumed:
-                continue
-            report.problem("removed", what, f"{record.name()} added it"
-                           + ("; it is in the table now" if path in current else "; it is in the table's history"))
+            if left and removal is not None and removal.sha256 and removal.sha256 != f["sha256"] \
+                    and _retention(removal, removed_at[path], None):
+                report.problem("changed", what, f"{removal.record.name()} removed it by retention with SHA-256 "
+                               f"{removal.sha256}, {record.name()} recorded {f['sha256']}: it was changed before")
+            elif left and _retention(removal, removed_at[path], f["sha256"]):
+                report.retained(removal)
+            elif path not in current and any(v > removed_at.get(path, version) for v in vacuums):
+                continue            # a recorded Delta VACUUM commit of the table followed its removal
+            else:
+                report.problem("removed", what, f"{record.name()} added it"
+                               + ("; it is in the table now" if path in current else "; it is in the table's history")
+                               + ("" if removal is None or not removal.absent else
+                                  f"; {removal.record.name()} (pitwatch vacuum) found it already gone: no vacuum "
+                                  "removed it"))
             continue
         report.checked["data_files"] += 1
         actual = chain.file_sha256(fs, f"{root}/{name}/{path}")
@@ -371,6 +461,36 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, ch
             report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {f['sha256']}")
     _stray_files(lake_path, name, set(added_by), report, status)
     _checkpoints(lake_path, name, replay, chained, report)
+
+
+def _retention(removal: Removal | None, removed_at: int, sha256: str | None) -> bool:
+    """Did retention remove this file?  A chained vacuum record lists it as removed (with ``sha256``
+    when the run that added it recorded one; a killed vacuum's plan has none), and it had left the
+    table at or before the version that vacuum planned against."""
+    if removal is None or removal.absent or removal.version is None or removed_at > removal.version:
+        return False
+    return removal.planned or sha256 is None or removal.sha256 == sha256
+
+
+def _retention_note(report: Report) -> None:
+    """One note: how many files retention removed, by which vacuums, up to which gaming day."""
+    n = report.checked["retention_removed"]
+    if not n:
+        return
+    by = []
+    for record, files, planned in report._vacuums.values():
+        options = record.vacuum_options() or {}
+        holds = ", ".join(str(h) for h in options.get("legal_holds") or []) or "none"
+        days = options.get("retention_days")
+        by.append(f"run {record.run_id} ({plural(files, 'file')}, retention "
+                  f"{plural(days, 'day') if isinstance(days, int) else '?'}, legal holds: {holds}"
+                  + (f"; killed before it recorded its end: {plural(planned, 'file')} named by its plan, chained "
+                     "before it removed anything, without a SHA-256" if planned else "") + ")")
+    through = report.checked["retention_removed_through"]
+    report.notes.append(f"retention: {plural(n, 'file')} of the tables' history removed by pitwatch vacuum, "
+                        + (f"gaming days up to {through}" if through else "of no gaming day")
+                        + f": {'; '.join(by)}; each listed with its SHA-256 in the vacuum's chained runs record, "
+                        "not tampering")
 
 
 def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
@@ -558,7 +678,7 @@ def _checkpoints(lake_path, name, replay: _Replay, chained, report) -> None:
         try:
             rows = []
             for f in sorted(blobs):
-                rows.extend(pq.read_table(pa.BufferReader(blobs[f])).to_pylist())
+                rows.extend(chain.parquet_rows(blobs[f]))
         except (pa.ArrowException, OSError, KeyError, TypeError) as exc:
             report.problem("changed", where, f"not a readable checkpoint ({exc})")
             continue

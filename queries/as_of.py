@@ -13,6 +13,12 @@ times):
   successful run that had *ended* by then left them, i.e. what the lake reported at that moment.
   A moment before the lake's first successful run ended is refused (there was nothing to read).
 
+**Retention.**  ``pitwatch vacuum`` removes files that left the tables longer ago than the
+retention (:mod:`pipelines.vacuum`); its chained ``runs`` record lists every file it removed.  A run
+whose tables read such a file is refused (exit 2) naming the vacuum and its retention day (the
+vacuum's start less its retention: files that left the tables before then were removed), checked
+against those records (:func:`refuse_vacuumed`) before any data file is opened.
+
 Decisions (the spec is silent): the ``runs`` table itself is always read whole at its latest
 version, with or without ``--as-of``: it is the log of every writer of the lake, and the analyst
 needs it to see which run a night was and what came after it.  The resolution is done before the
@@ -21,6 +27,7 @@ connection opens, so a refused ``--as-of`` opens no data file.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
 
 from queries.errors import LakeQueryError
@@ -47,10 +54,11 @@ def parse_moment(text: str) -> _dt.datetime:
     return when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
 
 
-def resolve(lake: str, as_of: str) -> tuple[dict[str, int], dict]:
-    """``(table versions, the run record they come from)`` for ``--as-of``; :class:`LakeQueryError`
-    (exit 2) for an unknown run id, a run that did not succeed, a malformed time or a time before
-    the lake's first successful run."""
+def resolve(lake: str, as_of: str, with_records: bool = False) -> tuple:
+    """``(table versions, the run record they come from)`` for ``--as-of`` (and, ``with_records``,
+    the latest record of every run, as read); :class:`LakeQueryError` (exit 2) for an unknown run
+    id, a run that did not succeed, a malformed time or a time before the lake's first successful
+    run."""
     from pipelines import lake_versions
 
     records = _records(lake)
@@ -85,7 +93,76 @@ def resolve(lake: str, as_of: str) -> tuple[dict[str, int], dict]:
         raise LakeQueryError(str(exc)) from None
     if versions is None:     # cannot happen for a succeeded run with table versions; said rather than assumed
         raise LakeQueryError(f"--as-of {as_of}: no table versions for run {chosen['run_id']}")
-    return versions, chosen
+    return (versions, chosen, records) if with_records else (versions, chosen)
+
+
+def vacuumed(records: list[dict]) -> dict[str, tuple[dict, dict]]:
+    """``table/path`` -> ``(the vacuum's record, its entry for the file)`` of every file a
+    ``pitwatch vacuum`` record (its end, or what it removed before it was interrupted) lists."""
+    from urllib.parse import unquote
+
+    out: dict[str, tuple[dict, dict]] = {}
+    for r in records:
+        try:
+            options = json.loads(r.get("options") or "{}")
+        except ValueError:
+            continue
+        if not isinstance(options, dict) or options.get("command") != "vacuum":
+            continue
+        tables = options.get("tables")
+        for entry in (tables.values() if isinstance(tables, dict) else ()):
+            for f in (entry.get("files") if isinstance(entry, dict) else None) or []:
+                if not (isinstance(f, dict) and isinstance(f.get("path"), str)):
+                    continue
+                path = unquote(f["path"])
+                if path not in out or out[path][1].get("absent"):     # a removal over a later "already gone"
+                    out[path] = (r, f)
+    return out
+
+
+def retention_days(record: dict) -> int:
+    days = json.loads(record["options"]).get("retention_days")
+    return days if isinstance(days, int) else 0
+
+
+def retention_day(record: dict) -> str:
+    """The day a vacuum's retention reached back to: files that left the tables before it were removed."""
+    return (record["started"] - _dt.timedelta(days=retention_days(record))).date().isoformat()
+
+
+def refuse_vacuumed(as_of: str, chosen: dict, records: list[dict], files: dict[str, list[str]], lake: str) -> None:
+    """:class:`LakeQueryError` (exit 2) when a table of ``chosen``'s versions reads a file a vacuum
+    removed (``files``: table -> its files at the pinned version, paths under ``lake``)."""
+    gone = vacuumed(records)
+    if not gone:
+        return
+    from urllib.parse import unquote
+
+    root = lake.rstrip("/") + "/"
+    hits = []
+    for name, paths in files.items():
+        for full in paths:
+            rel = unquote(full[len(root):] if full.startswith(root) else f"{name}/{full.rsplit(f'/{name}/', 1)[-1]}")
+            if rel in gone:
+                hits.append((rel, *gone[rel]))
+    if not hits:
+        return
+    hits.sort(key=lambda h: (bool(h[2].get("absent")), h[0]))      # a removal by retention first
+    rel, record, entry = hits[0]
+    if entry.get("absent"):
+        raise LakeQueryError(f"--as-of {as_of}: run {chosen['run_id']}'s tables read {rel}, which is gone: "
+                             f"vacuum run {record['run_id']} found it already gone (not removed by retention; "
+                             "pitwatch verify names it)")
+    runs_by = sorted({h[1]["run_id"] for h in hits if not h[2].get("absent")})
+    days = sorted({h[2]["gaming_day"] for h in hits if h[2].get("gaming_day")})
+    raise LakeQueryError(
+        f"--as-of {as_of}: the files of run {chosen['run_id']}'s tables were removed by retention: pitwatch vacuum run "
+        f"{record['run_id']} (retention {retention_days(record):,} days, retention "
+        f"day {retention_day(record)}: files that left the tables before it were removed)"
+        + (f" and {len(runs_by) - 1} more vacuum runs" if len(runs_by) > 1 else "")
+        + f" removed {len(hits):,} of the files they read, e.g. {rel}"
+        + (f" (gaming days {days[0]}..{days[-1]})" if len(days) > 1 else f" (gaming day {days[0]})" if days else "")
+        + "; that vacuum's runs record lists each with its SHA-256. A later run, or one of held days only, still reads")
 
 
 def _short(status: str) -> str:

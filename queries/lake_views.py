@@ -149,7 +149,7 @@ def view_columns(name: str) -> pa.Schema:
     return schema
 
 
-def table_dataset(lake: str, name: str, versions: dict | None = None) -> ds.Dataset:
+def table_dataset(lake: str, name: str, versions: dict | None = None, files: list[str] | None = None) -> ds.Dataset:
     """Lake table ``name`` as a ``pyarrow.dataset`` (no file is opened until it is scanned).
     ``runs``: the latest record of every run (a run writes one when it starts and one when it ends)."""
     schema = view_columns(name)
@@ -158,7 +158,8 @@ def table_dataset(lake: str, name: str, versions: dict | None = None) -> ds.Data
         from pipelines.lake import read_table
 
         return ds.dataset(pa.Table.from_pylist(runs.latest_records(read_table(lake, "runs")), schema=schema))
-    files = table_files(lake, name, versions)
+    if files is None:
+        files = table_files(lake, name, versions)
     if not files:
         return ds.dataset(schema.empty_table())
     fs, root = _filesystem(lake)
@@ -169,22 +170,30 @@ def table_dataset(lake: str, name: str, versions: dict | None = None) -> ds.Data
                       partitioning=partitioning, partition_base_dir=f"{root}/{name}")
 
 
-def _versions(lake: str, as_of: str | None) -> dict:
+def _versions(lake: str, as_of: str | None, tables: set[str] | None = None) -> tuple[dict, dict[str, list[str]]]:
     """The table versions a reader reads: the last successful run's, or ``as_of``'s
-    (:func:`queries.as_of.resolve`, refused with a clear :class:`LakeQueryError`)."""
+    (:func:`queries.as_of.resolve`, refused with a clear :class:`LakeQueryError`), and the files of
+    every table but ``runs`` at those versions (of ``tables`` only, when given, unless ``as_of``).  ``as_of`` a run whose files retention removed is
+    refused here, naming the vacuum (:func:`queries.as_of.refuse_vacuumed`), before any file opens."""
     from pipelines import lake_versions
-    from queries.as_of import resolve
+    from queries import as_of as as_of_mod
 
     if as_of is not None:
-        return resolve(lake, as_of)[0]
-    from pipelines.delta_log import LogError
+        versions, chosen, records = as_of_mod.resolve(lake, as_of, with_records=True)
+    else:
+        from pipelines.delta_log import LogError
 
-    try:
-        return lake_versions.pinned_versions(lake) or {}
-    except LogError:
-        raise
-    except ValueError as exc:
-        raise LakeQueryError(str(exc)) from None
+        try:
+            versions = lake_versions.pinned_versions(lake) or {}
+        except LogError:
+            raise
+        except ValueError as exc:
+            raise LakeQueryError(str(exc)) from None
+    files = {name: table_files(lake, name, versions) for name in LAKE_TABLES      # --as-of: every table,
+             if name != "runs" and (tables is None or as_of is not None or name in tables)}   # to refuse a vacuumed run
+    if as_of is not None:
+        as_of_mod.refuse_vacuumed(as_of, chosen, records, files, _filesystem(lake)[1])
+    return versions, files
 
 
 def seed_files() -> dict[str, str]:
@@ -261,10 +270,10 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
             con.execute(f"SET TimeZone = {_sql_str(zone)}")
         except duckdb.Error:
             raise LakeQueryError(f"--show-tz {zone!r}: DuckDB does not know this time zone") from None
-        versions = _versions(lake, as_of)
+        versions, files = _versions(lake, as_of, tables)
         for name in LAKE_TABLES:
             if tables is None or name in tables:
-                con.register(name, table_dataset(lake, name, versions))
+                con.register(name, table_dataset(lake, name, versions, files.get(name)))
         if tables is None or alerts_view.TABLE in tables:
             con.register(alerts_view.TABLE, alerts_view.dataset(lake))   # the live service's: latest version
         for name, path in seed_files().items():   # pitwatch's own files, read before the lockdown

@@ -43,7 +43,10 @@ def vacuum(ctx, lake, retention_days, extra_holds, no_config_holds, dry_run, loc
 
     It holds the lake's lock (waits for a run, up to --lock-timeout, then exit
     4) and leaves a runs record naming every file it removed, with its size
-    and SHA-256.  --dry-run only reads: no lock, no record.
+    and SHA-256: pitwatch verify reads it as retention (still intact, exit 0,
+    saying how many files and up to which gaming day), and --as-of a run whose
+    files it removed is refused naming it.  --dry-run only reads: no lock, no
+    record.
     """
     from pipelines.lake_lock import holder_update, local_root
     from pipelines.vacuum import LegalHolds, plan, summary, tables, vacuum as carry_out

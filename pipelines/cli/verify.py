@@ -28,7 +28,8 @@ def verify(lake, fmt, anchor, anchor_key):
     broken link.  With --anchor, check the lake against the chain heads kept
     there; with --key, check the anchor's signatures too.  What an interrupted
     run left (a run with no end, its files and commits, its staging) is listed
-    apart: it is not tampering.  Exit 0 when the lake is intact, 5 when it is
+    apart: it is not tampering.  Files pitwatch vacuum removed (retention) are
+    counted, not missing: its runs record lists each with its SHA-256.  Exit 0 when the lake is intact, 5 when it is
     not (docs/verify.md).
     """
     setup_logging(quiet=True)
@@ -69,8 +70,13 @@ def render(report) -> str:
     for note in report.notes:
         lines.append(f"note: {escape(note)}")
     c = report.checked
+    retained = ""
+    if c.get("retention_removed"):
+        through = c.get("retention_removed_through")
+        retained = (f"; {plural(c['retention_removed'], 'file')} removed by retention"
+                    + (f" (gaming days up to {through})" if through else ""))
     lines.append(f"checked {plural(c['tables'], 'table')}, {plural(c['commits'], 'commit')}, "
-                 f"{plural(c['data_files'], 'data file')}, {plural(c['runs_records'], 'runs record')}")
+                 f"{plural(c['data_files'], 'data file')}, {plural(c['runs_records'], 'runs record')}{retained}")
     if report.head:
         h = report.head
         lines.append(f"chain head {h['record_sha256']} (runs version {h['runs_version']}, run {h['run_id']}, "
