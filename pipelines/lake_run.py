@@ -107,8 +107,10 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
     carried_events = delta.files_at(lake_path, "events", pinned.get("events"))
     carried_rejects = delta.files_at(lake_path, "rejects", pinned.get("rejects"))
     rebuild = night.rebuild_from if night is not None else None
+    pinned_state = pinned.get(state.TABLE)
     plans = []
     for d in days:
+        close_at_end = night is None and d == days[-1]
         folder = f"/gaming_day={d}/"
         keep_old = rebuild is None or d < rebuild
         listing = (night.listings.get(d) if night is not None and d in night.listings
@@ -121,10 +123,49 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
                           + ([(p, False) for p in _staged(result_dir, "rejects", None)] if d == reject_day else [])),
             replaced=run_files, run_files=run_files, result_path=f"{result_dir}/day-{d}.json",
             retention_days=night.retention_days if night is not None else retention_days,
-            close_at_end=night is None and d == days[-1], manifest={"inbox": listing or []}))
+            close_at_end=close_at_end, manifest={"inbox": listing or []},
+            forced=_forced(d, changed, manifests, rebuild, night, close_at_end),
+            committed_state=tuple(state.committed_files(lake_path, d, pinned_state)) if d in manifests else ()))
         prior = d
         prior_files = ()    # filled in by run_days once the day has been replayed
     return plans
+
+
+def _forced(day: str, changed: set, manifests: dict, rebuild: str | None, night: Night | None,
+            close_at_end: bool) -> bool:
+    """Whether the run must replay ``day`` whatever the day before left: the run changed it (new
+    events, events of a file read again, its rejects, the night's day, ``--rebuild-from`` and every
+    day after it), it has no state in the lake (or one this pitwatch cannot continue from), its
+    inbox folder was read (its manifest keeps the listing), or it must now close every table at its
+    end and did not.  Any other day is replayed only while the state carried into it differs from
+    the lake's (:func:`replay_days`)."""
+    manifest = manifests.get(day)
+    if day in changed or manifest is None or (rebuild is not None and day >= rebuild):
+        return True
+    if night is not None and day in night.listings:
+        return True
+    if bool(manifest.get("closed_at_end")) != close_at_end:
+        return True
+    try:
+        state.check_versions(day, manifest)
+    except state.StateError:
+        return True
+    return False
+
+
+def state_differences(lake_path: str, files, other) -> dict[str, list[str]]:
+    """What differs between two sets of a day's state files, kind by kind (tables, devices,
+    pack_cards; the manifest, which names its run, left out): ``{kind: [keys]}``, empty when they
+    hold the same rows."""
+    out = {}
+    for kind in state.KINDS:
+        mine = {json.dumps(r, sort_keys=True): r for r in state.read_rows(lake_path, list(files), kind)}
+        theirs = {json.dumps(r, sort_keys=True): r for r in state.read_rows(lake_path, list(other), kind)}
+        if mine.keys() != theirs.keys():
+            changed = [mine.get(k) or theirs.get(k) for k in mine.keys() ^ theirs.keys()]
+            out[kind] = sorted({":".join(str(r[c]) for c in ("table_id", "device_id", "pack_id") if c in r)
+                                for r in changed})
+    return out
 
 
 def _staged(folder: str, kind: str, day: str | None) -> list[str]:
@@ -145,11 +186,25 @@ def read_json(lake_path: str, path: str) -> dict:
         return json.loads(f.read())
 
 
-def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options, devices, pipeline) -> list[dict]:
-    """Replay each day in order; each starts from the state files the day before wrote."""
-    results = []
+def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options, devices, pipeline) -> list[DayPlan]:
+    """Replay the days in order, each from the state files the day before left; the days replayed.
+
+    **The early stop**: a day the run did not change (``plan.forced`` false) is not replayed when
+    the state carried into it is the lake's: the day before was not replayed, or its replay ended
+    with exactly the state rows the lake holds for it (:func:`state_differences`: every table's state,
+    every device's ``seq`` position and the carried pack index).  The same state and the same
+    events give the same rows (the replay is deterministic), so the lake's files of such a day and
+    of every later unchanged day stand; the next day the run changed starts from the lake's state.
+    """
+    replayed = []
     prior_files: tuple = plans[0].prior_state if plans else ()
+    carried_is_lakes = True     # the state carried into the next day is the one the lake holds
     for plan in plans:
+        if not plan.forced and carried_is_lakes:
+            log.info("gaming day %s: not replayed (the run did not change it, and the day before ended as "
+                     "the lake holds it)", plan.replay_day)
+            prior_files = plan.committed_state
+            continue
         plan = dataclasses.replace(plan, prior_state=prior_files)
         log.info("gaming day %s: %s, %s (state from %s)", plan.replay_day,
                  plural(sum(1 for _, c in plan.events if c), "file") + " the lake held",
@@ -157,11 +212,21 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
         with pipeline() as p:
             build_pipeline(p, plan, lake_path, meta, ingest_options, devices)
         result = read_json(lake_path, plan.result_path)
-        results.append(result)
+        replayed.append(plan)
         _fs, root = lake.filesystem(lake_path)
         prior_files = tuple(f"{root}/{state.TABLE}/{f['path']}" for f in result.get("files", [])
                             if f["table"] == state.TABLE)
-    return results
+        differences = (state_differences(lake_path, prior_files, plan.committed_state) if plan.committed_state
+                       else {"manifest": ["a day the lake did not hold"]})
+        carried_is_lakes = not differences
+        if differences:
+            log.info("gaming day %s ended in another state than the lake's: %s", plan.replay_day,
+                     "; ".join(f"{kind} {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''}"
+                               for kind, keys in differences.items()))
+        if carried_is_lakes and any(not p.forced for p in plans if p.replay_day > plan.replay_day):
+            log.info("gaming day %s ended as the lake holds it: the days after it the run did not change "
+                     "are not replayed", plan.replay_day)
+    return replayed
 
 
 class CommitRun(beam.DoFn):
@@ -214,3 +279,76 @@ def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, resu
         (p | "Commit" >> beam.Create([None])
          | "CommitRun" >> beam.ParDo(CommitRun(lake_path, meta, ingest_path, results, days)))
 
+
+
+def announce(lake_path: str, plans: list[DayPlan], night: Night | None, staged_days: list[str]) -> str | None:
+    """Say, before the replay starts, that the run replays more than the night it was asked for
+    (nightly: its ``--day``; one-off: the days its files fall in): which days, which tables and an
+    estimate; a warning on stderr and in the log file.  The message, or None."""
+    own = {night.day} if night is not None else set(staged_days)
+    days = [p.replay_day for p in plans]
+    if not [d for d in days if d not in own]:
+        return None
+    forced = [p.replay_day for p in plans if p.forced]
+    span = days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
+    text = (f"this run replays up to {plural(len(days), 'gaming day')} ({span}), not only "
+            f"{night.day if night is not None else ', '.join(sorted(own))}: "
+            f"{plural(len(forced), 'day')} it changed ({_days(forced)})")
+    if len(forced) < len(days):
+        text += ("; the days between are replayed only until one ends with the state the lake holds "
+                 "(then they stand)")
+    tables = _table_count(lake_path, plans)
+    text += f"; every table ({tables})" if tables else "; every table"
+    events = _events_on(lake_path, days)
+    if events is not None:
+        text += f"; {plural(events, 'event')} the lake holds on those days"
+    per_day = _seconds_per_day(lake_path)
+    if per_day is not None:
+        text += (f"; estimate: {_duration(per_day * len(forced))} to {_duration(per_day * len(days))} "
+                 f"(the last runs took {per_day:.1f} s a day)")
+    log.warning(text)
+    return text
+
+
+def _days(days: list[str]) -> str:
+    return ", ".join(days) if len(days) <= 4 else f"{', '.join(days[:3])} … {days[-1]}"
+
+
+def _duration(seconds: float) -> str:
+    return f"~{seconds:.0f} s" if seconds < 120 else f"~{seconds / 60:.0f} min"
+
+
+def _table_count(lake_path: str, plans: list[DayPlan]) -> int | None:
+    files = next((p.committed_state for p in reversed(plans) if p.committed_state), plans[0].prior_state)
+    if not files:
+        return None
+    return len(state.read_rows(lake_path, list(files), "tables"))
+
+
+def _events_on(lake_path: str, days: list[str]) -> int | None:
+    """The events the lake's pinned ``events`` holds on ``days`` (from the log's record counts)."""
+    import pyarrow as pa
+
+    version = (pinned_versions(lake_path) or {}).get("events")
+    table = delta.open_table(lake_path, "events", version) if version is not None else None
+    if table is None:
+        return None
+    adds = pa.table(table.get_add_actions(flatten=True))
+    if "num_records" not in adds.column_names:
+        return None
+    wanted = set(days)
+    return sum(n or 0 for n, day in zip(adds.column("num_records").to_pylist(),
+                                        adds.column("partition.gaming_day").to_pylist()) if str(day) in wanted)
+
+
+def _seconds_per_day(lake_path: str, last: int = 5) -> float | None:
+    """Seconds per replayed gaming day of the lake's last successful runs (the median), or None."""
+    import statistics
+
+    if not delta.is_table(lake_path, "runs"):
+        return None
+    rates = [(r["ended"] - r["started"]).total_seconds() / len(r["gaming_days"])
+             for r in runs.latest_records(lake.read_table(lake_path, "runs"))
+             if r["status"] == "succeeded" and r.get("gaming_days") and r.get("ended") and r.get("started")
+             and " watch" not in (r["command"] or "")]
+    return statistics.median(rates[-last:]) if rates else None
