@@ -84,6 +84,7 @@ class DayPlan:
     # when the day before ended as the lake holds it (pipelines.lake_run.replay_days: the early stop)
     forced: bool = True
     committed_state: tuple[str, ...] = ()          # the day's state files in the lake (empty: none)
+    repeats_only: bool = False   # only the cross-pack repeat check ran again (pipelines.late_repeats)
     manifest: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
     @property

@@ -7,7 +7,11 @@ from the first day it changed, and commits everything at once.
    new events, a day holding events of an input file the run reads again — the file is the unit
    of correction —, the night's day, ``--rebuild-from``) to the lake's last, each starting from
    the state the day before left (:mod:`pipelines.state`).
-3. **Replay** each day in order (:mod:`pipelines.graph`), from its events old and new.
+3. **Replay** each day in order (:mod:`pipelines.graph`), from its events old and new, and stop
+   at the first day the run did not change whose day before ended with the state the lake holds
+   (:func:`replay_days`; a day where only the carried pack index differs gets the cross-pack
+   repeat check alone: :mod:`pipelines.late_repeats`).  A run replaying more than its night says
+   so first (:func:`announce`).
 4. **Commit** (:class:`CommitRun`, a pipeline step, so any runner runs it): when the counts
    reconcile, each table's files in one Delta transaction (:mod:`pipelines.delta`: a replayed
    day's earlier files removed in it), then the ``runs`` record naming every table's version.
@@ -196,14 +200,32 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
     events give the same rows (the replay is deterministic), so the lake's files of such a day and
     of every later unchanged day stand; the next day the run changed starts from the lake's state.
     """
+    from pipelines import late_repeats
+
     replayed = []
     prior_files: tuple = plans[0].prior_state if plans else ()
-    carried_is_lakes = True     # the state carried into the next day is the one the lake holds
+    lake_prior: tuple = prior_files     # the lake's state of the day before (what its replay started from)
+    differences: dict = {}              # how the state carried into the next day differs from the lake's
+    findings_version = (pinned_versions(lake_path) or {}).get("findings")
     for plan in plans:
-        if not plan.forced and carried_is_lakes:
+        lake_in, lake_prior = lake_prior, plan.committed_state
+        if not plan.forced and not differences:
             log.info("gaming day %s: not replayed (the run did not change it, and the day before ended as "
                      "the lake holds it)", plan.replay_day)
             prior_files = plan.committed_state
+            continue
+        if not plan.forced and set(differences) == {"pack_cards"}:
+            done = late_repeats.repeat_check_day(lake_path, plan, prior_files, lake_in, findings_version,
+                                                 ingest_options.gaming_day)
+            if done is None:
+                log.info("gaming day %s: not replayed; its pack index is the lake's again", plan.replay_day)
+                prior_files, differences = plan.committed_state, {}
+                continue
+            _result, prior_files = done
+            replayed.append(dataclasses.replace(plan, prior_state=lake_in, repeats_only=True))
+            differences = state_differences(lake_path, prior_files, plan.committed_state)
+            log.info("gaming day %s: not replayed; the cross-pack repeat check ran again from the run's pack "
+                     "index (%s)", plan.replay_day, "; ".join(f"{k} {', '.join(v[:5])}" for k, v in differences.items()))
             continue
         plan = dataclasses.replace(plan, prior_state=prior_files)
         log.info("gaming day %s: %s, %s (state from %s)", plan.replay_day,
@@ -218,12 +240,11 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
                             if f["table"] == state.TABLE)
         differences = (state_differences(lake_path, prior_files, plan.committed_state) if plan.committed_state
                        else {"manifest": ["a day the lake did not hold"]})
-        carried_is_lakes = not differences
         if differences:
             log.info("gaming day %s ended in another state than the lake's: %s", plan.replay_day,
                      "; ".join(f"{kind} {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''}"
                                for kind, keys in differences.items()))
-        if carried_is_lakes and any(not p.forced for p in plans if p.replay_day > plan.replay_day):
+        if not differences and any(not p.forced for p in plans if p.replay_day > plan.replay_day):
             log.info("gaming day %s ended as the lake holds it: the days after it the run did not change "
                      "are not replayed", plan.replay_day)
     return replayed
@@ -232,12 +253,20 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
 class CommitRun(beam.DoFn):
     """The run's last step: reconcile its counts, commit every table, then its ``runs`` record."""
 
-    def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str]):
+    def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
+                 repeats_only: tuple = ()):
         self.lake_path = lake_path
         self.meta = meta
         self.ingest_path = ingest_path
         self.result_paths = result_paths
         self.days = days
+        self.repeats_only = frozenset(repeats_only)   # days whose findings and state only were rewritten
+
+    def days_of(self, name: str) -> list[str]:
+        """The days whose earlier files of table ``name`` the commit replaces."""
+        from pipelines.late_repeats import TABLES
+
+        return [d for d in self.days if d not in self.repeats_only or name in TABLES]
 
     def process(self, _):
         totals = run_totals(read_json(self.lake_path, self.ingest_path),
@@ -250,9 +279,12 @@ class CommitRun(beam.DoFn):
                 mine = [f for f in files if f.table == name]
                 if not mine and not delta.is_table(self.lake_path, name) and name != state.TABLE:
                     continue
+                if name == "rules" and not mine:     # no day replayed whole: the catalogue stands
+                    versions[name] = self.meta["pinned"].get(name, delta.current_version(self.lake_path, name))
+                    continue
                 kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
                 versions[name] = delta.commit_replays(
-                    self.lake_path, name, mine, None if name == "rules" else self.days, run_id=self.meta["run_id"],
+                    self.lake_path, name, mine, None if name == "rules" else self.days_of(name), run_id=self.meta["run_id"],
                     fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules",
                     keep_only=self.meta["pinned"].get(name), **kwargs)
             record["table_versions"] = json.dumps(versions, sort_keys=True)
@@ -274,10 +306,11 @@ def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
     return out
 
 
-def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, results: list[str], days: list[str]):
+def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, results: list[str], days: list[str],
+                    repeats_only: tuple = ()):
     with pipeline() as p:
         (p | "Commit" >> beam.Create([None])
-         | "CommitRun" >> beam.ParDo(CommitRun(lake_path, meta, ingest_path, results, days)))
+         | "CommitRun" >> beam.ParDo(CommitRun(lake_path, meta, ingest_path, results, days, repeats_only)))
 
 
 
