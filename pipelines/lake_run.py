@@ -111,7 +111,7 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
     carried_events = delta.files_at(lake_path, "events", pinned.get("events"))
     carried_rejects = delta.files_at(lake_path, "rejects", pinned.get("rejects"))
     rebuild = night.rebuild_from if night is not None else None
-    pinned_state = pinned.get(state.TABLE)
+    state_files = delta.files_at(lake_path, state.TABLE, pinned.get(state.TABLE))    # one open, every day's
     plans = []
     for d in days:
         close_at_end = night is None and d == days[-1]
@@ -129,7 +129,7 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
             retention_days=night.retention_days if night is not None else retention_days,
             close_at_end=close_at_end, manifest={"inbox": listing or []},
             forced=_forced(d, changed, manifests, rebuild, night, close_at_end),
-            committed_state=tuple(state.committed_files(lake_path, d, pinned_state)) if d in manifests else ()))
+            committed_state=tuple(p for p in state_files if f"/gaming_day={d}/" in p) if d in manifests else ()))
         prior = d
         prior_files = ()    # filled in by run_days once the day has been replayed
     return plans
