@@ -314,9 +314,11 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         staged_days = sorted({d for d, _, _ in ingest.get("staged", [])})
         reject_day = max(staged_days) if staged_days else (night.day if night else meta["fallback_day"])
         plans = lake_run.plan_days(lake_path, run_id, staged_days, frozenset(files), reject_day, night, folder)
-        lake_run.replay_days(plans, lake_path, meta, ingest_options, devices, pipeline)
+        lake_run.announce(lake_path, plans, night, staged_days)
+        plans = lake_run.replay_days(plans, lake_path, meta, ingest_options, devices, pipeline)
         lake_run.commit_pipeline(pipeline, lake_path, meta, f"{folder}/ingest.json",
-                                 [plan.result_path for plan in plans], [plan.replay_day for plan in plans])
+                                 [plan.result_path for plan in plans], [plan.replay_day for plan in plans],
+                                 tuple(plan.replay_day for plan in plans if plan.repeats_only))
         return read_summary(lake_path, run_id, started, plans)
     except BaseException as exc:
         status = (f"interrupted: {str(getattr(exc, 'signal_name', '') or 'SIGINT').split()[0]}"

@@ -80,6 +80,11 @@ class DayPlan:
     result_path: str = ""                          # the day's result (files written, counts), JSON
     retention_days: int = 7      # packs kept for the cross-pack UNSHUFFLED_SEQUENCE check
     close_at_end: bool = False   # the last day of a one-off run: every table closed at its end
+    # the run changed this day (new events, files read again, the night's day …): it is replayed even
+    # when the day before ended as the lake holds it (pipelines.lake_run.replay_days: the early stop)
+    forced: bool = True
+    committed_state: tuple[str, ...] = ()          # the day's state files in the lake (empty: none)
+    repeats_only: bool = False   # only the cross-pack repeat check ran again (pipelines.late_repeats)
     manifest: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
     @property

@@ -7,7 +7,11 @@ from the first day it changed, and commits everything at once.
    new events, a day holding events of an input file the run reads again — the file is the unit
    of correction —, the night's day, ``--rebuild-from``) to the lake's last, each starting from
    the state the day before left (:mod:`pipelines.state`).
-3. **Replay** each day in order (:mod:`pipelines.graph`), from its events old and new.
+3. **Replay** each day in order (:mod:`pipelines.graph`), from its events old and new, and stop
+   at the first day the run did not change whose day before ended with the state the lake holds
+   (:func:`replay_days`; a day where only the carried pack index differs gets the cross-pack
+   repeat check alone: :mod:`pipelines.late_repeats`).  A run replaying more than its night says
+   so first (:func:`announce`).
 4. **Commit** (:class:`CommitRun`, a pipeline step, so any runner runs it): when the counts
    reconcile, each table's files in one Delta transaction (:mod:`pipelines.delta`: a replayed
    day's earlier files removed in it), then the ``runs`` record naming every table's version.
@@ -107,8 +111,10 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
     carried_events = delta.files_at(lake_path, "events", pinned.get("events"))
     carried_rejects = delta.files_at(lake_path, "rejects", pinned.get("rejects"))
     rebuild = night.rebuild_from if night is not None else None
+    state_files = delta.files_at(lake_path, state.TABLE, pinned.get(state.TABLE))    # one open, every day's
     plans = []
     for d in days:
+        close_at_end = night is None and d == days[-1]
         folder = f"/gaming_day={d}/"
         keep_old = rebuild is None or d < rebuild
         listing = (night.listings.get(d) if night is not None and d in night.listings
@@ -121,10 +127,49 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
                           + ([(p, False) for p in _staged(result_dir, "rejects", None)] if d == reject_day else [])),
             replaced=run_files, run_files=run_files, result_path=f"{result_dir}/day-{d}.json",
             retention_days=night.retention_days if night is not None else retention_days,
-            close_at_end=night is None and d == days[-1], manifest={"inbox": listing or []}))
+            close_at_end=close_at_end, manifest={"inbox": listing or []},
+            forced=_forced(d, changed, manifests, rebuild, night, close_at_end),
+            committed_state=tuple(p for p in state_files if f"/gaming_day={d}/" in p) if d in manifests else ()))
         prior = d
         prior_files = ()    # filled in by run_days once the day has been replayed
     return plans
+
+
+def _forced(day: str, changed: set, manifests: dict, rebuild: str | None, night: Night | None,
+            close_at_end: bool) -> bool:
+    """Whether the run must replay ``day`` whatever the day before left: the run changed it (new
+    events, events of a file read again, its rejects, the night's day, ``--rebuild-from`` and every
+    day after it), it has no state in the lake (or one this pitwatch cannot continue from), its
+    inbox folder was read (its manifest keeps the listing), or it must now close every table at its
+    end and did not.  Any other day is replayed only while the state carried into it differs from
+    the lake's (:func:`replay_days`)."""
+    manifest = manifests.get(day)
+    if day in changed or manifest is None or (rebuild is not None and day >= rebuild):
+        return True
+    if night is not None and day in night.listings:
+        return True
+    if bool(manifest.get("closed_at_end")) != close_at_end:
+        return True
+    try:
+        state.check_versions(day, manifest)
+    except state.StateError:
+        return True
+    return False
+
+
+def state_differences(lake_path: str, files, other) -> dict[str, list[str]]:
+    """What differs between two sets of a day's state files, kind by kind (tables, devices,
+    pack_cards; the manifest, which names its run, left out): ``{kind: [keys]}``, empty when they
+    hold the same rows."""
+    out = {}
+    for kind in state.KINDS:
+        mine = {json.dumps(r, sort_keys=True): r for r in state.read_rows(lake_path, list(files), kind)}
+        theirs = {json.dumps(r, sort_keys=True): r for r in state.read_rows(lake_path, list(other), kind)}
+        if mine.keys() != theirs.keys():
+            changed = [mine.get(k) or theirs.get(k) for k in mine.keys() ^ theirs.keys()]
+            out[kind] = sorted({":".join(str(r[c]) for c in ("table_id", "device_id", "pack_id") if c in r)
+                                for r in changed})
+    return out
 
 
 def _staged(folder: str, kind: str, day: str | None) -> list[str]:
@@ -145,11 +190,43 @@ def read_json(lake_path: str, path: str) -> dict:
         return json.loads(f.read())
 
 
-def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options, devices, pipeline) -> list[dict]:
-    """Replay each day in order; each starts from the state files the day before wrote."""
-    results = []
+def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options, devices, pipeline) -> list[DayPlan]:
+    """Replay the days in order, each from the state files the day before left; the days replayed.
+
+    **The early stop**: a day the run did not change (``plan.forced`` false) is not replayed when
+    the state carried into it is the lake's: the day before was not replayed, or its replay ended
+    with exactly the state rows the lake holds for it (:func:`state_differences`: every table's state,
+    every device's ``seq`` position and the carried pack index).  The same state and the same
+    events give the same rows (the replay is deterministic), so the lake's files of such a day and
+    of every later unchanged day stand; the next day the run changed starts from the lake's state.
+    """
+    from pipelines import late_repeats
+
+    replayed = []
     prior_files: tuple = plans[0].prior_state if plans else ()
+    lake_prior: tuple = prior_files     # the lake's state of the day before (what its replay started from)
+    differences: dict = {}              # how the state carried into the next day differs from the lake's
+    findings_version = (pinned_versions(lake_path) or {}).get("findings")
     for plan in plans:
+        lake_in, lake_prior = lake_prior, plan.committed_state
+        if not plan.forced and not differences:
+            log.info("gaming day %s: not replayed (the run did not change it, and the day before ended as "
+                     "the lake holds it)", plan.replay_day)
+            prior_files = plan.committed_state
+            continue
+        if not plan.forced and set(differences) == {"pack_cards"}:
+            done = late_repeats.repeat_check_day(lake_path, plan, prior_files, lake_in, findings_version,
+                                                 ingest_options.gaming_day)
+            if done is None:
+                log.info("gaming day %s: not replayed; its pack index is the lake's again", plan.replay_day)
+                prior_files, differences = plan.committed_state, {}
+                continue
+            _result, prior_files = done
+            replayed.append(dataclasses.replace(plan, prior_state=lake_in, repeats_only=True))
+            differences = state_differences(lake_path, prior_files, plan.committed_state)
+            log.info("gaming day %s: not replayed; the cross-pack repeat check ran again from the run's pack "
+                     "index (%s)", plan.replay_day, "; ".join(f"{k} {', '.join(v[:5])}" for k, v in differences.items()))
+            continue
         plan = dataclasses.replace(plan, prior_state=prior_files)
         log.info("gaming day %s: %s, %s (state from %s)", plan.replay_day,
                  plural(sum(1 for _, c in plan.events if c), "file") + " the lake held",
@@ -157,22 +234,39 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
         with pipeline() as p:
             build_pipeline(p, plan, lake_path, meta, ingest_options, devices)
         result = read_json(lake_path, plan.result_path)
-        results.append(result)
+        replayed.append(plan)
         _fs, root = lake.filesystem(lake_path)
         prior_files = tuple(f"{root}/{state.TABLE}/{f['path']}" for f in result.get("files", [])
                             if f["table"] == state.TABLE)
-    return results
+        differences = (state_differences(lake_path, prior_files, plan.committed_state) if plan.committed_state
+                       else {"manifest": ["a day the lake did not hold"]})
+        if differences:
+            log.info("gaming day %s ended in another state than the lake's: %s", plan.replay_day,
+                     "; ".join(f"{kind} {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''}"
+                               for kind, keys in differences.items()))
+        if not differences and any(not p.forced for p in plans if p.replay_day > plan.replay_day):
+            log.info("gaming day %s ended as the lake holds it: the days after it the run did not change "
+                     "are not replayed", plan.replay_day)
+    return replayed
 
 
 class CommitRun(beam.DoFn):
     """The run's last step: reconcile its counts, commit every table, then its ``runs`` record."""
 
-    def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str]):
+    def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
+                 repeats_only: tuple = ()):
         self.lake_path = lake_path
         self.meta = meta
         self.ingest_path = ingest_path
         self.result_paths = result_paths
         self.days = days
+        self.repeats_only = frozenset(repeats_only)   # days whose findings and state only were rewritten
+
+    def days_of(self, name: str) -> list[str]:
+        """The days whose earlier files of table ``name`` the commit replaces."""
+        from pipelines.late_repeats import TABLES
+
+        return [d for d in self.days if d not in self.repeats_only or name in TABLES]
 
     def process(self, _):
         totals = run_totals(read_json(self.lake_path, self.ingest_path),
@@ -185,9 +279,12 @@ class CommitRun(beam.DoFn):
                 mine = [f for f in files if f.table == name]
                 if not mine and not delta.is_table(self.lake_path, name) and name != state.TABLE:
                     continue
+                if name == "rules" and not mine:     # no day replayed whole: the catalogue stands
+                    versions[name] = self.meta["pinned"].get(name, delta.current_version(self.lake_path, name))
+                    continue
                 kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
                 versions[name] = delta.commit_replays(
-                    self.lake_path, name, mine, None if name == "rules" else self.days, run_id=self.meta["run_id"],
+                    self.lake_path, name, mine, None if name == "rules" else self.days_of(name), run_id=self.meta["run_id"],
                     fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules",
                     keep_only=self.meta["pinned"].get(name), **kwargs)
             record["table_versions"] = json.dumps(versions, sort_keys=True)
@@ -209,8 +306,82 @@ def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
     return out
 
 
-def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, results: list[str], days: list[str]):
+def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, results: list[str], days: list[str],
+                    repeats_only: tuple = ()):
     with pipeline() as p:
         (p | "Commit" >> beam.Create([None])
-         | "CommitRun" >> beam.ParDo(CommitRun(lake_path, meta, ingest_path, results, days)))
+         | "CommitRun" >> beam.ParDo(CommitRun(lake_path, meta, ingest_path, results, days, repeats_only)))
 
+
+
+def announce(lake_path: str, plans: list[DayPlan], night: Night | None, staged_days: list[str]) -> str | None:
+    """Say, before the replay starts, that the run replays more than the night it was asked for
+    (nightly: its ``--day``; one-off: the days its files fall in): which days, which tables and an
+    estimate; a warning on stderr and in the log file.  The message, or None."""
+    own = {night.day} if night is not None else set(staged_days)
+    days = [p.replay_day for p in plans]
+    if not [d for d in days if d not in own]:
+        return None
+    forced = [p.replay_day for p in plans if p.forced]
+    span = days[0] if len(days) == 1 else f"{days[0]} … {days[-1]}"
+    text = (f"this run replays up to {plural(len(days), 'gaming day')} ({span}), not only "
+            f"{night.day if night is not None else ', '.join(sorted(own))}: "
+            f"{plural(len(forced), 'day')} it changed ({_days(forced)})")
+    if len(forced) < len(days):
+        text += ("; the days between are replayed only until one ends with the state the lake holds "
+                 "(then they stand)")
+    tables = _table_count(lake_path, plans)
+    text += f"; every table ({tables})" if tables else "; every table"
+    events = _events_on(lake_path, days)
+    if events is not None:
+        text += f"; {plural(events, 'event')} the lake holds on those days"
+    per_day = _seconds_per_day(lake_path)
+    if per_day is not None:
+        text += (f"; estimate: {_duration(per_day * len(forced))} to {_duration(per_day * len(days))} "
+                 f"(the last runs took {per_day:.1f} s a day)")
+    log.warning(text)
+    return text
+
+
+def _days(days: list[str]) -> str:
+    return ", ".join(days) if len(days) <= 4 else f"{', '.join(days[:3])} … {days[-1]}"
+
+
+def _duration(seconds: float) -> str:
+    return f"~{seconds:.0f} s" if seconds < 120 else f"~{seconds / 60:.0f} min"
+
+
+def _table_count(lake_path: str, plans: list[DayPlan]) -> int | None:
+    files = next((p.committed_state for p in reversed(plans) if p.committed_state), plans[0].prior_state)
+    if not files:
+        return None
+    return len(state.read_rows(lake_path, list(files), "tables"))
+
+
+def _events_on(lake_path: str, days: list[str]) -> int | None:
+    """The events the lake's pinned ``events`` holds on ``days`` (from the log's record counts)."""
+    import pyarrow as pa
+
+    version = (pinned_versions(lake_path) or {}).get("events")
+    table = delta.open_table(lake_path, "events", version) if version is not None else None
+    if table is None:
+        return None
+    adds = pa.table(table.get_add_actions(flatten=True))
+    if "num_records" not in adds.column_names:
+        return None
+    wanted = set(days)
+    return sum(n or 0 for n, day in zip(adds.column("num_records").to_pylist(),
+                                        adds.column("partition.gaming_day").to_pylist()) if str(day) in wanted)
+
+
+def _seconds_per_day(lake_path: str, last: int = 5) -> float | None:
+    """Seconds per replayed gaming day of the lake's last successful runs (the median), or None."""
+    import statistics
+
+    if not delta.is_table(lake_path, "runs"):
+        return None
+    rates = [(r["ended"] - r["started"]).total_seconds() / len(r["gaming_days"])
+             for r in runs.latest_records(lake.read_table(lake_path, "runs"))
+             if r["status"] == "succeeded" and r.get("gaming_days") and r.get("ended") and r.get("started")
+             and " watch" not in (r["command"] or "")]
+    return statistics.median(rates[-last:]) if rates else None

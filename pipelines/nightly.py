@@ -144,16 +144,38 @@ def _named(files: list[dict], most: int = 10) -> str:
     return shown + (f" and {len(files) - most} more" if len(files) > most else "")
 
 
+def check_day_not_older(day: str, rebuild_from: str | None, replayed: list[str]) -> None:
+    """Refuse a night older than the lake's last night (exit 2), unless ``--rebuild-from`` names it.
+
+    A night's run replays every replayed day from the first one it changes up to the lake's last:
+    ``--day`` of an old day given by mistake (a scheduler's catch-up, a typo) would replay a week
+    of nights without a word.  Late files of earlier days need no old ``--day``: the next night
+    reads every folder of its look-back that changed.  ``--rebuild-from DAY`` naming that very day
+    says the replay from it is meant.
+    """
+    last = replayed[-1] if replayed else None
+    if last is None or day >= last or rebuild_from == day:
+        return
+    later = sum(1 for d in replayed if d > day)
+    raise InputError(
+        f"--day {day} is older than the lake's last night {last}: it would replay the {plural(later, 'night')} "
+        f"after it as well; a night's run reads late files of earlier days by itself (run --day {last} or a "
+        f"later day), or give --rebuild-from {day} to replay from {day} on")
+
+
 def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_from: str | None = None) -> NightlyPlan:
     """The inbox folders the night reads: the night's own, every folder of the last
     ``lookback_days`` days that changed since a run read it (or was never read), and, with
-    ``rebuild_from``, every folder from that day on.  Which days are then replayed is the run's
+    ``rebuild_from``, every folder from that day on (up to the night's day, or to the lake's last
+    night when the night is older: a rebuild drops the lake's events from ``rebuild_from`` on, so
+    every later folder must be read again).  Which days are then replayed is the run's
     (:mod:`pipelines.lake_run`): from the first day the files change onward."""
     day_date = _dt.date.fromisoformat(day)
     oldest = (day_date - _dt.timedelta(days=lookback_days)).isoformat()
     folders = inbox_days(inbox)
     window = [d for d in folders if oldest <= d <= day]
     manifests = state.manifests(lake_path)
+    through = max([day, *manifests]) if rebuild_from is not None else day
     reasons: dict[str, str] = {}
     for d in window:
         if d == day:
@@ -165,7 +187,7 @@ def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_f
             reasons[d] = "its inbox folder changed (late or replaced files)"
     if rebuild_from is not None:
         for d in folders:
-            if rebuild_from <= d <= day:
+            if rebuild_from <= d <= through:
                 reasons.setdefault(d, "--rebuild-from")
     reasons[day] = "the night's day"
     days = sorted(reasons)
@@ -196,8 +218,12 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
 
     config = gaming_day or GamingDayConfig()
     registry = load_registry(registry_path(devices, inbox))
-    the_plan = plan(day, inbox, lake_path, lookback_days, rebuild_from)
     replayed = state.replayed_days(lake_path)
+    check_day_not_older(day, rebuild_from, replayed)
+    the_plan = plan(day, inbox, lake_path, lookback_days, rebuild_from)
+    # an old night rebuilt (--day D --rebuild-from D, D before the lake's last night) runs through
+    # the lake's last night: its horizon and the night's day are that night's, as if it had been given
+    night_day = max([day, *replayed])
     rebuilding = rebuild_from is not None and (not replayed or rebuild_from <= replayed[0])
     lake_settings.check(lake_path, config, rebuilding)
     skipped = check_inbox(inbox, day, the_plan.days, allow_empty_day, strict_inbox)
@@ -211,7 +237,7 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
     summary = run_batch(
         files, lake_path, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
         command=command or f"pitwatch run --day {day} --inbox {inbox} --lake {lake_path}",
-        night=Night(day, rebuild_from, retention_days, listings),
+        night=Night(night_day, rebuild_from, retention_days, listings),
         recorded={**(recorded or {}), "inbox_skipped": [f for d in the_plan.days for f in skipped[d]],
                   "inbox_folders": the_plan.reasons},
         rebuilding=rebuilding, devices=registry)
