@@ -198,3 +198,23 @@ def test_a_watchers_commits_after_the_night_leave_readers_on_the_nights_versions
 
     assert lake_versions.pinned_versions(str(lake)) == json.loads(night["reader_versions"]) == \
         lake_versions.last_successful_versions(str(lake))
+
+
+def test_an_append_written_by_pitwatch_reads_the_same_in_delta_rs_and_a_taken_version_is_refused(tmp_path, monkeypatch):
+    from deltalake import DeltaTable
+
+    lake = tmp_path / "lake"
+    _aged_by_the_watcher(lake, 12, monkeypatch)
+    theirs = DeltaTable(str(lake / "alerts"))
+    ours = delta_log.snapshot(str(lake), "alerts")
+    assert theirs.version() == ours.version
+    assert sorted(Path(u).name for u in theirs.file_uris()) == sorted(Path(p).name for p in ours.paths())
+    assert theirs.transaction_version("pitwatch") == ours.txns["pitwatch"]
+    # another writer takes the next version first: the append is refused, nothing of it committed
+    taken = lake / "alerts" / "_delta_log" / delta_log.commit_name(ours.version + 1)
+    taken.write_bytes(delta_log.read_log_file(str(lake), "alerts", delta_log.commit_name(ours.version)))
+    before = taken.read_bytes()
+    with pytest.raises(delta.StaleWriter):
+        delta._append(str(lake), "alerts", ours.version + 1, [], "a-run", ours.txns["pitwatch"], True, 0)
+    assert taken.read_bytes() == before
+    assert not list((lake / "alerts" / "_delta_log").glob("_commit_*"))
