@@ -1,4 +1,4 @@
-"""What an old lake costs against a young one: a watcher commit, a nightly run, sql, query, verify and a late file (issue 35, "Speed").
+"""What a lake's age costs: commit, night, sql, query, verify and a late file, aged lake against young (issue 35).
 
 Usage::
 
@@ -8,10 +8,12 @@ Usage::
 
 **Aging** (the slow part; ``--keep DIR`` keeps the aged lake in ``DIR/<a key of the aging flags>/``
 and the next invocation with the same flags reuses it, or goes on where an interrupted one
-stopped).  A floor of ``--tables`` (default ``baccarat=1,stud=1``) is written by ``pitwatch
-simulate`` for ``--nights`` + 1 gaming days (24 h of play a day; in pieces of 28 days, each its own
-seed: the simulator caps ``--hours`` at 744, so the devices' ``seq`` starts again every 28 days),
-and the lake is aged in day order, each gaming day D as a year would:
+stopped; the key is the flags', not the code's: after a change to what a night or a commit
+writes, age again in another DIR, or the old lake is measured with the new code).  A floor of
+``--tables`` (default ``baccarat=1,stud=1``) is written by ``pitwatch simulate`` for ``--nights``
++ 1 gaming days (24 h of play a day; in pieces of 28 days, each its own seed: the simulator caps
+``--hours`` at 744, so the devices' ``seq`` starts again every 28 days), and the lake is aged in
+day order, each gaming day D as a year would:
 
 * the watcher's commits of D: ``--watcher-commits`` / ``--nights`` of them (about 137 a day at the
   default, so a year of them is 50,000), each a real ``live.alerts_table.AlertsTable.flush()`` of a
@@ -317,8 +319,8 @@ def main() -> None:
     if args.nights < 7:
         ap.error("--nights must be 7 or more (the late file is of the first day of the last week)")
 
-    key = f"age{AGING_FORMAT}-n{args.nights}-w{args.watcher_commits}-t{args.tables.replace(',', '_').replace('=', '')}" \
-          f"-s{args.seed}"
+    floor = args.tables.replace(",", "_").replace("=", "")
+    key = f"age{AGING_FORMAT}-n{args.nights}-w{args.watcher_commits}-t{floor}-s{args.seed}"
     work = Path(args.keep) / key if args.keep else Path(tempfile.mkdtemp(prefix="pitwatch-lake-age-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"work: {work}", flush=True)
@@ -354,6 +356,7 @@ def main() -> None:
             n = child(RUN.format(inputs=[str(aging.inbox / aging.next)], lake=str(target), beam=BEAM))
             assert n["status"] == "succeeded", n
             times["night", who].append(n["seconds"])
+            answers["night", who] = f"replayed {len(n['days'])} day(s): {', '.join(n['days'])}"
             shutil.rmtree(target, ignore_errors=True)
 
             for op, argv in (("sql", ["sql", sql, "--lake", str(lake), "--format", "csv"]),
