@@ -43,6 +43,7 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from pipelines import chain
 from pipelines.lake_files import DATA_FILE_MODE, filesystem, replay_day_of, set_file_mode
 from schemas.arrow import LAKE_TABLES, PARTITIONED
 
@@ -163,7 +164,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     run killed during its commit, never read by anyone, and are removed too.  See the module doc
     for the fence.
     """
-    from deltalake import CommitProperties, DeltaTable, Schema, Transaction
+    from deltalake import CommitProperties, Schema, Transaction
     from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
     schema = schema if schema is not None else LAKE_TABLES[name]
@@ -446,3 +447,69 @@ def commit_operation(actions: list[dict]) -> str | None:
         if isinstance(info, dict):
             return info.get("operation")
     return None
+
+
+# The checkpoints every writer writes and the archive of the old log (pipelines.delta_log reads them)
+
+
+
+def checkpoint_if_due(lake: str, name: str, chained: dict):
+    """After a commit: write a checkpoint of table ``name`` at its version now when that version is :data:`CHECKPOINT_EVERY` or more past the newest chained one (``chained``: the
+    chain head's), and return it for the writer's record; then move what the previous chained
+    checkpoint makes old to the archive.  Before writing, delta-rs's files are compared with the
+    snapshot read from the chain: they differ only when a checkpoint or commit nobody chained is
+    in the folder, and then nothing is written (:class:`LogError`: verify names it)."""
+    from pipelines.delta_log import CHECKPOINT_EVERY, CHECKPOINT_FILE, Checkpoint, LogError, listed, \
+        read_log_file, snapshot
+
+    latest = snapshot(lake, name)
+    if latest is None:
+        return None
+    version = latest.version
+    have = chained.get(name)
+    if have is not None and version - have.version < CHECKPOINT_EVERY:
+        return None
+    if have is None and version + 1 < CHECKPOINT_EVERY:
+        return None
+    table = writer_handle(lake, name)
+    if table.version() != version:
+        return None                 # committed by another writer in between: checkpointed by the next one
+    snap = snapshot(lake, name, version, chained)
+    theirs = sorted(_unquote(p) for p in pa.table(table.get_add_actions(flatten=True)).column("path").to_pylist())
+    if snap is None or theirs != snap.paths():
+        raise LogError(f"{name}: delta-rs reads files at version {version} other than the chained log gives: a "
+                       f"checkpoint or commit in {name}/{LOG_FOLDER} was put there outside pitwatch; no checkpoint "
+                       "written (pitwatch verify names it)")
+    table.create_checkpoint()
+    parts = []
+    for base in sorted(listed(lake, name)):
+        m = CHECKPOINT_FILE.match(base)
+        if m and int(m.group(1)) == version:
+            data = read_log_file(lake, name, base)
+            parts.append((base, len(data), chain.bytes_sha256(data)))
+    if not parts:
+        return None
+    set_log_modes(lake, name)
+    if have is not None:
+        archive_old_log(lake, name, have.version)
+    return Checkpoint(name, version, tuple(parts))
+
+
+def archive_old_log(lake: str, name: str, keep_from: int) -> int:
+    """Move the log's JSON commits older than ``keep_from`` (a chained checkpoint's version) and its
+    checkpoints older than that to ``TABLE/_log_archive/``; the number of files moved.  A rename on
+    a local disk: the bytes, and so their SHA-256 in the chain, are unchanged."""
+    from pipelines.delta_log import ARCHIVE_FOLDER, CHECKPOINT_FILE, COMMIT_FILE, listed
+
+    fs, root = filesystem(lake)
+    log, archive = f"{root}/{name}/{LOG_FOLDER}", f"{root}/{name}/{ARCHIVE_FOLDER}"
+    moved = 0
+    for base in listed(lake, name):
+        m = COMMIT_FILE.match(base) or CHECKPOINT_FILE.match(base)
+        if not m or int(m.group(1)) >= keep_from:
+            continue
+        if not moved:
+            fs.create_dir(archive, recursive=True)
+        fs.move(f"{log}/{base}", f"{archive}/{base}")
+        moved += 1
+    return moved

@@ -7,14 +7,14 @@ every JSON commit since version 0 (measured with delta-rs 1.6: 6 ms at 10 commit
 1,289), and the watcher adds two commits a minute.  With checkpoints alone delta-rs still lists
 the whole ``_delta_log`` folder on every open (42 ms at 50,000 commits).  So:
 
-* **Checkpoints** (:func:`checkpoint_if_due`): every writer (run, watch, vacuum, migrate), after
+* **Checkpoints** (:func:`pipelines.delta.checkpoint_if_due`): every writer (run, watch, vacuum, migrate), after
   a commit, writes a Delta checkpoint of that table once its version is
   :data:`CHECKPOINT_EVERY` or more past the last chained one, and records it — the checkpoint's
   version, its part files and their SHA-256 — in its chained ``runs`` record (column
   ``checkpoints``: the newest chained checkpoint of *every* table as of that record, carried
   forward from the record before, so a reader needs the chain's head only).  A checkpoint of
   ``runs`` itself is written after the record's own commit and chained by the next record.
-* **The archive** (:func:`archive_old_log`): once a newer checkpoint is chained, the JSON commits
+* **The archive** (:func:`pipelines.delta.archive_old_log`): once a newer checkpoint is chained, the JSON commits
   and checkpoints older than the one before it move (a rename, the bytes unchanged) to
   ``TABLE/_log_archive/``.  The log folder then holds at most about 2 × :data:`CHECKPOINT_EVERY`
   commits and two checkpoints, whatever the table's age; ``pitwatch verify`` reads the archive and
@@ -29,7 +29,7 @@ the whole ``_delta_log`` folder on every open (42 ms at 50,000 commits).  So:
   checkpoint nobody chained is simply not read.  One snapshot per table is kept per process and
   brought forward by the commits after it (a watcher's commit reads nothing it already read).
 
-Writers still commit through delta-rs (:mod:`pipelines.delta`); before a checkpoint is written
+Writing — the commits, the checkpoints and the archive — is :mod:`pipelines.delta`'s; before a checkpoint is written
 the writer compares delta-rs's view of the files with the snapshot's, so a forged checkpoint can
 never be copied into a chained one.
 """
@@ -275,7 +275,7 @@ def snapshot(lake: str, name: str, version: int | None = None,
 
     Starts from the snapshot this process already holds when it is at or before ``version``, else
     from the newest chained checkpoint at or below it (``checkpoints``: a record's; None: the
-    chain head's, :func:`pipelines.runs.chained_checkpoints`), else from version 0; then applies
+    chain head's, :func:`head_checkpoints`), else from version 0; then applies
     the commits after it, from the log or the archive.  The latest version is the last commit
     found in order (a commit file appears whole: delta-rs writes it by a put-if-absent rename)."""
     key = (filesystem(lake)[1], name)
@@ -288,9 +288,7 @@ def snapshot(lake: str, name: str, version: int | None = None,
     start = cached if cached is not None and (version is None or cached.version <= version) else None
     if start is None:
         if checkpoints is None:
-            from pipelines import runs
-
-            checkpoints = runs.chained_checkpoints(lake)
+            checkpoints = head_checkpoints(lake)
         cp = checkpoints.get(name)
         start = read_checkpoint(lake, cp) if cp is not None and (version is None or cp.version <= version) \
             else Snapshot(name)
@@ -319,6 +317,28 @@ def snapshot(lake: str, name: str, version: int | None = None,
     return snap
 
 
+RUNS = "runs"
+CHECKPOINTS_COLUMN = "checkpoints"
+
+
+def head_checkpoints(lake: str) -> dict[str, Checkpoint]:
+    """The chained checkpoints the chain's head names (its ``runs`` record's ``checkpoints``): the
+    last commit of ``runs`` adds that record's one file.  {} when there is no record, or the head
+    predates checkpoints.  (:func:`pipelines.runs.runs_head` reads the whole head; this module
+    reads only what it needs, below ``runs`` in the import order.)"""
+    versions = log_versions(lake, RUNS) or history_versions(lake, RUNS)
+    if not versions:
+        return {}
+    adds = [a["add"] for a in parse_commit(read_log_file(lake, RUNS, commit_name(versions[-1])), RUNS, versions[-1])
+            if isinstance(a.get("add"), dict)]
+    if len(adds) != 1:
+        raise LogError(f"runs commit {versions[-1]} adds {len(adds)} files, not one record: the lake is not intact "
+                       "(pitwatch verify)")
+    fs, root = filesystem(lake)
+    rows = chain.parquet_rows(chain.read_whole(fs, f"{root}/{RUNS}/{unquote(adds[0]['path'])}"))
+    return parse_checkpoints(rows[0].get(CHECKPOINTS_COLUMN)) if len(rows) == 1 else {}
+
+
 def _still_there(lake: str, snap: Snapshot) -> bool:
     """A kept snapshot still describes the table on disk: its last commit file has the bytes it read
     (a lake removed and made again at the same place, in one process, has other ones)."""
@@ -329,65 +349,3 @@ def _still_there(lake: str, snap: Snapshot) -> bool:
     except FileNotFoundError:
         return False
     return hashlib.sha256(data).hexdigest() == snap.last_commit_sha256
-
-
-# ---------------------------------------------------------------- writing checkpoints
-
-
-def checkpoint_if_due(lake: str, name: str, chained: dict[str, Checkpoint]) -> Checkpoint | None:
-    """After a commit: write a checkpoint of table ``name`` at its version now when that version is :data:`CHECKPOINT_EVERY` or more past the newest chained one (``chained``: the
-    chain head's), and return it for the writer's record; then move what the previous chained
-    checkpoint makes old to the archive.  Before writing, delta-rs's files are compared with the
-    snapshot read from the chain: they differ only when a checkpoint or commit nobody chained is
-    in the folder, and then nothing is written (:class:`LogError`: verify names it)."""
-    from pipelines.delta import set_log_modes, writer_handle
-
-    latest = snapshot(lake, name)
-    if latest is None:
-        return None
-    version = latest.version
-    have = chained.get(name)
-    if have is not None and version - have.version < CHECKPOINT_EVERY:
-        return None
-    if have is None and version + 1 < CHECKPOINT_EVERY:
-        return None
-    table = writer_handle(lake, name)
-    if table.version() != version:
-        return None                 # committed by another writer in between: checkpointed by the next one
-    snap = snapshot(lake, name, version, chained)
-    theirs = sorted(unquote(p) for p in pa.table(table.get_add_actions(flatten=True)).column("path").to_pylist())
-    if snap is None or theirs != snap.paths():
-        raise LogError(f"{name}: delta-rs reads files at version {version} other than the chained log gives: a "
-                       f"checkpoint or commit in {name}/{LOG_FOLDER} was put there outside pitwatch; no checkpoint "
-                       "written (pitwatch verify names it)")
-    table.create_checkpoint()
-    fs, log, _archive = _folders(lake, name)
-    parts = []
-    for base in sorted(listed(lake, name)):
-        m = CHECKPOINT_FILE.match(base)
-        if m and int(m.group(1)) == version:
-            data = read_log_file(lake, name, base)
-            parts.append((base, len(data), hashlib.sha256(data).hexdigest()))
-    if not parts:
-        return None
-    set_log_modes(lake, name)
-    if have is not None:
-        archive_old_log(lake, name, have.version)
-    return Checkpoint(name, version, tuple(parts))
-
-
-def archive_old_log(lake: str, name: str, keep_from: int) -> int:
-    """Move the log's JSON commits older than ``keep_from`` (a chained checkpoint's version) and its
-    checkpoints older than that to ``TABLE/_log_archive/``; the number of files moved.  A rename on
-    a local disk: the bytes, and so their SHA-256 in the chain, are unchanged."""
-    fs, log, archive = _folders(lake, name)
-    moved = 0
-    for base in listed(lake, name):
-        m = COMMIT_FILE.match(base) or CHECKPOINT_FILE.match(base)
-        if not m or int(m.group(1)) >= keep_from:
-            continue
-        if not moved:
-            fs.create_dir(archive, recursive=True)
-        fs.move(f"{log}/{base}", f"{archive}/{base}")
-        moved += 1
-    return moved

@@ -199,9 +199,9 @@ def _append_record(lake_path: str, record: dict, written=None, since=None) -> in
 
 def _new_checkpoints(lake_path: str, head: dict | None, tables) -> dict:
     """The chain head's checkpoints, with a new one of each of ``tables`` that is due
-    (:func:`pipelines.delta_log.checkpoint_if_due`: this writer's tables at their versions now,
+    (:func:`pipelines.delta.checkpoint_if_due`: this writer's tables at their versions now,
     and ``runs`` at the head's version, before this record's own commit)."""
-    from pipelines import delta, delta_log
+    from pipelines import delta
 
     chained = dict(head["checkpoints"]) if head else {}
     for name in sorted(tables):
@@ -209,7 +209,7 @@ def _new_checkpoints(lake_path: str, head: dict | None, tables) -> dict:
             continue
         if not delta.is_table(lake_path, name):
             continue
-        made = delta_log.checkpoint_if_due(lake_path, name, chained)
+        made = delta.checkpoint_if_due(lake_path, name, chained)
         if made is not None:
             chained[name] = made
     return chained
@@ -224,14 +224,12 @@ def _reader_versions(lake_path: str, head: dict | None, record: dict) -> str:
     writer other than a watcher on a lake only watchers wrote makes it ``null`` (no successful run:
     readers see no table until one ends); :data:`READ_LATEST` on a lake only watchers wrote (their
     table is read at its latest version).  A head written before the column existed: found once by
-    reading every record (:func:`pipelines.lake_versions.last_successful_versions`)."""
+    reading every record (:func:`last_successful_versions`)."""
     if head is None:
         return next_reader_versions(None, record)
     carried = head["reader_versions"]
     if carried is None:
-        from pipelines import lake_versions
-
-        found = lake_versions.last_successful_versions(lake_path)
+        found = last_successful_versions(lake_path)
         if found is not None:
             carried = json.dumps(found, sort_keys=True)
         else:
@@ -256,8 +254,9 @@ def next_reader_versions(previous: str | None, record: dict) -> str:
 def chained_checkpoints(lake_path: str) -> dict:
     """The newest chained checkpoint of every table, as the chain's head records it ({} for a lake
     whose head predates checkpoints, or has no record)."""
-    head = runs_head(lake_path)
-    return head["checkpoints"] if head else {}
+    from pipelines import delta_log
+
+    return delta_log.head_checkpoints(lake_path)
 
 
 def runs_head(lake_path: str) -> dict | None:
@@ -350,3 +349,39 @@ def read_run_record(lake_path: str, run_id: str) -> dict:
         if r["run_id"] == run_id:
             return r
     raise KeyError(run_id)
+
+
+def last_successful_versions(lake_path: str, as_of: str | None = None,
+                             current_when_none: bool = False) -> dict[str, int] | None:
+    """:func:`pinned_versions` by reading every record of ``runs`` (the ``as_of`` search, and a
+    lake whose head predates ``reader_versions``).  ``current_when_none``: a lake with no
+    successful run's record is read as its tables are now."""
+    from pipelines import delta
+
+    table = lake.read_table(lake_path, "runs") if delta.is_table(lake_path, "runs") else None
+    if table is None or set(table.column("command").to_pylist()) <= {"watch"}:
+        if as_of is not None or not current_when_none:
+            return None
+        return {name: v for name in lake.LAKE_TABLES if (v := delta.current_version(lake_path, name)) is not None}
+    done = [r for r in latest_records(table) if r["status"] == "succeeded" and r.get("table_versions")]
+    if as_of is not None:
+        by_id = [r for r in done if r["run_id"] == as_of]
+        if by_id:
+            done = by_id
+        else:
+            when = parse_as_of_time(as_of)
+            done = [r for r in done if r["ended"] is not None and r["ended"] <= when]
+    if not done:
+        return None
+    last = max(done, key=lambda r: (r["ended"], r["run_id"]))
+    return json.loads(last["table_versions"])
+
+
+def parse_as_of_time(text: str) -> _dt.datetime:
+    """An ``--as-of`` timestamp (ISO 8601; no zone: UTC); ValueError saying what it expects."""
+    try:
+        when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"--as-of {text!r} is neither a run id of a successful run nor a timestamp "
+                         "(2026-11-29T07:00:00+00:00)") from None
+    return when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)

@@ -32,7 +32,6 @@ import re
 
 import pyarrow as pa
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from pipelines import chain, delta, delta_log, lake, runs
 from pipelines.runs import HASH_FIELD, PREV_FIELD

@@ -197,7 +197,7 @@ def test_a_watchers_commits_after_the_night_leave_readers_on_the_nights_versions
     from pipelines import lake_versions
 
     assert lake_versions.pinned_versions(str(lake)) == json.loads(night["reader_versions"]) == \
-        lake_versions.last_successful_versions(str(lake))
+        runs.last_successful_versions(str(lake))
 
 
 def test_an_append_written_by_pitwatch_reads_the_same_in_delta_rs_and_a_taken_version_is_refused(tmp_path, monkeypatch):
