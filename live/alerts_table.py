@@ -188,11 +188,10 @@ class AlertsTable:
         self._create()
         self._record_unrecorded()
         self.n = int(state.get("n", 0))
-        committed = delta.committed_paths(self.lake, TABLE)
+        own = [(n, rel, path) for n, rel, path in self._own_files() if n >= int(state.get("n", 0))]
+        committed = delta.committed_among(self.lake, TABLE, [rel for _n, rel, _path in own])
         ids: dict = {}
-        for n, rel, path in self._own_files():
-            if n < int(state.get("n", 0)):
-                continue
+        for n, rel, path in own:
             if rel not in committed:
                 log.info("alerts: removing %s, written by a commit that was interrupted (its alerts are "
                          "committed again)", rel)

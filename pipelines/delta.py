@@ -337,7 +337,9 @@ def add_missing_columns(table, schema: pa.Schema, run_id: str | None = None) -> 
 
 def committed_paths(lake: str, name: str) -> set[str]:
     """Every data file any commit of the table's log (or its archive) added (relative paths): what
-    is not in here is no part of the table in any version (a killed run's leftover)."""
+    is not in here is no part of the table in any version (a killed run's leftover).  Reads the
+    table's whole history: :func:`committed_among` asks it only about the files the snapshot at the
+    head cannot place."""
     from pipelines import delta_log
 
     paths = set()
@@ -346,6 +348,34 @@ def committed_paths(lake: str, name: str) -> set[str]:
             if "add" in action:
                 paths.add(_unquote(action["add"]["path"]))
     return paths
+
+
+def committed_among(lake: str, name: str, paths) -> set[str]:
+    """Which of ``paths`` (relative to the table's folder) some commit of the table added: exactly
+    ``set(paths) & committed_paths(lake, name)``, without reading the history in the usual case.
+
+    A file a commit added is, at the head, either still in the table (the snapshot's adds: the
+    chained checkpoint plus the commits after it) or removed since — by a commit after the
+    checkpoint, or before it with its tombstone still in the checkpoint (delta-rs keeps a remove
+    there for the table's ``deletedFileRetentionDuration``, a week by default, as long as vacuum's
+    retention).  Those are read from the snapshot at the head (:func:`pipelines.delta_log.snapshot`),
+    the same cost on a lake of any age.  A file none of these names is a killed run's leftover — or
+    a file removed long ago that is still on disk (vacuum not run, a legal hold keeping it): only
+    then is the whole history read (:func:`committed_paths`) to tell the two apart, so a kept file
+    is never taken for a leftover and deleted.  Decision (``docs/lake.md``, "A log that ages well"):
+    the answer stays exact; the history is read on the rare night that has such a file, not every
+    night."""
+    from pipelines import delta_log
+
+    wanted = set(paths)
+    if not wanted:
+        return set()
+    snap = delta_log.snapshot(lake, name)
+    placed = wanted & (set(snap.adds) | snap.removed) if snap is not None else set()
+    rest = wanted - placed
+    if rest:
+        placed |= rest & committed_paths(lake, name)
+    return placed
 
 
 def _unquote(path: str) -> str:
@@ -362,12 +392,13 @@ def leftover_files(lake: str, names) -> list[str]:
         folder = f"{root}/{name}"
         if fs.get_file_info(folder).type != pafs.FileType.Directory:
             continue
-        known = committed_paths(lake, name)
+        on_disk = {}
         for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
             rel = info.path[len(folder) + 1:]
-            if (info.type == pafs.FileType.File and not rel.startswith((LOG_FOLDER + "/", ARCHIVE_FOLDER + "/"))
-                    and rel not in known):
-                out.append(info.path)
+            if info.type == pafs.FileType.File and not rel.startswith((LOG_FOLDER + "/", ARCHIVE_FOLDER + "/")):
+                on_disk[rel] = info.path
+        known = committed_among(lake, name, on_disk)
+        out.extend(path for rel, path in on_disk.items() if rel not in known)
     return sorted(out)
 
 

@@ -176,7 +176,9 @@ def log_versions(lake: str, name: str) -> list[int]:
 @dataclasses.dataclass
 class Snapshot:
     """A table at one version: its data files' add actions (by path, URL-decoded), its metadata,
-    protocol and app transactions."""
+    protocol and app transactions, and the paths it knows were removed (``removed``: the chained
+    checkpoint's tombstones — delta-rs keeps a remove in a checkpoint while it is younger than the
+    table's ``deletedFileRetentionDuration``, a week by default — and every remove after it)."""
 
     name: str
     version: int = -1
@@ -184,12 +186,15 @@ class Snapshot:
     metadata: dict | None = None
     protocol: dict | None = None
     txns: dict[str, int] = dataclasses.field(default_factory=dict)
+    removed: set[str] = dataclasses.field(default_factory=set)   # tombstones: the checkpoint's and the commits' since
     last_commit_sha256: str | None = None     # of the commit file of ``version``: a kept snapshot is checked by it
 
     def apply(self, version: int, actions: list[dict]) -> None:
         for action in actions:
             if isinstance(action.get("remove"), dict):
-                self.adds.pop(unquote(action["remove"]["path"]), None)
+                path = unquote(action["remove"]["path"])
+                self.adds.pop(path, None)
+                self.removed.add(path)
             elif isinstance(action.get("add"), dict):
                 self.adds[unquote(action["add"]["path"])] = action["add"]
             elif isinstance(action.get("metaData"), dict):
@@ -203,7 +208,7 @@ class Snapshot:
 
     def copy(self) -> Snapshot:
         return Snapshot(self.name, self.version, dict(self.adds), self.metadata, self.protocol, dict(self.txns),
-                        self.last_commit_sha256)
+                        set(self.removed), self.last_commit_sha256)
 
     def paths(self) -> list[str]:
         return sorted(self.adds)
@@ -249,6 +254,8 @@ def read_checkpoint(lake: str, checkpoint: Checkpoint) -> Snapshot:
                 meta = dict(row["metaData"])
                 meta["configuration"] = _map_items(meta.get("configuration"))
                 snap.metadata = meta
+            elif row.get("remove"):
+                snap.removed.add(unquote(row["remove"]["path"]))
             elif row.get("protocol"):
                 snap.protocol = row["protocol"]
             elif row.get("txn"):

@@ -71,14 +71,33 @@ def remove_leftovers(lake_path: str) -> list[str]:
 def record_killed_runs(lake_path: str, run_id: str) -> list[str]:
     """Runs whose last record still says ``running`` while this one holds the lake's lock were
     killed (``kill -9``, a power cut): each gets its end recorded, so no run stays ``running``
-    (a watcher's records are its own).  Their ids."""
+    (a watcher's records are its own).  Their ids.
+
+    Read back from the chain's head only as far as the start of the last run that made this same
+    check (:func:`_checked_before`): a run checks *before* it writes its ``running`` record, and
+    every writer but the watcher writes under the lake's lock, so every run that started before
+    that record had either ended or been recorded as killed by then — the records before it cannot
+    name another.  So the night reads the records since the last night (its watcher's, a vacuum's),
+    whatever the lake's age.  A carried column (the runs still open, in every record) would read
+    one record only, but it is a second account of what the records already say, to be kept true
+    by every writer and checked by ``verify``; the walk back needs no new column and reads the same
+    records ``latest_records`` would decide from."""
     import datetime as _dt
 
     if not delta.is_table(lake_path, "runs"):
         return []
+    since_last_check = []
+    for r in runs.records_newest_first(lake_path):
+        since_last_check.append(r)
+        if r["run_id"] != run_id and _checked_before(r):
+            break
+    import pyarrow as pa
+
+    from schemas.arrow import RUNS
+
     closed = []
-    for r in runs.latest_records(lake.read_table(lake_path, "runs")):
-        if r["status"] != "running" or r["run_id"] == run_id or " watch" in (r["command"] or ""):
+    for r in runs.latest_records(pa.Table.from_pylist(list(reversed(since_last_check)), schema=RUNS)):
+        if r["status"] != "running" or r["run_id"] == run_id or runs.is_watcher(r):
             continue
         runs.write_run_record(lake_path, {
             **r, "status": f"interrupted: it ended without recording its end (killed?); found by run {run_id}",
@@ -87,6 +106,18 @@ def record_killed_runs(lake_path: str, run_id: str) -> list[str]:
     if closed:
         log.warning("recorded %s as interrupted: %s", plural(len(closed), "killed run"), ", ".join(closed))
     return closed
+
+
+def _checked_before(record: dict) -> bool:
+    """``record`` is the ``running`` record of a run of this module (``pitwatch run``, one-off or
+    nightly: its options name the Beam runner), which recorded the killed runs before writing it."""
+    if record["status"] != "running" or record["ended"] is not None or runs.is_watcher(record):
+        return False
+    try:
+        options = json.loads(record["options"] or "{}")
+    except ValueError:
+        return False
+    return isinstance(options, dict) and "runner" in options and "beam_args" in options
 
 
 def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: frozenset, reject_day: str,
@@ -375,13 +406,27 @@ def _events_on(lake_path: str, days: list[str]) -> int | None:
 
 
 def _seconds_per_day(lake_path: str, last: int = 5) -> float | None:
-    """Seconds per replayed gaming day of the lake's last successful runs (the median), or None."""
+    """Seconds per replayed gaming day of the lake's last successful runs (the median), or None.
+
+    Read back from the chain's head until ``last`` of them are found: the first record of a run id
+    met going back is its latest, and the runs that hold the lake's lock end in the order they
+    started, so the ``last`` found are the ``last`` by start (what ``latest_records`` orders by).
+    A lake with fewer is read to its first record.  The watcher's records are no run's (its
+    command is ``watch``: the test here, ``" watch" in command``, never matched it, and the
+    estimate was the watcher's milliseconds a day on any lake it wrote)."""
     import statistics
 
-    if not delta.is_table(lake_path, "runs"):
-        return None
-    rates = [(r["ended"] - r["started"]).total_seconds() / len(r["gaming_days"])
-             for r in runs.latest_records(lake.read_table(lake_path, "runs"))
-             if r["status"] == "succeeded" and r.get("gaming_days") and r.get("ended") and r.get("started")
-             and " watch" not in (r["command"] or "")]
-    return statistics.median(rates[-last:]) if rates else None
+    seen: set[str] = set()
+    found = []
+    for r in runs.records_newest_first(lake_path):
+        if r["run_id"] in seen:
+            continue
+        seen.add(r["run_id"])
+        if (r["status"] == "succeeded" and r.get("gaming_days") and r.get("ended") and r.get("started")
+                and not runs.is_watcher(r)):
+            found.append(r)
+            if len(found) == last:
+                break
+    found.sort(key=lambda r: (r["started"], r["run_id"]))
+    rates = [(r["ended"] - r["started"]).total_seconds() / len(r["gaming_days"]) for r in found]
+    return statistics.median(rates) if rates else None

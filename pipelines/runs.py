@@ -333,6 +333,13 @@ def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] |
     return commits, added
 
 
+def is_watcher(record: dict) -> bool:
+    """A record of the live service's alerts commits (command ``watch``: :mod:`live.alerts_table`;
+    ``… watch …``: a command line naming it)."""
+    command = record.get("command") or ""
+    return command == "watch" or " watch" in command
+
+
 def latest_records(table) -> list[dict]:
     """The latest record of every run id (a run's ``running`` record is superseded by its end)."""
     latest: dict[str, dict] = {}
@@ -344,11 +351,64 @@ def latest_records(table) -> list[dict]:
     return sorted(latest.values(), key=lambda r: (r["started"], r["run_id"]))
 
 
+RECORDS_READ = [0]    # runs records read by :func:`records_newest_first` in this process (the tests' measure)
+
+
+def records_newest_first(lake_path: str):
+    """The records of ``runs``, newest first, one commit and its record file at a time: from the
+    chain's head down the log (and the archive), reading only as far as the caller goes.  A reader
+    that stops at a record it can name reads the same on a lake of any age; one that never stops
+    reads the whole table (as :func:`latest_records` of ``lake.read_table`` would).  Each record
+    has every column of the table's schema (a column its file predates is None)."""
+    from pipelines import delta, delta_log
+
+    if not delta.is_table(lake_path, "runs"):
+        return
+    versions = delta_log.log_versions(lake_path, "runs") or delta_log.history_versions(lake_path, "runs")
+    if not versions:
+        return
+    fs, root = lake.filesystem(lake_path)
+    for version in range(versions[-1], -1, -1):
+        try:
+            _data, actions = delta.read_commit(lake_path, "runs", version)
+        except FileNotFoundError:
+            raise lake.LakeError(f"runs: the log has no commit {version}: the lake is not intact "
+                                 "(pitwatch verify)") from None
+        for path in reversed(delta.added_paths(actions)):
+            rows = _record_rows(fs, f"{root}/runs/{path}")
+            RECORDS_READ[0] += len(rows)
+            yield from reversed(rows)
+
+
+def _record_rows(fs, path: str) -> list[dict]:
+    """The rows of one record file, as ``lake.read_table`` gives them (the table's schema; a
+    column the file predates is null)."""
+    import pyarrow.parquet as pq
+
+    body = chain.read_whole(fs, path)      # read on this thread: see chain.parquet_rows
+    table = pq.ParquetFile(pa.BufferReader(body), pre_buffer=False).read(use_threads=False)
+    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
+               for f in RUNS]
+    return pa.Table.from_arrays(columns, schema=RUNS).to_pylist()
+
+
 def read_run_record(lake_path: str, run_id: str) -> dict:
-    for r in latest_records(lake.read_table(lake_path, "runs")):
-        if r["run_id"] == run_id:
-            return r
-    raise KeyError(run_id)
+    """The latest record of ``run_id`` (:func:`latest_records`' choice), read back from the chain's
+    head only as far as the run's first record: a run starts with its ``running`` record (ended
+    null) and every later record of it comes after that one, so the records before it cannot
+    change the answer.  The nightly run reads its own summary here: the records written while it
+    ran (its own two, the watcher's few), whatever the lake's age.  KeyError when no record names
+    it (then the whole table was read)."""
+    mine = []
+    for r in records_newest_first(lake_path):
+        if r["run_id"] != run_id:
+            continue
+        mine.append(r)
+        if r["ended"] is None and r["status"] == "running":
+            break
+    if not mine:
+        raise KeyError(run_id)
+    return latest_records(pa.Table.from_pylist(list(reversed(mine)), schema=RUNS))[0]
 
 
 def last_successful_versions(lake_path: str, as_of: str | None = None,
