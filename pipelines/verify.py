@@ -551,7 +551,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                 before = start.earlier(lake_path, name, replay.base)
                 earlier = (_recorded(before)[0], {r.run_id: str(r.row.get("status") or "") for r in reversed(before)
                                                   if r.row})
-            if version <= trusted or (name, version) in earlier[0] or earlier[1].get(writer) == "succeeded":
+            if version <= trusted or (name, version) in earlier[0]:
                 last_recorded_state, unfinished_since = state, []
                 continue            # before the anchor: vouched for by it
         report.checked["commits"] += 1
@@ -740,7 +740,8 @@ def _checkpoint_parts(lake_path: str, name: str, start: Start | None = None, bas
     return parts
 
 
-def _chained_checkpoints(records: list[Record], report: Report, start: Start | None = None) -> dict[tuple[str, int], tuple[Record, delta_log.Checkpoint]]:
+def _chained_checkpoints(records: list[Record], report: Report, start: Start | None = None
+                         ) -> dict[tuple[str, int], tuple[Record, delta_log.Checkpoint]]:
     """Every checkpoint a record names (each record carries the newest one of every table), with
     the first record that named it; and each record's carried ``reader_versions`` checked against
     the chain (its own run's versions when it is a successful run's end, else the record before's)."""

@@ -12,10 +12,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from pipelines import anchor as anchors
-from pipelines import delta, runs
+from pipelines import delta
 from pipelines.cli import exits
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _records, _rewrite, _run, named, verify
@@ -65,7 +66,6 @@ def _files_added(lake: Path, after: bool) -> list[str]:
     for version, _data, path in _records(lake):
         if (version > anchored) != after:
             continue
-        import pyarrow.parquet as pq
         row = pq.read_table(path).to_pylist()[0]
         out += [f"{f['table']}/{f['path']}" for f in row["added_files"] or [] if f["table"] != "runs"]
     return out
@@ -105,7 +105,8 @@ def test_a_data_file_added_after_the_anchor_flipped_is_named(lake):
 
 
 def test_a_data_file_before_the_anchor_flipped_is_vouched_for_by_it(lake):
-    what = next(f for f in _files_added(lake, after=False) if "2026-11-29" in f)     # the second run's (the third replays it)
+    # the second run's file (the third run replays its day too: removed since, still on disk)
+    what = next(f for f in _files_added(lake, after=False) if "2026-11-29" in f)
     _flip(lake / what)
     result, report = since(lake)
     assert result.returncode == exits.DONE and report["intact"], report["problems"]
@@ -144,7 +145,6 @@ def test_a_commit_after_the_anchor_edited_or_removed_is_named(lake, tmp_path):
 
 
 def pitwatch_run_ids(lake: Path) -> list[str]:
-    import pyarrow.parquet as pq
     ids = []
     for _v, _d, path in _records(lake):
         run = pq.read_table(path).to_pylist()[0]["run_id"]
