@@ -215,3 +215,9 @@ def test_mistakes_are_one_error_line(lake, tmp_path):
     result = pitwatch("verify", "--lake", tmp_path / "nowhere", "--since", lake.parent / "anchor.jsonl")
     assert result.returncode == exits.USAGE and "no lake at" in result.stderr
     assert lake_bytes(lake) == before
+
+
+def test_help_names_since_with_an_example():
+    result = pitwatch("verify", "--help")
+    assert result.returncode == exits.DONE
+    assert "--since FILE" in result.stdout and "--since /worm/pitwatch/anchor.jsonl" in result.stdout
