@@ -351,6 +351,7 @@ def since_start(lake_path: str, anchor_path: str, key: bytes | None, report: Rep
     holds no entry at all."""
     from pipelines import anchor as anchors
 
+    anchors._outside(anchor_path, lake_path, "--since")       # an anchor the lake's writers can edit vouches for nothing
     entries = anchors.read_entries(anchor_path)
     if not entries:
         raise anchors.AnchorError(f"anchor {anchor_path} holds no entry: nothing to verify since")

@@ -94,7 +94,8 @@ def render(report) -> str:
                     + (f" (gaming days up to {through})" if through else ""))
     if report.since:
         s = report.since
-        lines.append(f"since runs version {s['runs_version']} (run {s['run_id']}, anchored {s['anchored_at']}, "
+        lines.append(f"since runs version {s['runs_version']} (run {escape(s['run_id'])}, anchored "
+                     f"{escape(str(s['anchored_at']))}, "
                      f"{escape(s['anchor'])} line {s['line']}): what came before it taken as verified")
     lines.append(f"checked {plural(c['tables'], 'table')}, {plural(c['commits'], 'commit')}, "
                  f"{plural(c['data_files'], 'data file')}, {plural(c['runs_records'], 'runs record')}{retained}")

@@ -205,6 +205,7 @@ def test_mistakes_are_one_error_line(lake, tmp_path):
         (("--since", tmp_path / "none.jsonl"), "does not exist"),
         (("--since", tmp_path), "is a folder"),
         (("--since", empty), "holds no entry"),
+        (("--since", lake / "settings.json"), "is inside the lake"),
         (("--since", lake.parent / "anchor.jsonl", "--anchor", lake.parent / "anchor.jsonl"), "go apart"),
         (("--since", lake.parent / "anchor.jsonl", "--key", tmp_path / "none.key"), "does not exist"),
     ]
