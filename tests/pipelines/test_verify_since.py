@@ -222,3 +222,38 @@ def test_help_names_since_with_an_example():
     result = pitwatch("verify", "--help")
     assert result.returncode == exits.DONE
     assert "--since FILE" in result.stdout and "--since /worm/pitwatch/anchor.jsonl" in result.stdout
+
+
+def _watcher_commit(lake: Path, watch_id: str, n: int) -> None:
+    """One real alerts commit of a watcher (live.alerts_table), recorded in runs, in a process of its own."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from bench.lake_age import ALERT, WATCHER
+    code = ALERT + WATCHER.format(lake=str(lake), watch_id=watch_id, n=0, count=1, day="2026-11-29", first=n,
+                                  of=1, per=2)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_a_watcher_commit_recorded_before_the_anchor_is_vouched_for_and_one_after_checked(lake, tmp_path):
+    _watcher_commit(lake, "w-before", 1)             # after the third run, recorded before the new anchor
+    feed = tmp_path / "c.jsonl"
+    feed.write_text(_day("2026-11-30", range(1, 4)))
+    anchor = lake.parent / "late.jsonl"
+    _run(lake, feed, anchor=anchor, key=lake.parent / "anchor.key")
+    _watcher_commit(lake, "w-after", 2)              # after the anchor
+    result, report = since(lake, "late.jsonl")
+    assert result.returncode == exits.DONE, report.get("problems")
+    assert report["checked"]["commits"] == 2 and report["checked"]["runs_records"] == 1   # the alerts commit, its record's
+    files = delta.files_at(str(lake), "alerts", delta.current_version(str(lake), "alerts"))
+    before = next(Path(f) for f in files if "w-before" in f)
+    _flip(before)                                    # before the anchor: vouched for
+    result, report = since(lake, "late.jsonl")
+    assert result.returncode == exits.DONE, report.get("problems")
+    after = next(Path(f) for f in files if "w-after" in f)
+    _flip(after)
+    result, report = since(lake, "late.jsonl")
+    assert result.returncode == exits.NOT_INTACT
+    assert named(report, "changed") == [str(after.relative_to(lake))]
