@@ -130,6 +130,29 @@ def read_entries(anchor_path: str) -> list[tuple[int, dict | None]]:
     return out
 
 
+def entry_problem(entry: dict | None, key: bytes | None) -> str | None:
+    """What makes an anchor line unusable (not an entry; with ``key``, unsigned or a signature
+    that does not match), or None."""
+    if entry is None:
+        return "not an anchor entry (damaged or written by something else)"
+    if SIGNATURE in entry:
+        if key is not None and not hmac.compare_digest(str(entry[SIGNATURE]), signature(entry, key)):
+            return ("its signature does not match --key: the entry was forged or changed "
+                    "(or the key is not the one it was signed with)")
+    elif key is not None:
+        return "the entry is not signed, and --key was given: it may have been added by someone without the key"
+    return None
+
+
+def differences(entry: dict, record) -> list[str]:
+    """The members of ``entry`` the lake's runs record (:class:`pipelines.verify.Record`) of its
+    version does not have (run id, record hash, record file and runs commit SHA-256)."""
+    found = {"run_id": record.row.get("run_id") if record.row else None,
+             "record_sha256": record.row.get("record_sha256") if record.row else None,
+             "record_file_sha256": record.file_sha256, "runs_commit_sha256": record.commit_sha256}
+    return [k for k, v in found.items() if v != entry[k]]
+
+
 def check(anchor_path: str, key: bytes | None, records: list, report) -> None:
     """Check the lake's runs records (:class:`pipelines.verify.Record`, in order) against every
     line of the anchor; what does not match goes to ``report`` as a problem of kind ``anchor``."""
@@ -143,21 +166,15 @@ def check(anchor_path: str, key: bytes | None, records: list, report) -> None:
     last = -1
     for n, entry in entries:
         line = f"{where} line {n}"
-        if entry is None:
-            report.problem("anchor", line, "not an anchor entry (damaged or written by something else)")
+        problem = entry_problem(entry, key)
+        if entry is not None:
+            if SIGNATURE in entry:
+                signed += 1
+            else:
+                unsigned += 1
+        if problem:
+            report.problem("anchor", line, problem)
             continue
-        if SIGNATURE in entry:
-            signed += 1
-            if key is not None and not hmac.compare_digest(str(entry[SIGNATURE]), signature(entry, key)):
-                report.problem("anchor", line, "its signature does not match --key: the entry was forged or changed "
-                               "(or the key is not the one it was signed with)")
-                continue
-        else:
-            unsigned += 1
-            if key is not None:
-                report.problem("anchor", line, "the entry is not signed, and --key was given: it may have been "
-                               "added by someone without the key")
-                continue
         version = entry["runs_version"]
         if version < last:
             report.problem("anchor", line, f"runs version {version} after {last}: entries out of order")
@@ -167,10 +184,7 @@ def check(anchor_path: str, key: bytes | None, records: list, report) -> None:
             report.problem("anchor", line, f"the lake has no runs version {version} (run {entry['run_id']}, anchored "
                            f"{entry.get('anchored_at')}): records were removed from the chain")
             continue
-        found = {"run_id": record.row.get("run_id") if record.row else None,
-                 "record_sha256": record.row.get("record_sha256") if record.row else None,
-                 "record_file_sha256": record.file_sha256, "runs_commit_sha256": record.commit_sha256}
-        differ = [k for k, v in found.items() if v != entry[k]]
+        differ = differences(entry, record)
         if differ:
             report.problem("anchor", line, f"runs version {version} (run {entry['run_id']}) is not the one anchored "
                            f"at {entry.get('anchored_at')}: {', '.join(differ)} differ — the chain was rewritten")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 
 import pyarrow as pa
@@ -72,6 +73,7 @@ class Report:
                                                                   "runs_records": 0, "retention_removed": 0,
                                                                   "retention_removed_through": None})
     head: dict | None = None
+    since: dict | None = None      # verify --since: the anchored record everything up to is taken as verified
     # the vacuums whose records account for files found gone: run id -> [record, files, of them planned]
     _vacuums: dict = dataclasses.field(default_factory=dict, repr=False)
 
@@ -98,7 +100,7 @@ class Report:
     def to_dict(self) -> dict:
         return {"lake": self.lake, "intact": self.intact, "problems": [p.to_dict() for p in self.problems],
                 "leftovers": [p.to_dict() for p in self.leftovers], "notes": self.notes, "checked": self.checked,
-                "head": self.head}
+                "head": self.head, "since": self.since}
 
 
 @dataclasses.dataclass
@@ -186,8 +188,52 @@ def vacuum_removals(records: list[Record]) -> dict[tuple[str, str], Removal]:
     return out
 
 
-def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) -> Report:
-    """Check the lake (and, with ``anchor``, the lake against it): a :class:`Report`.  Raises
+@dataclasses.dataclass
+class Start:
+    """Where ``verify --since`` starts: the anchored runs record (taken as verified, with everything
+    at or before it) and, per table, the chained checkpoint that record carries (its state there)."""
+
+    record: Record
+    entry: dict
+    line: str
+    checkpoints: dict          # table -> delta_log.Checkpoint, as the anchored record carries them
+    trusted: dict              # table -> the highest version the anchored record vouches for
+    walked: list = dataclasses.field(default_factory=list)   # records before it, read back as needed
+
+    @property
+    def version(self) -> int:
+        return self.record.version
+
+    def earlier(self, lake_path: str, name: str, base: int) -> list[Record]:
+        """The records before the anchored one that may name a commit of ``name`` after ``base``
+        (its checkpoint the anchored record carries): read back one by one, up to the first that
+        carries no checkpoint of ``name`` at ``base`` or later (a record written before that
+        checkpoint, so before every commit after it).  Only needed for a commit after the
+        versions the anchored record names, which no record since names (a watcher's, recorded
+        before the anchor): a short walk for a table often written."""
+        out = []
+        for i in range(self.version):
+            if i == len(self.walked):
+                try:
+                    self.walked.append(read_record(lake_path, self.version - 1 - i))
+                except (FileNotFoundError, ValueError, UnicodeDecodeError):
+                    break
+            r = self.walked[i]
+            try:
+                cp = delta_log.parse_checkpoints(r.row.get("checkpoints")).get(name) if r.row else None
+            except delta_log.LogError:
+                cp = None
+            if base >= 0 and (cp is None or cp.version < base):
+                break
+            out.append(r)
+        return out
+
+
+def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
+           since: str | None = None) -> Report:
+    """Check the lake (and, with ``anchor``, the lake against it): a :class:`Report`.  With
+    ``since`` (an anchor file), only what came after its last entry: that entry's record and
+    everything before it are taken as verified (:func:`since_start`).  Raises
     :class:`pipelines.lake.LakeError` when ``lake_path`` is no lake at all."""
     fs, root = lake.filesystem(lake_path)
     if fs.get_file_info(root).type != pafs.FileType.Directory:
@@ -197,9 +243,18 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
         raise lake.LakeError(f"{lake_path} is not a pitwatch lake: it holds no Delta table")
     report = Report(lake_path)
     report.checked["tables"] = len(tables)
-    runs_replay = _Replay("runs", _checkpoint_parts(lake_path, "runs"))
-    records = _runs_chain(lake_path, report, runs_replay) if "runs" in tables else []
-    chained = _chained_checkpoints(records, report)
+    start = None
+    if since is not None:
+        start = since_start(lake_path, since, key, report) if "runs" in tables else None
+        if start is None:
+            if "runs" not in tables:
+                report.problem("removed", "runs/", "the runs table is gone: nothing the lake holds can be checked "
+                               "against it")
+            return report
+    runs_base = _base(lake_path, "runs", start, report)
+    runs_replay = _Replay("runs", _checkpoint_parts(lake_path, "runs", start, runs_base), runs_base)
+    records = _runs_chain(lake_path, report, runs_replay, start) if "runs" in tables else []
+    chained = _chained_checkpoints(records, report, start)
     if "runs" not in tables:
         report.problem("removed", "runs/", "the runs table is gone: nothing the lake holds can be checked against it")
     status = {}
@@ -213,18 +268,13 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
             status[r.run_id] = "running (no end)"
     if "runs" in tables:
         paths = [r.path for r in records]
-        _stray_files(lake_path, "runs", set(paths), report, status)
-        _checkpoints(lake_path, "runs", runs_replay, chained, report)
-    recorded_commits, recorded_files = {}, {}
+        _stray_files(lake_path, "runs", set(paths), report, status, start)
+        _checkpoints(lake_path, "runs", runs_replay, chained, report, start)
+    recorded_commits, recorded_files = _recorded(records)
     removals = vacuum_removals(records)
-    for r in records:
-        for c in r.entries("commits", {"table": str, "version": int, "sha256": str}):
-            recorded_commits.setdefault((c["table"], c["version"]), []).append((r, c))
-        for f in r.entries("added_files", {"table": str, "path": str, "sha256": str}):
-            recorded_files.setdefault((f["table"], f["path"]), (r, f))
     for name in tables:
         if name != "runs":
-            _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained)
+            _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained, start)
     for name in sorted({t for t, _v in recorded_commits} - set(tables)):
         by = min(v for t, v in recorded_commits if t == name)
         report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
@@ -237,6 +287,11 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
                        "record_sha256": last.row.get(HASH_FIELD) if isinstance(last.row.get(HASH_FIELD), str) else None,
                        "record_file_sha256": last.file_sha256,
                        "runs_commit_sha256": last.commit_sha256}
+    if start is not None:
+        report.checked["runs_records"] = len([r for r in records if r.version > start.version])
+        if not report.checked["runs_records"]:
+            report.notes.append(f"since: nothing new after the anchored record (runs version {start.version}): "
+                                "it is the chain's head")
     if anchor is not None:
         from pipelines import anchor as anchors
 
@@ -244,38 +299,136 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None) 
     return report
 
 
-def _runs_chain(lake_path: str, report: Report, replay: _Replay) -> list[Record]:
+def _recorded(records: list[Record]) -> tuple[dict, dict]:
+    """``(table, version)`` -> [(record, its commits entry)] and ``(table, path)`` -> (record, its
+    added_files entry), of ``records``."""
+    recorded_commits, recorded_files = {}, {}
+    for r in records:
+        for c in r.entries("commits", {"table": str, "version": int, "sha256": str}):
+            recorded_commits.setdefault((c["table"], c["version"]), []).append((r, c))
+        for f in r.entries("added_files", {"table": str, "path": str, "sha256": str}):
+            recorded_files.setdefault((f["table"], f["path"]), (r, f))
+    return recorded_commits, recorded_files
+
+
+def read_record(lake_path: str, version: int, data: bytes | None = None, actions: list | None = None,
+                report: Report | None = None) -> Record:
+    """The runs record runs ``version`` added, as found (FileNotFoundError when the log and the
+    archive have no commit of that version); what is wrong with it goes to ``report``."""
     fs, root = lake.filesystem(lake_path)
+    if data is None:
+        data, actions = delta.read_commit(lake_path, "runs", version)
+    commit_sha = chain.bytes_sha256(data)
+    problem = report.problem if report is not None else (lambda *_a: None)
+    if delta.removed_paths(actions):
+        problem("changed", _log_name("runs", version), "a commit of runs removes a record: runs is append-only")
+    paths = delta.added_paths(actions)
+    if len(paths) != 1:
+        problem("changed", _log_name("runs", version), f"it adds {len(paths)} files, a runs commit adds one record")
+        return Record(version, paths[0] if paths else "?", None, commit_sha, None)
+    path = paths[0]
+    try:
+        body = chain.read_whole(fs, f"{root}/runs/{path}")
+    except (FileNotFoundError, OSError):
+        problem("removed", f"runs/{path}", f"the record runs version {version} added is gone")
+        return Record(version, path, None, commit_sha, None)
+    try:
+        rows = chain.parquet_rows(body)
+    except (pa.ArrowException, OSError) as exc:
+        problem("changed", f"runs/{path}", f"not a Parquet file any more ({exc})")
+        return Record(version, path, chain.bytes_sha256(body), commit_sha, None)
+    if len(rows) != 1:
+        problem("changed", f"runs/{path}", f"it holds {len(rows)} records, a runs file holds one")
+    return Record(version, path, chain.bytes_sha256(body), commit_sha, rows[0] if rows else None)
+
+
+def since_start(lake_path: str, anchor_path: str, key: bytes | None, report: Report) -> Start | None:
+    """The anchored record ``verify --since`` starts from: the anchor's LAST entry (its signature
+    checked with ``key``), the runs record it names found in the lake with the same hashes.
+    None, with a problem of kind ``anchor`` in ``report``, when the last line is no entry, its
+    signature does not match, or the lake does not hold that record as anchored (tampering: the
+    lake is not intact).  :class:`pipelines.anchor.AnchorError` when the file cannot be read or
+    holds no entry at all."""
+    from pipelines import anchor as anchors
+
+    anchors._outside(anchor_path, lake_path, "--since")       # an anchor the lake's writers can edit vouches for nothing
+    entries = anchors.read_entries(anchor_path)
+    if not entries:
+        raise anchors.AnchorError(f"anchor {anchor_path} holds no entry: nothing to verify since")
+    n, entry = entries[-1]
+    line = f"{os.path.basename(anchor_path)} line {n}"
+    problem = anchors.entry_problem(entry, key)
+    if problem:
+        report.problem("anchor", line, problem + ": nothing can be verified since it")
+        return None
+    version = entry["runs_version"]
+    try:
+        record = read_record(lake_path, version)
+    except FileNotFoundError:
+        report.problem("anchor", line, f"the lake has no runs version {version} (run {entry['run_id']}, anchored "
+                       f"{entry.get('anchored_at')}): records were removed from the chain")
+        return None
+    except (ValueError, UnicodeDecodeError):
+        record = Record(version, "?", None, chain.bytes_sha256(delta_log.read_log_file(
+            lake_path, "runs", delta_log.commit_name(version))), None)
+    differ = anchors.differences(entry, record)
+    if differ:
+        report.problem("anchor", line, f"runs version {version} (run {entry['run_id']}) is not the one anchored at "
+                       f"{entry.get('anchored_at')}: {', '.join(differ)} differ — the chain was rewritten")
+        return None
+    try:
+        checkpoints = delta_log.parse_checkpoints(record.row.get("checkpoints"))
+    except delta_log.LogError:
+        checkpoints = {}
+    trusted: dict[str, int] = {t: cp.version for t, cp in checkpoints.items()}
+    try:
+        readers = json.loads(record.row.get("reader_versions") or "null")
+    except ValueError:
+        readers = None
+    for t, v in (readers.items() if isinstance(readers, dict) else ()):
+        if isinstance(v, int):
+            trusted[t] = max(trusted.get(t, -1), v)
+    for c in record.entries("commits", {"table": str, "version": int}):
+        trusted[c["table"]] = max(trusted.get(c["table"], -1), c["version"])
+    trusted["runs"] = version
+    report.since = {"anchor": anchor_path, "line": n, "runs_version": version, "run_id": entry["run_id"],
+                    "record_sha256": entry["record_sha256"], "anchored_at": entry.get("anchored_at")}
+    return Start(record, entry, line, checkpoints, trusted)
+
+
+def _base(lake_path: str, name: str, start: Start | None, report: Report) -> tuple[int, delta_log.Snapshot | None]:
+    """The version the table's replay starts after, and its state there: (-1, None) for the whole
+    log; with ``start``, the chained checkpoint the anchored record carries (read, each part
+    checked against the SHA-256 the chain holds)."""
+    cp = start.checkpoints.get(name) if start is not None else None
+    if cp is None:
+        return -1, None
+    try:
+        return cp.version, delta_log.read_checkpoint(lake_path, cp)
+    except (delta_log.LogError, pa.ArrowException, OSError, KeyError, TypeError) as exc:
+        report.problem("changed", f"{name}/{delta.LOG_FOLDER}/{cp.parts[0][0]}", f"the checkpoint of version "
+                       f"{cp.version} {start.record.name()} carries cannot be used ({exc}); the whole log is replayed")
+        return -1, None
+
+
+def _runs_chain(lake_path: str, report: Report, replay: _Replay, start: Start | None = None) -> list[Record]:
+    """The runs records in chain order, each link checked; with ``start``, from the anchored
+    record on (the records before it are only replayed, for the checkpoints)."""
     records = []
     for version, data, actions in _commits(lake_path, "runs", report, replay):
+        if start is not None and version < start.version:
+            continue
+        if start is not None and version == start.version:
+            records.append(start.record)
+            continue
         report.checked["commits"] += 1
-        commit_sha = chain.bytes_sha256(data)
-        if delta.removed_paths(actions):
-            report.problem("changed", _log_name("runs", version), "a commit of runs removes a record: runs is append-only")
-        paths = delta.added_paths(actions)
-        if len(paths) != 1:
-            report.problem("changed", _log_name("runs", version), f"it adds {len(paths)} files, a runs commit adds one record")
-            continue
-        path = paths[0]
-        try:
-            body = chain.read_whole(fs, f"{root}/runs/{path}")
-        except (FileNotFoundError, OSError):
-            report.problem("removed", f"runs/{path}", f"the record runs version {version} added is gone")
-            records.append(Record(version, path, None, commit_sha, None))
-            continue
-        try:
-            rows = chain.parquet_rows(body)
-        except (pa.ArrowException, OSError) as exc:
-            report.problem("changed", f"runs/{path}", f"not a Parquet file any more ({exc})")
-            records.append(Record(version, path, chain.bytes_sha256(body), commit_sha, None))
-            continue
-        if len(rows) != 1:
-            report.problem("changed", f"runs/{path}", f"it holds {len(rows)} records, a runs file holds one")
-        records.append(Record(version, path, chain.bytes_sha256(body), commit_sha, rows[0] if rows else None))
+        records.append(read_record(lake_path, version, data, actions, report))
     report.checked["runs_records"] = len(records)
     readable = [r for r in records if r.row is not None]
     for i, kind, problem in chain.chain_problems([r.row for r in readable], HASH_FIELD, PREV_FIELD,
                                                  name=lambda i, _r: readable[i].name()):
+        if start is not None and i == 0 and kind == "broken link":
+            continue            # the anchored record: its link to the one before is what the anchor vouches for
         report.problem(kind, f"runs/{readable[i].path}", problem)
     for before, r in zip(records, records[1:]):
         if r.row is None:
@@ -298,10 +451,13 @@ def _commits(lake_path: str, name: str, report: Report, replay: _Replay | None =
     """(version, bytes, actions) of every commit file of the table's log and its archive
     (:mod:`pipelines.delta_log`), in order; a missing version, an unreadable commit, a file in the
     log or the archive pitwatch does not write: reported.  ``replay``: fed every commit, to
-    re-derive the checkpoints."""
+    re-derive the checkpoints; when it starts from a checkpoint (``verify --since``), only the
+    commits after it: the log folder is listed (names only, kept short by the archive), the
+    archive is not — its commits after the checkpoint are read by name."""
     fs, root = lake.filesystem(lake_path)
+    after = replay.base if replay is not None else -1
     versions = set()
-    for folder in (delta.LOG_FOLDER, delta.ARCHIVE_FOLDER):
+    for folder in (delta.LOG_FOLDER, delta.ARCHIVE_FOLDER) if after < 0 else (delta.LOG_FOLDER,):
         path = f"{root}/{name}/{folder}"
         if fs.get_file_info(path).type != pafs.FileType.Directory:
             continue
@@ -318,7 +474,13 @@ def _commits(lake_path: str, name: str, report: Report, replay: _Replay | None =
                                 "a commit that was interrupted before it was made: no reader sees it")
             elif not (CHECKPOINT_FILE.match(base) or (base == "_last_checkpoint" and folder == delta.LOG_FOLDER)):
                 report.problem("added", f"{name}/{folder}/{base}", "pitwatch writes no such file in a Delta log")
-    expected = 0
+    if after >= 0:          # the archived commits after the checkpoint: by name, up to the log's first
+        versions = {v for v in versions if v > after}
+        v = after + 1
+        while v < (min(versions) if versions else float("inf")) and delta_log.commit_exists(lake_path, name, v):
+            versions.add(v)
+            v += 1
+    expected = after + 1
     for version in sorted(versions):
         for missing in range(expected, version):
             report.problem("removed", _log_name(name, missing), "the log has no commit file for this version")
@@ -338,9 +500,10 @@ class _Replay:
     """The table's state replayed from its JSON commits, kept at the versions a checkpoint is of:
     every add action (by path), the tombstones, metadata, protocol and app transactions."""
 
-    def __init__(self, name: str, wanted) -> None:
-        self.snap = delta_log.Snapshot(name)
-        self.removed: set[str] = set()
+    def __init__(self, name: str, wanted, base: tuple[int, delta_log.Snapshot | None] = (-1, None)) -> None:
+        self.base = base[0]             # the version the replay starts after (-1: the whole log)
+        self.snap = base[1].copy() if base[1] is not None else delta_log.Snapshot(name)
+        self.removed: set[str] = set()  # (from a checkpoint: the files removed since it)
         self.wanted = set(wanted)
         self.at: dict[int, tuple[delta_log.Snapshot, frozenset]] = {}
 
@@ -354,20 +517,26 @@ class _Replay:
             self.at[version] = (self.snap.copy(), frozenset(self.removed))
 
 
-def _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained) -> None:
+def _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained,
+           start: Start | None = None) -> None:
     """Replay the table's log; check each commit against the record that names it, each file
-    against the hash its record names, each checkpoint against the log."""
+    against the hash its record names, each checkpoint against the log.  With ``start``
+    (``verify --since``): replayed from the checkpoint the anchored record carries; the commits
+    the anchored record (or a record before it) vouches for are replayed, not checked."""
     fs, root = lake.filesystem(lake_path)
-    replay = _Replay(name, _checkpoint_parts(lake_path, name))
-    live: set[str] = set()
+    base = _base(lake_path, name, start, report)
+    replay = _Replay(name, _checkpoint_parts(lake_path, name, start, base), base)
+    live: set[str] = set(replay.snap.adds)
+    trusted = start.trusted.get(name, -1) if start is not None else -1
+    earlier: tuple[dict, dict] | None = None           # the records before the anchor, when needed
     states: dict[int, frozenset] = {}
     added_by: dict[str, tuple[int, str]] = {}       # path -> (version, "recorded" | "unfinished" | "foreign")
     removed_at: dict[str, int] = {}
     vacuums: list[int] = []
-    last_recorded_state: frozenset | None = frozenset()
+    last_recorded_state: frozenset | None = frozenset(live)
     unfinished_since: list[tuple[int, str]] = []     # commits of unfinished runs after the last recorded one
+    removed_since: set[str] = set()                  # verify --since: the files the commits checked removed
     for version, data, actions in _commits(lake_path, name, report, replay):
-        report.checked["commits"] += 1
         for path in delta.removed_paths(actions):
             live.discard(path)
             removed_at[path] = version
@@ -376,9 +545,20 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             removed_at.pop(path, None)
         state = frozenset(live)
         states[version] = state
+        writer = delta.commit_writer(actions)
+        if start is not None and (version <= trusted or (not recorded_commits.get((name, version))
+                                                         and writer not in status)):
+            if version > trusted and earlier is None:
+                before = start.earlier(lake_path, name, replay.base)
+                earlier = (_recorded(before)[0], {r.run_id: str(r.row.get("status") or "") for r in reversed(before)
+                                                  if r.row})
+            if version <= trusted or (name, version) in earlier[0]:
+                last_recorded_state, unfinished_since = state, []
+                continue            # before the anchor: vouched for by it
+        report.checked["commits"] += 1
+        removed_since.update(delta.removed_paths(actions))
         sha = chain.bytes_sha256(data)
         by = recorded_commits.get((name, version))
-        writer = delta.commit_writer(actions)
         operation = str(delta.commit_operation(actions) or "?")
         where = _log_name(name, version)
         if by:
@@ -392,11 +572,13 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             last_recorded_state, unfinished_since = state, []
             if operation.upper().startswith("VACUUM"):
                 vacuums.append(version)
-        elif writer in status and status[writer] != "succeeded":
+        elif (writer in status and status[writer] != "succeeded") or (
+                earlier is not None and writer in earlier[1] and earlier[1][writer] != "succeeded"):
             kind = "unfinished"
             unfinished_since.append((version, writer))
             report.leftover("commit of an unfinished run", where,
-                            f"written by run {writer}, whose last record says {status[writer]}: no reader pinned "
+                            f"written by run {writer}, whose last record says "
+                            f"{status.get(writer) or earlier[1][writer]}: no reader pinned "
                             "to a successful run sees it")
         elif (writer is None and operation == "RESTORE" and unfinished_since
               and last_recorded_state is not None and state == last_recorded_state):
@@ -413,10 +595,11 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
         for path in delta.added_paths(actions):
             added_by.setdefault(path, (version, kind))
     for (t, v), by in sorted(recorded_commits.items()):
-        if t == name and v not in states and (not states or v > max(states)):    # a gap is reported already
+        end = max(states) if states else replay.base
+        if t == name and v not in states and v > end:    # a gap is reported already
             report.problem("removed", _log_name(name, v), f"{by[0][0].name()} committed it; the log ends at "
-                           f"version {max(states) if states else 'none'}")
-    current = states[max(states)] if states else frozenset()
+                           f"version {end if end >= 0 else 'none'}")
+    current = states[max(states)] if states else frozenset(live)
     recorded_states = [states[v] for (t, v) in recorded_commits if t == name and v in states]
     for path, (version, kind) in sorted(added_by.items()):
         what = f"{name}/{path}"
@@ -458,8 +641,19 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
         actual = chain.file_sha256(fs, f"{root}/{name}/{path}")
         if actual != f["sha256"]:
             report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {f['sha256']}")
-    _stray_files(lake_path, name, set(added_by), report, status)
-    _checkpoints(lake_path, name, replay, chained, report)
+    if start is not None:       # files added before the anchor, in the table now or removed since: there, not hashed
+        for path in sorted((current | removed_since) - set(added_by)):
+            if fs.get_file_info(f"{root}/{name}/{path}").type == pafs.FileType.File:
+                continue
+            removal = removals.get((name, path))
+            if path not in current and path in removed_at and _retention(removal, removed_at[path], None):
+                report.retained(removal)
+            elif not (path not in current and any(v > removed_at.get(path, -1) for v in vacuums)):
+                report.problem("removed", f"{name}/{path}", "added before the anchor"
+                               + ("; it is in the table now" if path in current else
+                                  f"; commit {removed_at.get(path)} removed it from the table, no vacuum removed it"))
+    _stray_files(lake_path, name, set(added_by) | set(current), report, status, start, added_by)
+    _checkpoints(lake_path, name, replay, chained, report, start)
 
 
 def _retention(removal: Removal | None, removed_at: int, sha256: str | None) -> bool:
@@ -492,11 +686,23 @@ def _retention_note(report: Report) -> None:
                         "not tampering")
 
 
-def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
-    """Files in the table's folder that no commit names: a killed run's, or added from outside."""
+def _stray_files(lake_path, name, committed: set[str], report, status, start: Start | None = None,
+                 added_by=None) -> None:
+    """Files in the table's folder that no commit names: a killed run's, or added from outside.
+    With ``start`` (``verify --since``): only in the folders of the files added since (the runs
+    table's own folder), listed without recursion, and only files written after the anchored
+    entry (their modification time): names and times, nothing read."""
     fs, root = lake.filesystem(lake_path)
     folder = f"{root}/{name}"
-    for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
+    if start is None:
+        listing = fs.get_file_info(pafs.FileSelector(folder, recursive=True))
+    else:
+        since_ns = _anchored_ns(start.entry)
+        folders = {""} if added_by is None else {p.rpartition("/")[0] for p in added_by}
+        listing = [i for f in sorted(folders)
+                   for i in fs.get_file_info(pafs.FileSelector(f"{folder}/{f}".rstrip("/"), allow_not_found=True))
+                   if i.mtime_ns is None or i.mtime_ns >= since_ns]
+    for info in listing:
         rel = info.path[len(folder) + 1:]
         if (info.type != pafs.FileType.File or rel.startswith((delta.LOG_FOLDER + "/", delta.ARCHIVE_FOLDER + "/"))
                 or rel in committed):
@@ -513,17 +719,30 @@ def _stray_files(lake_path, name, committed: set[str], report, status) -> None:
                            "put there outside pitwatch")
 
 
-def _checkpoint_parts(lake_path: str, name: str) -> dict[int, list[str]]:
-    """Every checkpoint's part files in the table's log and archive, by version."""
+def _anchored_ns(entry: dict) -> int:
+    """When the anchor's entry was written, in nanoseconds since the epoch (0 when it does not say)."""
+    import datetime as _dt
+
+    try:
+        when = _dt.datetime.strptime(str(entry.get("anchored_at")), "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        return 0
+    return int(when.replace(tzinfo=_dt.timezone.utc).timestamp()) * 10**9 + when.microsecond * 1000
+
+
+def _checkpoint_parts(lake_path: str, name: str, start: Start | None = None, base=None) -> dict[int, list[str]]:
+    """Every checkpoint's part files in the table's log and archive, by version (with ``start``:
+    in the log only — the archive holds the older ones)."""
     parts: dict[int, list[str]] = {}
-    for folder in (delta.LOG_FOLDER, delta.ARCHIVE_FOLDER):
-        for base in delta_log.listed(lake_path, name, folder):
-            if (m := CHECKPOINT_FILE.match(base)):
-                parts.setdefault(int(m.group(1)), []).append(base)
+    for folder in (delta.LOG_FOLDER, delta.ARCHIVE_FOLDER) if start is None else (delta.LOG_FOLDER,):
+        for base_name in delta_log.listed(lake_path, name, folder):
+            if (m := CHECKPOINT_FILE.match(base_name)):
+                parts.setdefault(int(m.group(1)), []).append(base_name)
     return parts
 
 
-def _chained_checkpoints(records: list[Record], report: Report) -> dict[tuple[str, int], tuple[Record, delta_log.Checkpoint]]:
+def _chained_checkpoints(records: list[Record], report: Report, start: Start | None = None
+                         ) -> dict[tuple[str, int], tuple[Record, delta_log.Checkpoint]]:
     """Every checkpoint a record names (each record carries the newest one of every table), with
     the first record that named it; and each record's carried ``reader_versions`` checked against
     the chain (its own run's versions when it is a successful run's end, else the record before's)."""
@@ -545,6 +764,9 @@ def _chained_checkpoints(records: list[Record], report: Report) -> dict[tuple[st
                 report.problem("changed", f"runs/{r.path}", f"{r.name()} names checkpoint {cp.version} of {table} "
                                f"with other files or hashes than {have[0].name()}")
         mine = r.row.get("reader_versions")
+        if start is not None and r is start.record:     # vouched for by the anchor: where the check starts
+            carried, known = mine, mine is not None
+            continue
         if mine is None:                 # a record written before the column existed
             known = False
             continue
@@ -641,21 +863,24 @@ def _checkpoint_differences(rows: list[dict], snap: delta_log.Snapshot, removed:
     return out
 
 
-def _checkpoints(lake_path, name, replay: _Replay, chained, report) -> None:
+def _checkpoints(lake_path, name, replay: _Replay, chained, report, start: Start | None = None) -> None:
     """Every checkpoint of the table (log and archive) re-derived from the JSON commits, action by
     action (each add once, every field, metadata, protocol, transactions), its parts against the
     record that chained them, and ``_last_checkpoint`` against what the folder holds."""
     fs, root = lake.filesystem(lake_path)
-    parts = _checkpoint_parts(lake_path, name)
+    parts = _checkpoint_parts(lake_path, name, start)
     chained_here = {v: rc for (t, v), rc in chained.items() if t == name}
     for version, rc in sorted(chained_here.items()):
         record, cp = rc
         have = set(parts.get(version, ()))
         for file, _size, _sha in cp.parts:
-            if file not in have:
+            if file not in have and (start is None or fs.get_file_info(
+                    f"{root}/{name}/{delta.ARCHIVE_FOLDER}/{file}").type != pafs.FileType.File):
                 report.problem("removed", f"{name}/{delta.LOG_FOLDER}/{file}", f"{record.name()} chained this "
                                "checkpoint part; it is gone")
     for version, files in sorted(parts.items()):
+        if version <= replay.base:
+            continue                # before the checkpoint the replay starts from (verify --since): vouched for
         where = f"{name}/{delta.LOG_FOLDER}/{files[0]}" if len(files) == 1 else \
             f"{name}/{delta.LOG_FOLDER}/{version:020d}.checkpoint.*.parquet"
         rc = chained_here.get(version)

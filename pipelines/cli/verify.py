@@ -15,13 +15,19 @@ Examples:
   pitwatch verify --lake /data/lake
   pitwatch verify --lake /data/lake --anchor /worm/pitwatch/anchor.jsonl --key /etc/pitwatch/anchor.key
   pitwatch verify --lake /data/lake --format json      (for a monitoring system)
+  pitwatch verify --lake /data/lake --since /worm/pitwatch/anchor.jsonl --key /etc/pitwatch/anchor.key
+                                                       (nightly: only what is new since the last anchored run)
 """)
 @setting_option("lake", required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for a person, json (one object) for a monitoring system.")
 @setting_option("anchor", metavar="FILE")
 @setting_option("anchor_key", metavar="FILE")
-def verify(lake, fmt, anchor, anchor_key):
+@click.option("--since", "since", metavar="FILE", default=None,
+              help="Verify only what came after the last entry of this anchor file (signature checked with "
+                   "--key): that record and everything before it are taken as verified by an earlier full "
+                   "verify (docs/verify.md).")
+def verify(lake, fmt, anchor, anchor_key, since):
     """Recompute the lake's hash chain and every file of every table (the
     current version and the retained history), and name every file changed,
     removed or added outside pitwatch, every commit no run recorded and every
@@ -29,7 +35,9 @@ def verify(lake, fmt, anchor, anchor_key):
     there; with --key, check the anchor's signatures too.  What an interrupted
     run left (a run with no end, its files and commits, its staging) is listed
     apart: it is not tampering.  Files pitwatch vacuum removed (retention) are
-    counted, not missing: its runs record lists each with its SHA-256.  Exit 0 when the lake is intact, 5 when it is
+    counted, not missing: its runs record lists each with its SHA-256.  With
+    --since, only the records, commits, data files and checkpoints that came
+    after the anchor's last entry.  Exit 0 when the lake is intact, 5 when it is
     not (docs/verify.md).
     """
     setup_logging(quiet=True)
@@ -37,11 +45,20 @@ def verify(lake, fmt, anchor, anchor_key):
     from pipelines.lake import LakeError
     from pipelines.verify import verify as check
 
-    if anchor_key and not anchor:
-        raise UserError("--key goes with --anchor (it checks the anchor's signatures)")
+    ignored = None
+    if since and anchor:
+        source = click.get_current_context().get_parameter_source("anchor")
+        if source == click.core.ParameterSource.COMMANDLINE:
+            raise UserError("--since and --anchor go apart: --anchor checks every entry against the whole chain, "
+                            "--since starts after the last one")
+        anchor, ignored = None, anchor          # the configured anchor (PITWATCH_ANCHOR …): --since wins
+    if anchor_key and not (anchor or since):
+        raise UserError("--key goes with --anchor or --since (it checks the anchor's signatures)")
     try:
         key = anchors.read_key(anchor_key, lake) if anchor_key else None
-        report = check(lake, anchor, key)
+        report = check(lake, anchor, key, since=since)
+        if ignored:
+            report.notes.append(f"the configured anchor {ignored} was not checked entry by entry: --since")
     except (LakeError, anchors.AnchorError) as exc:
         raise UserError(str(exc)) from None
     except PermissionError as exc:      # e.g. the state table's files are the lake owner's only
@@ -75,6 +92,11 @@ def render(report) -> str:
         through = c.get("retention_removed_through")
         retained = (f"; {plural(c['retention_removed'], 'file')} removed by retention"
                     + (f" (gaming days up to {through})" if through else ""))
+    if report.since:
+        s = report.since
+        lines.append(f"since runs version {s['runs_version']} (run {escape(s['run_id'])}, anchored "
+                     f"{escape(str(s['anchored_at']))}, "
+                     f"{escape(s['anchor'])} line {s['line']}): what came before it taken as verified")
     lines.append(f"checked {plural(c['tables'], 'table')}, {plural(c['commits'], 'commit')}, "
                  f"{plural(c['data_files'], 'data file')}, {plural(c['runs_records'], 'runs record')}{retained}")
     if report.head:

@@ -1,0 +1,259 @@
+"""``pitwatch verify --since ANCHOR`` (issue 35): only what came after the anchor's last entry.
+
+Lakes written by real ``pitwatch run`` processes: two runs anchored (signed), a third not yet;
+tampered with after the anchor (found, exactly as the full verify finds it) and before it (not
+found by ``--since``: the anchor vouches for it; the full verify still finds it).  Every verify
+here is a real process, and :func:`tests.pipelines.test_verify.verify` checks that it left the
+lake's bytes as they were.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines import anchor as anchors
+from pipelines import delta
+from pipelines.cli import exits
+from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
+from tests.pipelines.test_verify import _day, _records, _rewrite, _run, named, verify
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """Runs of a day and of the next, each anchored (signed); then a correction of the first day,
+    not anchored yet (``anchor.jsonl``); ``head.jsonl``: the same anchor with the third run too."""
+    base = tmp_path_factory.mktemp("since")
+    feeds = base / "feeds"
+    feeds.mkdir()
+    (feeds / "a.jsonl").write_text(_day("2026-11-28", range(1, 6)))
+    (feeds / "b.jsonl").write_text(_day("2026-11-29", range(1, 4), device_id="SHOE-2"))
+    key = base / "anchor.key"
+    key.write_text("k" * 40 + "\n")
+    anchor, lake = base / "anchor.jsonl", base / "lake"
+    _run(lake, feeds / "a.jsonl", anchor=anchor, key=key)
+    _run(lake, feeds / "b.jsonl", anchor=anchor, key=key)
+    shutil.copy(anchor, base / "head.jsonl")
+    (feeds / "a.jsonl").write_text(_day("2026-11-28", [1, 2, 4, 5, 6]))     # the correction, after the anchor
+    _run(lake, feeds / "a.jsonl", anchor=base / "head.jsonl", key=key)
+    return base
+
+
+@pytest.fixture
+def lake(written, tmp_path) -> Path:
+    shutil.copytree(written / "lake", tmp_path / "lake")
+    for f in ("anchor.jsonl", "head.jsonl", "anchor.key"):
+        shutil.copy(written / f, tmp_path / f)
+    return tmp_path / "lake"
+
+
+def since(lake: Path, anchor: str = "anchor.jsonl", *more):
+    return verify(lake, "--since", lake.parent / anchor, "--key", lake.parent / "anchor.key", *more)
+
+
+def _anchored(lake: Path, anchor: str = "anchor.jsonl") -> dict:
+    return json.loads((lake.parent / anchor).read_text().splitlines()[-1])
+
+
+def _files_added(lake: Path, after: bool) -> list[str]:
+    """Data files of the tables other than runs (relative to the lake) that the records after
+    (or at and before) the anchored one name."""
+    anchored = _anchored(lake)["runs_version"]
+    out = []
+    for version, _data, path in _records(lake):
+        if (version > anchored) != after:
+            continue
+        row = pq.read_table(path).to_pylist()[0]
+        out += [f"{f['table']}/{f['path']}" for f in row["added_files"] or [] if f["table"] != "runs"]
+    return out
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_an_intact_lake_since_the_anchor_checks_less_than_the_full_verify(lake):
+    result, report = since(lake)
+    assert result.returncode == exits.DONE, result.stdout + result.stderr
+    assert report["intact"] and report["problems"] == []
+    anchored = _anchored(lake)
+    assert report["since"]["runs_version"] == anchored["runs_version"]
+    assert report["since"]["record_sha256"] == anchored["record_sha256"]
+    assert report["since"]["anchored_at"] == anchored["anchored_at"]
+    full_result, full = verify(lake)
+    assert full_result.returncode == exits.DONE and full["head"] == report["head"]
+    assert report["checked"]["runs_records"] == 2          # the third run's start and end
+    for what in ("commits", "data_files", "runs_records"):
+        assert 0 < report["checked"][what] < full["checked"][what], what
+    text = pitwatch("verify", "--lake", lake, "--since", lake.parent / "anchor.jsonl",
+                    "--key", lake.parent / "anchor.key")
+    assert text.returncode == exits.DONE
+    assert f"since runs version {anchored['runs_version']} (run {anchored['run_id']}" in text.stdout
+
+
+def test_a_data_file_added_after_the_anchor_flipped_is_named(lake):
+    what = _files_added(lake, after=True)[0]
+    _flip(lake / what)
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert what in named(report, "changed")
+
+
+def test_a_data_file_before_the_anchor_flipped_is_vouched_for_by_it(lake):
+    # the second run's file (the third run replays its day too: removed since, still on disk)
+    what = next(f for f in _files_added(lake, after=False) if "2026-11-29" in f)
+    _flip(lake / what)
+    result, report = since(lake)
+    assert result.returncode == exits.DONE and report["intact"], report["problems"]
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT and what in named(report, "changed")
+
+
+def test_a_data_file_before_the_anchor_deleted_is_named(lake):
+    what = next(f for f in _files_added(lake, after=False) if "2026-11-29" in f)
+    (lake / what).unlink()
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT and what in named(report, "removed")
+
+
+def test_a_chain_record_after_the_anchor_edited_is_named(lake):
+    version, _data, path = _records(lake)[-1]
+    _rewrite(path, lambda r: {**r, "findings": 0})
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert str(path.relative_to(lake)) in named(report, "changed")
+
+
+def test_a_commit_after_the_anchor_edited_or_removed_is_named(lake, tmp_path):
+    table = "events"
+    last = delta.current_version(str(lake), table)
+    commit = lake / table / "_delta_log" / f"{last:020d}.json"
+    assert delta.commit_writer(delta.read_commit(str(lake), table, last)[1]) == \
+        pitwatch_run_ids(lake)[-1]                       # the third run's commit: after the anchor
+    saved = commit.read_bytes()
+    commit.write_bytes(saved.replace(b'"dataChange":true', b'"dataChange":false', 1))
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT and f"{table}/_delta_log/{last:020d}.json" in named(report, "changed")
+    commit.unlink()
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT and f"{table}/_delta_log/{last:020d}.json" in named(report, "removed")
+
+
+def pitwatch_run_ids(lake: Path) -> list[str]:
+    ids = []
+    for _v, _d, path in _records(lake):
+        run = pq.read_table(path).to_pylist()[0]["run_id"]
+        if run not in ids:
+            ids.append(run)
+    return ids
+
+
+def test_a_file_dropped_into_a_partition_after_the_anchor_is_named(lake):
+    what = _files_added(lake, after=True)[0]
+    stray = (lake / what).parent / "part-00000-dropped.parquet"
+    shutil.copy(lake / what, stray)
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert str(stray.relative_to(lake)) in named(report, "added")
+
+
+def test_an_anchor_entry_forged_or_naming_an_absent_record_is_not_intact(lake):
+    anchor = lake.parent / "anchor.jsonl"
+    entry = _anchored(lake)
+    forged = {**entry, "runs_version": entry["runs_version"] + 1}            # without the key
+    anchor.write_text(anchor.read_text() + json.dumps(forged) + "\n")
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert named(report, "anchor") == ["anchor.jsonl line 3"] and "signature" in report["problems"][0]["detail"]
+    key = (lake.parent / "anchor.key").read_bytes().strip()
+    absent = {k: v for k, v in entry.items() if k != "hmac"}
+    absent["runs_version"] = 999
+    absent["hmac"] = anchors.signature(absent, key)
+    anchor.write_text(json.dumps(absent) + "\n")
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert "the lake has no runs version 999" in report["problems"][0]["detail"]
+
+
+def test_a_recomputed_record_after_the_anchor_is_a_broken_link(lake):
+    from tests.pipelines.test_verify import recompute_chain
+    anchored = _anchored(lake)["runs_version"]
+    recompute_chain(lake, anchored, lambda r: {**r, "findings": 0})     # the anchored record itself rewritten
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert named(report, "anchor") == ["anchor.jsonl line 2"]
+
+
+def test_nothing_new_since_the_head(lake):
+    result, report = since(lake, "head.jsonl")
+    assert result.returncode == exits.DONE and report["intact"]
+    assert report["checked"]["runs_records"] == 0 and report["checked"]["commits"] == 0
+    assert report["checked"]["data_files"] == 0
+    assert any("nothing new" in n for n in report["notes"])
+
+
+def test_mistakes_are_one_error_line(lake, tmp_path):
+    before = lake_bytes(lake)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    cases = [
+        (("--since", tmp_path / "none.jsonl"), "does not exist"),
+        (("--since", tmp_path), "is a folder"),
+        (("--since", empty), "holds no entry"),
+        (("--since", lake / "settings.json"), "is inside the lake"),
+        (("--since", lake.parent / "anchor.jsonl", "--anchor", lake.parent / "anchor.jsonl"), "go apart"),
+        (("--since", lake.parent / "anchor.jsonl", "--key", tmp_path / "none.key"), "does not exist"),
+    ]
+    for args, message in cases:
+        result = pitwatch("verify", "--lake", lake, *args)
+        assert result.returncode == exits.USAGE, (args, result.stderr)
+        assert message in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    result = pitwatch("verify", "--lake", tmp_path / "nowhere", "--since", lake.parent / "anchor.jsonl")
+    assert result.returncode == exits.USAGE and "no lake at" in result.stderr
+    assert lake_bytes(lake) == before
+
+
+def test_help_names_since_with_an_example():
+    result = pitwatch("verify", "--help")
+    assert result.returncode == exits.DONE
+    assert "--since FILE" in result.stdout and "--since /worm/pitwatch/anchor.jsonl" in result.stdout
+
+
+def _watcher_commit(lake: Path, watch_id: str, n: int) -> None:
+    """One real alerts commit of a watcher (live.alerts_table), recorded in runs, in a process of its own."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from bench.lake_age import ALERT, WATCHER
+    code = ALERT + WATCHER.format(lake=str(lake), watch_id=watch_id, n=0, count=1, day="2026-11-29", first=n,
+                                  of=1, per=2)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_a_watcher_commit_recorded_before_the_anchor_is_vouched_for_and_one_after_checked(lake, tmp_path):
+    _watcher_commit(lake, "w-before", 1)             # after the third run, recorded before the new anchor
+    feed = tmp_path / "c.jsonl"
+    feed.write_text(_day("2026-11-30", range(1, 4)))
+    anchor = lake.parent / "late.jsonl"
+    _run(lake, feed, anchor=anchor, key=lake.parent / "anchor.key")
+    _watcher_commit(lake, "w-after", 2)              # after the anchor
+    result, report = since(lake, "late.jsonl")
+    assert result.returncode == exits.DONE, report.get("problems")
+    assert report["checked"]["commits"] == 2 and report["checked"]["runs_records"] == 1   # the alerts commit, its record's
+    files = delta.files_at(str(lake), "alerts", delta.current_version(str(lake), "alerts"))
+    before = next(Path(f) for f in files if "w-before" in f)
+    _flip(before)                                    # before the anchor: vouched for
+    result, report = since(lake, "late.jsonl")
+    assert result.returncode == exits.DONE, report.get("problems")
+    after = next(Path(f) for f in files if "w-after" in f)
+    _flip(after)
+    result, report = since(lake, "late.jsonl")
+    assert result.returncode == exits.NOT_INTACT
+    assert named(report, "changed") == [str(after.relative_to(lake))]
