@@ -63,7 +63,13 @@ def named(report: dict, kind: str | None = None) -> list[str]:
 def written(tmp_path_factory):
     """A lake of three runs: a day, the next day, then the first day's file given again with other
     content (a correction); each run appended its head to a signed anchor."""
-    base = tmp_path_factory.mktemp("verify")
+    return three_runs(tmp_path_factory.mktemp("verify"))
+
+
+def three_runs(base, third_anchor: str = "anchor.jsonl"):
+    """``base/lake``: a day, the next day (both anchored in ``base/anchor.jsonl``, signed with
+    ``base/anchor.key``), then the first day's correction, anchored in ``base/third_anchor`` (a copy
+    of the anchor taken before it, when it names another file)."""
     feeds = base / "feeds"
     feeds.mkdir()
     (feeds / "a.jsonl").write_text(_day("2026-11-28", range(1, 6)))
@@ -73,8 +79,10 @@ def written(tmp_path_factory):
     anchor, lake = base / "anchor.jsonl", base / "lake"
     _run(lake, feeds / "a.jsonl", anchor=anchor, key=key)
     _run(lake, feeds / "b.jsonl", anchor=anchor, key=key)
+    if third_anchor != anchor.name:
+        shutil.copy(anchor, base / third_anchor)
     (feeds / "a.jsonl").write_text(_day("2026-11-28", [1, 2, 4, 5, 6]))     # the correction
-    _run(lake, feeds / "a.jsonl", anchor=anchor, key=key)
+    _run(lake, feeds / "a.jsonl", anchor=base / third_anchor, key=key)
     return base
 
 

@@ -19,27 +19,14 @@ from pipelines import anchor as anchors
 from pipelines import delta
 from pipelines.cli import exits
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
-from tests.pipelines.test_verify import _day, _records, _rewrite, _run, named, verify
+from tests.pipelines.test_verify import _day, _records, _rewrite, _run, named, three_runs, verify
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     """Runs of a day and of the next, each anchored (signed); then a correction of the first day,
     not anchored yet (``anchor.jsonl``); ``head.jsonl``: the same anchor with the third run too."""
-    base = tmp_path_factory.mktemp("since")
-    feeds = base / "feeds"
-    feeds.mkdir()
-    (feeds / "a.jsonl").write_text(_day("2026-11-28", range(1, 6)))
-    (feeds / "b.jsonl").write_text(_day("2026-11-29", range(1, 4), device_id="SHOE-2"))
-    key = base / "anchor.key"
-    key.write_text("k" * 40 + "\n")
-    anchor, lake = base / "anchor.jsonl", base / "lake"
-    _run(lake, feeds / "a.jsonl", anchor=anchor, key=key)
-    _run(lake, feeds / "b.jsonl", anchor=anchor, key=key)
-    shutil.copy(anchor, base / "head.jsonl")
-    (feeds / "a.jsonl").write_text(_day("2026-11-28", [1, 2, 4, 5, 6]))     # the correction, after the anchor
-    _run(lake, feeds / "a.jsonl", anchor=base / "head.jsonl", key=key)
-    return base
+    return three_runs(tmp_path_factory.mktemp("since"), third_anchor="head.jsonl")
 
 
 @pytest.fixture
