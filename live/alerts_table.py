@@ -78,6 +78,7 @@ class AlertsTable:
         self.n = 0
         self.buffer: list[dict] = []
         self.commits = 0        # Delta commits this process made (the stop summary, the tests)
+        self.registry: dict | None = None   # a device registry given to this watcher: its next record names it
         self._file = re.compile(re.escape(watch_id) + r"-(\d{8})\.parquet$")
 
     # --- the sink ------------------------------------------------------------------
@@ -157,10 +158,14 @@ class AlertsTable:
         run id is this process's alone, and its files match no other watcher's names)."""
         from pipelines import runs
 
+        options = {"watch_id": self.watch_id, "batch": n, "alerts": rows}
+        if self.registry is not None:       # pipelines.lake_registry: the lake's registry from now on
+            options["devices"] = self.registry
         meta = {"run_id": run_id, "command": "watch", "versions": _versions(), "started": started.isoformat(),
-                "options": json.dumps({"watch_id": self.watch_id, "batch": n, "alerts": rows}, sort_keys=True)}
+                "options": json.dumps(options, sort_keys=True)}
         rec = runs.run_record(meta, "succeeded", {"replayed_days": days}, ended=_dt.datetime.now(_dt.timezone.utc))
         runs.write_run_record(self.lake, rec, files, once=once, since={TABLE: since})
+        self.registry = None
 
     # --- restart -------------------------------------------------------------------
     def _own_files(self) -> list[tuple[int, str, str]]:

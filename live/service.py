@@ -69,6 +69,7 @@ class WatchOptions:
     reorder_wait: float = 5.0           # --gap-wait: the longest wait for a device's missing seqs
     silence_after: float | None = 120.0  # --silence-after: DEVICE_SILENT (live.silence); None: off
     devices: object = None              # the device registry (pipelines.devices.DeviceRegistry) or None
+    devices_record: dict | None = None  # a registry given to this watcher, as its first alerts record names it
     window: int = 128
     checkpoint_every: float = 5.0
     commit_every: float = 30.0          # --commit-every: the alerts table's commits, at most this often (and on stop)
@@ -118,6 +119,8 @@ class WatchService(Delivery):
         self.sinks += [SyslogSink(t, opts.video_pad, opts.syslog_facility) for t in opts.syslog]
         self.status = StatusLine(opts.status_every)
         self.lake_sink = LakeSink(opts.lake, opts.watch_id) if opts.lake_alerts else None
+        if self.lake_sink is not None:
+            self.lake_sink.registry = opts.devices_record
         if self.lake_sink is not None:
             self.sinks.append(self.lake_sink)
         self.sent: dict[str, dict[str, str]] = {s.name: {} for s in self.sinks}

@@ -51,6 +51,7 @@ class RunSummary:
     damaged_files: int = 0          # files read only up to their damage (pipelines.inputs.Damage)
     bytes_not_read: int = 0
     damage: list[dict] = dataclasses.field(default_factory=list)
+    registry: str = ""              # the device registry the run used, as pipelines.lake_registry says it
 
 
 PARALLEL_FROM_BYTES = 32 << 20   # inputs from this size are replayed by one worker process per CPU
@@ -251,14 +252,16 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     (:mod:`pipelines.nightly`); ``inputs`` may then be empty (a gaming day with no file).
     ``command`` (the whole command line) and ``recorded`` (more for the run record's
     ``options``: the effective settings with their origins, the inbox files skipped) go to
-    the ``runs`` record.  ``devices``: the device registry
-    (:class:`pipelines.devices.DeviceRegistry`, recorded in the run's options) or None.
+    the ``runs`` record.  ``devices``: the device registry given
+    (:class:`pipelines.devices.DeviceRegistry`) or None: the given one is kept in the lake, and
+    without one the run uses the lake's (:mod:`pipelines.lake_registry`, recorded in the run's
+    options either way).
     The gaming-day settings must be the lake's (:mod:`pipelines.lake_settings`), unless
     ``rebuilding`` the whole lake.  The caller holds the lake's lock.
     A KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the command)
     leaves the run record ``interrupted: SIGNAL``; any other failure ``failed: …``.
     """
-    from pipelines import delta, lake_run
+    from pipelines import delta, lake_registry, lake_run
     from pipelines.staging import build_ingest, staging_dir
     from schemas.decode import GamingDayConfig
 
@@ -278,6 +281,9 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     lake_settings.check_and_record(lake_path, config, run_id, rebuilding)
     lake_run.remove_leftovers(lake_path)
     lake_run.record_killed_runs(lake_path, run_id)
+    registry = lake_registry.choose(lake_path, devices)     # the given one kept, else the lake's
+    if registry.said:
+        (log.warning if registry.warning else log.info)("%s", registry.said)
     options = beam_options(list(beam_args or []), local_input_bytes(files))
     workers = options.view_as(DirectOptions).direct_num_workers
     if workers > 1:
@@ -293,7 +299,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
                                "beam_args": list(beam_args or []),
                                "night": night.day if night else None,
                                "rebuild_from": night.rebuild_from if night else None,
-                               "devices": devices.describe() if devices is not None else None,
+                               "devices": registry.record,
                                **(recorded or {})}, sort_keys=True),
     }
     runs.write_run_record(lake_path, runs.run_record(meta, "running"))
@@ -315,11 +321,11 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         reject_day = max(staged_days) if staged_days else (night.day if night else meta["fallback_day"])
         plans = lake_run.plan_days(lake_path, run_id, staged_days, frozenset(files), reject_day, night, folder)
         lake_run.announce(lake_path, plans, night, staged_days)
-        plans = lake_run.replay_days(plans, lake_path, meta, ingest_options, devices, pipeline)
+        plans = lake_run.replay_days(plans, lake_path, meta, ingest_options, registry.registry, pipeline)
         lake_run.commit_pipeline(pipeline, lake_path, meta, f"{folder}/ingest.json",
                                  [plan.result_path for plan in plans], [plan.replay_day for plan in plans],
                                  tuple(plan.replay_day for plan in plans if plan.repeats_only))
-        return read_summary(lake_path, run_id, started, plans)
+        return dataclasses.replace(read_summary(lake_path, run_id, started, plans), registry=registry.said)
     except BaseException as exc:
         status = (f"interrupted: {str(getattr(exc, 'signal_name', '') or 'SIGINT').split()[0]}"
                   if isinstance(exc, KeyboardInterrupt)

@@ -24,9 +24,10 @@ not guess at it).
 
 Where the registry comes from is decided in one place,
 :func:`registry_path`: ``pitwatch run --devices FILE``; else, in the nightly
-form, ``INBOX/devices.csv`` when it exists; else none (then
-``UNKNOWN_DEVICE`` is never raised, and ``SHOE_SILENT`` looks at the shoes
-that wrote).  A configuration key, when there is one, goes there too.
+form, ``INBOX/devices.csv`` when it exists; else the one the lake keeps
+(:mod:`pipelines.lake_registry`, which also keeps a given one); else none
+(then ``UNKNOWN_DEVICE`` is never raised, and ``SHOE_SILENT`` looks at the
+shoes that wrote).  A configuration key, when there is one, goes there too.
 
 The engine (``rules/``, no I/O) gets each table's rows as
 :attr:`rules.reference.TableReference.devices` (:meth:`DeviceRegistry.for_table`).
@@ -58,6 +59,7 @@ class DeviceRegistry:
     path: str
     sha256: str
     rows: tuple[tuple, ...]      # (device_id, source, table_id, from_day, to_day): rules.feed_health.DeviceRow
+    data: bytes = dataclasses.field(default=b"", repr=False, compare=False)   # the file's bytes (kept in the lake)
 
     def for_table(self, table_id: str) -> tuple[tuple, ...]:
         """The rows that concern ``table_id``: its own and the ``*`` rows (what the engine is given)."""
@@ -99,7 +101,7 @@ def load_registry(path: str | None) -> DeviceRegistry | None:
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise RegistryError(f"device registry {path}, line {line}: not UTF-8 text") from None
-    return DeviceRegistry(path, hashlib.sha256(data).hexdigest(), parse_rows(text, path))
+    return DeviceRegistry(path, hashlib.sha256(data).hexdigest(), parse_rows(text, path), data)
 
 
 def parse_rows(text: str, path: str = "devices.csv") -> tuple[tuple, ...]:

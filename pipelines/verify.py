@@ -34,7 +34,7 @@ import re
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pipelines import chain, delta, delta_log, lake, runs
+from pipelines import chain, delta, delta_log, lake, lake_registry, runs
 from pipelines.runs import HASH_FIELD, PREV_FIELD
 from pipelines.wording import plural
 
@@ -71,7 +71,8 @@ class Report:
     notes: list[str] = dataclasses.field(default_factory=list)
     checked: dict = dataclasses.field(default_factory=lambda: {"tables": 0, "commits": 0, "data_files": 0,
                                                                   "runs_records": 0, "retention_removed": 0,
-                                                                  "retention_removed_through": None})
+                                                                  "retention_removed_through": None,
+                                                                  "registries": 0})
     head: dict | None = None
     since: dict | None = None      # verify --since: the anchored record everything up to is taken as verified
     # the vacuums whose records account for files found gone: run id -> [record, files, of them planned]
@@ -280,6 +281,7 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
         report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
                        f"names its version {by}")
     _lake_folder(lake_path, tables, report, status)
+    _registries(lake_path, records, report, start)
     _retention_note(report)
     if records and records[-1].row:
         last = records[-1]
@@ -949,8 +951,8 @@ def _lake_folder(lake_path, tables, report, status) -> None:
             report.leftover("lock", base, "the lake's writer lock (pipelines.lake_lock): held by a writer now, "
                             "or left by one that was killed (the next writer takes it over)")
             continue
-        if base == WATCH_STATE and info.type == pafs.FileType.Directory:
-            continue
+        if base in (WATCH_STATE, lake_registry.FOLDER) and info.type == pafs.FileType.Directory:
+            continue            # the watchers' checkpoints (not evidence); the registries: _registries
         if base == STAGING and info.type == pafs.FileType.Directory:
             for run in fs.get_file_info(pafs.FileSelector(info.path)):
                 report.leftover("staging", f"{STAGING}/{run.base_name}",
@@ -958,3 +960,40 @@ def _lake_folder(lake_path, tables, report, status) -> None:
             continue
         report.problem("added", base + ("/" if info.type == pafs.FileType.Directory else ""),
                        "pitwatch writes no such file in the lake's folder")
+
+
+def _registries(lake_path, records, report, start) -> None:
+    """The device registries the lake keeps (:mod:`pipelines.lake_registry`): each file's bytes
+    hash to its name; each one a record names is there; one no record names was kept by a run
+    killed before its first record (a leftover; with ``since`` only the new records are read, so
+    none is called that)."""
+    named: dict[str, str] = {}
+    for r in records:
+        try:
+            devices = json.loads(r.row.get("options") or "{}").get("devices") if r.row else None
+        except (ValueError, AttributeError, TypeError):
+            devices = None      # a record rewritten: its hash shows the change
+        if isinstance(devices, dict) and isinstance(devices.get("kept"), str):
+            named.setdefault(devices["kept"], r.name())
+    fs, root = lake.filesystem(lake_path)
+    folder = f"{root}/{lake_registry.FOLDER}"
+    found = set()
+    if fs.get_file_info(folder).type == pafs.FileType.Directory:
+        for info in fs.get_file_info(pafs.FileSelector(folder)):
+            where = f"{lake_registry.FOLDER}/{info.base_name}"
+            match = lake_registry.FILE.match(info.base_name)
+            if info.type != pafs.FileType.File or match is None:
+                report.problem("added", where, "pitwatch keeps no such file among the device registries")
+                continue
+            found.add(where)
+            actual = chain.file_sha256(fs, info.path)
+            if actual != match.group(1):
+                report.problem("changed", where, f"its SHA-256 is {actual}, not the one its name gives: "
+                               "a device registry kept in the lake was changed")
+            elif where not in named and start is None:
+                report.leftover("registry", where, "a device registry no record names (kept by a run killed "
+                                "before its first record)")
+    for where, by in sorted(named.items()):
+        if where not in found:
+            report.problem("removed", where, f"{by} names it as the device registry it used")
+    report.checked["registries"] = len(found)

@@ -62,7 +62,8 @@ Examples:
 @setting_option("log_file", metavar="FILE")
 @click.option("--devices", metavar="FILE",
               help="The device registry (devices.csv: device_id,source,table_id,from_day,to_day) for SHOE_SILENT "
-                   "and UNKNOWN_DEVICE; the nightly form reads INBOX/devices.csv when this is not given.")
+                   "and UNKNOWN_DEVICE, kept in the lake; the nightly form reads INBOX/devices.csv when this is "
+                   "not given; with neither, the registry the lake keeps.")
 @setting_option("anchor", metavar="FILE")
 @setting_option("anchor_key", metavar="FILE")
 @lock_timeout_option
@@ -241,6 +242,7 @@ def render_summary(s) -> str:
         f"  lines read  {s.lines_read:,} = accepted {s.accepted:,} + rejected {s.rejected:,}"
         f" + duplicates {s.duplicates:,}",
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
+        *([f"  registry    {s.registry}"] if getattr(s, "registry", "") else []),
         *[f"  damaged     {d['path']}: {d['reason']}" for d in getattr(s, "damage", [])],
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",

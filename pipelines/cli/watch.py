@@ -1,12 +1,15 @@
 """``pitwatch watch``: live alerts from growing event files and Redis Streams."""
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
 
 from pipelines.cli.common import StrictCommand, lake_option, setting_option, setup_logging, user_errors
 from pipelines.cli.render import plural
+
+log = logging.getLogger("pitwatch")
 
 
 @click.command(
@@ -122,11 +125,20 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
     config = GamingDayConfig(cutoff, timezone)
     lake_settings.check(lake, config)      # the lake's time zone and cutoff, or exit 2 (watch never records them)
 
-    registry = load_registry(devices)      # RegistryError: one Error line, exit 2
+    from pipelines import lake_registry
+
+    given = load_registry(devices)         # RegistryError: one Error line, exit 2
+    # the given one is kept in the lake and named by the first alerts commit's record; none given:
+    # the lake's (pipelines.lake_registry); with --no-lake-alerts nothing of the watcher is recorded
+    registry = (lake_registry.Chosen(given, None, "") if given is not None and not lake_alerts
+                else lake_registry.choose(lake, given))
+    if registry.said:
+        (log.warning if registry.warning else log.info)("%s", registry.said)
     opts = WatchOptions(
         inputs=list(inputs), lake=lake, state_dir=state_dir, watch_id=watch_id,
         config=config, poll=poll, reorder_wait=gap_wait,
-        silence_after=silence_after or None, devices=registry,
+        silence_after=silence_after or None, devices=registry.registry,
+        devices_record=registry.record if given is not None else None,
         checkpoint_every=checkpoint_every, commit_every=commit_every, stop_after_idle=stop_after_idle,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,

@@ -75,6 +75,43 @@ def test_unknown_device_fires_live_from_the_config_registry_as_in_the_batch(tmp_
     assert [a["finding_id"] for a in unknown] == _batch_unknown(tmp_path, scenario, registry)
 
 
+@pytest.mark.slow
+def test_a_watcher_given_no_registry_uses_the_lakes(tmp_path, scenario, start_watch):
+    """rules.md 2.1: the registry a run used is kept in the lake and used by `watch` unless a new
+    one is given: the nightly lake's registry raises the batch's UNKNOWN_DEVICE live."""
+    registry = tmp_path / "devices.csv"
+    _registry(registry, scenario, leave_out="SHOE-1-BAC-B")
+    batch = _batch_unknown(tmp_path, scenario, registry)
+    feeds = tmp_path / "feeds"
+    w = start_watch(feeds, "--lake", tmp_path / "batch-lake", "--finalize-at-stop")
+    order = [(d, line) for d, lines in scenario.items() for line in lines]
+    append_lines(feeds, order)
+    w.caught_up(len(order))
+    assert w.stop() == 0
+    assert any("device registry: the lake's version 1" in e for e in w.errors)
+    assert [a["finding_id"] for a in w.alerts if a["rule_id"] == "UNKNOWN_DEVICE"] == batch != []
+
+
+@pytest.mark.slow
+def test_a_registry_given_to_a_watcher_is_the_lakes_next_version(tmp_path, scenario, start_watch):
+    from pipelines import runs
+
+    registry = tmp_path / "devices.csv"
+    _registry(registry, scenario, leave_out="SHOE-1-BAC-B")
+    lake, feeds = tmp_path / "lake", tmp_path / "feeds"
+    w = start_watch(feeds, "--lake", lake, "--devices", registry, "--finalize-at-stop")
+    order = [(d, line) for d, lines in scenario.items() for line in lines]
+    append_lines(feeds, order)
+    w.caught_up(len(order))
+    assert w.stop() == 0
+    named = [json.loads(r["options"]).get("devices") for r in runs.records_newest_first(str(lake))]
+    named = [d for d in named if d is not None]
+    assert len(named) == 1 and named[0]["version"] == 1 and named[0]["from"] == "given"
+    assert (lake / named[0]["kept"]).read_bytes() == registry.read_bytes()
+    assert [line.split(",")[0] for line in (lake / named[0]["kept"]).read_text().splitlines()[1:]] == \
+        [dev for dev in scenario if dev != "SHOE-1-BAC-B"]
+
+
 def test_a_missing_registry_is_one_error_line_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "watch", str(tmp_path), "--lake",
                            str(tmp_path / "lake"), "--devices", str(tmp_path / "nope.csv")],
