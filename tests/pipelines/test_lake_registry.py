@@ -140,3 +140,29 @@ def test_a_lake_without_a_registry_runs_as_before(faulty_floor, tmp_path):  # no
     assert "  registry  " not in r.stdout and not (lake / "_registry").exists()
     assert _devices(_run_records(lake)[0]) is None
     assert _unknown(lake) == []
+
+
+def test_a_lake_whose_runs_used_a_registry_it_does_not_keep_says_so(nightly_lake, faulty_floor, tmp_path):  # noqa: F811
+    """A lake written before 2.1: its last run recorded a registry (path, SHA-256, rows) but the lake
+    keeps no copy.  A run given none says that the replayed days lose UNKNOWN_DEVICE, in the log
+    and the summary, and asks for --devices (the record appended as such a run's, through the
+    lake's own chained append)."""
+    import datetime as _dt
+
+    from pipelines import runs
+
+    lake = _copy(nightly_lake[0], tmp_path)
+    now = _dt.datetime.now(_dt.timezone.utc)
+    meta = {"run_id": runs.new_run_id(now), "command": "pitwatch run old", "started": now.isoformat(),
+            "versions": runs.versions(), "options": json.dumps(
+                {"night": None, "devices": {"path": "/etc/pitwatch/devices.csv", "sha256": "ab" * 32, "rows": 9}})}
+    runs.write_run_record(str(lake), runs.run_record(meta, "succeeded", ended=now))
+    dealer = sorted((faulty_floor / nightly_lake[1]).glob("DT-*"))[0]
+    r = pitwatch("run", dealer, "--lake", lake)
+    assert r.returncode == 0, r.stderr
+    said = (f"no device registry: the lake's last run {meta['run_id']} used /etc/pitwatch/devices.csv "
+            "(SHA-256 abababababab…), which the lake does not keep (written before version 2.1); "
+            "the replayed days lose UNKNOWN_DEVICE: give --devices FILE")
+    assert f"  registry    {said}" in r.stdout
+    assert any(line.endswith(f"pitwatch: {said}") for line in r.stderr.splitlines()), r.stderr
+    assert _devices(_run_records(lake)[0]) is None
