@@ -317,9 +317,11 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         with pipeline() as p:
             build_ingest(p, files, folder, lake_path, ingest_options)
         ingest = lake_run.read_json(lake_path, f"{folder}/ingest.json")
-        staged_days = sorted({d for d, _, _ in ingest.get("staged", [])})
+        log_ingest(ingest)
+        staged_days = sorted({entry[0] for entry in ingest.get("staged", [])})
         reject_day = max(staged_days) if staged_days else (night.day if night else meta["fallback_day"])
-        plans = lake_run.plan_days(lake_path, run_id, staged_days, frozenset(files), reject_day, night, folder)
+        plans = lake_run.plan_days(lake_path, run_id, staged_days, frozenset(files), reject_day, night, folder,
+                                   input_files=lake_run.input_files_by_day(ingest))
         lake_run.announce(lake_path, plans, night, staged_days)
         plans = lake_run.replay_days(plans, lake_path, meta, ingest_options, registry.registry, pipeline)
         lake_run.commit_pipeline(pipeline, lake_path, meta, f"{folder}/ingest.json",
@@ -347,6 +349,16 @@ def _remove_staging(lake_path: str, folder: str) -> None:
         os.rmdir(parent)
 
 
+def log_ingest(ingest: dict) -> None:
+    """The read phase in one line (each file's own line is DEBUG: ``--verbose``)."""
+    inputs = ingest.get("inputs", [])
+    damaged = ingest.get("damaged_files", 0)
+    log.info("read %s (%s): %s, %s rejected%s", plural(len(inputs), "input file"),
+             plural(sum(i.get("bytes") or 0 for i in inputs), "byte"), plural(ingest.get("read", 0), "line"),
+             f"{ingest.get('rejected', 0):,}", f"; {plural(damaged, 'damaged file')} read up to the damage"
+             if damaged else "")
+
+
 def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -> RunSummary:
     """The run's record, and the rows it wrote to each table by gaming day (from its days' results)."""
     rec = runs.read_run_record(lake_path, run_id)
@@ -360,11 +372,12 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -
         except FileNotFoundError:
             continue
         for name, day, rows in result.get("written", []):
-            if day is not None and name in DAY_TABLES:
+            if day is not None and name in DAY_TABLES + ("rejects",):
                 by_day.setdefault(name, {})[day] = by_day.get(name, {}).get(day, 0) + rows
     by_day = {name: dict(sorted(per_day.items())) for name, per_day in sorted(by_day.items())}
-    rows = {name: sum(by_day.get(name, {}).values()) for name in DAY_TABLES}
-    rows["rejects"] = rec["rejected"] + (rec.get("damaged_files") or 0)    # a damaged file: one row, no line
+    # the rows the run wrote: every replayed day's partitions whole (what the lake holds for those
+    # days now), rejects too: the run's rejected lines, a damaged file's row and the day's earlier ones
+    rows = {name: sum(by_day.get(name, {}).values()) for name in DAY_TABLES + ("rejects",)}
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
     return RunSummary(
         run_id=run_id, lake=lake_path, inputs=rec["inputs"], lines_read=rec["lines_read"],

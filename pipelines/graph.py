@@ -85,6 +85,7 @@ class DayPlan:
     forced: bool = True
     committed_state: tuple[str, ...] = ()          # the day's state files in the lake (empty: none)
     repeats_only: bool = False   # only the cross-pack repeat check ran again (pipelines.late_repeats)
+    input_files: tuple[int, int] = (0, 0)   # input files with events on the day: this run's, others the lake held
     manifest: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -103,7 +104,7 @@ class WritePartition(WithoutCyclicGC):
         written = lake.write_partition_file(self.lake_path, name, day, tables, unpack=coders.unpack, peek=coders.peek,
                                             file_name=self.file_name)
         rows = written.rows
-        log.info("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
+        log.debug("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
         out = {"written": [(name, day, rows)], "files": [written.to_dict()]}
         if name == "findings":
             for t in map(coders.unpack, tables):

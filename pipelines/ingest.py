@@ -112,7 +112,7 @@ class ReadChunks(beam.DoFn):
                 continue
             lines += len(items)
             yield path, kind, items
-        logging.getLogger("pitwatch").info("read %s: %s", path, plural(lines, "line"))
+        logging.getLogger("pitwatch").debug("read %s: %s", path, plural(lines, "line"))   # --verbose
 
 
 class DecodeChunk(WithoutCyclicGC):

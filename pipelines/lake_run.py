@@ -120,10 +120,20 @@ def _checked_before(record: dict) -> bool:
     return isinstance(options, dict) and "runner" in options and "beam_args" in options
 
 
+def input_files_by_day(ingest: dict) -> dict[str, set[str]]:
+    """The run's input files with events on each gaming day (from its staged files)."""
+    out: dict[str, set[str]] = {}
+    for entry in ingest.get("staged", []):
+        out.setdefault(entry[0], set()).update(entry[3])
+    return out
+
+
 def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: frozenset, reject_day: str,
-              night: Night | None, result_dir: str, retention_days: int = 7) -> list[DayPlan]:
+              night: Night | None, result_dir: str, retention_days: int = 7,
+              input_files: dict[str, set[str]] | None = None) -> list[DayPlan]:
     """The days to replay, in order, with their sources (see the module doc): what the lake holds
-    is what the last successful run committed (:func:`pinned_versions`)."""
+    is what the last successful run committed (:func:`pinned_versions`).  ``input_files``: the
+    run's input files with events on each day (the day's line in the log counts them)."""
     pinned = pinned_versions(lake_path) or {}
     manifests = state.manifests(lake_path, pinned.get(state.TABLE))
     replaced_days = {d for d, m in manifests.items() if run_files & set(m.get("files", ()))}
@@ -160,7 +170,9 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
             retention_days=night.retention_days if night is not None else retention_days,
             close_at_end=close_at_end, manifest={"inbox": listing or []},
             forced=_forced(d, changed, manifests, rebuild, night, close_at_end),
-            committed_state=tuple(p for p in state_files if f"/gaming_day={d}/" in p) if d in manifests else ()))
+            committed_state=tuple(p for p in state_files if f"/gaming_day={d}/" in p) if d in manifests else (),
+            input_files=(len((input_files or {}).get(d, ())),
+                         len(set(manifests.get(d, {}).get("files", ())) - run_files) if keep_old else 0)))
         prior = d
         prior_files = ()    # filled in by run_days once the day has been replayed
     return plans
@@ -259,19 +271,21 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
                      "index (%s)", plan.replay_day, "; ".join(f"{k} {', '.join(v[:5])}" for k, v in differences.items()))
             continue
         plan = dataclasses.replace(plan, prior_state=prior_files)
-        log.info("gaming day %s: %s, %s (state from %s)", plan.replay_day,
-                 plural(sum(1 for _, c in plan.events if c), "file") + " the lake held",
-                 plural(sum(1 for _, c in plan.events if not c), "new file"), plan.prior_day or "none: a fresh start")
+        new, held = plan.input_files
+        log.info("gaming day %s: events of %s of this run and %s the lake held (state from %s)",
+                 plan.replay_day, plural(new, "input file"), plural(held, "input file"),
+                 plan.prior_day or "none: a fresh start")
         with pipeline() as p:
             build_pipeline(p, plan, lake_path, meta, ingest_options, devices)
         result = read_json(lake_path, plan.result_path)
+        _log_day(plan.replay_day, result)
         replayed.append(plan)
         _fs, root = lake.filesystem(lake_path)
         prior_files = tuple(f"{root}/{state.TABLE}/{f['path']}" for f in result.get("files", [])
                             if f["table"] == state.TABLE)
         differences = (state_differences(lake_path, prior_files, plan.committed_state) if plan.committed_state
                        else {"manifest": ["a day the lake did not hold"]})
-        if differences:
+        if differences and any(p.replay_day > plan.replay_day for p in plans):    # why the next day is replayed
             log.info("gaming day %s ended in another state than the lake's: %s", plan.replay_day,
                      "; ".join(f"{kind} {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''}"
                                for kind, keys in differences.items()))
@@ -279,6 +293,18 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
             log.info("gaming day %s ended as the lake holds it: the days after it the run did not change "
                      "are not replayed", plan.replay_day)
     return replayed
+
+
+def _log_day(day: str, result: dict) -> None:
+    """The day's replay in one line: the rows it wrote to each table (each table's and partition's
+    own line is DEBUG: ``--verbose``)."""
+    rows: dict[str, int] = {}
+    for name, part, n in result.get("written", []):
+        if part is not None:            # not the rule catalogue
+            rows[name] = rows.get(name, 0) + n
+    order = [name for name in ("events", "rounds", "packs", "findings", "rejects") if name in rows]
+    order += sorted(set(rows) - set(order))
+    log.info("gaming day %s replayed: %s", day, ", ".join(f"{name} {plural(rows[name], 'row')}" for name in order))
 
 
 class CommitRun(beam.DoFn):
@@ -328,7 +354,7 @@ class CommitRun(beam.DoFn):
 def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
     """The run's bookkeeping, its ingest's and its days' together (:func:`pipelines.runs.unreconciled`)."""
     out = {k: v for k, v in ingest.items() if k not in ("staged", "staged_rejects")}
-    out["staged_events"] = sum(n for _, _, n in ingest.get("staged", []))
+    out["staged_events"] = sum(entry[2] for entry in ingest.get("staged", []))
     out["staged_rejects"] = sum(n for _, n in ingest.get("staged_rejects", []))
     for day in days:
         for k, v in day.items():

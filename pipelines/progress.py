@@ -2,7 +2,8 @@
 
 pitwatch's steps report what they did on the ``pitwatch`` logger ("read
 FILE: N lines", "replayed TABLE: N events, K findings", "wrote
-TABLE/gaming_day=D: N rows").  Where a step runs in the process that runs
+TABLE/gaming_day=D: N rows": DEBUG, shown with ``run --verbose``; the run
+itself logs one INFO line per phase).  Where a step runs in the process that runs
 the pipeline (the embedded runner in one process, small inputs), that is
 the user's terminal already.  The embedded runner's worker processes (inputs
 of 32 MB or more, :func:`pipelines.batch.beam_options`) run the steps in
@@ -47,15 +48,17 @@ log = logging.getLogger("pitwatch")
 
 
 class _AppendLines(logging.Handler):
-    """A record → one line appended to ``path`` (one ``write`` of the whole line, O_APPEND)."""
+    """A record → one line appended to ``path`` (one ``write`` of the whole line, O_APPEND): its
+    level number, a tab, its message (the run logs it again at that level: a step's per-file
+    line is DEBUG, shown with ``--verbose`` and kept in ``--log-file``)."""
 
     def __init__(self, path: str):
-        super().__init__(logging.INFO)
+        super().__init__(logging.DEBUG)
         self.path = path
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            text = record.getMessage().replace("\n", " ") + "\n"
+            text = f"{record.levelno}\t" + record.getMessage().replace("\n", " ") + "\n"
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
             try:
                 os.write(fd, text.encode("utf-8", "replace"))
@@ -74,7 +77,7 @@ def route_worker_reports(environ=os.environ) -> bool:
     worker_log = logging.getLogger("pitwatch")
     if not any(isinstance(h, _AppendLines) and h.path == path for h in worker_log.handlers):
         worker_log.handlers[:] = [_AppendLines(path)]
-    worker_log.setLevel(logging.INFO)
+    worker_log.setLevel(logging.DEBUG)
     worker_log.propagate = False        # not through Beam's logging as well
     return True
 
@@ -127,6 +130,10 @@ class WorkerReports:
         self._offset += len(data)
         *lines, self._partial = (self._partial + data).split(b"\n")
         for line in lines:
-            log.info("%s", line.decode("utf-8", "replace"))
+            level, tab, text = line.decode("utf-8", "replace").partition("\t")
+            if tab and level.isdigit():
+                log.log(int(level), "%s", text)
+            else:
+                log.info("%s", line.decode("utf-8", "replace"))
         return len(lines)
 

@@ -244,7 +244,7 @@ class ReplayTable(WithoutCyclicGC):
         if self.nightly or self.run_files is not None:  # the state after every row was handed out:
             yield beam.pvalue.TaggedOutput(                  # what the next day continues from
                 TAG_STATE, ("tables", {"table_id": table_id, "state": json.dumps(replay.state(), sort_keys=True)}))
-        logging.getLogger("pitwatch").info(
+        logging.getLogger("pitwatch").debug(      # --verbose; the day's line sums them up
             "replayed %s (%s): %s, %s", table_id, replay.game or "no game",
             plural(len(events), "event"), plural(len(findings), "finding"))
 

@@ -80,7 +80,8 @@ class StageEvents(WithoutCyclicGC):
             fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
             with fs.open_output_stream(path) as out:
                 pq.write_table(rows, out, compression="lz4")
-            yield {"staged": [[day.isoformat(), path, rows.num_rows]]}
+            files = pc.unique(rows.column("file")).to_pylist()      # the input files it holds lines of
+            yield {"staged": [[day.isoformat(), path, rows.num_rows, files]]}
 
 
 def _name(table_id: str, file: str, line, day) -> str:

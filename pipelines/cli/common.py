@@ -293,20 +293,22 @@ STDERR_FORMAT = "%(asctime)s pitwatch: %(message)s"
 FILE_FORMAT = "%(asctime)s %(levelname)s pitwatch[%(process)d]: %(message)s"
 
 
-def setup_logging(quiet: bool, log_file: str | None = None) -> None:
-    """pitwatch's progress goes to stderr (unless ``quiet``) and to ``log_file`` (appended, with the
-    level, the process id and the tracebacks of failures); Beam's own chatter is kept to errors."""
+def setup_logging(quiet: bool, log_file: str | None = None, verbose: bool = False) -> None:
+    """pitwatch's progress goes to stderr (unless ``quiet``; one line per phase, and the steps' line
+    per file, table and partition too when ``verbose``) and to ``log_file`` (appended, every line,
+    with the level, the process id and the tracebacks of failures); Beam's own chatter is kept to
+    errors."""
     logging.getLogger().setLevel(logging.ERROR)
     log = logging.getLogger("pitwatch")
     for h in log.handlers[:]:
         log.removeHandler(h)
         if isinstance(h, logging.FileHandler):
             h.close()
-    log.setLevel(logging.INFO)
+    log.setLevel(logging.DEBUG if verbose and not quiet else logging.INFO)
     if not quiet:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_UtcFormatter(STDERR_FORMAT))
-        handler.setLevel(logging.INFO)
+        handler.setLevel(logging.DEBUG if verbose else logging.INFO)
         log.addHandler(handler)
     if log_file:
         try:

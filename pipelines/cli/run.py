@@ -68,9 +68,11 @@ Examples:
 @setting_option("anchor_key", metavar="FILE")
 @lock_timeout_option
 @click.option("--quiet", is_flag=True, help="No progress on stderr; only the summary.")
+@click.option("--verbose", is_flag=True,
+              help="Progress per input file, table and partition too, not only per phase (--log-file keeps it always).")
 @click.pass_context
 def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, fail_on, not_after, cutoff,
-        timezone, chunk_lines, log_file, devices, anchor, anchor_key, lock_timeout, quiet):
+        timezone, chunk_lines, log_file, devices, anchor, anchor_key, lock_timeout, quiet, verbose):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
     procedure and write the lake: events, rejects, rounds, packs, findings, runs.
@@ -93,7 +95,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     --lock-timeout and then exits 4.  The lake must be on a local disk or a
     POSIX file system (docs/operations.md, "The lake's lock").
     """
-    setup_logging(quiet, log_file)  # before importing Beam, which logs at import time
+    setup_logging(quiet, log_file, verbose)  # before importing Beam, which logs at import time
 
     from pipelines.inputs import InputError
     from pipelines.lake import LakeError
@@ -267,5 +269,6 @@ def _elsewhere(s, name: str) -> str:
     why = {"findings": "a finding carries the gaming day of the event that completed it",
            "rounds": "a round belongs to the gaming day it started in",
            "packs": "a pack belongs to the gaming day it was opened in",
-           "events": "an event's gaming day comes from its own time stamp"}[name]
+           "events": "an event's gaming day comes from its own time stamp",
+           "rejects": "a run's rejected lines go under its last gaming day; the days' earlier ones stay under theirs"}[name]
     return f"  ({split}: {plural(other, 'row')} filed under another gaming day than {s.replay_day}; {why})"

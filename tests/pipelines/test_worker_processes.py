@@ -82,17 +82,19 @@ def test_outside_a_run_or_in_the_runs_own_process_the_logger_is_left_alone(tmp_p
 
 @pytest.mark.slow
 def test_cli_run_with_worker_processes_prints_only_pitwatch_lines(tmp_path):
+    """With --verbose the workers' own lines (DEBUG: per file, table, partition) reach the terminal."""
     feeds = tmp_path / "feeds"
     simulate(feeds, tables={"baccarat": 1, "stud": 1}, hours=1, seed=5, faults={})
     out = subprocess.run(
         [sys.executable, "-m", "pipelines.cli", "run", str(feeds / "2026-11-28"), "--lake", str(tmp_path / "lake"),
-         "--direct_num_workers=2", "--direct_running_mode=multi_processing"],
+         "--verbose", "--direct_num_workers=2", "--direct_running_mode=multi_processing"],
         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     stamp = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")   # every log line is timestamped
     lines = [stamp.sub("", l, count=1) for l in out.stderr.splitlines() if l.strip()]
     assert "pitwatch: embedded runner: 2 worker processes" in lines
-    assert any(l.startswith("pitwatch: read ") for l in lines)              # progress from the workers:
+    assert any(l.startswith("pitwatch: read 5 input files (") for l in lines)       # the phase's line
+    assert any(l.startswith("pitwatch: read /") for l in lines)             # progress from the workers:
     assert any(l.startswith("pitwatch: replayed BAC-") for l in lines)     # each step's own lines
     assert any(l.startswith("pitwatch: wrote events/gaming_day=") for l in lines)
     assert [l for l in lines if not l.startswith("pitwatch: ")] == []       # and nothing else
