@@ -43,7 +43,7 @@ def lines_in(paths) -> int:
 @pytest.fixture(scope="module")
 def two_days(tmp_path_factory):
     inbox = tmp_path_factory.mktemp("summary") / "inbox"
-    simulate(inbox, tables={"baccarat": 1, "stud": 1}, hours=26, seed=11, faults={})
+    simulate(inbox, tables={"baccarat": 1, "stud": 1}, hours=12, seed=11, faults={})   # 20:00 to 08:00: two days
     days = sorted(d.name for d in inbox.iterdir() if d.is_dir())
     assert len(days) == 2
     return inbox, days
