@@ -242,6 +242,7 @@ def render_summary(s) -> str:
         f" + duplicates {s.duplicates:,}",
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
         *[f"  damaged     {d['path']}: {d['reason']}" for d in getattr(s, "damage", [])],
+        *_incomplete(getattr(s, "damage", [])),
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",
     ]
@@ -250,6 +251,14 @@ def render_summary(s) -> str:
     if s.rejected:
         lines.append(f"  rejected lines are in {s.lake}/rejects/")
     return "\n".join(lines)
+
+
+def _incomplete(damage: list) -> list[str]:
+    """One line when files were damaged: the audit of their days is incomplete, and why."""
+    if not damage:
+        return []
+    return [f"  audit       incomplete: {plural(len(damage), 'input file')} could not be read to the end "
+            f"(the lines after the damage are not audited): INPUT_DAMAGED, major"]
 
 
 def _elsewhere(s, name: str) -> str:
