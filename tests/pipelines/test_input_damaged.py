@@ -16,8 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from pipelines.input_damage import damage_facts, damage_finding, damage_of, day_start_micros
@@ -25,6 +23,7 @@ from rules.finding import finding_id
 from schemas.decode import GamingDayConfig
 from tests import lake_rows
 from tests.conftest import event
+from tests.pipelines.test_damaged_files import bad_second_row_group
 
 ROOT = Path(__file__).resolve().parents[2]
 UTC = _dt.timezone.utc
@@ -194,16 +193,7 @@ def test_a_corrupt_parquet_row_group(tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     path = folder / "DT-1.parquet"
-    rows = dealer_events(300)
-    names = sorted({k for r in rows for k in r})
-    pq.write_table(pa.Table.from_pylist([{k: r.get(k) for k in names} for r in rows]), path,
-                   row_group_size=100, compression="snappy")
-    meta = pq.ParquetFile(path).metadata
-    second = meta.row_group(1).column(0)
-    start = second.dictionary_page_offset if second.has_dictionary_page else second.data_page_offset
-    data = bytearray(path.read_bytes())
-    data[start:start + 40] = b"\xff" * 40       # the second row group's first page header
-    path.write_bytes(bytes(data))
+    _meta, start, data = bad_second_row_group(path, dealer_events(300))
     run(folder, "--lake", tmp_path / "lake", "--fail-on", "major", expect=1)
     rows = damaged_rows(tmp_path / "lake")
     assert len(rows) == 1
