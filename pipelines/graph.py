@@ -107,9 +107,12 @@ class WritePartition(WithoutCyclicGC):
         log.info("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
         out = {"written": [(name, day, rows)], "files": [written.to_dict()]}
         if name == "findings":
+            from pipelines.input_damage import incomplete_days
+
             for t in map(coders.unpack, tables):
                 for sev in t.column("severity").to_pylist():
                     out[f"findings_{sev}"] = out.get(f"findings_{sev}", 0) + 1
+                out["input_damaged"] = out.get("input_damaged", []) + incomplete_days(t, day)
         yield out
 
 

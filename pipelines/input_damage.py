@@ -143,3 +143,11 @@ def damage_findings(rows: list[dict], day: str, config: GamingDayConfig) -> list
             f = damage_finding(facts, _dt.date.fromisoformat(day), config)
             found[f.finding_id] = f
     return [found[k] for k in sorted(found)]
+
+
+def incomplete_days(table, day: str) -> list[str]:
+    """``day`` once for each ``INPUT_DAMAGED`` row of a ``findings`` table written under it (the
+    day's result's ``input_damaged``: the run summary says which days' audit is incomplete)."""
+    from rules.input_damage import RULE_ID
+
+    return [day] * table.column("rule_id").to_pylist().count(RULE_ID) if table.num_rows else []

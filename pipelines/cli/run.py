@@ -242,7 +242,7 @@ def render_summary(s) -> str:
         f" + duplicates {s.duplicates:,}",
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
         *[f"  damaged     {d['path']}: {d['reason']}" for d in getattr(s, "damage", [])],
-        *_incomplete(getattr(s, "damage", [])),
+        *_incomplete(getattr(s, "incomplete", [])),
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",
     ]
@@ -253,12 +253,14 @@ def render_summary(s) -> str:
     return "\n".join(lines)
 
 
-def _incomplete(damage: list) -> list[str]:
-    """One line when files were damaged: the audit of their days is incomplete, and why."""
-    if not damage:
+def _incomplete(days: list[str]) -> list[str]:
+    """One line when the run wrote INPUT_DAMAGED findings (``days``: a day per finding): the audit of
+    those days is incomplete, and why (a file damaged in this run, or in an earlier one whose day it
+    replayed)."""
+    if not days:
         return []
-    return [f"  audit       incomplete: {plural(len(damage), 'input file')} could not be read to the end "
-            f"(the lines after the damage are not audited): INPUT_DAMAGED, major"]
+    return [f"  audit       incomplete for {', '.join(sorted(set(days)))}: {plural(len(days), 'input file')} "
+            f"could not be read to the end, the lines after the damage are not audited (INPUT_DAMAGED, major)"]
 
 
 def _elsewhere(s, name: str) -> str:

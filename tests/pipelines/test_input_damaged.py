@@ -153,7 +153,8 @@ def test_a_run_over_a_truncated_dealer_file_fails_on_major_with_one_finding(tmp_
     path, _whole = truncated(tmp_path / "in")
     failed = run(tmp_path / "in", "--lake", tmp_path / "lake1", "--fail-on", "major", expect=1)
     assert "findings    1 (major 1)" in failed.stdout
-    assert "audit       incomplete: 1 input file could not be read to the end" in failed.stdout
+    assert ("audit       incomplete for 2026-11-28: 1 input file could not be read to the end, the lines after "
+            "the damage are not audited (INPUT_DAMAGED, major)") in failed.stdout
     assert "1 finding of severity major or higher" in failed.stderr
     run(tmp_path / "in", "--lake", tmp_path / "lake2", expect=0)         # without --fail-on: exit 0
     for lake in ("lake1", "lake2"):
@@ -221,6 +222,7 @@ def test_a_late_replay_keeps_the_finding_and_the_whole_file_sent_again_drops_it(
         for i in range(1, 4)) + "\n")
     replayed = run(late, "--lake", lake, "--fail-on", "major", expect=1)        # the day replayed again
     assert "gaming days 2026-11-28" in replayed.stdout
+    assert "audit       incomplete for 2026-11-28: 1 input file" in replayed.stdout     # an earlier run's file
     assert damaged_rows(lake) == first
     path.write_bytes(whole)            # the casino sends the whole file again, under its name
     again = run(tmp_path / "in", "--lake", lake, "--fail-on", "major", expect=0)
