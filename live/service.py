@@ -312,6 +312,24 @@ class WatchService(Delivery):
         for item, ln in ready:
             self._feed(item, ln)
 
+    def input_damaged(self, path: str) -> None:
+        """A source file found damaged: its ``INPUT_DAMAGED`` alert, the batch's finding (same
+        ``finding_id``: :mod:`pipelines.input_damage` reads the file as the batch does); the run's
+        day, when it held no line before the damage, is the gaming day of now."""
+        from pipelines.input_damage import damage_facts, damage_finding, damage_of
+
+        try:
+            damage = damage_of(path)
+        except OSError as exc:
+            log.warning("%s: cannot read it again for its INPUT_DAMAGED alert: %s", path, exc)
+            return
+        if damage is None:
+            log.warning("%s: the batch's reader finds no damage in it: no INPUT_DAMAGED alert", path)
+            return
+        facts = damage_facts(damage, self.opts.config)
+        self.emit([damage_finding(facts, self.opts.config.gaming_day(_dt.datetime.now(_dt.timezone.utc)),
+                                  self.opts.config)])
+
     def request_stop(self, *_args) -> None:
         self._stop = True
 
@@ -332,6 +350,8 @@ class WatchService(Delivery):
                     got += len(lines)
                     for line in lines:
                         self._line(line)
+                    for path in src.take_damaged() if hasattr(src, "take_damaged") else ():
+                        self.input_damaged(path)
                 now = time.monotonic()
                 for item, ln in self.order.due(now):
                     self._feed(item, ln)

@@ -15,8 +15,9 @@ Files (:class:`FileFollower`)
     is read once, to its end, when it appears (a gzip member is only readable
     once it is finished: write it under another name and rename it); a
     damaged one (bad header or CRC, cut short) gives the lines before the
-    damage, is logged and listed in ``damaged`` (the stop summary counts it)
-    and is not read again unless replaced.  A file whose inode changes or
+    damage, is logged and listed in ``damaged`` (the stop summary counts it),
+    raises ``INPUT_DAMAGED`` (``take_damaged``: the service's alert, the
+    batch's finding) and is not read again unless replaced.  A file whose inode changes or
     that shrinks was replaced: it is read again from the start (its lines
     are new deliveries; duplicates are dropped by event_id).
     Memory is bounded whatever the bytes: a file is read :data:`CHUNK` bytes
@@ -79,6 +80,7 @@ class FileFollower:
         self.max_bytes = max(max_bytes, CHUNK)   # read per file per turn (a turn stays short)
         self.pos: dict[str, list] = {}      # path -> [inode, offset, lines, state]
         self.damaged: dict[str, str] = {}   # gzip files that could not be read to their end: why
+        self.newly_damaged: list[str] = []  # found damaged since the service last took them (take_damaged)
         self._next_scan = 0.0
         self._handles: dict[str, tuple] = {}  # path -> (inode, file object)
         self._scanned = False               # the first look is announced as "watching N file(s)"
@@ -164,6 +166,12 @@ class FileFollower:
                 log.info("%s is back", path)
         return out
 
+    def take_damaged(self) -> list[str]:
+        """The files found damaged since the last call (the service raises INPUT_DAMAGED for each,
+        after the lines read before the damage)."""
+        found, self.newly_damaged = self.newly_damaged, []
+        return found
+
     def _close(self, path: str) -> None:
         h = self._handles.pop(path, None)
         if h is not None:
@@ -198,6 +206,7 @@ class FileFollower:
             why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             log.warning("%s is damaged (%s): read up to line %d, the rest cannot be read", path, why, pos[2])
             self.damaged[path] = why
+            self.newly_damaged.append(path)
             pos[3] = FINISHED
             self._close(path)
 

@@ -52,6 +52,7 @@ class RunSummary:
     bytes_not_read: int = 0
     damage: list[dict] = dataclasses.field(default_factory=list)
     registry: str = ""              # the device registry the run used, as pipelines.lake_registry says it
+    incomplete: list[str] = dataclasses.field(default_factory=list)   # a day per INPUT_DAMAGED finding written
 
 
 PARALLEL_FROM_BYTES = 32 << 20   # inputs from this size are replayed by one worker process per CPU
@@ -364,6 +365,7 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -
     rec = runs.read_run_record(lake_path, run_id)
     days = [d.isoformat() for d in rec["gaming_days"]]
     by_day: dict[str, dict[str, int]] = {}
+    incomplete: list[str] = []
     for plan in plans:
         fs, _root = lake.filesystem(lake_path)
         try:
@@ -371,6 +373,7 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -
                 result = json.loads(f.read())
         except FileNotFoundError:
             continue
+        incomplete += result.get("input_damaged", [])
         for name, day, rows in result.get("written", []):
             if day is not None and name in DAY_TABLES + ("rejects",):
                 by_day.setdefault(name, {})[day] = by_day.get(name, {}).get(day, 0) + rows
@@ -386,5 +389,5 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -
         findings_by_severity=json.loads(rec["findings_by_severity"] or "{}"), status=rec["status"],
         seconds=(ended - started).total_seconds(), rows_by_day=by_day,
         damaged_files=rec.get("damaged_files") or 0, bytes_not_read=rec.get("bytes_not_read") or 0,
-        damage=rec.get("damage") or [],
+        damage=rec.get("damage") or [], incomplete=sorted(incomplete),
     )

@@ -9,6 +9,7 @@
                                      ├ seqs (+ prior device states) ─ ReplayDeviceSeqs ─┤
                                      │        pack cards (+ prior) ─ FindRepeatedRuns ──┤
                                      ├ rejects ─────────────────── KeyRejects ──────────┤
+                                     │   └ (damaged files' rows) ─ FindDamagedFiles ────┤
                                      └ counts ──────────────────────────┐               │
                                              WritePartitions (rounds, packs, findings, …) ◄┘
                                              WriteState ◄────────────────┤
@@ -107,9 +108,12 @@ class WritePartition(WithoutCyclicGC):
         log.debug("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
         out = {"written": [(name, day, rows)], "files": [written.to_dict()]}
         if name == "findings":
+            from pipelines.input_damage import incomplete_days
+
             for t in map(coders.unpack, tables):
                 for sev in t.column("severity").to_pylist():
                     out[f"findings_{sev}"] = out.get(f"findings_{sev}", 0) + 1
+                out["input_damaged"] = out.get("input_damaged", []) + incomplete_days(t, day)
         yield out
 
 
@@ -232,6 +236,9 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
         | "AllRejects" >> beam.Flatten()
         | "KeyRejects" >> beam.Map(lambda rows: (("rejects", day), rows_to_table(rows, REJECT_ROWS)))
     )
+    # INPUT_DAMAGED: built again at each replay of the day from its damaged-file rows (their facts),
+    # so a later replay keeps it and the file read again undamaged (its rows replaced) drops it
+    damaged = decoded[TAG_REJECTS] | "FindDamagedFiles" >> beam.FlatMap(_damage_findings, day, options.gaming_day)
     # the day gets its rounds, packs, findings and rejects files, even empty (its events: always rows)
     empty = p | "EmptyPartitionsOfDay" >> beam.Create([((t, day), None) for t in DAY_TABLES + ("rejects",)
                                                        if t != "events"])
@@ -240,7 +247,7 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
         | "RulesTable" >> beam.Map(lambda _: (("rules", None), rules_catalogue_table()))
     )
     written = (
-        (replayed.partitions, seq_gaps.partitions, repeats.partitions, rejects, empty, rules_table)
+        (replayed.partitions, seq_gaps.partitions, repeats.partitions, rejects, damaged, empty, rules_table)
         | "AllPartitions" >> beam.Flatten()
         | "GroupPartitions" >> beam.GroupByKey()
         | "WritePartitions" >> beam.ParDo(WritePartition(lake_path, plan.file_name))
@@ -265,6 +272,17 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
         | "TotalDay" >> beam.CombineGlobally(MergeCounts())
         | "RecordDay" >> beam.ParDo(RecordDay(lake_path, run_meta, plan))
     )
+
+
+def _damage_findings(rows: list[dict], day: str, config):
+    """``(("findings", day), rows)`` of the INPUT_DAMAGED findings of one list of the day's rejects."""
+    from pipelines.input_damage import damage_findings
+    from pipelines.replay import finding_rows
+    from schemas.arrow import FINDINGS
+
+    found = damage_findings(rows, day, config)
+    if found:
+        yield ("findings", day), rows_to_table(finding_rows(found), FINDINGS)
 
 
 def rules_catalogue_table() -> pa.Table:

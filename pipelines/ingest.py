@@ -127,7 +127,7 @@ class DecodeChunk(WithoutCyclicGC):
     def process(self, chunk):
         path, kind, items = chunk
         if kind == "damage":
-            yield from damage_outputs(path, items)
+            yield from damage_outputs(path, items, self.config)
             return
         config = self.config
         fast = None
@@ -173,9 +173,13 @@ class DecodeChunk(WithoutCyclicGC):
         yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"read": len(items), "rejected": len(rejects)})
 
 
-def damage_outputs(path: str, damage: Damage) -> list:
-    """A damaged file's one reject row naming it (no line) and its counts, apart from lines."""
-    return [beam.pvalue.TaggedOutput(TAG_REJECTS, [reject_row(Reject(path, None, "", damage.reason))]),
+def damage_outputs(path: str, damage: Damage, config: GamingDayConfig) -> list:
+    """A damaged file's one reject row naming it (no line; ``raw``: its damage facts, which make its
+    ``INPUT_DAMAGED`` finding: :mod:`pipelines.input_damage`) and its counts, apart from lines."""
+    from pipelines.input_damage import damage_facts, facts_raw
+
+    raw = facts_raw(damage_facts(damage, config))
+    return [beam.pvalue.TaggedOutput(TAG_REJECTS, [reject_row(Reject(path, None, raw, damage.reason))]),
             beam.pvalue.TaggedOutput(TAG_COUNTS, {"damaged_files": 1, "bytes_not_read": damage.bytes_not_read,
                                                   "damage": [damage.to_row()]})]
 

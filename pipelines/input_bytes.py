@@ -46,6 +46,8 @@ class Damage:
 
 
 def _open(path: str, raw: bool = False):
+    if raw and "://" not in path:   # a local file's stored bytes: no Beam needed (the watcher reads here too)
+        return open(path, "rb")
     from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
     kind = CompressionTypes.UNCOMPRESSED if raw else CompressionTypes.AUTO

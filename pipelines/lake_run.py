@@ -137,7 +137,8 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
     pinned = pinned_versions(lake_path) or {}
     manifests = state.manifests(lake_path, pinned.get(state.TABLE))
     replaced_days = {d for d, m in manifests.items() if run_files & set(m.get("files", ()))}
-    changed = set(staged_days) | replaced_days | {reject_day}
+    damage_days = _staged_reject_days(result_dir)    # damaged files' rows: their last line's day
+    changed = set(staged_days) | replaced_days | {reject_day} | damage_days
     if night is not None:
         changed |= {night.day} | ({night.rebuild_from} if night.rebuild_from else set())
     # a day a one-off run closed at its end is no state to continue from: it is replayed again
@@ -165,7 +166,8 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
             events=tuple([(p, True) for p in carried_events if folder in p and keep_old]
                          + [(p, False) for p in _staged(result_dir, "events", d)]),
             rejects=tuple([(p, True) for p in carried_rejects if folder in p and keep_old]
-                          + ([(p, False) for p in _staged(result_dir, "rejects", None)] if d == reject_day else [])),
+                          + ([(p, False) for p in _staged(result_dir, "rejects", None)] if d == reject_day else [])
+                          + [(p, False) for p in _staged(result_dir, "rejects", d)]),
             replaced=run_files, run_files=run_files, result_path=f"{result_dir}/day-{d}.json",
             retention_days=night.retention_days if night is not None else retention_days,
             close_at_end=close_at_end, manifest={"inbox": listing or []},
@@ -225,6 +227,19 @@ def _staged(folder: str, kind: str, day: str | None) -> list[str]:
     if fs.get_file_info(base).type != pafs.FileType.Directory:
         return []
     return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(base)) if i.base_name.endswith(".parquet"))
+
+
+def _staged_reject_days(folder: str) -> set[str]:
+    """The gaming days of the run's staged rejects filed under a day of their own (a damaged file's
+    row: :mod:`pipelines.input_damage`); the others go under the run's day."""
+    import pyarrow.fs as pafs
+
+    fs, _root = lake.filesystem(folder)
+    base = f"{folder}/rejects"
+    if fs.get_file_info(base).type != pafs.FileType.Directory:
+        return set()
+    return {i.base_name.split("=", 1)[1] for i in fs.get_file_info(pafs.FileSelector(base))
+            if i.type == pafs.FileType.Directory and i.base_name.startswith("gaming_day=")}
 
 
 def read_json(lake_path: str, path: str) -> dict:

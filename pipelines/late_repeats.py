@@ -112,6 +112,7 @@ def repeat_check_day(lake_path: str, plan, carried_in: tuple, lake_in: tuple, fi
 
 
 def _write(lake_path: str, plan, old: dict, old_cross: set, findings, index: list[dict], committed: list[str]):
+    from pipelines.input_damage import incomplete_days
     from pipelines.lake import replay_file_name
     from schemas.arrow import FINDINGS
 
@@ -134,6 +135,7 @@ def _write(lake_path: str, plan, old: dict, old_cross: set, findings, index: lis
         for t in tables:
             for sev in t.column("severity").to_pylist():
                 out[f"findings_{sev}"] = out.get(f"findings_{sev}", 0) + 1
+            out["input_damaged"] = out.get("input_damaged", []) + incomplete_days(t, part)
     assert set(FINDINGS.names) >= {"finding_id", "severity"}
     state_files = {}
     for kind in state.KINDS:

@@ -99,8 +99,15 @@ class StageRejects(beam.DoFn):
         self.lake_path = lake_path
 
     def process(self, rows):
+        from pipelines.input_damage import facts_day, facts_of_reject
+
         fs, _root = lake.filesystem(self.lake_path)
-        path = f"{self.folder}/rejects/{_name('', rows[0]['file'], rows[0]['line'], None)}.parquet"
+        # a damaged file's row goes under the gaming day of its last line read (INPUT_DAMAGED's day,
+        # pipelines.input_damage); every other rejected line under the run's day (folder without day)
+        facts = facts_of_reject(rows[0]) if len(rows) == 1 else None
+        day = facts_day(facts) if facts is not None else None
+        folder = f"{self.folder}/rejects" + (f"/gaming_day={day}" if day else "")
+        path = f"{folder}/{_name('', rows[0]['file'], rows[0]['line'], None)}.parquet"
         fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with fs.open_output_stream(path) as out:
             pq.write_table(pa.Table.from_pylist(rows, schema=REJECT_ROWS), out)

@@ -173,6 +173,9 @@ RULES: tuple[Rule, ...] = (
        "the terminal records cards of a pack no shoe drew, on a table expected to have a shoe"),
     _r("UNKNOWN_DEVICE", "Device not in the registry", "critical", ALL_GAMES, "integrity", "table, device",
        "an event from a device the registry does not list for that source, table and gaming day"),
+    # feed health (version 2.1): rules.input_damage
+    _r("INPUT_DAMAGED", "Input file damaged: audit incomplete", "major", ALL_GAMES, "integrity", "file",
+       "an input file could not be read to its end: the lines after the damage are not audited"),
 )
 
 RULE_BY_ID: dict[str, Rule] = {r.rule_id: r for r in RULES}

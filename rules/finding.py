@@ -78,7 +78,7 @@ class Finding:
     title: str          # the rule's plain title (rules.catalog), for the people who act on it
     severity: str
     game: str | None
-    table_id: str
+    table_id: str | None     # None only for a file-level finding (INPUT_DAMAGED that read no line)
     pack_id: str | None
     round_id: str | None
     seat: int | None
@@ -114,7 +114,7 @@ def _pair_key(pair: Sequence) -> tuple[str, str]:
     return ("" if pair[0] is None else pair[0], pair[1])
 
 
-def finding_id(rule_id: str, table_id: str, key: Sequence, evidence: Iterable[Sequence]) -> str:
+def finding_id(rule_id: str, table_id: str | None, key: Sequence, evidence: Iterable[Sequence]) -> str:
     """``evidence``: (device_id, event_id) pairs (order and repeats do not matter)."""
     pairs = sorted({(d, e) for d, e in evidence}, key=_pair_key)
     payload = json.dumps([rule_id, table_id, [None if k is None else str(k) for k in key],

@@ -31,8 +31,14 @@ def _day(tmp_path, games, faults, seed=11):
     return lake_findings(str(lake)), read_truth(feeds / "truth.jsonl")
 
 
+# A rule about a file, not about the events of a table (INPUT_DAMAGED: a file that cannot be read to its
+# end) is no fault of a simulated day's events: tests/pipelines/test_input_damaged.py damages real files.
+FILE_RULES = {r.rule_id for r in RULES if r.key == "file"}
+
+
 def test_every_rule_can_be_injected():
-    assert sorted(SPECS) == sorted(r.rule_id for r in RULES)
+    assert FILE_RULES == {"INPUT_DAMAGED"}
+    assert sorted(SPECS) == sorted(r.rule_id for r in RULES if r.rule_id not in FILE_RULES)
 
 
 @pytest.mark.slow

@@ -246,6 +246,7 @@ def render_summary(s) -> str:
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
         *([f"  registry    {s.registry}"] if getattr(s, "registry", "") else []),
         *[f"  damaged     {d['path']}: {d['reason']}" for d in getattr(s, "damage", [])],
+        *_incomplete(getattr(s, "incomplete", [])),
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",
     ]
@@ -254,6 +255,16 @@ def render_summary(s) -> str:
     if s.rejected:
         lines.append(f"  rejected lines are in {s.lake}/rejects/")
     return "\n".join(lines)
+
+
+def _incomplete(days: list[str]) -> list[str]:
+    """One line when the run wrote INPUT_DAMAGED findings (``days``: a day per finding): the audit of
+    those days is incomplete, and why (a file damaged in this run, or in an earlier one whose day it
+    replayed)."""
+    if not days:
+        return []
+    return [f"  audit       incomplete for {', '.join(sorted(set(days)))}: {plural(len(days), 'input file')} "
+            f"could not be read to the end, the lines after the damage are not audited (INPUT_DAMAGED, major)"]
 
 
 def _elsewhere(s, name: str) -> str:
@@ -270,5 +281,6 @@ def _elsewhere(s, name: str) -> str:
            "rounds": "a round belongs to the gaming day it started in",
            "packs": "a pack belongs to the gaming day it was opened in",
            "events": "an event's gaming day comes from its own time stamp",
-           "rejects": "a run's rejected lines go under its last gaming day; the days' earlier ones stay under theirs"}[name]
+           "rejects": "a run's rejected lines go under its last gaming day, a damaged file's row under the day of "
+                      "its last line read; the days' earlier ones stay under theirs"}[name]
     return f"  ({split}: {plural(other, 'row')} filed under another gaming day than {s.replay_day}; {why})"
