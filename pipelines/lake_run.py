@@ -87,7 +87,7 @@ def record_killed_runs(lake_path: str, run_id: str) -> list[str]:
     if not delta.is_table(lake_path, "runs"):
         return []
     since_last_check = []
-    for r in runs.records_newest_first(lake_path):
+    for r in runs.records_newest_first(lake_path, skip_watchers=True):   # a watcher's closes none, stops none
         since_last_check.append(r)
         if r["run_id"] != run_id and _checked_before(r):
             break
@@ -418,7 +418,7 @@ def _seconds_per_day(lake_path: str, last: int = 5) -> float | None:
 
     seen: set[str] = set()
     found = []
-    for r in runs.records_newest_first(lake_path):
+    for r in runs.records_newest_first(lake_path, skip_watchers=True):     # a watcher's is no run's
         if r["run_id"] in seen:
             continue
         seen.add(r["run_id"])

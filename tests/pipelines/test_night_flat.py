@@ -200,3 +200,50 @@ def test_leftovers_are_the_files_no_commit_added_even_files_removed_long_ago_are
 def _on_disk(folder: Path) -> list[str]:
     return [str(p.relative_to(folder)) for p in folder.rglob("*")
             if p.is_file() and not str(p.relative_to(folder)).startswith(("_delta_log", "_log_archive"))]
+
+
+def _watcher_record_files(path: str) -> list[Path]:
+    """The ``runs`` record files whose record is the watcher's (command ``watch``), found by reading
+    every one of them."""
+    from pipelines import chain
+
+    out = []
+    for version in delta_log.history_versions(path, "runs"):
+        for rel in delta.added_paths(delta.read_commit(path, "runs", version)[1]):
+            file = Path(path) / "runs" / rel
+            if all(runs.is_watcher(r) for r in chain.parquet_rows(file.read_bytes())):
+                out.append(file)
+    return out
+
+
+def test_every_runs_commit_says_whether_its_record_is_the_watchers(lake_copy):
+    path, _ids = lake_copy
+    watcher_files = {str(f.relative_to(Path(path) / "runs")) for f in _watcher_record_files(path)}
+    assert len(watcher_files) > 60
+    said = {}
+    for version in delta_log.history_versions(path, "runs"):
+        actions = delta.read_commit(path, "runs", version)[1]
+        info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+        for rel in delta.added_paths(actions):
+            said[rel] = info.get(runs.WATCHER_KEY)
+    assert {rel for rel, v in said.items() if v == "true"} == watcher_files
+    assert {v for rel, v in said.items() if rel not in watcher_files} == {"false"}
+
+
+def test_the_nights_walks_back_read_no_watcher_record(lake_copy):
+    """The killed runs and the estimate are decided without one of the watcher's record files (a
+    day's thousands at the default): the runs commit's info says whose record it adds."""
+    path, ids = lake_copy
+    records = _whole_table(path)
+    estimate = _seconds_per_day(records)
+    head = Path(path) / "runs" / runs.runs_head(path)["record_path"]    # the chain's head: what a record links to
+    gone = [f for f in _watcher_record_files(path) if f != head]
+    for f in gone:
+        f.unlink()
+    assert len(gone) > 60
+    counted = runs.RECORDS_READ[0]
+    assert lake_run._seconds_per_day(path) == estimate
+    assert lake_run.record_killed_runs(path, PROBE) == [ids["killed_last"]]
+    # the runs' records only: the first run's 2, the long-ago killed run's 1 and its end, the five
+    # runs' 10, the last killed run's 1 (and the records the two walks wrote or re-read)
+    assert runs.RECORDS_READ[0] - counted <= 2 * (2 + 2 + 10 + 1)
