@@ -23,8 +23,6 @@ and ``packs`` rows, which count what the table's own replay raised.
 """
 from __future__ import annotations
 
-import itertools
-
 import apache_beam as beam
 import orjson
 import pyarrow as pa
@@ -343,6 +341,13 @@ class FindRepeatedRuns(WithoutCyclicGC):
     :func:`rules.repeated_runs.packs_sharing_a_run`); the packs' cards are
     parsed only for the tables holding one of the few packs that share a run
     with another (nightly, every pack is read again to carry it in the state).
+
+    The carried packs (a week of a floor's at the default ``retention_days``: the one part of a
+    night that grows with the lake's first week) are told in or out of the window by their state
+    row's ``first_ts``, each record is parsed once (for its run keys), and only the few sharing a
+    run are parsed again for the check; those still in the window go back to the state as their
+    rows came (the record string as this step wrote it, ``json.dumps(…, sort_keys=True)``, so the
+    same bytes), never parsed to be written again.
     """
 
     def __init__(self, gaming_day_config, day_mode=None):
@@ -361,19 +366,21 @@ class FindRepeatedRuns(WithoutCyclicGC):
         if self.day_mode is not None:
             oldest = _dt.date.fromisoformat(self.day_mode.replay_day) - _dt.timedelta(days=self.day_mode.retention_days)
 
-        def prior_records():
+        def in_window():      # the carried rows still in the window: their first_ts is the record's
             for row in prior_rows:
-                r = json.loads(row["record"])
-                if oldest is None or r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest:
-                    yield r
+                ts = row["first_ts"]
+                if oldest is None or ts is None or gaming_day(ts) > oldest:
+                    yield row
 
         def new_records(only=None):
             for keys, blob in tables:
                 if only is None or (keys is not None and not only.isdisjoint(keys.names)):
                     yield from orjson.loads(unpack_bytes(blob))
 
-        kept = packs_sharing_a_run(prior_records(), reduced=[keys for keys, _ in tables if keys is not None])
-        prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]
+        kept = packs_sharing_a_run((orjson.loads(row["record"]) for row in in_window()),
+                                   reduced=[keys for keys, _ in tables if keys is not None])
+        prior = [orjson.loads(row["record"]) for row in in_window()
+                 if (row["table_id"], row["pack_id"]) in kept] if kept else []
         new = [r for r in new_records(only=kept) if (r["table_id"], r["pack_id"]) in kept] if kept else []
         already = set(map(tuple, fired))
         raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
@@ -381,7 +388,11 @@ class FindRepeatedRuns(WithoutCyclicGC):
                     if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.day_mode is not None:
-            for r in itertools.chain(prior_records(), new_records()):
+            for row in in_window():
+                yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
+                    "table_id": row["table_id"], "pack_id": row["pack_id"], "first_ts": row["first_ts"],
+                    "record": row["record"]}))
+            for r in new_records():
                 yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
                     "table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
                     "record": json.dumps(r, sort_keys=True)}))

@@ -201,11 +201,109 @@ def test_a_repeat_is_raised_the_night_its_second_pack_completes():
     ts = 1_795_911_461_372_000
     earlier, later = pack("P-A", ts), pack("P-B", ts + 60_000_000)
     step = FindRepeatedRuns(GamingDayConfig(), DayPlan("2026-11-29", "2026-11-28", run_id="r"))
-    prior = [{"record": json.dumps(later)}]          # B completed last night, alone: nothing to compare
+    prior = [_state_row(later)]                      # B completed last night, alone: nothing to compare
     tonight = (RunKeys.of([earlier]).to_bytes(), pack_bytes(orjson.dumps([earlier])))   # as a table's replay hands it out
     out = [o for o in step.process((None, [tonight, NO_PACK_CARDS]), [], prior) if not hasattr(o, "tag")]
     rows = [r for (_name, _day), table in out for r in table.to_pylist()]
     assert [(r["rule_id"], r["pack_id"]) for r in rows] == [("UNSHUFFLED_SEQUENCE", "P-B")]
-    again = [o for o in step.process((None, [NO_PACK_CARDS]), [], [{"record": json.dumps(earlier)}, {"record": json.dumps(later)}])
+    again = [o for o in step.process((None, [NO_PACK_CARDS]), [], [_state_row(earlier), _state_row(later)])
              if not hasattr(o, "tag")]
     assert again == []                                 # raised once, not again the next night
+
+
+def _state_row(record: dict) -> dict:
+    """A carried pack as the step gets it from the state table (``pipelines.state``): its record
+    as the step wrote it, beside its table, pack and first ts."""
+    return {"table_id": record["table_id"], "pack_id": record["pack_id"], "first_ts": record.get("first_ts"),
+            "record": json.dumps(record, sort_keys=True)}
+
+
+def _find_repeated_runs_as_before(step, keyed_blobs, fired, prior_rows):
+    """FindRepeatedRuns.process as it was before issue 35's night (every carried record parsed three
+    times and written again): what the step must still give, row for row."""
+    import datetime as _dt
+    import itertools
+
+    import apache_beam as beam
+
+    from pipelines.coders import unpack_bytes
+    from pipelines.replay import TAG_STATE, finding_rows, split_by_day
+    from rules.finding import gaming_day_from_config
+    from rules.repeated_runs import RunKeys, packs_sharing_a_run, repeated_runs
+    from schemas.arrow import FINDINGS, rows_to_table
+
+    tables = [(RunKeys.from_bytes(keys) if keys else None, blob) for keys, blob in keyed_blobs[1]]
+    gaming_day = gaming_day_from_config(step.gaming_day_config)
+    oldest = _dt.date.fromisoformat(step.day_mode.replay_day) - _dt.timedelta(days=step.day_mode.retention_days)
+
+    def prior_records():
+        for row in prior_rows:
+            r = json.loads(row["record"])
+            if r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest:
+                yield r
+
+    def new_records(only=None):
+        for keys, blob in tables:
+            if only is None or (keys is not None and not only.isdisjoint(keys.names)):
+                yield from orjson.loads(unpack_bytes(blob))
+
+    kept = packs_sharing_a_run(prior_records(), reduced=[keys for keys, _ in tables if keys is not None])
+    prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]
+    new = [r for r in new_records(only=kept) if (r["table_id"], r["pack_id"]) in kept] if kept else []
+    already = set(map(tuple, fired))
+    raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
+    findings = [f for f in repeated_runs(prior + new, gaming_day)
+                if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
+    yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
+    for r in itertools.chain(prior_records(), new_records()):
+        yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
+            "table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
+            "record": json.dumps(r, sort_keys=True)}))
+
+
+def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_for_row():
+    """The carried packs are filtered on their state row and parsed once, and handed on as they
+    came (issue 35): the same findings and the same state rows as parsing every record three times."""
+    import random
+
+    from pipelines.coders import pack_bytes
+    from pipelines.graph import DayPlan
+    from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
+    from rules.repeated_runs import RunKeys
+
+    deck = [r + s for s in "cdhs" for r in "23456789TJQKA"]
+    rng = random.Random(35)
+    runs_of = [rng.sample(deck, 12) for _ in range(4)]          # runs some packs share
+
+    def pack(table, pack_id, first_ts, shared):
+        cards = rng.sample(deck, 40) + (runs_of[shared] if shared is not None else [])
+        return {"table_id": table, "pack_id": pack_id, "game": "three_bet_poker", "first_ts": first_ts,
+                "source": "shoe", "cards": [[i + 1, c, f"{pack_id}-{i}", first_ts + i] for i, c in enumerate(cards)]}
+
+    day = 86_400_000_000
+    ts = 1_795_911_461_372_000                                   # 2026-11-28, late
+    carried = [pack(f"TBP-0{k % 3}", f"P-{k}", ts - (k % 11) * day + k, k % 5 if k % 5 < 4 else None)
+               for k in range(60)]
+    carried.append({**pack("TBP-09", "P-no-ts", ts, 1), "first_ts": None})
+    tonight = [pack("TBP-01", f"N-{k}", ts + day + k, k % 4) for k in range(3)]
+    blobs = (None, [(RunKeys.of(tonight[:2]).to_bytes(), pack_bytes(orjson.dumps(tonight[:2]))),
+                    (RunKeys.of(tonight[2:]).to_bytes(), pack_bytes(orjson.dumps(tonight[2:]))), NO_PACK_CARDS])
+    step = FindRepeatedRuns(GamingDayConfig(), DayPlan("2026-11-29", "2026-11-28", run_id="r", retention_days=7))
+    rows = [_state_row(r) for r in carried]
+    fired = [("TBP-02", "P-7")]
+
+    def outputs(gen):
+        found, state = [], []
+        for o in gen:
+            if hasattr(o, "tag"):
+                state.append((o.tag, o.value))
+            else:
+                (name, day_), table = o
+                found.append((name, day_, table.to_pylist()))
+        return found, state
+
+    got = outputs(step.process(blobs, fired, rows))
+    expected = outputs(_find_repeated_runs_as_before(step, blobs, fired, rows))
+    assert got == expected
+    findings = [r for _n, _d, table in got[0] for r in table]
+    assert len(findings) >= 3 and len(got[1]) < len(carried) + len(tonight)   # repeats raised; the old packs dropped
