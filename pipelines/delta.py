@@ -386,21 +386,44 @@ def _unquote(path: str) -> str:
 
 
 def leftover_files(lake: str, names) -> list[str]:
-    """Data files under the tables' folders that no commit added: what a killed run left behind."""
+    """Data files under the tables' folders that no commit added: what a killed run left behind.
+    (The caller of ``runs`` holds :func:`pipelines.runs.runs_append_lock`: the watcher writes a
+    record file there before committing it, outside the lake's lock.)"""
     fs, root = filesystem(lake)
     out = []
     for name in names:
         folder = f"{root}/{name}"
         if fs.get_file_info(folder).type != pafs.FileType.Directory:
             continue
-        on_disk = {}
-        for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
-            rel = info.path[len(folder) + 1:]
-            if info.type == pafs.FileType.File and not rel.startswith((LOG_FOLDER + "/", ARCHIVE_FOLDER + "/")):
-                on_disk[rel] = info.path
+        on_disk = data_files_on_disk(fs, folder)
         known = committed_among(lake, name, on_disk)
         out.extend(path for rel, path in on_disk.items() if rel not in known)
     return sorted(out)
+
+
+def data_files_on_disk(fs: pafs.FileSystem, folder: str) -> dict[str, str]:
+    """Every file under a table's folder but in its log and the log's archive ({path relative to the
+    folder: path}), which are not walked: they hold every commit of the table's history (the
+    archive grows by one file a commit, whatever the table holds now).  A local lake is walked by
+    name (``os.scandir``: no stat, no object per file), another file system a folder at a time."""
+    out: dict[str, str] = {}
+    local_fs = isinstance(fs, pafs.LocalFileSystem)
+    pending = [("", folder)]
+    while pending:
+        rel, path = pending.pop()
+        if local_fs:
+            with os.scandir(path) as entries:
+                found = [(e.name, e.path, e.is_dir(follow_symlinks=False)) for e in entries]
+        else:
+            found = [(i.base_name, i.path, i.type == pafs.FileType.Directory)
+                     for i in fs.get_file_info(pafs.FileSelector(path))]
+        for base, full, is_dir in found:
+            if is_dir:
+                if not (rel == "" and base in (LOG_FOLDER, ARCHIVE_FOLDER)):
+                    pending.append((f"{rel}{base}/", full))
+            else:
+                out[rel + base] = full
+    return out
 
 
 def remove_leftovers(lake: str, names) -> list[str]:

@@ -247,3 +247,47 @@ def test_the_nights_walks_back_read_no_watcher_record(lake_copy):
     # the runs' records only: the first run's 2, the long-ago killed run's 1 and its end, the five
     # runs' 10, the last killed run's 1 (and the records the two walks wrote or re-read)
     assert runs.RECORDS_READ[0] - counted <= 2 * (2 + 2 + 10 + 1)
+
+
+def test_the_leftover_check_walks_no_log_folder(lake_copy, monkeypatch):
+    """A table's ``_delta_log`` and ``_log_archive`` (every commit of its history) are not walked to
+    find the leftovers among its data files."""
+    import os
+
+    path, _ids = lake_copy
+    scanned = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": scanned.append(str(p)) or real(p))
+    assert delta.leftover_files(path, lake_run.ALL_TABLES) == []
+    assert scanned and not [p for p in scanned if "_delta_log" in p or "_log_archive" in p]
+    assert any(p.endswith("/runs") for p in scanned) and any("gaming_day=" in p for p in scanned)
+
+
+def test_a_record_the_watcher_is_writing_is_no_leftover(lake_copy, monkeypatch):
+    """The watcher appends its runs records outside the lake's lock: a night's leftover check meeting
+    a record file written but not committed yet waits for the append (``runs_append_lock``) and
+    does not remove it."""
+    import threading
+    import time
+
+    path, _ids = lake_copy
+    real = delta.commit_replays
+    written = threading.Event()
+
+    def slow_commit(lake_path, name, files, *args, **kwargs):
+        if name == "runs":
+            written.set()
+            time.sleep(0.5)        # the record file is on disk, not committed yet
+        return real(lake_path, name, files, *args, **kwargs)
+
+    monkeypatch.setattr(delta, "commit_replays", slow_commit)
+    record = _batch_record("20261207T010000Z-watch001", "succeeded", _dt.datetime.now(_dt.timezone.utc),
+                           _dt.datetime.now(_dt.timezone.utc))
+    record["command"] = "watch"
+    appending = threading.Thread(target=runs.write_run_record, args=(path, record))
+    appending.start()
+    assert written.wait(10)
+    assert lake_run.remove_leftovers(path) == []
+    appending.join()
+    assert runs.read_run_record(path, record["run_id"])["status"] == "succeeded"
+    assert record["run_id"] in {r["run_id"] for r in _whole_table(path)}     # every record file is there
