@@ -218,52 +218,34 @@ def _state_row(record: dict) -> dict:
             "record": json.dumps(record, sort_keys=True)}
 
 
-def _find_repeated_runs_as_before(step, keyed_blobs, fired, prior_rows):
-    """FindRepeatedRuns.process as it was before issue 35's night (every carried record parsed three
-    times and written again): what the step must still give, row for row."""
+def _repeat_check_by_its_definition(step, carried, tonight, fired):
+    """What the nightly repeat check gives, from its definition rather than its code: the carried
+    packs still in the window and tonight's go back to the state, each record as
+    ``json.dumps(…, sort_keys=True)``; a repeat among all of them is raised unless the carried
+    packs alone raised it on an earlier night, or the pack's own replay fired it."""
     import datetime as _dt
-    import itertools
 
-    import apache_beam as beam
-
-    from pipelines.coders import unpack_bytes
     from pipelines.replay import TAG_STATE, finding_rows, split_by_day
     from rules.finding import gaming_day_from_config
-    from rules.repeated_runs import RunKeys, packs_sharing_a_run, repeated_runs
+    from rules.repeated_runs import repeated_runs
     from schemas.arrow import FINDINGS, rows_to_table
 
-    tables = [(RunKeys.from_bytes(keys) if keys else None, blob) for keys, blob in keyed_blobs[1]]
     gaming_day = gaming_day_from_config(step.gaming_day_config)
     oldest = _dt.date.fromisoformat(step.day_mode.replay_day) - _dt.timedelta(days=step.day_mode.retention_days)
-
-    def prior_records():
-        for row in prior_rows:
-            r = json.loads(row["record"])
-            if r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest:
-                yield r
-
-    def new_records(only=None):
-        for keys, blob in tables:
-            if only is None or (keys is not None and not only.isdisjoint(keys.names)):
-                yield from orjson.loads(unpack_bytes(blob))
-
-    kept = packs_sharing_a_run(prior_records(), reduced=[keys for keys, _ in tables if keys is not None])
-    prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]
-    new = [r for r in new_records(only=kept) if (r["table_id"], r["pack_id"]) in kept] if kept else []
-    already = set(map(tuple, fired))
-    raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
-    findings = [f for f in repeated_runs(prior + new, gaming_day)
-                if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
-    yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
-    for r in itertools.chain(prior_records(), new_records()):
-        yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
-            "table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
-            "record": json.dumps(r, sort_keys=True)}))
+    prior = [r for r in carried if r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest]
+    raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)}
+    findings = [f for f in repeated_runs(prior + tonight, gaming_day)
+                if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in set(fired)]
+    found = [(name, day, table.to_pylist())
+             for (name, day), table in split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))]
+    state = [(TAG_STATE, ("pack_cards", {"table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
+                                         "record": json.dumps(r, sort_keys=True)})) for r in prior + tonight]
+    return found, state
 
 
 def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_for_row():
-    """The carried packs are filtered on their state row and parsed once, and handed on as they
-    came (issue 35): the same findings and the same state rows as parsing every record three times."""
+    """The carried packs are filtered on their state row, parsed once and handed on as they came
+    (issue 35): the findings and the state rows the check's definition gives, row for row."""
     import random
 
     from pipelines.coders import pack_bytes
@@ -303,7 +285,10 @@ def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_fo
         return found, state
 
     got = outputs(step.process(blobs, fired, rows))
-    expected = outputs(_find_repeated_runs_as_before(step, blobs, fired, rows))
-    assert got == expected
+    expected = _repeat_check_by_its_definition(step, carried, tonight, fired)
+    assert [(n, d, sorted(t, key=lambda r: r["finding_id"])) for n, d, t in got[0]] == \
+        [(n, d, sorted(t, key=lambda r: r["finding_id"])) for n, d, t in expected[0]]
+    assert got[1] == expected[1]
+    assert [r["record"] for _tag, (_kind, r) in got[1][:3]] == [rows[k]["record"] for k in range(3)]   # as they came
     findings = [r for _n, _d, table in got[0] for r in table]
     assert len(findings) >= 3 and len(got[1]) < len(carried) + len(tonight)   # repeats raised; the old packs dropped
