@@ -314,8 +314,10 @@ def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] |
         if name == "runs":
             continue
         mine = []
-        latest = delta.current_version(lake_path, name)
-        for version in range(latest if latest is not None else -1, -1, -1):
+        # the table's last commit from its log folder (kept short by the archive), not its snapshot:
+        # a table this writer did not commit (the watcher's alerts, for a run) is read one commit deep
+        versions = delta_log.log_versions(lake_path, name) or delta_log.history_versions(lake_path, name)
+        for version in range(versions[-1] if versions else -1, -1, -1):
             if since is not None and name in since and version < since[name]:
                 break
             data, actions = delta.read_commit(lake_path, name, version)

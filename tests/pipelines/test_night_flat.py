@@ -291,3 +291,17 @@ def test_a_record_the_watcher_is_writing_is_no_leftover(lake_copy, monkeypatch):
     appending.join()
     assert runs.read_run_record(path, record["run_id"])["status"] == "succeeded"
     assert record["run_id"] in {r["run_id"] for r in _whole_table(path)}     # every record file is there
+
+
+def test_a_runs_record_reads_no_snapshot_of_a_table_its_writer_did_not_commit(lake_copy):
+    """A record chains its writer's commits: the last commit of each other table is read to see
+    whose it is, not that table's snapshot (the watcher's ``alerts``: its checkpoint holds a file a
+    commit).  Shown with the alerts table's checkpoints taken away."""
+    path, _ids = lake_copy
+    gone = list((Path(path) / "alerts" / "_delta_log").glob("*.checkpoint*.parquet"))
+    for f in gone:
+        f.unlink()
+    assert gone
+    run_id = "20261207T020000Z-night099"
+    runs.write_run_record(path, _batch_record(run_id, "running", _dt.datetime.now(_dt.timezone.utc)))
+    assert runs.read_run_record(path, run_id)["status"] == "running"
