@@ -350,15 +350,24 @@ class FindRepeatedRuns(WithoutCyclicGC):
     same bytes), never parsed to be written again.
     """
 
-    def __init__(self, gaming_day_config, day_mode=None):
+    def __init__(self, gaming_day_config, day_mode=None, lake_path: str | None = None):
         self.gaming_day_config = gaming_day_config
         self.day_mode = day_mode
+        self.lake_path = lake_path
 
-    def process(self, keyed_blobs, fired, prior_rows):
+    def process(self, keyed_blobs, fired, prior_rows=None):
+        """``prior_rows``: the carried packs' state rows; None (the replay's step): read here from
+        the day before's state files (``day_mode.prior_state`` in ``lake_path``) rather than handed
+        in as a Beam side input of a row an element — a week of packs, each row sized by Beam's
+        side-input cache and sent through the runner's data plane (0.4 s and more a night on the
+        bench's 14-night lake, issue 35)."""
         import datetime as _dt
         import json
 
         from rules.repeated_runs import RunKeys, packs_sharing_a_run, repeated_runs
+
+        if prior_rows is None:
+            prior_rows = self._prior_rows()
 
         tables = [(RunKeys.from_bytes(keys) if keys else None, blob) for keys, blob in keyed_blobs[1]]
         gaming_day = gaming_day_from_config(self.gaming_day_config)
@@ -396,3 +405,11 @@ class FindRepeatedRuns(WithoutCyclicGC):
                 yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
                     "table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
                     "record": json.dumps(r, sort_keys=True)}))
+
+    def _prior_rows(self) -> list[dict]:
+        from pipelines import state
+
+        files = list(getattr(self.day_mode, "prior_state", ()) or ())
+        if self.lake_path is None or not files:
+            return []
+        return state.read_rows(self.lake_path, files, "pack_cards")

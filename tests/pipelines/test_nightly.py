@@ -292,3 +292,37 @@ def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_fo
     assert [r["record"] for _tag, (_kind, r) in got[1][:3]] == [rows[k]["record"] for k in range(3)]   # as they came
     findings = [r for _n, _d, table in got[0] for r in table]
     assert len(findings) >= 3 and len(got[1]) < len(carried) + len(tonight)   # repeats raised; the old packs dropped
+
+
+def test_the_replays_repeat_check_reads_the_prior_pack_index_from_the_day_befores_state_files(tmp_path):
+    """In the replay the step is handed no prior rows (no Beam side input of a row a pack): it reads
+    the day before's ``pack_cards`` state file itself, and gives what the rows handed in give."""
+    from pipelines import state
+    from pipelines.coders import pack_bytes
+    from pipelines.graph import DayPlan
+    from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
+    from rules.repeated_runs import RunKeys
+
+    cards = ["6d", "5d", "5h", "4d", "Qc", "Qs", "8c", "4c", "4h", "2d", "As"]
+    ts = 1_795_911_461_372_000
+
+    def pack(pack_id, first_ts):
+        return {"table_id": "TBP-01", "pack_id": pack_id, "game": "three_bet_poker", "first_ts": first_ts,
+                "source": "shoe", "cards": [[i + 1, c, f"{pack_id}-{i}", first_ts + i] for i, c in enumerate(cards)]}
+
+    carried = [pack("P-A", ts), pack("P-C", ts - 30 * 86_400_000_000)]      # P-C: out of the window
+    rows = [_state_row(r) for r in carried]
+    lake = str(tmp_path / "lake")
+    written = state.write_state_file(lake, "2026-11-28", "r0", "pack_cards", rows)
+    files = (f"{tmp_path / 'lake'}/{state.TABLE}/{written.path}",)
+    plan = DayPlan("2026-11-29", "2026-11-28", run_id="r", prior_state=files)
+    tonight = pack("P-B", ts + 60_000_000)
+    blobs = (None, [(RunKeys.of([tonight]).to_bytes(), pack_bytes(orjson.dumps([tonight]))), NO_PACK_CARDS])
+
+    def outputs(gen):
+        return [(o.tag, o.value) if hasattr(o, "tag") else (o[0], o[1].to_pylist()) for o in gen]
+
+    read_itself = outputs(FindRepeatedRuns(GamingDayConfig(), plan, lake).process(blobs, []))
+    assert read_itself == outputs(FindRepeatedRuns(GamingDayConfig(), plan).process(blobs, [], rows))
+    assert [v[1]["pack_id"] for tag, v in read_itself if tag == "state"] == ["P-A", "P-B"]
+    assert [r["pack_id"] for key, table in read_itself if key[0] == "findings" for r in table] == ["P-B"]
