@@ -194,11 +194,12 @@ def _forced(day: str, changed: set, manifests: dict, rebuild: str | None, night:
 def state_differences(lake_path: str, files, other) -> dict[str, list[str]]:
     """What differs between two sets of a day's state files, kind by kind (tables, devices,
     pack_cards; the manifest, which names its run, left out): ``{kind: [keys]}``, empty when they
-    hold the same rows."""
+    hold the same rows.  A row is compared by its columns' values (strings, integers, nulls: the
+    state table's), not by a JSON text of it: a week of carried packs is a long string each."""
     out = {}
     for kind in state.KINDS:
-        mine = {json.dumps(r, sort_keys=True): r for r in state.read_rows(lake_path, list(files), kind)}
-        theirs = {json.dumps(r, sort_keys=True): r for r in state.read_rows(lake_path, list(other), kind)}
+        mine = {tuple(sorted(r.items())): r for r in state.read_rows(lake_path, list(files), kind)}
+        theirs = {tuple(sorted(r.items())): r for r in state.read_rows(lake_path, list(other), kind)}
         if mine.keys() != theirs.keys():
             changed = [mine.get(k) or theirs.get(k) for k in mine.keys() ^ theirs.keys()]
             out[kind] = sorted({":".join(str(r[c]) for c in ("table_id", "device_id", "pack_id") if c in r)

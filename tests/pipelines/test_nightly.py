@@ -326,3 +326,24 @@ def test_the_replays_repeat_check_reads_the_prior_pack_index_from_the_day_before
     assert read_itself == outputs(FindRepeatedRuns(GamingDayConfig(), plan).process(blobs, [], rows))
     assert [v[1]["pack_id"] for tag, v in read_itself if tag == "state"] == ["P-A", "P-B"]
     assert [r["pack_id"] for key, table in read_itself if key[0] == "findings" for r in table] == ["P-B"]
+
+
+def test_state_differences_names_the_rows_that_differ_kind_by_kind(tmp_path):
+    """The early stop's comparison: the same rows in two sets of state files are no difference
+    (whatever file holds them); a pack or a table whose row differs is named under its kind."""
+    from pipelines import lake_run, state
+
+    lake = str(tmp_path / "lake")
+    packs = [{"table_id": "T1", "pack_id": f"P{k}", "first_ts": 10 + k, "record": json.dumps({"k": k})}
+             for k in range(3)]
+    tables = [{"table_id": "T1", "state": json.dumps({"open": True})}, {"table_id": "T2", "state": "{}"}]
+
+    def files(run_id, packs, tables):
+        return [f"{lake}/{state.TABLE}/{state.write_state_file(lake, '2026-11-28', run_id, kind, rows).path}"
+                for kind, rows in (("pack_cards", packs), ("tables", tables), ("devices", []))]
+
+    mine = files("r1", packs, tables)
+    assert lake_run.state_differences(lake, mine, files("r2", list(reversed(packs)), tables)) == {}
+    other = files("r3", packs[:2] + [{**packs[2], "record": json.dumps({"k": 9})}],
+                  [tables[0], {"table_id": "T2", "state": '{"open": true}'}])
+    assert lake_run.state_differences(lake, mine, other) == {"pack_cards": ["T1:P2"], "tables": ["T2"]}
