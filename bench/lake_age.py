@@ -24,8 +24,13 @@ day order, each gaming day D as a year would:
   beam_args=["--runner=FnApiRunner"])`` in a child process of its own, as ``pitwatch run`` is.
 
 The **young** lake is the night of the aged lake's last day alone plus a few (5) watcher commits;
-the **own-day** lake is the night of the first day of the aged lake's last week alone (the late
-file's baseline).  Day folders of the inbox that no later step needs are removed once aged.
+the **young-day** lake is that lake's first day as a casino's first night has it: the watcher's
+commits of the whole day (as many as an aged day has, ``--watcher-commits`` / ``--nights``), then
+its night — what the night's reads that grow with a day's watcher commits cost on a first night
+(the night is measured on both: "young" compares age and a day's watcher volume together,
+"young-day" age alone); the **own-day** lake is the night of the first day of the aged lake's last
+week alone (the late file's baseline).  Day folders of the inbox that no later step needs are
+removed once aged.
 
 **Measured**, ``--repeat`` times each, young and aged side by side in the same run, every operation
 that writes on a fresh copy of its lake (the read-only ones on the kept lake; the bench checks
@@ -33,7 +38,8 @@ that they left it unchanged), each in a child process:
 
 1. a watcher commit: ``flush()`` of one alert, the first commit of a child process (its caches
    cold), and the steady cost inside one process: the median of commits 21-30 of that child;
-2. the nightly run of the next day (the day after the aged lake's last; the same files for both);
+2. the nightly run of the next day (the day after the aged lake's last; the same files for both),
+   and the same night into the young-day lake (its ratio: aged against young-day);
 3. ``pitwatch sql "select count(*) from findings where gaming_day = date 'D'"`` (D: the aged
    lake's last day, the young lake's only day), as a subprocess (interpreter start included);
 4. ``pitwatch query findings_by_rule --param from_day=D --param to_day=D``, as a subprocess;
@@ -45,7 +51,8 @@ that they left it unchanged), each in a child process:
    its first 200 lines, under a new name) run into the aged lake, against the same file run into
    the own-day lake.
 
-Prints the median of each, the ratio aged/young and its target (≤ 1.25; the late file ≤ 1.5),
+``--only OP,…`` measures only those operations (``night`` is run for ``verify``, which checks what
+it wrote).  Prints the median of each, the ratio aged/young and its target (≤ 1.25; the late file ≤ 1.5),
 the aged lake's size (commits per table, files in each ``_delta_log`` and ``_log_archive``,
 data files per table) and what aging cost (seconds per night, per 1,000 watcher commits, early
 against late).  Never needs the network: Beam's embedded FnApiRunner is named explicitly.
@@ -67,7 +74,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-AGING_FORMAT = 1                 # bump when the aging changes: a kept lake of another format is not reused
+AGING_FORMAT = 2                 # bump when the aging changes: a kept lake of another format is not reused
+#                                  (2: the young-day lake; runs commits that say whether their record is the watcher's)
 FIRST_DAY = _dt.date(2025, 9, 1)  # the aged lake's first gaming day (a year later is still in the past)
 CHUNK_DAYS = 28                  # days per `pitwatch simulate` (its --hours is capped at 744)
 ALERTS_PER_COMMIT = 3
@@ -167,10 +175,11 @@ class Aging:
     def __init__(self, work: Path, nights: int, commits: int, tables: str, seed: int) -> None:
         self.work, self.nights, self.commits, self.tables, self.seed = work, nights, commits, tables, seed
         self.inbox, self.aged, self.young, self.own = work / "inbox", work / "aged", work / "young", work / "own-day"
+        self.young_day = work / "young-day"
         self.state_file = work / "age.json"
         self.state = json.loads(self.state_file.read_text()) if self.state_file.exists() else {
             "format": AGING_FORMAT, "chunks": [], "nights_done": 0, "watcher_done": 0, "n": 0,
-            "night_seconds": [], "commit_seconds": [], "young": False, "own_day": False}
+            "night_seconds": [], "commit_seconds": [], "young": False, "young_day": False, "own_day": False}
         self.last = day_of(nights - 1)              # the aged lake's last day, the young lake's only one
         self.next = day_of(nights)                  # the nightly run timed
         self.late_day = day_of(max(0, nights - 7))  # the first day of the last week
@@ -256,6 +265,12 @@ class Aging:
             self.watcher(self.young, self.last, 0, YOUNG_COMMITS)
             st["young"] = True
             self.save()
+        if not st.get("young_day"):
+            shutil.rmtree(self.young_day, ignore_errors=True)
+            self.watcher(self.young_day, self.last, 0, commits_on(self.nights - 1, self.nights, self.commits))
+            self.run_night(self.young_day, self.nights - 1)
+            st["young_day"] = True
+            self.save()
         if not st["own_day"]:
             shutil.rmtree(self.own, ignore_errors=True)
             self.run_night(self.own, max(0, self.nights - 7))
@@ -316,6 +331,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="14 nights, 1,500 watcher commits")
     ap.add_argument("--tables", default="baccarat=1,stud=1", help="the floor: pitwatch simulate --tables")
     ap.add_argument("--seed", type=int, default=35)
+    ap.add_argument("--only", default=None, metavar="OP,…",
+                    help="measure only these: commit (cold and steady), night, verify, sql, query, verify_full, late")
     args = ap.parse_args()
     if args.quick:
         args.nights, args.watcher_commits = 14, 1500
@@ -333,7 +350,15 @@ def main() -> None:
     print(f"lakes ready in {time.perf_counter() - t_age:.0f} s", flush=True)
     late = aging.late_file()
 
-    ops = ["commit_cold", "commit_steady", "night", "sql", "query", "verify", "verify_full", "late"]
+    ops = ["commit_cold", "commit_steady", "night", "night_day", "sql", "query", "verify", "verify_full", "late"]
+    if args.only:
+        wanted = {w.strip() for w in args.only.split(",") if w.strip()}
+        unknown = wanted - set(ops) - {"commit"}
+        if unknown:
+            ap.error(f"--only: no operation {', '.join(sorted(unknown))} (one of commit, {', '.join(ops)})")
+        wanted |= {"commit_cold", "commit_steady"} if "commit" in wanted else set()
+        wanted |= {"night", "night_day"} if wanted & {"night", "night_day", "verify"} else set()
+        ops = [op for op in ops if op in wanted]
     from pipelines import anchor as anchors
     times: dict[tuple[str, str], list[float]] = {(op, w): [] for op in ops for w in ("young", "aged")}
     answers: dict[tuple[str, str], str] = {}
@@ -346,24 +371,17 @@ def main() -> None:
         shutil.copytree(src, target, symlinks=True)
         return target
 
-    sql = f"select count(*) from findings where gaming_day = date '{aging.last}'"
-    for r in range(args.repeat):
-        for who, lake in lakes.items():
-            target = fresh(lake, r)
-            c = child(ALERT + COMMIT.format(lake=str(target), watch_id=f"bench-commit-{r}", day=aging.last,
-                                    warm=WARM_COMMITS, steady=STEADY_COMMITS))
-            times["commit_cold", who].append(c["cold"])
-            times["commit_steady", who].append(c["steady"])
-            shutil.rmtree(target, ignore_errors=True)
-
-            target = fresh(lake, r)
-            anchor = work / f"anchor-{who}-{r}.jsonl"       # outside the lake, as pitwatch run --anchor keeps it
-            anchor.unlink(missing_ok=True)
-            anchors.append(str(anchor), str(target))
-            n = child(RUN.format(inputs=[str(aging.inbox / aging.next)], lake=str(target), beam=BEAM))
-            assert n["status"] == "succeeded", n
-            times["night", who].append(n["seconds"])
-            answers["night", who] = f"replayed {len(n['days'])} day(s): {', '.join(n['days'])}"
+    def measure_night(who: str, lake: Path, r: int) -> None:
+        """The next night's run into a fresh copy of ``lake``; then ``verify --since`` the night before."""
+        target = fresh(lake, r)
+        anchor = work / f"anchor-{who}-{r}.jsonl"       # outside the lake, as pitwatch run --anchor keeps it
+        anchor.unlink(missing_ok=True)
+        anchors.append(str(anchor), str(target))
+        n = child(RUN.format(inputs=[str(aging.inbox / aging.next)], lake=str(target), beam=BEAM))
+        assert n["status"] == "succeeded", n
+        times["night", who].append(n["seconds"])
+        answers["night", who] = f"replayed {len(n['days'])} day(s): {', '.join(n['days'])}"
+        if "verify" in ops:
             s, out = pitwatch("verify", "--lake", str(target), "--since", str(anchor), "--format", "json")
             if out.returncode not in (0, 5):
                 raise SystemExit(f"pitwatch verify --since exited {out.returncode}:\n{out.stderr[-3000:]}")
@@ -375,13 +393,36 @@ def main() -> None:
                                                       if k in ("commits", "data_files", "runs_records")))
             except (ValueError, KeyError):
                 answers["verify", who] = f"exit {out.returncode}, intact: ?"
-            shutil.rmtree(target, ignore_errors=True)
+        shutil.rmtree(target, ignore_errors=True)
+
+    sql = f"select count(*) from findings where gaming_day = date '{aging.last}'"
+    for r in range(args.repeat):
+        for who, lake in lakes.items():
+            if "commit_cold" in ops:
+                target = fresh(lake, r)
+                c = child(ALERT + COMMIT.format(lake=str(target), watch_id=f"bench-commit-{r}", day=aging.last,
+                                        warm=WARM_COMMITS, steady=STEADY_COMMITS))
+                times["commit_cold", who].append(c["cold"])
+                times["commit_steady", who].append(c["steady"])
+                shutil.rmtree(target, ignore_errors=True)
+
+            if "night" in ops:
+                measure_night(who, lake, r)
+            if who == "young" and "night_day" in ops:     # the same night into the young-day lake
+                target = fresh(aging.young_day, r)
+                n = child(RUN.format(inputs=[str(aging.inbox / aging.next)], lake=str(target), beam=BEAM))
+                assert n["status"] == "succeeded", n
+                times["night_day", "young"].append(n["seconds"])
+                answers["night_day", "young"] = f"replayed {len(n['days'])} day(s): {', '.join(n['days'])}"
+                shutil.rmtree(target, ignore_errors=True)
 
             for op, argv in (("sql", ["sql", sql, "--lake", str(lake), "--format", "csv"]),
                              ("query", ["query", "findings_by_rule", "--lake", str(lake), "--param",
                                         f"from_day={aging.last}", "--param", f"to_day={aging.last}",
                                         "--format", "csv"]),
                              ("verify_full", ["verify", "--lake", str(lake), "--format", "json"])):
+                if op not in ops:
+                    continue
                 s, out = pitwatch(*argv)
                 if out.returncode != 0 and not (op == "verify_full" and out.returncode == 5):
                     raise SystemExit(f"pitwatch {op} exited {out.returncode}:\n{out.stderr[-3000:]}")
@@ -397,13 +438,16 @@ def main() -> None:
                 else:
                     answers[op, who] = f"{max(0, len(out.stdout.strip().splitlines()) - 1)} row(s)"
 
-            base = aging.own if who == "young" else aging.aged
-            target = fresh(base, r)
-            lf = child(RUN.format(inputs=[str(late)], lake=str(target), beam=BEAM))
-            assert lf["status"] == "succeeded", lf
-            times["late", who].append(lf["seconds"])
-            answers["late", who] = f"replayed {len(lf['days'])} day(s)"
-            shutil.rmtree(target, ignore_errors=True)
+            if "late" in ops:
+                base = aging.own if who == "young" else aging.aged
+                target = fresh(base, r)
+                lf = child(RUN.format(inputs=[str(late)], lake=str(target), beam=BEAM))
+                assert lf["status"] == "succeeded", lf
+                times["late", who].append(lf["seconds"])
+                answers["late", who] = f"replayed {len(lf['days'])} day(s)"
+                shutil.rmtree(target, ignore_errors=True)
+        if "night_day" in ops:       # the aged side of night_day is the aged lake's night
+            times["night_day", "aged"] = times["night", "aged"]
         print(f"  repeat {r + 1}: " + ", ".join(f"{op} {times[op, 'young'][-1]:.2f}/{times[op, 'aged'][-1]:.2f} s"
                                                 for op in ops), flush=True)
     changed = [w for w, p in lakes.items() if fingerprint(p) != before[w]]
@@ -412,13 +456,16 @@ def main() -> None:
               "commit_steady": f"watcher commit, steady (median of {WARM_COMMITS + 1}-"
                                f"{WARM_COMMITS + STEADY_COMMITS} in one process)",
               "night": f"nightly run of the next day ({aging.next})",
+              "night_day": "  the same, young-day: a first day with a day's watcher commits",
               "sql": "sql count(*) of one day's findings",
               "query": "query findings_by_rule of one day",
               "verify": "verify --since an anchor of the night before",
               "verify_full": "verify of the whole lake (reference, no target)",
               "late": f"late 200-line file of {aging.late_day} (young: a lake of its own day)"}
     print(f"\naged: {args.nights} nights, {args.watcher_commits:,} watcher commits; young: 1 night "
-          f"({aging.last}) + {YOUNG_COMMITS} watcher commits; median of {args.repeat}\n")
+          f"({aging.last}) + {YOUNG_COMMITS} watcher commits; young-day: "
+          f"{commits_on(args.nights - 1, args.nights, args.watcher_commits)} watcher commits of {aging.last}, then "
+          f"its night; median of {args.repeat}\n")
     print(f"{'operation':66}{'young s':>9}{'aged s':>9}{'aged/young':>12}{'target':>9}")
     for op in ops:
         y, a = statistics.median(times[op, "young"]), statistics.median(times[op, "aged"])

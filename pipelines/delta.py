@@ -150,7 +150,8 @@ def files_at(lake: str, name: str, version: int | None, checkpoints=None) -> lis
 
 def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
                    fence_at_start: int, replace_all: bool = False, schema: pa.Schema | None = None,
-                   partitioned: bool | None = None, keep_only: int | None | str = "current") -> int:
+                   partitioned: bool | None = None, keep_only: int | None | str = "current",
+                   info: dict[str, str] | None = None) -> int:
     """Commit ``files`` to table ``name`` in one transaction; return the table's new version.
 
     ``replayed_days``: every file the replays of those gaming days wrote before
@@ -162,7 +163,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     catalogue).  Otherwise the files are appended (``runs``).  ``keep_only``: the version the
     last successful run left (None: no such run); current files not in it were committed by a
     run killed during its commit, never read by anyone, and are removed too.  See the module doc
-    for the fence.
+    for the fence.  ``info``: more entries of the commit's info (strings), beside the run id.
     """
     from deltalake import CommitProperties, Schema, Transaction
     from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
@@ -174,7 +175,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
                       partition_values={"gaming_day": f.gaming_day} if partitioned else {},
                       stats=json.dumps({"numRecords": f.rows}))
             for f in sorted(files, key=lambda f: f.path)]
-    props = CommitProperties(custom_metadata={RUN_ID_KEY: run_id},
+    props = CommitProperties(custom_metadata={**(info or {}), RUN_ID_KEY: run_id},
                              app_transactions=[Transaction(app_id=APP_ID, version=fence_at_start + 1)])
     uri = table_uri(lake, name)
     partition_by = ["gaming_day"] if partitioned else None
@@ -198,7 +199,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     declared = snap.arrow_schema()
     plain_append = not (replayed_days or replace_all or keep_only != "current")
     if plain_append and local(lake) and declared is not None and set(schema.names) <= set(declared.names):
-        return _append(lake, name, snap.version + 1, files, run_id, fence_at_start, partitioned, now_ms)
+        return _append(lake, name, snap.version + 1, files, run_id, fence_at_start, partitioned, now_ms, info)
     table = writer_handle(lake, name)
     if add_missing_columns(table, schema, run_id):
         snap = delta_log.snapshot(lake, name)
@@ -221,7 +222,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
 
 
 def _append(lake: str, name: str, version: int, files: list[DataFile], run_id: str, fence_at_start: int,
-            partitioned: bool, now_ms: int) -> int:
+            partitioned: bool, now_ms: int, extra: dict[str, str] | None = None) -> int:
     """Append ``files`` as commit ``version`` of a local table, the commit file written here.
 
     Why not delta-rs: its Python API materialises every active file of the table to open or bring
@@ -236,7 +237,7 @@ def _append(lake: str, name: str, version: int, files: list[DataFile], run_id: s
     from pipelines import delta_log
 
     info = {"timestamp": int(time.time() * 1000), "operation": "WRITE",     # the commit's moment, as delta-rs stamps it "operationParameters": {"mode": "Append"},
-            "clientVersion": f"pitwatch-{_pitwatch_version()}", RUN_ID_KEY: run_id}
+            "clientVersion": f"pitwatch-{_pitwatch_version()}", **(extra or {}), RUN_ID_KEY: run_id}
     actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": now_ms}}]
     for f in sorted(files, key=lambda f: f.path):
         actions.append({"add": {"path": quote(f.path, safe="/=:"), "partitionValues":
@@ -385,21 +386,44 @@ def _unquote(path: str) -> str:
 
 
 def leftover_files(lake: str, names) -> list[str]:
-    """Data files under the tables' folders that no commit added: what a killed run left behind."""
+    """Data files under the tables' folders that no commit added: what a killed run left behind.
+    (The caller of ``runs`` holds :func:`pipelines.runs.runs_append_lock`: the watcher writes a
+    record file there before committing it, outside the lake's lock.)"""
     fs, root = filesystem(lake)
     out = []
     for name in names:
         folder = f"{root}/{name}"
         if fs.get_file_info(folder).type != pafs.FileType.Directory:
             continue
-        on_disk = {}
-        for info in fs.get_file_info(pafs.FileSelector(folder, recursive=True)):
-            rel = info.path[len(folder) + 1:]
-            if info.type == pafs.FileType.File and not rel.startswith((LOG_FOLDER + "/", ARCHIVE_FOLDER + "/")):
-                on_disk[rel] = info.path
+        on_disk = data_files_on_disk(fs, folder)
         known = committed_among(lake, name, on_disk)
         out.extend(path for rel, path in on_disk.items() if rel not in known)
     return sorted(out)
+
+
+def data_files_on_disk(fs: pafs.FileSystem, folder: str) -> dict[str, str]:
+    """Every file under a table's folder but in its log and the log's archive ({path relative to the
+    folder: path}), which are not walked: they hold every commit of the table's history (the
+    archive grows by one file a commit, whatever the table holds now).  A local lake is walked by
+    name (``os.scandir``: no stat, no object per file), another file system a folder at a time."""
+    out: dict[str, str] = {}
+    local_fs = isinstance(fs, pafs.LocalFileSystem)
+    pending = [("", folder)]
+    while pending:
+        rel, path = pending.pop()
+        if local_fs:
+            with os.scandir(path) as entries:
+                found = [(e.name, e.path, e.is_dir(follow_symlinks=False)) for e in entries]
+        else:
+            found = [(i.base_name, i.path, i.type == pafs.FileType.Directory)
+                     for i in fs.get_file_info(pafs.FileSelector(path))]
+        for base, full, is_dir in found:
+            if is_dir:
+                if not (rel == "" and base in (LOG_FOLDER, ARCHIVE_FOLDER)):
+                    pending.append((f"{rel}{base}/", full))
+            else:
+                out[rel + base] = full
+    return out
 
 
 def remove_leftovers(lake: str, names) -> list[str]:

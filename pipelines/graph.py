@@ -210,15 +210,14 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
                                            beam.pvalue.AsList(replayed[TAG_GAMES]))
         .with_outputs(TAG_STATE, main="partitions")
     )
-    prior_packs = _prior_state(p, lake_path, plan, "pack_cards")
     repeats = (   # one group of every table's packs' run keys and cards (a GroupByKey, not a side input)
         (replayed[TAG_PACK_CARDS], p | "NoPackCards" >> beam.Create([NO_PACK_CARDS]))   # the step runs even with none
         | "AllPackCards" >> beam.Flatten()
         | "KeyPackCards" >> beam.Map(lambda cards: (None, cards))
         | "GatherPackCards" >> beam.GroupByKey()
         | "FindRepeatedRuns" >> beam.ParDo(
-            FindRepeatedRuns(options.gaming_day, plan), beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES]),
-            beam.pvalue.AsList(prior_packs)).with_outputs(TAG_STATE, main="partitions")
+            FindRepeatedRuns(options.gaming_day, plan, lake_path),    # it reads the prior pack index itself
+            beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES])).with_outputs(TAG_STATE, main="partitions")
     )
     conflict_rejects = (
         replayed[TAG_CONFLICTS]

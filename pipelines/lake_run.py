@@ -56,10 +56,13 @@ class Night:
 def remove_leftovers(lake_path: str) -> list[str]:
     """Remove the files of runs that never committed them (killed, failed) and their staging.
     (Files a run killed *during* its commit did commit are no part of the versions readers read
-    and are removed from the tables by the next commit: :class:`CommitRun`.)"""
+    and are removed from the tables by the next commit: :class:`CommitRun`.)  Under the ``runs``
+    append lock: the watcher appends its records without the lake's lock, each a record file
+    written and then committed, and a file between the two is no leftover."""
     import pyarrow.fs as pafs
 
-    gone = delta.remove_leftovers(lake_path, ALL_TABLES)
+    with runs.runs_append_lock(lake_path):      # the watcher's record file between its write and its commit
+        gone = delta.remove_leftovers(lake_path, ALL_TABLES)
     fs, root = lake.filesystem(lake_path)
     if fs.get_file_info(f"{root}/{STAGING}").type == pafs.FileType.Directory:
         fs.delete_dir(f"{root}/{STAGING}")
@@ -87,7 +90,7 @@ def record_killed_runs(lake_path: str, run_id: str) -> list[str]:
     if not delta.is_table(lake_path, "runs"):
         return []
     since_last_check = []
-    for r in runs.records_newest_first(lake_path):
+    for r in runs.records_newest_first(lake_path, skip_watchers=True):   # a watcher's closes none, stops none
         since_last_check.append(r)
         if r["run_id"] != run_id and _checked_before(r):
             break
@@ -205,11 +208,12 @@ def _forced(day: str, changed: set, manifests: dict, rebuild: str | None, night:
 def state_differences(lake_path: str, files, other) -> dict[str, list[str]]:
     """What differs between two sets of a day's state files, kind by kind (tables, devices,
     pack_cards; the manifest, which names its run, left out): ``{kind: [keys]}``, empty when they
-    hold the same rows."""
+    hold the same rows.  A row is compared by its columns' values (strings, integers, nulls: the
+    state table's), not by a JSON text of it: a week of carried packs is a long string each."""
     out = {}
     for kind in state.KINDS:
-        mine = {json.dumps(r, sort_keys=True): r for r in state.read_rows(lake_path, list(files), kind)}
-        theirs = {json.dumps(r, sort_keys=True): r for r in state.read_rows(lake_path, list(other), kind)}
+        mine = {tuple(sorted(r.items())): r for r in state.read_rows(lake_path, list(files), kind)}
+        theirs = {tuple(sorted(r.items())): r for r in state.read_rows(lake_path, list(other), kind)}
         if mine.keys() != theirs.keys():
             changed = [mine.get(k) or theirs.get(k) for k in mine.keys() ^ theirs.keys()]
             out[kind] = sorted({":".join(str(r[c]) for c in ("table_id", "device_id", "pack_id") if c in r)
@@ -459,7 +463,7 @@ def _seconds_per_day(lake_path: str, last: int = 5) -> float | None:
 
     seen: set[str] = set()
     found = []
-    for r in runs.records_newest_first(lake_path):
+    for r in runs.records_newest_first(lake_path, skip_watchers=True):     # a watcher's is no run's
         if r["run_id"] in seen:
             continue
         seen.add(r["run_id"])

@@ -23,8 +23,6 @@ and ``packs`` rows, which count what the table's own replay raised.
 """
 from __future__ import annotations
 
-import itertools
-
 import apache_beam as beam
 import orjson
 import pyarrow as pa
@@ -343,17 +341,33 @@ class FindRepeatedRuns(WithoutCyclicGC):
     :func:`rules.repeated_runs.packs_sharing_a_run`); the packs' cards are
     parsed only for the tables holding one of the few packs that share a run
     with another (nightly, every pack is read again to carry it in the state).
+
+    The carried packs (a week of a floor's at the default ``retention_days``: the one part of a
+    night that grows with the lake's first week) are told in or out of the window by their state
+    row's ``first_ts``, each record is parsed once (for its run keys), and only the few sharing a
+    run are parsed again for the check; those still in the window go back to the state as their
+    rows came (the record string as this step wrote it, ``json.dumps(…, sort_keys=True)``, so the
+    same bytes), never parsed to be written again.
     """
 
-    def __init__(self, gaming_day_config, day_mode=None):
+    def __init__(self, gaming_day_config, day_mode=None, lake_path: str | None = None):
         self.gaming_day_config = gaming_day_config
         self.day_mode = day_mode
+        self.lake_path = lake_path
 
-    def process(self, keyed_blobs, fired, prior_rows):
+    def process(self, keyed_blobs, fired, prior_rows=None):
+        """``prior_rows``: the carried packs' state rows; None (the replay's step): read here from
+        the day before's state files (``day_mode.prior_state`` in ``lake_path``) rather than handed
+        in as a Beam side input of a row an element — a week of packs, each row sized by Beam's
+        side-input cache and sent through the runner's data plane (0.4 s and more a night on the
+        bench's 14-night lake, issue 35)."""
         import datetime as _dt
         import json
 
         from rules.repeated_runs import RunKeys, packs_sharing_a_run, repeated_runs
+
+        if prior_rows is None:
+            prior_rows = self._prior_rows()
 
         tables = [(RunKeys.from_bytes(keys) if keys else None, blob) for keys, blob in keyed_blobs[1]]
         gaming_day = gaming_day_from_config(self.gaming_day_config)
@@ -361,19 +375,21 @@ class FindRepeatedRuns(WithoutCyclicGC):
         if self.day_mode is not None:
             oldest = _dt.date.fromisoformat(self.day_mode.replay_day) - _dt.timedelta(days=self.day_mode.retention_days)
 
-        def prior_records():
+        def in_window():      # the carried rows still in the window: their first_ts is the record's
             for row in prior_rows:
-                r = json.loads(row["record"])
-                if oldest is None or r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest:
-                    yield r
+                ts = row["first_ts"]
+                if oldest is None or ts is None or gaming_day(ts) > oldest:
+                    yield row
 
         def new_records(only=None):
             for keys, blob in tables:
                 if only is None or (keys is not None and not only.isdisjoint(keys.names)):
                     yield from orjson.loads(unpack_bytes(blob))
 
-        kept = packs_sharing_a_run(prior_records(), reduced=[keys for keys, _ in tables if keys is not None])
-        prior = [r for r in prior_records() if (r["table_id"], r["pack_id"]) in kept]
+        kept = packs_sharing_a_run((orjson.loads(row["record"]) for row in in_window()),
+                                   reduced=[keys for keys, _ in tables if keys is not None])
+        prior = [orjson.loads(row["record"]) for row in in_window()
+                 if (row["table_id"], row["pack_id"]) in kept] if kept else []
         new = [r for r in new_records(only=kept) if (r["table_id"], r["pack_id"]) in kept] if kept else []
         already = set(map(tuple, fired))
         raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
@@ -381,7 +397,19 @@ class FindRepeatedRuns(WithoutCyclicGC):
                     if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.day_mode is not None:
-            for r in itertools.chain(prior_records(), new_records()):
+            for row in in_window():
+                yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
+                    "table_id": row["table_id"], "pack_id": row["pack_id"], "first_ts": row["first_ts"],
+                    "record": row["record"]}))
+            for r in new_records():
                 yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
                     "table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
                     "record": json.dumps(r, sort_keys=True)}))
+
+    def _prior_rows(self) -> list[dict]:
+        from pipelines import state
+
+        files = list(getattr(self.day_mode, "prior_state", ()) or ())
+        if self.lake_path is None or not files:
+            return []
+        return state.read_rows(self.lake_path, files, "pack_cards")

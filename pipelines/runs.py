@@ -98,6 +98,12 @@ def unreconciled(rec: dict, written: list, totals: dict | None = None) -> str | 
     return None
 
 
+# A runs commit's info says whether the record it adds is the watcher's (:func:`is_watcher`): "true"
+# or "false" (absent: a commit written before the key existed).  The night's walks back over the
+# records (:func:`records_newest_first`, ``skip_watchers``) pass the watcher's — thousands a day —
+# without reading their record files.
+WATCHER_KEY = "pitwatch.watcher"
+
 HASH_FIELD = "record_sha256"
 PREV_FIELD = "prev_record_sha256"
 CHAIN_RETRIES = 5
@@ -189,7 +195,8 @@ def _append_record(lake_path: str, record: dict, written=None, since=None) -> in
                                             table)
         try:
             return delta.commit_replays(lake_path, "runs", [written_file], None, run_id=record["run_id"],
-                                        fence_at_start=head["fence"] if head else 0)
+                                        fence_at_start=head["fence"] if head else 0,
+                                        info={WATCHER_KEY: "true" if is_watcher(record) else "false"})
         except delta.StaleWriter:
             fs, root = lake.filesystem(lake_path)
             fs.delete_file(f"{root}/runs/{written_file.path}")
@@ -307,8 +314,10 @@ def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] |
         if name == "runs":
             continue
         mine = []
-        latest = delta.current_version(lake_path, name)
-        for version in range(latest if latest is not None else -1, -1, -1):
+        # the table's last commit from its log folder (kept short by the archive), not its snapshot:
+        # a table this writer did not commit (the watcher's alerts, for a run) is read one commit deep
+        versions = delta_log.log_versions(lake_path, name) or delta_log.history_versions(lake_path, name)
+        for version in range(versions[-1] if versions else -1, -1, -1):
             if since is not None and name in since and version < since[name]:
                 break
             data, actions = delta.read_commit(lake_path, name, version)
@@ -354,12 +363,16 @@ def latest_records(table) -> list[dict]:
 RECORDS_READ = [0]    # runs records read by :func:`records_newest_first` in this process (the tests' measure)
 
 
-def records_newest_first(lake_path: str):
+def records_newest_first(lake_path: str, skip_watchers: bool = False):
     """The records of ``runs``, newest first, one commit and its record file at a time: from the
     chain's head down the log (and the archive), reading only as far as the caller goes.  A reader
     that stops at a record it can name reads the same on a lake of any age; one that never stops
     reads the whole table (as :func:`latest_records` of ``lake.read_table`` would).  Each record
-    has every column of the table's schema (a column its file predates is None)."""
+    has every column of the table's schema (a column its file predates is None).
+
+    ``skip_watchers``: the records of a commit whose info says they are the watcher's
+    (:data:`WATCHER_KEY`) are left out unread — their commit is read, not their file (a commit
+    older than the key: its file is read, and its watcher's records are given)."""
     from pipelines import delta, delta_log
 
     if not delta.is_table(lake_path, "runs"):
@@ -374,10 +387,17 @@ def records_newest_first(lake_path: str):
         except FileNotFoundError:
             raise lake.LakeError(f"runs: the log has no commit {version}: the lake is not intact "
                                  "(pitwatch verify)") from None
+        if skip_watchers and _watchers_commit(actions):
+            continue
         for path in reversed(delta.added_paths(actions)):
             rows = _record_rows(fs, f"{root}/runs/{path}")
             RECORDS_READ[0] += len(rows)
             yield from reversed(rows)
+
+
+def _watchers_commit(actions: list[dict]) -> bool:
+    """The runs commit's info says the record it adds is the watcher's (:data:`WATCHER_KEY`)."""
+    return any(isinstance(a.get("commitInfo"), dict) and a["commitInfo"].get(WATCHER_KEY) == "true" for a in actions)
 
 
 def _record_rows(fs, path: str) -> list[dict]:

@@ -200,3 +200,108 @@ def test_leftovers_are_the_files_no_commit_added_even_files_removed_long_ago_are
 def _on_disk(folder: Path) -> list[str]:
     return [str(p.relative_to(folder)) for p in folder.rglob("*")
             if p.is_file() and not str(p.relative_to(folder)).startswith(("_delta_log", "_log_archive"))]
+
+
+def _watcher_record_files(path: str) -> list[Path]:
+    """The ``runs`` record files whose record is the watcher's (command ``watch``), found by reading
+    every one of them."""
+    from pipelines import chain
+
+    out = []
+    for version in delta_log.history_versions(path, "runs"):
+        for rel in delta.added_paths(delta.read_commit(path, "runs", version)[1]):
+            file = Path(path) / "runs" / rel
+            if all(runs.is_watcher(r) for r in chain.parquet_rows(file.read_bytes())):
+                out.append(file)
+    return out
+
+
+def test_every_runs_commit_says_whether_its_record_is_the_watchers(lake_copy):
+    path, _ids = lake_copy
+    watcher_files = {str(f.relative_to(Path(path) / "runs")) for f in _watcher_record_files(path)}
+    assert len(watcher_files) > 60
+    said = {}
+    for version in delta_log.history_versions(path, "runs"):
+        actions = delta.read_commit(path, "runs", version)[1]
+        info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+        for rel in delta.added_paths(actions):
+            said[rel] = info.get(runs.WATCHER_KEY)
+    assert {rel for rel, v in said.items() if v == "true"} == watcher_files
+    assert {v for rel, v in said.items() if rel not in watcher_files} == {"false"}
+
+
+def test_the_nights_walks_back_read_no_watcher_record(lake_copy):
+    """The killed runs and the estimate are decided without one of the watcher's record files (a
+    day's thousands at the default): the runs commit's info says whose record it adds."""
+    path, ids = lake_copy
+    records = _whole_table(path)
+    estimate = _seconds_per_day(records)
+    head = Path(path) / "runs" / runs.runs_head(path)["record_path"]    # the chain's head: what a record links to
+    gone = [f for f in _watcher_record_files(path) if f != head]
+    for f in gone:
+        f.unlink()
+    assert len(gone) > 60
+    counted = runs.RECORDS_READ[0]
+    assert lake_run._seconds_per_day(path) == estimate
+    assert lake_run.record_killed_runs(path, PROBE) == [ids["killed_last"]]
+    # the runs' records only: the first run's 2, the long-ago killed run's 1 and its end, the five
+    # runs' 10, the last killed run's 1 (and the records the two walks wrote or re-read)
+    assert runs.RECORDS_READ[0] - counted <= 2 * (2 + 2 + 10 + 1)
+
+
+def test_the_leftover_check_walks_no_log_folder(lake_copy, monkeypatch):
+    """A table's ``_delta_log`` and ``_log_archive`` (every commit of its history) are not walked to
+    find the leftovers among its data files."""
+    import os
+
+    path, _ids = lake_copy
+    scanned = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p=".": scanned.append(str(p)) or real(p))
+    assert delta.leftover_files(path, lake_run.ALL_TABLES) == []
+    assert scanned and not [p for p in scanned if "_delta_log" in p or "_log_archive" in p]
+    assert any(p.endswith("/runs") for p in scanned) and any("gaming_day=" in p for p in scanned)
+
+
+def test_a_record_the_watcher_is_writing_is_no_leftover(lake_copy, monkeypatch):
+    """The watcher appends its runs records outside the lake's lock: a night's leftover check meeting
+    a record file written but not committed yet waits for the append (``runs_append_lock``) and
+    does not remove it."""
+    import threading
+    import time
+
+    path, _ids = lake_copy
+    real = delta.commit_replays
+    written = threading.Event()
+
+    def slow_commit(lake_path, name, files, *args, **kwargs):
+        if name == "runs":
+            written.set()
+            time.sleep(0.5)        # the record file is on disk, not committed yet
+        return real(lake_path, name, files, *args, **kwargs)
+
+    monkeypatch.setattr(delta, "commit_replays", slow_commit)
+    record = _batch_record("20261207T010000Z-watch001", "succeeded", _dt.datetime.now(_dt.timezone.utc),
+                           _dt.datetime.now(_dt.timezone.utc))
+    record["command"] = "watch"
+    appending = threading.Thread(target=runs.write_run_record, args=(path, record))
+    appending.start()
+    assert written.wait(10)
+    assert lake_run.remove_leftovers(path) == []
+    appending.join()
+    assert runs.read_run_record(path, record["run_id"])["status"] == "succeeded"
+    assert record["run_id"] in {r["run_id"] for r in _whole_table(path)}     # every record file is there
+
+
+def test_a_runs_record_reads_no_snapshot_of_a_table_its_writer_did_not_commit(lake_copy):
+    """A record chains its writer's commits: the last commit of each other table is read to see
+    whose it is, not that table's snapshot (the watcher's ``alerts``: its checkpoint holds a file a
+    commit).  Shown with the alerts table's checkpoints taken away."""
+    path, _ids = lake_copy
+    gone = list((Path(path) / "alerts" / "_delta_log").glob("*.checkpoint*.parquet"))
+    for f in gone:
+        f.unlink()
+    assert gone
+    run_id = "20261207T020000Z-night099"
+    runs.write_run_record(path, _batch_record(run_id, "running", _dt.datetime.now(_dt.timezone.utc)))
+    assert runs.read_run_record(path, run_id)["status"] == "running"

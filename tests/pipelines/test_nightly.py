@@ -201,11 +201,149 @@ def test_a_repeat_is_raised_the_night_its_second_pack_completes():
     ts = 1_795_911_461_372_000
     earlier, later = pack("P-A", ts), pack("P-B", ts + 60_000_000)
     step = FindRepeatedRuns(GamingDayConfig(), DayPlan("2026-11-29", "2026-11-28", run_id="r"))
-    prior = [{"record": json.dumps(later)}]          # B completed last night, alone: nothing to compare
+    prior = [_state_row(later)]                      # B completed last night, alone: nothing to compare
     tonight = (RunKeys.of([earlier]).to_bytes(), pack_bytes(orjson.dumps([earlier])))   # as a table's replay hands it out
     out = [o for o in step.process((None, [tonight, NO_PACK_CARDS]), [], prior) if not hasattr(o, "tag")]
     rows = [r for (_name, _day), table in out for r in table.to_pylist()]
     assert [(r["rule_id"], r["pack_id"]) for r in rows] == [("UNSHUFFLED_SEQUENCE", "P-B")]
-    again = [o for o in step.process((None, [NO_PACK_CARDS]), [], [{"record": json.dumps(earlier)}, {"record": json.dumps(later)}])
+    again = [o for o in step.process((None, [NO_PACK_CARDS]), [], [_state_row(earlier), _state_row(later)])
              if not hasattr(o, "tag")]
     assert again == []                                 # raised once, not again the next night
+
+
+def _state_row(record: dict) -> dict:
+    """A carried pack as the step gets it from the state table (``pipelines.state``): its record
+    as the step wrote it, beside its table, pack and first ts."""
+    return {"table_id": record["table_id"], "pack_id": record["pack_id"], "first_ts": record.get("first_ts"),
+            "record": json.dumps(record, sort_keys=True)}
+
+
+def _repeat_check_by_its_definition(step, carried, tonight, fired):
+    """What the nightly repeat check gives, from its definition rather than its code: the carried
+    packs still in the window and tonight's go back to the state, each record as
+    ``json.dumps(…, sort_keys=True)``; a repeat among all of them is raised unless the carried
+    packs alone raised it on an earlier night, or the pack's own replay fired it."""
+    import datetime as _dt
+
+    from pipelines.replay import TAG_STATE, finding_rows, split_by_day
+    from rules.finding import gaming_day_from_config
+    from rules.repeated_runs import repeated_runs
+    from schemas.arrow import FINDINGS, rows_to_table
+
+    gaming_day = gaming_day_from_config(step.gaming_day_config)
+    oldest = _dt.date.fromisoformat(step.day_mode.replay_day) - _dt.timedelta(days=step.day_mode.retention_days)
+    prior = [r for r in carried if r.get("first_ts") is None or gaming_day(r["first_ts"]) > oldest]
+    raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)}
+    findings = [f for f in repeated_runs(prior + tonight, gaming_day)
+                if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in set(fired)]
+    found = [(name, day, table.to_pylist())
+             for (name, day), table in split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))]
+    state = [(TAG_STATE, ("pack_cards", {"table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
+                                         "record": json.dumps(r, sort_keys=True)})) for r in prior + tonight]
+    return found, state
+
+
+def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_for_row():
+    """The carried packs are filtered on their state row, parsed once and handed on as they came
+    (issue 35): the findings and the state rows the check's definition gives, row for row."""
+    import random
+
+    from pipelines.coders import pack_bytes
+    from pipelines.graph import DayPlan
+    from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
+    from rules.repeated_runs import RunKeys
+
+    deck = [r + s for s in "cdhs" for r in "23456789TJQKA"]
+    rng = random.Random(35)
+    runs_of = [rng.sample(deck, 12) for _ in range(4)]          # runs some packs share
+
+    def pack(table, pack_id, first_ts, shared):
+        cards = rng.sample(deck, 40) + (runs_of[shared] if shared is not None else [])
+        return {"table_id": table, "pack_id": pack_id, "game": "three_bet_poker", "first_ts": first_ts,
+                "source": "shoe", "cards": [[i + 1, c, f"{pack_id}-{i}", first_ts + i] for i, c in enumerate(cards)]}
+
+    day = 86_400_000_000
+    ts = 1_795_911_461_372_000                                   # 2026-11-28, late
+    carried = [pack(f"TBP-0{k % 3}", f"P-{k}", ts - (k % 11) * day + k, k % 5 if k % 5 < 4 else None)
+               for k in range(60)]
+    carried.append({**pack("TBP-09", "P-no-ts", ts, 1), "first_ts": None})
+    tonight = [pack("TBP-01", f"N-{k}", ts + day + k, k % 4) for k in range(3)]
+    blobs = (None, [(RunKeys.of(tonight[:2]).to_bytes(), pack_bytes(orjson.dumps(tonight[:2]))),
+                    (RunKeys.of(tonight[2:]).to_bytes(), pack_bytes(orjson.dumps(tonight[2:]))), NO_PACK_CARDS])
+    step = FindRepeatedRuns(GamingDayConfig(), DayPlan("2026-11-29", "2026-11-28", run_id="r", retention_days=7))
+    rows = [_state_row(r) for r in carried]
+    fired = [("TBP-02", "P-7")]
+
+    def outputs(gen):
+        found, state = [], []
+        for o in gen:
+            if hasattr(o, "tag"):
+                state.append((o.tag, o.value))
+            else:
+                (name, day_), table = o
+                found.append((name, day_, table.to_pylist()))
+        return found, state
+
+    got = outputs(step.process(blobs, fired, rows))
+    expected = _repeat_check_by_its_definition(step, carried, tonight, fired)
+    assert [(n, d, sorted(t, key=lambda r: r["finding_id"])) for n, d, t in got[0]] == \
+        [(n, d, sorted(t, key=lambda r: r["finding_id"])) for n, d, t in expected[0]]
+    assert got[1] == expected[1]
+    assert [r["record"] for _tag, (_kind, r) in got[1][:3]] == [rows[k]["record"] for k in range(3)]   # as they came
+    findings = [r for _n, _d, table in got[0] for r in table]
+    assert len(findings) >= 3 and len(got[1]) < len(carried) + len(tonight)   # repeats raised; the old packs dropped
+
+
+def test_the_replays_repeat_check_reads_the_prior_pack_index_from_the_day_befores_state_files(tmp_path):
+    """In the replay the step is handed no prior rows (no Beam side input of a row a pack): it reads
+    the day before's ``pack_cards`` state file itself, and gives what the rows handed in give."""
+    from pipelines import state
+    from pipelines.coders import pack_bytes
+    from pipelines.graph import DayPlan
+    from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
+    from rules.repeated_runs import RunKeys
+
+    cards = ["6d", "5d", "5h", "4d", "Qc", "Qs", "8c", "4c", "4h", "2d", "As"]
+    ts = 1_795_911_461_372_000
+
+    def pack(pack_id, first_ts):
+        return {"table_id": "TBP-01", "pack_id": pack_id, "game": "three_bet_poker", "first_ts": first_ts,
+                "source": "shoe", "cards": [[i + 1, c, f"{pack_id}-{i}", first_ts + i] for i, c in enumerate(cards)]}
+
+    carried = [pack("P-A", ts), pack("P-C", ts - 30 * 86_400_000_000)]      # P-C: out of the window
+    rows = [_state_row(r) for r in carried]
+    lake = str(tmp_path / "lake")
+    written = state.write_state_file(lake, "2026-11-28", "r0", "pack_cards", rows)
+    files = (f"{tmp_path / 'lake'}/{state.TABLE}/{written.path}",)
+    plan = DayPlan("2026-11-29", "2026-11-28", run_id="r", prior_state=files)
+    tonight = pack("P-B", ts + 60_000_000)
+    blobs = (None, [(RunKeys.of([tonight]).to_bytes(), pack_bytes(orjson.dumps([tonight]))), NO_PACK_CARDS])
+
+    def outputs(gen):
+        return [(o.tag, o.value) if hasattr(o, "tag") else (o[0], o[1].to_pylist()) for o in gen]
+
+    read_itself = outputs(FindRepeatedRuns(GamingDayConfig(), plan, lake).process(blobs, []))
+    assert read_itself == outputs(FindRepeatedRuns(GamingDayConfig(), plan).process(blobs, [], rows))
+    assert [v[1]["pack_id"] for tag, v in read_itself if tag == "state"] == ["P-A", "P-B"]
+    assert [r["pack_id"] for key, table in read_itself if key[0] == "findings" for r in table] == ["P-B"]
+
+
+def test_state_differences_names_the_rows_that_differ_kind_by_kind(tmp_path):
+    """The early stop's comparison: the same rows in two sets of state files are no difference
+    (whatever file holds them); a pack or a table whose row differs is named under its kind."""
+    from pipelines import lake_run, state
+
+    lake = str(tmp_path / "lake")
+    packs = [{"table_id": "T1", "pack_id": f"P{k}", "first_ts": 10 + k, "record": json.dumps({"k": k})}
+             for k in range(3)]
+    tables = [{"table_id": "T1", "state": json.dumps({"open": True})}, {"table_id": "T2", "state": "{}"}]
+
+    def files(run_id, packs, tables):
+        return [f"{lake}/{state.TABLE}/{state.write_state_file(lake, '2026-11-28', run_id, kind, rows).path}"
+                for kind, rows in (("pack_cards", packs), ("tables", tables), ("devices", []))]
+
+    mine = files("r1", packs, tables)
+    assert lake_run.state_differences(lake, mine, files("r2", list(reversed(packs)), tables)) == {}
+    other = files("r3", packs[:2] + [{**packs[2], "record": json.dumps({"k": 9})}],
+                  [tables[0], {"table_id": "T2", "state": '{"open": true}'}])
+    assert lake_run.state_differences(lake, mine, other) == {"pack_cards": ["T1:P2"], "tables": ["T2"]}
