@@ -159,7 +159,7 @@ def _kill_when(lake: Path, night2: Path, reached) -> set[str]:
     """Start the second run on ``lake`` and SIGKILL it as soon as ``reached(log_line, lake)`` is true
     (checked on every line it logs and every 2 ms); returns the run ids that existed before."""
     before = set(run_records(lake))
-    proc = start_run(night2, "--lake", lake)
+    proc = start_run(night2, "--lake", lake, "--verbose")     # each file's line: a point within the ingest
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
     reader.start()
@@ -205,7 +205,7 @@ def test_kill_9_during_ingest_leaves_readers_on_the_previous_run(floor, tmp_path
     logs_before = log_versions(lake)
 
     def reading(lines, _lake):
-        return any(": read " in line for line in lines)
+        return any(": read /" in line for line in lines)       # a file read (--verbose), the ingest not ended
 
     before = _kill_when(lake, floor["night2"], reading)
     killed = killed_run_id(lake, before)
