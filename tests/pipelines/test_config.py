@@ -142,7 +142,7 @@ def test_the_run_record_keeps_the_whole_command_line_and_each_origin(inbox, tmp_
 def test_log_lines_are_timestamped_and_the_summary_has_no_slips(inbox, tmp_path):  # noqa: F811
     import re
 
-    result = pitwatch("run", "--day", "2026-11-28", "--inbox", inbox, "--lake", tmp_path / "lake")
+    result = pitwatch("run", "--day", "2026-11-28", "--inbox", inbox, "--lake", tmp_path / "lake", "--verbose")
     assert result.returncode == exits.DONE, result.stderr
     stamp = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z pitwatch: ")
     assert [line for line in result.stderr.splitlines() if not stamp.match(line)] == []
