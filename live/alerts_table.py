@@ -69,7 +69,7 @@ def _parse_ts(value):
 class AlertsTable:
     """Buffer alerts (:meth:`send`); :meth:`take` + :meth:`write` commit them as one Delta commit."""
 
-    def __init__(self, lake: str, watch_id: str) -> None:
+    def __init__(self, lake: str, watch_id: str, compaction: bool = True) -> None:
         from pipelines import lake as lake_mod
 
         self.name = f"lake:{watch_id}"
@@ -83,6 +83,7 @@ class AlertsTable:
         self._compacted = re.compile(re.escape(watch_id) + r"-(\d{8})\.compacted\.parquet$")
         self.today: str | None = None    # the newest gaming day of this watcher's committed alerts
         self.compactions = 0            # compaction commits this process made
+        self.compaction = compaction    # False: never compacts (a bench's "before", a test's uncompacted lake)
         self._not_compacted: set[str] = set()    # days whose compaction failed (warned once; not tried again)
 
     # --- the sink ------------------------------------------------------------------
@@ -106,7 +107,7 @@ class AlertsTable:
         """Write and commit a batch from :meth:`take` (the checkpoint's thread), then record the commit."""
         for n, records in batch:
             self._commit(n, records)
-        if batch:
+        if batch and self.compaction:
             self.compact()
 
     def flush(self) -> list[str]:
