@@ -296,3 +296,55 @@ def test_a_compacted_file_edited_afterwards_is_exit_5(uncompacted):
     assert result.returncode == 5
     assert named(report, "changed")[:1] == [f"alerts/gaming_day={DAYS[0]}/w1-00000002.compacted.parquet"]
     assert any("did not keep the rows" in p["detail"] for p in report["problems"])
+
+
+# A watcher's alerts commits as the service makes them (live.service: take, the checkpoint's state, write,
+# the checkpoint saved), one alert a commit, three commits a gaming day, in a process of its own.
+WRITER = """
+import json, os, sys
+from live.alerts_table import AlertsTable
+from tests.watch.test_alerts_compaction import alert
+lake, state_file, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
+saved = json.load(open(state_file)) if os.path.exists(state_file) else {"table": {}, "next": 0}
+s = AlertsTable(lake, "w1")
+delivered = s.recover(saved["table"])
+days = ["2026-11-%02d" % d for d in range(1, 31)]
+for k in range(saved["next"], total):
+    a = alert(days[k // 3], k)
+    if a["finding_id"] not in delivered:
+        s.send([a])
+    batch, _ids = s.take()
+    state = {"table": s.state(), "next": k + 1}
+    s.write(batch)
+    with open(state_file + ".tmp", "w") as f:
+        json.dump(state, f)
+    os.replace(state_file + ".tmp", state_file)
+"""
+
+
+def test_kill_9_at_any_moment_of_commits_and_compactions_loses_and_repeats_nothing(tmp_path):
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.watch.conftest import ROOT
+
+    lake, state, total = tmp_path / "lake", tmp_path / "state.json", 90      # 30 gaming days
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = [sys.executable, "-c", WRITER, str(lake), str(state), str(total)]
+    rng = random.Random(35)
+    for _kill in range(8):          # tens of ms a commit: a kill lands anywhere in one, or in a compaction
+        proc = subprocess.Popen(run, env=env, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.8, 2.0))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert table_ids(lake) == sorted(alert("2026-11-%02d" % (k // 3 + 1), k)["finding_id"] for k in range(total))
+    closed = sorted({f"2026-11-{k // 3 + 1:02d}" for k in range(total)})[:-1]
+    assert all(len(files_of(lake, day)) == 1 for day in closed[:-1])   # the last closed one: at the next commit
+    result, report = verify(lake)
+    assert result.returncode == 0, report["problems"]
+    assert report["checked"]["compactions"] >= len(closed) - 1
