@@ -31,6 +31,17 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   append lock, so a run appending at the same moment does not fork the chain).  ``pitwatch
   verify`` then checks the alerts table like every other.  A watcher killed between its commit
   and its record records that commit when it restarts (:meth:`AlertsTable.recover`).
+* **Compaction of a closed day** (:meth:`AlertsTable.compact`).  After a commit, one gaming day
+  before :attr:`AlertsTable.today` (the newest day of this watcher's committed alerts) that holds
+  more than one file of this watcher is rewritten into one file,
+  ``gaming_day=D/<watch-id>-<n>.compacted.parquet`` (``n``: the highest counter it replaces), and
+  committed in place of them in one Delta transaction (:func:`pipelines.delta.commit_compaction`),
+  then recorded in the chain (command ``watch``; its options' ``compaction``: the new file, the
+  files replaced, :func:`pipelines.chain.rows_sha256` of their rows, the new file's the same).  One
+  day per commit, at most :data:`COMPACT_FILES` files: it runs on the checkpoint's thread, before
+  the checkpoint is saved.  A kill before its commit leaves a file :meth:`AlertsTable.recover`
+  deletes; a kill before its record, a commit the restart records.  Only this watcher's files;
+  local lakes only.  ``pitwatch verify`` accepts the removal exactly as that record accounts for it.
 * **Migration.**  A plain-Parquet ``alerts/`` folder (what the watcher wrote before the table was
   Delta) is *converted* in place when a watcher first opens it: its files are committed as they
   are (version 0, recorded in the chain like any commit); their ``watch_id`` column is null (the
