@@ -281,12 +281,18 @@ class AlertsTable:
 
     def _record_compaction(self, run_id: str, version: int, actions: list[dict]) -> None:
         """Record a compaction commit of ours that was made and not recorded (a restart's): its rows'
-        digest read from the files it replaced."""
+        digest read from the files it replaced (from the file it wrote when one of them cannot be
+        read: ``pitwatch verify`` then names the difference, if any, while they are on disk)."""
         from pipelines import chain, delta
 
         replaced = delta.removed_paths(actions)
         compacted = delta.added_paths(actions)[0]
-        digest = chain.rows_sha256(row for path in replaced for row in self._read(path).to_pylist())
+        try:
+            digest = chain.rows_sha256(row for path in replaced for row in self._read(path).to_pylist())
+        except (pa.ArrowException, OSError) as exc:
+            log.warning("alerts: the files compaction %d replaced cannot be read (%s): its record names the "
+                        "digest of the rows of %s", version, exc, compacted)
+            digest = chain.rows_sha256(self._read(compacted).to_pylist())
         day = re.search(r"gaming_day=([0-9-]+)/", compacted)
         self._record(run_id, _dt.datetime.now(_dt.timezone.utc), (), 0, [day.group(1)] if day else [], None, version,
                      compaction=_compaction_entry(compacted, replaced, digest))
