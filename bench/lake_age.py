@@ -67,7 +67,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-AGING_FORMAT = 1                 # bump when the aging changes: a kept lake of another format is not reused
+AGING_FORMAT = 2                 # bump when the aging changes: a kept lake of another format is not reused
+                                 # (2: the watcher compacts each closed day of its alerts files)
 FIRST_DAY = _dt.date(2025, 9, 1)  # the aged lake's first gaming day (a year later is still in the past)
 CHUNK_DAYS = 28                  # days per `pitwatch simulate` (its --hours is capped at 744)
 ALERTS_PER_COMMIT = 3
