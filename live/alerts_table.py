@@ -67,7 +67,7 @@ log = logging.getLogger("pitwatch")
 TABLE = "alerts"
 COMMIT_RETRIES = 20
 RECOVERY_SCAN = 256      # the last commits of the log a restart looks at for an unrecorded one of its own
-COMPACT_FILES = 1000     # at most this many files replaced by one compaction (~1 s; one closed day per commit)
+COMPACT_FILES = 1000     # at most this many files replaced by one compaction (~2 s; one closed day per commit)
 KNOWN = set(ALERTS.names)
 
 
