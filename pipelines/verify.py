@@ -627,6 +627,8 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             report.problem("removed", _log_name(name, v), f"{by[0][0].name()} committed it; the log ends at "
                            f"version {end if end >= 0 else 'none'}")
     current = states[max(states)] if states else frozenset(live)
+    replaced = {p for _where, _record, entry in compactions for p in entry["replaced"]}
+    hash_later: dict[str, tuple[Record, str]] = {}      # replaced files: hashed when their rows are read
     recorded_states = [states[v] for (t, v) in recorded_commits if t == name and v in states]
     for path, (version, kind) in sorted(added_by.items()):
         what = f"{name}/{path}"
@@ -665,9 +667,10 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                                   "removed it"))
             continue
         report.checked["data_files"] += 1
-        actual = chain.file_sha256(fs, f"{root}/{name}/{path}")
-        if actual != f["sha256"]:
-            report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {f['sha256']}")
+        if path in replaced:
+            hash_later[path] = (record, f["sha256"])
+            continue
+        _hashed(report, what, chain.file_sha256(fs, f"{root}/{name}/{path}"), record, f["sha256"])
     if start is not None:       # files added before the anchor, in the table now or removed since: there, not hashed
         for path in sorted((current | removed_since) - set(added_by)):
             if fs.get_file_info(f"{root}/{name}/{path}").type == pafs.FileType.File:
@@ -680,7 +683,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                                + ("; it is in the table now" if path in current else
                                   f"; commit {removed_at.get(path)} removed it from the table, no vacuum removed it"))
     for where, record, entry in compactions:
-        _compacted_rows(lake_path, name, where, record, entry, report)
+        _compacted_rows(lake_path, name, where, record, entry, report, hash_later)
     _stray_files(lake_path, name, set(added_by) | set(current), report, status, start, added_by)
     _checkpoints(lake_path, name, replay, chained, report, start)
 
@@ -709,21 +712,43 @@ def _compaction_problem(report: Report, where: str, record: Record, actions: lis
     return entry
 
 
-def _compacted_rows(lake_path: str, name: str, where: str, record: Record, entry: dict, report: Report) -> None:
+def _hashed(report: Report, what: str, actual: str, record: Record, want: str) -> None:
+    if actual != want:
+        report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {want}")
+
+
+def _compacted_rows(lake_path: str, name: str, where: str, record: Record, entry: dict, report: Report,
+                    hash_later: dict) -> None:
     """A recorded compaction's rows: the new file's (when on disk) and the replaced files' (when all
     are still on disk: vacuum removes them in time) hash to the digest its record names
-    (:func:`pipelines.chain.rows_sha256`); counted for the note."""
+    (:func:`pipelines.chain.rows_sha256`); counted for the note.  A replaced file is read once: its
+    SHA-256 (``hash_later``: the one recorded when it was added) from the same bytes as its rows."""
     fs, root = lake.filesystem(lake_path)
     report.checked["compactions"] += 1
     report.checked["compacted_files"] += len(entry["replaced"])
     for what, paths in (("the file it wrote", [entry["compacted"]]),
                         (f"the {plural(len(entry['replaced']), 'file')} it replaced", entry["replaced"])):
-        full = [f"{root}/{name}/{p}" for p in paths]
-        if any(fs.get_file_info(f).type != pafs.FileType.File for f in full):
-            continue                  # gone: named by the file checks (removed, or retention)
+        rows: list | None = []
+        for path in paths:
+            full = f"{root}/{name}/{path}"
+            if fs.get_file_info(full).type != pafs.FileType.File:
+                rows = None               # gone: named by the file checks (removed, or retention)
+                continue
+            body = chain.read_whole(fs, full)
+            if path in hash_later:
+                _hashed(report, f"{name}/{path}", chain.bytes_sha256(body), *hash_later.pop(path))
+            if rows is not None:
+                try:
+                    rows.extend(chain.parquet_rows(body))
+                except (pa.ArrowException, OSError) as exc:
+                    rows = None
+                    report.problem("changed", where, f"the rows of {what} cannot be read ({exc}): "
+                                   f"{record.name()} recorded their digest {entry['rows_sha256']}")
+        if rows is None:
+            continue
         try:
-            digest = chain.rows_sha256(row for f in full for row in chain.parquet_rows(chain.read_whole(fs, f)))
-        except (pa.ArrowException, OSError, TypeError, ValueError) as exc:
+            digest = chain.rows_sha256(rows)
+        except (TypeError, ValueError) as exc:
             digest = f"(none: {exc})"
         if digest != entry["rows_sha256"]:
             report.problem("changed", where, f"the rows of {what} hash to {digest}, {record.name()} recorded "

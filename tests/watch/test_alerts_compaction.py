@@ -348,3 +348,16 @@ def test_kill_9_at_any_moment_of_commits_and_compactions_loses_and_repeats_nothi
     result, report = verify(lake)
     assert result.returncode == 0, report["problems"]
     assert report["checked"]["compactions"] >= len(closed) - 1
+
+
+def test_a_replaced_file_still_on_disk_edited_after_compaction_is_named(uncompacted):
+    """The files a compaction removed from the table stay on disk until vacuum: still evidence, still hashed."""
+    s = sink(uncompacted)
+    s.send([alert(DAYS[2], 7)])
+    s.flush()
+    replaced = compaction_records(uncompacted)[0]["replaced"]
+    rewrite_rows(uncompacted / "alerts" / replaced[1], lambda rows: [{**r, "actual": "a burn"} for r in rows])
+    result, report = verify(uncompacted)
+    assert result.returncode == 5
+    assert named(report, "changed")[0] == f"alerts/{replaced[1]}"
+    assert any("did not keep the rows" in p["detail"] for p in report["problems"])
