@@ -74,8 +74,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-AGING_FORMAT = 2                 # bump when the aging changes: a kept lake of another format is not reused
-#                                  (2: the young-day lake; runs commits that say whether their record is the watcher's)
+AGING_FORMAT = 3                 # bump when the aging changes: a kept lake of another format is not reused
+                                 # (2: the young-day lake; runs commits that say whether their record is the
+                                 # watcher's; 3: the watcher compacts each closed day of its alerts files)
 FIRST_DAY = _dt.date(2025, 9, 1)  # the aged lake's first gaming day (a year later is still in the past)
 CHUNK_DAYS = 28                  # days per `pitwatch simulate` (its --hours is capped at 744)
 ALERTS_PER_COMMIT = 3

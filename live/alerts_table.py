@@ -31,6 +31,17 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   append lock, so a run appending at the same moment does not fork the chain).  ``pitwatch
   verify`` then checks the alerts table like every other.  A watcher killed between its commit
   and its record records that commit when it restarts (:meth:`AlertsTable.recover`).
+* **Compaction of a closed day** (:meth:`AlertsTable.compact`).  After a commit, one gaming day
+  before :attr:`AlertsTable.today` (the newest day of this watcher's committed alerts) that holds
+  more than one file of this watcher is rewritten into one file,
+  ``gaming_day=D/<watch-id>-<n>.compacted.parquet`` (``n``: the highest counter it replaces), and
+  committed in place of them in one Delta transaction (:func:`pipelines.delta.commit_compaction`),
+  then recorded in the chain (command ``watch``; its options' ``compaction``: the new file, the
+  files replaced, :func:`pipelines.chain.rows_sha256` of their rows, the new file's the same).  One
+  day per commit, at most :data:`COMPACT_FILES` files: it runs on the checkpoint's thread, before
+  the checkpoint is saved.  A kill before its commit leaves a file :meth:`AlertsTable.recover`
+  deletes; a kill before its record, a commit the restart records.  Only this watcher's files;
+  local lakes only.  ``pitwatch verify`` accepts the removal exactly as that record accounts for it.
 * **Migration.**  A plain-Parquet ``alerts/`` folder (what the watcher wrote before the table was
   Delta) is *converted* in place when a watcher first opens it: its files are committed as they
   are (version 0, recorded in the chain like any commit); their ``watch_id`` column is null (the
@@ -49,13 +60,14 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake.exceptions import CommitFailedError
 
-from schemas.arrow import ALERTS, FINDINGS, rows_to_table
+from schemas.arrow import ALERTS, FINDINGS, conform, rows_to_table
 
 log = logging.getLogger("pitwatch")
 
 TABLE = "alerts"
 COMMIT_RETRIES = 20
 RECOVERY_SCAN = 256      # the last commits of the log a restart looks at for an unrecorded one of its own
+COMPACT_FILES = 1000     # at most this many files replaced by one compaction (~2 s; one closed day per commit)
 KNOWN = set(ALERTS.names)
 
 
@@ -68,7 +80,7 @@ def _parse_ts(value):
 class AlertsTable:
     """Buffer alerts (:meth:`send`); :meth:`take` + :meth:`write` commit them as one Delta commit."""
 
-    def __init__(self, lake: str, watch_id: str) -> None:
+    def __init__(self, lake: str, watch_id: str, compaction: bool = True) -> None:
         from pipelines import lake as lake_mod
 
         self.name = f"lake:{watch_id}"
@@ -80,6 +92,11 @@ class AlertsTable:
         self.commits = 0        # Delta commits this process made (the stop summary, the tests)
         self.registry: dict | None = None   # a device registry given to this watcher: its next record names it
         self._file = re.compile(re.escape(watch_id) + r"-(\d{8})\.parquet$")
+        self._compacted = re.compile(re.escape(watch_id) + r"-(\d{8})\.compacted\.parquet$")
+        self.today: str | None = None    # the newest gaming day of this watcher's committed alerts
+        self.compactions = 0            # compaction commits this process made
+        self.compaction = compaction    # False: never compacts (a bench's "before", a test's uncompacted lake)
+        self._not_compacted: set[str] = set()    # days whose compaction failed (warned once; not tried again)
 
     # --- the sink ------------------------------------------------------------------
     def send(self, records: list[dict]) -> list[str]:
@@ -102,6 +119,8 @@ class AlertsTable:
         """Write and commit a batch from :meth:`take` (the checkpoint's thread), then record the commit."""
         for n, records in batch:
             self._commit(n, records)
+        if batch and self.compaction:
+            self.compact()
 
     def flush(self) -> list[str]:
         batch, ids = self.take()
@@ -149,16 +168,19 @@ class AlertsTable:
                 if attempt == COMMIT_RETRIES - 1:                # fence read and our commit (or during it)
                     raise
         self.commits += 1
+        self.today = max(self.today or "", *by_day)
         self._record(run_id, started, files, len(records), sorted(by_day), n, since, once=False)
 
     def _record(self, run_id: str, started, files, rows: int, days: list[str], n: int | None, since: int = 0,
-                once: bool = True) -> None:
+                once: bool = True, compaction: dict | None = None) -> None:
         """Append the runs record of commit(s) ``run_id`` made.  ``once``: unless it is recorded already
         (a restart's or a creation's record, which another watcher may make too; a fresh commit's
-        run id is this process's alone, and its files match no other watcher's names)."""
+        run id is this process's alone, and its files match no other watcher's names).
+        ``compaction``: the record of a compaction commit (:meth:`compact`), its options say so."""
         from pipelines import runs
 
-        options = {"watch_id": self.watch_id, "batch": n, "alerts": rows}
+        options = {"watch_id": self.watch_id, **({"compaction": compaction} if compaction is not None
+                                                  else {"batch": n, "alerts": rows})}
         if self.registry is not None:       # pipelines.lake_registry: the lake's registry from now on
             options["devices"] = self.registry
         meta = {"run_id": run_id, "command": "watch", "versions": _versions(), "started": started.isoformat(),
@@ -166,6 +188,120 @@ class AlertsTable:
         rec = runs.run_record(meta, "succeeded", {"replayed_days": days}, ended=_dt.datetime.now(_dt.timezone.utc))
         runs.write_run_record(self.lake, rec, files, once=once, since={TABLE: since})
         self.registry = None
+
+    # --- compaction ----------------------------------------------------------------
+    def owns(self, path: str) -> bool:
+        """``path`` (relative to the table) is a file of this watcher: a commit's or a compaction's."""
+        base = path.rpartition("/")[2]
+        return bool(self._file.fullmatch(base) or self._compacted.fullmatch(base))
+
+    def _counter(self, path: str) -> tuple[int, str]:
+        base = path.rpartition("/")[2]
+        m = self._file.fullmatch(base) or self._compacted.fullmatch(base)
+        return int(m.group(1)), base
+
+    def compaction_due(self) -> tuple[str, list[str]] | None:
+        """The oldest closed gaming day (before :attr:`today`) that holds more than one file of this
+        watcher at the table's latest version, and those files (at most :data:`COMPACT_FILES`, in
+        the order they were committed); None when there is none."""
+        from pipelines import delta_log
+
+        snap = delta_log.snapshot(self.lake, TABLE) if self.today else None
+        if snap is None:
+            return None
+        by_day: dict[str, list[str]] = {}
+        for path, add in snap.adds.items():
+            day = (add.get("partitionValues") or {}).get("gaming_day")
+            if isinstance(day, str) and day < self.today and day not in self._not_compacted and self.owns(path):
+                by_day.setdefault(day, []).append(path)
+        for day in sorted(by_day):
+            if len(by_day[day]) > 1:
+                return day, sorted(by_day[day], key=self._counter)[:COMPACT_FILES]
+        return None
+
+    def compact(self) -> int | None:
+        """Compact one closed gaming day (:meth:`compaction_due`): its files' rows, in the order
+        they were committed, written into one file (:meth:`write_compacted`) and committed in place
+        of them in one Delta transaction (:func:`pipelines.delta.commit_compaction`), then recorded
+        in the chain (command ``watch``, its options' ``compaction``).  The new version, or None
+        (nothing due, a remote lake, or a failure: warned, the day left as it is).
+
+        One day per commit, at most :data:`COMPACT_FILES` files: this runs on the checkpoint's
+        thread after the alerts commit and before the checkpoint is saved, so the loop's next
+        checkpoint waits for it; a watcher started on a lake of many uncompacted days catches up
+        one day per commit rather than stalling for all of them."""
+        from pipelines import delta
+
+        due = self.compaction_due() if delta.local(self.lake) else None
+        if due is None:
+            return None
+        day, replaced = due
+        try:
+            compacted, digest = self.write_compacted(day, replaced)
+        except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+            log.warning("alerts: gaming day %s not compacted: %s", day, exc)
+            self._not_compacted.add(day)
+            return None
+        run_id = self._new_run_id()
+        started = _dt.datetime.now(_dt.timezone.utc)
+        for attempt in range(COMMIT_RETRIES):
+            try:
+                version = delta.commit_compaction(self.lake, TABLE, compacted, replaced, run_id=run_id,
+                                                  fence_at_start=delta.fence(self.lake, TABLE))
+                break
+            except delta.StaleWriter as exc:            # another watcher committed in between: again
+                if attempt == COMMIT_RETRIES - 1:
+                    log.warning("alerts: gaming day %s not compacted this time: %s", day, exc)
+                    self.fs.delete_file(f"{self.root}/{TABLE}/{compacted.path}")
+                    return None
+        self.compactions += 1
+        self._record(run_id, started, [compacted], compacted.rows, [day], None, version, once=False,
+                     compaction=_compaction_entry(compacted.path, replaced, digest))
+        return version
+
+    def write_compacted(self, day: str, replaced: list[str]):
+        """Write the one file of gaming day ``day`` that holds the rows of ``replaced`` (in that
+        order), named after the highest counter value among them (``<watch-id>-<n>.compacted.parquet``),
+        with :func:`pipelines.lake.write_data_file`; the :class:`pipelines.delta.DataFile` and the
+        rows' digest (:func:`pipelines.chain.rows_sha256`), the same over the replaced files' rows
+        and over the new file's as read back (ValueError, the file deleted, if not)."""
+        from pipelines import chain, lake
+
+        tables = [self._read(path) for path in replaced]
+        extra = sorted({name for t in tables for name in t.column_names} - KNOWN)
+        schema = pa.schema([*(f for f in ALERTS if f.name != "gaming_day"), *(pa.field(k, pa.string()) for k in extra)])
+        digest = chain.rows_sha256(row for t in tables for row in t.to_pylist())
+        name = f"{self.watch_id}-{max(self._counter(p)[0] for p in replaced):08d}.compacted.parquet"
+        rows = pa.concat_tables([conform(t, schema) for t in tables])
+        written = lake.write_data_file(self.lake, TABLE, day, name, rows)
+        if chain.rows_sha256(self._read(written.path).to_pylist()) != digest:
+            self.fs.delete_file(f"{self.root}/{TABLE}/{written.path}")
+            raise ValueError(f"the rows of {written.path} are not the rows of the {len(replaced)} files it replaces")
+        return written, digest
+
+    def _read(self, path: str) -> pa.Table:
+        """One small file of the table, read on this thread (``pq.read_table``'s dataset scan costs
+        ~2 ms a file more: seconds for a day of 2,900 files)."""
+        with self.fs.open_input_file(f"{self.root}/{TABLE}/{path}") as f:
+            return pq.ParquetFile(f, pre_buffer=False).read(use_threads=False)
+
+    def _record_compaction(self, run_id: str, version: int, actions: list[dict]) -> None:
+        """Record a compaction commit of ours that was made and not recorded (a restart's): its rows'
+        digest read from the files it replaced (from the file it wrote when one of them cannot be
+        read: ``pitwatch verify`` then names the difference, if any, while they are on disk)."""
+        from pipelines import chain, delta
+
+        replaced = delta.removed_paths(actions)
+        compacted = delta.added_paths(actions)[0]
+        try:
+            digest = chain.rows_sha256(row for path in replaced for row in self._read(path).to_pylist())
+        except (pa.ArrowException, OSError) as exc:
+            log.warning("alerts: the files compaction %d replaced cannot be read (%s): its record names the "
+                        "digest of the rows of %s", version, exc, compacted)
+            digest = chain.rows_sha256(self._read(compacted).to_pylist())
+        day = re.search(r"gaming_day=([0-9-]+)/", compacted)
+        self._record(run_id, _dt.datetime.now(_dt.timezone.utc), (), 0, [day.group(1)] if day else [], None, version,
+                     compaction=_compaction_entry(compacted, replaced, digest))
 
     # --- restart -------------------------------------------------------------------
     def _own_files(self) -> list[tuple[int, str, str]]:
@@ -179,6 +315,8 @@ class AlertsTable:
             if info.type == pafs.FileType.File and not rel.startswith("_delta_log/"):
                 if (m := self._file.fullmatch(info.base_name)):
                     out.append((int(m.group(1)), rel, info.path))
+                elif self._compacted.fullmatch(info.base_name):
+                    out.append((-1, rel, info.path))   # a compaction's: kept when committed, its rows delivered
                 elif info.base_name.startswith(f"_{self.watch_id}-") and info.base_name.endswith(".partial"):
                     self.fs.delete_file(info.path)      # left by a killed write of the plain-Parquet sink
         return out
@@ -193,10 +331,17 @@ class AlertsTable:
         self._create()
         self._record_unrecorded()
         self.n = int(state.get("n", 0))
-        own = [(n, rel, path) for n, rel, path in self._own_files() if n >= int(state.get("n", 0))]
+        own = [(n, rel, path) for n, rel, path in self._own_files() if n >= int(state.get("n", 0)) or n < 0]
         committed = delta.committed_among(self.lake, TABLE, [rel for _n, rel, _path in own])
         ids: dict = {}
         for n, rel, path in own:
+            if n < 0 and rel not in committed:
+                log.info("alerts: removing %s, written by a compaction that was interrupted (the files it was to "
+                         "replace are still in the table)", rel)
+                self.fs.delete_file(path)
+                continue
+            if n < 0:
+                continue
             if rel not in committed:
                 log.info("alerts: removing %s, written by a commit that was interrupted (its alerts are "
                          "committed again)", rel)
@@ -208,7 +353,17 @@ class AlertsTable:
                     ids[fid] = day.group(1) if day else ""
             self.n = max(self.n, n + 1)
         self.buffer = [r for r in state.get("pending", []) if r.get("finding_id") not in ids]
+        self.today = self._newest_day()
         return ids
+
+    def _newest_day(self) -> str | None:
+        """The newest gaming day of this watcher's files at the table's latest version."""
+        from pipelines import delta_log
+
+        snap = delta_log.snapshot(self.lake, TABLE)
+        days = [(add.get("partitionValues") or {}).get("gaming_day") for path, add in snap.adds.items()
+                if self.owns(path)] if snap is not None else []
+        return max((d for d in days if isinstance(d, str)), default=None)
 
     def _record_unrecorded(self) -> None:
         """Our commits at the end of the log that no runs record names (killed between commit and
@@ -223,12 +378,15 @@ class AlertsTable:
         for version in reversed(delta.log_versions(self.lake, TABLE)[-RECOVERY_SCAN:]):
             _data, actions = delta.read_commit(self.lake, TABLE, version)
             writer = delta.commit_writer(actions)
-            if writer is None or writer in recorded or not all(self._file.search(p) for p in delta.added_paths(actions)):
+            if writer is None or writer in recorded or not all(self.owns(p) for p in delta.added_paths(actions)):
                 continue        # recorded, or another watcher's (it records its own)
-            pending[writer] = version       # the earliest commit of that writer wins (an alter before its append)
-        for writer, version in sorted(pending.items(), key=lambda kv: kv[1]):
+            pending[writer] = (version, actions)    # the earliest commit of a writer wins (an alter before its append)
+        for writer, (version, actions) in sorted(pending.items(), key=lambda kv: kv[1][0]):
             log.info("alerts: recording commit %d of %s, made before this watcher was stopped", version, writer)
-            self._record(writer, _dt.datetime.now(_dt.timezone.utc), (), 0, [], None, version)
+            if delta.commit_operation(actions) == delta.COMPACTION:
+                self._record_compaction(writer, version, actions)
+            else:
+                self._record(writer, _dt.datetime.now(_dt.timezone.utc), (), 0, [], None, version)
 
     def _create(self) -> None:
         """Create the (empty) table before this watcher writes any file into its folder, so that a
@@ -293,6 +451,12 @@ class AlertsTable:
         log.warning("alerts: converted the plain-Parquet alerts folder (%d file(s)) into the Delta table", len(files))
         self._record(run_id, started, files, sum(f.rows for f in files),
                      sorted({f.gaming_day for f in files if f.gaming_day}), None)
+
+
+def _compaction_entry(compacted: str, replaced: list[str], digest: str) -> dict:
+    """What a compaction's record says of it (its options' ``compaction``; ``docs/verify.md``): the
+    file written, the files it replaced, the digest of their rows (the same as the new file's)."""
+    return {"table": TABLE, "compacted": compacted, "replaced": sorted(replaced), "rows_sha256": digest}
 
 
 _VERSIONS: list[str] = []

@@ -61,6 +61,16 @@ def paths_sha256(paths) -> str:
     return hashlib.sha256(rfc8785.dumps(sorted(paths))).hexdigest()
 
 
+def rows_sha256(rows) -> str:
+    """SHA-256 of a set of rows (dicts, as pyarrow's ``to_pylist`` gives them): the canonical
+    encoding of the JSON array of the rows, each in its canonical encoding (nulls left out, as a
+    record's), sorted by those bytes.  The rows' order does not count, a row held twice counts
+    twice: the rows a compaction removed and the rows of the file it wrote hash alike exactly when
+    they are the same rows (``docs/verify.md``)."""
+    encoded = sorted(rfc8785.dumps(canonical_value(r)) for r in rows)
+    return hashlib.sha256(b"[" + b",".join(encoded) + b"]").hexdigest()
+
+
 def bytes_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

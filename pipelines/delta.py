@@ -233,17 +233,28 @@ def _append(lake: str, name: str, version: int, files: list[DataFile], run_id: s
     transaction that is the fence, the add actions), and the file is put in place the way
     delta-rs puts it on a local disk — written under a temporary name, then hard-linked to its
     version's name, which fails if another writer took that version (:class:`StaleWriter`).
-    Schema changes, removals and object stores go through delta-rs."""
+    Schema changes, a replay's removals and object stores go through delta-rs (a compaction's removals
+    do not: :func:`commit_compaction`)."""
+    info = {"timestamp": int(time.time() * 1000), "operation": "WRITE",     # the commit's moment, as delta-rs
+            "operationParameters": {"mode": "Append"}, "clientVersion": f"pitwatch-{_pitwatch_version()}",
+            **(extra or {}), RUN_ID_KEY: run_id}
+    actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": now_ms}}]
+    actions += [_add_action(f, partitioned, now_ms, True) for f in sorted(files, key=lambda f: f.path)]
+    return _put_commit(lake, name, version, actions)
+
+
+def _add_action(f: DataFile, partitioned: bool, now_ms: int, data_change: bool) -> dict:
+    return {"add": {"path": quote(f.path, safe="/=:"), "partitionValues":
+                    {"gaming_day": f.gaming_day} if partitioned else {}, "size": f.size,
+                    "modificationTime": now_ms, "dataChange": data_change, "stats": json.dumps({"numRecords": f.rows})}}
+
+
+def _put_commit(lake: str, name: str, version: int, actions: list[dict]) -> int:
+    """Put ``actions`` in place as commit ``version`` of a local table, the way delta-rs does on a
+    local disk: written under a temporary name, then hard-linked to its version's name, which
+    fails if another writer took that version (:class:`StaleWriter`)."""
     from pipelines import delta_log
 
-    info = {"timestamp": int(time.time() * 1000), "operation": "WRITE",     # the commit's moment, as delta-rs stamps it "operationParameters": {"mode": "Append"},
-            "clientVersion": f"pitwatch-{_pitwatch_version()}", **(extra or {}), RUN_ID_KEY: run_id}
-    actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": now_ms}}]
-    for f in sorted(files, key=lambda f: f.path):
-        actions.append({"add": {"path": quote(f.path, safe="/=:"), "partitionValues":
-                                {"gaming_day": f.gaming_day} if partitioned else {}, "size": f.size,
-                                "modificationTime": now_ms, "dataChange": True,
-                                "stats": json.dumps({"numRecords": f.rows})}})
     body = "".join(json.dumps(a, separators=(",", ":")) + "\n" for a in actions).encode()
     _fs, root = filesystem(lake)
     folder = f"{root}/{name}/{LOG_FOLDER}"
@@ -263,6 +274,49 @@ def _append(lake: str, name: str, version: int, files: list[DataFile], run_id: s
         os.unlink(temp)
     set_file_mode(_fs, os.path.join(folder, delta_log.commit_name(version)), DATA_FILE_MODE)
     return version
+
+
+COMPACTION = "pitwatch compaction"      # the commit info's operation of a compaction commit
+
+
+def commit_compaction(lake: str, name: str, compacted: DataFile, replaced: list[str], *, run_id: str,
+                      fence_at_start: int) -> int:
+    """Commit, in one transaction of a local partitioned table, the file ``compacted`` in place of
+    the files ``replaced`` (paths relative to the table's folder, every one in the table now), which
+    hold the same rows (:mod:`live.alerts_table`); return the table's new version.
+
+    A normal Delta add and remove (``dataChange`` false on both, as Delta's own OPTIMIZE writes
+    them: no row changed), the operation :data:`COMPACTION`, the fence and the run id in the
+    commit info as every pitwatch commit; put in place like :func:`_append`'s.  A retried commit
+    finds its own run id at ``fence + 1`` and does nothing.  :class:`StaleWriter` when the fence
+    moved or a file to replace is no longer in the table: nothing committed."""
+    from pipelines import delta_log
+
+    if not local(lake):
+        raise ValueError(f"{lake}: a compaction is committed on a local lake only")
+    snap = delta_log.snapshot(lake, name)
+    now = snap.txns.get(APP_ID, 0) if snap is not None else 0
+    if snap is not None and now == fence_at_start + 1 and _last_writer(lake, name, snap.version) == run_id:
+        return snap.version
+    if snap is None or now != fence_at_start:
+        raise StaleWriter(f"table {name} was committed by another writer since the compaction read it "
+                          f"(fence {fence_at_start}, now {now}): nothing committed")
+    gone = sorted(set(replaced) - set(snap.adds))
+    if gone or not replaced:
+        raise StaleWriter(f"table {name}: {len(gone)} of the files to replace are no longer in the table "
+                          f"(e.g. {gone[0] if gone else 'none given'}): nothing committed")
+    now_ms = int(time.time() * 1000)
+    info = {"timestamp": now_ms, "operation": COMPACTION,
+            "operationParameters": {"gaming_day": str(compacted.gaming_day), "filesReplaced": str(len(replaced))},
+            "clientVersion": f"pitwatch-{_pitwatch_version()}", RUN_ID_KEY: run_id}
+    actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": now_ms}}]
+    for path in sorted(replaced):
+        add = snap.adds[path]
+        actions.append({"remove": {"path": add["path"], "deletionTimestamp": now_ms, "dataChange": False,
+                                   "extendedFileMetadata": True, "partitionValues": add.get("partitionValues") or {},
+                                   "size": add.get("size")}})
+    actions.append(_add_action(compacted, True, now_ms, False))
+    return _put_commit(lake, name, snap.version + 1, actions)
 
 
 def _pitwatch_version() -> str:

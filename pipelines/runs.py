@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from pipelines import __version__, chain, lake
 from rules.catalog import SEVERITIES
-from schemas.arrow import RUNS, rows_to_table
+from schemas.arrow import RUNS, conform, rows_to_table
 from schemas.contract import CONTRACT_VERSION
 
 
@@ -407,9 +407,7 @@ def _record_rows(fs, path: str) -> list[dict]:
 
     body = chain.read_whole(fs, path)      # read on this thread: see chain.parquet_rows
     table = pq.ParquetFile(pa.BufferReader(body), pre_buffer=False).read(use_threads=False)
-    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
-               for f in RUNS]
-    return pa.Table.from_arrays(columns, schema=RUNS).to_pylist()
+    return conform(table, RUNS).to_pylist()
 
 
 def read_run_record(lake_path: str, run_id: str) -> dict:

@@ -46,7 +46,7 @@ TEMP_COMMIT = re.compile(r"^_commit_[0-9a-fA-F-]+\.json\.tmp$")
 LAKE_FILES = {"settings.json", "_runs.lock", "_writer.lock", "_writer.holder.json"}
 STAGING = "_staging"                      # pipelines.staging: a run's scratch, removed when it ends
 ALERTS = "alerts"                          # live.alerts_table: the watchers' table
-ALERTS_FILE = re.compile(r"^.+-\d{8}\.parquet$")   # <watch-id>-<n>.parquet
+ALERTS_FILE = re.compile(r"^.+-\d{8}(\.compacted)?\.parquet$")   # <watch-id>-<n>[.compacted].parquet
 WATCH_STATE = "_watch"                    # live.service: the watchers' checkpoints (not evidence: alerts/ is)
 
 
@@ -72,7 +72,8 @@ class Report:
     checked: dict = dataclasses.field(default_factory=lambda: {"tables": 0, "commits": 0, "data_files": 0,
                                                                   "runs_records": 0, "retention_removed": 0,
                                                                   "retention_removed_through": None,
-                                                                  "registries": 0})
+                                                                  "registries": 0, "compactions": 0,
+                                                                  "compacted_files": 0})
     head: dict | None = None
     since: dict | None = None      # verify --since: the anchored record everything up to is taken as verified
     # the vacuums whose records account for files found gone: run id -> [record, files, of them planned]
@@ -130,14 +131,30 @@ class Record:
             return []
         return [v for v in values if isinstance(v, dict) and all(isinstance(v.get(k), t) for k, t in keys.items())]
 
-    def vacuum_options(self) -> dict | None:
-        """The ``options`` of a ``pitwatch vacuum`` record (command ``vacuum``), or None."""
+    def options(self) -> dict | None:
+        """The record's ``options`` (a JSON object), or None."""
         text = self.row.get("options") if self.row else None
         try:
             options = json.loads(text) if isinstance(text, str) else None
         except ValueError:
             return None
-        return options if isinstance(options, dict) and options.get("command") == "vacuum" else None
+        return options if isinstance(options, dict) else None
+
+    def vacuum_options(self) -> dict | None:
+        """The ``options`` of a ``pitwatch vacuum`` record (command ``vacuum``), or None."""
+        options = self.options()
+        return options if options is not None and options.get("command") == "vacuum" else None
+
+    def compaction(self) -> dict | None:
+        """What a watcher's compaction record says (:mod:`live.alerts_table`: command ``watch``, its
+        options' ``compaction``: the file written, the files it replaced, their rows' digest), or None."""
+        options = self.options() if self.row and self.row.get("command") == "watch" else None
+        entry = options.get("compaction") if options is not None else None
+        if not (isinstance(entry, dict) and isinstance(entry.get("compacted"), str)
+                and isinstance(entry.get("rows_sha256"), str) and isinstance(entry.get("replaced"), list)
+                and all(isinstance(p, str) for p in entry["replaced"])):
+            return None
+        return entry
 
 
 @dataclasses.dataclass(frozen=True)
@@ -283,6 +300,10 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
     _lake_folder(lake_path, tables, report, status)
     _registries(lake_path, records, report, start)
     _retention_note(report)
+    if report.checked["compactions"]:
+        report.notes.append(f"compaction: {plural(report.checked['compacted_files'], 'file')} of the alerts table "
+                            f"replaced by {plural(report.checked['compactions'], 'compacted file')}, each replacement "
+                            "named by a watcher's chained runs record with its rows' digest (checked): not tampering")
     if records and records[-1].row:
         last = records[-1]
         report.head = {"runs_version": last.version, "run_id": last.run_id, "status": str(last.row.get("status")),
@@ -538,7 +559,9 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
     last_recorded_state: frozenset | None = frozenset(live)
     unfinished_since: list[tuple[int, str]] = []     # commits of unfinished runs after the last recorded one
     removed_since: set[str] = set()                  # verify --since: the files the commits checked removed
+    compactions: list[tuple[str, Record, dict]] = []  # (the commit, its record, what it says) of alerts
     for version, data, actions in _commits(lake_path, name, report, replay):
+        before = frozenset(live)
         for path in delta.removed_paths(actions):
             live.discard(path)
             removed_at[path] = version
@@ -574,6 +597,10 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             last_recorded_state, unfinished_since = state, []
             if operation.upper().startswith("VACUUM"):
                 vacuums.append(version)
+            if name == ALERTS and delta.removed_paths(actions):
+                entry = _compaction_problem(report, where, record, actions, before)
+                if entry is not None:
+                    compactions.append((where, record, entry))
         elif (writer in status and status[writer] != "succeeded") or (
                 earlier is not None and writer in earlier[1] and earlier[1][writer] != "succeeded"):
             kind = "unfinished"
@@ -602,6 +629,8 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             report.problem("removed", _log_name(name, v), f"{by[0][0].name()} committed it; the log ends at "
                            f"version {end if end >= 0 else 'none'}")
     current = states[max(states)] if states else frozenset(live)
+    replaced = {p for _where, _record, entry in compactions for p in entry["replaced"]}
+    hash_later: dict[str, tuple[Record, str]] = {}      # replaced files: hashed when their rows are read
     recorded_states = [states[v] for (t, v) in recorded_commits if t == name and v in states]
     for path, (version, kind) in sorted(added_by.items()):
         what = f"{name}/{path}"
@@ -640,9 +669,10 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                                   "removed it"))
             continue
         report.checked["data_files"] += 1
-        actual = chain.file_sha256(fs, f"{root}/{name}/{path}")
-        if actual != f["sha256"]:
-            report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {f['sha256']}")
+        if path in replaced:
+            hash_later[path] = (record, f["sha256"])
+            continue
+        _hashed(report, what, chain.file_sha256(fs, f"{root}/{name}/{path}"), record, f["sha256"])
     if start is not None:       # files added before the anchor, in the table now or removed since: there, not hashed
         for path in sorted((current | removed_since) - set(added_by)):
             if fs.get_file_info(f"{root}/{name}/{path}").type == pafs.FileType.File:
@@ -654,8 +684,77 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                 report.problem("removed", f"{name}/{path}", "added before the anchor"
                                + ("; it is in the table now" if path in current else
                                   f"; commit {removed_at.get(path)} removed it from the table, no vacuum removed it"))
+    for where, record, entry in compactions:
+        _compacted_rows(lake_path, name, where, record, entry, report, hash_later)
     _stray_files(lake_path, name, set(added_by) | set(current), report, status, start, added_by)
     _checkpoints(lake_path, name, replay, chained, report, start)
+
+
+def _compaction_problem(report: Report, where: str, record: Record, actions: list[dict], before) -> dict | None:
+    """A recorded commit of ``alerts`` that removes files: only a watcher's compaction may, and its
+    record must say so — the same files replaced (each in the table before it), the same file
+    added.  What the record says, or None with the problem in ``report``."""
+    removed, added = delta.removed_paths(actions), delta.added_paths(actions)
+    entry = record.compaction()
+    if entry is None:
+        report.problem("removed", where, f"it removes {plural(len(removed), 'file')} from the alerts table (e.g. "
+                       f"{removed[0]}) and {record.name()} is no compaction's: the watchers' table is only appended "
+                       "to and compacted")
+        return None
+    if sorted(set(removed)) != sorted(set(entry["replaced"])) or added != [entry["compacted"]]:
+        report.problem("changed", where, f"it replaces other files than {record.name()} says its compaction "
+                       f"replaced ({plural(len(removed), 'file')} by {', '.join(added) or 'none'}; the record: "
+                       f"{plural(len(entry['replaced']), 'file')} by {entry['compacted']})")
+        return None
+    outside = sorted(set(removed) - before)
+    if outside:
+        report.problem("changed", where, f"its compaction replaces {plural(len(outside), 'file')} the table did not "
+                       f"hold then (e.g. {outside[0]})")
+        return None
+    return entry
+
+
+def _hashed(report: Report, what: str, actual: str, record: Record, want: str) -> None:
+    if actual != want:
+        report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {want}")
+
+
+def _compacted_rows(lake_path: str, name: str, where: str, record: Record, entry: dict, report: Report,
+                    hash_later: dict) -> None:
+    """A recorded compaction's rows: the new file's (when on disk) and the replaced files' (when all
+    are still on disk: vacuum removes them in time) hash to the digest its record names
+    (:func:`pipelines.chain.rows_sha256`); counted for the note.  A replaced file is read once: its
+    SHA-256 (``hash_later``: the one recorded when it was added) from the same bytes as its rows."""
+    fs, root = lake.filesystem(lake_path)
+    report.checked["compactions"] += 1
+    report.checked["compacted_files"] += len(entry["replaced"])
+    for what, paths in (("the file it wrote", [entry["compacted"]]),
+                        (f"the {plural(len(entry['replaced']), 'file')} it replaced", entry["replaced"])):
+        rows: list | None = []
+        for path in paths:
+            full = f"{root}/{name}/{path}"
+            if fs.get_file_info(full).type != pafs.FileType.File:
+                rows = None               # gone: named by the file checks (removed, or retention)
+                continue
+            body = chain.read_whole(fs, full)
+            if path in hash_later:
+                _hashed(report, f"{name}/{path}", chain.bytes_sha256(body), *hash_later.pop(path))
+            if rows is not None:
+                try:
+                    rows.extend(chain.parquet_rows(body))
+                except (pa.ArrowException, OSError) as exc:
+                    rows = None
+                    report.problem("changed", where, f"the rows of {what} cannot be read ({exc}): "
+                                   f"{record.name()} recorded their digest {entry['rows_sha256']}")
+        if rows is None:
+            continue
+        try:
+            digest = chain.rows_sha256(rows)
+        except (TypeError, ValueError) as exc:
+            digest = f"(none: {exc})"
+        if digest != entry["rows_sha256"]:
+            report.problem("changed", where, f"the rows of {what} hash to {digest}, {record.name()} recorded "
+                           f"{entry['rows_sha256']}: the compaction did not keep the rows as they were")
 
 
 def _retention(removal: Removal | None, removed_at: int, sha256: str | None) -> bool:

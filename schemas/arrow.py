@@ -222,6 +222,14 @@ def rows_to_table(rows: Iterable[dict], schema: pa.Schema) -> pa.Table:
     return pa.table({f.name: pa.array([r.get(f.name) for r in rows], type=f.type) for f in schema}, schema=schema)
 
 
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with the columns of ``schema``, in its order and types: a column the table lacks
+    (a file written before it existed) is null."""
+    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
+               for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
 def events_to_table(events: Iterable[Event]) -> pa.Table:
     events = list(events)
     cols = {}

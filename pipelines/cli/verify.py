@@ -35,7 +35,9 @@ def verify(lake, fmt, anchor, anchor_key, since):
     there; with --key, check the anchor's signatures too.  What an interrupted
     run left (a run with no end, its files and commits, its staging) is listed
     apart: it is not tampering.  Files pitwatch vacuum removed (retention) are
-    counted, not missing: its runs record lists each with its SHA-256.  With
+    counted, not missing: its runs record lists each with its SHA-256; so are
+    the alerts files a watcher's compaction replaced: its record names them and
+    the digest of their rows, which the new file's must match.  With
     --since, only the records, commits, data files and checkpoints that came
     after the anchor's last entry.  Exit 0 when the lake is intact, 5 when it is
     not (docs/verify.md).
