@@ -16,8 +16,9 @@ replays its day with the lake's registry, never silently without it (a critical
   which registry judged which night is evidence.
 * **Which one is the lake's.**  The registry the newest succeeded record naming one names: read
   from the chain's head back (:func:`pipelines.runs.records_newest_first`) to the last batch
-  run at most — every batch run names one (or ``null``) — so the cost is a day's records
-  whatever the lake's age.
+  run at most — every batch run names one (or ``null``) — passing the watcher's records over
+  unread (their runs commits say whether one names a registry), so the cost is a day's watcher
+  commits whatever the lake's age.
 * **A lake that used a registry and keeps none** (its runs predate 2.1): a run without one says
   so (a warning in the log and a line in the summary) and replays without it.
 
@@ -59,10 +60,12 @@ def lake_registry(lake_path: str) -> tuple[dict | None, str | None]:
     """The registry the lake holds now: the newest succeeded record naming one (its options'
     ``devices``, None when that run had none) and the run id of that record; (None, None) for a
     lake no batch run has written yet.  Stops at the newest batch run (its options hold ``night``
-    and ``devices``): the watcher's records after it are passed over, a vacuum's too."""
+    and ``devices``); the watcher's records after it are passed over unread, but for one naming a
+    registry given to it (its runs commit says so: :data:`pipelines.runs.REGISTRY_KEY`), a
+    vacuum's too."""
     from pipelines import runs
 
-    for record in runs.records_newest_first(lake_path):
+    for record in runs.records_newest_first(lake_path, skip_watchers=True):
         if record.get("status") != "succeeded":
             continue
         try:

@@ -103,6 +103,7 @@ def unreconciled(rec: dict, written: list, totals: dict | None = None) -> str | 
 # records (:func:`records_newest_first`, ``skip_watchers``) pass the watcher's — thousands a day —
 # without reading their record files.
 WATCHER_KEY = "pitwatch.watcher"
+REGISTRY_KEY = "pitwatch.devices"     # a watcher's record that names a device registry (pipelines.lake_registry)
 
 HASH_FIELD = "record_sha256"
 PREV_FIELD = "prev_record_sha256"
@@ -196,7 +197,7 @@ def _append_record(lake_path: str, record: dict, written=None, since=None) -> in
         try:
             return delta.commit_replays(lake_path, "runs", [written_file], None, run_id=record["run_id"],
                                         fence_at_start=head["fence"] if head else 0,
-                                        info={WATCHER_KEY: "true" if is_watcher(record) else "false"})
+                                        info=_commit_info(record))
         except delta.StaleWriter:
             fs, root = lake.filesystem(lake_path)
             fs.delete_file(f"{root}/runs/{written_file.path}")
@@ -395,9 +396,24 @@ def records_newest_first(lake_path: str, skip_watchers: bool = False):
             yield from reversed(rows)
 
 
+def _commit_info(record: dict) -> dict[str, str]:
+    """What a runs commit's info says of its record: the watcher's or not, and (a watcher's) whether
+    it names a device registry given to the watcher, which readers of the lake's registry need."""
+    info = {WATCHER_KEY: "true" if is_watcher(record) else "false"}
+    try:
+        options = json.loads(record.get("options") or "{}")
+    except ValueError:
+        options = {}
+    if isinstance(options, dict) and isinstance(options.get("devices"), dict):
+        info[REGISTRY_KEY] = "true"
+    return info
+
+
 def _watchers_commit(actions: list[dict]) -> bool:
-    """The runs commit's info says the record it adds is the watcher's (:data:`WATCHER_KEY`)."""
-    return any(isinstance(a.get("commitInfo"), dict) and a["commitInfo"].get(WATCHER_KEY) == "true" for a in actions)
+    """The runs commit's info says the record it adds is the watcher's (:data:`WATCHER_KEY`) and
+    names no device registry (:data:`REGISTRY_KEY`: such a record is never passed over)."""
+    return any(isinstance(a.get("commitInfo"), dict) and a["commitInfo"].get(WATCHER_KEY) == "true"
+               and a["commitInfo"].get(REGISTRY_KEY) != "true" for a in actions)
 
 
 def _record_rows(fs, path: str) -> list[dict]:

@@ -110,6 +110,15 @@ def test_a_registry_given_to_a_watcher_is_the_lakes_next_version(tmp_path, scena
     assert (lake / named[0]["kept"]).read_bytes() == registry.read_bytes()
     assert [line.split(",")[0] for line in (lake / named[0]["kept"]).read_text().splitlines()[1:]] == \
         [dev for dev in scenario if dev != "SHOE-1-BAC-B"]
+    # a later run given none uses it (the watcher's record found among its records, the others unread)
+    from tests.watch.scenario import write_batch_input
+
+    write_batch_input(scenario, tmp_path / "in")
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(tmp_path / "in"), "--lake", str(lake)],
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"registry    device registry: the lake's version 1 ({named[0]['kept']}" in proc.stdout
 
 
 def test_a_missing_registry_is_one_error_line_exit_2(tmp_path):
