@@ -94,6 +94,9 @@ class AlertsTable:
         self._file = re.compile(re.escape(watch_id) + r"-(\d{8})\.parquet$")
         self._compacted = re.compile(re.escape(watch_id) + r"-(\d{8})\.compacted\.parquet$")
         self.today: str | None = None    # the newest gaming day of this watcher's committed alerts
+        self.clock_day = None            # () -> the gaming day the clock is in (the service sets it): a
+        #                                  day is closed only before both, so an alert stamped in the
+        #                                  future (a device's clock, a hostile line) closes no open day
         self.compactions = 0            # compaction commits this process made
         self.compaction = compaction    # False: never compacts (a bench's "before", a test's uncompacted lake)
         self._not_compacted: set[str] = set()    # days whose compaction failed (warned once; not tried again)
@@ -201,7 +204,7 @@ class AlertsTable:
         return int(m.group(1)), base
 
     def compaction_due(self) -> tuple[str, list[str]] | None:
-        """The oldest closed gaming day (before :attr:`today`) that holds more than one file of this
+        """The oldest closed gaming day (before :attr:`today` and the clock's, :attr:`clock_day`) that holds more than one file of this
         watcher at the table's latest version, and those files (at most :data:`COMPACT_FILES`, in
         the order they were committed); None when there is none."""
         from pipelines import delta_log
@@ -209,10 +212,11 @@ class AlertsTable:
         snap = delta_log.snapshot(self.lake, TABLE) if self.today else None
         if snap is None:
             return None
+        closed_before = min(self.today, self.clock_day()) if self.clock_day is not None else self.today
         by_day: dict[str, list[str]] = {}
         for path, add in snap.adds.items():
             day = (add.get("partitionValues") or {}).get("gaming_day")
-            if isinstance(day, str) and day < self.today and day not in self._not_compacted and self.owns(path):
+            if isinstance(day, str) and day < closed_before and day not in self._not_compacted and self.owns(path):
                 by_day.setdefault(day, []).append(path)
         for day in sorted(by_day):
             if len(by_day[day]) > 1:
@@ -254,6 +258,13 @@ class AlertsTable:
                     log.warning("alerts: gaming day %s not compacted this time: %s", day, exc)
                     self.fs.delete_file(f"{self.root}/{TABLE}/{compacted.path}")
                     return None
+            except Exception as exc:   # noqa: BLE001 - a disk's error: the alerts are committed already
+                log.warning("alerts: gaming day %s not compacted: %s", day, exc)
+                self._not_compacted.add(day)
+                if not self._interrupted_compactions([compacted.path]):
+                    return None         # committed after all (the error came later): the restart records it
+                self.fs.delete_file(f"{self.root}/{TABLE}/{compacted.path}")
+                return None
         self.compactions += 1
         self._record(run_id, started, [compacted], compacted.rows, [day], None, version, once=False,
                      compaction=_compaction_entry(compacted.path, replaced, digest))
@@ -332,10 +343,11 @@ class AlertsTable:
         self._record_unrecorded()
         self.n = int(state.get("n", 0))
         own = [(n, rel, path) for n, rel, path in self._own_files() if n >= int(state.get("n", 0)) or n < 0]
-        committed = delta.committed_among(self.lake, TABLE, [rel for _n, rel, _path in own])
+        committed = delta.committed_among(self.lake, TABLE, [rel for n, rel, _path in own if n >= 0])
+        interrupted = self._interrupted_compactions([rel for n, rel, _path in own if n < 0])
         ids: dict = {}
         for n, rel, path in own:
-            if n < 0 and rel not in committed:
+            if n < 0 and rel in interrupted:
                 log.info("alerts: removing %s, written by a compaction that was interrupted (the files it was to "
                          "replace are still in the table)", rel)
                 self.fs.delete_file(path)
@@ -355,6 +367,27 @@ class AlertsTable:
         self.buffer = [r for r in state.get("pending", []) if r.get("finding_id") not in ids]
         self.today = self._newest_day()
         return ids
+
+    def _interrupted_compactions(self, compacted: list[str]) -> set[str]:
+        """The compaction files among ``compacted`` whose commit never came, told from the table's
+        latest snapshot alone (never its history, which grows with the lake's age): not in the
+        table, and the plain file of the same day and counter — the newest file it was to replace,
+        which every compaction replaces — still is.  One that was committed (and perhaps replaced
+        since, by a later compaction of a late alert) removed that plain file for good."""
+        from pipelines import delta_log
+
+        if not compacted:
+            return set()
+        snap = delta_log.snapshot(self.lake, TABLE)
+        current = set(snap.adds) if snap is not None else set()
+        out = set()
+        for rel in compacted:
+            folder, _, base = rel.rpartition("/")
+            m = self._compacted.fullmatch(base)
+            plain = f"{folder}/{self.watch_id}-{m.group(1)}.parquet" if m else None
+            if rel not in current and plain in current:
+                out.add(rel)
+        return out
 
     def _newest_day(self) -> str | None:
         """The newest gaming day of this watcher's files at the table's latest version."""

@@ -121,7 +121,8 @@ class WatchService(Delivery):
         self.lake_sink = LakeSink(opts.lake, opts.watch_id) if opts.lake_alerts else None
         if self.lake_sink is not None:
             self.lake_sink.registry = opts.devices_record
-        if self.lake_sink is not None:
+            self.lake_sink.clock_day = lambda: opts.config.gaming_day(
+                _dt.datetime.now(_dt.timezone.utc)).isoformat()       # compaction: only days the clock left
             self.sinks.append(self.lake_sink)
         self.sent: dict[str, dict[str, str]] = {s.name: {} for s in self.sinks}
         # lines = accepted + rejected + duplicate + stale (late lines are accepted ones: a subset)

@@ -39,6 +39,7 @@ from pipelines.devices import DeviceRegistry, parse_rows
 
 FOLDER = "_registry"
 FILE = re.compile(r"^devices-([0-9a-f]{64})\.csv$")
+TEMP = re.compile(r"^devices-[0-9a-f]{64}\.csv\.tmp-\d+$")     # :func:`keep` writing (or killed while it wrote)
 READ_ONLY = 0o444
 
 
@@ -130,6 +131,12 @@ def keep(lake_path: str, registry: DeviceRegistry) -> str:
 def choose(lake_path: str, given: DeviceRegistry | None) -> Chosen:
     """The registry a batch run uses: ``given`` (kept in the lake, the next version when its
     bytes are new), else the lake's; what its record keeps and what the run says about it."""
+    from pipelines import delta
+
+    if not delta.local(lake_path):       # an object store (a watcher's lake): used, neither kept nor read
+        return Chosen(given, given.describe() if given is not None else None,
+                      f"device registry {given.path}: used, not kept in the lake (not on a local disk)"
+                      if given is not None else "")
     held, held_by = lake_registry(lake_path)
     version = int(held.get("version") or 0) if held else 0
     if given is not None:

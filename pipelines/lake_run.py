@@ -56,13 +56,15 @@ class Night:
 def remove_leftovers(lake_path: str) -> list[str]:
     """Remove the files of runs that never committed them (killed, failed) and their staging.
     (Files a run killed *during* its commit did commit are no part of the versions readers read
-    and are removed from the tables by the next commit: :class:`CommitRun`.)  Under the ``runs``
+    and are removed from the tables by the next commit: :class:`CommitRun`.)  ``runs`` under its
     append lock: the watcher appends its records without the lake's lock, each a record file
-    written and then committed, and a file between the two is no leftover."""
+    written and then committed, and a file between the two is no leftover (the other tables
+    outside it: the watcher's records wait on that lock)."""
     import pyarrow.fs as pafs
 
+    gone = delta.remove_leftovers(lake_path, [name for name in ALL_TABLES if name != "runs"])
     with runs.runs_append_lock(lake_path):      # the watcher's record file between its write and its commit
-        gone = delta.remove_leftovers(lake_path, ALL_TABLES)
+        gone += delta.remove_leftovers(lake_path, ["runs"])     # (only runs: the watcher waits on the lock)
     fs, root = lake.filesystem(lake_path)
     if fs.get_file_info(f"{root}/{STAGING}").type == pafs.FileType.Directory:
         fs.delete_dir(f"{root}/{STAGING}")

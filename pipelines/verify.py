@@ -1081,6 +1081,10 @@ def _registries(lake_path, records, report, start) -> None:
         for info in fs.get_file_info(pafs.FileSelector(folder)):
             where = f"{lake_registry.FOLDER}/{info.base_name}"
             match = lake_registry.FILE.match(info.base_name)
+            if info.type == pafs.FileType.File and lake_registry.TEMP.match(info.base_name):
+                report.leftover("registry being kept", where, "a device registry a run or watcher was writing "
+                                "(or was killed while writing): not evidence, never named by a record")
+                continue
             if info.type != pafs.FileType.File or match is None:
                 report.problem("added", where, "pitwatch keeps no such file among the device registries")
                 continue

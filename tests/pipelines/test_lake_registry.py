@@ -166,3 +166,15 @@ def test_a_lake_whose_runs_used_a_registry_it_does_not_keep_says_so(nightly_lake
     assert f"  registry    {said}" in r.stdout
     assert any(line.endswith(f"pitwatch: {said}") for line in r.stderr.splitlines()), r.stderr
     assert _devices(_run_records(lake)[0]) is None
+
+
+def test_a_registry_write_killed_halfway_is_a_leftover_not_tampering(nightly_lake, tmp_path):
+    """Review: a run or watcher killed between writing the registry's temporary file and linking it
+    left a file verify called 'added' (exit 5) on an honest lake."""
+    lake = _copy(nightly_lake[0], tmp_path)
+    kept = next((lake / "_registry").iterdir())
+    (lake / "_registry" / f"{kept.name}.tmp-4242").write_bytes(kept.read_bytes()[:10])
+    verify = pitwatch("verify", "--lake", lake, "--format", "json")
+    assert verify.returncode == 0, verify.stdout
+    assert [(f["kind"], f["what"]) for f in json.loads(verify.stdout)["leftovers"]] == [
+        ("registry being kept", f"_registry/{kept.name}.tmp-4242")]

@@ -361,3 +361,42 @@ def test_a_replaced_file_still_on_disk_edited_after_compaction_is_named(uncompac
     assert result.returncode == 5
     assert named(report, "changed")[0] == f"alerts/{replaced[1]}"
     assert any("did not keep the rows" in p["detail"] for p in report["problems"])
+
+
+def test_an_alert_stamped_in_the_future_closes_no_open_day(tmp_path):
+    """Review of issue 35: the closed days were those before the newest alert's day; one alert of a
+    device whose clock ran a day (or years) ahead made the open day 'closed' and compacted it again
+    at every commit.  A day is closed only before the clock's gaming day too."""
+    lake = tmp_path / "lake"
+    s = sink(lake)
+    s.clock_day = lambda: DAYS[2]                       # the clock is in the open day
+    commit_days(s, days=(DAYS[2],), per_day=3)
+    s.send([alert("2030-01-01", 1)])                    # a clock gone wrong
+    s.flush()
+    assert s.today == "2030-01-01" and s.compaction_due() is None
+    assert len(files_of(lake, DAYS[2])) == 3 and compaction_records(lake) == []
+    s.clock_day = lambda: "2026-11-29"                  # the clock moves on: the day closes
+    assert s.compaction_due()[0] == DAYS[2]
+
+
+def test_a_restart_keeps_a_compaction_file_a_later_compaction_replaced(uncompacted):
+    """The restart tells an interrupted compaction from the table's snapshot alone (never its
+    history): a compaction file no longer in the table whose own newest plain file is gone too was
+    committed (and replaced since by a later compaction of a late alert): it stays on disk, history
+    until vacuum, and verify stays intact."""
+    s = sink(uncompacted)
+    s.send([alert(DAYS[2], 7)])
+    s.flush()                                           # compacts the first closed day: one file
+    first = files_of(uncompacted, DAYS[0])
+    assert len(first) == 1 and first[0].endswith(".compacted.parquet")
+    s.send([alert(DAYS[0], 9)])                         # a late alert of the closed day: two files again
+    s.flush()
+    while s.compaction_due() is not None and s.compaction_due()[0] != DAYS[0]:
+        s.compact()
+    s.compact()
+    assert len(files_of(uncompacted, DAYS[0])) == 1 and files_of(uncompacted, DAYS[0]) != first
+    old = uncompacted / "alerts" / f"gaming_day={DAYS[0]}" / first[0]
+    assert old.exists()
+    sink(uncompacted, state=s.state())
+    assert old.exists()
+    assert verify(uncompacted)[0].returncode == 0
