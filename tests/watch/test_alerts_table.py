@@ -86,8 +86,13 @@ def test_commits_at_most_every_commit_every_and_one_on_stop_none_per_checkpoint(
     elapsed = time.time() - started
     made = data_commits(lake)
     stamps = [c["info"]["timestamp"] / 1000 for c in made]
-    # never per checkpoint (there were ~elapsed/0.05 of them): at most one per --commit-every ...
-    assert all(b - a >= every - 0.05 for a, b in zip(stamps[:-1], stamps[1:-1])), stamps
+    # never per checkpoint (there were ~elapsed/0.05 of them): at most one per --commit-every, as
+    # the writer began each (its record's start: the commit file's own stamp comes after the data
+    # file is written and the fence read, a latency that varies under load: 1.88 s once in CI) ...
+    began = sorted(r["started"].timestamp() for r in watch_records(lake)
+                   if json.loads(r["options"]).get("batch") is not None)     # not the creation's record
+    assert len(began) == len(made)
+    assert all(b - a >= every - 0.05 for a, b in zip(began[:-1], began[1:-1])), began
     assert len(made) <= elapsed / every + 1
     assert stamps[0] - started >= every - 0.05
     # ... and one on stop, with every alert no earlier commit holds (none lost, none twice)
