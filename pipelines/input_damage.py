@@ -122,16 +122,9 @@ def facts_day(facts: dict) -> str | None:
     return facts["last"]["gaming_day"] if facts.get("last") else None
 
 
-def day_start_micros(day: _dt.date, config: GamingDayConfig) -> int:
-    """The instant gaming ``day`` begins (its cutoff, in the configured zone), UTC microseconds."""
-    start = _dt.datetime.combine(day, _dt.time(), tzinfo=config.zone) + config.cutoff_delta
-    epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-    return (start.astimezone(_dt.timezone.utc) - epoch) // _dt.timedelta(microseconds=1)
-
-
 def damage_finding(facts: dict, day: _dt.date, config: GamingDayConfig):
     """The ``INPUT_DAMAGED`` finding of ``facts``; ``day``: the run's gaming day (used when no line was read)."""
-    return input_damaged(facts, day, day_start_micros(day, config))
+    return input_damaged(facts, day, config.day_start_micros(day))
 
 
 def damage_findings(rows: list[dict], day: str, config: GamingDayConfig) -> list:

@@ -160,7 +160,22 @@ def gaming_days(ts: pa.Array, config) -> pa.Array:
         local = ts.cast(pa.timestamp("us"))
     else:
         local = pc.local_timestamp(ts.cast(pa.timestamp("us", tz=config.timezone)))
-    return pc.subtract(local, cutoff).cast(pa.date32())
+    days = pc.subtract(local, cutoff).cast(pa.date32())
+    if config.zone is _dt.timezone.utc:
+        return days
+    # the wall-clock day is a first guess: moved by one where ``ts`` lies before that day's start
+    # or at or after the next day's (a cutoff in a repeated hour; GamingDayConfig.gaming_day)
+    guesses = pc.unique(days)
+    starts = [config.day_start_micros(d) for d in guesses.to_pylist()]
+    ends = [config.day_start_micros(d + _dt.timedelta(days=1)) for d in guesses.to_pylist()]
+    at = pc.index_in(days, value_set=guesses)
+    micros = ts.cast(pa.int64())
+    early = pc.less(micros, pa.array(starts, pa.int64()).take(at))
+    late = pc.greater_equal(micros, pa.array(ends, pa.int64()).take(at))
+    if not (pc.any(early).as_py() or pc.any(late).as_py()):
+        return days
+    shift = pc.if_else(early, -1, pc.if_else(late, 1, 0)).cast(pa.int32())
+    return pc.add(days.cast(pa.int32()), shift).cast(pa.date32())
 
 
 def decode_block(lines: list[bytes], file: str, line_numbers: list[int], config) -> tuple[pa.Table, list[int]] | None:

@@ -30,6 +30,10 @@ from schemas.values import (  # noqa: F401 - Unreadable and parquet_row_text: re
 from schemas.events import Event, datetime_to_micros
 
 _EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
+_UTC_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_MICROSECOND = _dt.timedelta(microseconds=1)
+_SECOND = _dt.timedelta(seconds=1)
+_ONE_DAY = _dt.timedelta(days=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +70,7 @@ class GamingDayConfig:
         object.__setattr__(self, "_delta", delta)   # derived, cached (frozen dataclass)
         object.__setattr__(self, "_zone", zone)
         object.__setattr__(self, "_delta_micros", int(delta.total_seconds()) * 1_000_000)
+        object.__setattr__(self, "_starts", {})             # day -> day_start_micros (a cache)
         object.__setattr__(self, "_last_day", None if self.not_after is None
                            else self.not_after + _dt.timedelta(days=limits.HORIZON_DAYS))
 
@@ -89,7 +94,50 @@ class GamingDayConfig:
         return self.gaming_day(_dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(microseconds=micros))
 
     def gaming_day(self, ts: _dt.datetime) -> _dt.date:
-        return (ts.astimezone(self.zone) - self.cutoff_delta).date()
+        """The gaming day ``ts`` falls in: the day D with ``day_start(D) <= ts < day_start(D + 1)``.
+
+        The local date of ``ts`` minus the cutoff, read on the wall clock, goes backwards in a
+        repeated hour when the cutoff falls in it (``America/New_York``, cutoff 01:30: 05:45Z is
+        01:45 EDT, day 11-01, and 06:15Z is 01:15 EST, which the wall clock would put in 10-31).
+        So the wall-clock day is only the first guess, moved by one when ``ts`` lies before its
+        start or at or after the next day's: days never go backwards and never skip.
+        """
+        day = (ts.astimezone(self._zone) - self._delta).date()
+        if self._zone is _dt.timezone.utc:
+            return day
+        micros = (ts - _UTC_EPOCH) // _MICROSECOND
+        if micros < self.day_start_micros(day):
+            return day - _ONE_DAY
+        if micros >= self.day_start_micros(day + _ONE_DAY):
+            return day + _ONE_DAY
+        return day
+
+    def day_start_micros(self, day: _dt.date) -> int:
+        """The instant gaming ``day`` begins, UTC microseconds: the first instant the zone's wall
+        clock reads the cutoff on that date (in a repeated hour, its first pass; a cutoff the clock
+        skips, spring forward, begins the day at the jump). Cached per day."""
+        start = self._starts.get(day)
+        if start is None:
+            start = self._starts[day] = self._first_instant(_dt.datetime.combine(day, _dt.time()) + self._delta)
+        return start
+
+    def _first_instant(self, wall: _dt.datetime) -> int:
+        """UTC microseconds of the first instant whose local wall time is ``wall`` or later."""
+        utc = _dt.timezone.utc
+        first = wall.replace(tzinfo=self._zone, fold=0).astimezone(utc)
+        if first.astimezone(self._zone).replace(tzinfo=None) == wall:
+            earlier = wall.replace(tzinfo=self._zone, fold=1).astimezone(utc)   # fold=1: a repeat's second pass
+            return (min(first, earlier) - _UTC_EPOCH) // _MICROSECOND
+        # ``wall`` does not exist (the clock jumps over it): the day begins at the jump, found
+        # between the two readings of ``wall`` (offsets before and after it), to the second
+        lo = (wall.replace(tzinfo=self._zone, fold=1).astimezone(utc) - _UTC_EPOCH) // _SECOND
+        hi = (first - _UTC_EPOCH) // _SECOND
+        lo, hi = min(lo, hi), max(lo, hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            local = (_UTC_EPOCH + _dt.timedelta(seconds=mid)).astimezone(self._zone).replace(tzinfo=None)
+            lo, hi = (lo, mid) if local >= wall else (mid, hi)
+        return hi * 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)

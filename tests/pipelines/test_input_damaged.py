@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.input_damage import damage_facts, damage_finding, damage_of, day_start_micros
+from pipelines.input_damage import damage_facts, damage_finding, damage_of
 from rules.finding import finding_id
 from schemas.decode import GamingDayConfig
 from tests import lake_rows
@@ -112,7 +112,7 @@ def test_a_file_with_nothing_read_before_the_damage_has_no_table_and_the_runs_da
     assert facts["sha256"] == hashlib.sha256(b"").hexdigest()       # no byte read before the damage
     f = damage_finding(facts, _dt.date(2026, 11, 28), config)
     assert f.table_id is None and f.device_id is None and f.gaming_day == _dt.date(2026, 11, 28)
-    assert f.ts == day_start_micros(_dt.date(2026, 11, 28), config) == micros("2026-11-28T10:00:00+00:00")
+    assert f.ts == config.day_start_micros(_dt.date(2026, 11, 28)) == micros("2026-11-28T10:00:00+00:00")
     assert f.event_ids == () and f.evidence == () and f.finding_id == finding_id(
         "INPUT_DAMAGED", None, ["junk.jsonl.gz", hashlib.sha256(b"").hexdigest()], ())
 
