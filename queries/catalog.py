@@ -228,9 +228,11 @@ def get_query(name: str) -> Query:
 
 
 def run_query(con: duckdb.DuckDBPyConnection, name: str, given: dict[str, str], *,
-              timeout: float | None = None, max_rows: int | None = None) -> Answer:
+              timeout: float | None = None, max_rows: int | None = None, max_bytes: int | None = None,
+              max_memory: int | None = None) -> Answer:
     """Run investigation ``name`` with parameters ``given`` (name → text), bound by DuckDB
     (limits as :func:`queries.lake_views.run_sql`)."""
     query = get_query(name)
     values = query.bind(given)
-    return run_sql(con, query.sql, values, timeout=timeout, max_rows=max_rows)
+    return run_sql(con, query.sql, values, timeout=timeout, max_rows=max_rows, max_bytes=max_bytes,
+                   max_memory=max_memory)

@@ -12,3 +12,7 @@ class RefusedStatement(LakeQueryError):
 
 class QueryInterrupted(Exception):
     """The query was stopped by its time limit before it completed: exit 3."""
+
+
+class QueryTooLarge(QueryInterrupted):
+    """The query needed more memory than its limit (DuckDB's, or the process's address space): exit 3."""

@@ -57,11 +57,13 @@ reads it as null.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import importlib.resources
 import operator
 import os
 import re
+import resource
 import threading
 
 import duckdb
@@ -71,7 +73,7 @@ import pyarrow.fs as pafs
 
 from queries import alerts_view
 from queries.dealers import read_dealers, shipped_dealers
-from queries.errors import LakeQueryError, QueryInterrupted
+from queries.errors import LakeQueryError, QueryInterrupted, QueryTooLarge
 from queries.statement_check import check_read_only
 from schemas.arrow import LAKE_TABLES, PARTITIONED
 
@@ -95,13 +97,15 @@ __all__ = ["LakeQueryError", "QueryInterrupted", "Answer", "connect", "run_sql",
 
 class Answer(tuple):
     """``(columns, rows)`` of a statement, and ``cut``: there were more rows than ``max_rows``
-    (``rows`` holds the first ``max_rows``)."""
+    (``rows`` holds the first ``max_rows``) or than ``max_bytes`` held (then ``cut_bytes``)."""
 
     cut: bool
+    cut_bytes: bool
 
-    def __new__(cls, columns: list[str], rows: list[tuple], cut: bool = False) -> "Answer":
+    def __new__(cls, columns: list[str], rows: list[tuple], cut: bool = False, cut_bytes: bool = False) -> "Answer":
         self = super().__new__(cls, (columns, rows))
         self.cut = cut
+        self.cut_bytes = cut_bytes
         return self
 
     columns = property(operator.itemgetter(0))
@@ -248,7 +252,8 @@ def referenced_tables(*statements: str) -> set[str] | None:
 
 
 def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
-            as_of: str | None = None, tables: set[str] | None = None) -> duckdb.DuckDBPyConnection:
+            as_of: str | None = None, tables: set[str] | None = None,
+            memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
     """The analysts' connection: the lake's tables and the seeds, no file system, settings locked.
 
     ``dealers``: a dealers file (id, name, shift) to show as ``seeds_dealers``
@@ -258,7 +263,8 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
     (:func:`pipelines.lake_versions.pinned_versions`), not as the last successful run did.
     ``tables``: only these lake tables are opened (:func:`referenced_tables` of the statement),
     so a query of one day's findings reads nothing of ``runs``' years of records or of
-    ``alerts``' files; None: every table.
+    ``alerts``' files; None: every table. ``memory_limit``: DuckDB's ``memory_limit`` in bytes
+    (what its operators may hold; the process's own bound is :func:`run_sql`'s ``max_memory``).
     """
     zone = "UTC" if show_tz is None else display_zone(show_tz)
     if "://" not in lake and not os.path.isdir(lake):
@@ -270,6 +276,8 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
             con.execute(f"SET TimeZone = {_sql_str(zone)}")
         except duckdb.Error:
             raise LakeQueryError(f"--show-tz {zone!r}: DuckDB does not know this time zone") from None
+        if memory_limit is not None:
+            con.execute(f"SET memory_limit = '{int(memory_limit)}B'")
         versions, files = _versions(lake, as_of, tables)
         for name in LAKE_TABLES:
             if tables is None or name in tables:
@@ -319,7 +327,7 @@ def in_table_time(answer: Answer) -> Answer:
             zone = zones[offset] = _dt.timezone(_dt.timedelta(minutes=offset))
         out.append(tuple(v.astimezone(zone) if i in stamped and isinstance(v, _dt.datetime) and v.tzinfo
                          else v for i, v in enumerate(r)))
-    return Answer(columns, out, answer.cut)
+    return Answer(columns, out, answer.cut, answer.cut_bytes)
 
 
 def _sql_str(text: str) -> str:
@@ -364,23 +372,125 @@ class _Deadline:
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None, *,
-            timeout: float | None = None, max_rows: int | None = None) -> Answer:
+            timeout: float | None = None, max_rows: int | None = None, max_bytes: int | None = None,
+            max_memory: int | None = None) -> Answer:
     """Run one read-only statement with ``params`` bound by DuckDB.
 
-    ``timeout`` (seconds) interrupts it (:class:`QueryInterrupted`); at most
-    ``max_rows`` rows are fetched (``Answer.cut`` says there were more).
+    ``timeout`` (seconds) interrupts it (:class:`QueryInterrupted`); at most ``max_rows`` rows
+    and about ``max_bytes`` bytes of values are fetched (``Answer.cut`` says there were more,
+    ``Answer.cut_bytes`` that the bytes cut it); ``max_memory`` bytes: the most the process's
+    address space may grow while the query runs (:func:`address_space_cap`), beyond which the
+    query stops (:class:`QueryTooLarge`).
     """
     statement = check_read_only(sql)
     with _Deadline(con, timeout) as deadline:
         try:
-            con.execute(statement, params or None)
-            columns = [d[0] for d in con.description] if con.description else []
-            if max_rows is None:
-                return Answer(columns, con.fetchall())
-            rows = con.fetchmany(max_rows + 1)
-            return Answer(columns, rows[:max_rows], len(rows) > max_rows)
+            with address_space_cap(max_memory):
+                con.execute(statement, params or None)
+                columns = [d[0] for d in con.description] if con.description else []
+                return _fetch(con, columns, max_rows, max_bytes)
+        except (duckdb.OutOfMemoryException, MemoryError):
+            raise QueryTooLarge(too_large(max_memory)) from None
         except duckdb.Error as exc:
             if deadline.expired.is_set():
                 raise QueryInterrupted(f"the query was stopped after {timeout:g} s (--timeout {timeout:g}); "
                                        "filter on gaming_day or give it more time") from None
             raise LakeQueryError(first_line(exc)) from None
+
+
+def too_large(max_memory: int | None) -> str:
+    limit = "" if max_memory is None else f" than {show_bytes(max_memory)} (--max-memory {show_bytes(max_memory)})"
+    return (f"the query needed more memory{limit}; filter on gaming_day, select fewer or shorter columns, "
+            "or raise --max-memory")
+
+
+def _fetch(con, columns: list[str], max_rows: int | None, max_bytes: int | None) -> Answer:
+    """The rows, at most ``max_rows`` and about ``max_bytes`` of values (:func:`value_bytes`),
+    fetched a batch at a time sized from the rows seen so far, so a few huge rows are not
+    fetched a thousand at once."""
+    if max_rows is None and max_bytes is None:
+        return Answer(columns, con.fetchall())
+    rows: list[tuple] = []
+    size, batch = 0, 64
+    while True:
+        want = batch if max_rows is None else min(batch, max_rows + 1 - len(rows))
+        got = con.fetchmany(want)
+        for row in got:
+            if max_rows is not None and len(rows) == max_rows:
+                return Answer(columns, rows, True)
+            size += value_bytes(row)
+            if max_bytes is not None and size > max_bytes:
+                return Answer(columns, rows, True, cut_bytes=True)
+            rows.append(row)
+        if len(got) < want:
+            return Answer(columns, rows)
+        if max_bytes is not None and rows:
+            per_row = max(1, size // len(rows))
+            batch = max(1, min(10_000, (max_bytes - size) // per_row + 1))
+        else:
+            batch = 10_000
+
+
+def value_bytes(value) -> int:
+    """About how many bytes a fetched value holds: its length for text and bytes, 8 for a number or
+    a time, the sum over a row, a list or a map (the bound of ``--max-bytes``, not an exact size)."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return len(value) + 8
+    if isinstance(value, (tuple, list)):
+        return 8 + sum(value_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return 8 + sum(value_bytes(k) + value_bytes(v) for k, v in value.items())
+    return 8
+
+
+def show_bytes(n: int) -> str:
+    """``n`` bytes as people write them: 4GB, 512MB, 300kB, 17B."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.3g}{unit}"
+    return f"{n}B"
+
+
+@contextlib.contextmanager
+def address_space_cap(max_bytes: int | None):
+    """While in it, the process's address space may grow by at most ``max_bytes`` (``RLIMIT_AS``
+    set to today's size plus ``max_bytes``, restored on the way out; Linux, where the size is in
+    ``/proc/self/status``; elsewhere nothing is capped).
+
+    Why, beside DuckDB's ``memory_limit`` (set by :func:`connect`): DuckDB hands its results out
+    in chunks of 2,048 rows whose text it does not count against that limit (measured: ``select
+    repeat('x', 1000000) from range(100000)``, ``fetchmany(100)`` peaked at 4.2 GB under a 1 GB
+    limit). Under the cap an allocation that would pass it fails: DuckDB turns it into an
+    ``OutOfMemoryException`` and Python into a ``MemoryError``, both the query's error. The cap
+    is the whole process's: a command (one query) sets it; a server must run each query in a
+    process of its own."""
+    if max_bytes is None:
+        yield
+        return
+    current = _address_space_now()
+    if current is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = current + max_bytes
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    if soft != resource.RLIM_INFINITY:
+        cap = min(cap, soft)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _address_space_now() -> int | None:
+    """The process's address space in bytes (``VmSize``), or None where /proc does not say."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None

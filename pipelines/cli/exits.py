@@ -8,8 +8,9 @@ code   meaning
 2      input or configuration error (a bad option, file, statement or
        parameter); the message names it
 3      did not complete: the run failed or was interrupted (SIGINT,
-       SIGTERM), or a query was stopped by its ``--timeout`` or its
-       output cut at ``--max-rows`` (not the whole answer)
+       SIGTERM), or a query was stopped by its ``--timeout`` or
+       ``--max-memory`` or its output cut at ``--max-rows`` or
+       ``--max-bytes`` (not the whole answer)
 4      the lake is held by another writer: ``run`` or ``vacuum`` waited
        ``--lock-timeout`` for the lake's lock (:mod:`pipelines.lake_lock`);
        the message names the holder (run id, pid, host, since when)
@@ -31,7 +32,7 @@ TABLE = (
     (DONE, "done"),
     (FINDINGS, "findings at or above --fail-on"),
     (USAGE, "input or configuration error"),
-    (INCOMPLETE, "did not complete: failed, interrupted, --timeout or --max-rows"),
+    (INCOMPLETE, "did not complete: failed, interrupted, a query limit"),
     (LOCKED, "the lake is held by another writer"),
     (NOT_INTACT, "the lake is not intact (verify)"),
 )

@@ -5,7 +5,8 @@ import click
 
 from pipelines.cli.common import StrictCommand, UserError, user_errors
 from pipelines.cli.render import format_option, render, visible
-from pipelines.cli.sql import as_of_option, dealers_option, lake_answers, limit_options, open_lake, print_answer, shown, time_options
+from pipelines.cli.sql import (as_of_option, dealers_option, lake_answers, limit_options, memory_bound, open_lake,
+                               print_answer, shown, time_options)
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -31,15 +32,17 @@ Examples:
 @time_options
 @as_of_option
 @user_errors
-def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, video_pad, local, show_tz, as_of):
+def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, max_bytes, max_memory, video_pad, local, show_tz,
+          as_of):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
     Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
     the range --list shows, string) and bound by DuckDB, never pasted into
     the SQL; a wrong one is refused (exit 2) before the lake is opened.
     `pitwatch query --list` shows every investigation, what it answers and
-    its parameters (those with "= value" have a default).  --timeout and
-    --max-rows bound the run as for `pitwatch sql` (exit 3).
+    its parameters (those with "= value" have a default).  --timeout,
+    --max-rows, --max-bytes and --max-memory bound the run as for
+    `pitwatch sql` (exit 3).
 
     \b
     An empty answer whose table, round, pack, rule or severity is not in the
@@ -77,14 +80,16 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, video_pad,
         bound = get_query(name).bind(values)  # check names, types and ranges before opening the lake
         from queries.hints import LOOKUP_TABLES
 
-        con = open_lake(lake, local, show_tz, dealers, as_of,
+        con = open_lake(lake, local, show_tz, dealers, as_of, max_memory=max_memory,
                         statements=(get_query(name).sql, *(f"select * from {t}" for t in LOOKUP_TABLES)))
         try:
-            answer = shown(run_query(con, name, values, timeout=timeout, max_rows=max_rows), local)
-            hints = [] if answer.rows else _hints(con, bound, timeout)
+            with memory_bound(max_memory):
+                answer = shown(run_query(con, name, values, timeout=timeout, max_rows=max_rows,
+                                         max_bytes=max_bytes, max_memory=max_memory), local)
+                hints = [] if answer.rows else _hints(con, bound, timeout)
+                print_answer(answer, fmt, max_rows, max_bytes)
         finally:
             con.close()
-    print_answer(answer, fmt, max_rows)
     for hint in hints:
         click.echo(visible(hint), err=True)   # a suggestion is the lake's text: shown, not obeyed
 

@@ -3,12 +3,14 @@
 Also the limits ``pitwatch query`` shares (:data:`limit_options`) and how both
 print an answer and map the library's errors to exit codes (:func:`print_answer`,
 :func:`lake_answers`): a refused statement, a bad parameter or a DuckDB error
-is exit 2 (``UserError``); a query stopped by ``--timeout`` or an output cut by
-``--max-rows`` is exit 3 (``Incomplete``: the output is not the whole answer).
+is exit 2 (``UserError``); a query stopped by ``--timeout`` or ``--max-memory``, or an output
+cut by ``--max-rows`` or ``--max-bytes``, is exit 3 (``Incomplete``: the output is not the whole
+answer).
 """
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 
 import click
@@ -18,6 +20,27 @@ from pipelines.cli.render import format_option, plural, render
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_ROWS = 100_000
+DEFAULT_MAX_BYTES = "256MB"
+DEFAULT_MAX_MEMORY = "4GB"
+_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+
+
+class ByteSize(click.ParamType):
+    """A size in bytes written as people do: ``4GB``, ``512MB``, ``1.5GB``, ``300kB``, ``1000000``
+    (binary units: 1kB = 1,024 bytes)."""
+
+    name = "size"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?[bB]?)\s*", str(value))
+        unit = m and m.group(2).upper()
+        if unit == "K" or unit == "M" or unit == "G" or unit == "T":
+            unit += "B"
+        if not m or unit not in _UNITS or float(m.group(1)) * _UNITS[unit] < 1:
+            self.fail(f"{value!r} is not a size (e.g. 4GB, 512MB, 1000000)", param, ctx)
+        return int(float(m.group(1)) * _UNITS[unit])
 
 
 dealers_option = click.option(
@@ -27,6 +50,12 @@ dealers_option = click.option(
 
 
 def limit_options(fn):
+    fn = click.option("--max-memory", type=ByteSize(), default=DEFAULT_MAX_MEMORY, show_default=True,
+                      metavar="SIZE", help="Stop a query that needs more memory than this (DuckDB's limit and "
+                                           "the process's growth while it runs; exit 3).")(fn)
+    fn = click.option("--max-bytes", type=ByteSize(), default=DEFAULT_MAX_BYTES, show_default=True,
+                      metavar="SIZE", help="Print at most this much of the answer's values; more is said on "
+                                           "stderr and exits 3.")(fn)
     fn = click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True,
                       metavar="N", help="Print at most N rows; more is said on stderr and exits 3.")(fn)
     fn = click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
@@ -54,7 +83,7 @@ as_of_option = click.option(
 
 
 def open_lake(lake: str, local: bool, show_tz: str | None, dealers: str | None = None, as_of: str | None = None,
-              statements: tuple[str, ...] = ()):
+              statements: tuple[str, ...] = (), max_memory: int | None = None):
     """The analysts' connection with the display zone of ``--show-tz`` (``--local`` excludes it),
     pinned to the last successful run or to ``--as-of`` (:mod:`queries.as_of`); with
     ``statements``, only the lake tables they name are opened."""
@@ -63,7 +92,7 @@ def open_lake(lake: str, local: bool, show_tz: str | None, dealers: str | None =
     if local and show_tz is not None:
         raise UserError("--local and --show-tz are two ways to show times: give one")
     tables = referenced_tables(*statements) if statements else None
-    return connect(lake, dealers, show_tz=show_tz, as_of=as_of, tables=tables)
+    return connect(lake, dealers, show_tz=show_tz, as_of=as_of, tables=tables, memory_limit=max_memory)
 
 
 def shown(answer, local: bool):
@@ -86,10 +115,32 @@ def lake_answers():
         raise UserError(str(exc)) from None
 
 
-def print_answer(answer, fmt: str, max_rows: int) -> None:
+@contextlib.contextmanager
+def memory_bound(max_memory: int):
+    """The query and the printing of its answer in ``--max-memory`` of address space beyond what
+    the process held once the lake was open (:func:`queries.lake_views.address_space_cap`):
+    past it, one ``Error:`` line, exit 3. Opening the lake is left out: its threads reserve
+    address space they never use, and what it reads is the lake's, not the statement's."""
+    from queries.errors import QueryTooLarge
+    from queries.lake_views import address_space_cap, too_large
+
+    try:
+        with address_space_cap(max_memory):
+            yield
+    except MemoryError:
+        raise QueryTooLarge(too_large(max_memory)) from None
+
+
+def print_answer(answer, fmt: str, max_rows: int, max_bytes: int | None = None) -> None:
     # color=True: click would strip ANSI sequences from a pipe, altering a CSV value; table and
     # text show them escaped already (render), JSON escapes them itself
+    from queries.lake_views import show_bytes
+
     click.echo(render(answer.columns, answer.rows, fmt), nl=False, color=True)
+    if answer.cut_bytes:
+        size = show_bytes(max_bytes)
+        raise Incomplete(f"the output was cut at {plural(len(answer.rows), 'row')}, {size} of values "
+                         f"(--max-bytes {size}); there are more: narrow the query or raise --max-bytes")
     if answer.cut:
         raise Incomplete(f"the output was cut at {plural(max_rows, 'row')} (--max-rows {max_rows}); "
                          "there are more: narrow the query or raise --max-rows")
@@ -103,6 +154,7 @@ Examples:
   pitwatch sql "DESCRIBE events" --lake lake
   pitwatch sql "SELECT table_id, rule_id, ts, ts_offset FROM findings" --lake lake --local
   pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
+  pitwatch sql "FROM events WHERE gaming_day = DATE '2026-11-28'" --lake lake --format csv --max-bytes 2GB --max-memory 8GB
   pitwatch sql "FROM findings" --lake lake --as-of 20261128T070001Z-1a2b3c4d
   pitwatch sql "SELECT count(*) FROM findings" --lake lake --as-of 2026-11-29T07:00:00Z
 """)
@@ -114,7 +166,7 @@ Examples:
 @time_options
 @as_of_option
 @user_errors
-def sql(statement, lake, fmt, dealers, timeout, max_rows, local, show_tz, as_of):
+def sql(statement, lake, fmt, dealers, timeout, max_rows, max_bytes, max_memory, local, show_tz, as_of):
     """Run one read-only SQL statement (DuckDB dialect) over the lake and print the rows.
 
     \b
@@ -142,9 +194,11 @@ def sql(statement, lake, fmt, dealers, timeout, max_rows, local, show_tz, as_of)
     if not statement.strip():
         raise UserError("the SQL statement is empty")
     with lake_answers():
-        con = open_lake(lake, local, show_tz, dealers, as_of, statements=(statement,))
+        con = open_lake(lake, local, show_tz, dealers, as_of, statements=(statement,), max_memory=max_memory)
         try:
-            answer = shown(run_sql(con, statement, timeout=timeout, max_rows=max_rows), local)
+            with memory_bound(max_memory):
+                answer = shown(run_sql(con, statement, timeout=timeout, max_rows=max_rows, max_bytes=max_bytes,
+                                       max_memory=max_memory), local)
+                print_answer(answer, fmt, max_rows, max_bytes)
         finally:
             con.close()
-    print_answer(answer, fmt, max_rows)

@@ -286,6 +286,7 @@ def test_the_timeout_defaults_to_a_minute_and_must_be_positive(lake):
     for command in (sql_command, query):
         defaults = {p.name: p.default for p in command.params}
         assert (defaults["timeout"], defaults["max_rows"]) == (60.0, 100_000)
+        assert (defaults["max_bytes"], defaults["max_memory"]) == ("256MB", "4GB")
     for bad in ("0", "-1", "soon"):
         assert sql(lake, "select 1", "--timeout", bad).exit_code == 2
 
@@ -297,6 +298,51 @@ def test_a_million_rows_are_cut_at_the_row_limit_with_a_message(lake, untouched)
     assert lines[0] == "range" and len(lines) == 1 + 100_000 and lines[-1] == "99999"
     assert result.stderr == ("Error: the output was cut at 100,000 rows (--max-rows 100000); "
                              "there are more: narrow the query or raise --max-rows\n")
+
+
+@pytest.mark.parametrize("limits, message", [
+    # the issue's statement: ~100 GB of values inside the default limits before; DuckDB makes its
+    # first 2,048 rows (2 GB) at once, so under the default --max-memory it may stop there, or the
+    # printed values are cut at --max-bytes: either is one line, exit 3, and memory stays bounded
+    ((), r"Error: (the query needed more memory than 4GB \(--max-memory 4GB\); .*|the output was cut at "
+         r"26\d rows, 256MB of values \(--max-bytes 256MB\); there are more: narrow the query or raise --max-bytes)\n"),
+    (("--max-memory", "1GB"), r"Error: the query needed more memory than 1GB \(--max-memory 1GB\); filter on "
+                              r"gaming_day, select fewer or shorter columns, or raise --max-memory\n"),
+], ids=["defaults", "max-memory 1GB"])
+def test_a_hundred_gigabytes_of_text_is_stopped_in_bounded_memory(lake, untouched, limits, message):
+    """Issue 37: ``select repeat('x',1000000) from range(100000)`` fetched ~100 GB inside the
+    default limits (--max-rows counts rows) and ended in a MemoryError traceback under ulimit -v."""
+    import re
+
+    child = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "sql", "select repeat('x',1000000) "
+                              "from range(100000)", "--lake", lake, "--format", "csv", *limits],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stderr = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)   # this child's own peak, not the worker's other children
+    child.stderr.close()
+    assert os.waitstatus_to_exitcode(status) == 3, stderr[-2000:]
+    assert re.fullmatch(message, stderr), stderr[-2000:]
+    # --max-memory bounds the growth of the address space from the open lake (~2 GB mapped then,
+    # libraries and thread arenas, mostly not resident); before, ~100 GB were asked for
+    assert usage.ru_maxrss / 1024 < (1024 if limits else 4096) + 2560
+
+
+def test_max_bytes_cuts_the_printed_values_with_a_message(lake, untouched):
+    result = sql(lake, "select repeat('x', 1000) as t from range(1000)", "--format", "csv", "--max-bytes", "100kB")
+    assert result.exit_code == 3
+    lines = result.stdout.splitlines()
+    assert lines[0] == "t" and len(lines) == 1 + 100 and set(lines[1:]) == {"x" * 1000}
+    assert result.stderr == ("Error: the output was cut at 100 rows, 100kB of values (--max-bytes 100kB); "
+                             "there are more: narrow the query or raise --max-bytes\n")
+    whole = sql(lake, "select repeat('x', 1000) as t from range(1000)", "--format", "csv", "--max-bytes", "2MB")
+    assert whole.exit_code == 0 and len(whole.stdout.splitlines()) == 1001
+
+
+@pytest.mark.parametrize("bad", ["0", "-1GB", "lots", "4XB", "0.1B"])
+def test_a_size_that_is_not_one_is_refused(lake, bad):
+    for option in ("--max-bytes", "--max-memory"):
+        result = sql(lake, "select 1", option, bad)
+        assert result.exit_code == 2 and f"is not a size" in result.stderr
 
 
 def test_max_rows_applies_to_query_too(lake):
