@@ -34,19 +34,30 @@ AFTER_DASHES_META = "pitwatch.after_dashes"  # the tokens after "--" (passthroug
 CONFIG_META = "pitwatch.config"            # the ConfigFile read, or None
 
 
-class UserError(click.ClickException):
+class CommandError(click.ClickException):
+    """pitwatch's ``Error: …`` line: a message that may quote the input (a file name, an id, a
+    line) shows its control characters escaped (``\x1b``, ``\x0a``), so it stays one line and
+    cannot drive the terminal (:func:`pipelines.cli.render.visible`)."""
+
+    def format_message(self) -> str:
+        from pipelines.cli.render import visible
+
+        return visible(self.message)
+
+
+class UserError(CommandError):
     """A user's mistake (bad option, file, statement or parameter): ``Error: …``, exit 2."""
 
     exit_code = exits.USAGE
 
 
-class Incomplete(click.ClickException):
+class Incomplete(CommandError):
     """The command did not complete (failed, interrupted, timed out): ``Error: …``, exit 3."""
 
     exit_code = exits.INCOMPLETE
 
 
-class NotIntact(click.ClickException):
+class NotIntact(CommandError):
     """The lake's evidence does not read as pitwatch wrote it (a chained checkpoint changed, a
     commit gone): ``Error: …``, exit 5, as ``pitwatch verify`` would."""
 
@@ -283,10 +294,19 @@ def user_errors(fn):
 
 
 class _UtcFormatter(logging.Formatter):
-    """``2026-11-29T06:15:02.123Z pitwatch: …``: UTC, to the millisecond, sortable."""
+    """``2026-11-29T06:15:02.123Z pitwatch: …``: UTC, to the millisecond, sortable; one line per
+    record, whatever it quotes: the message's control characters are escaped (a file name holding
+    a newline cannot forge a line, an escape sequence cannot drive the terminal). A traceback (the
+    log file's) follows its line as Python writes it."""
 
     def formatTime(self, record, datefmt=None):
         return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+
+    def formatMessage(self, record) -> str:
+        from pipelines.cli.render import visible
+
+        record.message = visible(record.message)
+        return super().formatMessage(record)
 
 
 STDERR_FORMAT = "%(asctime)s pitwatch: %(message)s"

@@ -6,10 +6,10 @@ import contextlib
 import click
 
 from pipelines.cli import exits
-from pipelines.cli.common import setting_option
+from pipelines.cli.common import CommandError, setting_option
 
 
-class Locked(click.ClickException):
+class Locked(CommandError):
     """Another writer held the lake for longer than ``--lock-timeout``: ``Error: …`` naming it, exit 4."""
 
     exit_code = exits.LOCKED

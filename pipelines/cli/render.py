@@ -7,9 +7,13 @@ no ``--format`` (:func:`choose_format`) the answer is a table, or text when
 stdout is a terminal and the table would be wider than it
 (``shutil.get_terminal_size``: ``COLUMNS`` or the terminal's own width); when
 stdout is not a terminal the default stays ``table``, so scripts see what they
-always saw.  ``table`` and ``text`` show control characters of a value (ESC,
-a bidi override, a zero-width space …) as ``\\x1b``, ``\\u202e``: the lake's
-text never drives the terminal.  ``csv`` and ``json`` keep the bytes.
+always saw.  ``table``, ``text`` and ``csv`` show control characters of a value
+(ESC, a newline, a bidi override, a zero-width space …) as ``\\x1b``,
+``\\x0a``, ``\\u202e``: the lake's text never drives the terminal nor a
+spreadsheet; ``json`` escapes them itself (``\\u001b``) and so keeps the exact
+text (use it when the bytes matter).  In ``csv`` a text cell that begins with
+``=``, ``+``, ``-`` or ``@`` is written after a ``'`` (a spreadsheet would run
+it as a formula); numbers are written as numbers, ``-5`` included.
 
 Counts printed for people go through :func:`plural` (``1 finding``, ``2 findings``,
 ``1,234 events``): the same helper the rules write their findings with
@@ -70,6 +74,23 @@ def _text(v: Any) -> str:
 def _cell(v: Any) -> str:
     """A value as a table or text cell: control characters shown, not obeyed."""
     return _visible(_text(v))
+
+
+# a spreadsheet reads a cell that begins with one of these as a formula (=HYPERLINK(…) sends the
+# sheet's data away when clicked); tab and carriage return are control characters, escaped anyway
+_FORMULA_START = ("=", "+", "-", "@")
+
+
+def _csv_cell(v: Any):
+    """A value as a CSV cell: a number as a number; text with its control characters escaped
+    (``\x1b``, as table and text show them) and, when it begins like a formula, after a ``'``
+    (the OWASP neutralisation: the cell shows as text, the quote visible)."""
+    if v is None:
+        return ""
+    if isinstance(v, bool) or not isinstance(v, (int, float, decimal.Decimal)):
+        text = _visible(_text(v))
+        return "'" + text if text.startswith(_FORMULA_START) else text
+    return _text(v)
 
 
 def _json_default(v: Any):
@@ -137,9 +158,9 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str | Non
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(columns)
+        w.writerow([_csv_cell(c) for c in columns])
         for r in rows:
-            w.writerow([_text(v) for v in r])
+            w.writerow([_csv_cell(v) for v in r])
         return buf.getvalue()
     cells = _cells(rows)
     columns = [_visible(str(c)) for c in columns]

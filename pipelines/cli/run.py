@@ -12,6 +12,7 @@ from pipelines.cli.common import (AFTER_DASHES_META, COMMAND_META, SETTINGS_META
                                   signal_name)
 from pipelines.cli.locking import lake_lock, lock_timeout_option
 from pipelines.config import SEVERITIES as SEVERITY_ORDER
+from pipelines.cli.render import visible
 from pipelines.wording import plural
 
 log = logging.getLogger("pitwatch")
@@ -254,7 +255,7 @@ def render_summary(s) -> str:
         lines.append(f"    {name:<9} {plural(s.rows.get(name, 0), 'row'):>15}{_elsewhere(s, name)}")
     if s.rejected:
         lines.append(f"  rejected lines are in {s.lake}/rejects/")
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)   # file names and reasons quote the input
 
 
 def _incomplete(days: list[str]) -> list[str]:

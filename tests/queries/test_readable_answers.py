@@ -11,6 +11,7 @@ Every test checks that the lake, the seeds and the dealers file are byte-identic
 from __future__ import annotations
 
 import csv
+import json
 import os
 import pty
 import select
@@ -270,13 +271,15 @@ def test_the_simulator_writes_the_dealers_it_uses(tmp_path):
 # ---------------------------------------------------------------- hostile text in a readable answer
 
 def test_a_dealer_name_cannot_drive_the_terminal(lake, untouched, tmp_path):
-    """A roster line that clears the screen and reverses the text: table and text show it, csv keeps it."""
+    """A roster line that clears the screen and reverses the text: table, text and csv show it
+    escaped (issue 37: csv kept it raw), json keeps the exact text, escaped by JSON."""
     path = tmp_path / "dealers.csv"
     path.write_bytes("id,name,shift\nD-1,Ana\x1b[2J\u202eareviR,day\n".encode())
     base = ["sql", "select name from seeds_dealers", "--lake", lake, "--dealers", str(path)]
     assert pitwatch(*base, "--format", "text").stdout == "name: Ana\\x1b[2J\\u202eareviR\n"
     assert pitwatch(*base, "--format", "table").stdout.splitlines()[2] == "Ana\\x1b[2J\\u202eareviR"
-    assert pitwatch(*base, "--format", "csv").stdout == "name\nAna\x1b[2J\u202eareviR\n"
+    assert pitwatch(*base, "--format", "csv").stdout == "name\nAna\\x1b[2J\\u202eareviR\n"
+    assert json.loads(pitwatch(*base, "--format", "json").stdout) == {"name": "Ana\x1b[2J\u202eareviR"}
 
 
 def test_one_row_cut_says_row_not_rows(lake, untouched):
