@@ -30,11 +30,9 @@ def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list
     (:func:`parquet_values`): timestamps into RFC 3339 text, so that they go
     through exactly the validation of a JSON line; a value JSON has no
     equivalent for is an :class:`schemas.decode.Unreadable`, which every
-    field rejects.  A file of pitwatch's own ``events`` table is accepted
-    too: its ingest columns (``gaming_day``, ``file``, ``line``) are dropped,
-    ``unknown_fields`` is merged back into the event, and ``ts_offset`` (an
-    integer of less than a day) puts the UTC ``ts`` back in the offset the
-    device wrote it with (a null one as ``-00:00``: not known).
+    field rejects.  Every column is a field like any other (the lake's own
+    column names too: :func:`_parquet_row_to_event`); a file with two
+    columns of one name is damaged, not read.
 
     ``ts_offset`` of a Parquet timestamp column: a column with a time zone
     gives each value's offset in that zone (``America/Puerto_Rico``: -240);
@@ -53,8 +51,14 @@ def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list
         try:
             pf = pq.ParquetFile(f)
             groups = pf.metadata.num_row_groups
+            names = pf.schema_arrow.names
         except Exception as exc:    # noqa: BLE001 - whatever pyarrow raises, the file is unreadable
             yield number, Damage(path, 0, stored_size(path), f"it is not a readable Parquet file ({_short(exc)})")
+            return
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:   # a row would be a JSON object with a key twice: which value is the event's?
+            yield number, Damage(path, 0, stored_size(path), "it has more than one column named "
+                                 + ", ".join(repr(n) for n in twice) + "; a row cannot say which is the field")
             return
         row = 0
         for g in range(groups):
@@ -200,48 +204,9 @@ def _json_value(v):
     raise _NotJSON(f"a {t.__name__} value")
 
 
-_LAKE_ONLY = ("gaming_day", "file", "line")
-_DAY_MINUTES = 24 * 60
-
-
 def _parquet_row_to_event(rec: dict) -> dict:
-    import orjson
-
-    out = {k: v for k, v in rec.items() if v is not None and k not in _LAKE_ONLY}
-    offset = out.get("ts_offset")
-    if "ts_offset" in rec and offset is None and type(out.get("ts")) is str and out["ts"].endswith("+00:00"):
-        out["ts"] = out["ts"][:-6] + "-00:00"     # a null ts_offset: the device's offset is not known
-    elif type(offset) is int and -_DAY_MINUTES < offset < _DAY_MINUTES and type(out.get("ts")) is str:
-        local = _written_with(out["ts"], offset)
-        if local is not None:   # pitwatch's own events: ts (UTC) as the device wrote it, ts_offset consumed
-            out["ts"] = local
-            del out["ts_offset"]
-    extra = out.pop("unknown_fields", None)
-    if extra is not None and not isinstance(extra, str):
-        out["unknown_fields"] = extra       # not pitwatch's own column: an unknown field like any other
-    elif isinstance(extra, str):
-        try:
-            loaded = orjson.loads(extra)
-        except orjson.JSONDecodeError:
-            loaded = None
-        if isinstance(loaded, dict):
-            for k, v in loaded.items():
-                out.setdefault(k, v)
-        else:
-            out["unknown_fields"] = extra
-    return out
-
-
-def _written_with(ts: str, offset: int) -> str | None:
-    """A UTC timestamp text (a lake ``events`` file's ``ts``) in the offset of its ``ts_offset`` column,
-    so that ingest reads the offset the device wrote; None when ``ts`` is not UTC text."""
-    import datetime as _dt
-
-    try:
-        when = _dt.datetime.fromisoformat(ts)
-    except ValueError:
-        return None
-    if when.utcoffset() != _dt.timedelta(0):
-        return None
-    return when.astimezone(_dt.timezone(_dt.timedelta(minutes=offset))).isoformat()
-
+    """A row as the JSON line that carries the same fields: a null cell is a field the line leaves
+    out (a column is in every row). Every name is a field like any other, the lake's own column
+    names included (``gaming_day``, ``file``, ``line``, ``unknown_fields``, ``ts_offset``: in a
+    JSON line they are unknown fields, kept in ``unknown_fields``; so here)."""
+    return {k: v for k, v in rec.items() if v is not None}

@@ -23,6 +23,7 @@ from pipelines.coders import unpack
 from pipelines.ingest import TAG_REJECTS, DecodeChunk
 from pipelines.inputs import Damage, iter_parquet_chunks
 from schemas.decode import GamingDayConfig, Reject, decode_line
+from schemas.events import datetime_to_micros
 from tests.conftest import event, line
 
 CFG = GamingDayConfig()
@@ -136,7 +137,9 @@ json_scalar = (st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
-@given(st.sampled_from(["seat", "amount", "ts", "pack_id", "card", "target", "seq", "x_extra", "missing"]),
+@given(st.sampled_from(["seat", "amount", "ts", "pack_id", "card", "target", "seq", "x_extra", "missing",
+                        # the lake's own column names are fields like any other (issue 37)
+                        "file", "line", "gaming_day", "unknown_fields", "ts_offset"]),
        st.lists(json_scalar, min_size=1, max_size=5))
 def test_a_row_a_json_line_can_carry_gets_that_lines_verdict(tmp_path_factory, field, values):
     types = {type(v) for v in values if v is not None}
@@ -180,19 +183,41 @@ def test_a_parquet_timestamp_column_gives_its_zones_offset(tmp_path, column, off
     assert {v[1]["ts"] for v in got.values()} == {_UTC_INSTANT.replace(tzinfo=_dt.timezone.utc)}
 
 
-def test_a_lake_events_file_read_back_keeps_each_rows_offset(tmp_path):
-    """pitwatch's own events table as input: ts is UTC, ts_offset puts it back as the device wrote it."""
+def test_a_lake_events_file_read_back_gets_its_json_lines_verdicts(tmp_path):
+    """Issue 37: fields named ``file``, ``line``, ``gaming_day`` were dropped silently and an
+    ``unknown_fields`` column merged into the event. A row is the JSON line of its fields: those
+    names are unknown fields there, so here (kept in ``unknown_fields``, the event otherwise the
+    line's: whole rows compared)."""
     from schemas.arrow import events_to_table
 
     lines = [line("card_drawn", seq=1, ts="2026-11-28T16:00:01.250-04:00"),
-             line("card_drawn", seq=2, ts="2026-11-28T20:00:01.250Z"),
-             line("card_drawn", seq=3, ts="2026-11-28T20:00:01.250-00:00")]
+             line("card_drawn", seq=2, ts="2026-11-28T20:00:01.250Z", x_note="kept")]
     events = [decode_line(text, "in.jsonl", i, CFG)[0] for i, text in enumerate(lines, start=1)]
     path = tmp_path / "events.parquet"
     pq.write_table(events_to_table(events), path)
     got = decode_parquet(path)
-    assert [v[1]["ts_offset"] for v in got.values()] == [-240, 0, None]
-    assert all(v[1].get("unknown_fields") is None for v in got.values())
+    for number, row in enumerate(pq.read_table(path).to_pylist(), start=1):
+        as_line = orjson.dumps({k: (v.isoformat() if isinstance(v, (_dt.date, _dt.datetime)) else v)
+                                for k, v in row.items() if v is not None})
+        expected = {k: v for k, v in decode_line(as_line, str(path), number, CFG)[0].to_row().items() if v is not None}
+        verdict, accepted = got[number]
+        assert verdict == "accept"
+        assert {**accepted, "ts": datetime_to_micros(accepted["ts"])} == expected
+        assert set(json.loads(accepted["unknown_fields"])) >= {"file", "line", "gaming_day", "ts_offset"}
+
+
+def test_two_columns_of_one_name_are_a_damaged_file(tmp_path):
+    """Issue 37: a file with two columns named ``event_id`` silently took the last (every row then
+    rejected as a conflicting duplicate). Which column is the field cannot be told: not read."""
+    rows = [event("bet_placed", seq=i + 1) for i in range(3)]
+    names = list(rows[0]) + ["event_id"]
+    arrays = [pa.array([r[k] for r in rows]) for k in rows[0]] + [pa.array(["other-1", "other-2", "other-3"])]
+    path = tmp_path / "twice.parquet"
+    pq.write_table(pa.Table.from_arrays(arrays, names=names), path)
+    chunks = [items for _, items in iter_parquet_chunks(str(path), 1000)]
+    assert len(chunks) == 1 and isinstance(chunks[0], Damage)
+    assert chunks[0].offset == 0 and chunks[0].bytes_not_read == path.stat().st_size
+    assert chunks[0].what == "it has more than one column named 'event_id'; a row cannot say which is the field"
 
 
 def test_a_forged_ts_offset_column_is_an_unknown_field_not_an_offset(tmp_path):
