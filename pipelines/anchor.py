@@ -11,9 +11,14 @@ syslog) and the key.
 
 An anchor file belongs to one lake.  Its line::
 
-    {"anchored_at": "2026-11-29T07:02:11.123456Z", "lake": "/data/lake", "record_file_sha256": "…",
-     "record_sha256": "…", "run_id": "20261129T065501Z-1a2b3c4d", "runs_commit_sha256": "…",
-     "runs_version": 41, "status": "succeeded", "hmac": "…"}
+    {"anchored_at": "2026-11-29T07:02:11.123456Z", "lake": "/data/lake", "n": 12, "previous": "…",
+     "record_file_sha256": "…", "record_sha256": "…", "run_id": "20261129T065501Z-1a2b3c4d",
+     "runs_commit_sha256": "…", "runs_version": 41, "status": "succeeded", "hmac": "…"}
+
+``n`` numbers the entries (1, 2, …) and ``previous`` is the SHA-256 of the line before (empty for
+the first), both under the signature: each entry signs the one before, so an entry removed from the
+middle, added or moved shows; the end of a file that can be cut shows nowhere, which is why the
+anchor is kept append-only (docs/verify.md).
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from pipelines import chain
 from pipelines.wording import plural
 
 ENTRY = ("runs_version", "run_id", "status", "record_sha256", "record_file_sha256", "runs_commit_sha256")
+NUMBERED = ("n", "previous")    # an entry's number (1, 2, …) and the SHA-256 of the line before it (issue 37)
 MIN_KEY_BYTES = 16
 MAX_KEY_BYTES = 4096
 SIGNATURE = "hmac"
@@ -87,25 +93,55 @@ def append(anchor_path: str, lake_path: str, key: bytes | None = None) -> dict |
     entry = {k: head[k] for k in ENTRY}
     entry["lake"] = lake_path if "://" in lake_path else os.path.abspath(lake_path)
     entry["anchored_at"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    if key is not None:
-        entry[SIGNATURE] = signature(entry, key)
-    line = (json.dumps(entry, sort_keys=True) + "\n").encode()
     try:
-        fd = os.open(anchor_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(anchor_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     except (FileNotFoundError, NotADirectoryError):
         raise AnchorError(f"cannot write the anchor {anchor_path}: its folder does not exist") from None
     except PermissionError:
         raise AnchorError(f"cannot write the anchor {anchor_path}: permission denied") from None
     try:
-        os.write(fd, line)
+        count, last = _tail(fd)
+        entry["n"], entry["previous"] = count + 1, chain.bytes_sha256(last) if last is not None else ""
+        if key is not None:
+            entry[SIGNATURE] = signature(entry, key)     # over n and previous too: each signs the one before
+        os.write(fd, (json.dumps(entry, sort_keys=True) + "\n").encode())
         os.fsync(fd)
     finally:
         os.close(fd)
     return entry
 
 
+def _tail(fd: int) -> tuple[int, bytes | None]:
+    """The number of the anchor's last entry (its ``n``; for an anchor begun before entries were
+    numbered, the count of its lines) and that line's bytes; (0, None) for an empty anchor. Reads
+    the file's end only, unless its last entry has no number."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return 0, None
+    block = min(size, 64 << 10)
+    os.lseek(fd, size - block, os.SEEK_SET)
+    tail = os.read(fd, block)
+    lines = [line for line in tail.splitlines() if line.strip()]
+    last = lines[-1] if lines else None
+    try:
+        n = json.loads(last)["n"]
+    except (TypeError, ValueError, KeyError):
+        n = None
+    if type(n) is int and n > 0:
+        return n, last
+    os.lseek(fd, 0, os.SEEK_SET)
+    body = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+    lines = [line for line in body.splitlines() if line.strip()]
+    return len(lines), (lines[-1] if lines else None)
+
+
 def read_entries(anchor_path: str) -> list[tuple[int, dict | None]]:
     """(line number, entry or None when the line is not one) of every non-blank line."""
+    return [(n, entry) for n, entry, _raw in read_lines(anchor_path)]
+
+
+def read_lines(anchor_path: str) -> list[tuple[int, dict | None, bytes]]:
+    """(line number, entry or None when the line is not one, the line's bytes) of every non-blank line."""
     try:
         with open(anchor_path, "rb") as f:
             body = f.read()
@@ -126,8 +162,25 @@ def read_entries(anchor_path: str) -> list[tuple[int, dict | None]]:
         if not isinstance(entry, dict) or not isinstance(entry.get("runs_version"), int) or any(
                 not isinstance(entry.get(k), str) for k in ENTRY if k != "runs_version"):
             entry = None
-        out.append((n, entry))
+        out.append((n, entry, raw))
     return out
+
+
+def sequence_problem(entry: dict, index: int, before: bytes | None) -> str | None:
+    """What breaks the anchor's sequence at its ``index``-th entry (1-based) whose line before is
+    ``before``: a number that is not its place, or a ``previous`` that is not that line's SHA-256
+    (an entry removed, added or moved). None for an entry written before entries were numbered
+    (no ``n``): nothing to check."""
+    if "n" not in entry:
+        return None
+    if entry.get("n") != index:
+        return (f"entry number {entry.get('n')!r} where entry {index} belongs: "
+                + ("entries before it were removed" if isinstance(entry.get("n"), int) and entry["n"] > index
+                   else "entries were added or moved"))
+    expected = chain.bytes_sha256(before) if before is not None else ""
+    if entry.get("previous") != expected:
+        return "its 'previous' is not the SHA-256 of the line before it: an entry was changed, removed or moved"
+    return None
 
 
 def entry_problem(entry: dict | None, key: bytes | None) -> str | None:
@@ -156,7 +209,7 @@ def differences(entry: dict, record) -> list[str]:
 def check(anchor_path: str, key: bytes | None, records: list, report) -> None:
     """Check the lake's runs records (:class:`pipelines.verify.Record`, in order) against every
     line of the anchor; what does not match goes to ``report`` as a problem of kind ``anchor``."""
-    entries = read_entries(anchor_path)
+    entries = read_lines(anchor_path)
     where = os.path.basename(anchor_path)
     if not entries:
         report.problem("anchor", anchor_path, "the anchor holds no entry: nothing to check the lake against")
@@ -164,9 +217,11 @@ def check(anchor_path: str, key: bytes | None, records: list, report) -> None:
     by_version = {r.version: r for r in records}
     signed = unsigned = 0
     last = -1
-    for n, entry in entries:
+    before = None
+    for index, (n, entry, raw) in enumerate(entries, 1):
         line = f"{where} line {n}"
-        problem = entry_problem(entry, key)
+        problem = entry_problem(entry, key) or (entry and sequence_problem(entry, index, before))
+        before = raw
         if entry is not None:
             if SIGNATURE in entry:
                 signed += 1

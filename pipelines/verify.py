@@ -375,12 +375,13 @@ def since_start(lake_path: str, anchor_path: str, key: bytes | None, report: Rep
     from pipelines import anchor as anchors
 
     anchors._outside(anchor_path, lake_path, "--since")       # an anchor the lake's writers can edit vouches for nothing
-    entries = anchors.read_entries(anchor_path)
+    entries = anchors.read_lines(anchor_path)
     if not entries:
         raise anchors.AnchorError(f"anchor {anchor_path} holds no entry: nothing to verify since")
-    n, entry = entries[-1]
+    n, entry, _raw = entries[-1]
     line = f"{os.path.basename(anchor_path)} line {n}"
-    problem = anchors.entry_problem(entry, key)
+    problem = anchors.entry_problem(entry, key) or anchors.sequence_problem(
+        entry, len(entries), entries[-2][2] if len(entries) > 1 else None)
     if problem:
         report.problem("anchor", line, problem + ": nothing can be verified since it")
         return None

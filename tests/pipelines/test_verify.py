@@ -305,6 +305,8 @@ def test_a_recomputed_chain_and_anchor_are_caught_by_the_signature(lake):
         if entry["runs_version"] == head["runs_version"]:
             entry.update({k: head[k] for k in ("record_sha256", "record_file_sha256", "runs_commit_sha256")})
         forged.append(json.dumps(entry))
+    last = {**json.loads(forged[-1]), "n": 1, "previous": ""}     # renumbered: the only entry now
+    forged[-1] = json.dumps(last)
     anchor.write_text(forged[-1] + "\n")
     result, report = verify(lake, "--anchor", anchor)
     assert result.returncode == exits.DONE                 # without the key, a forged anchor passes …
@@ -501,3 +503,52 @@ def test_hostile_records_and_commit_lines_are_named_not_a_traceback(lake):
     assert "rounds/_delta_log/00000000000000000001.json" in changed
     text = pitwatch("verify", "--lake", lake)
     assert text.returncode == exits.NOT_INTACT and "Traceback" not in text.stderr and text.stderr == ""
+
+
+# -- the anchor's entries are numbered, each signing the one before (issue 37) --------------------
+
+def _anchor_lines(anchor: Path) -> list[dict]:
+    return [json.loads(raw) for raw in anchor.read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_anchor_entries_are_numbered_and_each_signs_the_one_before(lake):
+    anchor, key = lake.parent / "anchor.jsonl", lake.parent / "anchor.key"
+    raw = anchor.read_bytes().splitlines()
+    entries = _anchor_lines(anchor)
+    assert [e["n"] for e in entries] == list(range(1, len(entries) + 1)) and len(entries) >= 3
+    assert entries[0]["previous"] == "" and all(
+        e["previous"] == chain.bytes_sha256(before) for e, before in zip(entries[1:], raw))
+    result, report = verify(lake, "--anchor", anchor, "--key", key)
+    assert result.returncode == exits.DONE, report
+
+
+@pytest.mark.slow
+def test_an_anchor_entry_removed_from_the_middle_is_caught(lake):
+    anchor, key = lake.parent / "anchor.jsonl", lake.parent / "anchor.key"
+    lines = anchor.read_bytes().splitlines(keepends=True)
+    anchor.write_bytes(b"".join(lines[:1] + lines[2:]))
+    result, report = verify(lake, "--anchor", anchor, "--key", key)
+    assert result.returncode == exits.NOT_INTACT
+    assert named(report, "anchor")[0] == "anchor.jsonl line 2"
+    assert "entry number 3 where entry 2 belongs: entries before it were removed" in report["problems"][0]["detail"]
+
+
+@pytest.mark.slow
+def test_the_issues_truncation_is_caught_when_the_anchor_is_append_only(lake):
+    """Issue 37: the last anchor line deleted with the last runs record: `verify --anchor --key`
+    said intact. A file that can be cut can show nothing of its lost end (docs/verify.md: keep it
+    append-only: WORM storage, a remote syslog). Kept append-only, the line stays, and the insider
+    can only remove the record, or add a line: each is caught."""
+    anchor, key = lake.parent / "anchor.jsonl", lake.parent / "anchor.key"
+    last = delta.log_versions(str(lake), "runs")[-1]
+    (lake / "runs" / "_delta_log" / f"{last:020d}.json").unlink()
+    result, report = verify(lake, "--anchor", anchor, "--key", key)
+    assert result.returncode == exits.NOT_INTACT
+    assert any("records were removed from the chain" in p["detail"] for p in report["problems"])
+    # appending a copy of the line before, to make the anchor end where the lake now does
+    lines = anchor.read_bytes().splitlines(keepends=True)
+    anchor.write_bytes(b"".join(lines) + lines[-2])
+    result, report = verify(lake, "--anchor", anchor, "--key", key)
+    assert result.returncode == exits.NOT_INTACT
+    assert any("entries were added or moved" in p["detail"] for p in report["problems"])

@@ -159,7 +159,7 @@ def test_an_anchor_entry_forged_or_naming_an_absent_record_is_not_intact(lake):
     assert named(report, "anchor") == ["anchor.jsonl line 3"] and "signature" in report["problems"][0]["detail"]
     key = (lake.parent / "anchor.key").read_bytes().strip()
     absent = {k: v for k, v in entry.items() if k != "hmac"}
-    absent["runs_version"] = 999
+    absent.update(runs_version=999, n=1, previous="")       # the only entry: numbered as such
     absent["hmac"] = anchors.signature(absent, key)
     anchor.write_text(json.dumps(absent) + "\n")
     result, report = since(lake)
