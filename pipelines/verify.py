@@ -30,6 +30,7 @@ import dataclasses
 import json
 import os
 import re
+import stat
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -261,6 +262,8 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
         raise lake.LakeError(f"{lake_path} is not a pitwatch lake: it holds no Delta table")
     report = Report(lake_path)
     report.checked["tables"] = len(tables)
+    if delta.local(lake_path) and not _no_links(lake_path, report):
+        return report
     start = None
     if since is not None:
         start = since_start(lake_path, since, key, report) if "runs" in tables else None
@@ -320,6 +323,45 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
 
         anchors.check(anchor, key, records, report)
     return report
+
+
+def _no_links(lake_path: str, report: Report) -> bool:
+    """Walk the local lake without following links: every symbolic link in it is a problem (a data
+    file or a partition folder pointing outside the lake would make verify vouch for bytes the lake
+    does not hold, and a link to a device or a FIFO would hang it), and nothing else is read when
+    there is one (False); every file or folder writable by others is noted (anyone on the host can
+    change the evidence: not tampering, but the lake's guard is down). True when there is no link."""
+    links, open_to_all = [], []
+    todo = [lake_path]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            report.problem("unreadable", os.path.relpath(folder, lake_path), f"cannot be listed ({exc.strerror})")
+            continue
+        for entry in entries:
+            rel = os.path.relpath(entry.path, lake_path)
+            if entry.is_symlink():
+                links.append((rel, os.readlink(entry.path)))
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if mode & stat.S_IWOTH:
+                open_to_all.append((rel, mode))
+            if entry.is_dir(follow_symlinks=False):
+                todo.append(entry.path)
+    for rel, target in sorted(links):
+        report.problem("link", rel, f"a symbolic link (to {target}) inside the lake: verify follows no link, "
+                       "and a lake's files are its own; nothing else was checked — remove the link and verify again")
+    if open_to_all:
+        shown = ", ".join(f"{rel} ({stat.filemode(mode)})" for rel, mode in sorted(open_to_all)[:10])
+        more = f" and {len(open_to_all) - 10} more" if len(open_to_all) > 10 else ""
+        report.notes.append(f"writable by others: {shown}{more}: anyone on this host can change the lake's "
+                            "evidence (chmod o-w; docs/operations.md)")
+    return not links
 
 
 def _recorded(records: list[Record]) -> tuple[dict, dict]:

@@ -552,3 +552,38 @@ def test_the_issues_truncation_is_caught_when_the_anchor_is_append_only(lake):
     result, report = verify(lake, "--anchor", anchor, "--key", key)
     assert result.returncode == exits.NOT_INTACT
     assert any("entries were added or moved" in p["detail"] for p in report["problems"])
+
+
+# -- links and permissions (issue 37: verify followed symlinks out of the lake) --------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["a copy outside", "/dev/zero", "a partition folder outside"])
+def test_a_symlink_inside_the_lake_is_refused_and_nothing_is_read_through_it(lake, tmp_path, target):
+    data = sorted((lake / "findings").glob("gaming_day=*/*.parquet"))[0]
+    if target == "a partition folder outside":
+        folder = data.parent
+        shutil.copytree(folder, tmp_path / "elsewhere")
+        shutil.rmtree(folder)
+        folder.symlink_to(tmp_path / "elsewhere")
+        link, pointed = str(folder.relative_to(lake)), str(tmp_path / "elsewhere")
+    else:
+        pointed = "/dev/zero" if target == "/dev/zero" else str(tmp_path / "outside.parquet")
+        if target != "/dev/zero":
+            shutil.copy(data, pointed)     # the same bytes: only the link is wrong
+        data.unlink()
+        data.symlink_to(pointed)
+        link = str(data.relative_to(lake))
+    result, report = verify(lake)        # returns (a link to /dev/zero would have hung a reading verify)
+    assert result.returncode == exits.NOT_INTACT
+    assert named(report, "link") == [link]
+    assert report["problems"][0]["detail"].startswith(f"a symbolic link (to {pointed}) inside the lake")
+
+
+@pytest.mark.slow
+def test_files_and_folders_writable_by_others_are_reported(lake):
+    folder = sorted((lake / "findings").glob("gaming_day=*"))[0]
+    folder.chmod(0o777)
+    result, report = verify(lake)
+    assert result.returncode == exits.DONE, report
+    rel = str(folder.relative_to(lake))
+    assert any(n.startswith(f"writable by others: {rel} (drwxrwxrwx)") for n in report["notes"]), report["notes"]
