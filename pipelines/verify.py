@@ -35,7 +35,7 @@ import stat
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pipelines import chain, delta, delta_log, lake, lake_registry, runs
+from pipelines import chain, delta, delta_log, lake, lake_registry, lake_settings, runs
 from pipelines.runs import HASH_FIELD, PREV_FIELD
 from pipelines.wording import plural
 
@@ -302,6 +302,7 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
                        f"names its version {by}")
     _lake_folder(lake_path, tables, report, status)
     _registries(lake_path, records, report, start)
+    _settings(lake_path, records, report)
     _retention_note(report)
     if report.checked["compactions"]:
         report.notes.append(f"compaction: {plural(report.checked['compacted_files'], 'file')} of the alerts table "
@@ -1102,6 +1103,34 @@ def _lake_folder(lake_path, tables, report, status) -> None:
             continue
         report.problem("added", base + ("/" if info.type == pafs.FileType.Directory else ""),
                        "pitwatch writes no such file in the lake's folder")
+
+
+def _settings(lake_path: str, records: list, report: Report) -> None:
+    """``settings.json`` against the chain (:mod:`pipelines.lake_settings`): what the newest
+    succeeded record ran with; a file one rebuild behind (killed between the rebuild's record and
+    the file) is noted, not tampering. With ``--since``, only the records since are read: the file
+    is checked when one of them ran with settings."""
+    try:
+        in_file = lake_settings.read_file(lake_path)
+    except lake.LakeError as exc:
+        report.problem("changed", lake_settings.FILE, str(exc))
+        return
+    found = [(r, lake_settings.of_record(r.row)) for r in records if r.row]
+    found = [(r, f) for r, f in found if f is not None]
+    if not found:
+        return
+    newest = found[-1][1]
+    before = next((f for _r, f in reversed(found[:-1]) if not f["rebuild"]
+                   or not all(lake_settings.same(k, f[k], newest[k]) for k in lake_settings.KEYS)), None)
+    if in_file is None:
+        report.notes.append(f"{lake_settings.FILE}: absent; the next run writes it from {newest['recorded_by']}")
+        return
+    verdict = lake_settings.compare(in_file, newest, before if newest["rebuild"] else None)
+    if verdict == "tampered":
+        report.problem("changed", lake_settings.FILE, lake_settings.tampered(lake_path, in_file, newest))
+    elif verdict == "behind":
+        report.notes.append(f"{lake_settings.FILE}: still the settings before the rebuild {newest['recorded_by']} "
+                            "(killed before it wrote the file): the next run writes it")
 
 
 def _registries(lake_path, records, report, start) -> None:

@@ -64,7 +64,7 @@ class NotIntact(CommandError):
     exit_code = exits.NOT_INTACT
 
 
-def _raise_not_intact(exc: Exception) -> None:
+def raise_not_intact(exc: Exception) -> None:
     """:class:`NotIntact` for an error of the lake's log (:class:`pipelines.delta_log.LogError`;
     its module is loaded whenever one can have been raised)."""
     log_error = getattr(sys.modules.get("pipelines.delta_log"), "LogError", None)
@@ -173,7 +173,7 @@ class StrictCommand(click.Command):
             except (click.ClickException, click.exceptions.Exit, click.Abort):
                 raise
             except Exception as exc:   # a fault of pitwatch or of the machine, not of the user: not 1 (findings)
-                _raise_not_intact(exc)
+                raise_not_intact(exc)
                 import traceback
 
                 traceback.print_exc(file=sys.stderr)
@@ -283,7 +283,7 @@ def user_errors(fn):
         try:
             return fn(*args, **kwargs)
         except (InputError, LakeError, cfg.ConfigError, ValueError) as exc:
-            _raise_not_intact(exc)
+            raise_not_intact(exc)
             raise UserError(str(exc)) from None
         except PermissionError as exc:
             raise UserError(f"permission denied: {exc.filename or exc}") from None

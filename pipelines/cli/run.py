@@ -8,8 +8,8 @@ import click
 
 from pipelines.cli import exits
 from pipelines.cli.common import (AFTER_DASHES_META, COMMAND_META, SETTINGS_META, Incomplete, StrictCommand,
-                                  UserError, no_such_option, option_names, setting_option, setup_logging,
-                                  signal_name)
+                                  UserError, no_such_option, option_names, raise_not_intact, setting_option,
+                                  setup_logging, signal_name)
 from pipelines.cli.locking import lake_lock, lock_timeout_option
 from pipelines.config import SEVERITIES as SEVERITY_ORDER
 from pipelines.cli.render import visible
@@ -109,6 +109,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
             ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, cutoff,
             timezone, chunk_lines, not_after, devices, lock_timeout))
     except (InputError, LakeError, StateError, ValueError) as exc:
+        raise_not_intact(exc)      # the lake's evidence changed outside pitwatch: exit 5, as verify
         raise UserError(str(exc)) from None
     except (PermissionError, FileNotFoundError) as exc:
         raise UserError(f"{exc.strerror or exc}: {exc.filename}") from None

@@ -241,6 +241,67 @@ def test_a_lake_from_before_settings_json_takes_its_first_runs_settings(inbox, t
     assert not (lake / "settings.json").exists()
 
 
+@pytest.mark.slow
+def test_settings_json_edited_outside_pitwatch_is_caught_by_every_command_and_verify(inbox, tmp_path):
+    """Issue 37 as written: the cutoff in settings.json edited from 06:00 to 09:00. verify said
+    intact; the next nightly run refused, saying 09:00 was "recorded by run …" (that run's chained
+    record says 06:00); following its advice filed every finding under the wrong day."""
+    import shutil
+
+    box = tmp_path / "inbox"
+    shutil.copytree(inbox / "2026-11-28", box / "2026-11-28")
+    shutil.copytree(inbox / "2026-11-28", box / "2026-11-29")
+    lake = tmp_path / "lake"
+    first = pitwatch("run", "--day", "2026-11-28", "--inbox", box, "--lake", lake)
+    assert first.returncode == exits.DONE, first.stderr
+    run_id = run_records(lake)[-1]["run_id"]
+    settings = json.loads((lake / "settings.json").read_text())
+    (lake / "settings.json").write_text(json.dumps({**settings, "cutoff": "09:00"}))
+    before = lake_bytes(lake)
+    checked = pitwatch("verify", "--lake", lake, "--format", "json")
+    assert checked.returncode == exits.NOT_INTACT
+    problems = json.loads(checked.stdout)["problems"]
+    assert [(p["kind"], p["what"]) for p in problems] == [("changed", "settings.json")]
+    assert f"but run {run_id}, the newest succeeded run in the chain, ran with time zone UTC and cutoff 06:00" \
+        in problems[0]["detail"]
+    for args in (("--cutoff", "09:00"), ("--cutoff", "06:00"), ()):   # the forged value, the true one, none
+        night = pitwatch("run", "--day", "2026-11-29", "--inbox", box, "--lake", lake, *args)
+        assert night.returncode == exits.NOT_INTACT, night.stderr
+        assert night.stderr.startswith(f"Error: {lake}/settings.json says time zone UTC with cutoff 09:00, but run "
+                                       f"{run_id}, the newest succeeded run in the chain, ran with time zone UTC and "
+                                       "cutoff 06:00: the file was changed outside pitwatch")
+        assert lake_bytes(lake) == before                      # nothing written, not even a run record
+    watch = pitwatch("sql", "select count(*) from findings", "--lake", lake)
+    assert watch.returncode == exits.DONE                      # reading the lake needs no settings
+    (lake / "settings.json").write_text(json.dumps(settings))  # restored as the message says
+    assert pitwatch("verify", "--lake", lake).returncode == exits.DONE
+    assert pitwatch("run", "--day", "2026-11-29", "--inbox", box, "--lake", lake).returncode == exits.DONE
+
+
+@pytest.mark.slow
+def test_a_rebuild_killed_before_it_wrote_settings_json_is_not_tampering(inbox, tmp_path):
+    """A rebuild with new settings records them in its chained record, then in settings.json: a kill
+    between the two leaves the file one rebuild behind; verify notes it and the next run rewrites it."""
+    import shutil
+
+    box = tmp_path / "inbox"
+    shutil.copytree(inbox / "2026-11-28", box / "2026-11-28")
+    lake = tmp_path / "lake"
+    assert pitwatch("run", "--day", "2026-11-28", "--inbox", box, "--lake", lake).returncode == exits.DONE
+    old = (lake / "settings.json").read_bytes()
+    rebuilt = pitwatch("run", "--day", "2026-11-28", "--inbox", box, "--lake", lake, "--cutoff", "07:00",
+                       "--rebuild-from", "2026-11-28")
+    assert rebuilt.returncode == exits.DONE, rebuilt.stderr
+    (lake / "settings.json").write_bytes(old)                  # as if killed before the file was written
+    checked = pitwatch("verify", "--lake", lake, "--format", "json")
+    assert checked.returncode == exits.DONE, checked.stdout
+    assert any(n.startswith("settings.json: still the settings before the rebuild run ")
+               for n in json.loads(checked.stdout)["notes"])
+    again = pitwatch("run", "--day", "2026-11-28", "--inbox", box, "--lake", lake, "--cutoff", "07:00")
+    assert again.returncode == exits.DONE, again.stderr
+    assert json.loads((lake / "settings.json").read_text())["cutoff"] == "07:00"
+
+
 # --- 3: interrupted, and the next run proceeds ------------------------------------------------------
 
 @pytest.fixture(scope="module")
