@@ -132,6 +132,8 @@ class WatchService(Delivery):
         self.writer = CheckpointWriter()
         self.heap = LongLivedHeap()
         self._stop = False
+        self._damage_reads: list = []      # (path, future of its INPUT_DAMAGED facts): read off the loop
+        self._damage_reader = None
         self._next_commit = time.monotonic() + opts.commit_every
         self._restore()
 
@@ -316,20 +318,49 @@ class WatchService(Delivery):
     def input_damaged(self, path: str) -> None:
         """A source file found damaged: its ``INPUT_DAMAGED`` alert, the batch's finding (same
         ``finding_id``: :mod:`pipelines.input_damage` reads the file as the batch does); the run's
-        day, when it held no line before the damage, is the gaming day of now."""
-        from pipelines.input_damage import damage_facts, damage_finding, damage_of
+        day, when it held no line before the damage, is the gaming day of now.
+
+        The file is read again on a thread of its own (a large damaged file read twice on the loop
+        held every other alert back for as long); :meth:`_damage_alerts` sends the alert once the
+        facts are in, and no checkpoint is taken while one is being read (a kill then reads it
+        again at the restart, never loses its alert)."""
+        import concurrent.futures
+
+        if self._damage_reader is None:
+            self._damage_reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pitwatch-damage")
+        self._damage_reads.append((path, self._damage_reader.submit(self._damage_facts, path)))
+
+    def _damage_facts(self, path: str) -> dict | None:
+        from pipelines.input_damage import damage_facts, damage_of
 
         try:
             damage = damage_of(path)
         except OSError as exc:
             log.warning("%s: cannot read it again for its INPUT_DAMAGED alert: %s", path, exc)
-            return
+            return None
         if damage is None:
             log.warning("%s: the batch's reader finds no damage in it: no INPUT_DAMAGED alert", path)
-            return
-        facts = damage_facts(damage, self.opts.config)
-        self.emit([damage_finding(facts, self.opts.config.gaming_day(_dt.datetime.now(_dt.timezone.utc)),
-                                  self.opts.config)])
+            return None
+        return damage_facts(damage, self.opts.config)
+
+    def _damage_alerts(self, wait: bool = False) -> None:
+        """The INPUT_DAMAGED alerts whose file has been read again (all of them, with ``wait``)."""
+        from pipelines.input_damage import damage_finding
+
+        pending = []
+        for path, future in self._damage_reads:
+            if not (wait or future.done()):
+                pending.append((path, future))
+                continue
+            try:
+                facts = future.result()
+            except Exception:   # noqa: BLE001 - one file's facts never stop the watcher
+                log.exception("%s: its INPUT_DAMAGED facts could not be gathered", path)
+                continue
+            if facts is not None:
+                self.emit([damage_finding(facts, self.opts.config.gaming_day(_dt.datetime.now(_dt.timezone.utc)),
+                                          self.opts.config)])
+        self._damage_reads = pending
 
     def request_stop(self, *_args) -> None:
         self._stop = True
@@ -353,6 +384,7 @@ class WatchService(Delivery):
                         self._line(line)
                     for path in src.take_damaged() if hasattr(src, "take_damaged") else ():
                         self.input_damaged(path)
+                self._damage_alerts()
                 now = time.monotonic()
                 for item, ln in self.order.due(now):
                     self._feed(item, ln)
@@ -363,7 +395,7 @@ class WatchService(Delivery):
                 for sink in self.outboxes:
                     self._delivered(sink, sink.delivered())
                 self.writer.check()
-                if now >= next_ck and not self.writer.busy:
+                if now >= next_ck and not self.writer.busy and not self._damage_reads:
                     self.checkpoint()
                     next_ck = time.monotonic() + opts.checkpoint_every
                 if self.status.due(now):
@@ -375,6 +407,7 @@ class WatchService(Delivery):
                         and not self.order.held and not self._delivering()):
                     break
                 time.sleep(opts.poll)
+            self._damage_alerts(wait=True)
             if opts.finalize_at_stop:
                 for item, ln in self.order.due(everything=True):
                     self._feed(item, ln)
@@ -414,6 +447,8 @@ class WatchService(Delivery):
         return sum(len(getattr(s, "damaged", ())) for s in self.sources)
 
     def close(self) -> None:
+        if self._damage_reader is not None:
+            self._damage_reader.shutdown(wait=True, cancel_futures=True)
         try:
             self.writer.wait()
         except RuntimeError as exc:
