@@ -440,9 +440,10 @@ class AlertsTable:
         only (a remote watcher does not compact: its table has no removes)."""
         from pipelines import delta
 
-        if not delta.local(self.lake) or not delta.is_table(self.lake, TABLE):
+        retention = delta.SHORT_RETENTION_TABLES.get(TABLE)
+        if retention is None or not delta.local(self.lake) or not delta.is_table(self.lake, TABLE):
             return
-        want = {delta.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION}
+        want = {delta.RETENTION_KEY: retention}
         run_id = self._new_run_id()
         started = _dt.datetime.now(_dt.timezone.utc)
         for attempt in range(COMMIT_RETRIES):
@@ -456,8 +457,7 @@ class AlertsTable:
         if version is None:
             return
         log.warning("alerts: the table keeps the removes of its compactions in its checkpoints for %s from now on "
-                    "(commit %d; its files stay on disk until pitwatch vacuum)",
-                    delta.ALERTS_DELETED_FILE_RETENTION, version)
+                    "(commit %d; its files stay on disk until pitwatch vacuum)", retention, version)
         self._record(run_id, started, (), 0, [], None, version, once=False, properties=want)
 
     def _create(self) -> None:
