@@ -204,7 +204,7 @@ def test_vacuum_removes_the_replaced_files_whose_removes_the_checkpoint_dropped(
         os.utime(lake / "alerts" / p, (two_days_ago, two_days_ago))
     done = pitwatch("vacuum", "--lake", lake, "--retention-days", "0", "--no-config-holds")
     assert done.returncode == 0, done.stderr
-    assert not any((lake / "alerts" / p).exists() for p in old + recent)
+    assert not any((lake / "alerts" / p).exists() for p in old + recent), done.stdout + done.stderr
     assert all((lake / "alerts" / p).exists() for p in (f"gaming_day={d}/{f}" for d in DAYS for f in files_of(lake, d)))
     result, report = verify(lake)
     assert result.returncode == 0, report["problems"]
