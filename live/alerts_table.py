@@ -42,6 +42,12 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   the checkpoint is saved.  A kill before its commit leaves a file :meth:`AlertsTable.recover`
   deletes; a kill before its record, a commit the restart records.  Only this watcher's files;
   local lakes only.  ``pitwatch verify`` accepts the removal exactly as that record accounts for it.
+* **Tombstones kept a day.**  The table's ``delta.deletedFileRetentionDuration`` is
+  :data:`pipelines.delta.ALERTS_DELETED_FILE_RETENTION` (every other table's: 100 years), so its
+  checkpoints drop a compaction's removes a day after it: its snapshot stays a day of removes
+  whatever the lake's age.  A table created before that is given it by the first watcher that
+  starts (:meth:`AlertsTable._set_retention`: one recorded metadata commit).  Nothing here reads a
+  remove older than that: the restart tells an interrupted compaction from the current files.
 * **Migration.**  A plain-Parquet ``alerts/`` folder (what the watcher wrote before the table was
   Delta) is *converted* in place when a watcher first opens it: its files are committed as they
   are (version 0, recorded in the chain like any commit); their ``watch_id`` column is null (the
