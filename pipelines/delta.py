@@ -24,7 +24,7 @@ Why hand-made add actions and not ``write_deltalake``: the files are written by 
   checkpoint repeats) for :data:`ALERTS_DELETED_FILE_RETENTION` (:func:`table_properties`): its
   watcher's daily compaction removes ~2,900 files a day, and a checkpoint drops a remove older than
   that (``docs/lake.md``, "The alerts table"; set on an existing table by :func:`set_table_properties`).
-* **One clock** (:func:`now_ms`): every time pitwatch writes into a log (commit info, add, remove,
+* **One clock** (:func:`pipelines.delta_log.now_ms`): every time pitwatch writes into a log (commit info, add, remove,
   app transaction) is read from it.
 * **No checkpoints** (:func:`post_commit`): delta-rs's automatic checkpoint (every 100 commits) and
   log clean-up are off in every commit, so the JSON commit files are the whole log and each is
@@ -41,7 +41,6 @@ import atexit
 import dataclasses
 import json
 import os
-import re
 import time
 import uuid
 from urllib.parse import quote
@@ -49,7 +48,8 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pipelines import chain
+from pipelines import chain, delta_log
+from pipelines.delta_log import RETENTION_KEY, retention_ms  # noqa: F401 - the tables' retention, read and written
 from pipelines.lake_files import DATA_FILE_MODE, filesystem, replay_day_of, set_file_mode
 from schemas.arrow import LAKE_TABLES, PARTITIONED
 
@@ -63,7 +63,6 @@ TABLE_PROPERTIES = {
     "delta.logRetentionDuration": "interval 36500 days",
     "delta.deletedFileRetentionDuration": DELETED_FILE_RETENTION,
 }
-RETENTION_KEY = "delta.deletedFileRetentionDuration"
 # the alerts table's tombstones: a checkpoint keeps a remove this long (then drops it); its files stay on disk
 # until pitwatch vacuum as every table's (docs/lake.md, "The alerts table")
 ALERTS_DELETED_FILE_RETENTION = "interval 1 days"
@@ -78,28 +77,9 @@ def table_properties(name: str) -> dict[str, str]:
 
 
 def now_ms() -> int:
-    """The wall clock, in milliseconds since the epoch, of every time pitwatch writes into a Delta
-    log: a commit's ``timestamp``, an add's ``modificationTime``, a remove's ``deletionTimestamp``, an
-    app transaction's ``lastUpdated``.  One function, so that a test can write a lake as it was
-    written days ago (the checkpoint, written by delta-rs, reads the real clock)."""
-    return int(time.time() * 1000)
-
-
-_INTERVAL = re.compile(r"^\s*interval\s+(\d+)\s+(millisecond|second|minute|hour|day|week)s?\s*$", re.I)
-_UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000,
-            "week": 7 * 86_400_000}
-DEFAULT_TOMBSTONE_RETENTION_MS = 7 * 86_400_000     # Delta's, when a table names none
-
-
-def retention_ms(configuration: dict | None) -> int | None:
-    """How long a checkpoint keeps a table's removes (``delta.deletedFileRetentionDuration`` of its
-    configuration, ``interval N unit``), in ms: Delta's week when it names none, None when it names
-    one pitwatch cannot read."""
-    value = (configuration or {}).get(RETENTION_KEY)
-    if value is None:
-        return DEFAULT_TOMBSTONE_RETENTION_MS
-    m = _INTERVAL.match(str(value))
-    return int(m.group(1)) * _UNIT_MS[m.group(2).lower()] if m else None
+    """The log's clock (:func:`pipelines.delta_log.now_ms`): looked up at each call, so a test that
+    moves it moves every time pitwatch writes into a log."""
+    return delta_log.now_ms()
 
 
 class StaleWriter(RuntimeError):

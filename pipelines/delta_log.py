@@ -40,6 +40,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -54,6 +55,33 @@ CHECKPOINT_EVERY = 100
 COMMIT_FILE_DIGITS = 20
 CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d+)\.(\d+))?\.parquet$")
 COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
+
+
+RETENTION_KEY = "delta.deletedFileRetentionDuration"
+_INTERVAL = re.compile(r"^\s*interval\s+(\d+)\s+(millisecond|second|minute|hour|day|week)s?\s*$", re.I)
+_UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000,
+            "week": 7 * 86_400_000}
+DEFAULT_TOMBSTONE_RETENTION_MS = 7 * 86_400_000     # Delta's, when a table names none
+
+
+def now_ms() -> int:
+    """The wall clock, in milliseconds since the epoch, of every time pitwatch writes into a Delta
+    log (:mod:`pipelines.delta`: a commit's ``timestamp``, an add's ``modificationTime``, a remove's
+    ``deletionTimestamp``, an app transaction's ``lastUpdated``) and of the removes a kept snapshot
+    forgets (:meth:`Snapshot.expire`).  One function, so that a test can write a lake as it was
+    written days ago (a checkpoint, written by delta-rs, reads the real clock)."""
+    return int(time.time() * 1000)
+
+
+def retention_ms(configuration: dict | None) -> int | None:
+    """How long a checkpoint keeps a table's removes (``delta.deletedFileRetentionDuration`` of its
+    configuration, ``interval N unit``), in ms: Delta's week when it names none, None when it names
+    one pitwatch cannot read."""
+    value = _map_items(configuration).get(RETENTION_KEY)
+    if value is None:
+        return DEFAULT_TOMBSTONE_RETENTION_MS
+    m = _INTERVAL.match(str(value))
+    return int(m.group(1)) * _UNIT_MS[m.group(2).lower()] if m else None
 
 
 class LogError(ValueError):
@@ -217,8 +245,6 @@ class Snapshot:
         """Forget the removes a checkpoint written at ``now_ms`` would drop (older than the table's
         ``deletedFileRetentionDuration``): what a kept snapshot of ``alerts`` holds stays a day of
         removes however long its process runs.  Nothing on a table that keeps them 100 years."""
-        from pipelines.delta import retention_ms
-
         keep = retention_ms((self.metadata or {}).get("configuration") if self.metadata else None)
         if keep is None or not self.removed or keep > now_ms:
             return
@@ -343,8 +369,6 @@ def snapshot(lake: str, name: str, version: int | None = None,
     if snap.version < 0:
         return None
     if version is None:
-        from pipelines.delta import now_ms
-
         snap.expire(now_ms())
     with _CACHE_LOCK:
         have = _CACHE.get(key)

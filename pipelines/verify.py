@@ -1154,7 +1154,7 @@ def _checkpoints(lake_path, name, replay: _Replay, chained, report, start: Start
         snap, removed, committed = replay.at[version]
         window = _Window(_retention_at(replay, version), committed,
                          (rc[0].committed_ms if rc is not None and rc[0].committed_ms is not None
-                          else delta.now_ms()))
+                          else delta_log.now_ms()))
         differences = _checkpoint_differences(rows, snap, removed, window)
         if differences:
             report.problem("changed", where, f"re-derived from the JSON commits of version {version}, it differs: "

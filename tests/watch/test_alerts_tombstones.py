@@ -4,7 +4,7 @@ verify`` takes exactly those as the table's retention and still names a forged c
 change of a table's properties pitwatch did not make (an unrecorded one, or on ``findings``).
 
 The lakes are real Delta tables written through the watcher's own code in this process; "two days
-ago" is written through pitwatch's one clock of the log (:func:`pipelines.delta.now_ms`), the
+ago" is written through pitwatch's one clock of the log (:func:`pipelines.delta_log.now_ms`), the
 checkpoint by delta-rs on the real clock, as on a lake that aged.  ``pitwatch verify``, ``pitwatch
 vacuum`` and the watcher's restart run in processes of their own.
 """
@@ -31,8 +31,8 @@ NEXT = "2026-11-29"          # the day the lake is in when it is checkpointed: D
 
 
 def _two_days_ago(monkeypatch) -> None:
-    real = delta.now_ms
-    monkeypatch.setattr(delta, "now_ms", lambda: real() - 2 * DAY_MS)
+    real = delta_log.now_ms
+    monkeypatch.setattr(delta_log, "now_ms", lambda: real() - 2 * DAY_MS)
 
 
 def _checkpoints(lake: Path) -> list[Path]:
@@ -51,14 +51,14 @@ def _age_then_checkpoint(lake: Path, monkeypatch, legacy: bool = False, before_c
     written two days ago by a pitwatch before the short retention (100 years).  ``before_checkpoint``:
     called with the watcher once the old days are written, before anything of now.  The watcher,
     the old removes, the recent ones and the checkpoint."""
-    real = delta.now_ms
+    real = delta_log.now_ms
     _two_days_ago(monkeypatch)
     if legacy:
         monkeypatch.setattr(delta, "SHORT_RETENTION_TABLES", {})
     s = sink(lake)
     commit_days(s)
     old = sorted(p for r in compaction_records(lake) for p in r["replaced"])
-    monkeypatch.setattr(delta, "now_ms", real)
+    monkeypatch.setattr(delta_log, "now_ms", real)
     monkeypatch.setattr(delta, "SHORT_RETENTION_TABLES", {"alerts": delta.ALERTS_DELETED_FILE_RETENTION})
     assert len(old) == 6 and not _checkpoints(lake)
     if before_checkpoint is not None:
