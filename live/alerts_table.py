@@ -432,6 +432,10 @@ class AlertsTable:
             if delta.commit_operation(actions) == delta.COMPACTION:
                 self._record_compaction(writer, version, actions)
             elif delta.commit_operation(actions) == delta.SET_PROPERTIES:
+                if not _our_retention(actions):
+                    log.warning("alerts: commit %d of %s sets other properties than a watcher's: not recorded "
+                                "(pitwatch verify names it)", version, writer)
+                    continue
                 self._record(writer, _dt.datetime.now(_dt.timezone.utc), (), 0, [], None, version,
                              properties=_properties_set(actions))
             else:
@@ -542,6 +546,19 @@ def _properties_set(actions: list[dict]) -> dict:
                 value = {}
             return value if isinstance(value, dict) else {}
     return {}
+
+
+def _our_retention(actions: list[dict]) -> bool:
+    """A :data:`pipelines.delta.SET_PROPERTIES` commit is one :meth:`AlertsTable._set_retention` makes:
+    its commit info and its metadata set the table's tombstone retention to the watcher's, nothing
+    else (a restart records only such a commit of the log's end: never another writer's change)."""
+    from pipelines import delta
+
+    want = delta.SHORT_RETENTION_TABLES.get(TABLE)
+    metas = [a["metaData"] for a in actions if isinstance(a.get("metaData"), dict)]
+    conf = (metas[0].get("configuration") or {}) if len(metas) == 1 else {}
+    return (want is not None and _properties_set(actions) == {delta.RETENTION_KEY: want}
+            and isinstance(conf, dict) and conf.get(delta.RETENTION_KEY) == want)
 
 
 def _compaction_entry(compacted: str, replaced: list[str], digest: str) -> dict:

@@ -262,6 +262,48 @@ def test_a_retention_shortened_on_alerts_by_an_unrecorded_commit_is_named_and_no
     assert any("the table's retention keeps left out" in p["detail"] for p in report["problems"] if p["what"] == cp)
 
 
+def test_a_watcher_killed_between_the_retention_commit_and_its_record_records_it_at_restart(tmp_path, monkeypatch):
+    """The kill lands after the metadata commit, before its record: an unrecorded commit (exit 5) until
+    the watcher restarts and records it (the state of the watcher is the one it saved before)."""
+    lake = tmp_path / "lake"
+    monkeypatch.setattr(delta, "SHORT_RETENTION_TABLES", {})
+    s = sink(lake)
+    commit_days(s, DAYS[:1])
+    monkeypatch.setattr(delta, "SHORT_RETENTION_TABLES", {"alerts": delta.ALERTS_DELETED_FILE_RETENTION})
+    version = delta.set_table_properties(str(lake), "alerts",
+                                         {delta.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION},
+                                         run_id=s._new_run_id(), fence_at_start=delta.fence(str(lake), "alerts"))
+    result, report = verify(lake)
+    assert result.returncode == 5 and named(report, "unrecorded commit") == [f"alerts/_delta_log/{version:020d}.json"]
+    again = sink(lake, state=s.state())
+    assert delta.current_version(str(lake), "alerts") == version          # recorded, not made again
+    assert [r["table_properties"] for r in _watch_options(lake) if "table_properties" in r] == \
+        [{delta.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION}]
+    again.send([alert(DAYS[1], 0)])
+    again.flush()
+    result, report = verify(lake)
+    assert result.returncode == 0, report["problems"]
+
+
+def test_a_restart_records_no_other_property_change_and_sets_the_retention_back(tmp_path, monkeypatch):
+    """An insider's change of alerts' properties at the log's end is not taken for a killed watcher's:
+    the restart leaves it unrecorded (named by verify) and gives the table its day again, recorded."""
+    lake = tmp_path / "lake"
+    s = sink(lake)
+    commit_days(s, DAYS[:1])
+    version = delta.set_table_properties(str(lake), "alerts", {delta.RETENTION_KEY: "interval 1 minutes"},
+                                         run_id="20261128T000000Z-0badc0de", fence_at_start=delta.fence(str(lake), "alerts"))
+    sink(lake, state=s.state())
+    meta = delta_log.snapshot(str(lake), "alerts").metadata
+    assert meta["configuration"][delta.RETENTION_KEY] == delta.ALERTS_DELETED_FILE_RETENTION
+    result, report = verify(lake)
+    assert result.returncode == 5
+    where = f"alerts/_delta_log/{version:020d}.json"
+    assert named(report, "unrecorded commit") == [where]
+    assert any("interval 1 minutes" in p["detail"] for p in report["problems"] if p["what"] == where)
+    assert [p["what"] for p in report["problems"]] == [where, where]     # the watcher's change back is its own
+
+
 @pytest.fixture(scope="module")
 def run_lake(tmp_path_factory) -> Path:
     from tests.pipelines.test_verify import _day, _run
