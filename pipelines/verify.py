@@ -511,8 +511,9 @@ def _commits(lake_path: str, name: str, report: Report, replay: _Replay | None =
                 report.problem("added", f"{name}/{folder}/{base}", "pitwatch writes no such file in a Delta log")
     if after >= 0:          # the archived commits after the checkpoint: by name, up to the log's first
         versions = {v for v in versions if v > after}
+        first = min(versions) if versions else float("inf")     # the log's first (not the growing set's)
         v = after + 1
-        while v < (min(versions) if versions else float("inf")) and delta_log.commit_exists(lake_path, name, v):
+        while v < first and delta_log.commit_exists(lake_path, name, v):
             versions.add(v)
             v += 1
     expected = after + 1
