@@ -233,6 +233,29 @@ def test_a_watcher_gives_an_older_alerts_table_the_short_retention_by_a_recorded
     assert result.returncode == 0, report["problems"]
 
 
+def test_verify_since_an_anchor_before_the_upgrade_of_an_older_table(tmp_path, monkeypatch):
+    """The anchored checkpoint is an older table's (its removes of two days ago kept, 100 years); after
+    the anchor the watcher gives the table its day and the next checkpoint drops them: verify --since
+    starts from the anchored checkpoint's removes, follows the recorded change, and is intact."""
+    from pipelines import anchor as anchors
+
+    lake, anchor = tmp_path / "lake", tmp_path / "anchor.jsonl"
+    s, old, _recent, first = _age_then_checkpoint(lake, monkeypatch, legacy=True)
+    assert set(old) <= _tombstones(first)               # 100 years: kept
+    anchors.append(str(anchor), str(lake))
+    again = sink(lake, state=s.state())                 # the upgrade, recorded
+    for k in range(100, 130):
+        if _checkpoints(lake)[-1] != first and int(_checkpoints(lake)[-1].name[:20]) > int(first.name[:20]):
+            break
+        again.send([alert(NEXT, k)])
+        again.flush()
+    newest = max(_checkpoints(lake), key=lambda p: int(p.name[:20]))
+    assert newest != first and not _tombstones(newest) & set(old)
+    for args in (("--since", anchor), ()):
+        result, report = verify(lake, *args)
+        assert result.returncode == 0, (args, json.dumps(report["problems"], indent=1))
+
+
 def _watch_options(lake: Path) -> list[dict]:
     from pipelines.lake import read_table
 
