@@ -41,7 +41,6 @@ import atexit
 import dataclasses
 import json
 import os
-import time
 import uuid
 from urllib.parse import quote
 
@@ -354,8 +353,6 @@ def set_table_properties(lake: str, name: str, properties: dict[str, str], *, ru
     materialises the whole table).  The writer's record must say so: ``pitwatch verify`` accepts
     a change of a table's properties only as ``docs/verify.md`` ("Tombstones and the table's
     retention") says."""
-    from pipelines import delta_log
-
     if not local(lake):
         raise ValueError(f"{lake}: a table's properties are set on a local lake only")
     snap = delta_log.snapshot(lake, name)
