@@ -26,6 +26,7 @@ that carry a recorded run's id and that no commit names, a temporary commit file
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import os
@@ -544,20 +545,46 @@ class _Replay:
         self.snap = base[1].copy() if base[1] is not None else delta_log.Snapshot(name)
         # tombstones: from a checkpoint, its own (each with its deletionTimestamp) and those since
         self.removed: dict[str, int] = {p: t for p, t in self.snap.removed.items() if p not in self.snap.adds}
+        self.snap.removed = {}          # (kept here, with their times: the snapshots need none)
+        self._queue = collections.deque(sorted((t, p) for p, t in self.removed.items()))
         self.wanted = set(wanted)
         self.at: dict[int, tuple[delta_log.Snapshot, dict, int | None]] = {}
-        self.retention: dict[int, int | None] = {}
+        self.retention: dict[int, int] = {}
+        self._honoured = FOREVER_MS     # the retention honoured as of the last version applied
+
+    def honour(self, version: int, retention: int) -> None:
+        """The table's chained history gives it ``retention`` from ``version`` on."""
+        self.retention[version] = retention
+        self._honoured = retention
 
     def apply(self, version: int, actions: list[dict]) -> None:
         for action in actions:
             if isinstance(action.get("remove"), dict):
-                self.removed[delta._unquote(action["remove"]["path"])] = \
+                path, stamp = delta._unquote(action["remove"]["path"]), \
                     delta_log._stamp(action["remove"].get("deletionTimestamp"))
+                self.removed[path] = stamp
+                self._queue.append((stamp, path))
             elif isinstance(action.get("add"), dict):
                 self.removed.pop(delta._unquote(action["add"]["path"]), None)
         self.snap.apply(version, actions)
+        self.snap.removed.clear()
+        committed = _commit_ms(actions)
+        self._forget_expired(committed)
         if version in self.wanted:
-            self.at[version] = (self.snap.copy(), dict(self.removed), _commit_ms(actions))
+            self.at[version] = (self.snap.copy(), dict(self.removed), committed)
+
+    def _forget_expired(self, committed: int | None) -> None:
+        """Forget the removes no checkpoint from this commit on may hold (older than the honoured
+        retention at this commit's time, :meth:`_Window.must_drop`): what the replay keeps of
+        ``alerts`` stays a day of removes, not seven years of them.  One a checkpoint still holds is
+        then 'not seen to remove', a problem as 'kept past the retention' is."""
+        if committed is None:
+            return
+        cutoff = committed - CLOCK_SLACK_MS - self._honoured
+        while self._queue and self._queue[0][0] < cutoff:
+            stamp, path = self._queue.popleft()
+            if self.removed.get(path) == stamp:
+                del self.removed[path]
 
 
 def _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained,
@@ -573,7 +600,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
     conf = None             # the table's configuration (its properties) as the log has it so far
     if replay.snap.metadata is not None:        # the anchored checkpoint's: vouched for
         conf = dict(delta_log._map_items(replay.snap.metadata.get("configuration")))
-        replay.retention[replay.base] = _retention_of(conf)
+        replay.honour(replay.base, _retention_of(conf))
     trusted = start.trusted.get(name, -1) if start is not None else -1
     earlier: tuple[dict, dict] | None = None           # the records before the anchor, when needed
     states: dict[int, frozenset] = {}
@@ -606,7 +633,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                 last_recorded_state, unfinished_since = state, []
                 if new_conf is not None:        # vouched for, its properties too
                     conf = new_conf
-                    replay.retention[version] = _retention_of(conf)
+                    replay.honour(version, _retention_of(conf))
                 continue            # before the anchor: vouched for by it
         report.checked["commits"] += 1
         removed_since.update(delta.removed_paths(actions))
@@ -619,7 +646,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             if wrong:
                 report.problem("changed", where, wrong)
             if not wrong or conf is None:
-                replay.retention[version] = _retention_of(new_conf if not wrong else delta.TABLE_PROPERTIES)
+                replay.honour(version, _retention_of(new_conf if not wrong else delta.TABLE_PROPERTIES))
             conf = new_conf
         if by:
             record, c = by[0]
@@ -1078,7 +1105,8 @@ def _checkpoint_differences(rows: list[dict], snap: delta_log.Snapshot, removed:
     if txns != snap.txns:
         out.append(f"its app transactions {txns} are not the table's {snap.txns}")
     if tombstones - set(removed):
-        out.append(f"{len(tombstones - set(removed))} remove action(s) of files the table was not seen to remove")
+        out.append(f"{len(tombstones - set(removed))} remove action(s) of files the table was not seen to remove "
+                   "(or removed longer ago than its retention)")
     dropped = sorted(p for p, t in removed.items() if p not in tombstones and window.must_keep(t))
     if dropped:
         out.append(f"{len(dropped)} remove action(s) the table's retention keeps left out (e.g. {dropped[0]}, removed "

@@ -159,8 +159,9 @@ def test_an_unchained_checkpoint_is_judged_by_the_retention_both_ways(aged):
     _forge(mine, put_back)
     result, report = verify(lake)
     assert result.returncode == 5
-    assert any("older than the table's retention kept" in p["detail"] for p in report["problems"]
-               if p["what"] == str(mine.relative_to(lake))), report["problems"]
+    assert any("older than the table's retention kept" in p["detail"]
+               or "or removed longer ago than its retention" in p["detail"]     # (the replay forgot it)
+               for p in report["problems"] if p["what"] == str(mine.relative_to(lake))), report["problems"]
 
 
 def test_the_watcher_restarts_after_such_a_checkpoint_and_compacts(aged, tmp_path):
@@ -366,3 +367,26 @@ def test_a_retention_shortened_on_findings_is_named_recorded_or_not(run_lake, tm
         assert any("changes the table's properties" in p["detail"] and "interval 1 hours" in p["detail"]
                    for p in report["problems"] if p["what"] == where), report["problems"]
         assert (where in named(report, "unrecorded commit")) == (not record)
+
+
+def test_verify_replays_a_days_removes_not_the_tables_history():
+    """verify's replay of alerts forgets a remove once no later checkpoint may hold it (older than the
+    honoured retention at a later commit's time): what it keeps for each checkpoint is a day of removes,
+    not seven years of them.  Under 100 years it forgets nothing."""
+    from pipelines.verify import _Replay
+
+    now = delta_log.now_ms()
+
+    def commit(version: int, when: int, removes=(), adds=()):
+        return [{"commitInfo": {"timestamp": when}},
+                *({"remove": {"path": p, "deletionTimestamp": when}} for p in removes),
+                *({"add": {"path": p, "partitionValues": {}, "size": 1}} for p in adds)]
+
+    for retention, kept in ((DAY_MS, {"b"}), (delta.retention_ms(delta.TABLE_PROPERTIES), {"a", "b"})):
+        replay = _Replay("alerts", {3})
+        replay.apply(0, commit(0, now - 3 * DAY_MS, adds=("a", "b", "c")))
+        replay.honour(0, retention)
+        replay.apply(1, commit(1, now - 3 * DAY_MS, removes=("a",)))
+        replay.apply(2, commit(2, now - DAY_MS // 2, removes=("b",)))
+        replay.apply(3, commit(3, now, adds=("d",)))
+        assert set(replay.at[3][1]) == kept
