@@ -42,6 +42,12 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   the checkpoint is saved.  A kill before its commit leaves a file :meth:`AlertsTable.recover`
   deletes; a kill before its record, a commit the restart records.  Only this watcher's files;
   local lakes only.  ``pitwatch verify`` accepts the removal exactly as that record accounts for it.
+* **Tombstones kept a day.**  The table's ``delta.deletedFileRetentionDuration`` is
+  :data:`pipelines.delta.ALERTS_DELETED_FILE_RETENTION` (every other table's: 100 years), so its
+  checkpoints drop a compaction's removes a day after it: its snapshot stays a day of removes
+  whatever the lake's age.  A table created before that is given it by the first watcher that
+  starts (:meth:`AlertsTable._set_retention`: one recorded metadata commit).  Nothing here reads a
+  remove older than that: the restart tells an interrupted compaction from the current files.
 * **Migration.**  A plain-Parquet ``alerts/`` folder (what the watcher wrote before the table was
   Delta) is *converted* in place when a watcher first opens it: its files are committed as they
   are (version 0, recorded in the chain like any commit); their ``watch_id`` column is null (the
@@ -175,15 +181,21 @@ class AlertsTable:
         self._record(run_id, started, files, len(records), sorted(by_day), n, since, once=False)
 
     def _record(self, run_id: str, started, files, rows: int, days: list[str], n: int | None, since: int = 0,
-                once: bool = True, compaction: dict | None = None) -> None:
+                once: bool = True, compaction: dict | None = None, properties: dict | None = None) -> None:
         """Append the runs record of commit(s) ``run_id`` made.  ``once``: unless it is recorded already
         (a restart's or a creation's record, which another watcher may make too; a fresh commit's
         run id is this process's alone, and its files match no other watcher's names).
-        ``compaction``: the record of a compaction commit (:meth:`compact`), its options say so."""
+        ``compaction``: the record of a compaction commit (:meth:`compact`), its options say so;
+        ``properties``: of a change of the table's properties (:meth:`_set_retention`), likewise."""
         from pipelines import runs
 
-        options = {"watch_id": self.watch_id, **({"compaction": compaction} if compaction is not None
-                                                  else {"batch": n, "alerts": rows})}
+        if compaction is not None:
+            what = {"compaction": compaction}
+        elif properties is not None:
+            what = {"table_properties": properties}
+        else:
+            what = {"batch": n, "alerts": rows}
+        options = {"watch_id": self.watch_id, **what}
         if self.registry is not None:       # pipelines.lake_registry: the lake's registry from now on
             options["devices"] = self.registry
         meta = {"run_id": run_id, "command": "watch", "versions": _versions(), "started": started.isoformat(),
@@ -341,6 +353,7 @@ class AlertsTable:
         self._migrate()
         self._create()
         self._record_unrecorded()
+        self._set_retention()
         self.n = int(state.get("n", 0))
         own = [(n, rel, path) for n, rel, path in self._own_files() if n >= int(state.get("n", 0)) or n < 0]
         committed = delta.committed_among(self.lake, TABLE, [rel for n, rel, _path in own if n >= 0])
@@ -418,8 +431,44 @@ class AlertsTable:
             log.info("alerts: recording commit %d of %s, made before this watcher was stopped", version, writer)
             if delta.commit_operation(actions) == delta.COMPACTION:
                 self._record_compaction(writer, version, actions)
+            elif delta.commit_operation(actions) == delta.SET_PROPERTIES:
+                if not _our_retention(actions):
+                    log.warning("alerts: commit %d of %s sets other properties than a watcher's: not recorded "
+                                "(pitwatch verify names it)", version, writer)
+                    continue
+                self._record(writer, _dt.datetime.now(_dt.timezone.utc), (), 0, [], None, version,
+                             properties=_properties_set(actions))
             else:
                 self._record(writer, _dt.datetime.now(_dt.timezone.utc), (), 0, [], None, version)
+
+    def _set_retention(self) -> None:
+        """Give an ``alerts`` table created before its short tombstone retention
+        (:data:`pipelines.delta.ALERTS_DELETED_FILE_RETENTION`) that retention: one commit of its
+        metadata (:func:`pipelines.delta.set_table_properties`), recorded in the chain (command
+        ``watch``, its options' ``table_properties``), once — the first watcher started after the
+        upgrade makes it; the checkpoints after it drop the removes older than a day.  Local lakes
+        only (a remote watcher does not compact: its table has no removes)."""
+        from pipelines import delta
+
+        retention = delta.SHORT_RETENTION_TABLES.get(TABLE)
+        if retention is None or not delta.local(self.lake) or not delta.is_table(self.lake, TABLE):
+            return
+        want = {delta.RETENTION_KEY: retention}
+        run_id = self._new_run_id()
+        started = _dt.datetime.now(_dt.timezone.utc)
+        for attempt in range(COMMIT_RETRIES):
+            try:
+                version = delta.set_table_properties(self.lake, TABLE, want, run_id=run_id,
+                                                     fence_at_start=delta.fence(self.lake, TABLE))
+                break
+            except delta.StaleWriter:           # another watcher committed in between: read it again
+                if attempt == COMMIT_RETRIES - 1:
+                    raise
+        if version is None:
+            return
+        log.warning("alerts: the table keeps the removes of its compactions in its checkpoints for %s from now on "
+                    "(commit %d; its files stay on disk until pitwatch vacuum)", retention, version)
+        self._record(run_id, started, (), 0, [], None, version, once=False, properties=want)
 
     def _create(self) -> None:
         """Create the (empty) table before this watcher writes any file into its folder, so that a
@@ -484,6 +533,32 @@ class AlertsTable:
         log.warning("alerts: converted the plain-Parquet alerts folder (%d file(s)) into the Delta table", len(files))
         self._record(run_id, started, files, sum(f.rows for f in files),
                      sorted({f.gaming_day for f in files if f.gaming_day}), None)
+
+
+def _properties_set(actions: list[dict]) -> dict:
+    """The properties a :data:`pipelines.delta.SET_PROPERTIES` commit set (its commit info says)."""
+    for action in actions:
+        info = action.get("commitInfo")
+        if isinstance(info, dict):
+            try:
+                value = json.loads((info.get("operationParameters") or {}).get("properties") or "{}")
+            except ValueError:
+                value = {}
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def _our_retention(actions: list[dict]) -> bool:
+    """A :data:`pipelines.delta.SET_PROPERTIES` commit is one :meth:`AlertsTable._set_retention` makes:
+    its commit info and its metadata set the table's tombstone retention to the watcher's, nothing
+    else (a restart records only such a commit of the log's end: never another writer's change)."""
+    from pipelines import delta
+
+    want = delta.SHORT_RETENTION_TABLES.get(TABLE)
+    metas = [a["metaData"] for a in actions if isinstance(a.get("metaData"), dict)]
+    conf = (metas[0].get("configuration") or {}) if len(metas) == 1 else {}
+    return (want is not None and _properties_set(actions) == {delta.RETENTION_KEY: want}
+            and isinstance(conf, dict) and conf.get(delta.RETENTION_KEY) == want)
 
 
 def _compaction_entry(compacted: str, replaced: list[str], digest: str) -> dict:

@@ -20,7 +20,12 @@ Why hand-made add actions and not ``write_deltalake``: the files are written by 
   commit that carries it (otherwise readers would not see it).
 * **Retention** (:data:`TABLE_PROPERTIES`, set at creation): the log is evidence, Delta's expired
   log clean-up is off and deleted files are kept for :data:`DELETED_FILE_RETENTION`: history goes
-  only through ``pitwatch vacuum``.
+  only through ``pitwatch vacuum``.  The ``alerts`` table alone keeps its tombstones (the removes a
+  checkpoint repeats) for :data:`ALERTS_DELETED_FILE_RETENTION` (:func:`table_properties`): its
+  watcher's daily compaction removes ~2,900 files a day, and a checkpoint drops a remove older than
+  that (``docs/lake.md``, "The alerts table"; set on an existing table by :func:`set_table_properties`).
+* **One clock** (:func:`pipelines.delta_log.now_ms`): every time pitwatch writes into a log (commit info, add, remove,
+  app transaction) is read from it.
 * **No checkpoints** (:func:`post_commit`): delta-rs's automatic checkpoint (every 100 commits) and
   log clean-up are off in every commit, so the JSON commit files are the whole log and each is
   chained by the run that wrote it (:mod:`pipelines.chain`, ``docs/verify.md``).  A checkpoint
@@ -36,14 +41,14 @@ import atexit
 import dataclasses
 import json
 import os
-import time
 import uuid
 from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pipelines import chain
+from pipelines import chain, delta_log
+from pipelines.delta_log import RETENTION_KEY, retention_ms  # noqa: F401 - the tables' retention, read and written
 from pipelines.lake_files import DATA_FILE_MODE, filesystem, replay_day_of, set_file_mode
 from schemas.arrow import LAKE_TABLES, PARTITIONED
 
@@ -57,6 +62,23 @@ TABLE_PROPERTIES = {
     "delta.logRetentionDuration": "interval 36500 days",
     "delta.deletedFileRetentionDuration": DELETED_FILE_RETENTION,
 }
+# the alerts table's tombstones: a checkpoint keeps a remove this long (then drops it); its files stay on disk
+# until pitwatch vacuum as every table's (docs/lake.md, "The alerts table")
+ALERTS_DELETED_FILE_RETENTION = "interval 1 days"
+SHORT_RETENTION_TABLES = {"alerts": ALERTS_DELETED_FILE_RETENTION}
+
+
+def table_properties(name: str) -> dict[str, str]:
+    """The properties a pitwatch table is created with (and the watcher sets on an older ``alerts``)."""
+    if name in SHORT_RETENTION_TABLES:
+        return {**TABLE_PROPERTIES, RETENTION_KEY: SHORT_RETENTION_TABLES[name]}
+    return dict(TABLE_PROPERTIES)
+
+
+def now_ms() -> int:
+    """The log's clock (:func:`pipelines.delta_log.now_ms`): looked up at each call, so a test that
+    moves it moves every time pitwatch writes into a log."""
+    return delta_log.now_ms()
 
 
 class StaleWriter(RuntimeError):
@@ -170,8 +192,8 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
 
     schema = schema if schema is not None else LAKE_TABLES[name]
     partitioned = (name in PARTITIONED) if partitioned is None else partitioned
-    now_ms = int(time.time() * 1000)
-    adds = [AddAction(path=f.path, size=f.size, modification_time=now_ms, data_change=True,
+    stamp = now_ms()
+    adds = [AddAction(path=f.path, size=f.size, modification_time=stamp, data_change=True,
                       partition_values={"gaming_day": f.gaming_day} if partitioned else {},
                       stats=json.dumps({"numRecords": f.rows}))
             for f in sorted(files, key=lambda f: f.path)]
@@ -183,7 +205,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
         if fence_at_start != 0:
             raise StaleWriter(f"table {name} has disappeared since the run started")
         create_table_with_add_actions(uri, Schema.from_arrow(schema), adds, mode="error", partition_by=partition_by,
-                                      configuration=TABLE_PROPERTIES, commit_properties=props,
+                                      configuration=table_properties(name), commit_properties=props,
                                       post_commithook_properties=post_commit())
         set_log_modes(lake, name)
         return 0
@@ -199,7 +221,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     declared = snap.arrow_schema()
     plain_append = not (replayed_days or replace_all or keep_only != "current")
     if plain_append and local(lake) and declared is not None and set(schema.names) <= set(declared.names):
-        return _append(lake, name, snap.version + 1, files, run_id, fence_at_start, partitioned, now_ms, info)
+        return _append(lake, name, snap.version + 1, files, run_id, fence_at_start, partitioned, stamp, info)
     table = writer_handle(lake, name)
     if add_missing_columns(table, schema, run_id):
         snap = delta_log.snapshot(lake, name)
@@ -213,7 +235,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
         for path, add in sorted(snap.adds.items()):
             if replace_all or replay_day_of(path) in replayed or (base is not None and path not in base):
                 values = {k: (None if v is None else str(v)) for k, v in (add.get("partitionValues") or {}).items()}
-                removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=now_ms,
+                removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=stamp,
                                             size=add.get("size"), partition_values=values or None))
     table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
                                    commit_properties=props, post_commithook_properties=post_commit())
@@ -222,7 +244,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
 
 
 def _append(lake: str, name: str, version: int, files: list[DataFile], run_id: str, fence_at_start: int,
-            partitioned: bool, now_ms: int, extra: dict[str, str] | None = None) -> int:
+            partitioned: bool, stamp: int, extra: dict[str, str] | None = None) -> int:
     """Append ``files`` as commit ``version`` of a local table, the commit file written here.
 
     Why not delta-rs: its Python API materialises every active file of the table to open or bring
@@ -235,18 +257,18 @@ def _append(lake: str, name: str, version: int, files: list[DataFile], run_id: s
     version's name, which fails if another writer took that version (:class:`StaleWriter`).
     Schema changes, a replay's removals and object stores go through delta-rs (a compaction's removals
     do not: :func:`commit_compaction`)."""
-    info = {"timestamp": int(time.time() * 1000), "operation": "WRITE",     # the commit's moment, as delta-rs
+    info = {"timestamp": stamp, "operation": "WRITE",     # the commit's moment, as delta-rs
             "operationParameters": {"mode": "Append"}, "clientVersion": f"pitwatch-{_pitwatch_version()}",
             **(extra or {}), RUN_ID_KEY: run_id}
-    actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": now_ms}}]
-    actions += [_add_action(f, partitioned, now_ms, True) for f in sorted(files, key=lambda f: f.path)]
+    actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": stamp}}]
+    actions += [_add_action(f, partitioned, stamp, True) for f in sorted(files, key=lambda f: f.path)]
     return _put_commit(lake, name, version, actions)
 
 
-def _add_action(f: DataFile, partitioned: bool, now_ms: int, data_change: bool) -> dict:
+def _add_action(f: DataFile, partitioned: bool, stamp: int, data_change: bool) -> dict:
     return {"add": {"path": quote(f.path, safe="/=:"), "partitionValues":
                     {"gaming_day": f.gaming_day} if partitioned else {}, "size": f.size,
-                    "modificationTime": now_ms, "dataChange": data_change, "stats": json.dumps({"numRecords": f.rows})}}
+                    "modificationTime": stamp, "dataChange": data_change, "stats": json.dumps({"numRecords": f.rows})}}
 
 
 def _put_commit(lake: str, name: str, version: int, actions: list[dict]) -> int:
@@ -305,17 +327,59 @@ def commit_compaction(lake: str, name: str, compacted: DataFile, replaced: list[
     if gone or not replaced:
         raise StaleWriter(f"table {name}: {len(gone)} of the files to replace are no longer in the table "
                           f"(e.g. {gone[0] if gone else 'none given'}): nothing committed")
-    now_ms = int(time.time() * 1000)
-    info = {"timestamp": now_ms, "operation": COMPACTION,
+    stamp = now_ms()
+    info = {"timestamp": stamp, "operation": COMPACTION,
             "operationParameters": {"gaming_day": str(compacted.gaming_day), "filesReplaced": str(len(replaced))},
             "clientVersion": f"pitwatch-{_pitwatch_version()}", RUN_ID_KEY: run_id}
-    actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": now_ms}}]
+    actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": stamp}}]
     for path in sorted(replaced):
         add = snap.adds[path]
-        actions.append({"remove": {"path": add["path"], "deletionTimestamp": now_ms, "dataChange": False,
+        actions.append({"remove": {"path": add["path"], "deletionTimestamp": stamp, "dataChange": False,
                                    "extendedFileMetadata": True, "partitionValues": add.get("partitionValues") or {},
                                    "size": add.get("size")}})
-    actions.append(_add_action(compacted, True, now_ms, False))
+    actions.append(_add_action(compacted, True, stamp, False))
+    return _put_commit(lake, name, snap.version + 1, actions)
+
+
+SET_PROPERTIES = "SET TBLPROPERTIES"     # the commit info's operation of a change of a table's properties
+
+
+def set_table_properties(lake: str, name: str, properties: dict[str, str], *, run_id: str,
+                         fence_at_start: int) -> int | None:
+    """Commit, to a local table, its metadata with ``properties`` set in its configuration (one
+    commit: the commit info, operation :data:`SET_PROPERTIES`, with the run id; the fence; the
+    ``metaData`` action, everything else of it as it was); the new version, or None when the table
+    already has them.  Written here as :func:`_append` writes an append (delta-rs's ``alter``
+    materialises the whole table).  The writer's record must say so: ``pitwatch verify`` accepts
+    a change of a table's properties only as ``docs/verify.md`` ("Tombstones and the table's
+    retention") says."""
+    if not local(lake):
+        raise ValueError(f"{lake}: a table's properties are set on a local lake only")
+    snap = delta_log.snapshot(lake, name)
+    if snap is None or snap.metadata is None:
+        raise StaleWriter(f"table {name} has no metadata to change")
+    conf = {str(k): str(v) for k, v in delta_log._map_items(snap.metadata.get("configuration")).items()}
+    if all(conf.get(k) == v for k, v in properties.items()):
+        return None
+    now = snap.txns.get(APP_ID, 0)
+    if now != fence_at_start:
+        raise StaleWriter(f"table {name} was committed by another writer since its properties were read "
+                          f"(fence {fence_at_start}, now {now}): nothing committed")
+    meta = snap.metadata
+    fmt = meta.get("format") or {}
+    new = {"id": meta.get("id"), **({"name": meta["name"]} if meta.get("name") is not None else {}),
+           **({"description": meta["description"]} if meta.get("description") is not None else {}),
+           "format": {"provider": fmt.get("provider") or "parquet",
+                      "options": {str(k): str(v) for k, v in delta_log._map_items(fmt.get("options")).items()}},
+           "schemaString": meta.get("schemaString"), "partitionColumns": list(meta.get("partitionColumns") or []),
+           "configuration": {**conf, **properties},
+           **({"createdTime": meta["createdTime"]} if meta.get("createdTime") is not None else {})}
+    stamp = now_ms()
+    info = {"timestamp": stamp, "operation": SET_PROPERTIES,
+            "operationParameters": {"properties": json.dumps(properties, sort_keys=True)},
+            "clientVersion": f"pitwatch-{_pitwatch_version()}", RUN_ID_KEY: run_id}
+    actions = [{"commitInfo": info}, {"txn": {"appId": APP_ID, "version": fence_at_start + 1, "lastUpdated": stamp}},
+               {"metaData": new}]
     return _put_commit(lake, name, snap.version + 1, actions)
 
 
@@ -412,8 +476,8 @@ def committed_among(lake: str, name: str, paths) -> set[str]:
     A file a commit added is, at the head, either still in the table (the snapshot's adds: the
     chained checkpoint plus the commits after it) or removed since — by a commit after the
     checkpoint, or before it with its tombstone still in the checkpoint (delta-rs keeps a remove
-    there for the table's ``deletedFileRetentionDuration``, a week by default, as long as vacuum's
-    retention).  Those are read from the snapshot at the head (:func:`pipelines.delta_log.snapshot`),
+    there for the table's ``deletedFileRetentionDuration``: 100 years on pitwatch's tables, a day on
+    ``alerts``).  Those are read from the snapshot at the head (:func:`pipelines.delta_log.snapshot`),
     the same cost on a lake of any age.  A file none of these names is a killed run's leftover — or
     a file removed long ago that is still on disk (vacuum not run, a legal hold keeping it): only
     then is the whole history read (:func:`committed_paths`) to tell the two apart, so a kept file
@@ -426,7 +490,7 @@ def committed_among(lake: str, name: str, paths) -> set[str]:
     if not wanted:
         return set()
     snap = delta_log.snapshot(lake, name)
-    placed = wanted & (set(snap.adds) | snap.removed) if snap is not None else set()
+    placed = wanted & (set(snap.adds) | set(snap.removed)) if snap is not None else set()
     rest = wanted - placed
     if rest:
         placed |= rest & committed_paths(lake, name)

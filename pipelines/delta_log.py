@@ -40,6 +40,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -54,6 +55,33 @@ CHECKPOINT_EVERY = 100
 COMMIT_FILE_DIGITS = 20
 CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d+)\.(\d+))?\.parquet$")
 COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
+
+
+RETENTION_KEY = "delta.deletedFileRetentionDuration"
+_INTERVAL = re.compile(r"^\s*interval\s+(\d+)\s+(millisecond|second|minute|hour|day|week)s?\s*$", re.I)
+_UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000,
+            "week": 7 * 86_400_000}
+DEFAULT_TOMBSTONE_RETENTION_MS = 7 * 86_400_000     # Delta's, when a table names none
+
+
+def now_ms() -> int:
+    """The wall clock, in milliseconds since the epoch, of every time pitwatch writes into a Delta
+    log (:mod:`pipelines.delta`: a commit's ``timestamp``, an add's ``modificationTime``, a remove's
+    ``deletionTimestamp``, an app transaction's ``lastUpdated``) and of the removes a kept snapshot
+    forgets (:meth:`Snapshot.expire`).  One function, so that a test can write a lake as it was
+    written days ago (a checkpoint, written by delta-rs, reads the real clock)."""
+    return int(time.time() * 1000)
+
+
+def retention_ms(configuration: dict | None) -> int | None:
+    """How long a checkpoint keeps a table's removes (``delta.deletedFileRetentionDuration`` of its
+    configuration, ``interval N unit``), in ms: Delta's week when it names none, None when it names
+    one pitwatch cannot read."""
+    value = _map_items(configuration).get(RETENTION_KEY)
+    if value is None:
+        return DEFAULT_TOMBSTONE_RETENTION_MS
+    m = _INTERVAL.match(str(value))
+    return int(m.group(1)) * _UNIT_MS[m.group(2).lower()] if m else None
 
 
 class LogError(ValueError):
@@ -176,9 +204,11 @@ def log_versions(lake: str, name: str) -> list[int]:
 @dataclasses.dataclass
 class Snapshot:
     """A table at one version: its data files' add actions (by path, URL-decoded), its metadata,
-    protocol and app transactions, and the paths it knows were removed (``removed``: the chained
-    checkpoint's tombstones — delta-rs keeps a remove in a checkpoint while it is younger than the
-    table's ``deletedFileRetentionDuration``, a week by default — and every remove after it)."""
+    protocol and app transactions, and the paths it knows were removed with their
+    ``deletionTimestamp`` (``removed``: the chained checkpoint's tombstones — delta-rs keeps a remove
+    in a checkpoint while it is younger than the table's ``deletedFileRetentionDuration``: 100 years
+    on pitwatch's tables, a day on ``alerts`` — and every remove after it; a kept snapshot drops
+    those a checkpoint written now would drop, :meth:`expire`)."""
 
     name: str
     version: int = -1
@@ -186,7 +216,8 @@ class Snapshot:
     metadata: dict | None = None
     protocol: dict | None = None
     txns: dict[str, int] = dataclasses.field(default_factory=dict)
-    removed: set[str] = dataclasses.field(default_factory=set)   # tombstones: the checkpoint's and the commits' since
+    removed: dict[str, int] = dataclasses.field(default_factory=dict)   # tombstones (path: deletionTimestamp):
+    #                                                         the checkpoint's and the commits' since
     last_commit_sha256: str | None = None     # of the commit file of ``version``: a kept snapshot is checked by it
 
     def apply(self, version: int, actions: list[dict]) -> None:
@@ -194,7 +225,7 @@ class Snapshot:
             if isinstance(action.get("remove"), dict):
                 path = unquote(action["remove"]["path"])
                 self.adds.pop(path, None)
-                self.removed.add(path)
+                self.removed[path] = _stamp(action["remove"].get("deletionTimestamp"))
             elif isinstance(action.get("add"), dict):
                 self.adds[unquote(action["add"]["path"])] = action["add"]
             elif isinstance(action.get("metaData"), dict):
@@ -208,7 +239,19 @@ class Snapshot:
 
     def copy(self) -> Snapshot:
         return Snapshot(self.name, self.version, dict(self.adds), self.metadata, self.protocol, dict(self.txns),
-                        set(self.removed), self.last_commit_sha256)
+                        dict(self.removed), self.last_commit_sha256)
+
+    def expire(self, now_ms: int) -> None:
+        """Forget the removes a checkpoint written at ``now_ms`` would drop (older than the table's
+        ``deletedFileRetentionDuration``): what a kept snapshot of ``alerts`` holds stays a day of
+        removes however long its process runs.  Nothing on a table that keeps them 100 years."""
+        keep = retention_ms((self.metadata or {}).get("configuration") if self.metadata else None)
+        if keep is None or not self.removed or keep > now_ms:
+            return
+        cutoff = now_ms - keep
+        if min(self.removed.values()) > cutoff:
+            return
+        self.removed = {p: t for p, t in self.removed.items() if t > cutoff}
 
     def paths(self) -> list[str]:
         return sorted(self.adds)
@@ -220,6 +263,14 @@ class Snapshot:
         from deltalake import Schema
 
         return pa.schema(Schema.from_json(self.metadata["schemaString"]).to_arrow())
+
+
+def _stamp(value) -> int:
+    """A remove's ``deletionTimestamp`` (ms) as an int; 0 when it has none (Delta's reading)."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _map_items(value) -> dict:
@@ -255,7 +306,7 @@ def read_checkpoint(lake: str, checkpoint: Checkpoint) -> Snapshot:
                 meta["configuration"] = _map_items(meta.get("configuration"))
                 snap.metadata = meta
             elif row.get("remove"):
-                snap.removed.add(unquote(row["remove"]["path"]))
+                snap.removed[unquote(row["remove"]["path"])] = _stamp(row["remove"].get("deletionTimestamp"))
             elif row.get("protocol"):
                 snap.protocol = row["protocol"]
             elif row.get("txn"):
@@ -317,6 +368,8 @@ def snapshot(lake: str, name: str, version: int | None = None,
                            "not intact (pitwatch verify)") from None
     if snap.version < 0:
         return None
+    if version is None:
+        snap.expire(now_ms())
     with _CACHE_LOCK:
         have = _CACHE.get(key)
         if have is None or have.version <= snap.version:

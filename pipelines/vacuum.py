@@ -10,7 +10,9 @@ reported that night).  They go only through this module, and only those that
   commit removed; delta-rs ``DeltaTable.vacuum(dry_run=True, full=False,
   enforce_retention_duration=False)`` lists them — "lite" mode, so a file the
   log never mentioned, such as a killed run's leftover, is not vacuum's to
-  judge: the next run removes those);
+  judge: the next run removes those).  ``alerts`` keeps its tombstones a day
+  only (issue 35): its files removed longer ago are found on disk by their age
+  (:func:`_past_their_tombstones`);
 * were removed longer ago than the retention (``retention_days`` in
   ``pitwatch.toml`` or ``--retention-days``; default 2,555 days = 7 years, the
   longest keeping period regulators commonly ask for, see
@@ -151,14 +153,33 @@ def plan(lake_root: str, retention_days: int, holds: LegalHolds) -> list[TablePl
         table = DeltaTable(folder)
         by_day = table.metadata().partition_columns == ["gaming_day"]
         current = {unquote(p) for p in table.get_add_actions(flatten=True).column("path").to_pylist()}
-        listed = table.vacuum(retention_hours=retention_days * 24, dry_run=True, enforce_retention_duration=False,
-                              full=False)
+        listed = set(table.vacuum(retention_hours=retention_days * 24, dry_run=True, enforce_retention_duration=False,
+                                  full=False))
+        listed |= _past_their_tombstones(table, retention_days)
         remove, keep = [], []
         for path in sorted(listed):
             c = _candidate(name, folder, path, by_day, current, holds)
             (keep if c.why_kept else remove).append(c)
         out.append(TablePlan(name, table.version(), remove, keep))
     return out
+
+
+def _past_their_tombstones(table, retention_days: int) -> set[str]:
+    """The removed files of a table that keeps its tombstones (the removes its checkpoints repeat)
+    less than pitwatch's 100 years — ``alerts``, a day (:data:`pipelines.delta.ALERTS_DELETED_FILE_RETENTION`):
+    a file removed longer ago than that has no tombstone left to list it by.  They are found on disk
+    (delta-rs's "full" mode: every file under the table's folder that its current version does not
+    hold and no tombstone still names) by their age — when they were written, which for a watcher's
+    file is about a day before its compaction removed it — older than both the retention and the
+    table's tombstone retention (so a file a watcher has just written and not committed yet is never
+    one).  Empty for every other table."""
+    from pipelines import delta
+
+    keep_ms = delta.retention_ms(table.metadata().configuration)
+    if keep_ms is None or keep_ms >= delta.retention_ms(delta.TABLE_PROPERTIES):
+        return set()                # every remove still in the table's tombstones: listed by them
+    hours = max(retention_days * 24, -(-keep_ms // 3_600_000))
+    return set(table.vacuum(retention_hours=hours, dry_run=True, enforce_retention_duration=False, full=True))
 
 
 def _candidate(name: str, folder: str, path: str, by_day: bool, current: set, holds: LegalHolds) -> Candidate:

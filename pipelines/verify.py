@@ -26,6 +26,7 @@ that carry a recorded run's id and that no commit names, a temporary commit file
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import os
@@ -115,6 +116,7 @@ class Record:
     file_sha256: str | None
     commit_sha256: str
     row: dict | None
+    committed_ms: int | None = None     # its runs commit's timestamp: after every checkpoint the record chains
 
     @property
     def run_id(self) -> str:
@@ -385,27 +387,38 @@ def read_record(lake_path: str, version: int, data: bytes | None = None, actions
     if data is None:
         data, actions = delta.read_commit(lake_path, "runs", version)
     commit_sha = chain.bytes_sha256(data)
+    stamp = _commit_ms(actions)
     problem = report.problem if report is not None else (lambda *_a: None)
     if delta.removed_paths(actions):
         problem("changed", _log_name("runs", version), "a commit of runs removes a record: runs is append-only")
     paths = delta.added_paths(actions)
     if len(paths) != 1:
         problem("changed", _log_name("runs", version), f"it adds {len(paths)} files, a runs commit adds one record")
-        return Record(version, paths[0] if paths else "?", None, commit_sha, None)
+        return Record(version, paths[0] if paths else "?", None, commit_sha, None, stamp)
     path = paths[0]
     try:
         body = chain.read_whole(fs, f"{root}/runs/{path}")
     except (FileNotFoundError, OSError):
         problem("removed", f"runs/{path}", f"the record runs version {version} added is gone")
-        return Record(version, path, None, commit_sha, None)
+        return Record(version, path, None, commit_sha, None, stamp)
     try:
         rows = chain.parquet_rows(body)
     except (pa.ArrowException, OSError) as exc:
         problem("changed", f"runs/{path}", f"not a Parquet file any more ({exc})")
-        return Record(version, path, chain.bytes_sha256(body), commit_sha, None)
+        return Record(version, path, chain.bytes_sha256(body), commit_sha, None, stamp)
     if len(rows) != 1:
         problem("changed", f"runs/{path}", f"it holds {len(rows)} records, a runs file holds one")
-    return Record(version, path, chain.bytes_sha256(body), commit_sha, rows[0] if rows else None)
+    return Record(version, path, chain.bytes_sha256(body), commit_sha, rows[0] if rows else None, stamp)
+
+
+def _commit_ms(actions: list[dict] | None) -> int | None:
+    """The ``timestamp`` (ms) a commit's commit info gives, or None."""
+    for action in actions or ():
+        info = action.get("commitInfo")
+        if isinstance(info, dict):
+            stamp = info.get("timestamp")
+            return stamp if isinstance(stamp, int) and not isinstance(stamp, bool) else None
+    return None
 
 
 def since_start(lake_path: str, anchor_path: str, key: bytes | None, report: Report) -> Start | None:
@@ -543,8 +556,9 @@ def _commits(lake_path: str, name: str, report: Report, replay: _Replay | None =
                 report.problem("added", f"{name}/{folder}/{base}", "pitwatch writes no such file in a Delta log")
     if after >= 0:          # the archived commits after the checkpoint: by name, up to the log's first
         versions = {v for v in versions if v > after}
+        first = min(versions) if versions else float("inf")     # the log's first (not the growing set's)
         v = after + 1
-        while v < (min(versions) if versions else float("inf")) and delta_log.commit_exists(lake_path, name, v):
+        while v < first and delta_log.commit_exists(lake_path, name, v):
             versions.add(v)
             v += 1
     expected = after + 1
@@ -565,23 +579,56 @@ def _commits(lake_path: str, name: str, report: Report, replay: _Replay | None =
 
 class _Replay:
     """The table's state replayed from its JSON commits, kept at the versions a checkpoint is of:
-    every add action (by path), the tombstones, metadata, protocol and app transactions."""
+    every add action (by path), the tombstones (each path removed and not added again, with its
+    remove's ``deletionTimestamp``), metadata, protocol and app transactions, and the commit's own
+    time.  ``retention``: the tombstone retention (ms) the table's chained history gives from each
+    version on (:func:`_retention_changes`; a version not in it: the table's first)."""
 
     def __init__(self, name: str, wanted, base: tuple[int, delta_log.Snapshot | None] = (-1, None)) -> None:
         self.base = base[0]             # the version the replay starts after (-1: the whole log)
         self.snap = base[1].copy() if base[1] is not None else delta_log.Snapshot(name)
-        self.removed: set[str] = set()  # (from a checkpoint: the files removed since it)
+        # tombstones: from a checkpoint, its own (each with its deletionTimestamp) and those since
+        self.removed: dict[str, int] = {p: t for p, t in self.snap.removed.items() if p not in self.snap.adds}
+        self.snap.removed = {}          # (kept here, with their times: the snapshots need none)
+        self._queue = collections.deque(sorted((t, p) for p, t in self.removed.items()))
         self.wanted = set(wanted)
-        self.at: dict[int, tuple[delta_log.Snapshot, frozenset]] = {}
+        self.at: dict[int, tuple[delta_log.Snapshot, dict, int | None]] = {}
+        self.retention: dict[int, int] = {}
+        self._honoured = FOREVER_MS     # the retention honoured as of the last version applied
+
+    def honour(self, version: int, retention: int) -> None:
+        """The table's chained history gives it ``retention`` from ``version`` on."""
+        self.retention[version] = retention
+        self._honoured = retention
 
     def apply(self, version: int, actions: list[dict]) -> None:
-        for path in delta.removed_paths(actions):
-            self.removed.add(path)
-        for path in delta.added_paths(actions):
-            self.removed.discard(path)
+        for action in actions:
+            if isinstance(action.get("remove"), dict):
+                path, stamp = delta._unquote(action["remove"]["path"]), \
+                    delta_log._stamp(action["remove"].get("deletionTimestamp"))
+                self.removed[path] = stamp
+                self._queue.append((stamp, path))
+            elif isinstance(action.get("add"), dict):
+                self.removed.pop(delta._unquote(action["add"]["path"]), None)
         self.snap.apply(version, actions)
+        self.snap.removed.clear()
+        committed = _commit_ms(actions)
+        self._forget_expired(committed)
         if version in self.wanted:
-            self.at[version] = (self.snap.copy(), frozenset(self.removed))
+            self.at[version] = (self.snap.copy(), dict(self.removed), committed)
+
+    def _forget_expired(self, committed: int | None) -> None:
+        """Forget the removes no checkpoint from this commit on may hold (older than the honoured
+        retention at this commit's time, :meth:`_Window.must_drop`): what the replay keeps of
+        ``alerts`` stays a day of removes, not seven years of them.  One a checkpoint still holds is
+        then 'not seen to remove', a problem as 'kept past the retention' is."""
+        if committed is None:
+            return
+        cutoff = committed - CLOCK_SLACK_MS - self._honoured
+        while self._queue and self._queue[0][0] < cutoff:
+            stamp, path = self._queue.popleft()
+            if self.removed.get(path) == stamp:
+                del self.removed[path]
 
 
 def _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained,
@@ -594,6 +641,10 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
     base = _base(lake_path, name, start, report)
     replay = _Replay(name, _checkpoint_parts(lake_path, name, start, base), base)
     live: set[str] = set(replay.snap.adds)
+    conf = None             # the table's configuration (its properties) as the log has it so far
+    if replay.snap.metadata is not None:        # the anchored checkpoint's: vouched for
+        conf = dict(delta_log._map_items(replay.snap.metadata.get("configuration")))
+        replay.honour(replay.base, _retention_of(conf))
     trusted = start.trusted.get(name, -1) if start is not None else -1
     earlier: tuple[dict, dict] | None = None           # the records before the anchor, when needed
     states: dict[int, frozenset] = {}
@@ -615,14 +666,18 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
         state = frozenset(live)
         states[version] = state
         writer = delta.commit_writer(actions)
+        new_conf = _configuration(actions)
         if start is not None and (version <= trusted or (not recorded_commits.get((name, version))
                                                          and writer not in status)):
             if version > trusted and earlier is None:
-                before = start.earlier(lake_path, name, replay.base)
-                earlier = (_recorded(before)[0], {r.run_id: str(r.row.get("status") or "") for r in reversed(before)
+                walked = start.earlier(lake_path, name, replay.base)
+                earlier = (_recorded(walked)[0], {r.run_id: str(r.row.get("status") or "") for r in reversed(walked)
                                                   if r.row})
             if version <= trusted or (name, version) in earlier[0]:
                 last_recorded_state, unfinished_since = state, []
+                if new_conf is not None:        # vouched for, its properties too
+                    conf = new_conf
+                    replay.honour(version, _retention_of(conf))
                 continue            # before the anchor: vouched for by it
         report.checked["commits"] += 1
         removed_since.update(delta.removed_paths(actions))
@@ -630,6 +685,13 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
         by = recorded_commits.get((name, version))
         operation = str(delta.commit_operation(actions) or "?")
         where = _log_name(name, version)
+        if new_conf is not None and (conf is None or new_conf != conf):
+            wrong = _properties_problem(name, conf, new_conf, by[0][0] if by else None)
+            if wrong:
+                report.problem("changed", where, wrong)
+            if not wrong or conf is None:
+                replay.honour(version, _retention_of(new_conf if not wrong else delta.TABLE_PROPERTIES))
+            conf = new_conf
         if by:
             record, c = by[0]
             if c["sha256"] != sha:
@@ -732,6 +794,55 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
         _compacted_rows(lake_path, name, where, record, entry, report, hash_later)
     _stray_files(lake_path, name, set(added_by) | set(current), report, status, start, added_by)
     _checkpoints(lake_path, name, replay, chained, report, start)
+
+
+def _configuration(actions: list[dict]) -> dict | None:
+    """The table's properties a commit's ``metaData`` action gives (None: it has none)."""
+    for action in actions:
+        meta = action.get("metaData")
+        if isinstance(meta, dict):
+            return {str(k): str(v) for k, v in delta_log._map_items(meta.get("configuration")).items()}
+    return None
+
+
+FOREVER_MS = delta.retention_ms(delta.TABLE_PROPERTIES)
+
+
+def _retention_of(conf: dict | None) -> int:
+    """The tombstone retention (ms) a checkpoint honours under ``conf``: one pitwatch cannot read
+    counts as pitwatch's own (every tombstone kept)."""
+    value = delta.retention_ms(conf)
+    return FOREVER_MS if value is None else value
+
+
+def _properties_problem(name: str, before: dict | None, after: dict, record: Record | None) -> str | None:
+    """What is wrong with a commit that sets table ``name``'s properties from ``before`` (None: it
+    creates the table) to ``after``, named by ``record`` (None: by none): None when pitwatch made it.
+    pitwatch creates every table with :data:`pipelines.delta.TABLE_PROPERTIES` (``alerts`` with its
+    short tombstone retention, by a watcher) and changes nothing after but that retention of
+    ``alerts``, by a watcher's record whose options' ``table_properties`` say so
+    (:meth:`live.alerts_table.AlertsTable._set_retention`).  A retention shortened by anything else
+    would let a checkpoint drop the table's removes: it is not honoured."""
+    short = delta.SHORT_RETENTION_TABLES.get(name)
+    value = after.get(delta.RETENTION_KEY)
+    watcher = record is not None and record.row is not None and record.row.get("command") == "watch"
+    if before is None:
+        if value in (None, delta.DELETED_FILE_RETENTION) or (short is not None and value == short and watcher):
+            return None
+        return (f"it creates the table with {delta.RETENTION_KEY} {value!r}: pitwatch creates it with "
+                f"{delta.DELETED_FILE_RETENTION!r}" + (f" ({short!r} by a watcher)" if short else "")
+                + "; a checkpoint's dropped removes are not taken as retention under it")
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    options = record.options() if watcher else None
+    if (changed == [delta.RETENTION_KEY] and short is not None and value == short and options is not None
+            and options.get("table_properties") == {delta.RETENTION_KEY: short}):
+        return None
+    what = ", ".join(f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in changed)
+    return (f"it changes the table's properties ({what}) and "
+            + (f"{record.name()} does not say so" if record is not None else "no runs record names it")
+            + f": pitwatch changes none after creating a table but {delta.RETENTION_KEY} of alerts, to "
+            f"{delta.ALERTS_DELETED_FILE_RETENTION!r}, by a watcher's record naming it; not honoured: the "
+            "table's checkpoints are checked under its retention before")
 
 
 def _compaction_problem(report: Report, where: str, record: Record, actions: list[dict], before) -> dict | None:
@@ -961,8 +1072,44 @@ def _canonical_protocol(protocol: dict | None) -> dict | None:
             "writerFeatures": sorted(protocol.get("writerFeatures") or [])}
 
 
-def _checkpoint_differences(rows: list[dict], snap: delta_log.Snapshot, removed: frozenset) -> list[str]:
-    """How a checkpoint's actions differ from the state the JSON commits give at its version."""
+CLOCK_SLACK_MS = 10 * 60_000     # the clocks of a commit, a checkpoint and a record may differ by this much
+
+
+@dataclasses.dataclass(frozen=True)
+class _Window:
+    """When a checkpoint was written and what it had to keep: after its version's commit (``after``,
+    that commit's timestamp), before the record that chained it (``before``, its runs commit's
+    timestamp; verify's own clock for a checkpoint no record chained), under the table's tombstone
+    retention there (``retention``, ms)."""
+
+    retention: int
+    after: int | None
+    before: int
+
+    def must_keep(self, deleted: int) -> bool:
+        """A remove of then that a checkpoint written in the window keeps (younger than the retention
+        even at its end)."""
+        return deleted > self.before + CLOCK_SLACK_MS - self.retention
+
+    def must_drop(self, deleted: int) -> bool:
+        """A remove a checkpoint written in the window drops (older than the retention even at its start)."""
+        return self.after is not None and deleted < self.after - CLOCK_SLACK_MS - self.retention
+
+
+def _when(stamp: int | None) -> str:
+    import datetime as _dt
+
+    if stamp is None:
+        return "?"
+    return _dt.datetime.fromtimestamp(stamp / 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _checkpoint_differences(rows: list[dict], snap: delta_log.Snapshot, removed: dict[str, int],
+                            window: _Window) -> list[str]:
+    """How a checkpoint's actions differ from the state the JSON commits give at its version: its
+    tombstones must be exactly the removes a checkpoint written in ``window`` keeps (delta-rs drops
+    a remove older than the table's ``deletedFileRetentionDuration`` when it writes a checkpoint;
+    one whose age crossed the retention while it may have been written may be either)."""
     out = []
     adds: dict[str, list[dict]] = {}
     metas, protocols, txns, tombstones, other = [], [], {}, set(), 0
@@ -1001,11 +1148,34 @@ def _checkpoint_differences(rows: list[dict], snap: delta_log.Snapshot, removed:
         out.append("its protocol is not the table's")
     if txns != snap.txns:
         out.append(f"its app transactions {txns} are not the table's {snap.txns}")
-    if tombstones - removed:
-        out.append(f"{len(tombstones - removed)} remove action(s) of files the table was not seen to remove")
+    if tombstones - set(removed):
+        out.append(f"{len(tombstones - set(removed))} remove action(s) of files the table was not seen to remove "
+                   "(or removed longer ago than its retention)")
+    dropped = sorted(p for p, t in removed.items() if p not in tombstones and window.must_keep(t))
+    if dropped:
+        out.append(f"{len(dropped)} remove action(s) the table's retention keeps left out (e.g. {dropped[0]}, removed "
+                   f"{_when(removed[dropped[0]])}; retention {window.retention // 3_600_000} h, the checkpoint "
+                   f"chained by {_when(window.before)})")
+    kept = sorted(p for p in tombstones & set(removed) if window.must_drop(removed[p]))
+    if kept:
+        out.append(f"{len(kept)} remove action(s) older than the table's retention kept (e.g. {kept[0]}, removed "
+                   f"{_when(removed[kept[0]])}; retention {window.retention // 3_600_000} h, its version committed "
+                   f"{_when(window.after)})")
     if other:
         out.append(f"{other} action(s) pitwatch's checkpoints do not hold")
     return out
+
+
+def _retention_at(replay: _Replay, version: int) -> int:
+    """The tombstone retention (ms) the table's chained history gives at ``version``
+    (:func:`_properties_problem`): the last honoured one at or before it; on a table whose
+    properties are not followed commit by commit (``runs``), its own, never shorter than pitwatch's."""
+    honoured = [v for v in replay.retention if v <= version]
+    if honoured:
+        return replay.retention[max(honoured)]
+    snap = replay.at[version][0]
+    own = _retention_of(delta_log._map_items(snap.metadata.get("configuration")) if snap.metadata else None)
+    return max(own, FOREVER_MS)
 
 
 def _checkpoints(lake_path, name, replay: _Replay, chained, report, start: Start | None = None) -> None:
@@ -1054,8 +1224,11 @@ def _checkpoints(lake_path, name, replay: _Replay, chained, report, start: Start
         if version not in replay.at:
             report.problem("added", where, f"a checkpoint of version {version}, which the log does not have")
             continue
-        snap, removed = replay.at[version]
-        differences = _checkpoint_differences(rows, snap, removed)
+        snap, removed, committed = replay.at[version]
+        window = _Window(_retention_at(replay, version), committed,
+                         (rc[0].committed_ms if rc is not None and rc[0].committed_ms is not None
+                          else delta_log.now_ms()))
+        differences = _checkpoint_differences(rows, snap, removed, window)
         if differences:
             report.problem("changed", where, f"re-derived from the JSON commits of version {version}, it differs: "
                            + "; ".join(differences) + ": Delta readers that trust it see another table")

@@ -244,3 +244,28 @@ def test_a_watcher_commit_recorded_before_the_anchor_is_vouched_for_and_one_afte
     result, report = since(lake, "late.jsonl")
     assert result.returncode == exits.NOT_INTACT
     assert named(report, "changed") == [str(after.relative_to(lake))]
+
+
+def test_since_an_anchor_followed_by_several_checkpoints_reads_every_archived_commit(tmp_path, monkeypatch):
+    """Issue 35: once two checkpoints came after the anchored one, the commits between the anchored
+    checkpoint and the log's first were all in the archive, and --since read only the first of them
+    (every later one 'removed', the chain 'broken').  A watcher's day archives thousands."""
+    from pipelines import delta_log
+    from tests.pipelines.test_lake_ages import _aged_by_the_watcher
+
+    lake, anchor = tmp_path / "lake", tmp_path / "anchor.jsonl"
+    _aged_by_the_watcher(lake, 12, monkeypatch)          # a checkpoint every 10 versions
+    anchors.append(str(anchor), str(lake))
+    delta_log.forget()
+    from live.alerts_table import AlertsTable
+    from tests.pipelines.test_lake_ages import _alert
+
+    table = AlertsTable(str(lake), "w1")
+    table.recover({"n": 12})
+    for i in range(12, 50):
+        table.send([_alert(i)])
+        table.flush()
+    assert len(list((lake / "runs" / "_log_archive").glob("*.json"))) > 20
+    result, report = verify(lake, "--since", anchor)
+    assert result.returncode == exits.DONE, report["problems"][:3]
+    assert report["checked"]["commits"] >= 2 * 38
