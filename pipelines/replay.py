@@ -34,6 +34,7 @@ from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate
 from pipelines.lake import sorted_piece
 from pipelines.wording import plural
 from rules.finding import gaming_day_from_config
+from rules.uses import use_key
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
 from schemas.contract import LAKE_EXTRA_COLUMNS
 
@@ -235,7 +236,8 @@ class ReplayTable(WithoutCyclicGC):
                 TAG_PACK_CARDS, (RunKeys.of(sequences).to_bytes(), pack_bytes(orjson.dumps(sequences))))
         for f in findings:
             if f.rule_id == "UNSHUFFLED_SEQUENCE":
-                yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, f.pack_id))
+                # the pack's use key: what the pack cards records (rules.packs.sequence) are keyed by
+                yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, use_key(f.pack_id, f.pack_use or 1)))
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         yield from split_by_day("rounds", rows_to_table(rows.rounds, ROUNDS))
         yield from split_by_day("packs", rows_to_table(rows.packs, PACKS))
@@ -394,7 +396,8 @@ class FindRepeatedRuns(WithoutCyclicGC):
         already = set(map(tuple, fired))
         raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
         findings = [f for f in repeated_runs(prior + new, gaming_day)
-                    if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
+                    if f.finding_id not in raised_before
+                    and (f.table_id, use_key(f.pack_id, f.pack_use or 1)) not in already]
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.day_mode is not None:
             for row in in_window():
