@@ -139,6 +139,7 @@ from rules.uses import DEALT, KEEP_KEYS, KEEP_USES, LEFT, NAMED, NOTES, PREPARES
 from schemas.events import Event
 
 STATE_VERSION = 2
+MIGRATES_FROM = (1,)     # older state versions :func:`migrate_state` brings to STATE_VERSION
 _KEEP_DONE = 64  # finished pack/round keys remembered, to ignore late stragglers
 _STREAMS = ("shuffler", "shoe", "term", "round")
 
