@@ -64,6 +64,7 @@ class LiveEngine:
         self.raised: list[dict] = []      # provisional alerts raised by the last feed/finalize (before its findings)
         self.cleared: list[dict] = []     # CARD_DISAGREEMENT_CLEARED alerts of the last feed/finalize
         self.provisional_of: dict[str, str] = {}   # finding_id -> the provisional alert's id (taken by the service)
+        self.refused: list = []           # (event, reason) the last feed's replay refused (TableDriver.take_rejects)
         self.last_seen: dict[str, float] = {}   # table -> monotonic time of its last event
         self.finalized: set[str] = set()         # finalized and silent since
         self._cache: dict[str, bytes] = {}
@@ -85,6 +86,7 @@ class LiveEngine:
         self.early.observe(ev)
         snap = self.cards.before(tid, rp.replay.st)
         out = self._early(rp.feed(ev))
+        self.refused = rp.take_rejects()
         self._provisional(rp, ev, out, snap)
         out += self.early.after(rp, ev, now)
         out += self.repeats.after(rp, ev)
