@@ -34,3 +34,16 @@ def again(d: dict, key: str, value) -> None:
     d[key] = value
     if len(d) > KEEP_USES:
         prune(d, KEEP_USES)
+
+
+def split_key(key: str | None) -> tuple:
+    """``(id, use)`` read back from a use key alone (None: ``(None, None)``), for display where the
+    use number is not at hand (live provisional alerts): an id that itself ends in ``#`` and digits
+    reads as a later use of a shorter id.  The engine's rows use the number it remembers
+    (:meth:`rules.table.TableReplay.id_use`)."""
+    if key is None:
+        return None, None
+    head, sep, tail = key.rpartition("#")
+    if sep and tail.isdigit() and int(tail) > 1 and str(int(tail)) == tail:
+        return head, int(tail)
+    return key, 1
