@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from pipelines.cli import main
 from schemas.contract import FIELDS
-from schemas.events import micros_to_datetime
+from schemas.events import datetime_to_micros, micros_to_datetime
 from tests import lake_rows
 from tests.rules.test_ids_used_again import as_unique, two_packs
 
@@ -93,3 +93,39 @@ def test_a_feed_using_pack_and_round_ids_again_writes_the_unique_feeds_rows(tmp_
     assert as_unique(got["findings"], packs_back, rounds_back, ["finding_id"]) == \
         as_unique(want["findings"], {}, {}, ["finding_id"])
     assert isinstance(got["packs"][0]["gaming_day"], dt.date)
+
+
+def test_a_refused_line_stays_one_reject_when_its_night_is_replayed_again(tmp_path):
+    """Nightly: the refused line's night read again whole (a late file came) rejects it again, once:
+    one row of ``rejects``, and each run's counts add up."""
+    from tests.pipelines.test_state_v1_lake import NIGHT_1, NIGHT_2, two_nights
+    from tests.watch.scenario import event_json
+
+    events = list(two_nights().events)
+    at = next(i for i, e in enumerate(events) if e.type == "bets_closed" and e.round_id == "R-2")
+    again = events[at]._replace(event_id="dt-again", type="round_started", game="baccarat", pack_id="P-1")
+    events = renumbered(events[:at] + [again] + events[at:])
+    cut = datetime_to_micros(dt.datetime(2026, 11, 29, 6, 0, tzinfo=dt.timezone.utc))
+    inbox, lake = tmp_path / "inbox", tmp_path / "lake"
+    for ev in events:
+        f = inbox / (NIGHT_1 if ev.ts < cut else NIGHT_2) / f"{ev.device_id}.jsonl"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        with f.open("a") as out:
+            out.write(json.dumps(event_json(ev)) + "\n")
+
+    def night(day):
+        result = CliRunner().invoke(main, ["run", "--day", day, "--inbox", str(inbox), "--lake", str(lake)],
+                                    catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+
+    night(NIGHT_1)
+    (inbox / NIGHT_1 / "LATE.jsonl").write_text("not json\n")
+    night(NIGHT_2)
+    rejects = lake_rows.dicts(lake, "rejects")
+    assert sorted((r["event_id"] or "", str(r["gaming_day"])) for r in rejects) == [
+        ("", NIGHT_2), ("dt-again", NIGHT_1)]
+    n = len(events)
+    assert [(r["lines_read"], r["accepted"], r["rejected"], r["duplicates"]) for r in lake_rows.run_records(lake)] \
+        == [(sum(1 for e in events if e.ts < cut), sum(1 for e in events if e.ts < cut) - 1, 1, 0),
+            (n + 1, n - 1, 2, 0)]
+    assert len(lake_rows.dicts(lake, "events")) == n - 1
