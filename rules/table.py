@@ -68,7 +68,9 @@ preparation event without one (``cut_offered`` …) belongs to the pack being
 prepared, or, when none is named yet, waits for the next pack the terminal
 names; a burn without ``pack_id`` belongs to the pack being prepared; a
 round's card to the round's pack (changed by ``reshuffle``).  One dealer
-terminal per table is assumed (its ``seq`` order is the table's order).
+terminal per table is assumed (its ``seq`` order is the table's order).  Which
+*use* of a pack id (or round id) an event names, when devices use ids again, is
+decided per stream from that stream's own order: "Ids used again" below.
 
 Ids used again
 --------------

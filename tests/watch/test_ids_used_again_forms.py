@@ -16,9 +16,10 @@ from tests.watch.test_equivalence import cross_pack_repeat
 pytestmark = pytest.mark.slow
 
 
-def reused_floor(folder):
-    """Simulate a small floor and number its ids again in place; returns the day folders and the
-    refused line's (device_id, event_id)."""
+def reused_floor(folder, rename: bool = True):
+    """Simulate a small floor and number its ids again in place (``rename``; else the ids stay
+    unique); returns the day folders, the refused line's (device_id, event_id) and, per
+    (table_id, field), the ids renamed ``{old: new}``."""
     from simulator import simulate
 
     simulate(folder, tables={"baccarat": 1, "three_bet_poker": 1, "stud": 1}, hours=0.5, seed=5,
@@ -40,7 +41,7 @@ def reused_floor(folder):
     for f, lines in rows.items():
         for r in lines:
             for field in ("pack_id", "round_id"):
-                if isinstance(r, dict) and r.get(field) is not None:
+                if rename and isinstance(r, dict) and r.get(field) is not None:
                     r[field] = names[(r["table_id"], field)].get(r[field], r[field])
     # one round_started naming its round while it is open: a copy of the 5th start, right after it
     dealer = next(f for f in files if f.name.startswith("DT-BAC"))
@@ -52,13 +53,13 @@ def reused_floor(folder):
         r["seq"] += 1
     for f, lines in rows.items():
         f.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    return sorted(d for d in folder.iterdir() if d.is_dir()), (again["device_id"], again["event_id"])
+    return sorted(d for d in folder.iterdir() if d.is_dir()), (again["device_id"], again["event_id"]), names
 
 
 def test_batch_live_and_beam_give_the_same_rows_on_a_floor_using_ids_again(tmp_path):
     from pipelines.lake import read_table
 
-    days, refused = reused_floor(tmp_path / "sim")
+    days, refused, _names = reused_floor(tmp_path / "sim")
     batch = eq.batch(days, tmp_path / "lake")
     packs = [dict(r) for r in batch["packs"]]
     rounds = [dict(r) for r in batch["rounds"]]
@@ -77,3 +78,35 @@ def test_batch_live_and_beam_give_the_same_rows_on_a_floor_using_ids_again(tmp_p
                for path in sorted((tmp_path / "sim").glob("20*/*.jsonl"))]
     eq.beam_streaming([line for _ts, _dev, line in heapq.merge(*streams)],
                       eq.without(batch, lambda f: not cross_pack_repeat(f)), refused=[refused])
+
+
+def test_a_floor_numbering_its_ids_again_writes_the_rows_of_the_same_floor_with_unique_ids(tmp_path):
+    """Row for row, whole rows (findings but their ids), once each (id, use) is mapped back to the
+    unique id it stands for: the n-th id renamed to X on a table is use n of X."""
+    days, _refused, names = reused_floor(tmp_path / "sim")
+    unique_days, _r, _n = reused_floor(tmp_path / "unique", rename=False)
+    reused, unique = eq.batch(days, tmp_path / "lake"), eq.batch(unique_days, tmp_path / "lake-unique")
+    back = {}
+    for (table_id, field), mapping in names.items():
+        count: dict = {}
+        for old, new in mapping.items():        # in the order the ids came: their use numbers
+            count[new] = count.get(new, 0) + 1
+            back[(table_id, field, new, count[new])] = old
+
+    def as_unique(rows, drop=()):
+        out = []
+        for row in rows:
+            r = dict(row)
+            for field, use in (("pack_id", "pack_use"), ("round_id", "round_use")):
+                if r.get(field) is not None:
+                    r[field] = back.get((r["table_id"], field, r[field], r[use]), r[field])
+                r.pop(use, None)
+            for k in drop:
+                r.pop(k, None)
+            out.append(json.dumps(r, sort_keys=True, default=str))
+        return sorted(out)
+
+    for name in ("rounds", "packs"):
+        assert as_unique(reused[name]) == as_unique(unique[name]), name
+    assert as_unique(reused["findings"], ["finding_id"]) == as_unique(unique["findings"], ["finding_id"])
+    assert len(reused["findings"]) == len(unique["findings"]) > 0
