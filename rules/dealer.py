@@ -46,6 +46,9 @@ def _round_key(rp, ev: Event, rid: str):
     whose round ended (or never started one), any other event names the latest use."""
     uses = rp.st["uses"]["round"]
     rec = uses.get(rid)
+    if rec is None and ev.type == "round_started" and rid in rp.st["done_rounds"]:
+        rec = [1, _ENDED]       # its count forgotten, its first use still remembered as finished
+        again(uses, rid, rec)
     if rec is None:
         again(uses, rid, [1, _STARTED if ev.type == "round_started" else _ENDED if ev.type == "round_ended"
                           else _NAMED])

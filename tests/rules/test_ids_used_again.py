@@ -208,3 +208,27 @@ def test_any_interleaving_of_a_feed_using_ids_again_gives_the_same_rows(seed, ev
         test_a_second_day_that_restarts_every_number_gives_the_unique_days_rows()
     events, base = REUSED[0]
     assert replay(_merge(events, random.Random(seed)), checkpoint_every=every) == base
+
+
+def test_an_id_named_again_after_the_streams_memory_is_still_a_round_of_its_own():
+    """Each stream remembers the use numbers of its last KEEP_USES ids: a round id started again
+    after more than that many others starts over at use 1, but is a round of its own (not merged,
+    not dropped as a straggler)."""
+    from rules.uses import KEEP_USES
+
+    b = Baccarat()
+    for n, pack in enumerate(("P-1", "P-2"), 1):
+        b.prepare(pack)
+        for _ in range(KEEP_USES // 2 + 4):
+            b.coup(bets=())
+        b.empty()
+    total = b.round_no
+    b.round_no = 0
+    b.prepare("P-3")
+    for _ in range(3):
+        b.coup(bets=())
+    b.empty()
+    _f, rounds, _packs, rejects = replay(b.events)
+    assert rejects == [] and len(rounds) == total + 3
+    again = [r for r in rounds if r["round_id"] == "R-1"]
+    assert [(r["pack_id"], r["round_use"]) for r in again] == [("P-1", 1), ("P-3", 1)]
