@@ -232,3 +232,18 @@ def test_an_id_named_again_after_the_streams_memory_is_still_a_round_of_its_own(
     assert rejects == [] and len(rounds) == total + 3
     again = [r for r in rounds if r["round_id"] == "R-1"]
     assert [(r["pack_id"], r["round_use"]) for r in again] == [("P-1", 1), ("P-3", 1)]
+
+
+def test_a_feed_that_never_uses_an_id_again_keeps_its_finding_ids():
+    """The faulty two-pack table's 11 findings have the ids main at 5470725 (engine state 1) gave
+    them, and every use is the first."""
+    import hashlib
+
+    b = faulty_shoe()
+    findings, rounds, packs, rejects = replay(b.events)
+    ids = sorted(f.finding_id for f in findings)
+    assert len(ids) == 11 and rejects == []
+    assert hashlib.sha256(json.dumps(ids).encode()).hexdigest() == \
+        "8a1d1f03749c3e906ce816a0691252d36df0572f53fdfda4e1417d00577dbec1"
+    assert {r["round_use"] for r in rounds} == {1} and {p["pack_use"] for p in packs} == {1}
+    assert {(f.pack_use, f.round_use) for f in findings} <= {(1, 1), (1, None), (None, None), (None, 1)}
