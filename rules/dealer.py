@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rules import packs, rounds
 from rules.finding import ref
-from rules.uses import LEFT, NOTES, PREPARES, STARTS, again, use_key
+from rules.uses import LEFT, NOTES, PREPARES, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS, again, use_key
 from schemas.events import Event
 
 _PREP = {"shuffle", "riffle_requested", "cut_offered", "cut_refused", "cut", "cut_card_inserted"}
@@ -17,7 +17,7 @@ _TABLE = {"table_opened", "table_closed", "dealer_in", "player_seated", "player_
 # how a terminal event's pack_id names a use (rules.table.TableReplay.stream_key); any other type: STARTS
 _HOW = {"last_coup_announced": NOTES, "stub_counted": NOTES, "stub_discarded": NOTES, "reshuffle": PREPARES,
         **{t: PREPARES for t in _PREP}}
-_NAMED, _STARTED, _ENDED = 0, 1, 2     # a round id's latest use (the state's uses["round"]: [use, this])
+_NAMED, _STARTED, _ENDED = ROUND_NAMED, ROUND_STARTED, ROUND_ENDED
 
 
 def resolve(rp, ev: Event):

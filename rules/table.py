@@ -117,9 +117,13 @@ hands it out with its reason, for the caller to store the line as rejected.
 Each stream remembers the use numbers of the last ``KEEP_USES`` (64) ids it
 named; an id it named longer ago starts again at use 1 (a new pack or round all
 the same: its key was handed out long before, so it is not taken as a
-straggler).  A stream that skips a use of an id (a shuffler report lost) numbers
-its later uses of that id one behind: that is where the per-stream rule can
-merge two uses, and the ``seq`` gap is reported (``SEQ_GAP``).  Ids are taken
+straggler).  A stream that skips a use of an id — a shuffler report lost (the
+``seq`` gap is reported, ``SEQ_GAP``), or a pack shuffled at the table that the
+shuffler never reported, whose id the shuffler's counter later gives to another
+pack — numbers its later uses of that id one behind the other streams: its
+report then goes to a finished pack (a straggler, detached) or to an open one,
+and which depends on the interleaving.  That is the per-stream rule's limit (no
+cross-device timestamps decide, point 1 above).  Ids are taken
 as they are: a device id holding ``#`` and digits could meet another id's use
 key (``X#2``); none of the contract's examples does.
 
@@ -137,7 +141,8 @@ from rules.dealer import HANDLERS, resolve, round_event
 from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
 from rules.procedures import checks_for, procedure_for
 from rules.reference import DEFAULT_REFERENCE, TableReference
-from rules.uses import DEALT, KEEP_KEYS, KEEP_USES, LEFT, NAMED, NOTES, PREPARES, STARTS, again, prune, use_key
+from rules.uses import (DEALT, KEEP_KEYS, KEEP_USES, LEFT, NAMED, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS,
+                        again, prune, use_key)
 from schemas.events import Event
 
 STATE_VERSION = 2
@@ -186,14 +191,13 @@ def migrate_state(state: dict) -> dict:
         if pack["open_ordinal"] is not None or pack["dealt"] or pack["rounds"]:
             uses["term"][pid] = [1, LEFT if pack["term_done"] else DEALT if pack["dealt"] else NAMED]
     for rid in st["done_rounds"]:
-        uses["round"][rid] = [1, 2]
+        uses["round"][rid] = [1, ROUND_ENDED]
     for rid, rnd in st["rounds"].items():
         rnd["use"] = 1
-        rnd["pack_use"] = None if rnd["pack_id"] is None else 1
-        uses["round"][rid] = [1, 2 if rnd["done"] else 1 if rnd["started"] is not None else 0]
+        uses["round"][rid] = [1, ROUND_ENDED if rnd["done"] else ROUND_STARTED if rnd["started"] is not None
+                              else ROUND_NAMED]
     for rnd in st["out_rounds"]:
         rnd["use"] = 1
-        rnd["pack_use"] = None if rnd["pack_id"] is None else 1
     for pack in st["out_packs"]:
         pack["use"] = 1
     for name in _STREAMS:
@@ -294,7 +298,7 @@ class TableReplay:
             for rec in st["uses"][name].values():
                 rec[1] = LEFT
         for rec in st["uses"]["round"].values():
-            rec[1] = 2                  # ... and every round has ended
+            rec[1] = ROUND_ENDED        # ... and every round has ended
         machines.release_early(self)
         for pack in list(st["packs"].values()):
             for flag, al_flag in (("shoe_done", "s_done"), ("term_done", "t_done")):

@@ -135,7 +135,8 @@ class ThreeBetPoker(GameProcedure):
             rid = ev.round_id or (pack["rounds"][-1] if pack["rounds"] else None)
             ctx.emit("STUB_EXPOSED", round_id=rid, pack=pack, key=(), evidence=[ref(ev)],
                      expected="the stub taken from the shoe and put in the discard rack without showing its cards",
-                     actual=f"the dealer terminal recorded the stub of pack {ctx.label(pack['pack_id'])} discarded exposed")
+                     actual=f"the dealer terminal recorded the stub of pack {ctx.label(pack['pack_id'])} "
+                            "discarded exposed")
 
     # --- round end: void, count overdue -----------------------------------
     def on_round_end(self, ctx, rnd, ev) -> None:
@@ -261,7 +262,8 @@ class ThreeBetPoker(GameProcedure):
             return
         evidence = [count_ref] + [r for r in (size_ref, last_ref) if r is not None]
         ctx.emit("STUB_MISCOUNT", round_id=round_id, pack=pack, key=(), evidence=evidence,
-                 expected=f"{_cards_word(left)} in the stub of pack {ctx.label(pack['pack_id'])}: {size_words} and {how}",
+                 expected=(f"{_cards_word(left)} in the stub of pack {ctx.label(pack['pack_id'])}: "
+                           f"{size_words} and {how}"),
                  actual=f"the dealer counted {_cards_word(stub)} in the stub, and {layout} face down "
                         f"on the layout: {abs(stub - left)} {'more' if stub > left else 'fewer'} than were left")
 
