@@ -25,20 +25,17 @@ def resolve(rp, ev: Event):
     "Ids used again" in :mod:`rules.table`), or None when it is refused: a ``round_started``
     naming a round still open (kept with its reason for :meth:`rules.table.TableReplay.drain_rejects`;
     nothing of the state changed)."""
-    fields = {}
-    rid = ev.round_id
+    rid = rkey = ev.round_id
     if rid is not None:
         rkey = _round_key(rp, ev, rid)
         if rkey is None:
             return None
-        if rkey != rid:
-            fields["round_id"] = rkey
-    raw = ev.pack_id
+    raw = key = ev.pack_id
     if raw is not None:
         key = rp.stream_key("term", raw, _HOW.get(ev.type, STARTS))
-        if key != raw:
-            fields["pack_id"] = key
-    return ev._replace(**fields) if fields else ev
+    if rkey == rid and key == raw:
+        return ev               # the first uses: the event as it came (a feed never using an id again)
+    return ev._replace(round_id=rkey, pack_id=key)
 
 
 def _round_key(rp, ev: Event, rid: str):
@@ -46,7 +43,10 @@ def _round_key(rp, ev: Event, rid: str):
     whose round ended (or never started one), any other event names the latest use."""
     uses = rp.st["uses"]["round"]
     rec = uses.get(rid)
-    if rec is None and ev.type == "round_started" and rid in rp.st["done_rounds"]:
+    t = ev.type
+    if rec is not None and t != "round_started" and t != "round_ended":
+        return rid if rec[0] == 1 else use_key(rid, rec[0])    # the usual case: the latest use
+    if rec is None and t == "round_started" and rid in rp.st["done_rounds"]:
         rec = [1, _ENDED]       # its count forgotten, its first use still remembered as finished
         again(uses, rid, rec)
     if rec is None:
