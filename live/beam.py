@@ -56,6 +56,7 @@ TAG_FINDINGS = "findings"
 TAG_CONFLICTS = "conflicts"
 TAG_ROUNDS = "rounds"
 TAG_PACKS = "packs"
+TAG_REJECTS = "rejects"      # events the replay refused (a round_started naming an open round), with the reason
 WINDOW = RECENT_WINDOW
 KEYED = typing.Tuple[str, typing.Any]
 
@@ -223,6 +224,10 @@ class ReplayTable(beam.DoFn):
                 p, e = entry
                 if chain.get(e.device_id) == p:
                     yield from rp.feed(e)
+                    for refused, why in rp.take_rejects():   # the driver's rule: rejected with the reason
+                        yield beam.pvalue.TaggedOutput(TAG_REJECTS, {
+                            "device_id": refused.device_id, "event_id": refused.event_id, "seq": refused.seq,
+                            "table_id": refused.table_id, "reason": why})
                     chain[e.device_id] = e.seq
                     pending.remove(entry)
                     progress = True
@@ -246,8 +251,9 @@ class ReplayLive(beam.PTransform):
     """Raw event lines (timestamped, unbounded) → findings (``rules.finding.Finding``).
 
     ``with_rows``: a dict of PCollections instead, ``findings``, ``rounds`` and
-    ``packs`` (row dicts of ``schemas.arrow.ROUNDS``/``PACKS``) and
-    ``conflicts`` (the conflicting copies rejected, with their reason).
+    ``packs`` (row dicts of ``schemas.arrow.ROUNDS``/``PACKS``),
+    ``conflicts`` (the conflicting copies rejected, with their reason) and ``rejects`` (the events
+    the replay refused, with their reason: :meth:`pipelines.driver.TableDriver.take_rejects`).
     """
 
     def __init__(self, config=None, wait_seconds: float = 5.0, finalize_after_seconds: float = 3600.0,
@@ -269,12 +275,12 @@ class ReplayLive(beam.PTransform):
         )
         events = ordered.events | "KeyByTable" >> beam.Map(lambda kv: kv).with_output_types(KEYED)
         replayed = events | "ReplayTable" >> beam.ParDo(ReplayTable(self.config, self.finalize_after)).with_outputs(
-            TAG_ROUNDS, TAG_PACKS, main="findings")
+            TAG_ROUNDS, TAG_PACKS, TAG_REJECTS, main="findings")
         findings = (replayed.findings, ordered[TAG_FINDINGS]) | "AllFindings" >> beam.Flatten()
         if not self.with_rows:
             return findings
         return {"findings": findings, "rounds": replayed[TAG_ROUNDS], "packs": replayed[TAG_PACKS],
-                "conflicts": ordered[TAG_CONFLICTS]}
+                "conflicts": ordered[TAG_CONFLICTS], "rejects": replayed[TAG_REJECTS]}
 
 
 def _alert_json(f) -> bytes:

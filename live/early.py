@@ -125,11 +125,12 @@ class EarlyUnshuffled:
         """The finding ``rules.packs.settle`` raises at ``close()`` (``TableReplay.emit``: key
         (pack, no round), no dealer but the evidence's), built the same way."""
         evidence = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
+        raw, use = driver.replay.id_use(pack["pack_id"])     # the key is the use key, as the engine's
         return make_finding("UNSHUFFLED_PACK", table_id=driver.table_id, game=driver.game,
                             key=[pack["pack_id"], None], evidence=evidence,
                             expected="the pack should be shuffled before play",
                             actual="cards were dealt from it with no shuffle recorded, by the shuffler or the dealer",
-                            gaming_day=self.gaming_day, pack_id=pack["pack_id"])
+                            gaming_day=self.gaming_day, pack_id=raw, pack_use=use)
 
     def state(self) -> dict:
         return {"pending": {t: {p: [v[0]] for p, v in w.items()} for t, w in self.pending.items()},

@@ -48,6 +48,23 @@ from live.repeats import LiveRepeats
 from rules.finding import gaming_day_from_config
 
 
+def _as_replayed(replay, ev):
+    """``ev`` with its ``pack_id`` and ``round_id`` as the use keys the engine gave them (its
+    stream's latest use of each id, :meth:`rules.table.TableReplay.current_key`): the first use of
+    an id is the id itself, so nothing changes for a feed that never uses an id again."""
+    stream = "term" if ev.source == "dealer" else ev.source
+    fields = {}
+    if ev.pack_id is not None:
+        key = replay.current_key(stream, ev.pack_id)
+        if key != ev.pack_id:
+            fields["pack_id"] = key
+    if ev.round_id is not None:
+        key = replay.current_key("round", ev.round_id)
+        if key != ev.round_id:
+            fields["round_id"] = key
+    return ev._replace(**fields) if fields else ev
+
+
 class LiveEngine:
     def __init__(self, config, finalize_after: float | None = None, guard: bool = True, devices=None,
                  early_wait: float = 5.0) -> None:
@@ -64,6 +81,7 @@ class LiveEngine:
         self.raised: list[dict] = []      # provisional alerts raised by the last feed/finalize (before its findings)
         self.cleared: list[dict] = []     # CARD_DISAGREEMENT_CLEARED alerts of the last feed/finalize
         self.provisional_of: dict[str, str] = {}   # finding_id -> the provisional alert's id (taken by the service)
+        self.refused: list = []           # (event, reason) the last feed's replay refused (TableDriver.take_rejects)
         self.last_seen: dict[str, float] = {}   # table -> monotonic time of its last event
         self.finalized: set[str] = set()         # finalized and silent since
         self._cache: dict[str, bytes] = {}
@@ -80,11 +98,13 @@ class LiveEngine:
         """One accepted event (its device's events in seq order): the findings it completes."""
         tid = ev.table_id
         rp = self._replay(tid)
-        if self.guard is not None:
-            self.guard.observe(ev)
         self.early.observe(ev)
         snap = self.cards.before(tid, rp.replay.st)
         out = self._early(rp.feed(ev))
+        self.refused = rp.take_rejects()
+        if self.guard is not None and not self.refused:
+            # after the replay, with the pack and round as the use the engine gave them (ids used again)
+            self.guard.observe(_as_replayed(rp.replay, ev))
         self._provisional(rp, ev, out, snap)
         out += self.early.after(rp, ev, now)
         out += self.repeats.after(rp, ev)

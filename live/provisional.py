@@ -57,6 +57,7 @@ import hashlib
 
 from live.sinks import COLUMNS, rfc3339
 from rules import alignment
+from rules.uses import split_key, use_key
 
 RULE_ID = "CARD_DISAGREEMENT"
 CLEARED_ID = "CARD_DISAGREEMENT_CLEARED"
@@ -65,6 +66,14 @@ CLEARED_TITLE = "A provisional card disagreement was explained by the alignment"
 FINAL_RULES = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD")
 MAX_OPEN = 256       # per table: a feed that disagrees everywhere keeps only the newest open alerts
 MASK = "??"
+
+
+def _ids(p: dict) -> dict:
+    """The alert's pack and round columns as a finding's: the ids the devices wrote and their use
+    numbers (``p`` holds the engine's use keys, ids used again: events.md 2.1)."""
+    pack_id, pack_use = split_key(p["pack_id"])
+    round_id, round_use = split_key(p["round_id"])
+    return {"pack_id": pack_id, "round_id": round_id, "pack_use": pack_use, "round_use": round_use}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,7 +119,7 @@ class CardWatch:
         self._resolve(table_id, packs, snap, finals, links, cleared)
         for f in finals:                        # decided before it was ever seen: raised now, first
             if f.finding_id not in links:
-                p = self._from_finding(table_id, game, packs.get(f.pack_id), f)
+                p = self._from_finding(table_id, game, packs.get(use_key(f.pack_id, f.pack_use or 1)), f)
                 if p is not None:
                     raised.append(self._alert(p))
                     links[f.finding_id] = p["id"]
@@ -178,8 +187,8 @@ class CardWatch:
                 still.append(p)
                 continue
             ids = {p["shoe_event"], p["term_event"]} - {None}
-            final = next((f for f in finals if f.pack_id == p["pack_id"] and f.finding_id not in links
-                          and ids & set(f.event_ids)), None)
+            final = next((f for f in finals if use_key(f.pack_id, f.pack_use or 1) == p["pack_id"]
+                          and f.finding_id not in links and ids & set(f.event_ids)), None)
             if final is not None:
                 links[final.finding_id] = p["id"]
             if p["bad"] or final is not None:
@@ -260,7 +269,7 @@ class CardWatch:
             return None
         kind = "differ" if si is not None and tj is not None else "shoe_only" if si is not None else "term_only"
         p = self._make(table_id, game, pack, kind, si, tj, None)
-        p["round_id"] = f.round_id
+        p["round_id"] = None if f.round_id is None else use_key(f.round_id, f.round_use or 1)   # a use key, as t's
         p["bad"] = True
         return p
 
@@ -289,8 +298,8 @@ class CardWatch:
         ts = max(r[1] for r in refs if r[1] is not None)
         return {
             "finding_id": p["id"], "provisional_id": p["id"], "rule_id": RULE_ID, "title": TITLE,
-            "severity": "critical", "game": p["game"], "table_id": p["table_id"], "pack_id": p["pack_id"],
-            "round_id": p["round_id"], "dealer_id": p["term_ref"][2] if p["term_ref"] else None,
+            "severity": "critical", "game": p["game"], "table_id": p["table_id"], **_ids(p),
+            "dealer_id": p["term_ref"][2] if p["term_ref"] else None,
             "ts_us": ts, "ts_offset": refs[-1][4], "expected": shown.expected, "actual": shown.actual,
             "event_ids": list(ids), "evidence": [{"device_id": r[3], "event_id": r[0]} for r in refs],
             "shoe_draw": draw, "shoe_card": MASK if masked and a is not None else a,
@@ -309,8 +318,7 @@ class CardWatch:
         reason = f"{'; '.join(dict.fromkeys(said)) or 'its cards were matched'}: {how}"
         return {
             "finding_id": _id(CLEARED_ID, p["id"]), "provisional_id": p["id"], "rule_id": CLEARED_ID,
-            "title": CLEARED_TITLE, "severity": "info", "game": p["game"], "table_id": p["table_id"],
-            "pack_id": p["pack_id"], "round_id": p["round_id"],
+            "title": CLEARED_TITLE, "severity": "info", "game": p["game"], "table_id": p["table_id"], **_ids(p),
             "ts_us": max(r[1] for r in (p["shoe_ref"], p["term_ref"]) if r is not None and r[1] is not None),
             "expected": f"the provisional alert {p['id']} is decided by the alignment",
             "actual": f"cleared: {reason}; no card was switched or unaccounted there",

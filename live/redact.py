@@ -29,7 +29,10 @@ finding the batch writes; only its two texts may say less.
 
 Terminal cards are given to a pack as the engine does: the event's own
 ``pack_id``, else its round's pack (``round_started``, changed by
-``reshuffle``), else the last pack the terminal named.
+``reshuffle``), else the last pack the terminal named.  Packs and rounds are
+those of the engine: :class:`live.engine.LiveEngine` observes each event after
+the replay, with its ids as the use keys the engine gave them (ids used again,
+events.md 2.1: a second use of a pack id counts its own dealt places).
 
 State is bounded: per table the last ``KEEP_PACKS`` packs touched, each with
 the terminal's count and its undealt draws (at most ``MAX_UNDEALT``; a pack
@@ -43,6 +46,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import OrderedDict
+
+from rules.uses import use_key
 
 KEEP_PACKS = 32
 KEEP_ROUNDS = 64
@@ -126,7 +131,9 @@ class DealtGuard:
         if not (_CARD.search(f.expected) or _CARD.search(f.actual)):
             return f
         t = self.tables.get(f.table_id)
-        if f.pack_id is not None and (t is None or f.pack_id not in t.packs or t.packs[f.pack_id].overflow):
+        # packs are kept by use key: a finding's id and use; a provisional text's pack_id is the key already
+        pid = None if f.pack_id is None else use_key(f.pack_id, getattr(f, "pack_use", None) or 1)
+        if pid is not None and (t is None or pid not in t.packs or t.packs[pid].overflow):
             hide = True            # a pack let go (or never seen): which of its cards are dealt is unknown
         elif t is None:
             hide = False

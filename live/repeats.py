@@ -23,6 +23,8 @@ Where live may differ from the batch (docs/watch.md):
 """
 from __future__ import annotations
 
+from rules.uses import use_key
+
 from collections import OrderedDict
 
 from rules.repeated_runs import RUN, PackCards, repeated_runs
@@ -45,7 +47,7 @@ class LiveRepeats:
         if ev.type == "card_drawn" and ev.source == "shoe":
             if getattr(driver.replay, "shoeless", False):
                 return []
-            pack = driver.replay.st["packs"].get(ev.pack_id)
+            pack = driver.replay.st["packs"].get(driver.replay.current_key("shoe", ev.pack_id))
             if pack is None or not pack["al"]["s"] or pack["al"]["s"][-1][2] != ev.event_id:
                 return []
             c = pack["al"]["s"][-1]
@@ -64,13 +66,16 @@ class LiveRepeats:
             within = True          # the shoe showed 8 cards in new-deck order: that pack is alerted already
         else:
             within = False
-        return self._add(driver.table_id, driver.game, pack["pack_id"], card, within)
+        return self._add(driver.table_id, driver.game, pack["pack_id"], card, within,
+                         driver.replay.id_use(pack["pack_id"])[1])
 
-    def _add(self, table_id, game, pack_id, card, within: bool) -> list:
+    def _add(self, table_id, game, pack_id, card, within: bool, use: int = 1) -> list:
+        """``pack_id``: the engine's use key of the pack (``use``: its use number)."""
         k = (table_id, pack_id)
         rec = self.packs.get(k)
         if rec is None:
             rec = self.packs[k] = {"cards": [], "keys": [], "game": game, "hit": False, "key": 0, "length": 0,
+                                   "use": use,
                                    "day": self.gaming_day(card[3]) if card[3] is not None else None}
             while len(self.packs) > self.max_packs:
                 self._forget(*self.packs.popitem(last=False))
@@ -101,9 +106,10 @@ class LiveRepeats:
         if earlier is None or earlier["day"] != rec["day"]:
             return []
         rec["hit"] = True
-        found = repeated_runs([PackCards(best[1][0], best[1][1], earlier["game"], None, tuple(earlier["cards"])),
-                               PackCards(table_id, pack_id, game, None, tuple(cards))], self.gaming_day, self.run)
-        return [f for f in found if f.table_id == table_id and f.pack_id == pack_id]
+        found = repeated_runs([PackCards(best[1][0], best[1][1], earlier["game"], None, tuple(earlier["cards"]),
+                                         earlier.get("use", 1)),
+                               PackCards(table_id, pack_id, game, None, tuple(cards), use)], self.gaming_day, self.run)
+        return [f for f in found if f.table_id == table_id and use_key(f.pack_id, f.pack_use or 1) == pack_id]
 
     def _forget(self, k, rec) -> None:
         for key in rec["keys"]:

@@ -266,6 +266,9 @@ class WatchService(Delivery):
             self.emit(self.engine.feed_reject(item), line)
         else:
             found = self.engine.feed(item)
+            for refused, why in self.engine.refused:    # the replay refused it: a rejected line, not accepted
+                self.counts["accepted"] -= 1
+                self._reject(line, why, refused.event_id)
             self.provisional(self.engine.raised, line, item)
             self.emit(found, line, item)
             self.provisional(self.engine.cleared, line, item)

@@ -243,6 +243,13 @@ class TableDriver:
                 found(feed(ev))
         return findings
 
+    def take_rejects(self) -> list:
+        """``(event, reason)`` of each event the engine refused since the last call (a
+        ``round_started`` naming a round still open, events.md ``round_id``): the caller stores
+        its line as rejected with the reason and counts it so (not accepted); the replay went on
+        as if it never came.  The batch, live and Beam streaming all take them here."""
+        return self.replay.drain_rejects()
+
     def close(self) -> list:
         """Decide everything kept for the end of input (also the live idle close)."""
         return self.replay.close()

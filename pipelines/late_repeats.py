@@ -14,6 +14,8 @@ events, rounds, packs and rejects stand, and no table is replayed.
 """
 from __future__ import annotations
 
+from rules.uses import use_key
+
 import json
 from collections import Counter
 
@@ -99,12 +101,12 @@ def repeat_check_day(lake_path: str, plan, carried_in: tuple, lake_in: tuple, fi
     old = {path: _read(lake_path, path) for path in files}
     fired, old_cross = set(), set()
     for table in old.values():
-        for r in table.filter(pc.equal(table.column("rule_id"), RULE)).select(
-                ["finding_id", "table_id", "pack_id"]).to_pylist():
+        columns = ["finding_id", "table_id", "pack_id"] + (["pack_use"] if "pack_use" in table.column_names else [])
+        for r in table.filter(pc.equal(table.column("rule_id"), RULE)).select(columns).to_pylist():
             if r["finding_id"] in cross_ids:
                 old_cross.add(r["finding_id"])
-            else:
-                fired.add((r["table_id"], r["pack_id"]))
+            else:   # the pack's use key (the pack cards records are keyed by it: rules.packs.sequence)
+                fired.add((r["table_id"], use_key(r["pack_id"], r.get("pack_use") or 1)))
     findings, index = _run_step(gaming_day_config, plan, run_index, new_records, sorted(fired))
     if Counter(map(_row_key, index)) == Counter(map(_row_key, lake_rows)):
         return None

@@ -34,6 +34,7 @@ from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate
 from pipelines.lake import sorted_piece
 from pipelines.wording import plural
 from rules.finding import gaming_day_from_config
+from rules.uses import use_key
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
 from schemas.contract import LAKE_EXTRA_COLUMNS
 
@@ -158,6 +159,20 @@ def _feed_ordered_by_arrow(table: pa.Table) -> pa.Table | None:
         ("ts", "ascending"), ("device_id", "ascending"), ("seq", "ascending"), ("event_id", "ascending")]))
 
 
+def without_refused(rows: pa.Table, refused) -> tuple[pa.Table, list[dict]]:
+    """``rows`` (a table's accepted events) without the events the replay refused
+    (``(event, reason)``, :meth:`pipelines.driver.TableDriver.take_rejects`), and their reject
+    rows (file, line, ids, the reason; the raw text is read again by ``FetchRawLines``)."""
+    import numpy as np
+
+    reasons = {(ev.device_id, ev.event_id): why for ev, why in refused}
+    devices, ids = rows.column("device_id").to_pylist(), rows.column("event_id").to_pylist()
+    hit = np.array([(d, e) in reasons for d, e in zip(devices, ids)], dtype=bool)
+    moved = rows.filter(pa.array(hit)).select(["file", "line", "event_id", "table_id", "device_id", "seq"])
+    out = [{**r, "reason": reasons[(r["device_id"], r["event_id"])]} for r in moved.to_pylist()]
+    return rows.filter(pa.array(~hit)), out
+
+
 def finding_rows(findings) -> list[dict]:
     return [f.to_row() for f in findings]
 
@@ -215,15 +230,25 @@ class ReplayTable(WithoutCyclicGC):
             rows_kept, events, ordered, presorted = rows_and_events(compact)
             for row in dedup.conflicts:
                 yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
-            yield beam.pvalue.TaggedOutput(TAG_COUNTS, self._counts(dedup))
+        replay, findings = replay_table(
+            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered,
+            self.devices)
+        if batches:
+            # the lines the replay refused (a round_started naming a round still open) leave the day's
+            # events for its rejects, with the reason, fetched and counted as the conflicting copies are
+            refused = replay.take_rejects()
+            if refused:
+                rows_kept, moved = without_refused(rows_kept, refused)
+                for row in moved:
+                    yield beam.pvalue.TaggedOutput(TAG_CONFLICTS, (row["file"], row))
+            else:
+                moved = []
+            yield beam.pvalue.TaggedOutput(TAG_COUNTS, self._counts(dedup, moved))
             for key, rows in split_by_day("events", rows_kept, slices=True):
                 yield beam.pvalue.TaggedOutput(TAG_DAYS, key[1])
                 # in the writer's order, sorted here (in parallel) if sorted_for_writer did not (lake.sorted_piece)
                 piece = sorted_piece("events", drop_empty_columns(rows), presorted=presorted)
                 yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(piece)))
-        replay, findings = replay_table(
-            table_id, events, self.gaming_day_config, prior[0] if prior else None, self.nightly, ordered,
-            self.devices)
         yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
         rows = replay.take_rows()
         sequences = rows.sequences
@@ -235,7 +260,8 @@ class ReplayTable(WithoutCyclicGC):
                 TAG_PACK_CARDS, (RunKeys.of(sequences).to_bytes(), pack_bytes(orjson.dumps(sequences))))
         for f in findings:
             if f.rule_id == "UNSHUFFLED_SEQUENCE":
-                yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, f.pack_id))
+                # the pack's use key: what the pack cards records (rules.packs.sequence) are keyed by
+                yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, use_key(f.pack_id, f.pack_use or 1)))
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         yield from split_by_day("rounds", rows_to_table(rows.rounds, ROUNDS))
         yield from split_by_day("packs", rows_to_table(rows.packs, PACKS))
@@ -246,15 +272,18 @@ class ReplayTable(WithoutCyclicGC):
             "replayed %s (%s): %s, %s", table_id, replay.game or "no game",
             plural(len(events), "event"), plural(len(findings), "finding"))
 
-    def _counts(self, dedup) -> dict:
+    def _counts(self, dedup, refused=()) -> dict:
         """Accepted and duplicate copies, the run's apart from the ones the lake held (``carried``:
-        kept; ``superseded``: dropped for a copy of the run's that comes first)."""
+        kept; ``superseded``: dropped for a copy of the run's that comes first).  ``refused``: the
+        reject rows of the events the replay refused (counted as rejected where they are fetched:
+        not accepted)."""
         if self.run_files is None:
-            return {"accepted": dedup.events.num_rows, "duplicates": dedup.duplicates}
+            return {"accepted": dedup.events.num_rows - len(refused), "duplicates": dedup.duplicates}
         new = pc.sum(pc.is_in(dedup.events.column("file"), self.run_files)).as_py() or 0
         mine = set(self.run_files.to_pylist())
+        refused_new = sum(1 for r in refused if r["file"] in mine)
         dropped_new = sum(1 for f in dedup.dropped_files if f in mine)
-        return {"accepted": new, "carried": dedup.events.num_rows - new,
+        return {"accepted": new - refused_new, "carried": dedup.events.num_rows - new - (len(refused) - refused_new),
                 "duplicates": dropped_new, "superseded": dedup.duplicates - dropped_new}
 
 
@@ -394,7 +423,8 @@ class FindRepeatedRuns(WithoutCyclicGC):
         already = set(map(tuple, fired))
         raised_before = {f.finding_id for f in repeated_runs(prior, gaming_day)} if prior else set()
         findings = [f for f in repeated_runs(prior + new, gaming_day)
-                    if f.finding_id not in raised_before and (f.table_id, f.pack_id) not in already]
+                    if f.finding_id not in raised_before
+                    and (f.table_id, use_key(f.pack_id, f.pack_use or 1)) not in already]
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.day_mode is not None:
             for row in in_window():

@@ -132,9 +132,13 @@ def read_manifest(lake_path: str, day: str) -> dict | None:
 
 
 def check_versions(day: str, manifest: dict) -> None:
-    from rules.table import STATE_VERSION
+    """The day's state can be read: format :data:`FORMAT_VERSION`, and an engine state of this
+    pitwatch's version or one it migrates when it loads a table's state
+    (:data:`rules.table.MIGRATES_FROM`, :func:`rules.table.migrate_state`)."""
+    from rules.table import MIGRATES_FROM, STATE_VERSION
 
-    if manifest.get("format") != FORMAT_VERSION or manifest.get("engine_state") != STATE_VERSION:
+    engine = manifest.get("engine_state")
+    if manifest.get("format") != FORMAT_VERSION or (engine != STATE_VERSION and engine not in MIGRATES_FROM):
         raise StateError(
             f"the state of gaming day {day} was written by pitwatch {manifest.get('pitwatch', '?')} "
             f"(state format {manifest.get('format')}, engine state {manifest.get('engine_state')}); this pitwatch "

@@ -35,6 +35,9 @@ select
     f.table_id,
     f.pack_id,
     f.round_id,
+    -- which use of an id used again (events.md 2.1): 1 for the first, null in rows written before them
+    f.pack_use,
+    f.round_use,
     f.dealer_id,
     (select name from seeds_dealers where id = f.dealer_id) as dealer_name,
     f.expected,

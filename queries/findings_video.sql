@@ -24,6 +24,7 @@ select
     title,
     severity,
     round_id,
+    round_use,
     seat,
     dealer_id,
     device_id,

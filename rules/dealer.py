@@ -9,10 +9,67 @@ from __future__ import annotations
 
 from rules import packs, rounds
 from rules.finding import ref
+from rules.uses import LEFT, NOTES, PREPARES, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS, again, use_key
 from schemas.events import Event
 
 _PREP = {"shuffle", "riffle_requested", "cut_offered", "cut_refused", "cut", "cut_card_inserted"}
 _TABLE = {"table_opened", "table_closed", "dealer_in", "player_seated", "player_left"}
+# how a terminal event's pack_id names a use (rules.table.TableReplay.stream_key); any other type: STARTS
+_HOW = {"last_coup_announced": NOTES, "stub_counted": NOTES, "stub_discarded": NOTES, "reshuffle": PREPARES,
+        **{t: PREPARES for t in _PREP}}
+_NAMED, _STARTED, _ENDED = ROUND_NAMED, ROUND_STARTED, ROUND_ENDED
+
+
+def resolve(rp, ev: Event):
+    """The terminal's event with its ``pack_id`` and ``round_id`` as the use keys they name (see
+    "Ids used again" in :mod:`rules.table`), or None when it is refused: a ``round_started``
+    naming a round still open (kept with its reason for :meth:`rules.table.TableReplay.drain_rejects`;
+    nothing of the state changed)."""
+    rid = rkey = ev.round_id
+    if rid is not None:
+        rkey = _round_key(rp, ev, rid)
+        if rkey is None:
+            return None
+    raw = key = ev.pack_id
+    if raw is not None:
+        key = rp.stream_key("term", raw, _HOW.get(ev.type, STARTS))
+    if rkey == rid and key == raw:
+        return ev               # the first uses: the event as it came (a feed never using an id again)
+    return ev._replace(round_id=rkey, pack_id=key)
+
+
+def _round_key(rp, ev: Event, rid: str):
+    """The use of round id ``rid`` the event names: a ``round_started`` starts a new use of an id
+    whose round ended (or never started one), any other event names the latest use."""
+    uses = rp.st["uses"]["round"]
+    rec = uses.get(rid)
+    t = ev.type
+    if rec is not None and t != "round_started" and t != "round_ended":
+        return rid if rec[0] == 1 else use_key(rid, rec[0])    # the usual case: the latest use
+    if rec is None and t == "round_started" and rid in rp.st["done_rounds"]:
+        rec = [1, _ENDED]       # its count forgotten, its first use still remembered as finished
+        again(uses, rid, rec)
+    if rec is None:
+        again(uses, rid, [1, _STARTED if ev.type == "round_started" else _ENDED if ev.type == "round_ended"
+                          else _NAMED])
+        return rid
+    if ev.type == "round_started":
+        if rec[1] == _STARTED:
+            rnd = rp.st["rounds"].get(use_key(rid, rec[0]))
+            since = f" (started by event {rnd['start_ref'][0]})" if rnd is not None and rnd["start_ref"] else ""
+            rp._rejects.append((ev, f"round_started names round {rid!r}, which is still open on table "
+                                    f"{rp.table_id}{since}: a round id is used again only after its round "
+                                    "ended (round_ended); this line is rejected and the round goes on"))
+            return None
+        if rec[1] == _ENDED:
+            again(uses, rid, rec)
+            rec[0] += 1
+            rec[1] = _STARTED
+            return rp._use(rid, rec[0])
+        rec[1] = _STARTED
+    elif ev.type == "round_ended":
+        rec[1] = _ENDED
+    return use_key(rid, rec[0])
 
 
 def _table_event(rp, ev: Event) -> None:
@@ -24,6 +81,8 @@ def _table_event(rp, ev: Event) -> None:
         st["seated"] = []
         st["packs_since_open"] = 0
     elif t == "table_closed":
+        for rec in st["uses"]["term"].values():   # every pack has left play
+            rec[1] = LEFT
         for pid in list(st["packs"]):
             rp._passes(pid, "term_done")
         st["play_pack"] = st["prep_pack"] = None
@@ -57,6 +116,7 @@ def plays(rp, pack_id: str) -> None:
     """The terminal deals from ``pack_id``: it has passed the pack it dealt from before."""
     st = rp.st
     if st["play_pack"] not in (None, pack_id):
+        rp.left("term", st["play_pack"])
         rp._passes(st["play_pack"], "term_done")
     st["play_pack"] = pack_id
     if st["prep_pack"] == pack_id:
@@ -93,6 +153,7 @@ def _loose_card(rp, ev: Event) -> None:
     names(rp, pid, ev)
     plays(rp, pid)
     pack = rp._pack(pid, ev)
+    rp.dealt("term", pid)
     packs.record_term_card(pack, ev, None, st["dealer_pos"])
     rp.proc.on_pack_event(rp, pack, ev)
     rp._align(pack)
@@ -209,6 +270,8 @@ def _card_dealt(rp, ev: Event) -> None:
         if st["play_pack"] != pid or st["prep_pack"] == pid:  # else plays() changes nothing
             plays(rp, pid)
         pack = rp._pack(pid, ev)
+        if not pack["dealt"]:
+            rp.dealt("term", pid)
         tpos = packs.record_term_card(pack, ev, ev.round_id, st["dealer_pos"])
         if pid not in rnd["packs"]:
             rnd["packs"].append(pid)

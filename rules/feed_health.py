@@ -194,7 +194,7 @@ class FeedHealth:
                  evidence=[term_ref(first), term_ref(last)],
                  expected=f"the shoe draws every card of the pack: {why}",
                  actual=f"the terminal recorded {len(t)} card{'s' if len(t) != 1 else ''} of pack "
-                        f"{pack['pack_id']} and no shoe drew any")
+                        f"{ctx.label(pack['pack_id'])} and no shoe drew any")
 
     def _shoe_expected(self, ctx, first_ts: int) -> str | None:
         """Why the table is expected to have a shoe when the pack's first card was dealt; None: not (yet)."""

@@ -94,6 +94,8 @@ class Finding:
     evidence: tuple[tuple[str | None, str], ...] = ()   # (device_id, event_id), sorted
     ts_offset: int | None = None        # minutes east of UTC, as the event that completed the evidence wrote ts
     evidence_from: int | None = None    # the least ts of the evidence (micros)
+    pack_use: int | None = None         # which use of pack_id (ids used again, events.md 2.1); None: no pack
+    round_use: int | None = None        # which use of round_id; None: no round
 
     def to_row(self) -> dict:
         """A row for ``schemas.arrow.rows_to_table(rows, FINDINGS)`` (ts as aware UTC datetime)."""
@@ -127,6 +129,7 @@ def make_finding(
     expected: str, actual: str, gaming_day: GamingDay = default_gaming_day,
     pack_id: str | None = None, round_id: str | None = None, seat: int | None = None,
     spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None,
+    pack_use: int | None = None, round_use: int | None = None,
 ) -> Finding:
     """Build a finding from evidence refs (``[event_id, ts, dealer_id, device_id, ts_offset]``); see the module doc."""
     if not evidence:
@@ -148,4 +151,6 @@ def make_finding(
         device_id=device_id, dealer_id=dealer_id, ts=ts, gaming_day=gaming_day(ts),
         expected=expected, actual=actual, event_ids=ids, source=r.source_for(game), evidence=pairs,
         ts_offset=ref_offset(refs[-1]), evidence_from=first_ts,
+        pack_use=pack_use if pack_use is not None or pack_id is None else 1,
+        round_use=round_use if round_use is not None or round_id is None else 1,
     )

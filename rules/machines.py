@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from rules import packs
 from rules.finding import ref
+from rules.uses import PREPARES, STARTS
 from schemas.events import EVENT_FIELDS, Event
 
 
@@ -31,8 +32,11 @@ def release_early(rp) -> None:
 
 
 def shuffler(rp, ev: Event) -> None:
-    if ev.type != "shuffle_completed":
+    if ev.type != "shuffle_completed" or ev.pack_id is None:
         return
+    key = rp.shuffler_key(ev.pack_id)   # its n-th report of an id is the id's use n
+    if key != ev.pack_id:
+        ev = ev._replace(pack_id=key)
     pack = rp._pack(ev.pack_id, ev)
     if pack["shuffler"] is None:
         pack["shuffler"] = {"decks": ev.decks, "card_count": ev.card_count, "missing": list(ev.missing or []),
@@ -46,7 +50,14 @@ def shoe(rp, ev: Event) -> None:
     if rp.shoeless:
         return  # no shoe at this table: its events are ignored (see rules.table)
     st = rp.st
+    if ev.pack_id is None:
+        return
+    # a new use once the shoe left the id's latest (or loads it again after drawing from it)
+    key = rp.stream_key("shoe", ev.pack_id, PREPARES if ev.type == "shoe_loaded" else STARTS)
+    if key != ev.pack_id:
+        ev = ev._replace(pack_id=key)
     if st["shoe_pack"] not in (None, ev.pack_id):
+        rp.left("shoe", st["shoe_pack"])
         rp._passes(st["shoe_pack"], "shoe_done")
     pack = rp._pack(ev.pack_id, ev)
     st["shoe_pack"] = ev.pack_id
@@ -56,17 +67,22 @@ def shoe(rp, ev: Event) -> None:
             pack["shoe_loaded"] = {"card_count": ev.card_count, "ref": ref(ev)}
         rp.proc.on_pack_event(rp, pack, ev)
     elif t == "card_drawn":
+        if not pack["shoe_seen"]:
+            rp.dealt("shoe", ev.pack_id)
         pack["shoe_seen"] = True
         packs.record_shoe_card(rp, pack, ev)
         rp.proc.on_shoe_card(rp, pack, ev)
         rp._align(pack)
     else:  # cut_card_drawn, shoe_emptied
+        if not pack["shoe_seen"]:
+            rp.dealt("shoe", ev.pack_id)
         pack["shoe_seen"] = True
         if t == "shoe_emptied":
             pack["stub_remaining"] = ev.remaining
         rp.proc.on_pack_event(rp, pack, ev)
     rp._settle(pack)
     if t == "shoe_emptied":
+        rp.left("shoe", ev.pack_id)
         rp._passes(ev.pack_id, "shoe_done")
         if st["shoe_pack"] == ev.pack_id:
             st["shoe_pack"] = None

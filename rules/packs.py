@@ -58,9 +58,10 @@ from schemas.events import micros_to_datetime
 RUN = 8
 
 
-def new_pack(pack_id: str, game_state: dict) -> dict:
+def new_pack(pack_id: str, game_state: dict, use: int = 1) -> dict:
+    """``pack_id``: the use key (:mod:`rules.uses`); ``use``: its use number."""
     return {
-        "pack_id": pack_id, "min_ts": None, "open_ordinal": None,
+        "pack_id": pack_id, "use": use, "min_ts": None, "open_ordinal": None,
         "shuffles": [], "shuffler": None, "shoe_loaded": None, "shoe_seen": False,
         "al": alignment.new(), "s_round": [], "first_shoe": None, "first_term": None,
         "rounds": [], "dealt": False, "shoe_done": False, "term_done": False,
@@ -242,8 +243,9 @@ def row(ctx, pack: dict) -> dict:
     method = dealer_methods[0] if dealer_methods else ("machine" if sh and not sh["preshuffled"] else None)
     shuffle_ts = [r[1] for _s, _m, r in pack["shuffles"]]
     s = pack["al"]["s"]
+    raw, use = ctx.id_use(pack["pack_id"])
     out = {
-        "table_id": ctx.table_id, "game": ctx.game, "pack_id": pack["pack_id"],
+        "table_id": ctx.table_id, "game": ctx.game, "pack_id": raw, "pack_use": use,
         "decks": sh["decks"] if sh else ctx.st["decks"],
         "card_count": sh["card_count"] if sh else (sl["card_count"] if sl else None),
         "shuffle_method": method, "preshuffled": sh["preshuffled"] if sh else None,
@@ -268,5 +270,7 @@ def sequence(ctx, pack: dict) -> dict:
         cards = [[k + 1, c[0], c[1], c[2], c[6] if len(c) > 6 else None, c[7] if len(c) > 7 else None]
                  for k, c in enumerate(t)]
         source = "terminal"
-    return {"table_id": ctx.table_id, "pack_id": pack["pack_id"], "game": ctx.game,
+    # pack_id: the use key, what tells the packs apart (rules.repeated_runs shows the id and use)
+    return {"table_id": ctx.table_id, "pack_id": pack["pack_id"], "pack_use": ctx.id_use(pack["pack_id"])[1],
+            "game": ctx.game,
             "first_ts": cards[0][3] if cards else None, "source": source, "cards": cards}

@@ -36,11 +36,18 @@ class PackCards:
     first_ts: int | None
     # (index, card or None, event_id, ts, device_id), by index (no device_id: a record before version 2)
     cards: tuple[tuple, ...]
+    pack_use: int = 1   # pack_id is the engine's use key (rules.uses): the id for use 1, ``id#n`` after
 
     @classmethod
     def from_record(cls, rec: dict) -> "PackCards":
         return cls(rec["table_id"], rec["pack_id"], rec.get("game"), rec.get("first_ts"),
-                   tuple(tuple(c) for c in rec["cards"]))
+                   tuple(tuple(c) for c in rec["cards"]), rec.get("pack_use") or 1)
+
+    @property
+    def raw_id(self) -> str:
+        """The pack id the devices wrote (``pack_id`` is the use key)."""
+        n = self.pack_use
+        return self.pack_id if n == 1 else self.pack_id[:-len(f"#{n}")]
 
 
 def _windows(pack: PackCards, n: int):
@@ -62,7 +69,7 @@ def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = def
     occurrences = []
     for p in packs:
         for key, w in _windows(p, run):
-            order = (w[0][3], p.pack_id, p.table_id)
+            order = (w[0][3], p.pack_id, p.table_id, p.raw_id)
             occurrences.append((key, order, p, w))
             best = first.get(key)
             if best is None or order < best[0]:
@@ -83,8 +90,8 @@ def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = def
             "UNSHUFFLED_SEQUENCE", table_id=p.table_id, game=p.game, key=(p.pack_id,), evidence=evidence,
             expected=f"a shuffled pack: no run of {run} cards repeating an earlier pack's",
             actual=(f"cards {w[0][0]} to {w[-1][0]} ({' '.join(c[1] for c in w)}) repeat cards "
-                    f"{ew[0][0]} to {ew[-1][0]} of pack {eorder[1]} on table {eorder[2]}"),
-            gaming_day=gaming_day, pack_id=p.pack_id,
+                    f"{ew[0][0]} to {ew[-1][0]} of pack {eorder[3]} on table {eorder[2]}"),
+            gaming_day=gaming_day, pack_id=p.raw_id, pack_use=p.pack_use,
         ))
     return out
 
@@ -200,7 +207,7 @@ def one_per_key(findings: Sequence[Finding]) -> list[Finding]:
         if f.rule_id != "UNSHUFFLED_SEQUENCE":
             rest.append(f)
             continue
-        k = (f.table_id, f.pack_id)
+        k = (f.table_id, f.pack_id, f.pack_use or 1)
         if k not in best or (f.ts, f.finding_id) < (best[k].ts, best[k].finding_id):
             best[k] = f
     return rest + [best[k] for k in sorted(best)]

@@ -20,9 +20,10 @@ from rules.words import cards as n_cards, listing, place, places, settlement
 from schemas.events import micros_to_datetime
 
 
-def new_round(round_id: str, game_state: dict) -> dict:
+def new_round(round_id: str, game_state: dict, use: int = 1) -> dict:
+    """``round_id``: the use key (:mod:`rules.uses`); ``use``: its use number; ``pack_id``, ``packs``: use keys."""
     return {
-        "round_id": round_id, "pack_id": None, "packs": [], "game": None, "dealer_id": None,
+        "round_id": round_id, "use": use, "pack_id": None, "packs": [], "game": None, "dealer_id": None,
         "started": None, "start_ref": None, "start_pos": None, "ended": None, "first_ts": None,
         "bets": [], "bets_closed": None, "cards": [], "payouts": [], "actions": [],
         "voided": False, "done": False, "tail": None, "misdeal_checked": False,
@@ -145,12 +146,14 @@ def final_status(ctx, rnd: dict):
 
 def row(ctx, rnd: dict) -> dict:
     day_ts = rnd["started"] if rnd["started"] is not None else rnd["first_ts"]
+    round_id, round_use = ctx.id_use(rnd["round_id"])
+    pack_id, pack_use = ctx.id_use(rnd["pack_id"])
     return {
-        "table_id": ctx.table_id, "game": rnd["game"] or ctx.game, "round_id": rnd["round_id"],
-        "pack_id": rnd["pack_id"], "dealer_id": rnd["dealer_id"],
+        "table_id": ctx.table_id, "game": rnd["game"] or ctx.game, "round_id": round_id,
+        "pack_id": pack_id, "dealer_id": rnd["dealer_id"],
         "started": micros_to_datetime(rnd["started"]) if rnd["started"] is not None else None,
         "ended": micros_to_datetime(rnd["ended"]) if rnd["ended"] is not None else None,
         "seats_dealt": ctx.proc.seats_dealt(ctx, rnd), "outcome": ctx.proc.outcome(ctx, rnd),
         "voided": rnd["voided"], "findings": rnd["findings"], "undecided": sorted(rnd["undecided"]),
-        "gaming_day": ctx.gaming_day(day_ts),
+        "gaming_day": ctx.gaming_day(day_ts), "round_use": round_use, "pack_use": pack_use,
     }

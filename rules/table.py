@@ -68,7 +68,64 @@ preparation event without one (``cut_offered`` …) belongs to the pack being
 prepared, or, when none is named yet, waits for the next pack the terminal
 names; a burn without ``pack_id`` belongs to the pack being prepared; a
 round's card to the round's pack (changed by ``reshuffle``).  One dealer
-terminal per table is assumed (its ``seq`` order is the table's order).
+terminal per table is assumed (its ``seq`` order is the table's order).  Which
+*use* of a pack id (or round id) an event names, when devices use ids again, is
+decided per stream from that stream's own order: "Ids used again" below.
+
+Ids used again
+--------------
+events.md 2.1: a device "may use the id again once the pack it named has left
+play (its stub taken out, or the table dealing from another pack) ... that is a
+new pack", and a terminal "uses an id again only after the earlier round
+ended: that is a new round".  Each use is a pack or round of its own, with a
+use number (1 for the first) in its rows (``pack_use``, ``round_use``) and, from
+the second use on, in its key: the engine keys use ``n`` of id ``X`` as ``X``
+for ``n = 1`` and ``X#n`` after (:mod:`rules.uses`), so a feed that never uses
+an id again gives the rows and ``finding_id`` s it gave before; every internal
+reference (a round's packs, a card's round, the keys of findings) holds the
+use key; rows and findings show the id and the use number
+(:meth:`TableReplay.id_use`).  Which use an event names is decided **per
+stream, from that stream's own order** (so any interleaving of the devices
+gives the same uses, as the ordering policy above needs); the n-th uses of all
+streams are one pack ``X#n``:
+
+* shuffler: its n-th ``shuffle_completed`` of an id is use n (a report is the
+  shuffle of a new pack);
+* shoe: an event naming an id the shoe has left (``shoe_emptied`` of it, or an
+  event of another pack, as "the shoe has passed a pack" above) starts the next
+  use; so does a ``shoe_loaded`` of an id it already drew from;
+* terminal: an event that starts a pack (a preparation event, a burn, a card,
+  ``round_started``, ``reshuffle``) naming an id the terminal has left (dealt
+  from another pack, ``table_closed``) starts the next use; so does a
+  preparation event (``shuffle``, a cut, ``riffle_requested``, ``reshuffle`` …)
+  naming an id the terminal already dealt from (a pack is prepared before it is
+  dealt: preparing it again is preparing a new pack — the table dealing the
+  same id again after the stub went out has no other pack in between); the
+  notes ``stub_counted``, ``stub_discarded``, ``last_coup_announced`` name the
+  latest use;
+* ``close()`` leaves every pack and ends every round (a table that speaks
+  again after a live idle close starts new uses).
+
+A straggler of a finished use (an event naming the stream's latest use after
+that pack was handed out: a shuffler's late first report, a late stub note) is
+detached as before, not a new pack.  Rounds live on the terminal alone: only a
+``round_started`` starts a use, of an id whose round ended (``round_ended``, or
+never started); any other event names the latest use.  A ``round_started``
+naming a round still open (started, not ended) is **refused**: the state does
+not change (the event is as if it never came) and :meth:`TableReplay.drain_rejects`
+hands it out with its reason, for the caller to store the line as rejected.
+Each stream remembers the use numbers of the last ``KEEP_USES`` (64) ids it
+named; an id it named longer ago starts again at use 1 (a new pack or round all
+the same: its key was handed out long before, so it is not taken as a
+straggler).  A stream that skips a use of an id — a shuffler report lost (the
+``seq`` gap is reported, ``SEQ_GAP``), or a pack shuffled at the table that the
+shuffler never reported, whose id the shuffler's counter later gives to another
+pack — numbers its later uses of that id one behind the other streams: its
+report then goes to a finished pack (a straggler, detached) or to an open one,
+and which depends on the interleaving.  That is the per-stream rule's limit (no
+cross-device timestamps decide, point 1 above).  Ids are taken
+as they are: a device id holding ``#`` and digits could meet another id's use
+key (``X#2``); none of the contract's examples does.
 
 State is plain data (``state()``: dicts, lists, str, int, float, bool,
 None; JSON-serialisable) so a nightly run hands it to the next night and a
@@ -80,14 +137,18 @@ from __future__ import annotations
 import copy
 
 from rules import machines, packs, rounds
-from rules.dealer import HANDLERS, round_event
+from rules.dealer import HANDLERS, resolve, round_event
 from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
 from rules.procedures import checks_for, procedure_for
 from rules.reference import DEFAULT_REFERENCE, TableReference
+from rules.uses import (DEALT, KEEP_KEYS, KEEP_USES, LEFT, NAMED, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS,
+                        again, prune, use_key)
 from schemas.events import Event
 
-STATE_VERSION = 1
-_KEEP_DONE = 64  # finished pack/round ids remembered, to ignore late stragglers
+STATE_VERSION = 2
+MIGRATES_FROM = (1,)     # older state versions :func:`migrate_state` brings to STATE_VERSION
+_KEEP_DONE = 64  # finished pack/round keys remembered, to ignore late stragglers
+_STREAMS = ("shuffler", "shoe", "term", "round")
 
 
 def _new_state(table_id: str) -> dict:
@@ -97,7 +158,54 @@ def _new_state(table_id: str) -> dict:
         "prep_pack": None, "play_pack": None, "shoe_pack": None, "unnamed_prep": [],
         "packs": {}, "rounds": {}, "ending": [], "done_packs": [], "done_rounds": [],
         "fired": [], "out_rounds": [], "out_packs": [], "out_seqs": [], "g": {}, "early": [],
+        "uses": {name: {} for name in _STREAMS}, "keys": {},
     }
+
+
+def migrate_state(state: dict) -> dict:
+    """A replay state of an older version brought to :data:`STATE_VERSION` (a new dict; the
+    argument is not changed).  Version 1 (before ids used again) keyed packs and rounds by their
+    raw ids: those keys are the first uses' keys of version 2, so the open packs and rounds stay
+    as they are and gain their use number 1; each stream's use counter starts from what the state
+    shows the stream named (the recently finished packs and rounds, ``done_packs`` and
+    ``done_rounds``, as named and left by every stream; an open pack as named by the streams that
+    have events in it, left by those that passed it), so an id named again after the upgrade is a
+    new use exactly when version 2 would have made it one."""
+    v = state.get("v")
+    if v == STATE_VERSION:
+        return state
+    if v != 1:
+        raise ValueError(f"replay state version {v!r}, expected {STATE_VERSION} (or 1, migrated)")
+    st = copy.deepcopy(state)
+    uses: dict = {name: {} for name in _STREAMS}
+    for pid in st["done_packs"]:
+        uses["shuffler"][pid] = 1
+        uses["shoe"][pid] = [1, LEFT]
+        uses["term"][pid] = [1, LEFT]
+    for pid, pack in st["packs"].items():
+        pack["use"] = 1
+        if pack["shuffler"] is not None:
+            uses["shuffler"][pid] = 1
+        if pack["shoe_loaded"] is not None or pack["shoe_seen"] or pack["al"]["s"]:
+            uses["shoe"][pid] = [1, LEFT if pack["shoe_done"] else DEALT if pack["al"]["s"] else NAMED]
+        if pack["open_ordinal"] is not None or pack["dealt"] or pack["rounds"]:
+            uses["term"][pid] = [1, LEFT if pack["term_done"] else DEALT if pack["dealt"] else NAMED]
+    for rid in st["done_rounds"]:
+        uses["round"][rid] = [1, ROUND_ENDED]
+    for rid, rnd in st["rounds"].items():
+        rnd["use"] = 1
+        uses["round"][rid] = [1, ROUND_ENDED if rnd["done"] else ROUND_STARTED if rnd["started"] is not None
+                              else ROUND_NAMED]
+    for rnd in st["out_rounds"]:
+        rnd["use"] = 1
+    for pack in st["out_packs"]:
+        pack["use"] = 1
+    for name in _STREAMS:
+        prune(uses[name], KEEP_USES)
+    st["uses"] = uses
+    st["keys"] = {}
+    st["v"] = STATE_VERSION
+    return st
 
 
 class TableReplay:
@@ -112,6 +220,7 @@ class TableReplay:
         self.proc = procedure_for(None, self.ref)
         self.checks = checks_for(self.ref)  # table checks beside the game's plug-in (rules.procedures.CHECKS)
         self._out: list[Finding] = []
+        self._rejects: list = []    # (event, reason): events the replay refused (drain_rejects)
         self._caches()
 
     def _is_shoeless(self) -> bool:
@@ -159,6 +268,10 @@ class TableReplay:
         st = self.st
         source = ev.source
         if source == "dealer":  # the terminal's stream: rules.dealer
+            if ev.pack_id is not None or ev.round_id is not None:
+                ev = resolve(self, ev)  # which use of its pack and round (see "Ids used again")
+                if ev is None:
+                    return []   # refused (drain_rejects): as if it never came
             st["dealer_pos"] += 1
             st["dealer_id"] = ev.dealer_id
             HANDLERS.get(ev.type, round_event)(self, ev)
@@ -181,6 +294,11 @@ class TableReplay:
         """End of input: decide everything pending; every open round and pack is handed out."""
         st = self.st
         st["unnamed_prep"] = []
+        for name in ("shoe", "term"):   # every pack has left play: an id named again is a new use
+            for rec in st["uses"][name].values():
+                rec[1] = LEFT
+        for rec in st["uses"]["round"].values():
+            rec[1] = ROUND_ENDED        # ... and every round has ended
         machines.release_early(self)
         for pack in list(st["packs"].values()):
             for flag, al_flag in (("shoe_done", "s_done"), ("term_done", "t_done")):
@@ -212,6 +330,13 @@ class TableReplay:
         self.st["out_packs"] = []
         return out
 
+    def drain_rejects(self) -> list:
+        """``(event, reason)`` of each event the replay refused since the last call (a
+        ``round_started`` naming a round still open): the caller stores the line as rejected
+        with that reason; the replay went on as if it never came."""
+        out, self._rejects = self._rejects, []
+        return out
+
     def drain_pack_sequences(self) -> list[dict]:
         """Per completed pack: table_id, pack_id, game, first_ts, source and cards
         ``[index, card, event_id, ts]`` — the input of :func:`rules.repeated_runs.repeated_runs`."""
@@ -236,10 +361,8 @@ class TableReplay:
     @classmethod
     def from_state(cls, state: dict, reference: TableReference | None = None,
                    gaming_day: GamingDay | None = None) -> "TableReplay":
-        if state.get("v") != STATE_VERSION:
-            raise ValueError(f"replay state version {state.get('v')!r}, expected {STATE_VERSION}")
         obj = cls(state["table_id"], reference, gaming_day)
-        obj.st = copy.deepcopy(state)
+        obj.st = copy.deepcopy(state) if state.get("v") == STATE_VERSION else migrate_state(state)
         obj.proc = procedure_for(obj.st["game"], obj.ref)
         obj._caches()
         obj._no_shoe_passes()  # a state saved before the table was known to be shoeless
@@ -259,6 +382,7 @@ class TableReplay:
         if rnd is not None:
             round_id = rnd["round_id"]
         pack_id = pack["pack_id"] if pack is not None else (rnd["pack_id"] if rnd is not None else None)
+        # pack_id, round_id: the use keys (the finding's key); its columns show the ids and use numbers
         holder = rnd if rnd is not None else pack if pack is not None else st
         fired_key = [rule_id, pack_id, round_id] + [None if k is None else str(k) for k in key]
         if fired_key in holder["fired"]:
@@ -266,10 +390,12 @@ class TableReplay:
         holder["fired"].append(fired_key)
         if dealer_id is None and rnd is not None and not any(e[2] for e in evidence):
             dealer_id = rnd["dealer_id"]
+        raw_pack, pack_use = self.id_use(pack_id)
+        raw_round, round_use = self.id_use(round_id)
         f = make_finding(rule_id, table_id=self.table_id, game=self.game, key=fired_key[1:],
                          evidence=evidence, expected=expected, actual=actual, gaming_day=self.gaming_day,
-                         pack_id=pack_id, round_id=round_id, seat=seat, spot=spot,
-                         device_id=device_id, dealer_id=dealer_id)
+                         pack_id=raw_pack, round_id=raw_round, seat=seat, spot=spot,
+                         device_id=device_id, dealer_id=dealer_id, pack_use=pack_use, round_use=round_use)
         if rnd is not None:
             rnd["findings"] += 1
         elif pack is not None:
@@ -285,7 +411,81 @@ class TableReplay:
         rounds.check_misdeal(self, rnd)
 
     def pack(self, pack_id: str | None) -> dict | None:
+        """The open pack of a use key (an event's ``pack_id`` as the engine resolved it)."""
         return self.st["packs"].get(pack_id)
+
+    def id_use(self, key: str | None) -> tuple:
+        """``(id, use number)`` of a pack's or round's use key (None: ``(None, None)``)."""
+        if key is None:
+            return None, None
+        known = self.st["keys"].get(key)
+        return (key, 1) if known is None else (known[0], known[1])
+
+    def label(self, key: str | None) -> str | None:
+        """A use key as a person reads it in a finding's text: the id the devices wrote."""
+        return self.id_use(key)[0]
+
+    # --- ids used again (see the module doc) ---------------------------------
+    def _use(self, raw: str, n: int) -> str:
+        """The key of use ``n`` of ``raw``, remembered for the rows when it is not the id itself."""
+        key = use_key(raw, n)
+        if n > 1:
+            keys = self.st["keys"]
+            keys[key] = [raw, n]
+            if len(keys) > KEEP_KEYS:
+                prune(keys, KEEP_KEYS)
+        return key
+
+    def stream_key(self, stream: str, raw: str, how: int = STARTS) -> str:
+        """The use of pack id ``raw`` that an event of ``stream`` (``shoe``, ``term``) names.
+
+        ``how``: :data:`NOTES` (a note about a pack: the stream's latest use of the id),
+        :data:`STARTS` (an event that can start a pack: the next use once the stream has left the
+        latest), :data:`PREPARES` (an event that prepares a pack — a shuffle, a cut, a shoe's
+        load: the next use once the stream has dealt or drawn from the latest, or left it)."""
+        uses = self.st["uses"][stream]
+        rec = uses.get(raw)
+        if rec is None:
+            again(uses, raw, [1, NAMED])
+            return raw
+        if rec[1] >= how:
+            again(uses, raw, rec)   # the most recently started last: the oldest are forgotten first
+            rec[0] += 1
+            rec[1] = NAMED
+            return self._use(raw, rec[0])
+        return raw if rec[0] == 1 else use_key(raw, rec[0])
+
+    def current_key(self, stream: str, raw: str | None) -> str | None:
+        """The use key of ``stream``'s latest use of pack id ``raw`` (``shoe``, ``term``,
+        ``shuffler``) or round id (``round``): where its last event of that id went."""
+        if raw is None:
+            return None
+        rec = self.st["uses"][stream].get(raw)
+        n = 1 if rec is None else rec if isinstance(rec, int) else rec[0]
+        return raw if n == 1 else use_key(raw, n)
+
+    def _mark(self, stream: str, key: str | None, what: int) -> None:
+        if key is None:
+            return
+        raw, n = self.id_use(key)
+        rec = self.st["uses"][stream].get(raw)
+        if rec is not None and rec[0] == n and rec[1] < what:
+            rec[1] = what
+
+    def left(self, stream: str, key: str | None) -> None:
+        """``stream`` (``shoe``, ``term``) has left the pack of use key ``key``."""
+        self._mark(stream, key, LEFT)
+
+    def dealt(self, stream: str, key: str | None) -> None:
+        """``stream`` (``shoe``, ``term``) drew or dealt a card of the pack of use key ``key``."""
+        self._mark(stream, key, DEALT)
+
+    def shuffler_key(self, raw: str) -> str:
+        """The use of pack id ``raw`` a shuffler report names: its n-th report of the id is use n."""
+        uses = self.st["uses"]["shuffler"]
+        n = uses.get(raw, 0) + 1
+        again(uses, raw, n)
+        return self._use(raw, n)
 
     def round(self, round_id: str | None) -> dict | None:
         return self.st["rounds"].get(round_id)
@@ -295,7 +495,7 @@ class TableReplay:
         st = self.st
         pack = st["packs"].get(pack_id)
         if pack is None:
-            pack = packs.new_pack(pack_id, self.proc.new_pack_state())
+            pack = packs.new_pack(pack_id, self.proc.new_pack_state(), self.id_use(pack_id)[1])
             if self.shoeless:  # no shoe stream: its side of the pack is passed from the start
                 pack["shoe_done"] = pack["al"]["s_done"] = True
             if pack_id in st["done_packs"]:
@@ -309,7 +509,7 @@ class TableReplay:
         st = self.st
         rnd = st["rounds"].get(round_id)
         if rnd is None:
-            rnd = rounds.new_round(round_id, self.proc.new_round_state())
+            rnd = rounds.new_round(round_id, self.proc.new_round_state(), self.id_use(round_id)[1])
             rnd["dealer_id"] = ev.dealer_id
             if round_id not in st["done_rounds"]:
                 st["rounds"][round_id] = rnd

@@ -135,7 +135,8 @@ class ThreeBetPoker(GameProcedure):
             rid = ev.round_id or (pack["rounds"][-1] if pack["rounds"] else None)
             ctx.emit("STUB_EXPOSED", round_id=rid, pack=pack, key=(), evidence=[ref(ev)],
                      expected="the stub taken from the shoe and put in the discard rack without showing its cards",
-                     actual=f"the dealer terminal recorded the stub of pack {pack['pack_id']} discarded exposed")
+                     actual=f"the dealer terminal recorded the stub of pack {ctx.label(pack['pack_id'])} "
+                            "discarded exposed")
 
     # --- round end: void, count overdue -----------------------------------
     def on_round_end(self, ctx, rnd, ev) -> None:
@@ -175,7 +176,7 @@ class ThreeBetPoker(GameProcedure):
         end = rnd["g"]["ended_ref"]
         ctx.emit("VOID_NOT_DECLARED", rnd=rnd, key=(), evidence=evidence + ([end] if end else []),
                  expected="all hands declared void before the round ends, because " + listing(reasons),
-                 actual=f"round {rnd['round_id']} ended without being voided")
+                 actual=f"round {ctx.label(rnd['round_id'])} ended without being voided")
 
     # --- pack-level decisions: the true stub, draws after the deal ---------
     def settle_pack(self, ctx, pack) -> None:
@@ -261,7 +262,8 @@ class ThreeBetPoker(GameProcedure):
             return
         evidence = [count_ref] + [r for r in (size_ref, last_ref) if r is not None]
         ctx.emit("STUB_MISCOUNT", round_id=round_id, pack=pack, key=(), evidence=evidence,
-                 expected=f"{_cards_word(left)} in the stub of pack {pack['pack_id']}: {size_words} and {how}",
+                 expected=(f"{_cards_word(left)} in the stub of pack {ctx.label(pack['pack_id'])}: "
+                           f"{size_words} and {how}"),
                  actual=f"the dealer counted {_cards_word(stub)} in the stub, and {layout} face down "
                         f"on the layout: {abs(stub - left)} {'more' if stub > left else 'fewer'} than were left")
 
@@ -276,7 +278,7 @@ class ThreeBetPoker(GameProcedure):
         shown = ", ".join(f"draw {c[0]} ({c[1] or 'unreadable'})" for c in after)
         ctx.emit("STUB_EXPOSED", round_id=pack["rounds"][-1], pack=pack, key=(),
                  evidence=[alignment.shoe_ref(c) for c in after],
-                 expected=f"no card drawn from pack {pack['pack_id']} after the deal's last card "
+                 expected=f"no card drawn from pack {ctx.label(pack['pack_id'])} after the deal's last card "
                           f"({t[-1][0] or 'unreadable'}, the shoe's draw {end}) until the stub is removed",
                  actual=f"the shoe drew {_cards_word(len(after))} after the deal was complete: {shown}")
 

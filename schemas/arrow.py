@@ -92,6 +92,10 @@ FINDINGS = pa.schema([
     # files written before them (the analysts' connection reads a missing column as null).
     pa.field("ts_offset", pa.int64()),
     pa.field("evidence_from", TS),
+    # ids used again (events.md 2.1, issue 36): which use of pack_id and of round_id the finding is about
+    # (1 for the first; null with a null id, and in files written before them)
+    pa.field("pack_use", pa.int64()),
+    pa.field("round_use", pa.int64()),
 ])
 
 ROUNDS = pa.schema([
@@ -108,6 +112,9 @@ ROUNDS = pa.schema([
     pa.field("findings", pa.int64()),
     pa.field("undecided", pa.list_(pa.string())),  # checks left open by unreadable cards
     pa.field("gaming_day", pa.date32(), nullable=False),
+    # ids used again (events.md 2.1): which use of round_id and of pack_id (null in files written before them)
+    pa.field("round_use", pa.int64()),
+    pa.field("pack_use", pa.int64()),
 ])
 
 PACKS = pa.schema([
@@ -132,6 +139,7 @@ PACKS = pa.schema([
     pa.field("stub_remaining", pa.int64()),
     pa.field("findings", pa.int64()),
     pa.field("gaming_day", pa.date32(), nullable=False),
+    pa.field("pack_use", pa.int64()),   # which use of pack_id (events.md 2.1; null in files written before it)
 ])
 
 RUNS = pa.schema([

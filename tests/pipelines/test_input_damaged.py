@@ -78,6 +78,7 @@ def expected_row(path: Path, events: int, last_seq: int) -> dict:
                             {"device_id": last_dev, "event_id": f"{last_dev}-{last_seq}"}],
                            key=lambda e: (e["device_id"], e["event_id"])),
         "ts_offset": 0, "evidence_from": _dt.datetime(2026, 11, 28, 20, 0, 1, tzinfo=UTC),
+        "pack_use": None, "round_use": None,      # a file's finding names no pack and no round
     }
 
 
@@ -186,7 +187,8 @@ def test_a_file_with_nothing_before_its_damage_and_an_intact_one(tmp_path):
         "expected": "every input file read to its end: the day's audit complete",
         "actual": (f"junk.jsonl.gz cannot be read past byte 0 (it is not gzip data); 0 events read before it, "
                    f"from no device at no table; 15 bytes after it not read; SHA-256 of the bytes read {sha}"),
-        "event_ids": [], "source": "integrity", "evidence": [], "ts_offset": None, "evidence_from": None}
+        "event_ids": [], "source": "integrity", "evidence": [], "ts_offset": None, "evidence_from": None,
+        "pack_use": None, "round_use": None}
 
 
 @pytest.mark.slow

@@ -90,11 +90,12 @@ def _ts(line: str):
 
 
 def beam_streaming(order: list[str], expected: dict[str, list[tuple]], half: int | None = None,
-                   skip_rules: tuple = (), second_in_order: bool = False) -> None:
+                   skip_rules: tuple = (), second_in_order: bool = False, refused: list | None = None) -> None:
     """Run ``ReplayLive`` over ``order`` (lines, in arrival order, each bundle reversed) and assert
     its rows equal ``expected`` (inside the pipeline: Beam's ``assert_that``).  ``half``: where the
     first bundle ends (default: the middle); ``skip_rules``: findings of these rules left out of
-    both sides (the caller checks them); ``second_in_order``: the second bundle is not reversed."""
+    both sides (the caller checks them); ``second_in_order``: the second bundle is not reversed;
+    ``refused``: the (device_id, event_id) of the events the replay refuses (its ``rejects``)."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
     from apache_beam.testing.test_stream import TestStream
@@ -129,6 +130,9 @@ def beam_streaming(order: list[str], expected: dict[str, list[tuple]], half: int
         for name, pcoll in (("findings", findings), ("rounds", out["rounds"]), ("packs", out["packs"])):
             canonical = (pcoll | f"Canon{name}" >> beam.Map(lambda row, n=name: canon(n, [row])[0]))
             assert_that(canonical, equal_to(expected[name]), label=f"Same{name}")
+        if refused is not None:
+            assert_that(out["rejects"] | "RefusedIds" >> beam.Map(lambda r: (r["device_id"], r["event_id"])),
+                        equal_to(refused), label="SameRefused")
 
 
 def _rule_of(row: tuple):

@@ -146,3 +146,26 @@ def test_the_earlier_guard_state_is_read_and_its_finished_packs_count_as_unknown
     g.restore(old)
     t = g.tables["BAC-T"]
     assert "P-1" not in t.packs and t.packs["P-2"].term == 3 and t.packs["P-2"].undealt == {"so-9": (5, "Kd")}
+
+
+def test_a_pack_id_used_again_counts_its_own_dealt_places():
+    """Issue 36: P-1 dealt to card 40, its stub out, then a new pack named P-1 again whose shoe runs
+    ahead of the terminal: the second pack's undealt draws are masked, though the first P-1's
+    terminal recorded 40 places (a guard counting by the id alone would show them)."""
+    b = Baccarat()
+    _run_pack(b, "P-1", 1)
+    first = len(b.events)
+    _run_pack(b, "P-1", 2)
+    again = b.events[first:]
+    shoe = [e for e in again if e.source == "shoe"]
+    others = [e for e in again if e.source != "shoe"]
+    run_end = next(e for e in shoe if e.type == "card_drawn" and e.card == RUN[-1] and e.index > 20)
+    dealt_before = next(i for i, e in enumerate(others) if e.type == "card_dealt" and e.card == RUN[2]) + 1
+    w = Witness()
+    w.feed(b.events[:first])
+    w.term.clear()                       # the witness counts the second pack's places on their own
+    w.feed(others[:dealt_before])
+    w.feed(shoe[:shoe.index(run_end) + 1])
+    live = [a for a in w.alerts if a.rule_id == "UNSHUFFLED_SEQUENCE" and a.pack_use == 2]
+    assert len(live) == 1 and live[0].pack_id == "P-1" and w.undealt_alerts >= 1
+    assert not CARD.search(live[0].actual) and MASK in live[0].actual
