@@ -66,7 +66,11 @@ class TableIds:
     ``reuse`` False: the unique ids (the table's running counters) and every use 1.
     """
 
-    def __init__(self, table_id: str, code: str, reuse: bool, days: GamingDays | None = None):
+    def __init__(self, table_id: str, code: str, reuse: bool, days: GamingDays | None = None,
+                 wrap: int = PACK_WRAP):
+        if wrap < 2:
+            raise ValueError("a pack wrap below 2 would give consecutive packs of a table one id")
+        self.wrap = wrap
         self.table_id = table_id
         self.code = code
         self.reuse = reuse
@@ -98,7 +102,7 @@ class TableIds:
         day = self.days.day(now_ms)[0]
         if day != self.day:
             self.day, self.day_packs, self.first = day, 0, first_of_day(self.last_number)
-        n = pack_number(self.day_packs, self.first)
+        n = pack_number(self.day_packs, self.first, self.wrap)
         self.day_packs += 1
         self.last_number = n
         self.current = (unique, f"P-{self.code}-{n:0{width}d}")
