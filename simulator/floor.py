@@ -162,8 +162,8 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
             results = pool.map(_run_part, [(a, p, n, None) for a, p, n, _ in jobs])
     findings, by_fault, by_rule = _merge_truth(out, len(jobs))
     if reuse_ids:   # in table order (the floor's), each table's ids in the order it took them
-        write_id_map(out / ID_MAP_FILE, [row for _, rows in sorted((p for r in results for p in r[3]), key=lambda p: p[0])
-                                         for row in rows])
+        by_table = sorted((pair for r in results for pair in r[3]), key=lambda pair: pair[0])
+        write_id_map(out / ID_MAP_FILE, [row for _, rows in by_table for row in rows])
     files = [f for r in results for f in r[1]]
     days = sorted({Path(f).parent.name for f in files})
     return Summary(str(out), sum(tables.values()), results[0][2], len(files), sum(r[0] for r in results), days,

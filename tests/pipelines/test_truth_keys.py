@@ -10,7 +10,8 @@ def _line(rule_id, game="baccarat", **kw):
 
 
 def test_the_key_holds_the_use_of_each_id():
-    assert finding_key(_line("BURN_COUNT", pack_id="P-BAC01-01", pack_use=2)) == ("BURN_COUNT", "BAC-01", "P-BAC01-01", 2)
+    assert finding_key(_line("BURN_COUNT", pack_id="P-BAC01-01", pack_use=2)) == (
+        "BURN_COUNT", "BAC-01", "P-BAC01-01", 2)
     assert finding_key(_line("SHOE_CARD_MISMATCH", pack_id="P-BAC01-01", pack_use=3, round_id="BAC-01-0004",
                              round_use=2)) == ("SHOE_CARD_MISMATCH", "BAC-01", "P-BAC01-01", 3, "BAC-01-0004", 2)
     assert finding_key(_line("PAYOUT", round_id="BAC-01-0004", seat=3, spot="banker", round_use=2)) == (
@@ -26,7 +27,8 @@ def test_a_missing_or_null_use_is_use_1():
 
 
 def test_two_uses_of_one_id_are_two_keys():
-    truth = [_line("BURN_COUNT", pack_id="P-BAC01-01", pack_use=1), _line("BURN_COUNT", pack_id="P-BAC01-01", pack_use=2)]
+    truth = [_line("BURN_COUNT", pack_id="P-BAC01-01", pack_use=1),
+             _line("BURN_COUNT", pack_id="P-BAC01-01", pack_use=2)]
     merged = [_line("BURN_COUNT", pack_id="P-BAC01-01")]           # a lake that merged the two packs
     c = compare(merged, truth)["BURN_COUNT"]
     assert not c.matches and c.missed == [("BURN_COUNT", "BAC-01", "P-BAC01-01", 2)] and c.extra == []
