@@ -135,7 +135,7 @@ class Stud(TableSim):
         if self.faults:
             offer_pack_faults(self, prep)
             self.faults.inject(ROUND_FAULTS, h)
-        self.pack, self.pid, self.main_pid = prep.pack, pid, pid
+        self.pack, self.pid = prep.pack, pid
         emit_shuffle(self, prep, None if by_hand else self.machine, "hand" if by_hand else "machine",
                      lead=(5000, 30000))
         self.dealer("round_started", f',"pack_id":"{pid}","round_id":"{rid}","game":"{self.game}",'
