@@ -2,7 +2,10 @@
 
 A finding and a truth line match when they name the same rule, table and key
 (the fields ``docs/spec/rules.md`` keys the rule by: pack, round, round + seat +
-spot, device).  Both sides are multisets: a device with two gaps must show
+spot, device), a pack or round by its id and its use (``pack_use``,
+``round_use``: an id used again is a new pack / round, events.md 2.1; a
+missing or null use is 1, so truth files and lakes from before compare as
+they did).  Both sides are multisets: a device with two gaps must show
 two ``SEQ_GAP`` findings.
 """
 from __future__ import annotations
@@ -30,9 +33,21 @@ def key_fields(rule_id: str, game: str | None) -> tuple[str, ...]:
     return KEY_FIELDS[key]
 
 
+# a reused pack / round id (events.md 2.1) names a new pack / round: the key holds its use
+USE_OF = {"pack_id": "pack_use", "round_id": "round_use"}
+
+
 def finding_key(row: dict) -> tuple:
+    """(rule_id, table_id, key fields…), each ``pack_id`` / ``round_id`` followed by its use:
+    a missing or null ``pack_use`` / ``round_use`` is use 1 (lakes and truth files written before
+    ids were reused have no such column)."""
     fields = key_fields(row["rule_id"], row.get("game"))
-    return (row["rule_id"], row["table_id"]) + tuple(row.get(f) for f in fields)
+    key = [row["rule_id"], row["table_id"]]
+    for f in fields:
+        key.append(row.get(f))
+        if f in USE_OF:
+            key.append(row.get(USE_OF[f]) or 1)
+    return tuple(key)
 
 
 @dataclasses.dataclass

@@ -163,10 +163,10 @@ class Combate(TableSim):
     # ------------------------------------------------------------- a round
     def play_round(self) -> None:
         rng = self.rng
-        rid = self.start_round_ids(4, "R")
         self.maybe_seq_gap()
         if self.pack is None or self.pack.remaining() < 70:
             self.new_pack()
+        rid = self.start_round_ids(4, "R")   # after its pack: with reuse_ids, rounds are numbered per pack
         seats = list(self.seated)
         bets = {s: {spot: AMOUNTS[int(rng.random() * len(AMOUNTS))] for spot in ("first", "second", "third")}
                 for s in seats}

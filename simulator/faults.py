@@ -15,7 +15,9 @@ same pack.  ``SEQ_GAP`` (a device's ``seq`` jumps) and
 Every injected fault writes one truth line per finding it must raise, keyed
 as ``rules.md`` keys the rule (pack-level rules by ``pack_id``, round-level by
 ``round_id``, ``SEQ_GAP`` and ``UNKNOWN_DEVICE`` by ``device_id``, ``PAYOUT`` by round + seat + spot),
-labelled ``NAME/variant`` and grouped by ``fault_id``.
+with the use of the pack / round id (``pack_use``, ``round_use``: 1 unless the
+floor reuses ids, :mod:`simulator.reuse`), labelled ``NAME/variant`` and
+grouped by ``fault_id``.
 """
 from __future__ import annotations
 
@@ -127,8 +129,10 @@ def build_rates(mixed: float | None, per_fault: dict[str, float] | None) -> dict
 class TruthLog:
     """``truth.jsonl``: one line per finding the injected faults must raise."""
 
-    COLUMNS = ("rule_id", "game", "table_id", "pack_id", "round_id", "device_id", "seat", "spot",
-               "fault", "fault_id")
+    # pack_use / round_use: which use of the id the finding is about (1 unless the floor reuses ids,
+    # simulator.reuse); null with no id.  Files written before them read as use 1 (pipelines.truth).
+    COLUMNS = ("rule_id", "game", "table_id", "pack_id", "pack_use", "round_id", "round_use", "device_id",
+               "seat", "spot", "fault", "fault_id")
 
     def __init__(self, path):
         self.path = path
@@ -214,5 +218,9 @@ class TableFaults:
             return
         self.truth.by_fault[name] = self.truth.by_fault.get(name, 0) + 1
         for rule, key in findings:
+            # the use current when the fault fires: every fault fires while its pack / round is the
+            # table's current one (a reused id comes back only after another pack / the round ended)
+            uses = {"pack_use": t.ids.use("pack", key.get("pack_id")),
+                    "round_use": t.ids.use("round", key.get("round_id"))}
             self.truth.add({"rule_id": rule, "game": t.game, "table_id": t.table_id,
-                            "fault": label, "fault_id": fault_id, **key})
+                            "fault": label, "fault_id": fault_id, **key, **uses})

@@ -33,6 +33,7 @@ from simulator.combate import Combate
 from simulator.dealers import write_dealers
 from simulator.devices import DeviceFactory, Port
 from simulator.faults import TruthLog
+from simulator.reuse import ID_MAP_FILE, write_id_map
 from simulator.stud import Razz, Stud, Stud8
 from simulator.table import TableConfig
 from simulator.three_bet_poker import ThreeBetPoker
@@ -67,7 +68,8 @@ class Summary:
         return self.events / self.seconds if self.seconds else 0.0
 
 
-def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, rates, truth) -> tuple[list, list]:
+def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, rates, truth,
+                 reuse_ids: bool = False, gaming_days: GamingDays | None = None) -> tuple[list, list]:
     rng = random.Random(f"{seed}:floor")
     factory = DeviceFactory(rng)
     dealer_pool = list(range(1000, 1000 + 8 * max(1, sum(tables.values())) + 50))
@@ -103,7 +105,8 @@ def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, 
             open_ms = start_ms + int(rng.random() * 10 * MINUTE)
             close_ms = end_ms - int(rng.random() * 10 * MINUTE)
             cfg = TableConfig(table_id, code, open_ms, max(open_ms + MINUTE, close_ms), f"{seed}:{table_id}", dealers,
-                              terminal, shoe, shuffler, backroom, rates, truth)
+                              terminal, shoe, shuffler, backroom, rates, truth,
+                              reuse_ids=reuse_ids, gaming_days=gaming_days)
             sims.append(GAMES[game](cfg))
     for dev in factory.devices:  # a "shared" device serving one table is just a device
         dev.shared = dev.shared and len(dev.tables) > 1
@@ -115,7 +118,8 @@ def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, 
 
 def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAULT_HOURS,
              start: _dt.datetime = DEFAULT_START, seed: int = 1, faults: dict[str, float] | None = None,
-             gaming_days: GamingDays | None = None, progress=None, workers: int = 1) -> Summary:
+             gaming_days: GamingDays | None = None, progress=None, workers: int = 1,
+             reuse_ids: bool = False) -> Summary:
     """Write a simulated floor to ``out_dir``: event files per device per gaming day, ``truth.jsonl``
     the device registry ``devices.csv`` (:mod:`simulator.feed_faults`)
     and ``dealers.csv`` (the dealers' roster, :mod:`simulator.dealers`).
@@ -125,7 +129,10 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
     ``progress(fraction)`` is called now and then with the share of simulated
     time done.  ``workers`` > 1 runs independent groups of tables (tables that
     share no device) in that many processes; the bytes written do not depend
-    on it.
+    on it.  ``reuse_ids``: pack and round ids used again as real floors do (packs numbered per
+    gaming day and wrapped, rounds per pack, :mod:`simulator.reuse`); the same events as without
+    it but for those ids, with ``OUT/reused_ids.csv`` mapping one run's ids onto the other's and
+    each id's use in the truth.
     """
     began = time.perf_counter()
     tables = {g: n for g, n in (tables or DEFAULT_TABLES).items() if n}
@@ -134,7 +141,7 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
             raise ValueError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    args = (str(out), tables, hours, start, seed, faults or {}, gaming_days)
+    args = (str(out), tables, hours, start, seed, faults or {}, gaming_days, reuse_ids)
     floor = build_tables(tables, 0, HOUR, seed, {}, None)[0]
     groups = table_groups(floor)
     from_day = (gaming_days or GamingDays()).day(to_ms(start) - HOUR)[0]
@@ -154,6 +161,9 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
         with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
             results = pool.map(_run_part, [(a, p, n, None) for a, p, n, _ in jobs])
     findings, by_fault, by_rule = _merge_truth(out, len(jobs))
+    if reuse_ids:   # in table order (the floor's), each table's ids in the order it took them
+        by_table = sorted((pair for r in results for pair in r[3]), key=lambda pair: pair[0])
+        write_id_map(out / ID_MAP_FILE, [row for _, rows in by_table for row in rows])
     files = [f for r in results for f in r[1]]
     days = sorted({Path(f).parent.name for f in files})
     return Summary(str(out), sum(tables.values()), results[0][2], len(files), sum(r[0] for r in results), days,
@@ -182,19 +192,20 @@ def table_groups(sims) -> list[list[int]]:
     return list(groups.values())
 
 
-def _run_part(job) -> tuple[int, list[str], int]:
-    (out, tables, hours, start, seed, faults, gaming_days), indexes, part, progress = job
+def _run_part(job) -> tuple[int, list[str], int, list]:
+    (out, tables, hours, start, seed, faults, gaming_days, reuse_ids), indexes, part, progress = job
     out = Path(out)
     start_ms = to_ms(start)
     end_ms = start_ms + int(hours * HOUR)
     truth = TruthLog(out / f"truth.part-{part}.jsonl")
-    sims, devices = build_tables(tables, start_ms, end_ms, seed, faults, truth)
+    days = gaming_days or GamingDays()
+    sims, devices = build_tables(tables, start_ms, end_ms, seed, faults, truth, reuse_ids, days)
     mine = [sims[i] for i in indexes]
-    writer = StreamWriter(out, gaming_days or GamingDays())
+    writer = StreamWriter(out, days)
     run_floor(mine, writer, start_ms, end_ms, progress)
     writer.close(devices)
     truth.close()
-    return writer.events, writer.files, len(devices)
+    return writer.events, writer.files, len(devices), [(i, sims[i].ids.rows) for i in indexes]
 
 
 def _merge_truth(out: Path, parts: int) -> tuple[int, dict, dict]:

@@ -117,7 +117,6 @@ class Stud(TableSim):
     # ------------------------------------------------------------- a hand
     def play_round(self) -> None:
         rng = self.rng
-        rid = self.start_round_ids(3, "H")
         self.maybe_seq_gap()
         self.faults.begin_pack()
         if self.t >= self.next_level and self.level < len(LEVELS) - 1:
@@ -127,6 +126,7 @@ class Stud(TableSim):
         self.small, self.big_bet = small, big
         order = list(self.seated)
         pid = self.new_pack_id(3)
+        rid = self.start_round_ids(3, "H")   # after its pack: with reuse_ids, rounds are numbered per pack
         by_hand = rng.random() < 0.06
         copy = self.prev_order if len(order) >= 4 else None
         prep = PackPrep(pid, Pack.shuffled(1, rng), 1, has_checker=not by_hand,
@@ -135,7 +135,7 @@ class Stud(TableSim):
         if self.faults:
             offer_pack_faults(self, prep)
             self.faults.inject(ROUND_FAULTS, h)
-        self.pack, self.pid, self.main_pid = prep.pack, pid, pid
+        self.pack, self.pid = prep.pack, pid
         emit_shuffle(self, prep, None if by_hand else self.machine, "hand" if by_hand else "machine",
                      lead=(5000, 30000))
         self.dealer("round_started", f',"pack_id":"{pid}","round_id":"{rid}","game":"{self.game}",'
@@ -320,7 +320,7 @@ class Stud(TableSim):
         if do in ("A", "C"):
             stack = self.pack.cards[self.pack.pos:] + h.burns[-3:]
             rng.shuffle(stack)
-            self.pid = self.main_pid + "-R"
+            self.pid = self.ids.sub_pack("-R")     # the main pack's id + "-R"
             self.pack = Pack(stack)
             self.dealer("reshuffle", f',"pack_id":"{self.pid}","round_id":"{h.rid}","card_count":{len(stack)},'
                         f'"burns_added":3', 20 * SECOND, 45 * SECOND)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from simulator.clock import HOUR, MINUTE, SECOND
+from simulator.clock import HOUR, MINUTE, SECOND, GamingDays
 from simulator.devices import Port
 from simulator.faults import ALL, TableFaults, TruthLog, injects
+from simulator.reuse import TableIds
 
 
 @dataclasses.dataclass
@@ -33,6 +34,8 @@ class TableConfig:
     rates: dict | None = None
     truth: TruthLog | None = None
     rogue: Port | None = None      # UNKNOWN_DEVICE: a shuffler not in the registry (only when that fault is on)
+    reuse_ids: bool = False        # --reuse-ids: packs numbered per gaming day and wrapped, rounds per pack
+    gaming_days: GamingDays | None = None
 
 
 class TableSim:
@@ -61,8 +64,7 @@ class TableSim:
         self.seated: list[int] = []
         self.first_seated: int | None = None
         self.opened = False
-        self.round_no = 0
-        self.pack_no = 0
+        self.ids = TableIds(cfg.table_id, cfg.code, cfg.reuse_ids, cfg.gaming_days)
         self.dealer_i = 0
         self.dealer_id = cfg.dealers[0]
         self.dpre = f'"dealer_id":"{self.dealer_id}"'
@@ -166,13 +168,18 @@ class TableSim:
     def finish(self) -> None:
         pass
 
+    @property
+    def pack_no(self) -> int:
+        """Packs the table has taken (whatever ids they were given)."""
+        return self.ids.pack_no
+
     def start_round_ids(self, width: int, prefix: str = "") -> str:
-        self.round_no += 1
-        return f"{self.table_id}-{prefix}{self.round_no:0{width}d}"
+        """The id of a new round; with ``reuse_ids`` numbered within the current pack, so a game
+        takes it after the round's pack (:mod:`simulator.reuse`)."""
+        return self.ids.round(width, prefix)
 
     def new_pack_id(self, width: int) -> str:
-        self.pack_no += 1
-        return f"P-{self.code}-{self.pack_no:0{width}d}"
+        return self.ids.pack(width, self.t)
 
     def gap_ports(self) -> list[Port]:
         """Devices of this table alone (a shared shuffler's gap has no single table) that have

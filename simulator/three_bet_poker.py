@@ -69,7 +69,6 @@ class ThreeBetPoker(TableSim):
     def play_round(self) -> None:
         rng = self.rng
         self.faults.begin_pack()
-        rid = self.start_round_ids(4, "R")
         self.maybe_seq_gap()
         if self.faults and not self.skip:
             self.faults.inject(["STUB_COUNT_OVERDUE"])
@@ -89,6 +88,7 @@ class ThreeBetPoker(TableSim):
         eligible.sort()
         targets = ([f"seat:{s}" for s in eligible] + ["community"]) * 3
         pid = self.new_pack_id(4)
+        rid = self.start_round_ids(4, "R")   # after its pack: with reuse_ids, rounds are numbered per pack
         pack = Pack.shuffled(1, rng)
         copy = self.prev_order if (self.prev_order and self.prev_drawn >= 10 and len(targets) >= 10) else None
         prep = PackPrep(pid, pack, 1, run_at=0 if len(targets) >= 8 else None, copy_from=copy)

@@ -90,6 +90,7 @@ Examples:
   pitwatch simulate --out day/ --tables baccarat=8,stud=2 --hours 24 --seed 7
   pitwatch simulate --out day/ --faults 0.01
   pitwatch simulate --out day/ --fault BURN_SKIPPED=1 --fault PAYOUT=0.05
+  pitwatch simulate --out days/ --hours 30 --reuse-ids --fault PACK_COMPOSITION=0.2
   pitwatch simulate --list-faults
 """)
 @click.option("--out", "out", required=True, metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
@@ -109,10 +110,16 @@ Examples:
                    "overrides --faults for that rule.")
 @click.option("--list-faults", is_flag=True, expose_value=False, is_eager=True, callback=_list_faults,
               help="List the injectable faults (rule_id, games, what is done) and exit.")
+@click.option("--reuse-ids", is_flag=True,
+              help="Use pack and round ids again, as real floors do (contract 2.1): each table numbers "
+                   "its packs from 1 every gaming day, wrapping at 2 (P-BAC01-01, -02, -01, …), and its "
+                   "rounds from 1 with every pack. The same events as without it but for those ids; "
+                   "OUT/truth.jsonl gives each id's use (pack_use, round_use) and OUT/reused_ids.csv "
+                   "the id every pack and round would have had without it.")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
               help="Processes to use (default: the CPUs); the files written do not depend on it.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, quiet):
+def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, reuse_ids, workers, quiet):
     """Write a realistic simulated gaming floor: one JSONL file per device per
     gaming day, exactly in the event contract, with procedure faults injected
     on request, OUT/truth.jsonl listing every finding they must raise and
@@ -135,7 +142,7 @@ def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, q
                 click.echo(f"pitwatch: simulated {tenth * 10}% of {hours:g} h", err=True)
     try:
         s = run(out, tables=tables, hours=hours, start=start, seed=seed, faults=rates, progress=progress,
-                workers=workers or min(os.cpu_count() or 1, 8))
+                workers=workers or min(os.cpu_count() or 1, 8), reuse_ids=reuse_ids)
     except (OSError, ValueError) as exc:
         raise UserError(str(exc)) from None
     days = ", ".join(s.gaming_days) if len(s.gaming_days) <= 3 else f"{s.gaming_days[0]} … {s.gaming_days[-1]}"
@@ -149,4 +156,8 @@ def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, workers, q
         click.echo("faults injected: 0 (a clean floor)")
     click.echo(f"findings they must raise: {s.findings} -> {out / 'truth.jsonl'}")
     click.echo(f"device registry: {out / 'devices.csv'} (pitwatch run … --devices {out / 'devices.csv'})")
+    if reuse_ids:
+        from simulator.reuse import ID_MAP_FILE
+
+        click.echo(f"pack and round ids reused; the id each would have had without --reuse-ids: {out / ID_MAP_FILE}")
     sys.stdout.flush()
