@@ -114,7 +114,7 @@ never started); any other event names the latest use.  A ``round_started``
 naming a round still open (started, not ended) is **refused**: the state does
 not change (the event is as if it never came) and :meth:`TableReplay.drain_rejects`
 hands it out with its reason, for the caller to store the line as rejected.
-Each stream remembers the use numbers of the last ``KEEP_USES`` (64) ids it
+Each stream remembers the use numbers of the last ``KEEP_USES`` (256: a shoe of coups numbered per shoe) ids it
 named; an id it named longer ago starts again at use 1 (a new pack or round all
 the same: its key was handed out long before, so it is not taken as a
 straggler).  A stream that skips a use of an id — a shuffler report lost (the

@@ -15,7 +15,7 @@ PREPARES, STARTS, NOTES = DEALT, LEFT, 3
 # how far the latest use of a round id is (the state's ``uses["round"][id]``: [use, this])
 ROUND_NAMED, ROUND_STARTED, ROUND_ENDED = 0, 1, 2
 
-KEEP_USES = 64      # per stream, the ids it named last whose use number is remembered (as _KEEP_DONE)
+KEEP_USES = 256      # per stream, the ids it named last whose use number is remembered (as _KEEP_DONE)
 KEEP_KEYS = 4096    # use keys (uses 2 and up) whose id and use number are remembered, for the rows
 
 

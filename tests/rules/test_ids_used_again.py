@@ -217,21 +217,24 @@ def test_an_id_named_again_after_the_streams_memory_is_still_a_round_of_its_own(
     from rules.uses import KEEP_USES
 
     b = Baccarat()
-    for n, pack in enumerate(("P-1", "P-2"), 1):
-        b.prepare(pack)
-        for _ in range(KEEP_USES // 2 + 4):
+    packs = 0
+    while b.round_no < KEEP_USES + 8:       # packs of 60 coups until the stream has named more ids
+        packs += 1
+        b.prepare(f"P-{packs}")
+        for _ in range(60):
             b.coup(bets=())
         b.empty()
     total = b.round_no
     b.round_no = 0
-    b.prepare("P-3")
+    last = f"P-{packs + 1}"
+    b.prepare(last)
     for _ in range(3):
         b.coup(bets=())
     b.empty()
     _f, rounds, _packs, rejects = replay(b.events)
     assert rejects == [] and len(rounds) == total + 3
     again = [r for r in rounds if r["round_id"] == "R-1"]
-    assert [(r["pack_id"], r["round_use"]) for r in again] == [("P-1", 1), ("P-3", 1)]
+    assert [(r["pack_id"], r["round_use"]) for r in again] == [("P-1", 1), (last, 1)]
 
 
 def test_a_feed_that_never_uses_an_id_again_keeps_its_finding_ids():
