@@ -12,13 +12,20 @@ damage, and :class:`TextBlocks` says where and why it stopped.
 * A ``.jsonl`` that starts with another format's magic bytes (gzip,
   Parquet, zip, zstd, bzip2, xz) is not what its name says: not read.
 * A read that fails (:class:`OSError`) is damage at the byte reached.
+* Only a regular file is read (:func:`open_stored`): a FIFO, a device, a socket or a link to one
+  would hang the run or never end.  The run's listing refuses them before reading
+  (:func:`refusal`, :mod:`pipelines.inputs`); a file swapped for one between the listing and
+  the read is refused at the open (opened with ``O_NONBLOCK``, its descriptor checked with
+  ``fstat``): damage at byte 0.
 * Each line is cut to ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it:
   too long), so a file without line ends cannot fill the memory.
 """
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
+import stat
 import zlib
 from typing import Iterator
 
@@ -45,9 +52,77 @@ class Damage:
 
 
 
+class NotRegularFile(OSError):
+    """An input path that is not a regular file (FIFO, device, socket, folder), found when opening it."""
+
+
+def kind_of(mode: int) -> str | None:
+    """What a file of ``st_mode`` is when it is not a regular file (None: it is one)."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def refusal(path: str) -> str | None:
+    """Why a local input path is not read, or None: a regular file (or a link to one), or a remote
+    path (its file system says).  Looks at the path only (``stat``): never opens it."""
+    if "://" in path:
+        return None
+    link = os.path.islink(path)
+    try:
+        st = os.stat(path)      # follows links: a link to a regular file is read
+    except FileNotFoundError:
+        return (f"a link to nothing ({os.readlink(path)} does not exist): not read" if link
+                else "it does not exist (removed while the run listed its inputs): not read")
+    except OSError as exc:
+        return f"it cannot be examined ({exc.strerror or type(exc).__name__}): not read"
+    kind = kind_of(st.st_mode)
+    if kind is None:
+        return None
+    if link:
+        return f"not a regular file: a link to {kind} ({os.path.realpath(path)}): not read"
+    return f"not a regular file: {kind}: not read"
+
+
+def open_stored(path: str):
+    """A local regular file opened for reading its stored bytes, never blocking on the open.
+
+    The path is looked at first (:func:`refusal`: a device is never opened), then opened with
+    ``O_NONBLOCK`` (a FIFO would block an open without it until a writer comes) and its
+    descriptor checked with ``fstat``: a file swapped for a FIFO or a device after the check is
+    refused too.  Raises :class:`NotRegularFile` (an ``OSError``) naming what it is.
+    """
+    try:
+        what = kind_of(os.stat(path).st_mode)
+    except OSError:
+        what = None             # os.open says what is wrong
+    if what is not None:
+        raise NotRegularFile(errno.EINVAL, f"not a regular file: {what}", path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        what = kind_of(os.fstat(fd).st_mode)
+        if what is not None:
+            raise NotRegularFile(errno.EINVAL, f"not a regular file: {what}", path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _open(path: str, raw: bool = False):
-    if raw and "://" not in path:   # a local file's stored bytes: no Beam needed (the watcher reads here too)
-        return open(path, "rb")
+    """The file's bytes: ``raw``, as stored; else through Beam's ``FileSystems`` (a remote path, or
+    decompressed by its suffix).  A local file is opened only if it is a regular file
+    (:func:`open_stored`)."""
+    if "://" not in path:
+        f = open_stored(path)   # a local file's stored bytes: no Beam needed (the watcher reads here too)
+        if raw or not path.endswith((".gz", ".bz2", ".zst", ".deflate", ".zz", ".lzma", ".xz")):
+            return f
+        f.close()               # checked: Beam opens it again to decompress it
     from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
     kind = CompressionTypes.UNCOMPRESSED if raw else CompressionTypes.AUTO

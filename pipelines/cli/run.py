@@ -246,6 +246,7 @@ def render_summary(s) -> str:
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
         *([f"  registry    {s.registry}"] if getattr(s, "registry", "") else []),
         *[f"  damaged     {d['path']}: {d['reason']}" for d in getattr(s, "damage", [])],
+        *[f"  refused     {f['path']}: {f['reason']}" for f in getattr(s, "refused", [])],
         *_incomplete(getattr(s, "incomplete", [])),
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",

@@ -1,0 +1,137 @@
+"""Inputs are files, bounded (issue 37, deliverable 1): each attack replayed as written.
+
+* A FIFO and a link to ``/dev/zero`` among good files, in both forms (``pitwatch run FOLDER`` and
+  the nightly ``--day --inbox``): the run completes, the good files' rows are in the lake, the odd
+  files are named with the reason (stderr, the summary, the run record), the lake's lock is free
+  after (the next run is not exit 4) and ``pitwatch verify`` exits 0.
+* A gzip bomb of ``{}`` lines: its rejects are written as they stream (the child's peak RSS stays
+  under a bound), and after ``--max-rejects-in-a-row`` rejected lines in a row the file is read no
+  further: an ``INPUT_DAMAGED`` finding with that reason.  A file of as many bad lines less one,
+  then a good one, is read to its end.
+
+Each is a real ``pitwatch run`` process with a timeout: a hang fails, it does not block.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines.cli import exits
+from tests import lake_rows
+from tests.pipelines.test_input_damaged import dealer_bytes
+
+ROOT = Path(__file__).resolve().parents[2]
+DAY = "2026-11-28"
+
+
+def pitwatch(*args, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["PITWATCH_PURE"] = os.environ.get("PITWATCH_PURE", "")
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def pitwatch_rss(*args, timeout: float = 300) -> tuple[int, str, str, int]:
+    """Exit code, stdout, stderr and peak RSS in bytes (``os.wait4``) of a ``pitwatch`` child process;
+    killed after ``timeout`` seconds (a hang fails the test)."""
+    import tempfile
+    import threading
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["PITWATCH_PURE"] = os.environ.get("PITWATCH_PURE", "")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", *map(str, args)], stdout=out, stderr=err,
+                                env=env)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss * 1024
+
+
+def odd_folder(folder: Path) -> None:
+    """Two dealer terminals' good files, a FIFO and a link to /dev/zero named as inputs."""
+    folder.mkdir(parents=True)
+    (folder / "DT-1.jsonl").write_bytes(dealer_bytes(30))
+    (folder / "DT-9.jsonl.gz").write_bytes(gzip.compress(dealer_bytes(30).replace(b'"DT-', b'"DT9-')))
+    os.mkfifo(folder / "evil.jsonl")
+    os.symlink("/dev/zero", folder / "zero.jsonl")
+
+
+def good_rows(lake: Path) -> set[tuple]:
+    return {(os.path.basename(r["file"]), r["line"]) for r in lake_rows.dicts(lake, "events")}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_and_a_link_to_dev_zero_are_refused_in_both_forms_and_the_good_files_go_in(tmp_path):
+    folder = tmp_path / "inbox" / DAY
+    odd_folder(folder)
+    lake = tmp_path / "lake"
+    expected = {(name, n) for name in ("DT-1.jsonl", "DT-9.jsonl.gz") for n in range(1, 31)}
+
+    one_off = pitwatch("run", folder, "--lake", lake)
+    assert one_off.returncode == exits.DONE, one_off.stderr
+    assert good_rows(lake) == expected
+    fifo = f"{folder / 'evil.jsonl'}: not a regular file: a FIFO (named pipe): not read"
+    zero = f"{folder / 'zero.jsonl'}: not a regular file: a link to a character device (/dev/zero): not read"
+    assert f"  refused     {fifo}" in one_off.stdout and f"  refused     {zero}" in one_off.stdout
+    assert f"input {fifo.replace(': not a', ' refused: not a', 1)}" in one_off.stderr
+    record = json.loads(lake_rows.run_records(lake)[-1]["options"])
+    assert record["inputs_refused"] == [
+        {"path": str(folder / "evil.jsonl"), "reason": "not a regular file: a FIFO (named pipe): not read"},
+        {"path": str(folder / "zero.jsonl"),
+         "reason": "not a regular file: a link to a character device (/dev/zero): not read"}]
+
+    # the lock is free: the nightly form over the same folder runs (not exit 4), and refuses the same two
+    night = pitwatch("run", "--day", DAY, "--inbox", tmp_path / "inbox", "--lake", lake)
+    assert night.returncode == exits.DONE, night.stderr
+    assert good_rows(lake) == expected          # the same files read again: their rows replaced, not doubled
+    assert f"  refused     {fifo}" in night.stdout and f"  refused     {zero}" in night.stdout
+    record = json.loads(lake_rows.run_records(lake)[-1]["options"])
+    assert {"path": f"{DAY}/evil.jsonl", "reason": "not a regular file: a FIFO (named pipe): not read"} \
+        in record["inbox_skipped"]
+    assert [f["path"] for f in record["inputs_refused"]] == [str(folder / "evil.jsonl"), str(folder / "zero.jsonl")]
+    assert [r["status"] for r in lake_rows.run_records(lake)] == ["succeeded", "succeeded"]
+    assert pitwatch("verify", "--lake", lake).returncode == exits.DONE
+
+    # --strict-inbox makes them an error, as any file the inbox holds that pitwatch does not read
+    strict = pitwatch("run", "--day", DAY, "--inbox", tmp_path / "inbox", "--lake", lake, "--strict-inbox")
+    assert strict.returncode == exits.USAGE
+    assert "evil.jsonl (not a regular file: a FIFO (named pipe): not read)" in strict.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_nothing_but_a_fifo_is_nothing_to_read(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    os.mkfifo(folder / "evil.jsonl")
+    result = pitwatch("run", folder, "--lake", tmp_path / "lake", timeout=60)
+    assert result.returncode == exits.USAGE
+    assert result.stderr.strip().endswith(
+        f"no input file to read: {folder / 'evil.jsonl'} (not a regular file: a FIFO (named pipe): not read)")
+
+
+def test_a_file_swapped_for_a_fifo_after_the_listing_is_refused_at_the_open(tmp_path):
+    from pipelines.input_bytes import NotRegularFile, TextBlocks, open_stored
+
+    path = tmp_path / "a.jsonl"
+    os.mkfifo(path)
+    with pytest.raises(NotRegularFile, match="a FIFO"):
+        open_stored(str(path))
+    blocks = TextBlocks(str(path))
+    assert list(blocks) == []
+    assert blocks.damage.offset == 0 and "not a regular file: a FIFO (named pipe)" in blocks.damage.what
