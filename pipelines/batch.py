@@ -22,7 +22,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipelines import __version__, lake, lake_settings, progress, runs
 from pipelines.graph import DAY_TABLES
-from pipelines.ingest import IngestOptions
+from pipelines.ingest import MAX_REJECTS_IN_A_ROW, IngestOptions
 from pipelines.inputs import expand_inputs
 from pipelines.wording import plural
 
@@ -247,7 +247,7 @@ def local_input_bytes(files: list[str]) -> int:
 def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
               night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None,
-              refused: list[dict] | None = None) -> RunSummary:
+              refused: list[dict] | None = None, max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW) -> RunSummary:
     """Add ``inputs`` to the lake: ingest, replay from the first day they change, commit
     (:mod:`pipelines.lake_run`). Raises InputError/LakeError.
 
@@ -307,6 +307,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
                                "rebuild_from": night.rebuild_from if night else None,
                                "devices": registry.record,
                                "inputs_refused": refused,
+                               "max_rejects_in_a_row": max_rejects_in_a_row,
                                **(recorded or {})}, sort_keys=True),
     }
     runs.write_run_record(lake_path, runs.run_record(meta, "running"))
@@ -314,7 +315,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     meta["pinned"] = lake_run.pinned_versions(lake_path) or {}
     log.info("run %s: %s → %s", run_id, plural(len(files), "input file"), lake_path)
     folder = staging_dir(lake_path, run_id)
-    ingest_options = IngestOptions(config, chunk_lines)
+    ingest_options = IngestOptions(config, chunk_lines, max_rejects_in_a_row)
 
     @contextlib.contextmanager
     def pipeline():

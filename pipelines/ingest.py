@@ -52,10 +52,14 @@ ID_BUCKET_CHARS = 1     # event_ids are grouped by their last character(s) to fi
 REJECTED_KEY = "\x00rejected"   # the 'table' of a copy that failed decoding
 
 
+MAX_REJECTS_IN_A_ROW = 10_000   # a file whose last lines in a row were all rejected is read no further
+
+
 @dataclasses.dataclass(frozen=True)
 class IngestOptions:
     gaming_day: GamingDayConfig = GamingDayConfig()
     chunk_lines: int = 20_000
+    max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW     # 0: no limit
 
 
 def reject_row(r: Reject) -> dict:
@@ -113,6 +117,71 @@ class ReadChunks(beam.DoFn):
             lines += len(items)
             yield path, kind, items
         logging.getLogger("pitwatch").debug("read %s: %s", path, plural(lines, "line"))   # --verbose
+
+
+class ReadAndDecode(WithoutCyclicGC):
+    """path → what :class:`DecodeChunk` gives for each chunk :class:`ReadChunks` reads of it, the
+    read stopped once ``max_rejects`` lines in a row were rejected (0: never).
+
+    A file of nothing but rejected lines (a gzip bomb of ``{}``, a binary file named ``.jsonl``)
+    costs a reject row per line: after ``max_rejects`` in a row the lines after the last of them
+    are not read, and the file ends with a :class:`Damage` saying so (its rejects row and
+    ``INPUT_DAMAGED`` finding, :mod:`pipelines.input_damage`), at the stored byte
+    :func:`pipelines.input_bytes.line_end_offset` gives.  Blank lines, skipped and not counted,
+    do not break a row; an accepted line does.  The chunk in which the row reaches the limit
+    is decoded again up to that line, so what is kept does not depend on ``--chunk-lines``.
+    """
+
+    def __init__(self, chunk_lines: int, config: GamingDayConfig, max_rejects: int = MAX_REJECTS_IN_A_ROW):
+        self.chunk_lines, self.config, self.max_rejects = chunk_lines, config, max_rejects
+
+    def process(self, path: str):
+        decode = DecodeChunk(self.config)
+        chunks = ReadChunks(self.chunk_lines).process(path)
+        streak = 0
+        try:
+            for chunk in chunks:
+                _path, kind, items = chunk
+                outputs = list(decode.process(chunk))
+                if kind == "damage" or not self.max_rejects:
+                    yield from outputs
+                    continue
+                rejected = {r["line"] for out in outputs if getattr(out, "tag", None) == TAG_REJECTS
+                            for r in out.value}
+                numbers = items.line_numbers().tolist() if isinstance(items, LineBlock) else [n for n, _ in items]
+                stop = None
+                for i, number in enumerate(numbers):
+                    streak = streak + 1 if number in rejected else 0
+                    if streak >= self.max_rejects:
+                        stop = i
+                        break
+                if stop is None:
+                    yield from outputs
+                    continue
+                if stop + 1 < len(numbers):     # decoded again up to the line where the read stops
+                    outputs = list(decode.process((path, kind, [items[k] for k in range(stop + 1)])))
+                else:                           # the row ends the chunk: is there more to read?
+                    after = next(chunks, None)
+                    if after is None or after[1] == "damage":
+                        yield from outputs      # the file ends there (or at its own damage): read whole
+                        if after is not None:
+                            yield from decode.process(after)
+                        return
+                yield from outputs
+                yield from decode.process((path, "damage", rejects_in_a_row(path, numbers[stop], self.max_rejects)))
+                return
+        finally:
+            chunks.close()
+
+
+def rejects_in_a_row(path: str, line: int, count: int) -> Damage:
+    """The :class:`Damage` of a file read no further after ``count`` rejected lines in a row ending at ``line``."""
+    from pipelines.input_bytes import line_end_offset, stored_size
+
+    offset = line_end_offset(path, line)
+    what = (f"its last {count:,} lines in a row were all rejected (to line {line:,}; "
+            f"--max-rejects-in-a-row {count:,}): it is read no further")
+    return Damage(path, offset, max(stored_size(path) - offset, 0), what, last_line=line)
 
 
 class DecodeChunk(WithoutCyclicGC):

@@ -40,6 +40,7 @@ class Damage:
     offset: int             # byte of the stored file (compressed, for .gz) where the damage is
     bytes_not_read: int     # stored bytes from there to the end of the file
     what: str               # what is wrong, e.g. "gzip data is corrupt (invalid stored block lengths)"
+    last_line: int | None = None    # the last line read, when the read stopped at a line (too many rejects)
 
     @property
     def reason(self) -> str:
@@ -254,6 +255,60 @@ class TextBlocks:
             return
         if started:     # an empty file is no damage: it holds no line
             self._stop(offset[0], "gzip data ends before its stream does: the file is truncated")
+
+
+def line_end_offset(path: str, line: int) -> int:
+    """The stored byte the read of ``path`` reached when it stopped after physical line ``line``
+    (a read stopped by the rejects in a row, :mod:`pipelines.ingest`): in a plain file, the byte
+    after that line's end; in a ``.gz``, the end of the 64 KiB piece of stored bytes whose
+    decompressed data holds that line's end (a gzip stream cannot be cut at a line); in a Parquet
+    file, the end of the row group holding that row.  Deterministic: the finding's key
+    (:mod:`rules.input_damage`) is the SHA-256 of the stored bytes before it."""
+    size = stored_size(path)
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        with _open(path) as f:
+            meta = pq.ParquetFile(f).metadata
+        from pipelines.input_parquet import _row_groups_from
+
+        rows = 0
+        for g in range(meta.num_row_groups):
+            rows += meta.row_group(g).num_rows
+            if rows >= line and g + 1 < meta.num_row_groups:
+                return _row_groups_from(meta, g + 1)[0]
+        return size
+    seen = 0
+    offset = 0
+    d = zlib.decompressobj(31) if path.endswith(".gz") else None
+    with _open(path, raw=True) as f:
+        while True:
+            piece = f.read(_PIECE)
+            if not piece:
+                return offset
+            if d is None:
+                count = piece.count(b"\n")
+                if seen + count >= line:
+                    at = -1
+                    for _ in range(line - seen):
+                        at = piece.index(b"\n", at + 1)
+                    return offset + at + 1
+                seen += count
+                offset += len(piece)
+                continue
+            offset += len(piece)
+            data = piece
+            try:
+                while data:
+                    seen += d.decompress(data).count(b"\n")
+                    if d.eof:
+                        data, d = d.unused_data, zlib.decompressobj(31)
+                    else:
+                        data = b""
+            except zlib.error:
+                return offset
+            if seen >= line:
+                return offset
 
 
 def _find_corrupt_byte(d, data: bytes) -> tuple[bytes, int]:

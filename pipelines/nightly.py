@@ -213,7 +213,8 @@ def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_f
 def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day=None, chunk_lines: int = 20_000,
                 lookback_days: int = 7, rebuild_from: str | None = None, retention_days: int = 7,
                 log=None, command: str | None = None, recorded: dict | None = None,
-                allow_empty_day: bool = False, strict_inbox: bool = False, devices: str | None = None) -> list[RunSummary]:
+                allow_empty_day: bool = False, strict_inbox: bool = False, devices: str | None = None,
+                max_rejects_in_a_row: int | None = None) -> list[RunSummary]:
     """Read the night's inbox folder (and any earlier one that changed) into the lake: one run.
 
     Nothing is written before the inbox (:func:`check_inbox`) and the
@@ -253,6 +254,7 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
         recorded={**(recorded or {}), "inbox_skipped": [f for d in the_plan.days for f in skipped[d]],
                   "inbox_folders": the_plan.reasons},
         rebuilding=rebuilding, devices=registry,
+        **({} if max_rejects_in_a_row is None else {"max_rejects_in_a_row": max_rejects_in_a_row}),
         refused=[{"path": os.path.join(inbox, f["path"]), "reason": f["reason"]} for d in the_plan.days
                  for f in skipped[d] if skip_reason(os.path.basename(f["path"])) is None])
     if rebuilding and summary.status == "succeeded":

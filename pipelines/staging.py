@@ -3,7 +3,7 @@
 ::
 
     ListInputs ─ FingerprintInputs ─────────────────────────────┐
-       └ ReadChunks ─ DecodeChunks ─┬ events ─ StageEvents ─────┤
+       └ ReadDecodeChunks ──────────┬ events ─ StageEvents ─────┤
                                     ├ rejects ─ StageRejects ────┤
                                     └ counts ───────────── TotalIngest ─ RecordIngest
 
@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from pipelines import coders, lake
 from pipelines.ingest import (
-    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, DecodeChunk, IngestOptions, ReadChunks, WithoutCyclicGC,
+    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, IngestOptions, ReadAndDecode, WithoutCyclicGC,
     arrival_table, id_table,
 )
 from pipelines.inputs import file_fingerprint
@@ -132,8 +132,8 @@ def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: str
     fingerprints = paths | "FingerprintInputs" >> beam.Map(lambda path: {"inputs": [file_fingerprint(path)]})
     decoded = (
         paths
-        | "ReadChunks" >> beam.ParDo(ReadChunks(options.chunk_lines))
-        | "DecodeChunks" >> beam.ParDo(DecodeChunk(options.gaming_day)).with_outputs(
+        | "ReadDecodeChunks" >> beam.ParDo(ReadAndDecode(options.chunk_lines, options.gaming_day,
+                                                         options.max_rejects_in_a_row)).with_outputs(
             TAG_REJECTS, TAG_IDS, TAG_SEQS, TAG_COUNTS, main="events")
     )
     staged = decoded.events | "StageEvents" >> beam.ParDo(StageEvents(folder, lake_path))

@@ -135,3 +135,56 @@ def test_a_file_swapped_for_a_fifo_after_the_listing_is_refused_at_the_open(tmp_
     blocks = TextBlocks(str(path))
     assert list(blocks) == []
     assert blocks.damage.offset == 0 and "not a regular file: a FIFO (named pipe)" in blocks.damage.what
+
+
+def bomb(path: Path, lines: int) -> Path:
+    """A gzip bomb as the attack had it: ``{}`` lines (each rejected: no field of the contract)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(b"{}\n" * lines, compresslevel=9))
+    return path
+
+
+@pytest.mark.slow
+def test_a_gzip_bomb_is_read_in_flat_memory_and_stops_after_the_rejects_in_a_row(tmp_path):
+    import hashlib
+
+    from rules.finding import finding_id
+
+    # the guard off: every one of 200k rejected lines is a row, in the memory of a file of ten thousand
+    small = tmp_path / "small"
+    bomb(small / "few.jsonl.gz", 10_000)
+    code, _out, err, rss_small = pitwatch_rss("run", small, "--lake", tmp_path / "l0", "--max-rejects-in-a-row", 0)
+    assert code == exits.DONE, err
+    big = tmp_path / "big"
+    bomb(big / "bomb.jsonl.gz", 200_000)
+    code, out, err, rss_big = pitwatch_rss("run", big, "--lake", tmp_path / "l1", "--max-rejects-in-a-row", 0)
+    assert code == exits.DONE, err
+    assert "lines read  200,000 = accepted 0 + rejected 200,000" in out
+    assert len(lake_rows.table(tmp_path / "l1", "rejects", ["line"])) == 200_000
+    assert rss_big - rss_small < 120 << 20, (rss_small >> 20, rss_big >> 20)   # ~1.8 KB a line before: 340 MB
+
+    # the guard on (its default, 10,000): the bomb is read no further, a file of 9,999 bad lines then a
+    # good one is read to its end
+    box = tmp_path / "box"
+    path = bomb(box / "bomb.jsonl.gz", 200_000)
+    (box / "DT-1.jsonl").write_bytes(b"{}\n" * 9_999 + dealer_bytes(1))
+    lake = tmp_path / "lake"
+    result = pitwatch("run", box, "--lake", lake)
+    assert result.returncode == exits.DONE, result.stderr
+    assert "lines read  20,000 = accepted 1 + rejected 19,999" in result.stdout
+    rejects = lake_rows.dicts(lake, "rejects")
+    per_file = {name: sum(os.path.basename(r["file"]) == name and r["line"] is not None for r in rejects)
+                for name in ("bomb.jsonl.gz", "DT-1.jsonl")}
+    assert per_file == {"bomb.jsonl.gz": 10_000, "DT-1.jsonl": 9_999}
+    assert [(os.path.basename(r["file"]), r["line"]) for r in lake_rows.dicts(lake, "events")] == [("DT-1.jsonl", 10_000)]
+    stored = path.read_bytes()
+    what = ("its last 10,000 lines in a row were all rejected (to line 10,000; --max-rejects-in-a-row 10,000): "
+            "it is read no further")
+    assert f"  damaged     {path}: damaged file: {what}, at byte {len(stored):,}" in result.stdout or \
+        f"  damaged     {path}: damaged file: {what}, at byte " in result.stdout
+    [finding] = [f for f in lake_rows.dicts(lake, "findings") if f["rule_id"] == "INPUT_DAMAGED"]
+    offset = int(result.stdout.split(f"{what}, at byte ")[1].split(";")[0].replace(",", ""))
+    sha = hashlib.sha256(stored[:offset]).hexdigest()
+    assert finding["finding_id"] == finding_id("INPUT_DAMAGED", None, ["bomb.jsonl.gz", sha], ())
+    assert what in finding["actual"] and sha in finding["actual"]
+    assert pitwatch("verify", "--lake", lake).returncode == exits.DONE
