@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
 from pipelines.driver import conflict_reason
-from pipelines.inputs import Damage, LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
+from pipelines.inputs import Damage, JoinedLines, LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
 from pipelines.wording import plural
 from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
 from schemas.columnar import decode_block, decode_joined
@@ -135,7 +135,56 @@ class ReadAndDecode(WithoutCyclicGC):
     def __init__(self, chunk_lines: int, config: GamingDayConfig, max_rejects: int = MAX_REJECTS_IN_A_ROW):
         self.chunk_lines, self.config, self.max_rejects = chunk_lines, config, max_rejects
 
-    def process(self, path: str):
+    def process(self, element):
+        """``element``: a path, or a list of small files' paths (:func:`input_groups`), whose plain
+        lines are decoded together (:class:`pipelines.inputs.JoinedLines`): a file of one line must
+        not cost a columnar pass, a staged file and a replay read of its own."""
+        if isinstance(element, str):
+            yield from self._file(element)
+            return
+        import logging
+
+        decode = DecodeChunk(self.config)
+        joined: list[tuple[str, LineBlock]] = []
+        lines = size = 0
+        for path in element:
+            block = self._whole_block(path)
+            if block is False:      # nothing to read (an empty file)
+                continue
+            if block is None:       # not one block of plain lines: read as a file of its own, after the
+                if joined:          # files before it (their rejects staged in (file, line) order)
+                    yield from decode.process((joined[0][0], "jsonl", JoinedLines(joined)))
+                    joined, lines, size = [], 0, 0
+                yield from self._file(path)
+                continue
+            logging.getLogger("pitwatch").debug("read %s: %s", path, plural(block.count, "line"))   # --verbose
+            joined.append((path, block))
+            lines += block.count
+            size += len(block.data)
+            if lines >= self.chunk_lines or size >= JOINED_BYTES:
+                yield from decode.process((joined[0][0], "jsonl", JoinedLines(joined)))
+                joined, lines, size = [], 0, 0
+        if joined:
+            yield from decode.process((joined[0][0], "jsonl", JoinedLines(joined)))
+
+    def _whole_block(self, path: str):
+        """The file's lines as one :class:`LineBlock` when they are that (plain lines, undamaged,
+        fewer than ``max_rejects``: they cannot all be rejected in a row), False for a file with
+        no line, else None."""
+        if path.endswith(".parquet"):
+            return None
+        chunks = iter_jsonl_chunks(path, self.chunk_lines)
+        try:
+            first = next(chunks, None)
+            if first is None:
+                return False
+            if not isinstance(first, LineBlock) or next(chunks, None) is not None:
+                return None
+            return first if not self.max_rejects or first.count < self.max_rejects else None
+        finally:
+            chunks.close()
+
+    def _file(self, path: str):
         decode = DecodeChunk(self.config)
         chunks = ReadChunks(self.chunk_lines).process(path)
         streak = 0
@@ -174,6 +223,43 @@ class ReadAndDecode(WithoutCyclicGC):
             chunks.close()
 
 
+SMALL_FILE = 256 << 10      # stored bytes: a file smaller is read with others (ReadAndDecode)
+GROUP_BYTES = 4 << 20       # stored bytes of a group of small files
+GROUP_FILES = 1000
+JOINED_BYTES = 4 << 20      # lines of small files decoded in one pass: at most a chunk's lines, about these bytes
+
+
+def input_groups(files: list[str]) -> list:
+    """The elements ingest reads: each file of ``SMALL_FILE`` bytes or more (or remote) alone, the
+    others in groups of consecutive files (``GROUP_BYTES``, at most ``GROUP_FILES`` files), so that
+    a night of many small files costs a few decodes, staged files and replay reads, not one each.
+    In the order of ``files`` (sorted): a group's rejected lines are in (file, line) order."""
+    import os
+
+    out: list = []
+    group: list[str] = []
+    size = 0
+    for path in files:
+        try:
+            stored = os.path.getsize(path) if "://" not in path else SMALL_FILE
+        except OSError:
+            stored = SMALL_FILE
+        if stored >= SMALL_FILE:
+            if group:
+                out.append(group)
+                group, size = [], 0
+            out.append(path)
+            continue
+        group.append(path)
+        size += stored
+        if size >= GROUP_BYTES or len(group) >= GROUP_FILES:
+            out.append(group)
+            group, size = [], 0
+    if group:
+        out.append(group)
+    return out
+
+
 def rejects_in_a_row(path: str, line: int, count: int) -> Damage:
     """The :class:`Damage` of a file read no further after ``count`` rejected lines in a row ending at ``line``."""
     from pipelines.input_bytes import line_end_offset, stored_size
@@ -201,7 +287,9 @@ class DecodeChunk(WithoutCyclicGC):
         config = self.config
         fast = None
         try:
-            if isinstance(items, LineBlock):
+            if isinstance(items, JoinedLines):
+                fast = decode_joined(items.data, len(items), items.longest, items.files(), items.line_numbers(), config)
+            elif isinstance(items, LineBlock):
                 fast = decode_joined(items.data, len(items), items.longest, path, items.line_numbers(), config)
             elif kind == "jsonl":
                 fast = decode_block([item for _, item in items], path, [number for number, _ in items], config)
@@ -215,9 +303,10 @@ class DecodeChunk(WithoutCyclicGC):
         fast_events, slow = fast if fast is not None else (None, range(len(items)))
         rows: list[dict] = []
         rejects: list[dict] = []
+        joined = isinstance(items, JoinedLines)
         for i in slow:
             number, item = items[i]
-            out = decode_one(kind, item, path, number, config)
+            out = decode_one(kind, item, items.path_of(i) if joined else path, number, config)
             if isinstance(out, Reject):
                 if not out.raw:
                     try:

@@ -270,8 +270,6 @@ def line_end_offset(path: str, line: int) -> int:
 
         with _open(path) as f:
             meta = pq.ParquetFile(f).metadata
-        from pipelines.input_parquet import _row_groups_from
-
         rows = 0
         for g in range(meta.num_row_groups):
             rows += meta.row_group(g).num_rows
@@ -309,6 +307,23 @@ def line_end_offset(path: str, line: int) -> int:
                 return offset
             if seen >= line:
                 return offset
+
+
+def _row_groups_from(metadata, first: int) -> tuple[int, int]:
+    """The byte where row group ``first`` starts, and the compressed bytes of it and those after it."""
+    try:
+        starts, size = [], 0
+        for g in range(first, metadata.num_row_groups):
+            group = metadata.row_group(g)
+            for c in range(group.num_columns):
+                chunk = group.column(c)
+                size += chunk.total_compressed_size
+                if g == first:
+                    starts.append(chunk.dictionary_page_offset if chunk.has_dictionary_page
+                                  else chunk.data_page_offset)
+        return (min(starts) if starts else 0), size
+    except Exception:   # noqa: BLE001 - metadata that cannot say: unknown
+        return 0, 0
 
 
 def _find_corrupt_byte(d, data: bytes) -> tuple[bytes, int]:

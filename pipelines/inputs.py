@@ -32,7 +32,7 @@ from typing import Iterator
 from pipelines.input_bytes import Damage, TextBlocks, _open, refusal
 from pipelines.input_parquet import iter_parquet_chunks
 
-__all__ = ["INPUT_SUFFIXES", "Damage", "InputError", "LineBlock", "expand_inputs", "file_fingerprint", "refusal",
+__all__ = ["INPUT_SUFFIXES", "Damage", "InputError", "JoinedLines", "LineBlock", "expand_inputs", "file_fingerprint", "refusal",
            "iter_jsonl_chunks", "iter_line_chunks", "iter_parquet_chunks"]
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
@@ -184,6 +184,51 @@ class LineBlock:
     def __setstate__(self, state):
         self.first, self.data, self.count, self.longest = state
         self._lines = None
+
+
+class JoinedLines:
+    """The plain lines of several small files (a :class:`LineBlock` each), joined into one block so
+    that they are decoded in one columnar pass: ``paths[i]`` is the file of line ``i``."""
+
+    def __init__(self, blocks: list[tuple[str, LineBlock]]):
+        import numpy as np
+
+        self.blocks = blocks
+        self.data = b"\n".join(block.data for _path, block in blocks)
+        self.count = sum(block.count for _path, block in blocks)
+        self.longest = max(block.longest for _path, block in blocks)
+        self._ends = np.cumsum([block.count for _path, block in blocks])
+        self._lines: list[bytes] | None = None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def path_of(self, i: int) -> str:
+        import numpy as np
+
+        return self.blocks[int(np.searchsorted(self._ends, i, side="right"))][0]
+
+    def __getitem__(self, i: int) -> tuple[int, bytes]:
+        import numpy as np
+
+        if self._lines is None:
+            self._lines = self.data.split(b"\n")
+        k = int(np.searchsorted(self._ends, i, side="right"))
+        first = self._ends[k - 1] if k else 0
+        return self.blocks[k][1].first + i - int(first), self._lines[i]
+
+    def line_numbers(self):
+        import numpy as np
+
+        return np.concatenate([block.line_numbers() for _path, block in self.blocks])
+
+    def files(self):
+        """One path per line, as an Arrow string array."""
+        import numpy as np
+        import pyarrow as pa
+
+        which = np.repeat(np.arange(len(self.blocks)), [block.count for _path, block in self.blocks])
+        return pa.array([path for path, _block in self.blocks], pa.string()).take(pa.array(which))
 
 
 _BOM = b"\xef\xbb\xbf"
