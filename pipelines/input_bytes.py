@@ -146,6 +146,7 @@ def stored_size(path: str) -> int:
 _MAGIC = ((b"\x1f\x8b", "gzip data"), (b"PAR1", "a Parquet file"), (b"PK\x03\x04", "a zip archive"),
           (b"\x28\xb5\x2f\xfd", "zstd data"), (b"BZh", "bzip2 data"), (b"\xfd7zXZ\x00", "xz data"))
 _PIECE = 64 << 10
+_OUT = 1 << 20      # most bytes one call to zlib decompresses
 
 
 class TextBlocks:
@@ -224,10 +225,11 @@ class TextBlocks:
             at = offset[0]
             for lo in range(0, len(raw), _PIECE):
                 data = raw[lo:lo + _PIECE]
-                while data:
+                pending = False     # the last call stopped at _OUT bytes: more may come without input
+                while data or pending:
                     before = d.copy()
                     try:
-                        out = d.decompress(data)
+                        out = d.decompress(data, _OUT)      # bounded: 64 KiB of a bomb are ~64 MB
                     except zlib.error as exc:
                         good, bad_at = _find_corrupt_byte(before, data)
                         if good:
@@ -244,13 +246,16 @@ class TextBlocks:
                     if out:
                         yield out
                     if d.eof:       # a member ended: what follows is another member (or garbage)
-                        rest = d.unused_data
+                        rest = d.unused_data or d.unconsumed_tail
                         lo += len(data) - len(rest)
                         data = rest
                         d = zlib.decompressobj(31)
-                        started = False
+                        started = pending = False
                     else:
-                        data = b""
+                        rest = d.unconsumed_tail
+                        lo += len(data) - len(rest)
+                        data = rest
+                        pending = len(out) == _OUT
         if self.damage is not None:
             return
         if started:     # an empty file is no damage: it holds no line
@@ -295,14 +300,15 @@ def line_end_offset(path: str, line: int) -> int:
                 offset += len(piece)
                 continue
             offset += len(piece)
-            data = piece
+            data, pending = piece, False
             try:
-                while data:
-                    seen += d.decompress(data).count(b"\n")
+                while data or pending:
+                    out = d.decompress(data, _OUT)
+                    seen += out.count(b"\n")
                     if d.eof:
-                        data, d = d.unused_data, zlib.decompressobj(31)
+                        data, d, pending = d.unused_data or d.unconsumed_tail, zlib.decompressobj(31), False
                     else:
-                        data = b""
+                        data, pending = d.unconsumed_tail, len(out) == _OUT
             except zlib.error:
                 return offset
             if seen >= line:

@@ -134,7 +134,7 @@ def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tu
     """
     chunk: list[tuple[int, bytes]] = []
     number = 0
-    for lineno, line in enumerate(_lines(TextBlocks(path)), start=1):
+    for lineno, line in enumerate(_lines(TextBlocks(path, 1 << 20)), start=1):
         line = _kept(lineno, line)
         if line is None:
             continue

@@ -107,6 +107,15 @@ def test_a_fifo_and_a_link_to_dev_zero_are_refused_in_both_forms_and_the_good_fi
     assert [f["path"] for f in record["inputs_refused"]] == [str(folder / "evil.jsonl"), str(folder / "zero.jsonl")]
     assert [r["status"] for r in lake_rows.run_records(lake)] == ["succeeded", "succeeded"]
     assert pitwatch("verify", "--lake", lake).returncode == exits.DONE
+    # the lake holds what a night of the good files alone gives, row for row (but the folder in ``file``)
+    clean = tmp_path / "clean"
+    (clean / DAY).mkdir(parents=True)
+    for name in ("DT-1.jsonl", "DT-9.jsonl.gz"):
+        (clean / DAY / name).write_bytes((folder / name).read_bytes())
+    alone = tmp_path / "alone"
+    assert pitwatch("run", "--day", DAY, "--inbox", clean, "--lake", alone).returncode == exits.DONE
+    for table in ("events", "rejects", "rounds", "packs", "findings"):
+        assert lake_rows.rows(lake, table, exclude=("file",)) == lake_rows.rows(alone, table, exclude=("file",))
 
     # --strict-inbox makes them an error, as any file the inbox holds that pitwatch does not read
     strict = pitwatch("run", "--day", DAY, "--inbox", tmp_path / "inbox", "--lake", lake, "--strict-inbox")
@@ -239,3 +248,38 @@ def test_small_files_read_together_give_what_each_read_alone_gives(tmp_path):
     assert len(events) == 12 and counts["read"] == 15 and counts["damaged_files"] == 1
     assert [(os.path.basename(r["file"]), r["line"]) for r in rejects] == [
         ("b.jsonl", 2), ("e.jsonl.gz", 2), ("f.jsonl.gz", None), ("g.jsonl", 2)]
+
+
+@pytest.mark.slow
+def test_many_one_line_files_give_the_lake_one_file_of_the_same_lines_gives(tmp_path):
+    """The 5,000-file attack, smaller: one-line files are read in groups (one decode, staged file and
+    replay read per group), and the lake holds the rows the same lines in one file give."""
+    lines = dealer_bytes(300).splitlines(keepends=True)
+    many, one = tmp_path / "many", tmp_path / "one"
+    many.mkdir()
+    one.mkdir()
+    for i, line in enumerate(lines):
+        (many / f"DT-{i:04d}.jsonl").write_bytes(line)
+    (one / "DT.jsonl").write_bytes(b"".join(lines))
+    for source in (many, one):
+        result = pitwatch("run", source, "--lake", tmp_path / f"lake-{source.name}")
+        assert result.returncode == exits.DONE, result.stderr
+        assert "lines read  300 = accepted 300 + rejected 0" in result.stdout
+    for table in ("events", "rounds", "packs", "findings", "rejects"):
+        assert lake_rows.rows(tmp_path / "lake-many", table, exclude=("file", "line")) == \
+            lake_rows.rows(tmp_path / "lake-one", table, exclude=("file", "line")), table
+    assert sorted((os.path.basename(r["file"]), r["line"]) for r in lake_rows.dicts(tmp_path / "lake-many", "events")) \
+        == [(f"DT-{i:04d}.jsonl", 1) for i in range(300)]
+    assert pitwatch("verify", "--lake", tmp_path / "lake-many").returncode == exits.DONE
+
+
+def test_a_gzip_bomb_is_decompressed_a_mebibyte_at_a_time(tmp_path):
+    """64 KiB of a bomb decompress to ~64 MB: zlib is asked for at most 1 MiB a call, so a read block
+    stays near its size (4 MiB), and the line reader's blocks too (1 MiB), whatever the ratio."""
+    from pipelines.input_bytes import TextBlocks
+
+    path = bomb(tmp_path / "b.jsonl.gz", 3_000_000)           # 9 MB of lines in 9 KB
+    blocks = TextBlocks(str(path))
+    sizes = [len(b) for b in blocks]
+    assert sum(sizes) == 9_000_000 and blocks.damage is None
+    assert max(sizes) <= (4 << 20) + (1 << 20)
