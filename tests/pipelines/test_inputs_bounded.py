@@ -283,3 +283,13 @@ def test_a_gzip_bomb_is_decompressed_a_mebibyte_at_a_time(tmp_path):
     sizes = [len(b) for b in blocks]
     assert sum(sizes) == 9_000_000 and blocks.damage is None
     assert max(sizes) <= (4 << 20) + (1 << 20)
+
+
+def test_a_device_registry_that_is_a_fifo_or_dev_zero_is_refused_not_read(tmp_path):
+    from pipelines.devices import RegistryError, load_registry
+
+    os.mkfifo(tmp_path / "devices.csv")
+    with pytest.raises(RegistryError, match="not a regular file: a FIFO"):
+        load_registry(str(tmp_path / "devices.csv"))
+    with pytest.raises(RegistryError, match="not a regular file: a character device"):
+        load_registry("/dev/zero")
