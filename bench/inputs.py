@@ -24,6 +24,7 @@ import argparse
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -87,6 +88,7 @@ def main() -> None:
                                 ("gzip bomb, guard off", bomb.parent, ("--max-rejects-in-a-row", 0)),
                                 ("gzip bomb, guard on", bomb.parent, ())):
         lake = work / f"lake-{len(results)}"
+        shutil.rmtree(lake, ignore_errors=True)    # a fresh lake each time (a rerun would carry the rows)
         r = pitwatch_run(source, "--lake", lake, *extra)
         results[name] = r
         read = next((line.strip() for line in r["summary"].splitlines() if "lines read" in line), "")

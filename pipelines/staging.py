@@ -173,7 +173,8 @@ class ReadDaySource(WithoutCyclicGC):
         fs, _root = lake.filesystem(self.lake_path)
         with fs.open_input_file(path) as f:
             # a day's events the lake held are one file of tens of millions of rows: read in pieces
-            for batch in pq.ParquetFile(f).iter_batches(batch_size=BATCH_ROWS):
+            # rejects in smaller pieces: a day's rejects file may hold millions of long raw lines
+            for batch in pq.ParquetFile(f).iter_batches(batch_size=REJECT_BATCH if kind == "rejects" else BATCH_ROWS):
                 yield from self._piece(kind, pa.Table.from_batches([batch]), carried)
 
     def _piece(self, kind: str, table: pa.Table, carried: bool):
