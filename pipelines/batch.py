@@ -22,7 +22,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipelines import __version__, lake, lake_settings, progress, runs
 from pipelines.graph import DAY_TABLES
-from pipelines.ingest import IngestOptions
+from pipelines.ingest import MAX_REJECTS_IN_A_ROW, IngestOptions
 from pipelines.inputs import expand_inputs
 from pipelines.wording import plural
 
@@ -53,6 +53,7 @@ class RunSummary:
     damage: list[dict] = dataclasses.field(default_factory=list)
     registry: str = ""              # the device registry the run used, as pipelines.lake_registry says it
     incomplete: list[str] = dataclasses.field(default_factory=list)   # a day per INPUT_DAMAGED finding written
+    refused: list[dict] = dataclasses.field(default_factory=list)     # inputs not read: not regular files
 
 
 PARALLEL_FROM_BYTES = 32 << 20   # inputs from this size are replayed by one worker process per CPU
@@ -245,7 +246,8 @@ def local_input_bytes(files: list[str]) -> int:
 
 def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
-              night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None) -> RunSummary:
+              night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None,
+              refused: list[dict] | None = None, max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW) -> RunSummary:
     """Add ``inputs`` to the lake: ingest, replay from the first day they change, commit
     (:mod:`pipelines.lake_run`). Raises InputError/LakeError.
 
@@ -269,7 +271,10 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     config = gaming_day or GamingDayConfig()
     if night is not None:    # the night's horizon is its own day, so any rerun of it decides the same
         config = dataclasses.replace(config, not_after=_dt.date.fromisoformat(night.day))
-    files = expand_inputs(inputs) if (inputs or night is None) else []
+    refused = list(refused or [])
+    files = expand_inputs(inputs, refused) if (inputs or night is None) else []
+    for f in refused:
+        log.warning("input %s refused: %s", f["path"], f["reason"])
     lake.check_writable(lake_path)
     from pipelines.migrate_survey import refuse_old_layout
 
@@ -301,6 +306,8 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
                                "night": night.day if night else None,
                                "rebuild_from": night.rebuild_from if night else None,
                                "devices": registry.record,
+                               "inputs_refused": refused,
+                               "max_rejects_in_a_row": max_rejects_in_a_row,
                                **(recorded or {})}, sort_keys=True),
     }
     runs.write_run_record(lake_path, runs.run_record(meta, "running"))
@@ -308,7 +315,7 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     meta["pinned"] = lake_run.pinned_versions(lake_path) or {}
     log.info("run %s: %s → %s", run_id, plural(len(files), "input file"), lake_path)
     folder = staging_dir(lake_path, run_id)
-    ingest_options = IngestOptions(config, chunk_lines)
+    ingest_options = IngestOptions(config, chunk_lines, max_rejects_in_a_row)
 
     @contextlib.contextmanager
     def pipeline():
@@ -328,7 +335,8 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         lake_run.commit_pipeline(pipeline, lake_path, meta, f"{folder}/ingest.json",
                                  [plan.result_path for plan in plans], [plan.replay_day for plan in plans],
                                  tuple(plan.replay_day for plan in plans if plan.repeats_only))
-        return dataclasses.replace(read_summary(lake_path, run_id, started, plans), registry=registry.said)
+        return dataclasses.replace(read_summary(lake_path, run_id, started, plans), registry=registry.said,
+                                   refused=refused)
     except BaseException as exc:
         status = (f"interrupted: {str(getattr(exc, 'signal_name', '') or 'SIGINT').split()[0]}"
                   if isinstance(exc, KeyboardInterrupt)

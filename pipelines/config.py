@@ -21,6 +21,7 @@ Example::
     anchor_key = "/etc/pitwatch/anchor.key"
     lock_timeout = "1h"                  # run, vacuum: wait this long for another writer, then exit 4
     retention_days = 2555                # vacuum: keep files a run replaced for 7 years
+    max_rejects_in_a_row = 10000         # run: a file of nothing but rejected lines is read no further
     legal_holds = ["2026-11-28", "2026-11-01..2026-11-07"]   # vacuum: these days' files are kept
 
 Decisions (the spec is silent):
@@ -56,6 +57,7 @@ CONFIG_ENV = "PITWATCH_CONFIG"
 MAX_BYTES = 64 * 1024          # a settings file is a few lines; anything larger is the wrong file
 SEVERITIES = ("info", "minor", "major", "critical")
 MAX_DAYS = 36_500              # retention_days: a century is the longest that means anything
+MAX_LINES = 1_000_000_000      # max_rejects_in_a_row
 
 
 class ConfigError(ValueError):
@@ -66,7 +68,7 @@ class ConfigError(ValueError):
 class Setting:
     key: str                 # in pitwatch.toml
     param: str               # the click parameter name of the commands that take it
-    kind: str                # "path", "text", "time", "choice", "duration", "count" or "days"
+    kind: str                # "path", "text", "time", "choice", "duration", "count", "lines" or "days"
     help: str
     default: str | None = None
     choices: tuple[str, ...] = ()
@@ -100,6 +102,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
             "(seconds, or 90s, 5m, 1h), then exit 4.", default="1h"),
     Setting("retention_days", "retention_days", "count", "vacuum: files a later run replaced are removed once they "
             "have been out of the tables this many days (2555 = 7 years).", default="2555"),
+    Setting("max_rejects_in_a_row", "max_rejects_in_a_row", "lines", "run: an input file whose last this many "
+            "lines in a row were all rejected is read no further (an INPUT_DAMAGED finding says so); 0: no limit.",
+            default="10000"),
     Setting("legal_holds", "legal_holds", "days", "vacuum: gaming days (YYYY-MM-DD or FIRST..LAST) whose files are "
             "never removed; config file only (vacuum --hold adds days)."),
 )}
@@ -209,6 +214,11 @@ def _checked(path: str, folder: str, setting: Setting, value):
             parse_duration(value)
         except ValueError as exc:
             raise ConfigError(f"{where}: {exc}") from None
+        return value
+    if setting.kind == "lines":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LINES:
+            raise ConfigError(f"{where} must be a whole number of lines from 0 to {MAX_LINES:,}, without quotes, got "
+                              f"{type(value).__name__} {value!r}")
         return value
     if setting.kind == "count":
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DAYS:

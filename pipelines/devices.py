@@ -41,6 +41,7 @@ import hashlib
 import io
 import os
 
+from pipelines.input_bytes import NotRegularFile, open_stored
 from pipelines.inputs import InputError
 
 COLUMNS = ("device_id", "source", "table_id", "from_day", "to_day")
@@ -88,8 +89,14 @@ def load_registry(path: str | None) -> DeviceRegistry | None:
     try:
         if os.path.getsize(path) > MAX_BYTES:
             raise RegistryError(f"device registry {path}: larger than {MAX_BYTES >> 20} MB, not a registry")
-        with open(path, "rb") as f:
-            data = f.read()
+        with open_stored(path) as f:    # never blocks: a FIFO or a device is refused (issue 37)
+            data = f.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise RegistryError(f"device registry {path}: larger than {MAX_BYTES >> 20} MB, not a registry")
+    except NotRegularFile as exc:
+        if os.path.isdir(path):
+            raise RegistryError(f"device registry {path}: is a folder, not a CSV file") from None
+        raise RegistryError(f"device registry {path}: {exc.strerror}, not a CSV file") from None
     except IsADirectoryError:
         raise RegistryError(f"device registry {path}: is a folder, not a CSV file") from None
     except FileNotFoundError:

@@ -8,8 +8,8 @@
                                      │                           WriteEventPartitions ──┤
                                      ├ seqs (+ prior device states) ─ ReplayDeviceSeqs ─┤
                                      │        pack cards (+ prior) ─ FindRepeatedRuns ──┤
-                                     ├ rejects ─────────────────── KeyRejects ──────────┤
-                                     │   └ (damaged files' rows) ─ FindDamagedFiles ────┤
+                                     ├ (damaged files' rows) ─── FindDamagedFiles ──────┤
+                    the day's rejects files (by reference) + conflicts ─ KeyRejects ──┤
                                      └ counts ──────────────────────────┐               │
                                              WritePartitions (rounds, packs, findings, …) ◄┘
                                              WriteState ◄────────────────┤
@@ -44,7 +44,7 @@ import json
 
 from pipelines import coders, lake, state
 from pipelines.lake import replay_file_name
-from pipelines.staging import REJECT_ROWS, MergeCounts, ReadDaySource
+from pipelines.staging import REJECT_ROWS, REJECTS_FILE, MergeCounts, ReadDaySource, write_rejects
 from pipelines.ingest import (
     TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, FetchRawLines, FindConflictingIds, IngestOptions, WithoutCyclicGC,
 )
@@ -95,15 +95,21 @@ class DayPlan:
 
 
 class WritePartition(WithoutCyclicGC):
-    def __init__(self, lake_path: str, file_name: str):
+    def __init__(self, lake_path: str, file_name: str, replaced: frozenset = frozenset()):
         self.lake_path = lake_path
         self.file_name = file_name
+        self.replaced = replaced    # input files read again: their rows of the lake's rejects files are dropped
 
     def process(self, kv):
         (name, day), tables = kv
         tables = [t for t in tables if t is not None]
-        written = lake.write_partition_file(self.lake_path, name, day, tables, unpack=coders.unpack, peek=coders.peek,
-                                            file_name=self.file_name)
+        sources = [(t[1], t[2]) for t in tables if isinstance(t, tuple) and t[0] == REJECTS_FILE]
+        if name == "rejects":   # the day's rejects, read from their files as they are written
+            written = write_rejects(self.lake_path, day, self.file_name, sources,
+                                    [t for t in tables if not isinstance(t, tuple)], self.replaced)
+        else:
+            written = lake.write_partition_file(self.lake_path, name, day, tables, unpack=coders.unpack,
+                                                peek=coders.peek, file_name=self.file_name)
         rows = written.rows
         log.debug("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
         out = {"written": [(name, day, rows)], "files": [written.to_dict()]}
@@ -229,12 +235,14 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
         "rejected": sum(r["file"] in run_files for r in rows),
         "carried_rejected": sum(r["file"] not in run_files for r in rows)})
     # the day's rejects: those it had (but the replaced files'), the run's new ones if it is the
-    # run's day (ReadDaySource), and every copy of an event in conflict
+    # run's day, and every copy of an event in conflict; the files' rows go to the writer by
+    # reference (staging.write_rejects streams them): a flood of rejected lines is never held
     rejects = (
-        (decoded[TAG_REJECTS], conflict_rejects)
-        | "AllRejects" >> beam.Flatten()
+        conflict_rejects
         | "KeyRejects" >> beam.Map(lambda rows: (("rejects", day), rows_to_table(rows, REJECT_ROWS)))
     )
+    reject_files = p | "RejectFiles" >> beam.Create(
+        [(("rejects", day), (REJECTS_FILE, path, carried)) for path, carried in plan.rejects])
     # INPUT_DAMAGED: built again at each replay of the day from its damaged-file rows (their facts),
     # so a later replay keeps it and the file read again undamaged (its rows replaced) drops it
     damaged = decoded[TAG_REJECTS] | "FindDamagedFiles" >> beam.FlatMap(_damage_findings, day, options.gaming_day)
@@ -246,10 +254,11 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
         | "RulesTable" >> beam.Map(lambda _: (("rules", None), rules_catalogue_table()))
     )
     written = (
-        (replayed.partitions, seq_gaps.partitions, repeats.partitions, rejects, damaged, empty, rules_table)
+        (replayed.partitions, seq_gaps.partitions, repeats.partitions, rejects, reject_files, damaged, empty,
+         rules_table)
         | "AllPartitions" >> beam.Flatten()
         | "GroupPartitions" >> beam.GroupByKey()
-        | "WritePartitions" >> beam.ParDo(WritePartition(lake_path, plan.file_name))
+        | "WritePartitions" >> beam.ParDo(WritePartition(lake_path, plan.file_name, plan.replaced))
     )
     # the events, the bulk, are grouped on their own: no Flatten in their way (on the embedded
     # runner a Flatten before a grouping is one more pass of its data through a worker)

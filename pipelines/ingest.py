@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from pipelines.coders import pack, unpack
 from pipelines.driver import conflict_reason
-from pipelines.inputs import Damage, LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
+from pipelines.inputs import Damage, JoinedLines, LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
 from pipelines.wording import plural
 from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
 from schemas.columnar import decode_block, decode_joined
@@ -52,10 +52,14 @@ ID_BUCKET_CHARS = 1     # event_ids are grouped by their last character(s) to fi
 REJECTED_KEY = "\x00rejected"   # the 'table' of a copy that failed decoding
 
 
+MAX_REJECTS_IN_A_ROW = 10_000   # a file whose last lines in a row were all rejected is read no further
+
+
 @dataclasses.dataclass(frozen=True)
 class IngestOptions:
     gaming_day: GamingDayConfig = GamingDayConfig()
     chunk_lines: int = 20_000
+    max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW     # 0: no limit
 
 
 def reject_row(r: Reject) -> dict:
@@ -115,6 +119,157 @@ class ReadChunks(beam.DoFn):
         logging.getLogger("pitwatch").debug("read %s: %s", path, plural(lines, "line"))   # --verbose
 
 
+class ReadAndDecode(WithoutCyclicGC):
+    """path → what :class:`DecodeChunk` gives for each chunk :class:`ReadChunks` reads of it, the
+    read stopped once ``max_rejects`` lines in a row were rejected (0: never).
+
+    A file of nothing but rejected lines (a gzip bomb of ``{}``, a binary file named ``.jsonl``)
+    costs a reject row per line: after ``max_rejects`` in a row the lines after the last of them
+    are not read, and the file ends with a :class:`Damage` saying so (its rejects row and
+    ``INPUT_DAMAGED`` finding, :mod:`pipelines.input_damage`), at the stored byte
+    :func:`pipelines.input_bytes.line_end_offset` gives.  Blank lines, skipped and not counted,
+    do not break a row; an accepted line does.  The chunk in which the row reaches the limit
+    is decoded again up to that line, so what is kept does not depend on ``--chunk-lines``.
+    """
+
+    def __init__(self, chunk_lines: int, config: GamingDayConfig, max_rejects: int = MAX_REJECTS_IN_A_ROW):
+        self.chunk_lines, self.config, self.max_rejects = chunk_lines, config, max_rejects
+
+    def process(self, element):
+        """``element``: a path, or a list of small files' paths (:func:`input_groups`), whose plain
+        lines are decoded together (:class:`pipelines.inputs.JoinedLines`): a file of one line must
+        not cost a columnar pass, a staged file and a replay read of its own."""
+        if isinstance(element, str):
+            yield from self._file(element)
+            return
+        import logging
+
+        decode = DecodeChunk(self.config)
+        joined: list[tuple[str, LineBlock]] = []
+        lines = size = 0
+        for path in element:
+            block = self._whole_block(path)
+            if block is False:      # nothing to read (an empty file)
+                continue
+            if block is None:       # not one block of plain lines: read as a file of its own, after the
+                if joined:          # files before it (their rejects staged in (file, line) order)
+                    yield from decode.process((joined[0][0], "jsonl", JoinedLines(joined)))
+                    joined, lines, size = [], 0, 0
+                yield from self._file(path)
+                continue
+            logging.getLogger("pitwatch").debug("read %s: %s", path, plural(block.count, "line"))   # --verbose
+            joined.append((path, block))
+            lines += block.count
+            size += len(block.data)
+            if lines >= self.chunk_lines or size >= JOINED_BYTES:
+                yield from decode.process((joined[0][0], "jsonl", JoinedLines(joined)))
+                joined, lines, size = [], 0, 0
+        if joined:
+            yield from decode.process((joined[0][0], "jsonl", JoinedLines(joined)))
+
+    def _whole_block(self, path: str):
+        """The file's lines as one :class:`LineBlock` when they are that (plain lines, undamaged,
+        fewer than ``max_rejects``: they cannot all be rejected in a row), False for a file with
+        no line, else None."""
+        if path.endswith(".parquet"):
+            return None
+        chunks = iter_jsonl_chunks(path, self.chunk_lines)
+        try:
+            first = next(chunks, None)
+            if first is None:
+                return False
+            if not isinstance(first, LineBlock) or next(chunks, None) is not None:
+                return None
+            return first if not self.max_rejects or first.count < self.max_rejects else None
+        finally:
+            chunks.close()
+
+    def _file(self, path: str):
+        decode = DecodeChunk(self.config)
+        chunks = ReadChunks(self.chunk_lines).process(path)
+        streak = 0
+        try:
+            for chunk in chunks:
+                _path, kind, items = chunk
+                outputs = list(decode.process(chunk))
+                if kind == "damage" or not self.max_rejects:
+                    yield from outputs
+                    continue
+                rejected = {r["line"] for out in outputs if getattr(out, "tag", None) == TAG_REJECTS
+                            for r in out.value}
+                numbers = items.line_numbers().tolist() if isinstance(items, LineBlock) else [n for n, _ in items]
+                stop = None
+                for i, number in enumerate(numbers):
+                    streak = streak + 1 if number in rejected else 0
+                    if streak >= self.max_rejects:
+                        stop = i
+                        break
+                if stop is None:
+                    yield from outputs
+                    continue
+                if stop + 1 < len(numbers):     # decoded again up to the line where the read stops
+                    outputs = list(decode.process((path, kind, [items[k] for k in range(stop + 1)])))
+                else:                           # the row ends the chunk: is there more to read?
+                    after = next(chunks, None)
+                    if after is None or after[1] == "damage":
+                        yield from outputs      # the file ends there (or at its own damage): read whole
+                        if after is not None:
+                            yield from decode.process(after)
+                        return
+                yield from outputs
+                yield from decode.process((path, "damage", rejects_in_a_row(path, numbers[stop], self.max_rejects)))
+                return
+        finally:
+            chunks.close()
+
+
+SMALL_FILE = 256 << 10      # stored bytes: a file smaller is read with others (ReadAndDecode)
+GROUP_BYTES = 4 << 20       # stored bytes of a group of small files
+GROUP_FILES = 1000
+JOINED_BYTES = 4 << 20      # lines of small files decoded in one pass: at most a chunk's lines, about these bytes
+
+
+def input_groups(files: list[str]) -> list:
+    """The elements ingest reads: each file of ``SMALL_FILE`` bytes or more (or remote) alone, the
+    others in groups of consecutive files (``GROUP_BYTES``, at most ``GROUP_FILES`` files), so that
+    a night of many small files costs a few decodes, staged files and replay reads, not one each.
+    In the order of ``files`` (sorted): a group's rejected lines are in (file, line) order."""
+    import os
+
+    out: list = []
+    group: list[str] = []
+    size = 0
+    for path in files:
+        try:
+            stored = os.path.getsize(path) if "://" not in path else SMALL_FILE
+        except OSError:
+            stored = SMALL_FILE
+        if stored >= SMALL_FILE:
+            if group:
+                out.append(group)
+                group, size = [], 0
+            out.append(path)
+            continue
+        group.append(path)
+        size += stored
+        if size >= GROUP_BYTES or len(group) >= GROUP_FILES:
+            out.append(group)
+            group, size = [], 0
+    if group:
+        out.append(group)
+    return out
+
+
+def rejects_in_a_row(path: str, line: int, count: int) -> Damage:
+    """The :class:`Damage` of a file read no further after ``count`` rejected lines in a row ending at ``line``."""
+    from pipelines.input_bytes import line_end_offset, stored_size
+
+    offset = line_end_offset(path, line)
+    what = (f"its last {count:,} lines in a row were all rejected (to line {line:,}; "
+            f"--max-rejects-in-a-row {count:,}): it is read no further")
+    return Damage(path, offset, max(stored_size(path) - offset, 0), what, last_line=line)
+
+
 class DecodeChunk(WithoutCyclicGC):
     """A chunk → per-table event tables (main), rejects, ids, seqs, counts.
 
@@ -132,7 +287,9 @@ class DecodeChunk(WithoutCyclicGC):
         config = self.config
         fast = None
         try:
-            if isinstance(items, LineBlock):
+            if isinstance(items, JoinedLines):
+                fast = decode_joined(items.data, len(items), items.longest, items.files(), items.line_numbers(), config)
+            elif isinstance(items, LineBlock):
                 fast = decode_joined(items.data, len(items), items.longest, path, items.line_numbers(), config)
             elif kind == "jsonl":
                 fast = decode_block([item for _, item in items], path, [number for number, _ in items], config)
@@ -146,9 +303,10 @@ class DecodeChunk(WithoutCyclicGC):
         fast_events, slow = fast if fast is not None else (None, range(len(items)))
         rows: list[dict] = []
         rejects: list[dict] = []
+        joined = isinstance(items, JoinedLines)
         for i in slow:
             number, item = items[i]
-            out = decode_one(kind, item, path, number, config)
+            out = decode_one(kind, item, items.path_of(i) if joined else path, number, config)
             if isinstance(out, Reject):
                 if not out.raw:
                     try:

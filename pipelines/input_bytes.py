@@ -12,13 +12,20 @@ damage, and :class:`TextBlocks` says where and why it stopped.
 * A ``.jsonl`` that starts with another format's magic bytes (gzip,
   Parquet, zip, zstd, bzip2, xz) is not what its name says: not read.
 * A read that fails (:class:`OSError`) is damage at the byte reached.
+* Only a regular file is read (:func:`open_stored`): a FIFO, a device, a socket or a link to one
+  would hang the run or never end.  The run's listing refuses them before reading
+  (:func:`refusal`, :mod:`pipelines.inputs`); a file swapped for one between the listing and
+  the read is refused at the open (opened with ``O_NONBLOCK``, its descriptor checked with
+  ``fstat``): damage at byte 0.
 * Each line is cut to ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it:
   too long), so a file without line ends cannot fill the memory.
 """
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
+import stat
 import zlib
 from typing import Iterator
 
@@ -33,6 +40,7 @@ class Damage:
     offset: int             # byte of the stored file (compressed, for .gz) where the damage is
     bytes_not_read: int     # stored bytes from there to the end of the file
     what: str               # what is wrong, e.g. "gzip data is corrupt (invalid stored block lengths)"
+    last_line: int | None = None    # the last line read, when the read stopped at a line (too many rejects)
 
     @property
     def reason(self) -> str:
@@ -45,9 +53,77 @@ class Damage:
 
 
 
+class NotRegularFile(OSError):
+    """An input path that is not a regular file (FIFO, device, socket, folder), found when opening it."""
+
+
+def kind_of(mode: int) -> str | None:
+    """What a file of ``st_mode`` is when it is not a regular file (None: it is one)."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def refusal(path: str) -> str | None:
+    """Why a local input path is not read, or None: a regular file (or a link to one), or a remote
+    path (its file system says).  Looks at the path only (``stat``): never opens it."""
+    if "://" in path:
+        return None
+    link = os.path.islink(path)
+    try:
+        st = os.stat(path)      # follows links: a link to a regular file is read
+    except FileNotFoundError:
+        return (f"a link to nothing ({os.readlink(path)} does not exist): not read" if link
+                else "it does not exist (removed while the run listed its inputs): not read")
+    except OSError as exc:
+        return f"it cannot be examined ({exc.strerror or type(exc).__name__}): not read"
+    kind = kind_of(st.st_mode)
+    if kind is None:
+        return None
+    if link:
+        return f"not a regular file: a link to {kind} ({os.path.realpath(path)}): not read"
+    return f"not a regular file: {kind}: not read"
+
+
+def open_stored(path: str):
+    """A local regular file opened for reading its stored bytes, never blocking on the open.
+
+    The path is looked at first (:func:`refusal`: a device is never opened), then opened with
+    ``O_NONBLOCK`` (a FIFO would block an open without it until a writer comes) and its
+    descriptor checked with ``fstat``: a file swapped for a FIFO or a device after the check is
+    refused too.  Raises :class:`NotRegularFile` (an ``OSError``) naming what it is.
+    """
+    try:
+        what = kind_of(os.stat(path).st_mode)
+    except OSError:
+        what = None             # os.open says what is wrong
+    if what is not None:
+        raise NotRegularFile(errno.EINVAL, f"not a regular file: {what}", path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        what = kind_of(os.fstat(fd).st_mode)
+        if what is not None:
+            raise NotRegularFile(errno.EINVAL, f"not a regular file: {what}", path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _open(path: str, raw: bool = False):
-    if raw and "://" not in path:   # a local file's stored bytes: no Beam needed (the watcher reads here too)
-        return open(path, "rb")
+    """The file's bytes: ``raw``, as stored; else through Beam's ``FileSystems`` (a remote path, or
+    decompressed by its suffix).  A local file is opened only if it is a regular file
+    (:func:`open_stored`)."""
+    if "://" not in path:
+        f = open_stored(path)   # a local file's stored bytes: no Beam needed (the watcher reads here too)
+        if raw or not path.endswith((".gz", ".bz2", ".zst", ".deflate", ".zz", ".lzma", ".xz")):
+            return f
+        f.close()               # checked: Beam opens it again to decompress it
     from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
     kind = CompressionTypes.UNCOMPRESSED if raw else CompressionTypes.AUTO
@@ -70,6 +146,7 @@ def stored_size(path: str) -> int:
 _MAGIC = ((b"\x1f\x8b", "gzip data"), (b"PAR1", "a Parquet file"), (b"PK\x03\x04", "a zip archive"),
           (b"\x28\xb5\x2f\xfd", "zstd data"), (b"BZh", "bzip2 data"), (b"\xfd7zXZ\x00", "xz data"))
 _PIECE = 64 << 10
+_OUT = 1 << 20      # most bytes one call to zlib decompresses
 
 
 class TextBlocks:
@@ -148,10 +225,11 @@ class TextBlocks:
             at = offset[0]
             for lo in range(0, len(raw), _PIECE):
                 data = raw[lo:lo + _PIECE]
-                while data:
+                pending = False     # the last call stopped at _OUT bytes: more may come without input
+                while data or pending:
                     before = d.copy()
                     try:
-                        out = d.decompress(data)
+                        out = d.decompress(data, _OUT)      # bounded: 64 KiB of a bomb are ~64 MB
                     except zlib.error as exc:
                         good, bad_at = _find_corrupt_byte(before, data)
                         if good:
@@ -168,17 +246,90 @@ class TextBlocks:
                     if out:
                         yield out
                     if d.eof:       # a member ended: what follows is another member (or garbage)
-                        rest = d.unused_data
+                        rest = d.unused_data or d.unconsumed_tail
                         lo += len(data) - len(rest)
                         data = rest
                         d = zlib.decompressobj(31)
-                        started = False
+                        started = pending = False
                     else:
-                        data = b""
+                        rest = d.unconsumed_tail
+                        lo += len(data) - len(rest)
+                        data = rest
+                        pending = len(out) == _OUT
         if self.damage is not None:
             return
         if started:     # an empty file is no damage: it holds no line
             self._stop(offset[0], "gzip data ends before its stream does: the file is truncated")
+
+
+def line_end_offset(path: str, line: int) -> int:
+    """The stored byte the read of ``path`` reached when it stopped after physical line ``line``
+    (a read stopped by the rejects in a row, :mod:`pipelines.ingest`): in a plain file, the byte
+    after that line's end; in a ``.gz``, the end of the 64 KiB piece of stored bytes whose
+    decompressed data holds that line's end (a gzip stream cannot be cut at a line); in a Parquet
+    file, the end of the row group holding that row.  Deterministic: the finding's key
+    (:mod:`rules.input_damage`) is the SHA-256 of the stored bytes before it."""
+    size = stored_size(path)
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        with _open(path) as f:
+            meta = pq.ParquetFile(f).metadata
+        rows = 0
+        for g in range(meta.num_row_groups):
+            rows += meta.row_group(g).num_rows
+            if rows >= line and g + 1 < meta.num_row_groups:
+                return _row_groups_from(meta, g + 1)[0]
+        return size
+    seen = 0
+    offset = 0
+    d = zlib.decompressobj(31) if path.endswith(".gz") else None
+    with _open(path, raw=True) as f:
+        while True:
+            piece = f.read(_PIECE)
+            if not piece:
+                return offset
+            if d is None:
+                count = piece.count(b"\n")
+                if seen + count >= line:
+                    at = -1
+                    for _ in range(line - seen):
+                        at = piece.index(b"\n", at + 1)
+                    return offset + at + 1
+                seen += count
+                offset += len(piece)
+                continue
+            offset += len(piece)
+            data, pending = piece, False
+            try:
+                while data or pending:
+                    out = d.decompress(data, _OUT)
+                    seen += out.count(b"\n")
+                    if d.eof:
+                        data, d, pending = d.unused_data or d.unconsumed_tail, zlib.decompressobj(31), False
+                    else:
+                        data, pending = d.unconsumed_tail, len(out) == _OUT
+            except zlib.error:
+                return offset
+            if seen >= line:
+                return offset
+
+
+def _row_groups_from(metadata, first: int) -> tuple[int, int]:
+    """The byte where row group ``first`` starts, and the compressed bytes of it and those after it."""
+    try:
+        starts, size = [], 0
+        for g in range(first, metadata.num_row_groups):
+            group = metadata.row_group(g)
+            for c in range(group.num_columns):
+                chunk = group.column(c)
+                size += chunk.total_compressed_size
+                if g == first:
+                    starts.append(chunk.dictionary_page_offset if chunk.has_dictionary_page
+                                  else chunk.data_page_offset)
+        return (min(starts) if starts else 0), size
+    except Exception:   # noqa: BLE001 - metadata that cannot say: unknown
+        return 0, 0
 
 
 def _find_corrupt_byte(d, data: bytes) -> tuple[bytes, int]:

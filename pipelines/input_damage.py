@@ -58,8 +58,9 @@ def prefix_sha256(path: str, offset: int) -> str:
     return h.hexdigest()
 
 
-def _accepted(path: str, config: GamingDayConfig):
-    """``(table_id, device_id, event_id, ts, ts_offset, gaming_day)`` of each accepted line before the damage."""
+def _accepted(path: str, config: GamingDayConfig, last_line: int | None = None):
+    """``(table_id, device_id, event_id, ts, ts_offset, gaming_day)`` of each accepted line before the
+    damage (up to ``last_line``, when the read stopped at a line)."""
     from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
 
     if path.endswith(".parquet"):
@@ -67,6 +68,8 @@ def _accepted(path: str, config: GamingDayConfig):
             if isinstance(items, Damage):
                 return
             for number, item in items:
+                if last_line is not None and number > last_line:
+                    return
                 out = decode_fields(item, None, path, number, config) if type(item) is dict else None
                 if out is not None and not isinstance(out, Reject):
                     yield (out.get("table_id"), out.get("device_id"), out.get("event_id"), out["ts"],
@@ -74,6 +77,8 @@ def _accepted(path: str, config: GamingDayConfig):
         return
     for _n, chunk in iter_line_chunks(path, CHUNK):
         for number, raw in chunk:
+            if last_line is not None and number > last_line:
+                return
             out = decode_line(raw, path, number, config)
             if not isinstance(out, Reject):
                 ev = out[0]
@@ -86,7 +91,7 @@ def damage_facts(damage: Damage, config: GamingDayConfig) -> dict:
     devices: dict[str, None] = {}
     first = last = None
     events = 0
-    for table_id, device_id, event_id, ts, ts_offset, day in _accepted(damage.path, config):
+    for table_id, device_id, event_id, ts, ts_offset, day in _accepted(damage.path, config, damage.last_line):
         events += 1
         tables.setdefault(table_id, None)
         devices.setdefault(device_id, None)

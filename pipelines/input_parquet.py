@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from pipelines.input_bytes import Damage, _open, stored_size
+from pipelines.input_bytes import Damage, _open, _row_groups_from, stored_size
 from schemas.values import Unreadable
 
 
@@ -82,23 +82,6 @@ def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:200]
-
-
-def _row_groups_from(metadata, first: int) -> tuple[int, int]:
-    """The byte where row group ``first`` starts, and the compressed bytes of it and those after it."""
-    try:
-        starts, size = [], 0
-        for g in range(first, metadata.num_row_groups):
-            group = metadata.row_group(g)
-            for c in range(group.num_columns):
-                chunk = group.column(c)
-                size += chunk.total_compressed_size
-                if g == first:
-                    starts.append(chunk.dictionary_page_offset if chunk.has_dictionary_page
-                                  else chunk.data_page_offset)
-        return (min(starts) if starts else 0), size
-    except Exception:   # noqa: BLE001 - metadata that cannot say: unknown
-        return 0, 0
 
 
 def _type_depth(t) -> int:

@@ -17,6 +17,10 @@ damage (the end of a truncated gzip) is read as a line, like a last line
 without its line end.  A line longer than :data:`schemas.limits.MAX_LINE_BYTES`
 is handed on cut to that length plus one byte (the decoder rejects it), so
 a file without line ends cannot fill the memory.
+
+Only regular files are read (:func:`expand_inputs`, :func:`pipelines.input_bytes.open_stored`):
+a FIFO, a device, a socket or a link to one is refused with the reason, and the other files
+are read (docs/inputs.md, "Files that are not files").
 """
 from __future__ import annotations
 
@@ -25,10 +29,10 @@ import hashlib
 import os
 from typing import Iterator
 
-from pipelines.input_bytes import Damage, TextBlocks, _open
+from pipelines.input_bytes import Damage, TextBlocks, _open, refusal
 from pipelines.input_parquet import iter_parquet_chunks
 
-__all__ = ["INPUT_SUFFIXES", "Damage", "InputError", "LineBlock", "expand_inputs", "file_fingerprint",
+__all__ = ["INPUT_SUFFIXES", "Damage", "InputError", "JoinedLines", "LineBlock", "expand_inputs", "file_fingerprint", "refusal",
            "iter_jsonl_chunks", "iter_line_chunks", "iter_parquet_chunks"]
 
 INPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
@@ -38,11 +42,30 @@ class InputError(ValueError):
     """A user mistake about the inputs (missing file, nothing to read)."""
 
 
-def expand_inputs(paths: list[str]) -> list[str]:
-    """Absolute, sorted, de-duplicated list of input files."""
+def expand_inputs(paths: list[str], refused: list[dict] | None = None) -> list[str]:
+    """Absolute, sorted, de-duplicated list of input files.
+
+    Only regular files (and links to them) are read: a FIFO, a device, a socket or a link to one
+    (or to nothing) found by a folder or a glob, or named, is left out and appended to
+    ``refused`` as ``{"path", "reason"}`` (:func:`pipelines.input_bytes.refusal`; the run names it
+    on stderr and in its record): it must neither hang the run nor keep the other files out.
+    Nothing left to read is an :class:`InputError` naming the refused files.
+    """
     if not paths:
         raise InputError("no input given")
     found: list[str] = []
+    left_out: list[dict] = []
+
+    def take(candidates) -> int:
+        kept = 0
+        for path in candidates:
+            reason = refusal(path)
+            if reason is None:
+                found.append(path)
+                kept += 1
+            else:
+                left_out.append({"path": os.path.abspath(path), "reason": reason})
+        return kept
     for p in paths:
         if "://" in p:  # remote file system: trust Beam's FileSystems to glob
             from apache_beam.io.filesystems import FileSystems
@@ -54,10 +77,10 @@ def expand_inputs(paths: list[str]) -> list[str]:
             continue
         if any(ch in p for ch in "*?["):
             matches = sorted(glob.glob(p, recursive=True))
-            files = [m for m in matches if os.path.isfile(m) and m.endswith(INPUT_SUFFIXES)]
+            files = [m for m in matches if m.endswith(INPUT_SUFFIXES) and not os.path.isdir(m)]
             if not files:
                 raise InputError(f"no .jsonl, .jsonl.gz or .parquet file matches {p}")
-            found.extend(files)
+            take(files)
         elif os.path.isdir(p):
             files = [
                 os.path.join(root, f)
@@ -67,13 +90,23 @@ def expand_inputs(paths: list[str]) -> list[str]:
             ]
             if not files:
                 raise InputError(f"directory {p} holds no .jsonl, .jsonl.gz or .parquet file")
-            found.extend(files)
-        elif os.path.isfile(p):
-            found.append(p)
+            take(files)
+        elif os.path.lexists(p):
+            take([p])
         else:
             raise InputError(f"input {p} does not exist")
     out = sorted({f if "://" in f else os.path.abspath(f) for f in found})
+    left_out = sorted({f["path"]: f for f in left_out}.values(), key=lambda f: f["path"])
+    if refused is not None:
+        refused.extend(left_out)
+    if not out and left_out:
+        raise InputError(f"no input file to read: {refused_named(left_out)}")
     return out
+
+
+def refused_named(files: list[dict], most: int = 10) -> str:
+    shown = "; ".join(f"{f['path']} ({f['reason']})" for f in files[:most])
+    return shown + (f" and {len(files) - most} more" if len(files) > most else "")
 
 
 def file_fingerprint(path: str) -> dict:
@@ -101,7 +134,7 @@ def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tu
     """
     chunk: list[tuple[int, bytes]] = []
     number = 0
-    for lineno, line in enumerate(_lines(TextBlocks(path)), start=1):
+    for lineno, line in enumerate(_lines(TextBlocks(path, 1 << 20)), start=1):
         line = _kept(lineno, line)
         if line is None:
             continue
@@ -151,6 +184,51 @@ class LineBlock:
     def __setstate__(self, state):
         self.first, self.data, self.count, self.longest = state
         self._lines = None
+
+
+class JoinedLines:
+    """The plain lines of several small files (a :class:`LineBlock` each), joined into one block so
+    that they are decoded in one columnar pass: ``paths[i]`` is the file of line ``i``."""
+
+    def __init__(self, blocks: list[tuple[str, LineBlock]]):
+        import numpy as np
+
+        self.blocks = blocks
+        self.data = b"\n".join(block.data for _path, block in blocks)
+        self.count = sum(block.count for _path, block in blocks)
+        self.longest = max(block.longest for _path, block in blocks)
+        self._ends = np.cumsum([block.count for _path, block in blocks])
+        self._lines: list[bytes] | None = None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def path_of(self, i: int) -> str:
+        import numpy as np
+
+        return self.blocks[int(np.searchsorted(self._ends, i, side="right"))][0]
+
+    def __getitem__(self, i: int) -> tuple[int, bytes]:
+        import numpy as np
+
+        if self._lines is None:
+            self._lines = self.data.split(b"\n")
+        k = int(np.searchsorted(self._ends, i, side="right"))
+        first = self._ends[k - 1] if k else 0
+        return self.blocks[k][1].first + i - int(first), self._lines[i]
+
+    def line_numbers(self):
+        import numpy as np
+
+        return np.concatenate([block.line_numbers() for _path, block in self.blocks])
+
+    def files(self):
+        """One path per line, as an Arrow string array."""
+        import numpy as np
+        import pyarrow as pa
+
+        which = np.repeat(np.arange(len(self.blocks)), [block.count for _path, block in self.blocks])
+        return pa.array([path for path, _block in self.blocks], pa.string()).take(pa.array(which))
 
 
 _BOM = b"\xef\xbb\xbf"

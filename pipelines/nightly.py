@@ -23,6 +23,10 @@ stops the run (exit 2) naming them, unless ``--allow-empty-day`` (the casino
 was closed).  Files skipped (checksums, unfinished ``.partial`` uploads,
 hidden files, other suffixes) are named on stderr and in the run record's
 ``options.inbox_skipped``; ``--strict-inbox`` makes any of them an error.
+So are files that are not regular files (a FIFO, a device, a socket, a link
+to one or to nothing): skipped with the reason, also listed in
+``options.inputs_refused`` and the run's summary, and the night's other
+files are read (docs/inputs.md, "Files that are not files").
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ import re
 
 from pipelines import lake_settings, state
 from pipelines.batch import RunSummary, run_batch
+from pipelines.input_bytes import refusal
 from pipelines.inputs import INPUT_SUFFIXES, InputError
 from pipelines.wording import plural
 
@@ -67,11 +72,18 @@ def day_listing(inbox: str, day: str) -> list[dict]:
         return out
     for root, _dirs, names in os.walk(folder):
         for name in names:
-            if skip_reason(name) is None:
-                path = os.path.join(root, name)
+            path = os.path.join(root, name)
+            if file_skip_reason(path) is None:
                 st = os.stat(path)
                 out.append({"path": os.path.relpath(path, inbox), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns})
     return sorted(out, key=lambda f: f["path"])
+
+
+def file_skip_reason(path: str) -> str | None:
+    """Why a file of a day's folder is not read (None: it is read): its name (:func:`skip_reason`),
+    or what it is: only a regular file (or a link to one) is read, a FIFO, a device, a socket or a
+    link to one or to nothing is refused (:func:`pipelines.input_bytes.refusal`)."""
+    return skip_reason(os.path.basename(path)) or refusal(path)
 
 
 _CHECKSUMS = (".sha256", ".sha512", ".sha1", ".md5", ".sum", ".sig", ".asc")
@@ -105,7 +117,7 @@ def day_skipped(inbox: str, day: str) -> list[dict]:
     out = []
     for root, _dirs, names in os.walk(folder):
         for name in names:
-            reason = skip_reason(name)
+            reason = file_skip_reason(os.path.join(root, name))
             if reason is not None:
                 out.append({"path": os.path.relpath(os.path.join(root, name), inbox), "reason": reason})
     return sorted(out, key=lambda f: f["path"])
@@ -201,7 +213,8 @@ def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_f
 def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day=None, chunk_lines: int = 20_000,
                 lookback_days: int = 7, rebuild_from: str | None = None, retention_days: int = 7,
                 log=None, command: str | None = None, recorded: dict | None = None,
-                allow_empty_day: bool = False, strict_inbox: bool = False, devices: str | None = None) -> list[RunSummary]:
+                allow_empty_day: bool = False, strict_inbox: bool = False, devices: str | None = None,
+                max_rejects_in_a_row: int | None = None) -> list[RunSummary]:
     """Read the night's inbox folder (and any earlier one that changed) into the lake: one run.
 
     Nothing is written before the inbox (:func:`check_inbox`) and the
@@ -240,7 +253,10 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
         night=Night(night_day, rebuild_from, retention_days, listings),
         recorded={**(recorded or {}), "inbox_skipped": [f for d in the_plan.days for f in skipped[d]],
                   "inbox_folders": the_plan.reasons},
-        rebuilding=rebuilding, devices=registry)
+        rebuilding=rebuilding, devices=registry,
+        **({} if max_rejects_in_a_row is None else {"max_rejects_in_a_row": max_rejects_in_a_row}),
+        refused=[{"path": os.path.join(inbox, f["path"]), "reason": f["reason"]} for d in the_plan.days
+                 for f in skipped[d] if skip_reason(os.path.basename(f["path"])) is None])
     if rebuilding and summary.status == "succeeded":
         lake_settings.record(lake_path, config, summary.run_id)
     return [summary]

@@ -3,7 +3,7 @@
 ::
 
     ListInputs ─ FingerprintInputs ─────────────────────────────┐
-       └ ReadChunks ─ DecodeChunks ─┬ events ─ StageEvents ─────┤
+       └ ReadDecodeChunks ──────────┬ events ─ StageEvents ─────┤
                                     ├ rejects ─ StageRejects ────┤
                                     └ counts ───────────── TotalIngest ─ RecordIngest
 
@@ -12,10 +12,17 @@ lines), private to the run: no reader looks there, the run removes the folder wh
 the next run removes one a killed run left.  Then each gaming day from the first one the run
 changed is replayed (:mod:`pipelines.graph`), reading its staged events and the ones the lake
 already holds for it (:class:`ReadDaySource`).
+
+``ListInputs`` lists a path per large file and a group per run of small ones
+(:func:`pipelines.ingest.input_groups`: their lines are decoded, staged and replayed
+together).  A day's rejected lines are never held: ingest stages each chunk's as it decodes
+it, and the day's ``rejects`` file is written from the staged and the lake's files, merged
+in (file, line) order a batch at a time (:func:`write_rejects`).
 """
 from __future__ import annotations
 
 import json
+from typing import Iterator
 
 import apache_beam as beam
 import pyarrow as pa
@@ -24,7 +31,7 @@ import pyarrow.parquet as pq
 
 from pipelines import coders, lake
 from pipelines.ingest import (
-    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, DecodeChunk, IngestOptions, ReadChunks, WithoutCyclicGC,
+    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, IngestOptions, ReadAndDecode, WithoutCyclicGC, input_groups,
     arrival_table, id_table,
 )
 from pipelines.inputs import file_fingerprint
@@ -128,12 +135,13 @@ class RecordIngest(beam.DoFn):
 
 
 def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: str, options: IngestOptions) -> None:
-    paths = p | "ListInputs" >> beam.Create(files)
-    fingerprints = paths | "FingerprintInputs" >> beam.Map(lambda path: {"inputs": [file_fingerprint(path)]})
+    paths = p | "ListInputs" >> beam.Create(input_groups(files))   # a path, or a group of small files' paths
+    fingerprints = paths | "FingerprintInputs" >> beam.Map(
+        lambda group: {"inputs": [file_fingerprint(path) for path in ([group] if isinstance(group, str) else group)]})
     decoded = (
         paths
-        | "ReadChunks" >> beam.ParDo(ReadChunks(options.chunk_lines))
-        | "DecodeChunks" >> beam.ParDo(DecodeChunk(options.gaming_day)).with_outputs(
+        | "ReadDecodeChunks" >> beam.ParDo(ReadAndDecode(options.chunk_lines, options.gaming_day,
+                                                         options.max_rejects_in_a_row)).with_outputs(
             TAG_REJECTS, TAG_IDS, TAG_SEQS, TAG_COUNTS, main="events")
     )
     staged = decoded.events | "StageEvents" >> beam.ParDo(StageEvents(folder, lake_path))
@@ -165,7 +173,8 @@ class ReadDaySource(WithoutCyclicGC):
         fs, _root = lake.filesystem(self.lake_path)
         with fs.open_input_file(path) as f:
             # a day's events the lake held are one file of tens of millions of rows: read in pieces
-            for batch in pq.ParquetFile(f).iter_batches(batch_size=BATCH_ROWS):
+            # rejects in smaller pieces: a day's rejects file may hold millions of long raw lines
+            for batch in pq.ParquetFile(f).iter_batches(batch_size=REJECT_BATCH if kind == "rejects" else BATCH_ROWS):
                 yield from self._piece(kind, pa.Table.from_batches([batch]), carried)
 
     def _piece(self, kind: str, table: pa.Table, carried: bool):
@@ -176,11 +185,15 @@ class ReadDaySource(WithoutCyclicGC):
             table = table.filter(pc.invert(pc.is_in(table.column("file"), pa.array(sorted(self.replaced), pa.string()))))
         counts = {f"carried_{kind}_replaced": before - table.num_rows} if carried else {}
         if kind == "rejects":
-            rows = concat_conformed([table], REJECT_ROWS).to_pylist() if table.num_rows else []
-            if rows:
-                yield beam.pvalue.TaggedOutput(TAG_REJECTS, rows)
+            # the rows themselves go to the day's rejects file by reference (write_rejects reads them
+            # again, streaming): here only what the replay needs of them, never a dict per row
+            table = concat_conformed([table], REJECT_ROWS) if table.num_rows else table
+            rows = identity_rows(table)
+            damaged = table.filter(pc.is_null(table.column("line"))).to_pylist() if table.num_rows else []
+            if damaged:         # a damaged file's row: its INPUT_DAMAGED finding (graph.FindDamagedFiles)
+                yield beam.pvalue.TaggedOutput(TAG_REJECTS, damaged)
             if carried:
-                counts["carried_rejects"] = len(rows)
+                counts["carried_rejects"] = table.num_rows
             events = None
         else:
             day = _dt.date.fromisoformat(self.day)
@@ -201,6 +214,133 @@ class ReadDaySource(WithoutCyclicGC):
             counts["day_files"] = sorted(set(table.column("file").to_pylist()))
         if counts:
             yield beam.pvalue.TaggedOutput(TAG_COUNTS, counts)
+
+
+def identity_rows(table: pa.Table) -> list[dict]:
+    """The rejected lines that name a device (``device_id``, ``event_id``, ``seq``, ``table_id``):
+    what :func:`pipelines.ingest.id_table` and :func:`~pipelines.ingest.arrival_table` need of them."""
+    if not table.num_rows:
+        return []
+    named = table.filter(pc.is_valid(table.column("device_id")))
+    return named.select(["device_id", "event_id", "seq", "table_id"]).to_pylist()
+
+
+REJECTS_FILE = "rejects-file"   # a day's rejects source handed to the writer by reference
+REJECT_BATCH = 1 << 16          # rows of rejects read, merged and written at a time (a row group)
+
+
+def write_rejects(lake_path: str, day: str, file_name: str, sources: list[tuple[str, bool]], tables: list,
+                  replaced: frozenset):
+    """Write the day's ``rejects`` file from its sources, streamed: at no time more than a batch of
+    each source in memory, whatever their number of rows (a gzip bomb of rejected lines).
+
+    ``sources``: ``(path, carried)`` of the run's staged rejects files and the lake's files of the
+    day (without the rows of the ``replaced`` input files); ``tables``: the copies of events in
+    conflict.  Each source is in (file, line) order (a staged file holds one chunk of one input
+    file, a lake file was written so), so the rows are merged in that order batch by batch
+    (:func:`merge_sorted`): the file is the one a sort of all of them gives.
+    """
+    from pipelines.lake import file_schema, write_data_file
+
+    schema = file_schema("rejects")
+    fs, _root = lake.filesystem(lake_path)
+    streams = _staged_streams(fs, [p for p, carried in sources if not carried], schema)
+    streams += [_file_batches(fs, p, schema, replaced) for p, carried in sources if carried]
+    tables = [t for t in (coders.unpack(t) for t in tables) if t is not None and t.num_rows]
+    if tables:
+        from pipelines.lake import sort_table
+
+        streams.append(iter([sort_table("rejects", concat_conformed(tables, schema))]))
+    return write_data_file(lake_path, "rejects", day, file_name, _rebatched(merge_sorted(streams)), schema)
+
+
+def _file_batches(fs, path: str, schema: pa.Schema, replaced: frozenset = frozenset()):
+    with fs.open_input_file(path) as f:
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=REJECT_BATCH):
+            table = concat_conformed([pa.Table.from_batches([batch])], schema)
+            if replaced and table.num_rows:
+                table = table.filter(pc.invert(pc.is_in(table.column("file"), pa.array(sorted(replaced), pa.string()))))
+            if table.num_rows:
+                yield table
+
+
+def _staged_streams(fs, paths: list[str], schema: pa.Schema) -> list:
+    """The run's staged rejects files as sorted streams: one stream of them all, one after the other
+    in order of their first row, when their (file, line) spans do not overlap (each holds one
+    chunk of one input file: they never do); else one stream each."""
+    spans = []
+    for path in paths:
+        with fs.open_input_file(path) as f:
+            keys = pq.read_table(f, columns=["file", "line"])
+        if keys.num_rows:
+            spans.append((_key(keys, 0), _key(keys, keys.num_rows - 1), path))
+    spans.sort()
+    if all(a[1] < b[0] for a, b in zip(spans, spans[1:])):
+        def chained():
+            for _first, _last, path in spans:
+                yield from _file_batches(fs, path, schema)
+        return [chained()]
+    return [_file_batches(fs, path, schema) for _first, _last, path in spans]
+
+
+_LAST = float("inf")     # a damaged file's row (no line) comes after its lines, as a sort puts nulls
+
+
+def _key(table: pa.Table, i: int) -> tuple:
+    line = table.column("line")[i].as_py()
+    return table.column("file")[i].as_py() or "", _LAST if line is None else line
+
+
+def _leading(table: pa.Table, bound: tuple) -> int:
+    """How many first rows of ``table`` (in (file, line) order) are at or before ``bound``."""
+    file, line = bound
+    files, lines = table.column("file"), table.column("line")
+    same = pc.equal(files, file)
+    if line != _LAST:
+        same = pc.and_(same, pc.fill_null(pc.less_equal(lines, line), False))
+    return pc.sum(pc.fill_null(pc.or_(pc.less(files, file), same), False)).as_py() or 0
+
+
+def merge_sorted(streams: list) -> Iterator[pa.Table]:
+    """Tables of rows in (file, line) order from ``streams`` of tables each in that order: each step
+    takes, from every stream's current table, the rows up to the smallest of their last rows."""
+    from pipelines.lake import sort_table
+
+    current: list = [None] * len(streams)
+    while True:
+        for i, stream in enumerate(streams):
+            while stream is not None and (current[i] is None or not current[i].num_rows):
+                current[i] = next(stream, None)
+                if current[i] is None:
+                    streams[i] = stream = None
+        active = [i for i, t in enumerate(current) if t is not None]
+        if not active:
+            return
+        bound = min(_key(current[i], current[i].num_rows - 1) for i in active)
+        parts = []
+        for i in active:
+            n = _leading(current[i], bound)
+            if n:
+                parts.append(current[i].slice(0, n))
+                current[i] = current[i].slice(n) if n < current[i].num_rows else None
+        if parts:
+            yield parts[0] if len(parts) == 1 else sort_table("rejects", pa.concat_tables(parts))
+
+
+def _rebatched(pieces, rows: int = REJECT_BATCH):
+    """The same rows in tables of exactly ``rows`` (the last fewer), each one chunk: the file's row
+    groups depend on its rows only, not on the pieces they came in (a rerun writes the same bytes)."""
+    held, count = [], 0
+    for piece in pieces:
+        held.append(piece)
+        count += piece.num_rows
+        while count >= rows:
+            table = pa.concat_tables(held)
+            yield table.slice(0, rows).combine_chunks()
+            rest = table.slice(rows)
+            held, count = ([rest] if rest.num_rows else []), rest.num_rows
+    if count:
+        yield pa.concat_tables(held).combine_chunks()
 
 
 def _split(table: pa.Table, column: str):

@@ -248,6 +248,7 @@ def _as_raw(read: pa.Table) -> pa.Table | None:
 def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers, config
                   ) -> tuple[pa.Table, list[int]] | None:
     """:func:`decode_block` of ``count`` lines already joined by ``\\n`` (the longest ``longest`` bytes).
+    ``file``: their file's path, or a string array of one path per line (several small files' lines).
 
     Every line must start with ``{`` (:class:`pipelines.inputs.LineBlock`'s
     lines do): pyarrow 25's JSON reader dies of a segmentation fault on a
@@ -274,19 +275,23 @@ def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers
     days = gaming_days(ts, config)
     numbers = pa.array(line_numbers, pa.int64())
     numbers = numbers.filter(ok) if slow else numbers
+    files = None if isinstance(file, str) else file     # several files' lines (JoinedLines): a path per line
+    if files is not None and slow:
+        files = files.filter(ok)
     last = config.last_gaming_day
     if last is not None and pc.max(days).as_py() > last:     # beyond the run's horizon: the per-line way
         within = pc.less_equal(days, pa.scalar(last, pa.date32()))
         beyond = pc.filter(pc.indices_nonzero(ok), pc.invert(within)).to_pylist()
         slow = sorted(slow + beyond)
         good, ts, days, numbers = good.filter(within), ts.filter(within), days.filter(within), numbers.filter(within)
+        files = files.filter(within) if files is not None else None
     n = good.num_rows
     columns = {name: good.column(name) for name in RAW.names}
     columns["ts"] = ts
     columns["ts_offset"] = ts_offsets(good.column("ts"))
     columns["unknown_fields"] = pa.nulls(n, pa.string())
     columns["gaming_day"] = days
-    columns["file"] = pc.fill_null(pa.nulls(n, pa.string()), file)
+    columns["file"] = pc.fill_null(pa.nulls(n, pa.string()), file) if files is None else files
     columns["line"] = numbers
     return pa.table([columns[f.name] for f in EVENTS], schema=EVENTS), slow
 

@@ -60,6 +60,7 @@ Examples:
 @setting_option("timezone")
 @click.option("--chunk-lines", default=20_000, show_default=True, type=click.IntRange(100),
               help="Most lines per chunk read and decoded as one unit (a JSONL chunk also ends at each 4 MB read).")
+@setting_option("max_rejects_in_a_row", type=click.IntRange(0), metavar="LINES")
 @setting_option("log_file", metavar="FILE")
 @click.option("--devices", metavar="FILE",
               help="The device registry (devices.csv: device_id,source,table_id,from_day,to_day) for SHOE_SILENT "
@@ -73,7 +74,8 @@ Examples:
               help="Progress per input file, table and partition too, not only per phase (--log-file keeps it always).")
 @click.pass_context
 def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, fail_on, not_after, cutoff,
-        timezone, chunk_lines, log_file, devices, anchor, anchor_key, lock_timeout, quiet, verbose):
+        timezone, chunk_lines, max_rejects_in_a_row, log_file, devices, anchor, anchor_key, lock_timeout, quiet,
+        verbose):
     """Ingest event files (.jsonl, .jsonl.gz, .parquet; files, folders or globs),
     validate them against the event contract, replay every round against its
     procedure and write the lake: events, rejects, rounds, packs, findings, runs.
@@ -107,7 +109,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
         paths, beam_args = pipeline_args(ctx, list(inputs) + list(ctx.args))
         summaries = _anchored(lake, anchor, key, lambda: _run(
             ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox, cutoff,
-            timezone, chunk_lines, not_after, devices, lock_timeout))
+            timezone, chunk_lines, not_after, devices, lock_timeout, max_rejects_in_a_row))
     except (InputError, LakeError, StateError, ValueError) as exc:
         raise_not_intact(exc)      # the lake's evidence changed outside pitwatch: exit 5, as verify
         raise UserError(str(exc)) from None
@@ -186,7 +188,8 @@ def pipeline_args(ctx, tokens: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, allow_empty_day, strict_inbox,
-         cutoff, timezone, chunk_lines, not_after=None, devices=None, lock_timeout=3600.0):
+         cutoff, timezone, chunk_lines, not_after=None, devices=None, lock_timeout=3600.0,
+         max_rejects_in_a_row=None):
     import datetime as _dt
 
     from schemas.decode import GamingDayConfig
@@ -200,6 +203,7 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
     config = GamingDayConfig(cutoff, timezone, last)
     command = ctx.meta.get(COMMAND_META, "pitwatch run")
     recorded = {"settings": ctx.meta.get(SETTINGS_META, {})}
+    bounds = {} if max_rejects_in_a_row is None else {"max_rejects_in_a_row": int(max_rejects_in_a_row)}
     if day is None:
         nightly_only = [name for name, given in (
             ("--inbox", inbox and _flag_given(ctx, "inbox")), ("--rebuild-from", rebuild_from),
@@ -214,7 +218,7 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
         registry = load_registry(registry_path(devices))
         with lake_lock(lake, lock_timeout, command, log):     # the whole run: one writer at a time
             return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
-                              command=command, recorded=recorded, devices=registry)]
+                              command=command, recorded=recorded, devices=registry, **bounds)]
     from pipelines.nightly import parse_day, run_nightly
 
     if paths:
@@ -226,7 +230,7 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
                            chunk_lines=chunk_lines, lookback_days=lookback_days,
                            rebuild_from=parse_day(rebuild_from) if rebuild_from else None, log=log, command=command,
                            recorded=recorded, allow_empty_day=allow_empty_day, strict_inbox=strict_inbox,
-                           devices=devices)
+                           devices=devices, **bounds)
 
 
 def _flag_given(ctx, name: str) -> bool:
@@ -248,6 +252,7 @@ def render_summary(s) -> str:
         f"  gaming days {', '.join(s.gaming_days) or '-'}",
         *([f"  registry    {s.registry}"] if getattr(s, "registry", "") else []),
         *[f"  damaged     {d['path']}: {d['reason']}" for d in getattr(s, "damage", [])],
+        *[f"  refused     {f['path']}: {f['reason']}" for f in getattr(s, "refused", [])],
         *_incomplete(getattr(s, "incomplete", [])),
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",

@@ -50,6 +50,7 @@ def test_config_show_names_the_origin_of_every_setting(tmp_path):
         ("anchor_key", "(not set)  [default]"),
         ("lock_timeout", "1h  [default]"),                         # issue 26: run and vacuum
         ("retention_days", "2555  [default]"),                     # issue 26: vacuum
+        ("max_rejects_in_a_row", "10000  [default]"),              # issue 37: run
         ("legal_holds", "(not set)  [default]"),                   # issue 26: vacuum, the file only
     )]
 
@@ -87,12 +88,14 @@ def test_a_missing_config_file_is_exit_2(tmp_path):
 
 
 def test_the_key_table_is_the_one_place_for_keys(tmp_path):
-    sample = {"time": '"06:00"', "count": "7", "duration": '"1h"', "days": '["2026-11-28"]'}
+    sample = {"time": '"06:00"', "count": "7", "lines": "10000", "duration": '"1h"', "days": '["2026-11-28"]'}
     text = "".join(f"{k} = {sample.get(s.kind) or repr(s.choices[-1] if s.choices else 'x')}\n" for k, s in SETTINGS.items())
     path = _config(tmp_path, text.replace("'", '"'))
     assert sorted(load(str(path)).values) == sorted(SETTINGS)
     with pytest.raises(ConfigError):
         load(str(_config(tmp_path, 'retention_days = "7"\n')))
+    with pytest.raises(ConfigError, match="max_rejects_in_a_row must be a whole number of lines"):
+        load(str(_config(tmp_path, 'max_rejects_in_a_row = "10000"\n')))
 
 
 @pytest.mark.slow
