@@ -8,6 +8,7 @@ as the decoder would produce it.
 """
 from __future__ import annotations
 
+import json
 import random
 
 from rules.cards import coup as deal_coup, baccarat_total
@@ -205,3 +206,24 @@ def new_deck_pack(run: list[str]) -> "Baccarat":
     while b.pos < 40:
         b.coup(bets=())
     return b
+
+
+def replay(events, table_id="BAC-T", checkpoint_every=0):
+    """(findings, rounds, packs, rejects) of one replay, sorted; rejects as (event_id, reason); with
+    ``checkpoint_every``, the replay is saved and loaded again (JSON) every that many events."""
+    rp = TableReplay(table_id)
+    findings, rounds, packs, rejects = [], [], [], []
+    for i, ev in enumerate(events, 1):
+        findings += rp.feed(ev)
+        rejects += [(e.event_id, why) for e, why in rp.drain_rejects()]
+        if checkpoint_every and i % checkpoint_every == 0:
+            rounds += rp.drain_rounds()
+            packs += rp.drain_packs()
+            rp = TableReplay.from_state(json.loads(json.dumps(rp.state())))
+    findings += rp.close()
+    rounds += rp.drain_rounds()
+    packs += rp.drain_packs()
+    key = lambda r: (r.get("round_id") or "", r.get("round_use") or 0, r.get("pack_id") or "",  # noqa: E731
+                     r.get("pack_use") or 0)
+    return (sorted(findings, key=lambda f: f.finding_id), sorted(rounds, key=key), sorted(packs, key=key),
+            rejects)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import collections
-import json
 import random
 import re
 
@@ -10,10 +9,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules.catalog import RULES, rule, rule_rows
 from rules.finding import default_gaming_day, make_finding
-from rules.table import TableReplay
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, RULES as RULES_SCHEMA, rows_to_table
 from schemas.decode import GamingDayConfig, decode_line
-from tests.rules.stream import Baccarat
+from tests.rules.stream import Baccarat, replay
 
 from tests.data import RULES_MD, clean_floor_lines
 
@@ -48,19 +46,8 @@ def _clean_tables():
 
 
 def _replay(table_id, events, checkpoint_every=0):
-    rp = TableReplay(table_id)
-    findings, rounds, packs = [], [], []
-    for i, ev in enumerate(events, 1):
-        findings += rp.feed(ev)
-        if checkpoint_every and i % checkpoint_every == 0:
-            rounds += rp.drain_rounds()
-            packs += rp.drain_packs()
-            rp = TableReplay.from_state(json.loads(json.dumps(rp.state())))
-    findings += rp.close()
-    rounds += rp.drain_rounds()
-    packs += rp.drain_packs()
-    key = lambda r: (r.get("round_id") or "", r.get("pack_id") or "")  # noqa: E731
-    return sorted(findings, key=lambda f: f.finding_id), sorted(rounds, key=key), sorted(packs, key=key)
+    findings, rounds, packs, _rejects = replay(events, table_id, checkpoint_every)
+    return findings, rounds, packs
 
 
 def test_clean_floor_raises_no_finding():

@@ -14,32 +14,12 @@ import random
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from rules.table import STATE_VERSION, TableReplay
+from rules.table import STATE_VERSION
 from schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
-from tests.rules.stream import Baccarat
+from tests.rules.stream import Baccarat, replay
 from tests.rules.test_engine import _merge, faulty_shoe
 
 USE_COLUMNS = ("pack_use", "round_use")
-
-
-def replay(events, table_id="BAC-T", checkpoint_every=0):
-    """(findings, rounds, packs, rejects) of one replay, sorted; rejects as (event_id, reason)."""
-    rp = TableReplay(table_id)
-    findings, rounds, packs, rejects = [], [], [], []
-    for i, ev in enumerate(events, 1):
-        findings += rp.feed(ev)
-        rejects += [(e.event_id, why) for e, why in rp.drain_rejects()]
-        if checkpoint_every and i % checkpoint_every == 0:
-            rounds += rp.drain_rounds()
-            packs += rp.drain_packs()
-            rp = TableReplay.from_state(json.loads(json.dumps(rp.state())))
-    findings += rp.close()
-    rounds += rp.drain_rounds()
-    packs += rp.drain_packs()
-    key = lambda r: (r.get("round_id") or "", r.get("round_use") or 0, r.get("pack_id") or "",  # noqa: E731
-                     r.get("pack_use") or 0)
-    return (sorted(findings, key=lambda f: f.finding_id), sorted(rounds, key=key), sorted(packs, key=key),
-            rejects)
 
 
 def renamed(events, packs: dict, rounds: dict):
