@@ -170,7 +170,11 @@ def migrate_state(state: dict) -> dict:
     shows the stream named (the recently finished packs and rounds, ``done_packs`` and
     ``done_rounds``, as named and left by every stream; an open pack as named by the streams that
     have events in it, left by those that passed it), so an id named again after the upgrade is a
-    new use exactly when version 2 would have made it one."""
+    new use exactly when version 2 would have made it one.  Version 1 kept the last 64 finished
+    packs and rounds (this version's streams remember the last ``KEEP_USES`` ids): an id finished
+    before those is a new use all the same, numbered 1 again where a replay of the whole feed by
+    this version would number it 2 or more — its rows and findings are the same apart from that
+    number."""
     v = state.get("v")
     if v == STATE_VERSION:
         return state

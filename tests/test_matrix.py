@@ -85,7 +85,6 @@ def test_the_reuse_variant_covers_every_rule_keyed_by_pack_or_round():
     assert set(SPECS) - DEVICE_KEYED == {r.rule_id for r in RULES if r.key not in ("file", "table, device")}
 
 
-@pytest.mark.slow
 # A known limit of the engine's per-stream use numbering (docs/engine.md, "Ids used again"): a stud
 # pack shuffled by hand is never reported by the shuffler, so when the shuffler's counter later gives
 # that id to another pack, the shuffler numbers its uses of the id one behind the terminal's and its
@@ -94,6 +93,7 @@ def test_the_reuse_variant_covers_every_rule_keyed_by_pack_or_round():
 STREAM_SKIPS_A_USE = {"PACK_COMPOSITION"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule_id", [
     pytest.param(r, marks=pytest.mark.xfail(strict=True, reason="a stream that skips a use of an id numbers "
                                             "its later uses one behind (docs/engine.md): issue 36, open"))

@@ -49,13 +49,16 @@ def _rest(driver: TableDriver, events) -> tuple:
             sorted(rows.packs, key=key), sorted(rows.sequences, key=key))
 
 
-def _reusing(first, rest):
+def _reusing(first, rest, state):
     """``rest`` with every pack and round id it names first renamed to the first part's ids, in
-    order (the first part's oldest pack and round ids used again).  Only ids of packs the shuffler
-    reported are used again: a stream that skipped a use of an id (a pack shuffled at the table,
-    with no shuffler report) numbers its next use of it one behind (rules.table, "Ids used
-    again"), which version 1's finished-pack list cannot tell; the upgrade takes every finished
-    pack as reported."""
+    order (the first part's oldest pack and round ids used again).  Only ids the version 1
+    ``state`` remembers are used again: it kept the last 64 finished packs and rounds, this
+    engine's streams remember 256 ids (rules.uses.KEEP_USES), and an id the old state forgot
+    starts again at use 1 after the upgrade (rules.table.migrate_state).  Only ids of packs the
+    shuffler reported are used again: a stream that skipped a use of an id (a pack shuffled at
+    the table, with no shuffler report) numbers its next use of it one behind (rules.table, "Ids
+    used again"), which version 1's finished-pack list cannot tell; the upgrade takes every
+    finished pack as reported."""
     def ids(events, field):
         seen = []
         for e in events:
@@ -66,8 +69,10 @@ def _reusing(first, rest):
 
     out = rest
     reported = {e.pack_id for e in first if e.type == "shuffle_completed"}
+    known = {"pack_id": set(state["done_packs"]) | set(state["packs"]),
+             "round_id": set(state["done_rounds"]) | set(state["rounds"])}
     for field in ("pack_id", "round_id"):
-        old = [v for v in ids(first, field) if field == "round_id" or v in reported]
+        old = [v for v in ids(first, field) if v in known[field] and (field == "round_id" or v in reported)]
         new = [v for v in ids(rest, field) if v not in old]
         mapping = dict(zip(new, old))
         out = [e._replace(**{field: mapping[getattr(e, field)]}) if getattr(e, field) in mapping else e
@@ -91,7 +96,7 @@ def test_a_night_on_a_version_1_state_gives_the_rows_of_a_fresh_replay(reuse):
     for tid, order in sorted(tables.items()):
         first_id, k = saved["cut"][tid]
         assert order[k].event_id == first_id     # the same feed order as main's
-        rest = _reusing(order[:k], order[k:]) if reuse else order[k:]
+        rest = _reusing(order[:k], order[k:], saved["states"][tid]) if reuse else order[k:]
         fresh = TableDriver(tid, gd)
         fresh.feed_all(order[:k])
         fresh.take_rows()

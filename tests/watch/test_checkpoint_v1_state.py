@@ -35,7 +35,7 @@ def test_a_checkpoint_of_version_1_states_goes_on_as_a_watcher_that_saw_everythi
             k = saved["cut"][tid][1]
             for ev in order[:k]:
                 fresh.feed(ev)
-            rests[tid] = _reusing(order[:k], order[k:]) if reuse else order[k:]
+            rests[tid] = _reusing(order[:k], order[k:], saved["states"][tid]) if reuse else order[k:]
         restored.restore(saved["states"], {})
         assert all(d.replay.st["v"] == STATE_VERSION for d in restored.tables.values())
         rest = [ev for tid in sorted(rests) for ev in rests[tid]]
