@@ -139,6 +139,7 @@ def _prep(rp, ev: Event) -> None:
         st["prep_pack"] = pid
     pack = rp._pack(pid, ev)
     if ev.type == "shuffle":
+        rp.terminal_shuffled(pid, ev.method)
         pack["shuffles"].append(["dealer", ev.method, ref(ev)])
     rp.proc.on_pack_event(rp, pack, ev)
     rp._settle(pack)

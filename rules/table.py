@@ -117,13 +117,22 @@ hands it out with its reason, for the caller to store the line as rejected.
 Each stream remembers the use numbers of the last ``KEEP_USES`` (256: a shoe of coups numbered per shoe) ids it
 named; an id it named longer ago starts again at use 1 (a new pack or round all
 the same: its key was handed out long before, so it is not taken as a
-straggler).  A stream that skips a use of an id — a shuffler report lost (the
-``seq`` gap is reported, ``SEQ_GAP``), or a pack shuffled at the table that the
-shuffler never reported, whose id the shuffler's counter later gives to another
-pack — numbers its later uses of that id one behind the other streams: its
-report then goes to a finished pack (a straggler, detached) or to an open one,
-and which depends on the interleaving.  That is the per-stream rule's limit (no
-cross-device timestamps decide, point 1 above).  Ids are taken
+straggler).  A pack the terminal shuffled at the table alone (``shuffle`` by
+``hand`` or ``riffle``, no ``machine``) is one the shuffler never reports
+(events.md: "a machine shuffle is also seen by the shuffler"): the terminal
+remembers such uses (``table_shuffled``, :meth:`TableReplay.terminal_shuffled`)
+and the shuffler's next report of the id names the use after them
+(:meth:`TableReplay.shuffler_key`) — a hand-shuffled stud pack whose id the
+shuffler's counter later gives to another pack no longer puts that pack's deck
+count on the wrong use (issue 36's reuse matrix, razz ``PACK_COMPOSITION``).
+This reads the terminal's shuffle before the shuffler's next report: a feed
+whose shuffler report of use n+1 comes before the terminal's hand shuffle of use
+n (a device late by a whole pack) numbers that report n.  A stream that skips a
+use otherwise — a shuffler report lost (the ``seq`` gap is reported,
+``SEQ_GAP``) — numbers its later uses of that id one behind the other streams:
+its report then goes to a finished pack (a straggler, detached) or to an open
+one, and which depends on the interleaving.  That is the per-stream rule's limit
+(no cross-device timestamps decide, point 1 above).  Ids are taken
 as they are: a device id holding ``#`` and digits could meet another id's use
 key (``X#2``); none of the contract's examples does.
 
@@ -158,7 +167,7 @@ def _new_state(table_id: str) -> dict:
         "prep_pack": None, "play_pack": None, "shoe_pack": None, "unnamed_prep": [],
         "packs": {}, "rounds": {}, "ending": [], "done_packs": [], "done_rounds": [],
         "fired": [], "out_rounds": [], "out_packs": [], "out_seqs": [], "g": {}, "early": [],
-        "uses": {name: {} for name in _STREAMS}, "keys": {},
+        "uses": {name: {} for name in _STREAMS}, "keys": {}, "table_shuffled": {},
     }
 
 
@@ -170,7 +179,9 @@ def migrate_state(state: dict) -> dict:
     shows the stream named (the recently finished packs and rounds, ``done_packs`` and
     ``done_rounds``, as named and left by every stream; an open pack as named by the streams that
     have events in it, left by those that passed it), so an id named again after the upgrade is a
-    new use exactly when version 2 would have made it one.  Version 1 kept the last 64 finished
+    new use exactly when version 2 would have made it one, but for a finished pack the table
+    shuffled by hand, which version 1 does not tell (``table_shuffled`` starts empty: the
+    shuffler's next report of its id is taken as that pack's use, as version 1 did).  Version 1 kept the last 64 finished
     packs and rounds (this version's streams remember the last ``KEEP_USES`` ids): an id finished
     before those is a new use all the same, numbered 1 again where a replay of the whole feed by
     this version would number it 2 or more — its rows and findings are the same apart from that
@@ -208,6 +219,7 @@ def migrate_state(state: dict) -> dict:
         prune(uses[name], KEEP_USES)
     st["uses"] = uses
     st["keys"] = {}
+    st["table_shuffled"] = {}
     st["v"] = STATE_VERSION
     return st
 
@@ -485,11 +497,33 @@ class TableReplay:
         self._mark(stream, key, DEALT)
 
     def shuffler_key(self, raw: str) -> str:
-        """The use of pack id ``raw`` a shuffler report names: its n-th report of the id is use n."""
+        """The use of pack id ``raw`` a shuffler report names: the next use after its last report of
+        the id that the terminal has not shuffled at the table alone (:meth:`terminal_shuffled`: a
+        pack shuffled by hand or riffled, which the shuffler never reports)."""
         uses = self.st["uses"]["shuffler"]
         n = uses.get(raw, 0) + 1
+        at_table = self.st.get("table_shuffled", {}).get(raw, ())
+        while n in at_table:
+            n += 1
         again(uses, raw, n)
         return self._use(raw, n)
+
+    def terminal_shuffled(self, key: str, method: str | None) -> None:
+        """The terminal shuffled the pack of use key ``key`` by ``method``: a use whose every
+        shuffle so far is the table's own (``hand``, ``riffle``) is one the shuffler will not report
+        (events.md: a machine shuffle is also seen by the shuffler), so the shuffler's next report
+        of the id names the use after it (:meth:`shuffler_key`).  Remembered for the last
+        ``KEEP_USES`` ids, a few uses each."""
+        raw, n = self.id_use(key)
+        shuffled = self.st.setdefault("table_shuffled", {})
+        at_table = shuffled.get(raw, [])
+        if method in ("hand", "riffle"):
+            pack = self.st["packs"].get(key)
+            if n not in at_table and not (pack is not None and pack["shuffler"] is not None) \
+                    and not (pack is not None and any(m == "machine" for _s, m, _r in pack["shuffles"])):
+                again(shuffled, raw, (at_table + [n])[-4:])
+        elif n in at_table:
+            again(shuffled, raw, [u for u in at_table if u != n])
 
     def round(self, round_id: str | None) -> dict | None:
         return self.st["rounds"].get(round_id)

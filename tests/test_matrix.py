@@ -85,19 +85,8 @@ def test_the_reuse_variant_covers_every_rule_keyed_by_pack_or_round():
     assert set(SPECS) - DEVICE_KEYED == {r.rule_id for r in RULES if r.key not in ("file", "table, device")}
 
 
-# A known limit of the engine's per-stream use numbering (docs/engine.md, "Ids used again"): a stud
-# pack shuffled by hand is never reported by the shuffler, so when the shuffler's counter later gives
-# that id to another pack, the shuffler numbers its uses of the id one behind the terminal's and its
-# report (the deck count PACK_COMPOSITION checks) lands on another use. Issue 36 stays open on it;
-# strict: the day passing would fail this mark, so the fix is seen.
-STREAM_SKIPS_A_USE = {"PACK_COMPOSITION"}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("rule_id", [
-    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason="a stream that skips a use of an id numbers "
-                                            "its later uses one behind (docs/engine.md): issue 36, open"))
-    if r in STREAM_SKIPS_A_USE else r for r in sorted(set(SPECS) - DEVICE_KEYED)])
+@pytest.mark.parametrize("rule_id", sorted(set(SPECS) - DEVICE_KEYED))
 def test_a_day_with_one_fault_and_reused_ids_raises_exactly_its_ground_truth(rule_id, tmp_path):
     hours = reuse_hours(rule_id)
     findings, truth = _day(tmp_path, SPECS[rule_id].games, {rule_id: 1.0}, hours=hours, reuse_ids=True)

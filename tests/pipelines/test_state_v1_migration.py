@@ -55,10 +55,10 @@ def _reusing(first, rest, state):
     ``state`` remembers are used again: it kept the last 64 finished packs and rounds, this
     engine's streams remember 256 ids (rules.uses.KEEP_USES), and an id the old state forgot
     starts again at use 1 after the upgrade (rules.table.migrate_state).  Only ids of packs the
-    shuffler reported are used again: a stream that skipped a use of an id (a pack shuffled at
-    the table, with no shuffler report) numbers its next use of it one behind (rules.table, "Ids
-    used again"), which version 1's finished-pack list cannot tell; the upgrade takes every
-    finished pack as reported."""
+    shuffler reported are used again: the shuffler's next report of an id whose last use was
+    shuffled at the table names the use after it (rules.table, "Ids used again",
+    ``table_shuffled``), which version 1's finished-pack list cannot tell; the upgrade takes
+    every finished pack as reported by the shuffler."""
     def ids(events, field):
         seen = []
         for e in events:

@@ -95,13 +95,14 @@ def test_each_device_of_a_second_use_goes_to_the_new_pack_in_any_interleaving():
 
 
 def test_a_straggler_for_a_finished_pack_is_not_a_new_pack():
-    """A late note of the terminal about the finished P-1 (while P-2 is dealt), and a shuffler's
-    first report of a pack the table shuffled by hand arriving after the pack finished: the
-    latest use of P-1 is finished, so they are detached as before, not a second P-1."""
+    """A late note of the terminal about the finished P-1 (while P-2 is dealt), and the shuffler's
+    first report of P-1, which the terminal says it shuffled by machine, arriving after the pack
+    finished: neither is a second P-1 — the note is detached, the report is of that first use (a
+    machine shuffle is reported by the shuffler) and gives it what only the report knows."""
     def table() -> Baccarat:
         b = Baccarat()
         b.shuffle("P-1", shuffler=False, dealer=False)
-        b.dealer("shuffle", pack_id="P-1", method="hand")
+        b.dealer("shuffle", pack_id="P-1", method="machine")
         b.cut()
         b.load()
         b.burn()
@@ -122,8 +123,67 @@ def test_a_straggler_for_a_finished_pack_is_not_a_new_pack():
     without = replay([e for e in events if not (e.pack_id == "P-1" and e.type in ("stub_discarded",
                                                                                  "shuffle_completed"))])
     assert [(p["pack_id"], p["pack_use"]) for p in with_straggler[2]] == [("P-1", 1), ("P-2", 1)]
-    assert with_straggler[1:3] == without[1:3]
-    assert [f.rule_id for f in with_straggler[0]] == [f.rule_id for f in without[0]]
+    assert with_straggler[1] == without[1]
+    assert [p["preshuffled"] for p in with_straggler[2]] == [False, False]
+    assert [{**p, "preshuffled": None} if p["pack_id"] == "P-1" else p for p in with_straggler[2]] == without[2]
+    assert [f.rule_id for f in with_straggler[0]] == [f.rule_id for f in without[0]] == []
+
+
+def _hand_then_machine(second: str) -> Baccarat:
+    """P-1 shuffled by hand at the table (the shuffler never sees it, events.md), dealt and taken
+    out; then pack ``second`` shuffled by the machine (its report first) and dealt."""
+    b = Baccarat()
+    b.shuffle("P-1", shuffler=False, dealer=False)
+    b.dealer("shuffle", pack_id="P-1", method="hand")
+    b.cut()
+    b.load()
+    b.burn()
+    for _ in range(3):
+        b.coup()
+    b.empty()
+    b.prepare(second)
+    for _ in range(3):
+        b.coup()
+    b.empty()
+    b.dealer("table_closed")
+    return b
+
+
+def test_the_shufflers_report_of_an_id_after_a_hand_shuffled_use_is_the_next_use():
+    """Issue 36's reuse matrix (razz PACK_COMPOSITION): a pack shuffled by hand is never reported
+    by the shuffler, so its first report of the id after that use is of the next use, not a late
+    report of the hand-shuffled one; its deck count is checked on the pack it came with."""
+    reused = replay(_hand_then_machine("P-1").events)
+    unique = replay(_hand_then_machine("P-2").events)
+    assert [(p["pack_id"], p["pack_use"], p["shuffle_method"]) for p in reused[2]] == [
+        ("P-1", 1, "hand"), ("P-1", 2, "machine")]
+    back = {("P-1", 2): "P-2"}
+    assert as_unique(reused[2], back, {}) == as_unique(unique[2], {}, {})
+    assert as_unique(reused[1], back, {}) == as_unique(unique[1], {}, {})
+    assert as_unique(finding_rows(reused[0]), back, {}, ["finding_id"]) == as_unique(
+        finding_rows(unique[0]), {}, {}, ["finding_id"])
+
+
+def test_a_use_shuffled_by_hand_and_by_the_machine_keeps_the_shufflers_report():
+    """The terminal shuffled P-1 by hand and then by machine: the shuffler's report is of that use
+    (a machine shuffle is also seen by the shuffler), even when it comes after the hand shuffle."""
+    b = Baccarat()
+    b.shuffle("P-1", shuffler=False, dealer=False)
+    b.dealer("shuffle", pack_id="P-1", method="hand")
+    b.dealer("shuffle", pack_id="P-1", method="machine")
+    b.shuffler("shuffle_completed", pack_id="P-1", decks=8, card_count=416, missing=[], extra=[],
+               preshuffled=False)
+    b.cut()
+    b.load()
+    b.burn()
+    for _ in range(3):
+        b.coup()
+    b.empty()
+    b.dealer("table_closed")
+    f, _rounds, packs, _rejects = replay(b.events)
+    assert [(p["pack_id"], p["pack_use"], p["shuffle_method"]) for p in packs] == [("P-1", 1, "hand")]
+    assert (packs[0]["decks"], packs[0]["card_count"]) == (8, 416), packs[0]
+    assert [x.rule_id for x in f] == []
 
 
 def test_a_round_id_started_again_after_its_round_ended_is_a_new_round():
