@@ -23,6 +23,13 @@ day order, each gaming day D as a year would:
 * the night of D: one real ``pipelines.batch.run_batch([inbox/D], lake,
   beam_args=["--runner=FnApiRunner"])`` in a child process of its own, as ``pitwatch run`` is.
 
+Each of those child processes runs at its day's time (``faketime``, Debian's package: the bench
+refuses to age without it): the watcher's commits of D at 18:00 of D, the night of D at 07:00 of
+D+1.  So the lake's log holds a year of times — the removes of a compaction dated the day it was
+made, which the ``alerts`` table's checkpoints drop a day later (its one-day tombstone retention),
+as on a real floor; aged in minutes on the real clock, no remove would be a day old and every
+checkpoint would keep them all.  The measures run on the real clock.
+
 The **young** lake is the night of the aged lake's last day alone plus a few (5) watcher commits;
 the **young-day** lake is that lake's first day as a casino's first night has it: the watcher's
 commits of the whole day (as many as an aged day has, ``--watcher-commits`` / ``--nights``), then
@@ -74,9 +81,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-AGING_FORMAT = 3                 # bump when the aging changes: a kept lake of another format is not reused
+AGING_FORMAT = 4                 # bump when the aging changes: a kept lake of another format is not reused
                                  # (2: the young-day lake; runs commits that say whether their record is the
-                                 # watcher's; 3: the watcher compacts each closed day of its alerts files)
+                                 # watcher's; 3: the watcher compacts each closed day of its alerts files;
+                                 # 4: each aging step runs at its day's time, under faketime)
 FIRST_DAY = _dt.date(2025, 9, 1)  # the aged lake's first gaming day (a year later is still in the past)
 CHUNK_DAYS = 28                  # days per `pitwatch simulate` (its --hours is capped at 744)
 ALERTS_PER_COMMIT = 3
@@ -146,9 +154,14 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "days": s.gaming_days, "s
 '''
 
 
-def child(code: str) -> dict:
-    """Run python code in its own process (cwd: the checkout); it prints one JSON line last."""
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+def child(code: str, at: str | None = None) -> dict:
+    """Run python code in its own process (cwd: the checkout); it prints one JSON line last.  ``at``
+    (``YYYY-MM-DD HH:MM:SS``, UTC): the process's clock starts there (``faketime``), so what it
+    writes into the log — commit times, removes' ``deletionTimestamp``, the removes delta-rs drops
+    from a checkpoint — is what that day wrote."""
+    clock = ["faketime", "-f", f"@{at}"] if at else []
+    out = subprocess.run([*clock, sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "TZ": "UTC"})
     if out.returncode != 0:
         raise SystemExit(f"a child process failed (exit {out.returncode}):\n{out.stderr[-4000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -223,18 +236,25 @@ class Aging:
         return folder
 
     def run_night(self, lake: Path, i: int) -> dict:
-        result = child(RUN.format(inputs=[str(self.ensure_day(i))], lake=str(lake), beam=BEAM))
+        """The night of day ``i``, run at 07:00 the day after (the casino's cutoff is 06:00)."""
+        result = child(RUN.format(inputs=[str(self.ensure_day(i))], lake=str(lake), beam=BEAM),
+                       at=f"{day_of(i + 1)} 07:00:00")
         if result["status"] != "succeeded":
             raise SystemExit(f"the night of {day_of(i)} did not succeed: {result}")
         return result
 
-    def watcher(self, lake: Path, day: str, n: int, count: int) -> dict:
+    def watcher(self, lake: Path, day: str, n: int, count: int, at: str | None = None) -> dict:
+        """A day's watcher commits, at 18:00 of that day unless ``at`` says when (a day's commits
+        are written in minutes: its closed days' compactions are stamped with that day)."""
         return child(ALERT + WATCHER.format(lake=str(lake), watch_id=WATCH_ID, n=n, count=count, day=day, first=n,
-                                    of=max(count, 1), per=ALERTS_PER_COMMIT))
+                                    of=max(count, 1), per=ALERTS_PER_COMMIT), at=at or f"{day} 18:00:00")
 
     def age(self) -> None:
         st = self.state
         began = time.perf_counter()
+        if shutil.which("faketime") is None and not (st["nights_done"] >= self.nights and st["young"]
+                                                    and st.get("young_day") and st["own_day"]):
+            raise SystemExit("aging needs faketime (Debian: apt-get install faketime): each step runs at its day's time")
         if st["nights_done"] < self.nights:
             print(f"aging: {self.nights} nights of {self.tables}, {self.commits:,} watcher commits "
                   f"(from night {st['nights_done'] + 1}) …", flush=True)
@@ -263,7 +283,7 @@ class Aging:
         if not st["young"]:
             shutil.rmtree(self.young, ignore_errors=True)
             self.run_night(self.young, self.nights - 1)
-            self.watcher(self.young, self.last, 0, YOUNG_COMMITS)
+            self.watcher(self.young, self.last, 0, YOUNG_COMMITS, at=f"{day_of(self.nights)} 09:00:00")
             st["young"] = True
             self.save()
         if not st.get("young_day"):

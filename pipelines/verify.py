@@ -264,7 +264,7 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
         raise lake.LakeError(f"{lake_path} is not a pitwatch lake: it holds no Delta table")
     report = Report(lake_path)
     report.checked["tables"] = len(tables)
-    if delta.local(lake_path) and not _no_links(lake_path, report):
+    if delta.local(lake_path) and not _no_links(lake_path, report, since=since is not None):
         return report
     start = None
     if since is not None:
@@ -328,33 +328,39 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
     return report
 
 
-def _no_links(lake_path: str, report: Report) -> bool:
+def _no_links(lake_path: str, report: Report, since: bool = False) -> bool:
     """Walk the local lake without following links: every symbolic link in it is a problem (a data
     file or a partition folder pointing outside the lake would make verify vouch for bytes the lake
     does not hold, and a link to a device or a FIFO would hang it), and nothing else is read when
     there is one (False); every file or folder writable by others is noted (anyone on the host can
-    change the evidence: not tampering, but the lake's guard is down). True when there is no link."""
+    change the evidence: not tampering, but the lake's guard is down). True when there is no link.
+
+    ``since`` (``verify --since``): the walk does not go into the folders that grow with the lake's
+    age and of which the check reads only what is new — partitions (``gaming_day=D``) and log
+    archives: each file it reads there is checked for a link as it is read (:func:`_linked`), so
+    its cost is what is new, not seven years of folders."""
     links, open_to_all = [], []
     todo = [lake_path]
+    cut = len(lake_path.rstrip("/")) + 1
     while todo:
         folder = todo.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError as exc:
-            report.problem("unreadable", os.path.relpath(folder, lake_path), f"cannot be listed ({exc.strerror})")
+            report.problem("unreadable", folder[cut:] or ".", f"cannot be listed ({exc.strerror})")
             continue
         for entry in entries:
-            rel = os.path.relpath(entry.path, lake_path)
             if entry.is_symlink():
-                links.append((rel, os.readlink(entry.path)))
+                links.append((entry.path[cut:], os.readlink(entry.path)))
                 continue
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
             except OSError:
                 continue
             if mode & stat.S_IWOTH:
-                open_to_all.append((rel, mode))
-            if entry.is_dir(follow_symlinks=False):
+                open_to_all.append((entry.path[cut:], mode))
+            if entry.is_dir(follow_symlinks=False) and not (
+                    since and ("=" in entry.name or entry.name == delta.ARCHIVE_FOLDER)):
                 todo.append(entry.path)
     for rel, target in sorted(links):
         report.problem("link", rel, f"a symbolic link (to {target}) inside the lake: verify follows no link, "
@@ -365,6 +371,26 @@ def _no_links(lake_path: str, report: Report) -> bool:
         report.notes.append(f"writable by others: {shown}{more}: anyone on this host can change the lake's "
                             "evidence (chmod o-w; docs/operations.md)")
     return not links
+
+
+def _linked(lake_path: str, rel: str, report: Report) -> bool:
+    """``verify --since``: is a file it is about to read at ``rel`` (inside a partition or a log
+    archive, which its walk does not go into: :func:`_no_links`), or a folder on its way, a symbolic
+    link?  Then it is a problem (named as the walk names one) and the file is not read (True)."""
+    if not delta.local(lake_path):
+        return False
+    path = lake_path.rstrip("/")
+    for part in rel.split("/"):
+        path = f"{path}/{part}"
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                report.problem("link", path[len(lake_path.rstrip('/')) + 1:], f"a symbolic link (to "
+                               f"{os.readlink(path)}) inside the lake: verify follows no link, and a lake's files "
+                               "are its own; it was not read")
+                return True
+        except OSError:
+            return False
+    return False
 
 
 def _recorded(records: list[Record]) -> tuple[dict, dict]:
@@ -558,7 +584,8 @@ def _commits(lake_path: str, name: str, report: Report, replay: _Replay | None =
         versions = {v for v in versions if v > after}
         first = min(versions) if versions else float("inf")     # the log's first (not the growing set's)
         v = after + 1
-        while v < first and delta_log.commit_exists(lake_path, name, v):
+        while v < first and not _linked(lake_path, f"{name}/{delta.ARCHIVE_FOLDER}/{delta_log.commit_name(v)}",
+                                        report) and delta_log.commit_exists(lake_path, name, v):
             versions.add(v)
             v += 1
     expected = after + 1
@@ -740,6 +767,8 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
     recorded_states = [states[v] for (t, v) in recorded_commits if t == name and v in states]
     for path, (version, kind) in sorted(added_by.items()):
         what = f"{name}/{path}"
+        if start is not None and _linked(lake_path, what, report):
+            continue
         rec = recorded_files.get((name, path))
         exists = fs.get_file_info(f"{root}/{name}/{path}").type == pafs.FileType.File
         removal = removals.get((name, path))
@@ -791,7 +820,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                                + ("; it is in the table now" if path in current else
                                   f"; commit {removed_at.get(path)} removed it from the table, no vacuum removed it"))
     for where, record, entry in compactions:
-        _compacted_rows(lake_path, name, where, record, entry, report, hash_later)
+        _compacted_rows(lake_path, name, where, record, entry, report, hash_later, since=start is not None)
     _stray_files(lake_path, name, set(added_by) | set(current), report, status, start, added_by)
     _checkpoints(lake_path, name, replay, chained, report, start)
 
@@ -875,7 +904,7 @@ def _hashed(report: Report, what: str, actual: str, record: Record, want: str) -
 
 
 def _compacted_rows(lake_path: str, name: str, where: str, record: Record, entry: dict, report: Report,
-                    hash_later: dict) -> None:
+                    hash_later: dict, since: bool = False) -> None:
     """A recorded compaction's rows: the new file's (when on disk) and the replaced files' (when all
     are still on disk: vacuum removes them in time) hash to the digest its record names
     (:func:`pipelines.chain.rows_sha256`); counted for the note.  A replaced file is read once: its
@@ -890,6 +919,9 @@ def _compacted_rows(lake_path: str, name: str, where: str, record: Record, entry
             full = f"{root}/{name}/{path}"
             if fs.get_file_info(full).type != pafs.FileType.File:
                 rows = None               # gone: named by the file checks (removed, or retention)
+                continue
+            if since and _linked(lake_path, f"{name}/{path}", report):
+                rows = None
                 continue
             body = chain.read_whole(fs, full)
             if path in hash_later:

@@ -91,6 +91,36 @@ def test_a_data_file_added_after_the_anchor_flipped_is_named(lake):
     assert what in named(report, "changed")
 
 
+@pytest.mark.parametrize("target", ["/dev/zero", "a copy outside"])
+def test_a_data_file_added_after_the_anchor_made_a_link_is_named_and_not_read(lake, tmp_path, target):
+    """``--since`` does not walk the partitions (their number grows with the lake's age): the files
+    it reads there are checked for a link as they are read.  A link to /dev/zero would hang it."""
+    what = _files_added(lake, after=True)[0]
+    pointed = "/dev/zero" if target == "/dev/zero" else str(tmp_path / "outside.parquet")
+    if target != "/dev/zero":
+        shutil.copy(lake / what, pointed)       # the same bytes: only the link is wrong
+    (lake / what).unlink()
+    (lake / what).symlink_to(pointed)
+    result, report = since(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert named(report, "link") == [what]
+    assert [p["detail"] for p in report["problems"] if p["kind"] == "link"][0].startswith(
+        f"a symbolic link (to {pointed}) inside the lake")
+
+
+def test_a_data_file_before_the_anchor_made_a_link_is_left_to_the_full_verify(lake, tmp_path):
+    """A file the anchor vouches for is not read by ``--since`` (nor is its partition walked): the
+    full verify names the link (and reads nothing else)."""
+    what = next(f for f in _files_added(lake, after=False) if "2026-11-29" in f)
+    shutil.copy(lake / what, tmp_path / "outside.parquet")
+    (lake / what).unlink()
+    (lake / what).symlink_to(tmp_path / "outside.parquet")
+    result, report = since(lake)
+    assert result.returncode == exits.DONE and report["intact"], report["problems"]
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT and named(report, "link") == [what]
+
+
 def test_a_data_file_before_the_anchor_flipped_is_vouched_for_by_it(lake):
     # the second run's file (the third run replays its day too: removed since, still on disk)
     what = next(f for f in _files_added(lake, after=False) if "2026-11-29" in f)
