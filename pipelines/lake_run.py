@@ -353,6 +353,7 @@ class CommitRun(beam.DoFn):
         if record["status"] == "succeeded":
             versions = {}
             files = [delta.DataFile(**f) for f in totals["files"]]
+            commits = {}            # table -> the arguments of its commit
             for name in DATA_TABLES:
                 mine = [f for f in files if f.table == name]
                 if not mine and not delta.is_table(self.lake_path, name) and name != state.TABLE:
@@ -361,10 +362,15 @@ class CommitRun(beam.DoFn):
                     versions[name] = self.meta["pinned"].get(name, delta.current_version(self.lake_path, name))
                     continue
                 kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
-                versions[name] = delta.commit_replays(
-                    self.lake_path, name, mine, None if name == "rules" else self.days_of(name), run_id=self.meta["run_id"],
-                    fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules",
-                    keep_only=self.meta["pinned"].get(name), **kwargs)
+                commits[name] = ((self.lake_path, name, mine, None if name == "rules" else self.days_of(name)),
+                                 {"run_id": self.meta["run_id"], "fence_at_start": self.meta["fences"].get(name, 0),
+                                  "replace_all": name == "rules", "keep_only": self.meta["pinned"].get(name), **kwargs})
+            # the intent first, chained: every commit below, so that verify tells a commit of this
+            # run killed half way (a leftover) from one made in its name (docs/verify.md, "Intents")
+            runs.write_intent_record(self.lake_path, self.meta, [
+                c for args, kwargs in commits.values() for c in delta.intended_commits(*args, **kwargs)])
+            for name, (args, kwargs) in commits.items():
+                versions[name] = delta.commit_replays(*args, **kwargs)
             record["table_versions"] = json.dumps(versions, sort_keys=True)
             runs.write_run_record(self.lake_path, record, written=files)   # chained with the files' hashes
         else:
