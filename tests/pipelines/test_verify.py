@@ -107,7 +107,7 @@ def test_an_untouched_lake_of_runs_and_a_correction_is_intact(lake):
     result, report = verify(lake, "--anchor", lake.parent / "anchor.jsonl", "--key", lake.parent / "anchor.key")
     assert result.returncode == exits.DONE, result.stdout
     assert report["intact"] is True and report["problems"] == [] and report["leftovers"] == []
-    assert report["checked"]["runs_records"] == 6 and report["checked"]["data_files"] > 10
+    assert report["checked"]["runs_records"] == 9 and report["checked"]["data_files"] > 10   # each run: start, intent, end
     assert any("3 entries checked, 3 signed" in n for n in report["notes"])
     text = pitwatch("verify", "--lake", lake)
     assert text.returncode == exits.DONE and text.stdout.startswith(f"lake {lake}: intact\n")

@@ -61,11 +61,11 @@ def criticals_by_day(lake: Path) -> dict[str, int]:
     return out
 
 
-def current_day_files(lake: Path, day: str) -> list[str]:
-    """The findings files of ``day`` at the table's latest version (paths relative to its folder)."""
-    snap = delta.current_version(str(lake), "findings")
-    return [p for p in (Path(f).relative_to(lake / "findings").as_posix()
-                        for f in delta.files_at(str(lake), "findings", snap)) if f"gaming_day={day}/" in p]
+def current_day_files(lake: Path, day: str, table: str = "findings") -> list[str]:
+    """The files of ``day`` at the table's latest version (paths relative to its folder)."""
+    snap = delta.current_version(str(lake), table)
+    return [p for p in (Path(f).relative_to(lake / table).as_posix()
+                        for f in delta.files_at(str(lake), table, snap)) if f"gaming_day={day}/" in p]
 
 
 def without_criticals(lake: Path, paths: list[str]) -> pa.Table:
@@ -217,18 +217,18 @@ def _started(lake: Path, run_id: str) -> dict:
     return meta
 
 
-def _day_commit(lake: Path, run_id: str, day: str, table: pa.Table) -> tuple[tuple, dict]:
-    """The run's replay of ``day`` of findings: its file written, the arguments of its commit."""
-    written = lake_mod.write_partition_file(str(lake), "findings", day, [table],
-                                            lake_mod.replay_file_name(day, run_id))
+def _day_commit(lake: Path, run_id: str, day: str, rows: pa.Table, table: str = "findings",
+                name: str | None = None) -> tuple[tuple, dict]:
+    """The run's replay of ``day`` of ``table``: its file written, the arguments of its commit."""
+    written = lake_mod.write_partition_file(str(lake), table, day, [rows], name or lake_mod.replay_file_name(day, run_id))
     pinned = lake_versions.pinned_versions(str(lake)) or {}
-    return ((str(lake), "findings", [written], [day]),
-            {"run_id": run_id, "fence_at_start": delta.fence(str(lake), "findings"), "keep_only": pinned.get("findings")})
+    return ((str(lake), table, [written], [day]),
+            {"run_id": run_id, "fence_at_start": delta.fence(str(lake), table), "keep_only": pinned.get(table)})
 
 
-def _day_rows(lake: Path, day: str) -> pa.Table:
-    return pa.concat_tables([pq.read_table(lake / "findings" / p, partitioning=None)
-                             for p in current_day_files(lake, day)])
+def _day_rows(lake: Path, day: str, table: str = "findings") -> pa.Table:
+    return pa.concat_tables([pq.read_table(lake / table / p, partitioning=None)
+                             for p in current_day_files(lake, day, table)])
 
 
 def test_killed_after_its_intent_before_and_after_a_commit_is_a_leftover(floor, tmp_path):
