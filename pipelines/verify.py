@@ -219,6 +219,7 @@ class Intents:
     held: set = dataclasses.field(default_factory=set)
     commits: dict = dataclasses.field(default_factory=dict)
     files: dict = dataclasses.field(default_factory=dict)
+    last: dict = dataclasses.field(default_factory=dict)     # run -> the runs version of its last record
 
     def covers(self, run: str, table: str, version: int, digest: str) -> Record | None:
         return self.commits.get((run, table, version), {}).get(digest)
@@ -231,6 +232,7 @@ def intents_of(records: list[Record]) -> Intents:
     for r in records:
         if not r.row:
             continue
+        out.last[r.run_id] = max(out.last.get(r.run_id, -1), r.version)
         if runs.chain_format(r.row) >= runs.CHAIN_FORMAT:
             out.held.add(r.run_id)
         if r.row.get("status") != runs.INTENT_STATUS:
@@ -696,6 +698,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
     unfinished_since: list[tuple[int, str]] = []     # commits of unfinished runs after the last recorded one
     removed_since: set[str] = set()                  # verify --since: the files the commits checked removed
     compactions: list[tuple[str, Record, dict]] = []  # (the commit, its record, what it says) of alerts
+    recorded_by = -1            # the newest runs version of the records naming the commits so far
     for version, data, actions in _commits(lake_path, name, report, replay):
         before = frozenset(live)
         for path in delta.removed_paths(actions):
@@ -737,6 +740,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             earlier[1][writer] if earlier is not None and writer in earlier[1] else None)
         if by:
             record, c = by[0]
+            recorded_by = max(recorded_by, record.version)
             unintended = (record.run_id == writer and last is not None and last != "succeeded"
                           and _unintended(writer, name, version, actions, intents, earlier))
             if unintended:
@@ -756,7 +760,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                 if entry is not None:
                     compactions.append((where, record, entry))
         elif last is not None and last != "succeeded" and (
-                unintended := _unintended(writer, name, version, actions, intents, earlier)):
+                unintended := _unintended(writer, name, version, actions, intents, earlier, recorded_by)):
             kind = "foreign"
             report.problem("unrecorded commit", where, f"no runs record names this commit ({operation}, written by "
                            f"run {writer}, whose last record says {last}): {unintended}")
@@ -861,12 +865,19 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
 
 
 def _unintended(writer: str, name: str, version: int, actions: list[dict], intents: Intents,
-                earlier: tuple | None) -> str | None:
+                earlier: tuple | None, recorded_by: int = -1) -> str | None:
     """Why a commit of run ``writer`` (which did not succeed) is not that run's: it is held to its
     intents (its records name chain format 2: ``docs/verify.md``, "Intents") and none of them names
-    this table, version and actions SHA-256.  None when one does, or the run predates intents."""
+    this table, version and actions SHA-256.  A run that predates intents: only when the commit
+    comes after a commit of the table named by a record written after that run's last one
+    (``recorded_by``: a killed run's commits end the log before any later run's).  None otherwise."""
     held = [i for i in (intents, earlier[2] if earlier is not None else None) if i is not None]
     if not any(writer in i.held for i in held):
+        ended = max((i.last.get(writer, -1) for i in held), default=-1)
+        if 0 <= ended < recorded_by:
+            return (f"it comes after commits of the table named by runs version {recorded_by}, a record written "
+                    f"after run {writer}'s last one (runs version {ended}): a killed run's commits come before any "
+                    "later run's, so this one is not its leftover — a commit made in its name outside pitwatch")
         return None
     digest = delta.commit_digest(actions)
     if any(i.covers(writer, name, version, digest) for i in held):

@@ -357,7 +357,9 @@ def test_kill_9_during_a_run_leaves_leftovers_not_tampering(lake):
 
 @pytest.mark.slow
 def test_a_commit_killed_half_way_and_its_roll_back_are_not_tampering(lake, tmp_path):
-    # what a kill -9 inside the commit step leaves: a running record, and a table committed by it
+    # what a kill -9 inside the commit step leaves: a running record, and a table committed by it —
+    # of a pitwatch before intents (its versions name no chain format: the old leniency); today's
+    # runs record an intent first: tests/pipelines/test_verify_intents.py
     killed = "20261130T070000Z-0badf00d"
     meta = {"run_id": killed, "command": "pitwatch run", "versions": "{}", "options": "{}",
             "started": "2026-11-30T07:00:00+00:00"}

@@ -301,3 +301,36 @@ def test_a_schema_change_and_a_table_creation_are_intended_as_committed(tmp_path
             made.append((delta.commit_operation(actions), delta.commit_digest(actions)))
         assert made == [(c["operation"], c["actions_sha256"]) for c in intended]
     assert [c["operation"] for c in intended] == ["ADD COLUMN", "WRITE"]
+
+
+# -- older lakes: runs of a pitwatch that recorded no intents --------------------------------------
+
+def test_a_run_of_a_pitwatch_before_intents_keeps_its_leftovers_until_a_later_run_commits(floor, tmp_path):
+    """A killed run whose records name no chain format (an older pitwatch's): its commit at the end
+    of the log is its leftover, as before intents. Once a later run has committed the table, a
+    commit naming it is no leftover: a killed run's commits come before any later run's."""
+    lake = tmp_path / "lake"
+    shutil.copytree(reference(floor), lake)
+    old = "20261130T070000Z-0000old1"
+    meta = {"run_id": old, "command": "pitwatch run", "versions": json.dumps({"pitwatch": "0.1.0"}), "options": "{}",
+            "started": "2026-11-30T07:00:00+00:00"}
+    runs.write_run_record(str(lake), runs.run_record(meta, "running"))
+    day = max(criticals_by_day(lake), key=criticals_by_day(lake).get)
+    args, kwargs = _day_commit(lake, old, day, _day_rows(lake, day))
+    made = delta.commit_replays(*args, **kwargs)            # killed after it: no intent (an older pitwatch)
+    code, report = verify(lake)
+    assert code == exits.DONE, report["problems"]
+    (left,) = [f for f in report["leftovers"] if f["what"] == f"findings/_delta_log/{made:020d}.json"]
+    assert left["kind"] == "commit of an unfinished run" and "recorded no intents" in left["detail"]
+    again = pitwatch("run", floor["night2"], "--lake", lake)      # records its end, commits findings
+    assert again.returncode in (exits.DONE, exits.FINDINGS), again.stderr
+    assert run_records(lake)[old].startswith("interrupted")
+    code, report = verify(lake)
+    assert code == exits.DONE, report["problems"]
+    version = forge_findings_commit(lake, old, day)
+    code, report = verify(lake)
+    assert code == exits.NOT_INTACT
+    commit = f"findings/_delta_log/{version:020d}.json"
+    assert commit in kinds(report["problems"]).get("unrecorded commit", []), report["problems"]
+    detail = next(p["detail"] for p in report["problems"] if p["what"] == commit)
+    assert "a killed run's commits come before any later run's" in detail
