@@ -13,8 +13,10 @@ from the first day it changed, and commits everything at once.
    repeat check alone: :mod:`pipelines.late_repeats`).  A run replaying more than its night says
    so first (:func:`announce`).
 4. **Commit** (:class:`CommitRun`, a pipeline step, so any runner runs it): when the counts
-   reconcile, each table's files in one Delta transaction (:mod:`pipelines.delta`: a replayed
-   day's earlier files removed in it), then the ``runs`` record naming every table's version.
+   reconcile, the run's intent (one chained ``runs`` record naming every commit it is about to
+   make: :func:`pipelines.delta.intended_commits`, ``docs/verify.md`` "Intents"), each table's
+   files in one Delta transaction (:mod:`pipelines.delta`: a replayed day's earlier files removed
+   in it), then the ``runs`` record naming every table's version.
 
 So ``run A; run B`` leaves the lake of ``run A B``, in any order and across days, and a nightly
 run is this with the inbox's folders for its files.  A reader pinned to the last successful run
@@ -329,7 +331,8 @@ def _log_day(day: str, result: dict) -> None:
 
 
 class CommitRun(beam.DoFn):
-    """The run's last step: reconcile its counts, commit every table, then its ``runs`` record."""
+    """The run's last step: reconcile its counts, record its intent, commit every table, then its
+    ``runs`` record."""
 
     def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
                  repeats_only: tuple = ()):

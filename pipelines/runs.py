@@ -146,8 +146,9 @@ def write_run_record(lake_path: str, record: dict, written=None, once: bool = Fa
                      since: dict[str, int] | None = None) -> int | None:
     """Append ``record`` to the ``runs`` Delta table (one commit), chained; returns the table's version.
 
-    A run appends a record when it starts (``running``) and one when it ends; the latest record of
-    a run id is its state (:func:`read_run_record`, the analysts' ``runs`` view).  The caller
+    A run appends a record when it starts (``running``), its intent just before it commits
+    (:func:`write_intent_record`) and one when it ends; the latest record of a run id is its state
+    (:func:`read_run_record`, the analysts' ``runs`` view; an intent is never that).  The caller
     holds the lake's lock (:mod:`pipelines.lake_lock`), except the live service, which records its
     alerts commits outside it (:mod:`live.alerts_table`); :func:`runs_append_lock` serialises the
     two appends.

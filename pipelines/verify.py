@@ -23,6 +23,11 @@ Everything is recomputed from the bytes on disk, nothing is taken from Delta's o
 record with no end, the commits of a run whose last record is not ``succeeded`` (at the end of a
 log, or undone by the next run's roll-back: a ``RESTORE`` to the last recorded state), files
 that carry a recorded run's id and that no commit names, a temporary commit file, ``_staging/``.
+A commit of such a run is its leftover only when the run's chained intent names it (table,
+version, actions SHA-256: :func:`pipelines.runs.write_intent_record`), its files with the
+SHA-256 the intent names; any other is tampering whatever run its commit info names — a run of a
+pitwatch before intents keeps the old leniency up to a later commit of the table
+(``docs/verify.md``, "Intents").
 """
 from __future__ import annotations
 
