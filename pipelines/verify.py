@@ -333,7 +333,7 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
         if r.row and status.get(r.run_id) in ("running", runs.INTENT_STATUS) and r.row.get("ended") is None:
             report.leftover("run with no end", r.name(), f"its last record says {status[r.run_id]}: it was killed "
                             "(or is running now); the next run cleans up after it")
-            status[r.run_id] = "running (no end)"
+            status[r.run_id] += " (no end)"       # running, or committing: killed during its commit
     if "runs" in tables:
         paths = [r.path for r in records]
         _stray_files(lake_path, "runs", set(paths), report, status, start)
