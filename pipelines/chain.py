@@ -61,6 +61,24 @@ def paths_sha256(paths) -> str:
     return hashlib.sha256(rfc8785.dumps(sorted(paths))).hexdigest()
 
 
+def actions_sha256(added, removed, metadata: dict | None = None) -> str:
+    """SHA-256 of what one Delta commit does, as a writer's intent names it before committing and
+    ``pitwatch verify`` recomputes it from the commit (``docs/verify.md``, "Intents"): the canonical
+    encoding of ``{"add": [paths], "remove": [paths], "metaData": {...}}`` — the data files it adds
+    and removes (relative to the table's folder, URL-decoded, each once, sorted) and, for a commit
+    that carries a ``metaData`` action (a table's creation, a column added), ``{"columns": [its
+    schema's top-level column names, sorted], "partitionColumns": [...], "configuration": {...}}``
+    (absent for a commit with none).  Timestamps, sizes, statistics are left out: a writer cannot
+    know them before delta-rs writes them; the files' bytes are bound by their SHA-256, which the
+    intent lists apart."""
+    body = {"add": sorted(set(added)), "remove": sorted(set(removed))}
+    if metadata is not None:
+        body["metaData"] = {"columns": sorted(str(c) for c in metadata.get("columns") or ()),
+                            "partitionColumns": [str(c) for c in metadata.get("partitionColumns") or ()],
+                            "configuration": {str(k): str(v) for k, v in (metadata.get("configuration") or {}).items()}}
+    return hashlib.sha256(rfc8785.dumps(body)).hexdigest()
+
+
 def rows_sha256(rows) -> str:
     """SHA-256 of a set of rows (dicts, as pyarrow's ``to_pylist`` gives them): the canonical
     encoding of the JSON array of the rows, each in its canonical encoding (nulls left out, as a

@@ -225,22 +225,100 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     table = writer_handle(lake, name)
     if add_missing_columns(table, schema, run_id):
         snap = delta_log.snapshot(lake, name)
-    replayed = set(replayed_days or ())
     removes = []
-    base = None
-    if keep_only != "current":
-        kept = None if keep_only is None else delta_log.snapshot(lake, name, keep_only)
-        base = set() if kept is None else set(kept.adds)
-    if replayed or replace_all or base is not None:
-        for path, add in sorted(snap.adds.items()):
-            if replace_all or replay_day_of(path) in replayed or (base is not None and path not in base):
-                values = {k: (None if v is None else str(v)) for k, v in (add.get("partitionValues") or {}).items()}
-                removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=stamp,
-                                            size=add.get("size"), partition_values=values or None))
+    for _path, add in _replaced(lake, name, snap, replayed_days, replace_all, keep_only):
+        values = {k: (None if v is None else str(v)) for k, v in (add.get("partitionValues") or {}).items()}
+        removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=stamp,
+                                    size=add.get("size"), partition_values=values or None))
     table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
                                    commit_properties=props, post_commithook_properties=post_commit())
     set_log_modes(lake, name)
     return delta_log.snapshot(lake, name).version        # reads the new commit only
+
+
+def _replaced(lake: str, name: str, snap, replayed_days, replace_all: bool, keep_only) -> list[tuple[str, dict]]:
+    """The current files (path, add action) a commit of :func:`commit_replays` removes: those of
+    the replayed days, all of them (``replace_all``), those not in the ``keep_only`` version."""
+    from pipelines import delta_log
+
+    replayed = set(replayed_days or ())
+    base = None
+    if keep_only != "current":
+        kept = None if keep_only is None else delta_log.snapshot(lake, name, keep_only)
+        base = set() if kept is None else set(kept.adds)
+    if not (replayed or replace_all or base is not None):
+        return []
+    return [(path, add) for path, add in sorted(snap.adds.items())
+            if replace_all or replay_day_of(path) in replayed or (base is not None and path not in base)]
+
+
+def intended_commits(lake: str, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
+                     fence_at_start: int, replace_all: bool = False, schema: pa.Schema | None = None,
+                     partitioned: bool | None = None, keep_only: int | None | str = "current") -> list[dict]:
+    """The commits :func:`commit_replays` with the same arguments is about to make to table
+    ``name``, as a writer's intent names them before it commits (:func:`pipelines.runs.write_intent_record`,
+    ``docs/verify.md``, "Intents"): ``{table, version, operation, actions_sha256, files}`` each —
+    the version it will have (the writer holds the lake's lock and the table's fence, so nothing
+    else commits in between), :func:`pipelines.chain.actions_sha256` of the files it adds and
+    removes (and of the metadata of a creation or a column added: a commit of its own, before the
+    data's), and the SHA-256 of every file it adds, as written.  Decided as
+    :func:`commit_replays` decides (the same helpers); [] when it would commit nothing: a
+    retried step that finds its own commit made, a fence that moved (:class:`StaleWriter` then)."""
+    from pipelines import delta_log
+
+    schema = schema if schema is not None else LAKE_TABLES[name]
+    partitioned = (name in PARTITIONED) if partitioned is None else partitioned
+    added = [f.path for f in sorted(files, key=lambda f: f.path)]
+    hashes = [{"path": f.path, "sha256": f.sha256} for f in sorted(files, key=lambda f: f.path)]
+    if not is_table(lake, name):
+        if fence_at_start != 0:
+            return []
+        meta = {"columns": schema.names, "partitionColumns": ["gaming_day"] if partitioned else [],
+                "configuration": table_properties(name)}
+        return [{"table": name, "version": 0, "operation": "CREATE TABLE",
+                 "actions_sha256": chain.actions_sha256(added, [], meta), "files": hashes}]
+    snap = delta_log.snapshot(lake, name)
+    now = snap.txns.get(APP_ID, 0) if snap is not None else 0
+    if snap is None or now != fence_at_start:
+        return []           # made already (a retried step), or another writer's: nothing to commit
+    declared = snap.arrow_schema()
+    out = []
+    version = snap.version + 1
+    plain_append = not (replayed_days or replace_all or keep_only != "current")
+    if not (plain_append and local(lake) and declared is not None and set(schema.names) <= set(declared.names)):
+        have = list(declared.names) if declared is not None else []
+        missing = [n for n in schema.names if n not in set(have)]
+        if missing:
+            conf = {str(k): str(v) for k, v in delta_log._map_items(snap.metadata.get("configuration")).items()}
+            meta = {"columns": have + missing, "partitionColumns": list(snap.metadata.get("partitionColumns") or []),
+                    "configuration": conf}
+            out.append({"table": name, "version": version, "operation": "ADD COLUMN",
+                        "actions_sha256": chain.actions_sha256([], [], meta), "files": []})
+            version += 1
+    removed = [path for path, _add in _replaced(lake, name, snap, replayed_days, replace_all, keep_only)]
+    out.append({"table": name, "version": version, "operation": "WRITE",
+                "actions_sha256": chain.actions_sha256(added, removed), "files": hashes})
+    return out
+
+
+def commit_digest(actions: list[dict]) -> str:
+    """:func:`pipelines.chain.actions_sha256` of a commit as found in a log: what ``pitwatch verify``
+    compares with the digest a writer's intent names (its ``metaData``: the column names its
+    ``schemaString`` gives, its partition columns and configuration)."""
+    meta = None
+    for action in actions:
+        m = action.get("metaData")
+        if isinstance(m, dict):
+            try:
+                fields = json.loads(m.get("schemaString") or "{}").get("fields") or []
+                columns = [f.get("name") for f in fields if isinstance(f, dict)]
+            except (ValueError, AttributeError, TypeError):
+                columns = ["(schemaString not readable)"]
+            from pipelines import delta_log
+
+            meta = {"columns": columns, "partitionColumns": list(m.get("partitionColumns") or []),
+                    "configuration": delta_log._map_items(m.get("configuration"))}
+    return chain.actions_sha256(added_paths(actions), removed_paths(actions), meta)
 
 
 def _append(lake: str, name: str, version: int, files: list[DataFile], run_id: str, fence_at_start: int,

@@ -13,8 +13,10 @@ from the first day it changed, and commits everything at once.
    repeat check alone: :mod:`pipelines.late_repeats`).  A run replaying more than its night says
    so first (:func:`announce`).
 4. **Commit** (:class:`CommitRun`, a pipeline step, so any runner runs it): when the counts
-   reconcile, each table's files in one Delta transaction (:mod:`pipelines.delta`: a replayed
-   day's earlier files removed in it), then the ``runs`` record naming every table's version.
+   reconcile, the run's intent (one chained ``runs`` record naming every commit it is about to
+   make: :func:`pipelines.delta.intended_commits`, ``docs/verify.md`` "Intents"), each table's
+   files in one Delta transaction (:mod:`pipelines.delta`: a replayed day's earlier files removed
+   in it), then the ``runs`` record naming every table's version.
 
 So ``run A; run B`` leaves the lake of ``run A B``, in any order and across days, and a nightly
 run is this with the inbox's folders for its files.  A reader pinned to the last successful run
@@ -329,7 +331,8 @@ def _log_day(day: str, result: dict) -> None:
 
 
 class CommitRun(beam.DoFn):
-    """The run's last step: reconcile its counts, commit every table, then its ``runs`` record."""
+    """The run's last step: reconcile its counts, record its intent, commit every table, then its
+    ``runs`` record."""
 
     def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
                  repeats_only: tuple = ()):
@@ -353,6 +356,7 @@ class CommitRun(beam.DoFn):
         if record["status"] == "succeeded":
             versions = {}
             files = [delta.DataFile(**f) for f in totals["files"]]
+            commits = {}            # table -> the arguments of its commit
             for name in DATA_TABLES:
                 mine = [f for f in files if f.table == name]
                 if not mine and not delta.is_table(self.lake_path, name) and name != state.TABLE:
@@ -361,10 +365,15 @@ class CommitRun(beam.DoFn):
                     versions[name] = self.meta["pinned"].get(name, delta.current_version(self.lake_path, name))
                     continue
                 kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
-                versions[name] = delta.commit_replays(
-                    self.lake_path, name, mine, None if name == "rules" else self.days_of(name), run_id=self.meta["run_id"],
-                    fence_at_start=self.meta["fences"].get(name, 0), replace_all=name == "rules",
-                    keep_only=self.meta["pinned"].get(name), **kwargs)
+                commits[name] = ((self.lake_path, name, mine, None if name == "rules" else self.days_of(name)),
+                                 {"run_id": self.meta["run_id"], "fence_at_start": self.meta["fences"].get(name, 0),
+                                  "replace_all": name == "rules", "keep_only": self.meta["pinned"].get(name), **kwargs})
+            # the intent first, chained: every commit below, so that verify tells a commit of this
+            # run killed half way (a leftover) from one made in its name (docs/verify.md, "Intents")
+            runs.write_intent_record(self.lake_path, self.meta, [
+                c for args, kwargs in commits.values() for c in delta.intended_commits(*args, **kwargs)])
+            for name, (args, kwargs) in commits.items():
+                versions[name] = delta.commit_replays(*args, **kwargs)
             record["table_versions"] = json.dumps(versions, sort_keys=True)
             runs.write_run_record(self.lake_path, record, written=files)   # chained with the files' hashes
         else:

@@ -193,9 +193,12 @@ def _commit_runs(lake_path: str, plan: dict, meta: dict) -> None:
         _after_step("running recorded")
 
 
-def _commit_tables(lake_path: str, plan: dict, state_files: list | None) -> dict[str, int]:
-    """Each data table created from its add actions (found done when resuming); their versions."""
-    versions = {}
+def _commit_tables(lake_path: str, plan: dict, state_files: list | None, meta: dict) -> dict[str, int]:
+    """Each data table created from its add actions (found done when resuming); their versions.
+    Before the first commit (of this start or of a resumed one), the migration's intent, chained:
+    the commits it is about to make (:func:`pipelines.runs.write_intent_record`; a resumed
+    migration records one for the tables still to create)."""
+    versions, commits = {}, {}
     for name in DAY_TABLES + ("rules", state.TABLE):
         files = state_files if name == state.TABLE else _data_files(plan, name)
         if files is None:           # the state table was committed before the interruption
@@ -204,6 +207,13 @@ def _commit_tables(lake_path: str, plan: dict, state_files: list | None) -> dict
         if not files and name != state.TABLE:
             continue
         kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
+        commits[name] = (files, kwargs)
+    runs.write_intent_record(lake_path, meta, [
+        c for name, (files, kwargs) in commits.items()
+        for c in delta.intended_commits(lake_path, name, files, None, run_id=plan["run_id"], fence_at_start=0,
+                                        **kwargs)])
+    _after_step("intent recorded")
+    for name, (files, kwargs) in commits.items():
         versions[name] = delta.commit_replays(lake_path, name, files, None, run_id=plan["run_id"],
                                               fence_at_start=0, **kwargs)
         _after_step(f"{name} committed")
@@ -265,7 +275,7 @@ def migrate(lake_path: str) -> dict:
     try:
         state_files = None if delta.is_table(lake_path, state.TABLE) else _state_files(lake_path, plan)
         _after_step("state written")
-        versions = _commit_tables(lake_path, plan, state_files)
+        versions = _commit_tables(lake_path, plan, state_files, meta)
     except delta.StaleWriter as exc:
         _record_stop(lake_path, meta, f"failed: {exc}")
         raise MigrateError(f"{exc}: the lake changed during the migration; restore it from the backup") from None

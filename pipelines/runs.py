@@ -27,8 +27,40 @@ def versions() -> str:
 
     return json.dumps({
         "pitwatch": __version__, "contract": CONTRACT_VERSION, "apache_beam": version("apache-beam"),
-        "pyarrow": pa.__version__, "python": platform.python_version(),
+        "pyarrow": pa.__version__, "python": platform.python_version(), "chain": CHAIN_FORMAT,
     }, sort_keys=True)
+
+
+# The chain's format, in every record's ``versions`` (:func:`versions`): 2 = its writer records a
+# chained intent (:func:`write_intent_record`) before any commit it makes while its run has not
+# ended; ``pitwatch verify`` holds a run whose records say so to its intents, and gives a run
+# recorded without it (an older pitwatch's) the leniency of before (docs/verify.md, "Intents").
+CHAIN_FORMAT = 2
+INTENT_STATUS = "committing"       # the status of an intent record: the run is about to commit
+INTENT_KEY = "intent"              # its options' member: the commits it is about to make
+
+
+def chain_format(record: dict) -> int:
+    """The chain format a record's ``versions`` names (1: none, an older pitwatch's record)."""
+    try:
+        found = json.loads(record.get("versions") or "{}").get("chain")
+    except (ValueError, TypeError, AttributeError):
+        return 1
+    return found if isinstance(found, int) and not isinstance(found, bool) else 1
+
+
+def write_intent_record(lake_path: str, meta: dict, intended: list[dict]) -> int | None:
+    """Record, chained, the commits a writer is about to make (before the first of them): one
+    record for the whole commit phase, status :data:`INTENT_STATUS`, its options ``{"intent":
+    [{table, version, operation, actions_sha256, files: [{path, sha256}]}, …]}`` — each commit as
+    :func:`pipelines.delta.intended_commits` plans it.  A commit of a run that did not succeed is
+    a killed run's leftover for ``pitwatch verify`` only when an intent of that run names it;
+    any other is tampering, whatever run its commit info names (``docs/verify.md``, "Intents").
+    Nothing is written (None) when ``intended`` is empty.  The caller holds the lake's lock."""
+    if not intended:
+        return None
+    record = run_record({**meta, "options": json.dumps({INTENT_KEY: intended}, sort_keys=True)}, INTENT_STATUS)
+    return write_run_record(lake_path, record)
 
 
 def new_run_id(now: _dt.datetime) -> str:
@@ -114,8 +146,9 @@ def write_run_record(lake_path: str, record: dict, written=None, once: bool = Fa
                      since: dict[str, int] | None = None) -> int | None:
     """Append ``record`` to the ``runs`` Delta table (one commit), chained; returns the table's version.
 
-    A run appends a record when it starts (``running``) and one when it ends; the latest record of
-    a run id is its state (:func:`read_run_record`, the analysts' ``runs`` view).  The caller
+    A run appends a record when it starts (``running``), its intent just before it commits
+    (:func:`write_intent_record`) and one when it ends; the latest record of a run id is its state
+    (:func:`read_run_record`, the analysts' ``runs`` view; an intent is never that).  The caller
     holds the lake's lock (:mod:`pipelines.lake_lock`), except the live service, which records its
     alerts commits outside it (:mod:`live.alerts_table`); :func:`runs_append_lock` serialises the
     two appends.
@@ -358,11 +391,15 @@ def is_watcher(record: dict) -> bool:
 
 
 def latest_records(table) -> list[dict]:
-    """The latest record of every run id (a run's ``running`` record is superseded by its end)."""
+    """The latest record of every run id (a run's ``running`` record is superseded by its end).
+    A run's intent record (:data:`INTENT_STATUS`) supersedes none: a run killed during its commit
+    is still ``running`` (its start record), until its end is recorded."""
     latest: dict[str, dict] = {}
     for r in table.to_pylist():
         have = latest.get(r["run_id"])
-        if have is None or (have["ended"] is None and r["ended"] is not None) or (
+        intent = r["status"] == INTENT_STATUS and r["ended"] is None
+        if have is None or (have["status"] == INTENT_STATUS and have["ended"] is None and not intent) or (
+                have["ended"] is None and r["ended"] is not None) or (
                 have["ended"] is not None and r["ended"] is not None and r["ended"] >= have["ended"]):
             latest[r["run_id"]] = r
     return sorted(latest.values(), key=lambda r: (r["started"], r["run_id"]))

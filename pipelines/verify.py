@@ -23,6 +23,11 @@ Everything is recomputed from the bytes on disk, nothing is taken from Delta's o
 record with no end, the commits of a run whose last record is not ``succeeded`` (at the end of a
 log, or undone by the next run's roll-back: a ``RESTORE`` to the last recorded state), files
 that carry a recorded run's id and that no commit names, a temporary commit file, ``_staging/``.
+A commit of such a run is its leftover only when the run's chained intent names it (table,
+version, actions SHA-256: :func:`pipelines.runs.write_intent_record`), its files with the
+SHA-256 the intent names; any other is tampering whatever run its commit info names — a run of a
+pitwatch before intents keeps the old leniency up to a later commit of the table
+(``docs/verify.md``, "Intents").
 """
 from __future__ import annotations
 
@@ -210,6 +215,46 @@ def vacuum_removals(records: list[Record]) -> dict[tuple[str, str], Removal]:
 
 
 @dataclasses.dataclass
+class Intents:
+    """What the chained intent records say (:func:`pipelines.runs.write_intent_record`): the runs
+    held to their intents (their records name chain format 2 or later: ``runs.chain_format``), the
+    commits each intended (``(run, table, version)`` -> {actions SHA-256: the intent record}) and
+    the SHA-256 of each file an intent names (``(table, path)`` -> (record, SHA-256))."""
+
+    held: set = dataclasses.field(default_factory=set)
+    commits: dict = dataclasses.field(default_factory=dict)
+    files: dict = dataclasses.field(default_factory=dict)
+    last: dict = dataclasses.field(default_factory=dict)     # run -> the runs version of its last record
+
+    def covers(self, run: str, table: str, version: int, digest: str) -> Record | None:
+        return self.commits.get((run, table, version), {}).get(digest)
+
+
+def intents_of(records: list[Record]) -> Intents:
+    """The :class:`Intents` of ``records`` (an intent record rewritten with other types names nothing:
+    its hash shows the change)."""
+    out = Intents()
+    for r in records:
+        if not r.row:
+            continue
+        out.last[r.run_id] = max(out.last.get(r.run_id, -1), r.version)
+        if runs.chain_format(r.row) >= runs.CHAIN_FORMAT:
+            out.held.add(r.run_id)
+        if r.row.get("status") != runs.INTENT_STATUS:
+            continue
+        entries = (r.options() or {}).get(runs.INTENT_KEY)
+        for e in entries if isinstance(entries, list) else ():
+            if not (isinstance(e, dict) and isinstance(e.get("table"), str) and isinstance(e.get("version"), int)
+                    and isinstance(e.get("actions_sha256"), str)):
+                continue
+            out.commits.setdefault((r.run_id, e["table"], e["version"]), {}).setdefault(e["actions_sha256"], r)
+            for f in e.get("files") if isinstance(e.get("files"), list) else ():
+                if isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str):
+                    out.files.setdefault((e["table"], f["path"]), (r, f["sha256"]))
+    return out
+
+
+@dataclasses.dataclass
 class Start:
     """Where ``verify --since`` starts: the anchored runs record (taken as verified, with everything
     at or before it) and, per table, the chained checkpoint that record carries (its state there)."""
@@ -285,19 +330,21 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
         if r.row:
             status[r.run_id] = str(r.row.get("status") or "")
     for r in records:
-        if r.row and status.get(r.run_id) == "running" and r.row.get("ended") is None:
-            report.leftover("run with no end", r.name(), "its last record says running: it was killed "
+        if r.row and status.get(r.run_id) in ("running", runs.INTENT_STATUS) and r.row.get("ended") is None:
+            report.leftover("run with no end", r.name(), f"its last record says {status[r.run_id]}: it was killed "
                             "(or is running now); the next run cleans up after it")
-            status[r.run_id] = "running (no end)"
+            status[r.run_id] += " (no end)"       # running, or committing: killed during its commit
     if "runs" in tables:
         paths = [r.path for r in records]
         _stray_files(lake_path, "runs", set(paths), report, status, start)
         _checkpoints(lake_path, "runs", runs_replay, chained, report, start)
     recorded_commits, recorded_files = _recorded(records)
     removals = vacuum_removals(records)
+    intents = intents_of(records)
     for name in tables:
         if name != "runs":
-            _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained, start)
+            _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained, start,
+                   intents)
     for name in sorted({t for t, _v in recorded_commits} - set(tables)):
         by = min(v for t, v in recorded_commits if t == name)
         report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
@@ -659,7 +706,7 @@ class _Replay:
 
 
 def _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained,
-           start: Start | None = None) -> None:
+           start: Start | None = None, intents: Intents | None = None) -> None:
     """Replay the table's log; check each commit against the record that names it, each file
     against the hash its record names, each checkpoint against the log.  With ``start``
     (``verify --since``): replayed from the checkpoint the anchored record carries; the commits
@@ -673,7 +720,8 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
         conf = dict(delta_log._map_items(replay.snap.metadata.get("configuration")))
         replay.honour(replay.base, _retention_of(conf))
     trusted = start.trusted.get(name, -1) if start is not None else -1
-    earlier: tuple[dict, dict] | None = None           # the records before the anchor, when needed
+    intents = intents if intents is not None else Intents()
+    earlier: tuple[dict, dict, Intents] | None = None   # the records before the anchor, when needed
     states: dict[int, frozenset] = {}
     added_by: dict[str, tuple[int, str]] = {}       # path -> (version, "recorded" | "unfinished" | "foreign")
     removed_at: dict[str, int] = {}
@@ -682,6 +730,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
     unfinished_since: list[tuple[int, str]] = []     # commits of unfinished runs after the last recorded one
     removed_since: set[str] = set()                  # verify --since: the files the commits checked removed
     compactions: list[tuple[str, Record, dict]] = []  # (the commit, its record, what it says) of alerts
+    recorded_by = -1            # the newest runs version of the records naming the commits so far
     for version, data, actions in _commits(lake_path, name, report, replay):
         before = frozenset(live)
         for path in delta.removed_paths(actions):
@@ -699,7 +748,7 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             if version > trusted and earlier is None:
                 walked = start.earlier(lake_path, name, replay.base)
                 earlier = (_recorded(walked)[0], {r.run_id: str(r.row.get("status") or "") for r in reversed(walked)
-                                                  if r.row})
+                                                  if r.row}, intents_of(walked))
             if version <= trusted or (name, version) in earlier[0]:
                 last_recorded_state, unfinished_since = state, []
                 if new_conf is not None:        # vouched for, its properties too
@@ -719,8 +768,16 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             if not wrong or conf is None:
                 replay.honour(version, _retention_of(new_conf if not wrong else delta.TABLE_PROPERTIES))
             conf = new_conf
+        last = status[writer] if writer in status else (     # the last status of the run it names
+            earlier[1][writer] if earlier is not None and writer in earlier[1] else None)
         if by:
             record, c = by[0]
+            recorded_by = max(recorded_by, record.version)
+            unintended = (record.run_id == writer and last is not None and last != "succeeded"
+                          and _unintended(writer, name, version, actions, intents, earlier))
+            if unintended:
+                report.problem("unrecorded commit", where, f"{record.name()} chains it, but as the end recorded for "
+                               f"run {writer}, which did not succeed ({last}): {unintended}")
             if c["sha256"] != sha:
                 report.problem("changed", where, f"its SHA-256 is {sha}, {record.name()} recorded {c['sha256']}")
             elif c.get("files_sha256") and c["files_sha256"] != chain.paths_sha256(state):
@@ -734,14 +791,20 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
                 entry = _compaction_problem(report, where, record, actions, before)
                 if entry is not None:
                     compactions.append((where, record, entry))
-        elif (writer in status and status[writer] != "succeeded") or (
-                earlier is not None and writer in earlier[1] and earlier[1][writer] != "succeeded"):
+        elif last is not None and last != "succeeded" and (
+                unintended := _unintended(writer, name, version, actions, intents, earlier, recorded_by)):
+            kind = "foreign"
+            report.problem("unrecorded commit", where, f"no runs record names this commit ({operation}, written by "
+                           f"run {writer}, whose last record says {last}): {unintended}")
+        elif last is not None and last != "succeeded":
             kind = "unfinished"
             unfinished_since.append((version, writer))
             report.leftover("commit of an unfinished run", where,
-                            f"written by run {writer}, whose last record says "
-                            f"{status.get(writer) or earlier[1][writer]}: no reader pinned "
-                            "to a successful run sees it")
+                            f"written by run {writer}, whose last record says {last}"
+                            + (", as its chained intent names it" if writer in intents.held
+                               or (earlier is not None and writer in earlier[2].held) else
+                               " (a run of a pitwatch that recorded no intents)")
+                            + ": no reader pinned to a successful run sees it")
         elif (writer is None and operation == "RESTORE" and unfinished_since
               and last_recorded_state is not None and state == last_recorded_state):
             kind = "recorded"
@@ -779,6 +842,10 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
             elif kind == "unfinished" and any(path in s for s in recorded_states):
                 report.problem("unverifiable", what, f"added by commit {version} of a run that did not finish, and "
                                "part of a version a later run committed: no record holds its SHA-256")
+            elif kind == "unfinished" and exists and (meant := _intended_file(name, path, intents, earlier)) \
+                    and (actual := chain.file_sha256(fs, f"{root}/{name}/{path}")) != meant[1]:
+                report.problem("changed", what, f"added by commit {version} of a run that did not finish; its SHA-256 "
+                               f"is {actual}, {meant[0].name()} (its intent) names {meant[1]}")
             elif kind == "unfinished":
                 report.leftover("file of an unfinished run", what, f"added by commit {version}, whose run did not finish")
             elif kind == "foreign":
@@ -807,7 +874,13 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
         if path in replaced:
             hash_later[path] = (record, f["sha256"])
             continue
-        _hashed(report, what, chain.file_sha256(fs, f"{root}/{name}/{path}"), record, f["sha256"])
+        actual = chain.file_sha256(fs, f"{root}/{name}/{path}")
+        _hashed(report, what, actual, record, f["sha256"])
+        meant = _intended_file(name, path, intents, earlier)
+        if meant is not None and actual == f["sha256"] and actual != meant[1]:
+            report.problem("changed", what, f"its SHA-256 is {actual}, as {record.name()} recorded it; "
+                           f"{meant[0].name()} (the intent of the run that added it) names {meant[1]}: "
+                           "it was changed before it was recorded")
     if start is not None:       # files added before the anchor, in the table now or removed since: there, not hashed
         for path in sorted((current | removed_since) - set(added_by)):
             if fs.get_file_info(f"{root}/{name}/{path}").type == pafs.FileType.File:
@@ -823,6 +896,40 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
         _compacted_rows(lake_path, name, where, record, entry, report, hash_later, since=start is not None)
     _stray_files(lake_path, name, set(added_by) | set(current), report, status, start, added_by)
     _checkpoints(lake_path, name, replay, chained, report, start)
+
+
+def _unintended(writer: str, name: str, version: int, actions: list[dict], intents: Intents,
+                earlier: tuple | None, recorded_by: int = -1) -> str | None:
+    """Why a commit of run ``writer`` (which did not succeed) is not that run's: it is held to its
+    intents (its records name chain format 2: ``docs/verify.md``, "Intents") and none of them names
+    this table, version and actions SHA-256.  A run that predates intents: only when the commit
+    comes after a commit of the table named by a record written after that run's last one
+    (``recorded_by``: a killed run's commits end the log before any later run's).  None otherwise."""
+    held = [i for i in (intents, earlier[2] if earlier is not None else None) if i is not None]
+    if not any(writer in i.held for i in held):
+        ended = max((i.last.get(writer, -1) for i in held), default=-1)
+        if 0 <= ended < recorded_by:
+            return (f"it comes after commits of the table named by runs version {recorded_by}, a record written "
+                    f"after run {writer}'s last one (runs version {ended}): a killed run's commits come before any "
+                    "later run's, so this one is not its leftover — a commit made in its name outside pitwatch")
+        return None
+    digest = delta.commit_digest(actions)
+    if any(i.covers(writer, name, version, digest) for i in held):
+        return None
+    named = sorted({(t, v) for i in held for (r, t, v) in i.commits if r == writer})
+    return (f"no intent run {writer} chained before committing names it (table {name}, version {version}, "
+            f"actions SHA-256 {digest}; "
+            + (f"its intents name {', '.join(f'{t} {v}' for t, v in named[:8])}{' …' if len(named) > 8 else ''}"
+               if named else "it chained no intent") + "): not a killed run's leftover — a commit made in its "
+            "name outside pitwatch")
+
+
+def _intended_file(name: str, path: str, intents: Intents, earlier: tuple | None) -> tuple[Record, str] | None:
+    """(the intent record, the SHA-256) an intent names for the file, or None."""
+    found = intents.files.get((name, path))
+    if found is None and earlier is not None:
+        found = earlier[2].files.get((name, path))
+    return found
 
 
 def _configuration(actions: list[dict]) -> dict | None:

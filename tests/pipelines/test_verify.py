@@ -107,7 +107,7 @@ def test_an_untouched_lake_of_runs_and_a_correction_is_intact(lake):
     result, report = verify(lake, "--anchor", lake.parent / "anchor.jsonl", "--key", lake.parent / "anchor.key")
     assert result.returncode == exits.DONE, result.stdout
     assert report["intact"] is True and report["problems"] == [] and report["leftovers"] == []
-    assert report["checked"]["runs_records"] == 6 and report["checked"]["data_files"] > 10
+    assert report["checked"]["runs_records"] == 9 and report["checked"]["data_files"] > 10   # each run: start, intent, end
     assert any("3 entries checked, 3 signed" in n for n in report["notes"])
     text = pitwatch("verify", "--lake", lake)
     assert text.returncode == exits.DONE and text.stdout.startswith(f"lake {lake}: intact\n")
@@ -357,7 +357,9 @@ def test_kill_9_during_a_run_leaves_leftovers_not_tampering(lake):
 
 @pytest.mark.slow
 def test_a_commit_killed_half_way_and_its_roll_back_are_not_tampering(lake, tmp_path):
-    # what a kill -9 inside the commit step leaves: a running record, and a table committed by it
+    # what a kill -9 inside the commit step leaves: a running record, and a table committed by it —
+    # of a pitwatch before intents (its versions name no chain format: the old leniency); today's
+    # runs record an intent first: tests/pipelines/test_verify_intents.py
     killed = "20261130T070000Z-0badf00d"
     meta = {"run_id": killed, "command": "pitwatch run", "versions": "{}", "options": "{}",
             "started": "2026-11-30T07:00:00+00:00"}

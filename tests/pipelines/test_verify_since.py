@@ -74,7 +74,7 @@ def test_an_intact_lake_since_the_anchor_checks_less_than_the_full_verify(lake):
     assert report["since"]["anchored_at"] == anchored["anchored_at"]
     full_result, full = verify(lake)
     assert full_result.returncode == exits.DONE and full["head"] == report["head"]
-    assert report["checked"]["runs_records"] == 2          # the third run's start and end
+    assert report["checked"]["runs_records"] == 3          # the third run's start, intent and end
     for what in ("commits", "data_files", "runs_records"):
         assert 0 < report["checked"][what] < full["checked"][what], what
     text = pitwatch("verify", "--lake", lake, "--since", lake.parent / "anchor.jsonl",
@@ -299,3 +299,31 @@ def test_since_an_anchor_followed_by_several_checkpoints_reads_every_archived_co
     result, report = verify(lake, "--since", anchor)
     assert result.returncode == exits.DONE, report["problems"][:3]
     assert report["checked"]["commits"] >= 2 * 38
+
+
+def test_since_holds_a_killed_run_after_the_anchor_to_its_intent(lake):
+    """Issue 37, deliverable 3, with ``--since``: a run after the anchored head killed after one
+    commit its intent names (a leftover, exit 0), then a commit in its name no intent names (exit 5)."""
+    from pipelines import runs
+    from tests.pipelines.test_verify_intents import _day_commit, _day_rows, _started
+
+    killed = "20261130T070000Z-0badf00d"
+    meta = _started(lake, killed)
+    rows = _day_rows(lake, "2026-11-28", "events")
+    args, kwargs = _day_commit(lake, killed, "2026-11-28", rows, "events")
+    runs.write_intent_record(str(lake), meta, delta.intended_commits(*args, **kwargs))
+    made = delta.commit_replays(*args, **kwargs)
+    result, report = since(lake, "head.jsonl")
+    assert result.returncode == exits.DONE, report["problems"]
+    commits = [f["what"] for f in report["leftovers"] if f["kind"] == "commit of an unfinished run"]
+    assert commits == [f"events/_delta_log/{made:020d}.json"]
+    # the insider: the day again without its first event, committed in the killed run's name
+    args, kwargs = _day_commit(lake, killed, "2026-11-28", rows.slice(1), "events",
+                               name=f"replay-2026-11-28-{killed}-b.parquet")
+    forged = delta.commit_replays(*args, **kwargs)
+    result, report = since(lake, "head.jsonl")
+    assert result.returncode == exits.NOT_INTACT
+    assert f"events/_delta_log/{forged:020d}.json" in named(report, "unrecorded commit")
+    full_result, full = verify(lake)
+    assert full_result.returncode == exits.NOT_INTACT and named(full, "unrecorded commit") == \
+        named(report, "unrecorded commit")
