@@ -544,7 +544,7 @@ class FindConflictingIds(beam.PTransform):
 class Deduplicated:
     events: pa.Table            # one row per accepted event
     duplicates: int             # exact re-deliveries dropped
-    conflicts: list[dict]       # {file, line, event_id, table_id, device_id, seq, reason}
+    conflicts: list[dict]       # {file, line, event_id, table_id, device_id, seq, reason, rebuilt}
     dropped_files: list[str] = dataclasses.field(default_factory=list)   # the file of each duplicate dropped
 
 
@@ -609,6 +609,7 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
         "file": row["file"], "line": row["line"], "event_id": row["event_id"], "table_id": row["table_id"],
         "device_id": row["device_id"], "seq": row["seq"],
         "reason": conflict_reason(row["device_id"], row["event_id"], per_id[(row["device_id"], row["event_id"])]),
+        "rebuilt": rebuilt_event(row),
     } for row in conflict_rows]
     return Deduplicated(table.filter(pa.array(keep, pa.bool_())), duplicates, conflicts, dropped)
 
@@ -637,15 +638,107 @@ def _raw_lines(path: str, numbers: set[int]) -> dict[int, str]:
     return found
 
 
-class FetchRawLines(beam.DoFn):
-    """(file, [conflict rows]) → reject rows with the raw text of those lines read again.
+# The label of a reject's ``raw`` that is not the text of a line as read but the event rebuilt from
+# its decoded columns and unknown fields, as canonical JSON (sorted keys, no spaces): the copy an
+# earlier run accepted, which the lake holds (its input file is never read again for it) ...
+REBUILT = "rebuilt from the lake: "
+# ... or a copy of this run's whose file no longer holds the bytes the run read (its digest differs)
+REBUILT_CHANGED = "rebuilt from this run's read (the file has changed since): "
+_NOT_FIELDS = ("ts_offset", "unknown_fields", "gaming_day", "file", "line")
 
-    Conflicts are rare, so their raw text is not carried through the shuffle:
-    the file is read once more for just those lines.
+
+def rebuilt_event(row: dict) -> str:
+    """An accepted event (a row of the ``events`` table, as ``to_pylist`` gives it) as the JSON line
+    of its fields: the contract's fields it has, ``ts`` in the offset the device wrote it with
+    (``ts_offset``; null: ``-00:00``), and its unknown fields; sorted keys, integral numbers as
+    integers.  Equal, as parsed JSON, to the line the event was decoded from but for the form of
+    ``ts`` (the same instant and offset) and of numbers (``100.0`` is ``100``)."""
+    import datetime as _dt
+
+    obj = {}
+    for name, value in row.items():
+        if value is None or name in _NOT_FIELDS:
+            continue
+        if name == "ts":
+            offset = row.get("ts_offset")
+            value = _ts_text(value.astimezone(_dt.timezone(_dt.timedelta(minutes=offset or 0))), offset)
+        elif type(value) is float and value.is_integer() and abs(value) < 2 ** 63:
+            value = int(value)
+        obj[name] = value
+    if row.get("unknown_fields"):
+        obj.update(orjson.loads(row["unknown_fields"]))
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _ts_text(when, offset: int | None) -> str:
+    text = when.strftime("%Y-%m-%dT%H:%M:%S")      # milliseconds, as devices write them; microseconds if any
+    text += f".{when.microsecond // 1000:03d}" if when.microsecond % 1000 == 0 else f".{when.microsecond:06d}"
+    if offset is None:
+        return text + "-00:00"
+    if offset == 0:
+        return text + "Z"
+    sign, offset = ("+", offset) if offset > 0 else ("-", -offset)
+    return f"{text}{sign}{offset // 60:02d}:{offset % 60:02d}"
+
+
+def verified_lines(path: str, numbers: set[int], fingerprint: dict) -> dict[int, str] | None:
+    """Some lines (Parquet rows as JSON) of a file this run read, read again up to where the run's
+    read stopped and hashed as they are: their text when the bytes are the ones the run read (the
+    digest it recorded, ``fingerprint``), else None (the file changed since: its lines are not
+    what the run decoded)."""
+    from pipelines.input_bytes import TextBlocks
+
+    if not fingerprint or not fingerprint.get("sha256"):
+        return None
+    found: dict[int, str] = {}
+    try:
+        if path.endswith(".parquet"):
+            read: dict = {}
+            for _, items in iter_parquet_chunks(path, 50_000, read):
+                for number, obj in items if not isinstance(items, Damage) else ():
+                    if number in numbers:
+                        found[number] = orjson.dumps(obj, default=str).decode()
+            again = read.get("fingerprint") or {}
+        else:
+            source = TextBlocks(path, fixed=True, upto=fingerprint["bytes"])
+            for _, items in iter_line_chunks(path, 50_000, source=source):
+                for number, line in items:
+                    if number in numbers:
+                        found[number] = line.decode("utf-8", "replace")
+            again = source.digest.fingerprint()
+    except OSError:
+        return None
+    same = again.get("sha256") == fingerprint["sha256"] and again.get("bytes") == fingerprint["bytes"]
+    return found if same else None
+
+
+class FetchRawLines(beam.DoFn):
+    """(file, [conflict rows]) → reject rows with the raw text of those copies.
+
+    A copy an earlier run accepted (its file is not one of this run's ``inputs``) is quoted as the
+    lake holds it: the event rebuilt from its columns (:func:`rebuilt_event`), labelled
+    :data:`REBUILT`; its input file is never read again (it may have been edited since).  A copy
+    of this run's is quoted as its line: conflicts are rare, so their raw text is not carried
+    through the shuffle but read again, up to where the run's read stopped, and checked against
+    the digest the run recorded (``inputs``: path → ``{"sha256", "bytes"}``); a file whose bytes
+    are no longer those gives the rebuilt copy, labelled :data:`REBUILT_CHANGED`.
     """
+
+    def __init__(self, inputs: dict | None = None):
+        self.inputs = inputs or {}
 
     def process(self, kv):
         path, rows = kv
         wanted = {r["line"]: r for r in rows}
-        found = raw_lines(path, set(wanted))
-        yield [{**row, "raw": found.get(number, "")[:RAW_LIMIT]} for number, row in sorted(wanted.items())]
+        found = verified_lines(path, set(wanted), self.inputs[path]) if path in self.inputs else None
+        label = REBUILT_CHANGED if path in self.inputs else REBUILT
+        out = []
+        for number, row in sorted(wanted.items()):
+            row = dict(row)
+            rebuilt = row.pop("rebuilt", None)
+            if found is not None and number in found:
+                raw = found[number]
+            else:
+                raw = label + rebuilt if rebuilt is not None else ""
+            out.append({**row, "raw": raw[:RAW_LIMIT]})
+        yield out

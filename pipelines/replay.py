@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
 from pipelines.driver import SEQ_GAP_GAME, TableDriver, feed_order, new_seq_tracker
-from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate
+from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, rebuilt_event
 from pipelines.lake import sorted_piece
 from pipelines.wording import plural
 from rules.finding import gaming_day_from_config
@@ -162,14 +162,17 @@ def _feed_ordered_by_arrow(table: pa.Table) -> pa.Table | None:
 def without_refused(rows: pa.Table, refused) -> tuple[pa.Table, list[dict]]:
     """``rows`` (a table's accepted events) without the events the replay refused
     (``(event, reason)``, :meth:`pipelines.driver.TableDriver.take_rejects`), and their reject
-    rows (file, line, ids, the reason; the raw text is read again by ``FetchRawLines``)."""
+    rows (file, line, ids, the reason, the event rebuilt from its columns; the raw text is
+    ``FetchRawLines``')."""
     import numpy as np
 
     reasons = {(ev.device_id, ev.event_id): why for ev, why in refused}
     devices, ids = rows.column("device_id").to_pylist(), rows.column("event_id").to_pylist()
     hit = np.array([(d, e) in reasons for d, e in zip(devices, ids)], dtype=bool)
-    moved = rows.filter(pa.array(hit)).select(["file", "line", "event_id", "table_id", "device_id", "seq"])
-    out = [{**r, "reason": reasons[(r["device_id"], r["event_id"])]} for r in moved.to_pylist()]
+    moved = rows.filter(pa.array(hit))
+    keep = ("file", "line", "event_id", "table_id", "device_id", "seq")
+    out = [{**{k: r[k] for k in keep}, "reason": reasons[(r["device_id"], r["event_id"])], "rebuilt": rebuilt_event(r)}
+           for r in moved.to_pylist()]
     return rows.filter(pa.array(~hit)), out
 
 

@@ -111,3 +111,68 @@ def test_a_file_appended_to_during_its_run_records_the_hash_of_what_was_read(tmp
     assert record["inputs"][0]["sha256"] == hashlib.sha256(first + later).hexdigest()
     assert record["lines_read"] == 10_500 and record["damaged_files"] == 0
 
+
+def _events_by_line(lake) -> dict:
+    return {(r["file"], r["line"]): r for r in lake_rows.dicts(lake, "events")}
+
+
+def test_a_conflict_quotes_what_the_earlier_run_accepted_not_the_file_as_it_is_now(tmp_path):
+    from pipelines.ingest import REBUILT
+    from tests.conftest import line
+
+    first = tmp_path / "night1" / "a.jsonl"
+    first.parent.mkdir()
+    lines = [line(seq=n, event_id=f"ev-{n}", index=n, card="7h") for n in range(1, 6)]
+    lines[2] = line(seq=3, event_id="ev-3", index=3, card="Qs", shoe_note="kept")    # an unknown field too
+    first.write_text("\n".join(lines) + "\n")
+    lake = tmp_path / "lake"
+    code, _out = _run(first, "--lake", lake, "--quiet")
+    assert code == 0
+    before = _events_by_line(lake)
+    assert before[(str(first), 3)]["card"] == "Qs"
+
+    # after its run, the accepted line's card is edited in the file; a later run gives a conflicting copy
+    first.write_text(first.read_text().replace('"Qs"', '"2c"'))
+    second = tmp_path / "night2" / "b.jsonl"
+    second.parent.mkdir()
+    copy = line(seq=3, event_id="ev-3", index=3, card="Kd")
+    second.write_text(copy + "\n")
+    code, _out = _run(second, "--lake", lake, "--quiet")
+
+    rejects = {(r["file"], r["line"]): r for r in lake_rows.dicts(lake, "rejects")}
+    earlier, later = rejects[(str(first), 3)], rejects[(str(second), 1)]
+    assert "conflicting" in earlier["reason"] and "conflicting" in later["reason"]
+    # the earlier copy: as the lake held it, rebuilt and labelled; never the edited card
+    assert earlier["raw"].startswith(REBUILT)
+    quoted = json.loads(earlier["raw"][len(REBUILT):])
+    assert quoted["card"] == "Qs" and quoted["shoe_note"] == "kept" and "2c" not in earlier["raw"]
+    original = json.loads(lines[2])
+    assert {k: v for k, v in quoted.items() if k != "ts"} == {k: v for k, v in original.items() if k != "ts"}
+    assert quoted["ts"] == original["ts"]
+    # the run's own copy: the line it read
+    assert later["raw"] == copy
+    # the lake's other events are the earlier run's rows, unchanged; the conflicting event left them
+    after = _events_by_line(lake)
+    assert (str(first), 3) not in after
+    assert after == {k: v for k, v in before.items() if k != (str(first), 3)}
+
+
+def test_a_copy_of_the_runs_own_file_changed_after_its_read_is_quoted_rebuilt(tmp_path):
+    """The run's own copies are read again for their text, checked against the digest its read
+    recorded: a file edited since gives the rebuilt copy, labelled, never the edited line."""
+    from pipelines.ingest import REBUILT_CHANGED, FetchRawLines, ReadChunks
+    from tests.conftest import line
+
+    path = tmp_path / "a.jsonl"
+    path.write_text(line(seq=1, event_id="ev-1", card="Qs") + "\n" + line(seq=2, event_id="ev-2") + "\n")
+    fingerprint = list(ReadChunks(100).process(str(path)))[-1][2]
+    row = {"file": str(path), "line": 1, "event_id": "ev-1", "table_id": "BAC-07", "device_id": "SHOE-1",
+           "seq": 1, "reason": "conflicting duplicate", "rebuilt": '{"card":"Qs"}'}
+    fetch = FetchRawLines({str(path): fingerprint})
+    [[same]] = list(fetch.process((str(path), [row])))
+    assert same["raw"] == line(seq=1, event_id="ev-1", card="Qs") and "rebuilt" not in same
+    path.write_text(path.read_text().replace('"Qs"', '"2c"'))
+    [[changed]] = list(fetch.process((str(path), [row])))
+    assert changed["raw"] == REBUILT_CHANGED + '{"card":"Qs"}'
+    [[carried]] = list(FetchRawLines({}).process((str(path), [row])))     # an earlier run's copy: never read
+    assert carried["raw"].startswith("rebuilt from the lake: ")
