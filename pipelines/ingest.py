@@ -552,7 +552,7 @@ class Deduplicated:
 _NOT_CONTENT = ("file", "line", "unknown_fields")
 
 
-def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Deduplicated:
+def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set, digests=None) -> Deduplicated:
     """Keep one copy of each event (device_id, event_id); reject every copy of a conflicting one.
 
     ``cross_conflicts``: identity keys (:func:`identity_key`) found in conflict across tables.
@@ -563,6 +563,12 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     (``Z`` against ``+00:00``, a null against an absent key, their unknown
     fields): their lines are read again from the input files and compared as
     parsed JSON.  The fast path (every event_id once) reads nothing.
+
+    ``digests`` (the replay's: :class:`RecordedDigests`): each input file's digest as the run that
+    read it recorded; a file's lines are read again only up to where that read stopped and used
+    only if they hash to it (:func:`verified_lines`): a file edited since, or of no recorded
+    digest, is not read, and its copies are judged on what the lake kept of them.  None: the
+    lines are read as the files are now (direct callers, tests).
     """
     table = concat_conformed([unpack(t) for t in tables], EVENTS)
     keys = identity_keys(table.column("device_id"), table.column("event_id"))
@@ -587,14 +593,19 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     for _a, _b, copies, agree in groups:
         for r in copies if agree else ():
             wanted[r["file"]].add(r["line"])
-    digests = {(path, number): content_digest(orjson.loads(text))
-               for path, numbers in wanted.items() for number, text in raw_lines(path, numbers).items()}
+    def lines_of(path: str, numbers: set[int]) -> dict[int, str]:
+        if digests is None:
+            return raw_lines(path, numbers)
+        return verified_lines(path, numbers, digests.get(path)) or {}
+
+    digests_of = {(path, number): content_digest(orjson.loads(text))
+                  for path, numbers in wanted.items() for number, text in lines_of(path, numbers).items()}
     keep = [True] * len(ids)
     conflict_rows: list[dict] = []
     duplicates = 0
     dropped: list[str] = []
     for a, b, copies, agree in groups:
-        seen = {digests.get((r["file"], r["line"])) for r in copies}
+        seen = {digests_of.get((r["file"], r["line"])) for r in copies}
         # a copy whose file cannot be read again (a lake's event whose input file is gone) is
         # judged on what the lake kept of it: its decoded columns and unknown fields
         if agree and (len(seen) == 1 or (None in seen and len(seen) <= 2)):
@@ -710,6 +721,47 @@ def verified_lines(path: str, numbers: set[int], fingerprint: dict) -> dict[int,
         return None
     same = again.get("sha256") == fingerprint["sha256"] and again.get("bytes") == fingerprint["bytes"]
     return found if same else None
+
+
+class RecordedDigests:
+    """Each input file → the digest (``{"sha256", "bytes"}``) of the read whose lines the lake holds:
+    this run's (``run_inputs``), else the latest succeeded run's that read it (its ``runs``
+    record's ``inputs``), read from the lake the first time a file not of this run is asked for
+    (only copies whose decoded columns agree need it: rare)."""
+
+    def __init__(self, lake_path: str, run_inputs: dict):
+        self.lake_path, self.run_inputs = lake_path, run_inputs
+        self._recorded: dict | None = None
+
+    def get(self, path: str) -> dict | None:
+        if path in self.run_inputs:
+            return self.run_inputs[path]
+        if self._recorded is None:
+            self._recorded = recorded_digests(self.lake_path)
+        return self._recorded.get(path)
+
+    def __getstate__(self):
+        return self.lake_path, self.run_inputs
+
+    def __setstate__(self, state):
+        self.lake_path, self.run_inputs = state
+        self._recorded = None
+
+
+def recorded_digests(lake_path: str) -> dict:
+    """Each input file a succeeded run read → the digest the latest of them recorded."""
+    from pipelines import lake, runs
+
+    try:
+        table = lake.read_table(lake_path, "runs", ["run_id", "inputs", "status", "started", "ended"])
+    except Exception:   # noqa: BLE001 - no record to check against: the files are not read
+        return {}
+    out: dict = {}
+    for record in runs.latest_records(table):
+        if record.get("status") == "succeeded":
+            for entry in record.get("inputs") or ():
+                out[entry["path"]] = entry
+    return out
 
 
 class FetchRawLines(beam.DoFn):

@@ -205,7 +205,7 @@ def _last_dealer_type(in_order: list) -> str | None:
 class ReplayTable(WithoutCyclicGC):
     """(table_id, {"events": [packed event tables], "state": [prior JSON state]}) → the table's outputs."""
 
-    def __init__(self, gaming_day_config, nightly: bool = False, devices=None, run_files=None):
+    def __init__(self, gaming_day_config, nightly: bool = False, devices=None, run_files=None, digests=None):
         self.gaming_day_config = gaming_day_config
         self.nightly = nightly
         self.devices = devices      # pipelines.devices.DeviceRegistry or None
@@ -213,6 +213,7 @@ class ReplayTable(WithoutCyclicGC):
         # (carried), counted apart from the run's lines (pipelines.runs.unreconciled)
         self.run_files = None if run_files is None else pa.array(sorted(run_files), pa.string())
         self._conflicts_cache = None
+        self.digests = digests      # pipelines.ingest.RecordedDigests: a file's lines are read again only if unchanged
 
     def _conflicts(self, conflict_ids) -> frozenset:
         if self._conflicts_cache is None:
@@ -228,7 +229,7 @@ class ReplayTable(WithoutCyclicGC):
         prior = [json.loads(s) for s in joined["state"]]
         events, ordered = [], False
         if batches:
-            dedup = deduplicate(batches, self._conflicts(conflict_ids))
+            dedup = deduplicate(batches, self._conflicts(conflict_ids), self.digests)
             compact = drop_empty_columns(dedup.events)    # fewer columns to reorder and to ship
             rows_kept, events, ordered, presorted = rows_and_events(compact)
             for row in dedup.conflicts:

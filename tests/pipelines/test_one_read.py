@@ -176,3 +176,29 @@ def test_a_copy_of_the_runs_own_file_changed_after_its_read_is_quoted_rebuilt(tm
     assert changed["raw"] == REBUILT_CHANGED + '{"card":"Qs"}'
     [[carried]] = list(FetchRawLines({}).process((str(path), [row])))     # an earlier run's copy: never read
     assert carried["raw"].startswith("rebuilt from the lake: ")
+
+
+def test_an_earlier_runs_file_edited_since_does_not_decide_a_duplicate(tmp_path):
+    """Copies whose decoded columns agree are compared as parsed JSON, their lines read again: an
+    earlier run's file is read only if it still hashes to what that run recorded.  Its unknown field
+    edited after its run, an identical copy of the accepted line in a later run is a duplicate (the
+    earlier copy stays), not a conflict that would take the accepted event out of the lake."""
+    from tests.conftest import line
+
+    first = tmp_path / "night1" / "a.jsonl"
+    first.parent.mkdir()
+    accepted = line(seq=1, event_id="ev-1", shoe_note="kept")
+    first.write_text(accepted + "\n" + line(seq=2, event_id="ev-2") + "\n")
+    lake = tmp_path / "lake"
+    assert _run(first, "--lake", lake, "--quiet")[0] == 0
+    before = _events_by_line(lake)
+
+    first.write_text(first.read_text().replace('"kept"', '"edited"'))
+    second = tmp_path / "night2" / "b.jsonl"
+    second.parent.mkdir()
+    second.write_text(accepted + "\n")
+    assert _run(second, "--lake", lake, "--quiet")[0] == 0
+    record = lake_rows.run_records(lake)[-1]
+    assert record["lines_read"] == 1 and record["duplicates"] == 1 and record["rejected"] == 0
+    assert _events_by_line(lake) == before
+    assert not [r for r in lake_rows.dicts(lake, "rejects") if r["line"] is not None]
