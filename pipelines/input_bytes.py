@@ -134,17 +134,22 @@ class ReadDigest:
     the digest of exactly the bytes up to that stop: :meth:`fingerprint`.
     """
 
-    KEEP = 16       # pieces (at most 1 MiB each): more than any reader reads ahead of its lines
+    KEEP = 8 << 20      # bytes of the last pieces kept (and the last piece, whatever its size): more
+                        # than a JSONL reader reads ahead of its lines (a 4 MB block)
 
     def __init__(self, path: str):
         self.path = path
         self.sha = hashlib.sha256()
         self.bytes = 0
         self.opened = False     # False: the file could not be opened (nothing read, digest unknown)
-        self._recent: collections.deque = collections.deque(maxlen=self.KEEP)
+        self._recent: collections.deque = collections.deque()
+        self._kept = 0
 
     def update(self, piece: bytes) -> None:
         self._recent.append((self.bytes, self.sha.copy(), piece))
+        self._kept += len(piece)
+        while self._kept > self.KEEP and len(self._recent) > 1:
+            self._kept -= len(self._recent.popleft()[2])
         self.sha.update(piece)
         self.bytes += len(piece)
 

@@ -24,8 +24,6 @@ from tests import lake_rows
 
 FLOOR = Path(__file__).resolve().parents[1] / "data" / "clean-floor-2h.jsonl.gz"
 
-pytestmark = pytest.mark.slow
-
 
 def _floor_lines() -> list[bytes]:
     with gzip.open(FLOOR, "rb") as f:
@@ -72,6 +70,7 @@ def _appending_open(monkeypatch, target: Path, more: bytes) -> list:
     return done
 
 
+@pytest.mark.slow
 def test_a_file_appended_to_during_its_run_records_the_hash_of_what_was_read(tmp_path, monkeypatch):
     lines = _floor_lines()
     first, later = b"".join(lines[:10_000]), b"".join(lines[10_000:10_500])
@@ -116,6 +115,7 @@ def _events_by_line(lake) -> dict:
     return {(r["file"], r["line"]): r for r in lake_rows.dicts(lake, "events")}
 
 
+@pytest.mark.slow
 def test_a_conflict_quotes_what_the_earlier_run_accepted_not_the_file_as_it_is_now(tmp_path):
     from pipelines.ingest import REBUILT
     from tests.conftest import line
@@ -178,6 +178,7 @@ def test_a_copy_of_the_runs_own_file_changed_after_its_read_is_quoted_rebuilt(tm
     assert carried["raw"].startswith("rebuilt from the lake: ")
 
 
+@pytest.mark.slow
 def test_an_earlier_runs_file_edited_since_does_not_decide_a_duplicate(tmp_path):
     """Copies whose decoded columns agree are compared as parsed JSON, their lines read again: an
     earlier run's file is read only if it still hashes to what that run recorded.  Its unknown field
@@ -202,3 +203,72 @@ def test_an_earlier_runs_file_edited_since_does_not_decide_a_duplicate(tmp_path)
     assert record["lines_read"] == 1 and record["duplicates"] == 1 and record["rejected"] == 0
     assert _events_by_line(lake) == before
     assert not [r for r in lake_rows.dicts(lake, "rejects") if r["line"] is not None]
+
+
+# --- the readers, without a run: each hashes exactly what it read, up to where it stopped
+
+
+def _read(path: Path) -> list:
+    from pipelines.ingest import ReadChunks
+
+    return list(ReadChunks(1_000).process(str(path)))
+
+
+@pytest.mark.parametrize("name", ["a.jsonl", "a.jsonl.gz", "a.parquet"])
+def test_each_reader_records_the_digest_of_the_bytes_it_read(tmp_path, name):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = _floor_lines()[:3_000]
+    path = tmp_path / name
+    if name.endswith(".parquet"):
+        rows = [json.loads(x) for x in lines]
+        pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=700)
+    else:
+        data = b"".join(lines)
+        path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    stored = path.read_bytes()
+    out = _read(path)
+    assert [kind for _p, kind, _i in out][-1] == "read" and "damage" not in [kind for _p, kind, _i in out]
+    assert out[-1][2] == {"path": str(path), "sha256": hashlib.sha256(stored).hexdigest(), "bytes": len(stored)}
+    assert sum(len(items) for _p, kind, items in out if kind not in ("read", "damage")) == 3_000
+
+
+def test_a_damaged_files_digest_is_of_the_bytes_before_its_damage(tmp_path):
+    path = tmp_path / "cut.jsonl.gz"
+    stored = gzip.compress(b"".join(_floor_lines()[:3_000]))
+    path.write_bytes(stored[: len(stored) // 2] + b"\x00" * 64)      # corrupt after the middle
+    out = _read(path)
+    damage, fingerprint = out[-2][2], out[-1][2]
+    assert out[-2][1] == "damage" and fingerprint["bytes"] == damage.offset
+    assert fingerprint["sha256"] == damage.sha256 == hashlib.sha256(path.read_bytes()[:damage.offset]).hexdigest()
+
+
+def test_a_parquet_file_appended_to_while_arrow_reads_it(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.Table.from_pylist([json.loads(x) for x in _floor_lines()[:2_000]]), path, row_group_size=500)
+    stored = path.read_bytes()
+    _appending_open(monkeypatch, path, b"more bytes a device wrote")
+    out = _read(path)
+    damage, fingerprint = out[-2][2], out[-1][2]
+    assert "it changed while it was read" in damage.what and damage.bytes_not_read == len(b"more bytes a device wrote")
+    assert fingerprint == {"path": str(path), "sha256": hashlib.sha256(stored).hexdigest(), "bytes": len(stored)}
+    assert sum(len(items) for _p, kind, items in out if kind == "parquet") == 2_000
+
+
+def test_the_rejects_in_a_row_guard_records_the_bytes_up_to_its_stop(tmp_path):
+    from pipelines.ingest import TAG_COUNTS, ReadAndDecode
+    from schemas.decode import GamingDayConfig
+
+    path = tmp_path / "bad.jsonl"
+    data = b"{}\n" * 100 + b"".join(_floor_lines()[:10])
+    path.write_bytes(data)
+    counts = [o.value for o in ReadAndDecode(1_000, GamingDayConfig(), max_rejects=20).process(str(path))
+              if getattr(o, "tag", None) == TAG_COUNTS]
+    [damage] = [d for c in counts for d in c.get("damage", [])]
+    [fingerprint] = [i for c in counts for i in c.get("inputs", [])]
+    assert damage["offset"] == 60 and fingerprint["bytes"] == 60      # after the 20th line of 3 bytes
+    assert fingerprint["sha256"] == hashlib.sha256(data[:60]).hexdigest()
