@@ -46,7 +46,8 @@ from pipelines import coders, lake, state
 from pipelines.lake import replay_file_name
 from pipelines.staging import REJECT_ROWS, REJECTS_FILE, MergeCounts, ReadDaySource, write_rejects
 from pipelines.ingest import (
-    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, FetchRawLines, FindConflictingIds, IngestOptions, WithoutCyclicGC,
+    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, FetchRawLines, FindConflictingIds, IngestOptions, RecordedDigests,
+    WithoutCyclicGC,
 )
 from pipelines.replay import (
     TAG_CONFLICTS, TAG_DAYS, TAG_EVENTS, TAG_FIRED_SEQUENCES, TAG_GAMES, TAG_PACK_CARDS, TAG_STATE,
@@ -203,9 +204,11 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
             TAG_REJECTS, TAG_IDS, TAG_SEQS, TAG_COUNTS, main="events")
     )
     conflict_ids = decoded[TAG_IDS] | "FindConflictingIds" >> FindConflictingIds()
+    digests = run_digests(lake_path, plan.run_id, plan.run_files)     # what the run's reads hashed
     replayed = (
         _with_prior_state(p, "Table", decoded.events, "events", lake_path, plan, "tables", "table_id")
-        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, not plan.close_at_end, devices, plan.run_files),
+        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, not plan.close_at_end, devices, plan.run_files,
+                                                   RecordedDigests(lake_path, digests)),
                                        beam.pvalue.AsList(conflict_ids))
         .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_GAMES, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
                       TAG_EVENTS, TAG_DAYS, main="partitions")
@@ -225,12 +228,13 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
             FindRepeatedRuns(options.gaming_day, plan, lake_path),    # it reads the prior pack index itself
             beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES])).with_outputs(TAG_STATE, main="partitions")
     )
+    run_files = plan.run_files
     conflict_rejects = (
         replayed[TAG_CONFLICTS]
         | "GroupConflictsByFile" >> beam.GroupByKey()
-        | "FetchRawLines" >> beam.ParDo(FetchRawLines())
+        # the copies of earlier runs quoted as the lake holds them; the run's own read again, checked
+        | "FetchRawLines" >> beam.ParDo(FetchRawLines(digests))
     )
-    run_files = plan.run_files
     conflict_counts = conflict_rejects | "CountConflicts" >> beam.Map(lambda rows: {
         "rejected": sum(r["file"] in run_files for r in rows),
         "carried_rejected": sum(r["file"] not in run_files for r in rows)})
@@ -280,6 +284,21 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
         | "TotalDay" >> beam.CombineGlobally(MergeCounts())
         | "RecordDay" >> beam.ParDo(RecordDay(lake_path, run_meta, plan))
     )
+
+
+def run_digests(lake_path: str, run_id: str, run_files: frozenset) -> dict:
+    """Each of the run's input files → the digest its read recorded (``{"sha256", "bytes"}``, from the
+    run's ingest totals; ``{}`` when there are none to read)."""
+    from pipelines.staging import staging_dir
+
+    fs, _root = lake.filesystem(lake_path)
+    try:
+        with fs.open_input_stream(f"{staging_dir(lake_path, run_id)}/ingest.json") as f:
+            inputs = json.loads(f.read()).get("inputs", [])
+    except (FileNotFoundError, OSError, ValueError):
+        inputs = []
+    known = {i["path"]: i for i in inputs}
+    return {path: known.get(path, {}) for path in run_files}
 
 
 def _damage_findings(rows: list[dict], day: str, config):

@@ -96,26 +96,63 @@ class WithoutCyclicGC(beam.DoFn):
 class ReadChunks(beam.DoFn):
     """path → ``(path, kind, items)`` chunks: ``items`` is ``[(line_number, line or row), ...]`` or,
     for plain JSONL lines, a :class:`pipelines.inputs.LineBlock` (no object per line); a damaged
-    file's last chunk is ``(path, "damage", Damage)``."""
+    file's last chunk is ``(path, "damage", Damage)``; then, the read ended, ``(path, "read",
+    fingerprint)``: the SHA-256 and count of the stored bytes this read read, computed as it read
+    them (up to the damage, for a damaged file): what the run records for the file.
+
+    The file is read once, up to the size it had when opened; one that changed while it was read
+    ends with that damage (:func:`pipelines.input_bytes.changed_while_read`).  ``digest``: the
+    last file's :class:`pipelines.input_bytes.ReadDigest` (a read stopped early says where).
+    """
 
     def __init__(self, chunk_lines: int):
         self.chunk_lines = chunk_lines
+        self._source = None     # the last file's TextBlocks, or its Parquet read record
+
+    def fingerprint(self, stop: int | None = None) -> dict:
+        """The digest of the bytes the last file's read read, up to ``stop`` (where it stopped)."""
+        source = self._source
+        if isinstance(source, dict):        # Parquet: filled in when its read ended
+            digest = source.get("digest")
+            return digest.fingerprint(stop) if digest is not None else source["fingerprint"]
+        return source.digest.fingerprint(stop)
+
+    def with_digest(self, damage: Damage) -> Damage:
+        """``damage`` with the SHA-256 of the stored bytes before it, as this read hashed them."""
+        fingerprint = self.fingerprint(damage.offset)
+        if fingerprint.get("sha256") is None or fingerprint["bytes"] != damage.offset:
+            return damage
+        return dataclasses.replace(damage, sha256=fingerprint["sha256"])
 
     def process(self, path: str) -> Iterator[tuple]:
         import logging
 
+        from pipelines.input_bytes import TextBlocks
+
         if path.endswith(".parquet"):
-            kind, chunks = "parquet", (items for _, items in iter_parquet_chunks(path, self.chunk_lines))
+            self._source = {}
+            kind, chunks = "parquet", iter_parquet_chunks(path, self.chunk_lines, self._source)
         else:
-            kind, chunks = "jsonl", iter_jsonl_chunks(path, self.chunk_lines)
+            self._source = TextBlocks(path, fixed=True)
+            kind, chunks = "jsonl", iter_jsonl_chunks(path, self.chunk_lines, source=self._source)
         lines = 0
-        for items in chunks:
-            if isinstance(items, Damage):
-                logging.getLogger("pitwatch").warning("%s: %s", path, items.reason)
-                yield path, "damage", items
-                continue
-            lines += len(items)
-            yield path, kind, items
+        damage = None
+        try:
+            for items in chunks:
+                if kind == "parquet":
+                    items = items[1]
+                if isinstance(items, Damage):
+                    logging.getLogger("pitwatch").warning("%s: %s", path, items.reason)
+                    if kind != "parquet":       # the digest of the bytes before it, as this read hashed them
+                        items = self.with_digest(items)
+                    damage = items
+                    yield path, "damage", items
+                    continue
+                lines += len(items)
+                yield path, kind, items
+        finally:
+            chunks.close()      # a read stopped early (the rejects-in-a-row guard) ends here
+        yield path, "read", self.fingerprint(None if damage is None else damage.offset)
         logging.getLogger("pitwatch").debug("read %s: %s", path, plural(lines, "line"))   # --verbose
 
 
@@ -148,7 +185,9 @@ class ReadAndDecode(WithoutCyclicGC):
         joined: list[tuple[str, LineBlock]] = []
         lines = size = 0
         for path in element:
-            block = self._whole_block(path)
+            block, fingerprint = self._whole_block(path)
+            if block is not None:   # this read is the one the file's lines come from: its digest
+                yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"inputs": [fingerprint]})
             if block is False:      # nothing to read (an empty file)
                 continue
             if block is None:       # not one block of plain lines: read as a file of its own, after the
@@ -168,31 +207,38 @@ class ReadAndDecode(WithoutCyclicGC):
             yield from decode.process((joined[0][0], "jsonl", JoinedLines(joined)))
 
     def _whole_block(self, path: str):
-        """The file's lines as one :class:`LineBlock` when they are that (plain lines, undamaged,
-        fewer than ``max_rejects``: they cannot all be rejected in a row), False for a file with
-        no line, else None."""
+        """``(block, fingerprint)``: the file's lines as one :class:`LineBlock` when they are that
+        (plain lines, undamaged, fewer than ``max_rejects``: they cannot all be rejected in a row),
+        False for a file with no line, else None (the file is read on its own: that read's digest
+        is the one recorded); ``fingerprint`` the digest of the bytes this read read."""
+        from pipelines.input_bytes import TextBlocks
+
         if path.endswith(".parquet"):
-            return None
-        chunks = iter_jsonl_chunks(path, self.chunk_lines)
+            return None, None
+        source = TextBlocks(path, fixed=True)
+        chunks = iter_jsonl_chunks(path, self.chunk_lines, source=source)
         try:
             first = next(chunks, None)
             if first is None:
-                return False
+                return False, source.digest.fingerprint()
             if not isinstance(first, LineBlock) or next(chunks, None) is not None:
-                return None
-            return first if not self.max_rejects or first.count < self.max_rejects else None
+                return None, None
+            if self.max_rejects and first.count >= self.max_rejects:
+                return None, None
+            return first, source.digest.fingerprint()
         finally:
             chunks.close()
 
     def _file(self, path: str):
         decode = DecodeChunk(self.config)
-        chunks = ReadChunks(self.chunk_lines).process(path)
+        reader = ReadChunks(self.chunk_lines)
+        chunks = reader.process(path)
         streak = 0
         try:
             for chunk in chunks:
                 _path, kind, items = chunk
                 outputs = list(decode.process(chunk))
-                if kind == "damage" or not self.max_rejects:
+                if kind in ("damage", "read") or not self.max_rejects:
                     yield from outputs
                     continue
                 rejected = {r["line"] for out in outputs if getattr(out, "tag", None) == TAG_REJECTS
@@ -211,13 +257,19 @@ class ReadAndDecode(WithoutCyclicGC):
                     outputs = list(decode.process((path, kind, [items[k] for k in range(stop + 1)])))
                 else:                           # the row ends the chunk: is there more to read?
                     after = next(chunks, None)
-                    if after is None or after[1] == "damage":
+                    if after is None or after[1] in ("damage", "read"):
                         yield from outputs      # the file ends there (or at its own damage): read whole
                         if after is not None:
                             yield from decode.process(after)
+                            for rest in chunks:     # its digest
+                                yield from decode.process(rest)
                         return
                 yield from outputs
-                yield from decode.process((path, "damage", rejects_in_a_row(path, numbers[stop], self.max_rejects)))
+                damage = rejects_in_a_row(path, numbers[stop], self.max_rejects)
+                damage = reader.with_digest(damage)
+                yield from decode.process((path, "damage", damage))
+                chunks.close()          # the read ends here: its digest is of the bytes up to the stop
+                yield from decode.process((path, "read", reader.fingerprint(damage.offset)))
                 return
         finally:
             chunks.close()
@@ -283,6 +335,9 @@ class DecodeChunk(WithoutCyclicGC):
         path, kind, items = chunk
         if kind == "damage":
             yield from damage_outputs(path, items, self.config)
+            return
+        if kind == "read":          # the read of a file ended: the digest of the bytes it read
+            yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"inputs": [items]})
             return
         config = self.config
         fast = None
@@ -489,7 +544,7 @@ class FindConflictingIds(beam.PTransform):
 class Deduplicated:
     events: pa.Table            # one row per accepted event
     duplicates: int             # exact re-deliveries dropped
-    conflicts: list[dict]       # {file, line, event_id, table_id, device_id, seq, reason}
+    conflicts: list[dict]       # {file, line, event_id, table_id, device_id, seq, reason, rebuilt}
     dropped_files: list[str] = dataclasses.field(default_factory=list)   # the file of each duplicate dropped
 
 
@@ -497,7 +552,7 @@ class Deduplicated:
 _NOT_CONTENT = ("file", "line", "unknown_fields")
 
 
-def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Deduplicated:
+def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set, digests=None) -> Deduplicated:
     """Keep one copy of each event (device_id, event_id); reject every copy of a conflicting one.
 
     ``cross_conflicts``: identity keys (:func:`identity_key`) found in conflict across tables.
@@ -508,6 +563,12 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     (``Z`` against ``+00:00``, a null against an absent key, their unknown
     fields): their lines are read again from the input files and compared as
     parsed JSON.  The fast path (every event_id once) reads nothing.
+
+    ``digests`` (the replay's: :class:`RecordedDigests`): each input file's digest as the run that
+    read it recorded; a file's lines are read again only up to where that read stopped and used
+    only if they hash to it (:func:`verified_lines`): a file edited since, or of no recorded
+    digest, is not read, and its copies are judged on what the lake kept of them.  None: the
+    lines are read as the files are now (direct callers, tests).
     """
     table = concat_conformed([unpack(t) for t in tables], EVENTS)
     keys = identity_keys(table.column("device_id"), table.column("event_id"))
@@ -532,14 +593,19 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
     for _a, _b, copies, agree in groups:
         for r in copies if agree else ():
             wanted[r["file"]].add(r["line"])
-    digests = {(path, number): content_digest(orjson.loads(text))
-               for path, numbers in wanted.items() for number, text in raw_lines(path, numbers).items()}
+    def lines_of(path: str, numbers: set[int]) -> dict[int, str]:
+        if digests is None:
+            return raw_lines(path, numbers)
+        return verified_lines(path, numbers, digests.get(path)) or {}
+
+    digests_of = {(path, number): content_digest(orjson.loads(text))
+                  for path, numbers in wanted.items() for number, text in lines_of(path, numbers).items()}
     keep = [True] * len(ids)
     conflict_rows: list[dict] = []
     duplicates = 0
     dropped: list[str] = []
     for a, b, copies, agree in groups:
-        seen = {digests.get((r["file"], r["line"])) for r in copies}
+        seen = {digests_of.get((r["file"], r["line"])) for r in copies}
         # a copy whose file cannot be read again (a lake's event whose input file is gone) is
         # judged on what the lake kept of it: its decoded columns and unknown fields
         if agree and (len(seen) == 1 or (None in seen and len(seen) <= 2)):
@@ -554,6 +620,7 @@ def deduplicate(tables: list[pa.Table], cross_conflicts: frozenset | set) -> Ded
         "file": row["file"], "line": row["line"], "event_id": row["event_id"], "table_id": row["table_id"],
         "device_id": row["device_id"], "seq": row["seq"],
         "reason": conflict_reason(row["device_id"], row["event_id"], per_id[(row["device_id"], row["event_id"])]),
+        "rebuilt": rebuilt_event(row),
     } for row in conflict_rows]
     return Deduplicated(table.filter(pa.array(keep, pa.bool_())), duplicates, conflicts, dropped)
 
@@ -582,15 +649,148 @@ def _raw_lines(path: str, numbers: set[int]) -> dict[int, str]:
     return found
 
 
-class FetchRawLines(beam.DoFn):
-    """(file, [conflict rows]) → reject rows with the raw text of those lines read again.
+# The label of a reject's ``raw`` that is not the text of a line as read but the event rebuilt from
+# its decoded columns and unknown fields, as canonical JSON (sorted keys, no spaces): the copy an
+# earlier run accepted, which the lake holds (its input file is never read again for it) ...
+REBUILT = "rebuilt from the lake: "
+# ... or a copy of this run's whose file no longer holds the bytes the run read (its digest differs)
+REBUILT_CHANGED = "rebuilt from this run's read (the file has changed since): "
+_NOT_FIELDS = ("ts_offset", "unknown_fields", "gaming_day", "file", "line")
 
-    Conflicts are rare, so their raw text is not carried through the shuffle:
-    the file is read once more for just those lines.
+
+def rebuilt_event(row: dict) -> str:
+    """An accepted event (a row of the ``events`` table, as ``to_pylist`` gives it) as the JSON line
+    of its fields: the contract's fields it has, ``ts`` in the offset the device wrote it with
+    (``ts_offset``; null: ``-00:00``), and its unknown fields; sorted keys, integral numbers as
+    integers.  Equal, as parsed JSON, to the line the event was decoded from but for the form of
+    ``ts`` (the same instant and offset) and of numbers (``100.0`` is ``100``)."""
+    import datetime as _dt
+
+    obj = {}
+    for name, value in row.items():
+        if value is None or name in _NOT_FIELDS:
+            continue
+        if name == "ts":
+            offset = row.get("ts_offset")
+            value = _ts_text(value.astimezone(_dt.timezone(_dt.timedelta(minutes=offset or 0))), offset)
+        elif type(value) is float and value.is_integer() and abs(value) < 2 ** 63:
+            value = int(value)
+        obj[name] = value
+    if row.get("unknown_fields"):
+        obj.update(orjson.loads(row["unknown_fields"]))
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _ts_text(when, offset: int | None) -> str:
+    text = when.strftime("%Y-%m-%dT%H:%M:%S")      # milliseconds, as devices write them; microseconds if any
+    text += f".{when.microsecond // 1000:03d}" if when.microsecond % 1000 == 0 else f".{when.microsecond:06d}"
+    if offset is None:
+        return text + "-00:00"
+    if offset == 0:
+        return text + "Z"
+    sign, offset = ("+", offset) if offset > 0 else ("-", -offset)
+    return f"{text}{sign}{offset // 60:02d}:{offset % 60:02d}"
+
+
+def verified_lines(path: str, numbers: set[int], fingerprint: dict) -> dict[int, str] | None:
+    """Some lines (Parquet rows as JSON) of a file this run read, read again up to where the run's
+    read stopped and hashed as they are: their text when the bytes are the ones the run read (the
+    digest it recorded, ``fingerprint``), else None (the file changed since: its lines are not
+    what the run decoded)."""
+    from pipelines.input_bytes import TextBlocks
+
+    if not fingerprint or not fingerprint.get("sha256"):
+        return None
+    found: dict[int, str] = {}
+    try:
+        if path.endswith(".parquet"):
+            read: dict = {}
+            for _, items in iter_parquet_chunks(path, 50_000, read):
+                for number, obj in items if not isinstance(items, Damage) else ():
+                    if number in numbers:
+                        found[number] = orjson.dumps(obj, default=str).decode()
+            again = read.get("fingerprint") or {}
+        else:
+            source = TextBlocks(path, fixed=True, upto=fingerprint["bytes"])
+            for _, items in iter_line_chunks(path, 50_000, source=source):
+                for number, line in items:
+                    if number in numbers:
+                        found[number] = line.decode("utf-8", "replace")
+            again = source.digest.fingerprint()
+    except OSError:
+        return None
+    same = again.get("sha256") == fingerprint["sha256"] and again.get("bytes") == fingerprint["bytes"]
+    return found if same else None
+
+
+class RecordedDigests:
+    """Each input file → the digest (``{"sha256", "bytes"}``) of the read whose lines the lake holds:
+    this run's (``run_inputs``), else the latest succeeded run's that read it (its ``runs``
+    record's ``inputs``), read from the lake the first time a file not of this run is asked for
+    (only copies whose decoded columns agree need it: rare)."""
+
+    def __init__(self, lake_path: str, run_inputs: dict):
+        self.lake_path, self.run_inputs = lake_path, run_inputs
+        self._recorded: dict | None = None
+
+    def get(self, path: str) -> dict | None:
+        if path in self.run_inputs:
+            return self.run_inputs[path]
+        if self._recorded is None:
+            self._recorded = recorded_digests(self.lake_path)
+        return self._recorded.get(path)
+
+    def __getstate__(self):
+        return self.lake_path, self.run_inputs
+
+    def __setstate__(self, state):
+        self.lake_path, self.run_inputs = state
+        self._recorded = None
+
+
+def recorded_digests(lake_path: str) -> dict:
+    """Each input file a succeeded run read → the digest the latest of them recorded."""
+    from pipelines import lake, runs
+
+    try:
+        table = lake.read_table(lake_path, "runs", ["run_id", "inputs", "status", "started", "ended"])
+    except Exception:   # noqa: BLE001 - no record to check against: the files are not read
+        return {}
+    out: dict = {}
+    for record in runs.latest_records(table):
+        if record.get("status") == "succeeded":
+            for entry in record.get("inputs") or ():
+                out[entry["path"]] = entry
+    return out
+
+
+class FetchRawLines(beam.DoFn):
+    """(file, [conflict rows]) → reject rows with the raw text of those copies.
+
+    A copy an earlier run accepted (its file is not one of this run's ``inputs``) is quoted as the
+    lake holds it: the event rebuilt from its columns (:func:`rebuilt_event`), labelled
+    :data:`REBUILT`; its input file is never read again (it may have been edited since).  A copy
+    of this run's is quoted as its line: conflicts are rare, so their raw text is not carried
+    through the shuffle but read again, up to where the run's read stopped, and checked against
+    the digest the run recorded (``inputs``: path → ``{"sha256", "bytes"}``); a file whose bytes
+    are no longer those gives the rebuilt copy, labelled :data:`REBUILT_CHANGED`.
     """
+
+    def __init__(self, inputs: dict | None = None):
+        self.inputs = inputs or {}
 
     def process(self, kv):
         path, rows = kv
         wanted = {r["line"]: r for r in rows}
-        found = raw_lines(path, set(wanted))
-        yield [{**row, "raw": found.get(number, "")[:RAW_LIMIT]} for number, row in sorted(wanted.items())]
+        found = verified_lines(path, set(wanted), self.inputs[path]) if path in self.inputs else None
+        label = REBUILT_CHANGED if path in self.inputs else REBUILT
+        out = []
+        for number, row in sorted(wanted.items()):
+            row = dict(row)
+            rebuilt = row.pop("rebuilt", None)
+            if found is not None and number in found:
+                raw = found[number]
+            else:
+                raw = label + rebuilt if rebuilt is not None else ""
+            out.append({**row, "raw": raw[:RAW_LIMIT]})
+        yield out

@@ -19,11 +19,19 @@ damage, and :class:`TextBlocks` says where and why it stopped.
   ``fstat``): damage at byte 0.
 * Each line is cut to ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it:
   too long), so a file without line ends cannot fill the memory.
+
+One read is the evidence (issue 37): the run's reader hashes the stored bytes as it reads them
+(:class:`ReadDigest`; a Parquet file, read by Arrow in ranges, through :class:`HashedFile`), so the
+SHA-256 a run records for an input is of exactly the bytes it read, never of a second read.  The
+batch's reads (``fixed=True``) stop at the size the file had when it was opened, and a file whose
+size or modification time changed by the end of its read is damaged: :func:`changed_while_read`.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import errno
+import hashlib
 import os
 import stat
 import zlib
@@ -41,6 +49,9 @@ class Damage:
     bytes_not_read: int     # stored bytes from there to the end of the file
     what: str               # what is wrong, e.g. "gzip data is corrupt (invalid stored block lengths)"
     last_line: int | None = None    # the last line read, when the read stopped at a line (too many rejects)
+    # SHA-256 of the stored bytes before ``offset`` as the run's read hashed them (None: not known,
+    # pipelines.input_damage reads them again)
+    sha256: str | None = dataclasses.field(default=None, compare=False)
 
     @property
     def reason(self) -> str:
@@ -115,6 +126,195 @@ def open_stored(path: str):
         raise
 
 
+class ReadDigest:
+    """SHA-256 and count of the stored bytes a reader read, updated as it reads them (one pass).
+
+    The last few pieces are kept with the digest before them, so that a read stopped at an earlier
+    byte than it reached (the rejects-in-a-row guard stops at a line, its reader read ahead) gives
+    the digest of exactly the bytes up to that stop: :meth:`fingerprint`.
+    """
+
+    KEEP = 8 << 20      # bytes of the last pieces kept (and the last piece, whatever its size): more
+                        # than a JSONL reader reads ahead of its lines (a 4 MB block)
+
+    def __init__(self, path: str):
+        self.path = path
+        self.sha = hashlib.sha256()
+        self.bytes = 0
+        self.opened = False     # False: the file could not be opened (nothing read, digest unknown)
+        self._recent: collections.deque = collections.deque()
+        self._kept = 0
+
+    def update(self, piece: bytes) -> None:
+        self._recent.append((self.bytes, self.sha.copy(), piece))
+        self._kept += len(piece)
+        while self._kept > self.KEEP and len(self._recent) > 1:
+            self._kept -= len(self._recent.popleft()[2])
+        self.sha.update(piece)
+        self.bytes += len(piece)
+
+    def fingerprint(self, stop: int | None = None) -> dict:
+        """``{"path", "sha256", "bytes"}`` of the bytes read, or of those before ``stop`` when the
+        read stopped there (its lines after ``stop`` are not read)."""
+        if not self.opened:
+            return {"path": self.path, "sha256": None, "bytes": 0}
+        if stop is not None and stop < self.bytes:
+            for start, before, piece in reversed(self._recent):
+                if start <= stop:
+                    sha = before.copy()
+                    sha.update(piece[:stop - start])
+                    return {"path": self.path, "sha256": sha.hexdigest(), "bytes": stop}
+        return {"path": self.path, "sha256": self.sha.hexdigest(), "bytes": self.bytes}
+
+
+def _stat(f) -> tuple[int, int] | None:
+    """(size, mtime_ns) of an open local file, None for a remote one."""
+    try:
+        st = os.fstat(f.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def changed_while_read(path: str, before: tuple[int, int] | None, after: tuple[int, int] | None,
+                       read: int) -> Damage | None:
+    """The :class:`Damage` of a file that changed while it was read (``before``: its size and
+    modification time when opened, ``after``: when its read ended; ``read``: the stored bytes read,
+    up to the size it had when opened), or None.  What was read is what its digest is of: the
+    bytes written after the read began are not read, and the file is named for them."""
+    if before is None or after is None or after == before:
+        return None
+    if after[0] > read:
+        what = (f"it changed while it was read: {after[0] - read} bytes written after its read began "
+                f"(it held {before[0]} when opened, {after[0]} when the read ended) are not read")
+        return Damage(path, read, after[0] - read, what)
+    if after[0] < before[0]:
+        what = f"it changed while it was read: it was cut from {before[0]} to {after[0]} bytes"
+    else:
+        what = "it changed while it was read: it was written to (its modification time changed)"
+    return Damage(path, read, 0, what)
+
+
+class HashedFile:
+    """A file object over a stored file read in ranges (Arrow reads a Parquet file's footer first,
+    then its column chunks), hashing exactly the bytes the ranges read, in file order.
+
+    A range read ahead of the bytes hashed so far is held until the bytes before it are read
+    (a Parquet footer: 64 KiB); where two reads overlap, their bytes must agree (else the file
+    changed: ``conflicting``).  :meth:`finish` reads what no range read (a Parquet file's first
+    4 bytes, its page indexes) in order up to the size the file had when opened, so the digest
+    is of the file's bytes as they were read: no byte is hashed from a second read of a byte
+    the decoder used, but for a range read twice (hashed as the second read gave it, the two
+    compared while the first is held).  Reads stop at the size the file had when opened.
+    """
+
+    def __init__(self, f, path: str):
+        self.f, self.path = f, path
+        self.digest = ReadDigest(path)
+        self.digest.opened = True
+        self.before = _stat(f)
+        if self.before is not None:
+            self.size = self.before[0]
+        else:
+            f.seek(0, 2)
+            self.size = f.tell()
+        f.seek(0)
+        self.pos = 0
+        self._ahead: dict[int, bytes] = {}
+        self.conflicting = False
+        self.closed = False
+
+    # the file object Arrow's PythonFile wants
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def writable(self):
+        return False
+
+    def tell(self):
+        return self.pos
+
+    def seek(self, offset, whence=0):
+        self.pos = offset if whence == 0 else self.pos + offset if whence == 1 else self.size + offset
+        return self.pos
+
+    def read(self, n=-1):
+        n = self.size - self.pos if n is None or n < 0 else min(n, max(self.size - self.pos, 0))
+        if n <= 0:
+            return b""
+        self.f.seek(self.pos)
+        data = self.f.read(n)
+        self._took(self.pos, data)
+        self.pos += len(data)
+        return data
+
+    def close(self):
+        self.closed = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _took(self, at: int, data: bytes) -> None:
+        end = at + len(data)
+        for start, held in list(self._ahead.items()):     # bytes read twice must be the same bytes
+            lo, hi = max(at, start), min(end, start + len(held))
+            if lo < hi and data[lo - at:hi - at] != held[lo - start:hi - start]:
+                self.conflicting = True
+        done = self.digest.bytes
+        if at > done:
+            if len(data) > len(self._ahead.get(at, b"")):
+                self._ahead[at] = data
+            return
+        if end > done:
+            self.digest.update(data[done - at:])
+        self._drain()
+
+    def _drain(self) -> None:
+        while True:
+            done = self.digest.bytes
+            ready = [start for start in self._ahead if start <= done]
+            if not ready:
+                return
+            for start in ready:
+                held = self._ahead.pop(start)
+                if start + len(held) > done:
+                    self.digest.update(held[done - start:])
+                    break
+
+    def finish(self, upto: int | None = None) -> tuple[dict, Damage | None]:
+        """The digest of the file's bytes up to its size when opened, or to ``upto`` (a read that
+        stopped there): what no range read is read now, in order.  And the :class:`Damage` of a
+        file that changed while it was read (None when it stopped early)."""
+        end = self.size if upto is None else min(upto, self.size)
+        try:
+            while self.digest.bytes < end:
+                done = self.digest.bytes
+                upto_held = min([start for start in self._ahead if start > done] or [end])
+                self.f.seek(done)
+                piece = self.f.read(min(max(upto_held, done + 1) - done, 1 << 20))
+                if not piece:
+                    break
+                self._took(done, piece)
+            after = _stat(self.f)
+        except OSError:
+            after = None
+        self._ahead.clear()
+        if upto is not None:
+            return self.digest.fingerprint(upto), None
+        damage = changed_while_read(self.path, self.before, after, self.digest.bytes)
+        if damage is None and (self.conflicting or self.digest.bytes < self.size):
+            what = ("it changed while it was read: a range read twice gave different bytes" if self.conflicting
+                    else f"it changed while it was read: it was cut to {self.digest.bytes} bytes")
+            damage = Damage(self.path, self.digest.bytes, 0, what)
+        return self.digest.fingerprint(), damage
+
+
 def _open(path: str, raw: bool = False):
     """The file's bytes: ``raw``, as stored; else through Beam's ``FileSystems`` (a remote path, or
     decompressed by its suffix).  A local file is opened only if it is a regular file
@@ -152,11 +352,19 @@ _OUT = 1 << 20      # most bytes one call to zlib decompresses
 class TextBlocks:
     """The bytes of a JSONL file (gunzipped for ``.gz``), in blocks of about ``block_size``,
     each line cut to ``MAX_LINE_BYTES + 1`` bytes; after the last block, ``damage`` is the
-    file's :class:`Damage` or None."""
+    file's :class:`Damage` or None, and ``digest`` (:class:`ReadDigest`) the SHA-256 of the
+    stored bytes read.
 
-    def __init__(self, path: str, block_size: int = 4 << 20):
-        self.path, self.block_size = path, block_size
+    ``fixed`` (the batch's read): the file is read up to the size it had when it was opened, and
+    one that changed by the end of its read (grew, was cut, was written to) ends with the
+    :class:`Damage` :func:`changed_while_read` gives: the bytes written after the read began are
+    not read, and the run names the file.  ``upto``: the stored bytes are read up to that byte
+    (a run's read of the file again, up to where its first read stopped)."""
+
+    def __init__(self, path: str, block_size: int = 4 << 20, fixed: bool = False, upto: int | None = None):
+        self.path, self.block_size, self.fixed, self.upto = path, block_size, fixed, upto
         self.damage: Damage | None = None
+        self.digest = ReadDigest(path)      # of the stored bytes read, as they are read
         self._run = 0       # bytes of the line being read so far
 
     def __iter__(self) -> Iterator[bytes]:
@@ -189,15 +397,29 @@ class TextBlocks:
         self.damage = Damage(self.path, offset, size - offset, what)
 
     def _raw_pieces(self, offset: list):
-        """The stored bytes in pieces of at most MAX_LINE_BYTES; ``offset[0]``: bytes read so far."""
+        """The stored bytes in pieces of at most MAX_LINE_BYTES, each hashed as it is read;
+        ``offset[0]``: bytes read so far."""
         try:
             with _open(self.path, raw=True) as f:
+                self.digest.opened = True
+                before = _stat(f) if self.fixed else None
+                left = before[0] if before is not None else None
+                if self.upto is not None:
+                    left = self.upto if left is None else min(left, self.upto)
                 while True:
-                    piece = f.read(min(_PIECE * 16, MAX_LINE_BYTES))
+                    want = min(_PIECE * 16, MAX_LINE_BYTES) if left is None else min(_PIECE * 16, MAX_LINE_BYTES, left)
+                    piece = f.read(want) if want else b""
                     if not piece:
-                        return
+                        break
+                    self.digest.update(piece)
+                    if left is not None:
+                        left -= len(piece)
                     yield piece
                     offset[0] += len(piece)
+                if before is not None:
+                    changed = changed_while_read(self.path, before, _stat(f), offset[0])
+                    if changed is not None:
+                        self.damage = changed
         except OSError as exc:
             self._stop(offset[0], f"the file cannot be read ({exc.strerror or type(exc).__name__})")
 

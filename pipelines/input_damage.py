@@ -58,9 +58,10 @@ def prefix_sha256(path: str, offset: int) -> str:
     return h.hexdigest()
 
 
-def _accepted(path: str, config: GamingDayConfig, last_line: int | None = None):
+def _accepted(path: str, config: GamingDayConfig, last_line: int | None = None, offset: int | None = None):
     """``(table_id, device_id, event_id, ts, ts_offset, gaming_day)`` of each accepted line before the
-    damage (up to ``last_line``, when the read stopped at a line)."""
+    damage (up to ``last_line``, when the read stopped at a line; a JSONL file's stored bytes up to
+    ``offset``)."""
     from pipelines.inputs import iter_line_chunks, iter_parquet_chunks
 
     if path.endswith(".parquet"):
@@ -75,7 +76,11 @@ def _accepted(path: str, config: GamingDayConfig, last_line: int | None = None):
                     yield (out.get("table_id"), out.get("device_id"), out.get("event_id"), out["ts"],
                            out.get("ts_offset"), out["gaming_day"])
         return
-    for _n, chunk in iter_line_chunks(path, CHUNK):
+    from pipelines.input_bytes import TextBlocks
+
+    # the lines before the damage only (a file that changed while it was read: not the bytes written since)
+    source = TextBlocks(path, upto=offset) if offset is not None else None
+    for _n, chunk in iter_line_chunks(path, CHUNK, source=source):
         for number, raw in chunk:
             if last_line is not None and number > last_line:
                 return
@@ -91,7 +96,7 @@ def damage_facts(damage: Damage, config: GamingDayConfig) -> dict:
     devices: dict[str, None] = {}
     first = last = None
     events = 0
-    for table_id, device_id, event_id, ts, ts_offset, day in _accepted(damage.path, config, damage.last_line):
+    for table_id, device_id, event_id, ts, ts_offset, day in _accepted(damage.path, config, damage.last_line, damage.offset):
         events += 1
         tables.setdefault(table_id, None)
         devices.setdefault(device_id, None)
@@ -100,7 +105,7 @@ def damage_facts(damage: Damage, config: GamingDayConfig) -> dict:
         if first is None:
             first = last
     return {"name": os.path.basename(damage.path.rstrip("/")), "offset": damage.offset, "what": damage.what,
-            "bytes_not_read": damage.bytes_not_read, "sha256": prefix_sha256(damage.path, damage.offset),
+            "bytes_not_read": damage.bytes_not_read, "sha256": damage.sha256 or prefix_sha256(damage.path, damage.offset),
             "events": events, "tables": list(tables), "devices": list(devices), "first": first, "last": last}
 
 

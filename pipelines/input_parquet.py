@@ -16,13 +16,15 @@ before it are kept.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator
 
 from pipelines.input_bytes import Damage, _open, _row_groups_from, stored_size
 from schemas.values import Unreadable
 
 
-def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, dict]] | Damage]]:
+def iter_parquet_chunks(path: str, chunk_lines: int, read: dict | None = None
+                        ) -> Iterator[tuple[int, list[tuple[int, dict]] | Damage]]:
     """Yield chunks of ``(row_number, row_dict)`` from a Parquet file of events; a damaged file's last
     chunk is its :class:`Damage` (rows of the row groups before it are kept).
 
@@ -38,45 +40,92 @@ def iter_parquet_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list
     gives each value's offset in that zone (``America/Puerto_Rico``: -240);
     a naive column is read as UTC (offset 0), as is a ``UTC`` one; a text
     column is read as a line's text, offset and all.
+
+    ``read`` (the batch's read): the ranges Arrow reads are hashed as they are read
+    (:class:`pipelines.input_bytes.HashedFile`), up to the size the file had when opened; when
+    the read ends, ``read["fingerprint"]`` is ``{"path", "sha256", "bytes"}`` of the bytes read
+    (up to the damage, for a damaged file), and a file that changed while it was read ends with
+    that :class:`Damage`.
     """
-    import pyarrow.parquet as pq
+    from pipelines.input_bytes import HashedFile, ReadDigest
 
     number = 0
     try:
         f = _open(path)
     except OSError as exc:
+        if read is not None:
+            read["fingerprint"] = ReadDigest(path).fingerprint()
         yield number, Damage(path, 0, stored_size(path), f"the file cannot be read ({exc.strerror or exc})")
         return
-    with f:
+    hashed = None
+    if read is not None:
         try:
-            pf = pq.ParquetFile(f)
-            groups = pf.metadata.num_row_groups
-            names = pf.schema_arrow.names
-        except Exception as exc:    # noqa: BLE001 - whatever pyarrow raises, the file is unreadable
-            yield number, Damage(path, 0, stored_size(path), f"it is not a readable Parquet file ({_short(exc)})")
+            f = hashed = HashedFile(f, path)
+        except OSError as exc:
+            f.close()
+            read["fingerprint"] = ReadDigest(path).fingerprint()
+            yield number, Damage(path, 0, stored_size(path), f"the file cannot be read ({exc.strerror or exc})")
             return
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:   # a row would be a JSON object with a key twice: which value is the event's?
-            yield number, Damage(path, 0, stored_size(path), "it has more than one column named "
-                                 + ", ".join(repr(n) for n in twice) + "; a row cannot say which is the field")
+    damage, ended = None, False
+    try:
+        for number, items in _parquet_chunks(path, f, chunk_lines):
+            if isinstance(items, Damage):
+                damage = items
+                break
+            yield number, items
+            number += 1
+        ended = True
+    finally:
+        if hashed is not None:
+            read["digest"] = hashed.digest
+            if not ended:       # closed early (the rejects-in-a-row guard): the bytes hashed so far
+                fingerprint, changed = hashed.finish(hashed.digest.bytes)
+            elif damage is not None:
+                fingerprint, changed = hashed.finish(damage.offset)
+            else:
+                fingerprint, changed = hashed.finish()
+            read["fingerprint"] = fingerprint
+            damage = damage or changed
+            if damage is not None and fingerprint["bytes"] == damage.offset:    # as this read hashed them
+                damage = dataclasses.replace(damage, sha256=fingerprint["sha256"])
+        (hashed.f if hashed is not None else f).close()
+    if damage is not None:
+        yield number, damage
+
+
+def _parquet_chunks(path: str, f, chunk_lines: int):
+    import pyarrow.parquet as pq
+
+    number = 0
+    try:
+        pf = pq.ParquetFile(f)
+        groups = pf.metadata.num_row_groups
+        names = pf.schema_arrow.names
+    except Exception as exc:    # noqa: BLE001 - whatever pyarrow raises, the file is unreadable
+        yield number, Damage(path, 0, stored_size(path), f"it is not a readable Parquet file ({_short(exc)})")
+        return
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:   # a row would be a JSON object with a key twice: which value is the event's?
+        yield number, Damage(path, 0, stored_size(path), "it has more than one column named "
+                             + ", ".join(repr(n) for n in twice) + "; a row cannot say which is the field")
+        return
+    row = 0
+    for g in range(groups):
+        try:
+            for batch in pf.iter_batches(batch_size=chunk_lines, row_groups=[g]):
+                names = batch.schema.names
+                columns = [parquet_values(column) for column in batch.columns]
+                rows = []
+                for values in zip(*columns):
+                    row += 1
+                    rows.append((row, _parquet_row_to_event(dict(zip(names, values)))))
+                yield number, rows
+                number += 1
+        except Exception as exc:    # noqa: BLE001 - a row group that cannot be read is the file's damage
+            offset, unread = _row_groups_from(pf.metadata, g)
+            yield number, Damage(path, offset, unread, f"Parquet row group {g + 1} of {groups} cannot be read "
+                                                       f"({_short(exc)})")
             return
-        row = 0
-        for g in range(groups):
-            try:
-                for batch in pf.iter_batches(batch_size=chunk_lines, row_groups=[g]):
-                    names = batch.schema.names
-                    columns = [parquet_values(column) for column in batch.columns]
-                    rows = []
-                    for values in zip(*columns):
-                        row += 1
-                        rows.append((row, _parquet_row_to_event(dict(zip(names, values)))))
-                    yield number, rows
-                    number += 1
-            except Exception as exc:    # noqa: BLE001 - a row group that cannot be read is the file's damage
-                offset, unread = _row_groups_from(pf.metadata, g)
-                yield number, Damage(path, offset, unread, f"Parquet row group {g + 1} of {groups} cannot be read "
-                                                           f"({_short(exc)})")
-                return
 
 
 def _short(exc: BaseException) -> str:

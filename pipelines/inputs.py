@@ -29,7 +29,7 @@ import hashlib
 import os
 from typing import Iterator
 
-from pipelines.input_bytes import Damage, TextBlocks, _open, refusal
+from pipelines.input_bytes import Damage, ReadDigest, TextBlocks, _open, refusal
 from pipelines.input_parquet import iter_parquet_chunks
 
 __all__ = ["INPUT_SUFFIXES", "Damage", "InputError", "JoinedLines", "LineBlock", "expand_inputs", "file_fingerprint", "refusal",
@@ -110,7 +110,11 @@ def refused_named(files: list[dict], most: int = 10) -> str:
 
 
 def file_fingerprint(path: str) -> dict:
-    """SHA-256 and size of the file's bytes as stored (compressed if .gz)."""
+    """SHA-256 and size of the file's bytes as stored now (compressed if .gz): a read of its own.
+
+    Not what a run records: a run records the digest its reader computed while reading
+    (:class:`pipelines.input_bytes.ReadDigest`), of exactly the bytes it read.  This one is for
+    checking a file against that record later (tests, an operator)."""
     h = hashlib.sha256()
     size = 0
     try:
@@ -126,15 +130,17 @@ def file_fingerprint(path: str) -> dict:
     return {"path": path, "sha256": h.hexdigest(), "bytes": size}
 
 
-def iter_line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
+def iter_line_chunks(path: str, chunk_lines: int, source: TextBlocks | None = None
+                     ) -> Iterator[tuple[int, list[tuple[int, bytes]]]]:
     """Yield ``(chunk_number, [(line_number, line_bytes), ...])`` for a JSONL file.
 
     Blank lines are skipped (not counted); BOM and ``\\r`` are stripped.  A damaged file
-    ends at its damage (:class:`TextBlocks`).
+    ends at its damage (:class:`TextBlocks`).  ``source``: the file's reader (else one of 1 MiB
+    blocks).
     """
     chunk: list[tuple[int, bytes]] = []
     number = 0
-    for lineno, line in enumerate(_lines(TextBlocks(path, 1 << 20)), start=1):
+    for lineno, line in enumerate(_lines(source if source is not None else TextBlocks(path, 1 << 20)), start=1):
         line = _kept(lineno, line)
         if line is None:
             continue
@@ -235,7 +241,7 @@ _BOM = b"\xef\xbb\xbf"
 _BRACE = ord("{")
 
 
-def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
+def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20, source: TextBlocks | None = None
                       ) -> Iterator[LineBlock | list[tuple[int, bytes]] | Damage]:
     """The lines of a JSONL file in chunks of at most ``chunk_lines``: the same lines, numbers and
     order as :func:`iter_line_chunks`, a chunk of plain lines as one :class:`LineBlock`.
@@ -248,13 +254,15 @@ def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20
     ``[(line_number, line), ...]`` (blank lines left out, ``\\r\\n`` and the
     mark stripped), exactly as :func:`iter_line_chunks` reads it.  Lines are
     found with NumPy on whole read blocks: no Python object per line.  A damaged file's
-    last item is its :class:`Damage`.
+    last item is its :class:`Damage`.  ``source``: the file's reader (the batch's: a
+    ``TextBlocks(path, fixed=True)``, whose ``digest`` is of the bytes read), else one of
+    ``block_size``.
     """
     import numpy as np
 
     number = 1                     # the line number of the first line in ``rest``
     rest = b""
-    source = TextBlocks(path, block_size)
+    source = source if source is not None else TextBlocks(path, block_size)
     blocks = iter(source)
     while True:
         block = next(blocks, b"")

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
 from pipelines.driver import SEQ_GAP_GAME, TableDriver, feed_order, new_seq_tracker
-from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate
+from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, rebuilt_event
 from pipelines.lake import sorted_piece
 from pipelines.wording import plural
 from rules.finding import gaming_day_from_config
@@ -162,14 +162,17 @@ def _feed_ordered_by_arrow(table: pa.Table) -> pa.Table | None:
 def without_refused(rows: pa.Table, refused) -> tuple[pa.Table, list[dict]]:
     """``rows`` (a table's accepted events) without the events the replay refused
     (``(event, reason)``, :meth:`pipelines.driver.TableDriver.take_rejects`), and their reject
-    rows (file, line, ids, the reason; the raw text is read again by ``FetchRawLines``)."""
+    rows (file, line, ids, the reason, the event rebuilt from its columns; the raw text is
+    ``FetchRawLines``')."""
     import numpy as np
 
     reasons = {(ev.device_id, ev.event_id): why for ev, why in refused}
     devices, ids = rows.column("device_id").to_pylist(), rows.column("event_id").to_pylist()
     hit = np.array([(d, e) in reasons for d, e in zip(devices, ids)], dtype=bool)
-    moved = rows.filter(pa.array(hit)).select(["file", "line", "event_id", "table_id", "device_id", "seq"])
-    out = [{**r, "reason": reasons[(r["device_id"], r["event_id"])]} for r in moved.to_pylist()]
+    moved = rows.filter(pa.array(hit))
+    keep = ("file", "line", "event_id", "table_id", "device_id", "seq")
+    out = [{**{k: r[k] for k in keep}, "reason": reasons[(r["device_id"], r["event_id"])], "rebuilt": rebuilt_event(r)}
+           for r in moved.to_pylist()]
     return rows.filter(pa.array(~hit)), out
 
 
@@ -202,7 +205,7 @@ def _last_dealer_type(in_order: list) -> str | None:
 class ReplayTable(WithoutCyclicGC):
     """(table_id, {"events": [packed event tables], "state": [prior JSON state]}) → the table's outputs."""
 
-    def __init__(self, gaming_day_config, nightly: bool = False, devices=None, run_files=None):
+    def __init__(self, gaming_day_config, nightly: bool = False, devices=None, run_files=None, digests=None):
         self.gaming_day_config = gaming_day_config
         self.nightly = nightly
         self.devices = devices      # pipelines.devices.DeviceRegistry or None
@@ -210,6 +213,7 @@ class ReplayTable(WithoutCyclicGC):
         # (carried), counted apart from the run's lines (pipelines.runs.unreconciled)
         self.run_files = None if run_files is None else pa.array(sorted(run_files), pa.string())
         self._conflicts_cache = None
+        self.digests = digests      # pipelines.ingest.RecordedDigests: a file's lines are read again only if unchanged
 
     def _conflicts(self, conflict_ids) -> frozenset:
         if self._conflicts_cache is None:
@@ -225,7 +229,7 @@ class ReplayTable(WithoutCyclicGC):
         prior = [json.loads(s) for s in joined["state"]]
         events, ordered = [], False
         if batches:
-            dedup = deduplicate(batches, self._conflicts(conflict_ids))
+            dedup = deduplicate(batches, self._conflicts(conflict_ids), self.digests)
             compact = drop_empty_columns(dedup.events)    # fewer columns to reorder and to ship
             rows_kept, events, ordered, presorted = rows_and_events(compact)
             for row in dedup.conflicts:

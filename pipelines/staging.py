@@ -2,8 +2,7 @@
 
 ::
 
-    ListInputs ─ FingerprintInputs ─────────────────────────────┐
-       └ ReadDecodeChunks ──────────┬ events ─ StageEvents ─────┤
+    ListInputs ─ ReadDecodeChunks ──┬ events ─ StageEvents ─────┐
                                     ├ rejects ─ StageRejects ────┤
                                     └ counts ───────────── TotalIngest ─ RecordIngest
 
@@ -34,7 +33,6 @@ from pipelines.ingest import (
     TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, IngestOptions, ReadAndDecode, WithoutCyclicGC, input_groups,
     arrival_table, id_table,
 )
-from pipelines.inputs import file_fingerprint
 from schemas.arrow import EVENTS, REJECTS, concat_conformed, drop_empty_columns
 
 STAGING = "_staging"
@@ -136,8 +134,8 @@ class RecordIngest(beam.DoFn):
 
 def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: str, options: IngestOptions) -> None:
     paths = p | "ListInputs" >> beam.Create(input_groups(files))   # a path, or a group of small files' paths
-    fingerprints = paths | "FingerprintInputs" >> beam.Map(
-        lambda group: {"inputs": [file_fingerprint(path) for path in ([group] if isinstance(group, str) else group)]})
+    # each file's SHA-256 and size come with its counts, from the read that read it (ReadChunks):
+    # of exactly the bytes the run read, never a second read of the file
     decoded = (
         paths
         | "ReadDecodeChunks" >> beam.ParDo(ReadAndDecode(options.chunk_lines, options.gaming_day,
@@ -147,7 +145,7 @@ def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: str
     staged = decoded.events | "StageEvents" >> beam.ParDo(StageEvents(folder, lake_path))
     rejects = decoded[TAG_REJECTS] | "StageRejects" >> beam.ParDo(StageRejects(folder, lake_path))
     (
-        (fingerprints, decoded[TAG_COUNTS], staged, rejects, p | "Nothing" >> beam.Create([{}]))
+        (decoded[TAG_COUNTS], staged, rejects, p | "Nothing" >> beam.Create([{}]))
         | "AllCounts" >> beam.Flatten()
         | "TotalIngest" >> beam.CombineGlobally(MergeCounts())
         | "RecordIngest" >> beam.ParDo(RecordIngest(f"{folder}/ingest.json", lake_path))
