@@ -3,23 +3,19 @@
 #   make check  the quick tests: engine (rules/), contract (schemas/), queries, none that runs Beam
 #               (-m "not slow"; under a minute)
 #   make test   virtual environment, install with the test extras, run the whole test suite (on every core)
-# (install compiles the replay engine, rules/, with Cython: ~30 s the first time, see setup.py)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
 .PHONY: demo check test install clean
 
-$(BIN)/.installed: pyproject.toml setup.py
+$(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-# rules/ compiled with Cython again if a source changed since the last build (setup.py; does
-# nothing when the build is current, or with PITWATCH_PURE=1); stale modules would run from source
 install: $(BIN)/.installed
-	$(BIN)/python -W ignore setup.py --quiet build_ext --inplace
 
 demo: install
 	$(BIN)/pitwatch demo
@@ -38,4 +34,4 @@ test: install
 	$(BIN)/python -m pytest -q -n auto
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info demo-out rules/*.so rules/_compiled_from.json
+	rm -rf $(VENV) build dist *.egg-info demo-out 

@@ -5,7 +5,7 @@ Usage::
     PITWATCH_PURE=1 .venv/bin/python bench/alerts_compaction.py                  # 10,000 files over 4 closed days
     PITWATCH_PURE=1 .venv/bin/python bench/alerts_compaction.py --files 2000 --repeat 1   # a quick look
 
-**Built** through ``live.alerts_table.AlertsTable`` itself, as a watcher writes: ``--files``
+**Built** through ``pitwatch.live.alerts_table.AlertsTable`` itself, as a watcher writes: ``--files``
 commits of one alert each (one data file, one Delta commit, one chained ``runs`` record each),
 spread evenly over ``--days`` gaming days that are closed, then a few (:data:`OPEN_COMMITS`) of the
 open day after them; the table is written with compaction off (``AlertsTable(compaction=False)``:
@@ -52,7 +52,7 @@ def alert(day: _dt.date, k: int) -> dict:
 
 
 def build(lake: str, files: int, days: int) -> None:
-    from live.alerts_table import AlertsTable
+    from pitwatch.live.alerts_table import AlertsTable
 
     sink = AlertsTable(lake, WATCH_ID, compaction=False)
     sink.recover({})
@@ -74,7 +74,7 @@ def timed(args: list[str], repeat: int) -> tuple[float, str]:
     seconds, outputs = [], set()
     for _ in range(repeat):
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True, env=env)
+        out = subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True, env=env)
         seconds.append(time.perf_counter() - t0)
         if out.returncode not in (0,):
             raise SystemExit(f"pitwatch {' '.join(args[:2])} exited {out.returncode}: {out.stderr[-1000:]}")
@@ -85,7 +85,7 @@ def timed(args: list[str], repeat: int) -> tuple[float, str]:
 
 
 def table_files(lake: str) -> int:
-    from pipelines import delta, delta_log
+    from pitwatch.lake import delta, delta_log
 
     delta_log.forget(lake)
     return len(delta.files_at(lake, "alerts", delta.current_version(lake, "alerts")))
@@ -103,7 +103,7 @@ def measure(lake: str, repeat: int) -> dict:
 
 def compact(lake: str) -> list[tuple[str, int, float]]:
     """A restarted watcher's compactions, one closed day each: (day, files replaced, seconds)."""
-    from live.alerts_table import AlertsTable
+    from pitwatch.live.alerts_table import AlertsTable
 
     sink = AlertsTable(lake, WATCH_ID)
     sink.recover({"n": 10 ** 7})

@@ -42,7 +42,7 @@ EVENTS_PER_TABLE_HOUR = 2600     # the simulator's default mix: 750k events from
 
 def floor_for(events: float) -> dict[str, int]:
     """Tables per game for about ``events`` events in 24 h: the default mix, scaled."""
-    from simulator import DEFAULT_TABLES
+    from pitwatch.simulator import DEFAULT_TABLES
 
     scale = max(1, round(events / (EVENTS_PER_TABLE_HOUR * 24))) / sum(DEFAULT_TABLES.values())
     return {g: max(1, round(n * scale)) for g, n in DEFAULT_TABLES.items()}
@@ -105,7 +105,7 @@ print(json.dumps({{"seconds": time.perf_counter() - t}}))
 
 PITWATCH = """
 import json, time, logging
-from pipelines.batch import run_batch
+from pitwatch.pipelines.batch import run_batch
 t = time.perf_counter()
 s = run_batch({inputs!r}, {lake!r}, beam_args={beam_args!r})
 print(json.dumps({{"seconds": time.perf_counter() - t, "accepted": s.accepted, "findings": s.findings}}))
@@ -115,15 +115,15 @@ PHASES = """
 import json, time, gc
 from collections import defaultdict
 import pyarrow as pa
-from pipelines.inputs import expand_inputs
-from pipelines.ingest import DecodeChunk, ReadChunks, deduplicate
-from pipelines.replay import replay_table, rows_and_events, split_by_day, finding_rows
-from pipelines import lake as lakelib
-from schemas.arrow import FINDINGS, ROUNDS, PACKS, drop_empty_columns, rows_to_table
-from schemas.decode import GamingDayConfig
+from pitwatch.inputs.files import expand_inputs
+from pitwatch.pipelines.ingest import DecodeChunk, ReadChunks, deduplicate
+from pitwatch.pipelines.replay import replay_table, rows_and_events, split_by_day, finding_rows
+from pitwatch.lake import parquet as lakelib
+from pitwatch.schemas.arrow import FINDINGS, ROUNDS, PACKS, drop_empty_columns, rows_to_table
+from pitwatch.schemas.decode import GamingDayConfig
 cfg = GamingDayConfig()
 files = expand_inputs({inputs!r})
-gc.disable()   # as the pipeline's heavy steps run (pipelines.ingest.WithoutCyclicGC)
+gc.disable()   # as the pipeline's heavy steps run (pitwatch.pipelines.ingest.WithoutCyclicGC)
 t = time.perf_counter()
 by_table = defaultdict(list)
 read, decode = ReadChunks(20000), DecodeChunk(cfg)
@@ -165,8 +165,7 @@ print(json.dumps({{"read+decode": read_decode, "group": group, "replay": replay,
 
 def engine_build() -> str:
     """How ``pitwatch run`` will load the replay engine here (``rules/__init__.py``)."""
-    import rules
-
+    from pitwatch import rules
     if not rules.compiled_modules():
         return "from source (not compiled: installed with PITWATCH_PURE=1)"
     if rules.pure_requested():
@@ -189,7 +188,7 @@ def main() -> None:
                          "`make install`ed): timed in the same repeats, its ratio printed beside this one's")
     args = ap.parse_args()
 
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     work = Path(args.work or tempfile.mkdtemp(prefix="pitwatch-bench-"))
     feeds = work / "feeds"

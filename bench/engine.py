@@ -1,4 +1,4 @@
-"""Throughput of the replay engine (``rules.table.TableReplay``), per game and overall.
+"""Throughput of the replay engine (``pitwatch.rules.table.TableReplay``), per game and overall.
 
 Plain script (no pytest, no assertion: it prints figures)::
 
@@ -6,7 +6,7 @@ Plain script (no pytest, no assertion: it prints figures)::
     .venv/bin/python bench/engine.py --copies 5 --repeat 1 --game combate
 
 The clean example ``tests/data/clean-floor-2h.jsonl.gz`` (six tables, one per
-game) is decoded with :func:`schemas.decode.decode_line` and replicated over
+game) is decoded with :func:`pitwatch.schemas.decode.decode_line` and replicated over
 ``--copies`` table ids: copy *k* suffixes ``table_id``, ``device_id``,
 ``event_id``, ``pack_id`` and ``round_id`` with ``~k``.  Each table is fed in
 the example's order (each device's events in ``seq`` order), then closed and
@@ -35,11 +35,11 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import seeds  # noqa: E402
-from rules.finding import gaming_day_from_config  # noqa: E402
-from rules.table import TableReplay  # noqa: E402
-from schemas.decode import GamingDayConfig, decode_line  # noqa: E402
-from schemas.events import Event  # noqa: E402
+from pitwatch import seeds  # noqa: E402
+from pitwatch.rules.finding import gaming_day_from_config  # noqa: E402
+from pitwatch.rules.table import TableReplay  # noqa: E402
+from pitwatch.schemas.decode import GamingDayConfig, decode_line  # noqa: E402
+from pitwatch.schemas.events import Event  # noqa: E402
 from tests.data import clean_floor_lines  # noqa: E402
 
 SUFFIXED = ("table_id", "device_id", "event_id", "pack_id", "round_id")

@@ -40,7 +40,7 @@ def pitwatch_run(*args) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t = time.perf_counter()
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", *map(str, args), "--quiet"],
+        proc = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", *map(str, args), "--quiet"],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.DEVNULL)
         _pid, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 RUN = """
 import json, time
-from pipelines.batch import run_batch
+from pitwatch.pipelines.batch import run_batch
 t = time.perf_counter()
 s = run_batch({inputs!r}, {lake!r}, beam_args=["--runner=FnApiRunner"])
 print(json.dumps({{"seconds": time.perf_counter() - t, "days": s.gaming_days, "status": s.status}}))
@@ -56,7 +56,7 @@ def main() -> None:
     ap.add_argument("--work", default=None)
     args = ap.parse_args()
 
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     work = Path(args.work or tempfile.mkdtemp(prefix="pitwatch-lake-add-"))
     inbox, lake = work / "inbox", work / "lake"
@@ -68,11 +68,11 @@ def main() -> None:
     days = sorted(d.name for d in inbox.iterdir() if d.is_dir())[:7]
     if not lake.exists():
         for day in days:
-            subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--day", day, "--inbox", str(inbox),
+            subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", "--day", day, "--inbox", str(inbox),
                             "--lake", str(lake), "--quiet"], cwd=ROOT, check=True, capture_output=True)
     own_day = work / "lake-first-day"
     if not own_day.exists():
-        subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--day", days[0], "--inbox", str(inbox),
+        subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", "--day", days[0], "--inbox", str(inbox),
                         "--lake", str(own_day), "--quiet"], cwd=ROOT, check=True, capture_output=True)
     events = sum(1 for d in days for f in (inbox / d).glob("*.jsonl") for _ in open(f, "rb"))
     print(f"lake: {len(days)} gaming days, {events:,} events", flush=True)

@@ -16,11 +16,11 @@ writes, age again in another DIR, or the old lake is measured with the new code)
 day order, each gaming day D as a year would:
 
 * the watcher's commits of D: ``--watcher-commits`` / ``--nights`` of them (about 137 a day at the
-  default, so a year of them is 50,000), each a real ``live.alerts_table.AlertsTable.flush()`` of a
+  default, so a year of them is 50,000), each a real ``pitwatch.live.alerts_table.AlertsTable.flush()`` of a
   few (3) alerts of D: the alerts commit, its data file, its chained ``runs`` record and the
   checkpoints and log archive that code writes, exactly what a watcher writes (one child process
   a day: a watcher restarted daily, its ``n`` carried over as its checkpoint would);
-* the night of D: one real ``pipelines.batch.run_batch([inbox/D], lake,
+* the night of D: one real ``pitwatch.pipelines.batch.run_batch([inbox/D], lake,
   beam_args=["--runner=FnApiRunner"])`` in a child process of its own, as ``pitwatch run`` is.
 
 Each of those child processes runs at its day's time (``faketime``, Debian's package: the bench
@@ -117,8 +117,8 @@ def alert(day, n, k, of=1):
 
 WATCHER = r'''
 import json, time
-import pipelines.delta, pipelines.delta_log, pipelines.lake, pipelines.runs
-from live.alerts_table import AlertsTable
+import pitwatch.lake.delta, pitwatch.lake.delta_log, pitwatch.lake.parquet, pitwatch.lake.runs
+from pitwatch.live.alerts_table import AlertsTable
 sink = AlertsTable({lake!r}, {watch_id!r})
 sink.recover({{"n": {n}}})          # what the watcher's checkpoint holds after a restart
 times = []
@@ -132,8 +132,8 @@ print(json.dumps({{"seconds": sum(times), "times": times, "n": sink.n}}))
 
 COMMIT = r'''
 import json, statistics, time
-import deltalake, pipelines.delta, pipelines.delta_log, pipelines.lake, pipelines.runs   # imported: not timed
-from live.alerts_table import AlertsTable
+import deltalake, pitwatch.lake.delta, pitwatch.lake.delta_log, pitwatch.lake.parquet, pitwatch.lake.runs   # imported: not timed
+from pitwatch.live.alerts_table import AlertsTable
 sink = AlertsTable({lake!r}, {watch_id!r})    # a watcher id of its own: new file names, n from 0, no recovery
 times = []
 for i in range({warm} + {steady}):
@@ -146,7 +146,7 @@ print(json.dumps({{"cold": times[0], "steady": statistics.median(times[{warm}:])
 
 RUN = r'''
 import json, time
-from pipelines.batch import run_batch
+from pitwatch.pipelines.batch import run_batch
 t = time.perf_counter()
 s = run_batch({inputs!r}, {lake!r}, beam_args={beam!r})
 print(json.dumps({{"seconds": time.perf_counter() - t, "days": s.gaming_days, "status": s.status,
@@ -170,7 +170,7 @@ def child(code: str, at: str | None = None) -> dict:
 def pitwatch(*args: str) -> tuple[float, subprocess.CompletedProcess]:
     """``pitwatch ARGS`` as a subprocess; (wall seconds, the completed process)."""
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], cwd=ROOT, capture_output=True, text=True)
     return time.perf_counter() - t, out
 
 
@@ -213,7 +213,7 @@ class Aging:
             out = self.work / f"sim-{chunk}"
             shutil.rmtree(out, ignore_errors=True)
             t = time.perf_counter()
-            sim = subprocess.run([sys.executable, "-m", "pipelines.cli", "simulate", "--out", str(out),
+            sim = subprocess.run([sys.executable, "-m", "pitwatch.cli", "simulate", "--out", str(out),
                                   "--tables", self.tables, "--hours", str(24 * days),
                                   "--start", f"{day_of(first)}T06:00:00Z", "--seed", str(self.seed + chunk),
                                   "--workers", "2", "--quiet"], cwd=ROOT, capture_output=True, text=True)
@@ -324,7 +324,7 @@ def fingerprint(lake: Path) -> set:
 
 def size_facts(lake: Path) -> list[tuple]:
     """(table, commits, files in _delta_log, files in _log_archive, data files now, data files on disk)."""
-    from pipelines import delta_log
+    from pitwatch.lake import delta_log
 
     rows = []
     for folder in sorted(p for p in lake.iterdir() if (p / delta_log.LOG_FOLDER).is_dir()):
@@ -380,7 +380,7 @@ def main() -> None:
         wanted |= {"commit_cold", "commit_steady"} if "commit" in wanted else set()
         wanted |= {"night", "night_day"} if wanted & {"night", "night_day", "verify"} else set()
         ops = [op for op in ops if op in wanted]
-    from pipelines import anchor as anchors
+    from pitwatch.lake import anchor as anchors
     times: dict[tuple[str, str], list[float]] = {(op, w): [] for op in ops for w in ("young", "aged")}
     answers: dict[tuple[str, str], str] = {}
     lakes = {"young": aging.young, "aged": aging.aged}

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import orjson  # noqa: E402
 
-from simulator import DEFAULT_TABLES, simulate  # noqa: E402
+from pitwatch.simulator import DEFAULT_TABLES, simulate  # noqa: E402
 
 EVENTS_PER_TABLE_HOUR = 1900  # measured on the default mix
 

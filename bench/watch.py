@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WATCH_MAIN = "from pipelines.cli.watch import watch; watch(prog_name='pitwatch watch')"
+WATCH_MAIN = "from pitwatch.cli.watch import watch; watch(prog_name='pitwatch watch')"
 PROVISIONAL = "CARD_DISAGREEMENT"
 WAITED = ("SEQ_GAP", "UNSHUFFLED_PACK")   # decided by waiting --gap-wait for what did not come
 GAP_WAIT = 5.0                            # pitwatch watch's default --gap-wait
@@ -83,7 +83,7 @@ def simulate(folder: Path, tables: str, hours: float, faults: float, seed: int) 
             return                              # that floor, at least as long: its start is played
     if folder.exists():
         shutil.rmtree(folder)
-    subprocess.run([sys.executable, "-m", "pipelines.cli", "simulate", "--out", str(folder), "--tables", tables,
+    subprocess.run([sys.executable, "-m", "pitwatch.cli", "simulate", "--out", str(folder), "--tables", tables,
                     "--hours", str(hours), "--faults", str(faults), "--seed", str(seed), "--quiet"],
                    check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     stamp.write_text(json.dumps(wanted))
@@ -302,8 +302,8 @@ def baseline_child(folder: str) -> None:
     """The bare loop: follow the files, decode every line, a pseudo-alert per 500th line."""
     import orjson
 
-    from live.sources import FileFollower
-    from schemas.decode import GamingDayConfig, Reject, decode_line
+    from pitwatch.live.sources import FileFollower
+    from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
 
     follower, cfg, n = FileFollower([folder]), GamingDayConfig(), 0
     out = sys.stdout.buffer

@@ -2,13 +2,13 @@
 
 Modules (each small, each with its own docstring):
 
-* :mod:`live.sources`: follow growing JSONL files and folders; Redis Streams.
-* :mod:`live.order`: per-device duplicate drop and ``seq`` order (bounded wait).
-* :mod:`live.engine`: the tables' ``TableReplay`` + one ``SeqTracker``, fed live.
-* :mod:`live.redact`: alerts never show a shoe card the terminal has not dealt yet.
-* :mod:`live.sinks`: stdout JSON lines, JSONL file, HTTP webhook, lake ``alerts/``.
-* :mod:`live.checkpoint`: atomic checkpoint + delivery journal (exactly once).
-* :mod:`live.service`: the loop that wires them (signals, idle stop, finalize).
+* :mod:`pitwatch.live.sources`: follow growing JSONL files and folders; Redis Streams.
+* :mod:`pitwatch.live.order`: per-device duplicate drop and ``seq`` order (bounded wait).
+* :mod:`pitwatch.live.engine`: the tables' ``TableReplay`` + one ``SeqTracker``, fed live.
+* :mod:`pitwatch.live.redact`: alerts never show a shoe card the terminal has not dealt yet.
+* :mod:`pitwatch.live.sinks`: stdout JSON lines, JSONL file, HTTP webhook, lake ``alerts/``.
+* :mod:`pitwatch.live.checkpoint`: atomic checkpoint + delivery journal (exactly once).
+* :mod:`pitwatch.live.service`: the loop that wires them (signals, idle stop, finalize).
 
 The design and its guarantees are written down in ``docs/watch.md``.
 """

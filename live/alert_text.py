@@ -1,7 +1,7 @@
 """An alert as one line of text for the people at a surveillance console (``watch --format text``).
 
-The same line is the ``MSG`` of the syslog sink (:mod:`live.syslog`).  It is
-made from the alert record alone (the FINDINGS columns, :func:`live.sinks.alert_record`;
+The same line is the ``MSG`` of the syslog sink (:mod:`pitwatch.live.syslog`).  It is
+made from the alert record alone (the FINDINGS columns, :func:`pitwatch.live.sinks.alert_record`;
 a live-only notice such as ``DEVICE_SILENT`` or a provisional alert has the
 same columns), so every kind of alert reads the same way::
 
@@ -9,13 +9,13 @@ same columns), so every kind of alert reads the same way::
 
 * **time**: the alert's ``ts`` in the table's own time, its ``ts_offset``
   (as ``watch --local`` writes it; UTC, ``+00:00``, when the alert has none);
-* **table** and **place**: ``seat 3``, ``the player hand``, … (:func:`rules.words.place`),
+* **table** and **place**: ``seat 3``, ``the player hand``, … (:func:`pitwatch.rules.words.place`),
   ``table`` when the alert concerns no one place;
 * **severity** and the rule's plain **title** (the ``title`` column, from the
   rule catalogue; the ``rule_id`` when an alert has none);
 * **expected** and **actual** as the engine wrote them, in words, with the
   cards they name (cards the shoe has not dealt yet are already ``??``:
-  :mod:`live.redact`);
+  :mod:`pitwatch.live.redact`);
 * the **video window**: ``video_from`` to ``video_to`` exactly as the named query
   ``findings_video`` computes them (:func:`video_window`: the first evidence
   event's time, ``evidence_from`` — ``ts`` when there is none — less the pad,
@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-from rules.words import place
+from pitwatch.rules.words import place
 
 # C0/C1 controls, DEL, line/paragraph separators, bidi embeddings, overrides and isolates, BOM
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\ufeff]")

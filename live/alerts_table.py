@@ -1,20 +1,20 @@
 """The lake's ``alerts`` table: a Delta table whose only writer is the live service.
 
-``LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet``, the :data:`schemas.arrow.ALERTS` columns (the
+``LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet``, the :data:`pitwatch.schemas.arrow.ALERTS` columns (the
 FINDINGS columns, ``watch_id``, ``provisional_id``, ``live_only``: every alert the watcher sends,
 the live-only ones — provisional card alerts, their clearing, silence notices — too, marked
 ``live_only``; any other member an alert carries — ``trigger``
 with ``--with-trigger`` — a column of its own holding the member's JSON text, added to the table
 by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's side.
 
-* **Outside the run lock.**  The watcher never takes :mod:`pipelines.lake_lock`'s lock: the batch
+* **Outside the run lock.**  The watcher never takes :mod:`pitwatch.lake.lock`'s lock: the batch
   does not read, fence, pin or roll back ``alerts`` (it is not one of ``LAKE_TABLES``), and no two
   writers ever write one file (each watcher's files carry its id).
 * **When.**  A commit at most every ``--commit-every`` seconds and one on stop
-  (:class:`live.service.LiveService` decides when: a checkpoint that is not a commit's keeps the
+  (:class:`pitwatch.live.service.LiveService` decides when: a checkpoint that is not a commit's keeps the
   buffer *in the checkpoint*, never commits).  One commit = one counter value ``n``: the buffer's
-  rows, one file per gaming day, written with :func:`pipelines.lake.write_data_file` and
-  committed in one Delta transaction (:func:`pipelines.delta.commit_replays`, an append).
+  rows, one file per gaming day, written with :func:`pitwatch.lake.parquet.write_data_file` and
+  committed in one Delta transaction (:func:`pitwatch.lake.delta.commit_replays`, an append).
 * **Exactly once across a kill -9.**  The checkpoint holds ``n`` and the buffer; the commit comes
   before the checkpoint that counts its alerts as delivered.  On restart :meth:`AlertsTable.recover`
   looks at this watcher's files numbered ``n`` or more: committed (a name some commit of the log
@@ -27,7 +27,7 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   id share one checkpoint folder and are refused by it already.
 * **The chain.**  Each commit carries a fresh run id, and the watcher then appends a ``runs``
   record for it (command ``watch``, status ``succeeded``, ``commits`` naming the alerts commit
-  and the SHA-256 of each file it added: :func:`pipelines.runs.write_run_record`, under its
+  and the SHA-256 of each file it added: :func:`pitwatch.lake.runs.write_run_record`, under its
   append lock, so a run appending at the same moment does not fork the chain).  ``pitwatch
   verify`` then checks the alerts table like every other.  A watcher killed between its commit
   and its record records that commit when it restarts (:meth:`AlertsTable.recover`).
@@ -35,15 +35,15 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   before :attr:`AlertsTable.today` (the newest day of this watcher's committed alerts) that holds
   more than one file of this watcher is rewritten into one file,
   ``gaming_day=D/<watch-id>-<n>.compacted.parquet`` (``n``: the highest counter it replaces), and
-  committed in place of them in one Delta transaction (:func:`pipelines.delta.commit_compaction`),
+  committed in place of them in one Delta transaction (:func:`pitwatch.lake.delta.commit_compaction`),
   then recorded in the chain (command ``watch``; its options' ``compaction``: the new file, the
-  files replaced, :func:`pipelines.chain.rows_sha256` of their rows, the new file's the same).  One
+  files replaced, :func:`pitwatch.lake.chain.rows_sha256` of their rows, the new file's the same).  One
   day per commit, at most :data:`COMPACT_FILES` files: it runs on the checkpoint's thread, before
   the checkpoint is saved.  A kill before its commit leaves a file :meth:`AlertsTable.recover`
   deletes; a kill before its record, a commit the restart records.  Only this watcher's files;
   local lakes only.  ``pitwatch verify`` accepts the removal exactly as that record accounts for it.
 * **Tombstones kept a day.**  The table's ``delta.deletedFileRetentionDuration`` is
-  :data:`pipelines.delta.ALERTS_DELETED_FILE_RETENTION` (every other table's: 100 years), so its
+  :data:`pitwatch.lake.delta.ALERTS_DELETED_FILE_RETENTION` (every other table's: 100 years), so its
   checkpoints drop a compaction's removes a day after it: its snapshot stays a day of removes
   whatever the lake's age.  A table created before that is given it by the first watcher that
   starts (:meth:`AlertsTable._set_retention`: one recorded metadata commit).  Nothing here reads a
@@ -66,7 +66,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake.exceptions import CommitFailedError
 
-from schemas.arrow import ALERTS, FINDINGS, conform, rows_to_table
+from pitwatch.schemas.arrow import ALERTS, FINDINGS, conform, rows_to_table
 
 log = logging.getLogger("pitwatch")
 
@@ -87,7 +87,7 @@ class AlertsTable:
     """Buffer alerts (:meth:`send`); :meth:`take` + :meth:`write` commit them as one Delta commit."""
 
     def __init__(self, lake: str, watch_id: str, compaction: bool = True) -> None:
-        from pipelines import lake as lake_mod
+        from pitwatch.lake import parquet as lake_mod
 
         self.name = f"lake:{watch_id}"
         self.lake = lake
@@ -160,7 +160,8 @@ class AlertsTable:
         return schema, by_day
 
     def _commit(self, n: int, records: list[dict]) -> None:
-        from pipelines import delta, lake
+        from pitwatch.lake import delta
+        from pitwatch.lake import parquet as lake
 
         schema, by_day = self._rows(records)
         name = f"{self.watch_id}-{n:08d}.parquet"
@@ -187,7 +188,7 @@ class AlertsTable:
         run id is this process's alone, and its files match no other watcher's names).
         ``compaction``: the record of a compaction commit (:meth:`compact`), its options say so;
         ``properties``: of a change of the table's properties (:meth:`_set_retention`), likewise."""
-        from pipelines import runs
+        from pitwatch.lake import runs
 
         if compaction is not None:
             what = {"compaction": compaction}
@@ -196,7 +197,7 @@ class AlertsTable:
         else:
             what = {"batch": n, "alerts": rows}
         options = {"watch_id": self.watch_id, **what}
-        if self.registry is not None:       # pipelines.lake_registry: the lake's registry from now on
+        if self.registry is not None:       # pitwatch.lake.registry: the lake's registry from now on
             options["devices"] = self.registry
         meta = {"run_id": run_id, "command": "watch", "versions": _versions(), "started": started.isoformat(),
                 "options": json.dumps(options, sort_keys=True)}
@@ -219,7 +220,7 @@ class AlertsTable:
         """The oldest closed gaming day (before :attr:`today` and the clock's, :attr:`clock_day`) that holds more than one file of this
         watcher at the table's latest version, and those files (at most :data:`COMPACT_FILES`, in
         the order they were committed); None when there is none."""
-        from pipelines import delta_log
+        from pitwatch.lake import delta_log
 
         snap = delta_log.snapshot(self.lake, TABLE) if self.today else None
         if snap is None:
@@ -238,7 +239,7 @@ class AlertsTable:
     def compact(self) -> int | None:
         """Compact one closed gaming day (:meth:`compaction_due`): its files' rows, in the order
         they were committed, written into one file (:meth:`write_compacted`) and committed in place
-        of them in one Delta transaction (:func:`pipelines.delta.commit_compaction`), then recorded
+        of them in one Delta transaction (:func:`pitwatch.lake.delta.commit_compaction`), then recorded
         in the chain (command ``watch``, its options' ``compaction``).  The new version, or None
         (nothing due, a remote lake, or a failure: warned, the day left as it is).
 
@@ -246,7 +247,7 @@ class AlertsTable:
         thread after the alerts commit and before the checkpoint is saved, so the loop's next
         checkpoint waits for it; a watcher started on a lake of many uncompacted days catches up
         one day per commit rather than stalling for all of them."""
-        from pipelines import delta
+        from pitwatch.lake import delta
 
         due = self.compaction_due() if delta.local(self.lake) else None
         if due is None:
@@ -285,10 +286,11 @@ class AlertsTable:
     def write_compacted(self, day: str, replaced: list[str]):
         """Write the one file of gaming day ``day`` that holds the rows of ``replaced`` (in that
         order), named after the highest counter value among them (``<watch-id>-<n>.compacted.parquet``),
-        with :func:`pipelines.lake.write_data_file`; the :class:`pipelines.delta.DataFile` and the
-        rows' digest (:func:`pipelines.chain.rows_sha256`), the same over the replaced files' rows
+        with :func:`pitwatch.lake.parquet.write_data_file`; the :class:`pitwatch.lake.delta.DataFile` and the
+        rows' digest (:func:`pitwatch.lake.chain.rows_sha256`), the same over the replaced files' rows
         and over the new file's as read back (ValueError, the file deleted, if not)."""
-        from pipelines import chain, lake
+        from pitwatch.lake import chain
+        from pitwatch.lake import parquet as lake
 
         tables = [self._read(path) for path in replaced]
         extra = sorted({name for t in tables for name in t.column_names} - KNOWN)
@@ -312,7 +314,7 @@ class AlertsTable:
         """Record a compaction commit of ours that was made and not recorded (a restart's): its rows'
         digest read from the files it replaced (from the file it wrote when one of them cannot be
         read: ``pitwatch verify`` then names the difference, if any, while they are on disk)."""
-        from pipelines import chain, delta
+        from pitwatch.lake import chain, delta
 
         replaced = delta.removed_paths(actions)
         compacted = delta.added_paths(actions)[0]
@@ -348,7 +350,7 @@ class AlertsTable:
         """After a restart: migrate a plain-Parquet folder, record an unrecorded commit of ours, and
         return the ids (and days) our commits numbered ``state["n"]`` or more hold (delivered);
         our uncommitted files are deleted.  The buffer comes back from the checkpoint."""
-        from pipelines import delta
+        from pitwatch.lake import delta
 
         self._migrate()
         self._create()
@@ -387,7 +389,7 @@ class AlertsTable:
         table, and the plain file of the same day and counter — the newest file it was to replace,
         which every compaction replaces — still is.  One that was committed (and perhaps replaced
         since, by a later compaction of a late alert) removed that plain file for good."""
-        from pipelines import delta_log
+        from pitwatch.lake import delta_log
 
         if not compacted:
             return set()
@@ -404,7 +406,7 @@ class AlertsTable:
 
     def _newest_day(self) -> str | None:
         """The newest gaming day of this watcher's files at the table's latest version."""
-        from pipelines import delta_log
+        from pitwatch.lake import delta_log
 
         snap = delta_log.snapshot(self.lake, TABLE)
         days = [(add.get("partitionValues") or {}).get("gaming_day") for path, add in snap.adds.items()
@@ -414,8 +416,8 @@ class AlertsTable:
     def _record_unrecorded(self) -> None:
         """Our commits at the end of the log that no runs record names (killed between commit and
         record; or a creation of the empty table another watcher has not recorded yet: recorded
-        once, by whichever comes first, :func:`pipelines.runs.write_run_record`'s ``once``)."""
-        from pipelines import delta, runs
+        once, by whichever comes first, :func:`pitwatch.lake.runs.write_run_record`'s ``once``)."""
+        from pitwatch.lake import delta, runs
 
         if not delta.is_table(self.lake, TABLE):
             return
@@ -443,12 +445,12 @@ class AlertsTable:
 
     def _set_retention(self) -> None:
         """Give an ``alerts`` table created before its short tombstone retention
-        (:data:`pipelines.delta.ALERTS_DELETED_FILE_RETENTION`) that retention: one commit of its
-        metadata (:func:`pipelines.delta.set_table_properties`), recorded in the chain (command
+        (:data:`pitwatch.lake.delta.ALERTS_DELETED_FILE_RETENTION`) that retention: one commit of its
+        metadata (:func:`pitwatch.lake.delta.set_table_properties`), recorded in the chain (command
         ``watch``, its options' ``table_properties``), once — the first watcher started after the
         upgrade makes it; the checkpoints after it drop the removes older than a day.  Local lakes
         only (a remote watcher does not compact: its table has no removes)."""
-        from pipelines import delta
+        from pitwatch.lake import delta
 
         retention = delta.SHORT_RETENTION_TABLES.get(TABLE)
         if retention is None or not delta.local(self.lake) or not delta.is_table(self.lake, TABLE):
@@ -473,7 +475,7 @@ class AlertsTable:
     def _create(self) -> None:
         """Create the (empty) table before this watcher writes any file into its folder, so that a
         folder with files and no log is only ever a plain-Parquet one (:meth:`_migrate`)."""
-        from pipelines import delta
+        from pitwatch.lake import delta
 
         if delta.is_table(self.lake, TABLE):
             return
@@ -486,7 +488,7 @@ class AlertsTable:
         """Create the table with ``files``; False when another watcher created it first."""
         from deltalake.exceptions import DeltaError
 
-        from pipelines import delta
+        from pitwatch.lake import delta
 
         try:
             delta.commit_replays(self.lake, TABLE, files, None, run_id=run_id, fence_at_start=0,
@@ -499,13 +501,13 @@ class AlertsTable:
 
     @staticmethod
     def _new_run_id() -> str:
-        from pipelines import runs
+        from pitwatch.lake import runs
 
         return runs.new_run_id(_dt.datetime.now(_dt.timezone.utc))
 
     def _migrate(self) -> None:
         """Convert a plain-Parquet ``alerts/`` folder (no Delta log) into the Delta table, in place."""
-        from pipelines import chain, delta
+        from pitwatch.lake import chain, delta
 
         base = f"{self.root}/{TABLE}"
         if self.fs.get_file_info(base).type != pafs.FileType.Directory or delta.is_table(self.lake, TABLE):
@@ -536,7 +538,7 @@ class AlertsTable:
 
 
 def _properties_set(actions: list[dict]) -> dict:
-    """The properties a :data:`pipelines.delta.SET_PROPERTIES` commit set (its commit info says)."""
+    """The properties a :data:`pitwatch.lake.delta.SET_PROPERTIES` commit set (its commit info says)."""
     for action in actions:
         info = action.get("commitInfo")
         if isinstance(info, dict):
@@ -549,10 +551,10 @@ def _properties_set(actions: list[dict]) -> dict:
 
 
 def _our_retention(actions: list[dict]) -> bool:
-    """A :data:`pipelines.delta.SET_PROPERTIES` commit is one :meth:`AlertsTable._set_retention` makes:
+    """A :data:`pitwatch.lake.delta.SET_PROPERTIES` commit is one :meth:`AlertsTable._set_retention` makes:
     its commit info and its metadata set the table's tombstone retention to the watcher's, nothing
     else (a restart records only such a commit of the log's end: never another writer's change)."""
-    from pipelines import delta
+    from pitwatch.lake import delta
 
     want = delta.SHORT_RETENTION_TABLES.get(TABLE)
     metas = [a["metaData"] for a in actions if isinstance(a.get("metaData"), dict)]
@@ -571,7 +573,7 @@ _VERSIONS: list[str] = []
 
 
 def _versions() -> str:
-    from pipelines import runs
+    from pitwatch.lake import runs
 
     if not _VERSIONS:
         _VERSIONS.append(runs.versions())

@@ -1,7 +1,7 @@
 """The live engine as a Beam streaming pipeline, for Flink or Dataflow.
 
 No local Beam runner runs an unbounded source properly (design.md), so the
-embedded service (:mod:`live.service`) is plain Python; this is
+embedded service (:mod:`pitwatch.live.service`) is plain Python; this is
 the same engine for a cluster: the same ``TableReplay`` and ``SeqTracker``
 in stateful DoFns, their state in Beam state (the engine's JSON state)::
 
@@ -9,7 +9,7 @@ in stateful DoFns, their state in Beam state (the engine's JSON state)::
                                                   └ KeyByTable ─ ReplayTable ─────┘
 
 * ``OrderDevice`` (keyed by ``device_id``): the driver's duplicate and conflict
-  rule (:class:`pipelines.driver.DeviceGate`, per (``device_id``,
+  rule (:class:`pitwatch.engine.driver.DeviceGate`, per (``device_id``,
   ``event_id``): a duplicate is dropped, a conflicting copy rejected with its
   reason on the ``conflicts`` output), releases each device's lines in
   ``seq`` order, holding a line after a hole until the watermark passes its
@@ -18,7 +18,7 @@ in stateful DoFns, their state in Beam state (the engine's JSON state)::
   event carries the ``seq`` of the same device's previous event *for the same
   table*, because Beam keeps no order between steps.
 * ``ReplayTable`` (keyed by ``table_id``): feeds an event to the table's
-  :class:`pipelines.driver.TableDriver` once its device's previous one was
+  :class:`pitwatch.engine.driver.TableDriver` once its device's previous one was
   fed (that chain restores per-device order), keeps the replay's state as
   JSON in Beam state, hands out the driver's ``rounds`` and ``packs`` rows,
   and ``close()``s the table when the watermark passes its last event +
@@ -35,7 +35,7 @@ and consumers drop repeats by ``finding_id``.
 
 Tested with ``TestStream`` on the ``BundleBasedDirectRunner``
 (tests/watch/test_watch_beam.py): it gives the nightly batch's rows (findings,
-rounds, packs: every column), except :data:`pipelines.driver.LIVE_DIFFERENCES`.
+rounds, packs: every column), except :data:`pitwatch.engine.driver.LIVE_DIFFERENCES`.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils.timestamp import Timestamp
 
-from pipelines.driver import CONFLICT, RECENT_WINDOW, SEQ_GAP_GAME, DeviceGate, conflict_reason, line_hash
+from pitwatch.engine.driver import CONFLICT, RECENT_WINDOW, SEQ_GAP_GAME, DeviceGate, conflict_reason, line_hash
 
 TAG_FINDINGS = "findings"
 TAG_CONFLICTS = "conflicts"
@@ -68,7 +68,7 @@ class DecodeLines(beam.DoFn):
         self.config = config
 
     def process(self, raw, timestamp=beam.DoFn.TimestampParam):
-        from schemas.decode import Reject, decode_line
+        from pitwatch.schemas.decode import Reject, decode_line
 
         out = decode_line(raw, "stream", 0, self.config)
         if isinstance(out, Reject):
@@ -95,14 +95,14 @@ class OrderDevice(beam.DoFn):
         self.wait = wait_seconds
 
     def _tracker(self, st):
-        from pipelines.driver import new_seq_tracker
-        from rules.finding import gaming_day_from_config
+        from pitwatch.engine.driver import new_seq_tracker
+        from pitwatch.rules.finding import gaming_day_from_config
 
         return new_seq_tracker(gaming_day_from_config(self.config), st["tracker"])
 
     def _release(self, st, items, tracker):
         """Feed items (in seq order) to the tracker; yield the events for the tables."""
-        from schemas.decode import Reject
+        from pitwatch.schemas.decode import Reject
 
         for item in items:
             if isinstance(item, Reject):
@@ -190,8 +190,8 @@ class ReplayTable(beam.DoFn):
         self.finalize_after = finalize_after_seconds
 
     def _load(self, table_id, raw):
-        from pipelines.driver import TableDriver
-        from rules.finding import gaming_day_from_config
+        from pitwatch.engine.driver import TableDriver
+        from pitwatch.rules.finding import gaming_day_from_config
 
         day = gaming_day_from_config(self.config)
         if raw is None:
@@ -248,18 +248,18 @@ class ReplayTable(beam.DoFn):
 
 
 class ReplayLive(beam.PTransform):
-    """Raw event lines (timestamped, unbounded) → findings (``rules.finding.Finding``).
+    """Raw event lines (timestamped, unbounded) → findings (``pitwatch.rules.finding.Finding``).
 
     ``with_rows``: a dict of PCollections instead, ``findings``, ``rounds`` and
-    ``packs`` (row dicts of ``schemas.arrow.ROUNDS``/``PACKS``),
+    ``packs`` (row dicts of ``pitwatch.schemas.arrow.ROUNDS``/``PACKS``),
     ``conflicts`` (the conflicting copies rejected, with their reason) and ``rejects`` (the events
-    the replay refused, with their reason: :meth:`pipelines.driver.TableDriver.take_rejects`).
+    the replay refused, with their reason: :meth:`pitwatch.engine.driver.TableDriver.take_rejects`).
     """
 
     def __init__(self, config=None, wait_seconds: float = 5.0, finalize_after_seconds: float = 3600.0,
                  with_rows: bool = False):
         super().__init__()
-        from schemas.decode import GamingDayConfig
+        from pitwatch.schemas.decode import GamingDayConfig
 
         self.config = config or GamingDayConfig()
         self.wait = wait_seconds
@@ -284,13 +284,13 @@ class ReplayLive(beam.PTransform):
 
 
 def _alert_json(f) -> bytes:
-    from live.sinks import alert_record
+    from pitwatch.live.sinks import alert_record
 
     return json.dumps(alert_record(f), sort_keys=True).encode()
 
 
 def run(argv=None) -> None:
-    """``python -m live.beam --source kafka|pubsub … --runner=FlinkRunner|DataflowRunner …``"""
+    """``python -m pitwatch.live.beam --source kafka|pubsub … --runner=FlinkRunner|DataflowRunner …``"""
     from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
     ap = argparse.ArgumentParser(description=run.__doc__)

@@ -28,7 +28,7 @@
 
 Snapshot and write are split (:class:`CheckpointWriter`): the service takes
 the snapshot's instant on its loop, between two lines; a forked child
-serialises that instant's state and writes it (:mod:`live.fork_snapshot`),
+serialises that instant's state and writes it (:mod:`pitwatch.live.fork_snapshot`),
 and a background thread writes the lake batch, waits for the child, renames
 and fsyncs — while alerts go on.  One write at a time.
 

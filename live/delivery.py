@@ -1,9 +1,9 @@
-"""Alerts to the sinks, each once: the part of :class:`live.service.WatchService` that delivers.
+"""Alerts to the sinks, each once: the part of :class:`pitwatch.live.service.WatchService` that delivers.
 
-Findings (``emit``), the live-only provisional card alerts (``provisional``, :mod:`live.provisional`)
-and the silence notices (``announce``, :mod:`live.silence`) go to every sink that has not taken
+Findings (``emit``), the live-only provisional card alerts (``provisional``, :mod:`pitwatch.live.provisional`)
+and the silence notices (``announce``, :mod:`pitwatch.live.silence`) go to every sink that has not taken
 them yet (``sent``: per sink, the ids delivered, kept two gaming days); what a sink took is
-journalled at once (:meth:`live.checkpoint.StateDir.record`), what a remote sink's thread
+journalled at once (:meth:`pitwatch.live.checkpoint.StateDir.record`), what a remote sink's thread
 delivered when the loop collects it (``_delivered``).  Every sink gets every alert, the lake's
 ``alerts`` table too (issue 30: "the live service's alerts, provisional ones included"; a
 live-only alert is marked ``live_only`` there).  A mixin: the state it uses (``sinks``, ``sent``,
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import logging
 
-from live.provisional import CLEARED_ID, alert_records
-from live.sinks import COLUMNS as ALERT_COLUMNS
-from live.sinks import alert_record, rfc3339
-from live.sources import Line
+from pitwatch.live.provisional import CLEARED_ID, alert_records
+from pitwatch.live.sinks import COLUMNS as ALERT_COLUMNS
+from pitwatch.live.sinks import alert_record, rfc3339
+from pitwatch.live.sources import Line
 
 log = logging.getLogger("pitwatch")
 
@@ -41,7 +41,7 @@ class Delivery:
         self.state.record(sink.name, items)
 
     def _delivered(self, sink, done: list[tuple[str, str]]) -> None:
-        """Record what a remote sink's thread delivered (live.outbox)."""
+        """Record what a remote sink's thread delivered (pitwatch.live.outbox)."""
         if done:
             self._mark(sink, [fid for fid, _d in done], dict(done))
 
@@ -54,7 +54,7 @@ class Delivery:
             if f.finding_id in days:
                 continue
             rec = alert_record(self.engine.alert_view(f), local=self.opts.local)
-            rec["provisional_id"] = self.engine.provisional_of.pop(f.finding_id, None)   # live.provisional
+            rec["provisional_id"] = self.engine.provisional_of.pop(f.finding_id, None)   # pitwatch.live.provisional
             if self.opts.with_trigger:
                 rec["trigger"] = _trigger(trigger, ev)
             recs.append(rec)
@@ -62,7 +62,7 @@ class Delivery:
         self._send(recs, days)
 
     def provisional(self, alerts: list[dict], trigger: Line | None = None, ev=None) -> None:
-        """CARD_DISAGREEMENT / CARD_DISAGREEMENT_CLEARED (live.provisional): live-only alerts (no
+        """CARD_DISAGREEMENT / CARD_DISAGREEMENT_CLEARED (pitwatch.live.provisional): live-only alerts (no
         findings) to every sink, journalled like alerts (never twice)."""
         if not alerts:
             return
@@ -83,7 +83,7 @@ class Delivery:
                 self._mark(sink, sink.send(todo), days)
 
     def announce(self, notices: list[dict]) -> None:
-        """DEVICE_SILENT notices (live.silence): a warning on stderr and a live-only info alert to every
+        """DEVICE_SILENT notices (pitwatch.live.silence): a warning on stderr and a live-only info alert to every
         sink, journalled like alerts (never twice)."""
         if not notices:
             return

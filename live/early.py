@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import time
 
-from rules.finding import make_finding
+from pitwatch.rules.finding import make_finding
 
 MAX_RAISED = 4096
 MAX_PENDING = 64        # per table: a feed inventing packs keeps only the newest waiting
@@ -122,7 +122,7 @@ class EarlyUnshuffled:
         return out
 
     def _finding(self, driver, pack):
-        """The finding ``rules.packs.settle`` raises at ``close()`` (``TableReplay.emit``: key
+        """The finding ``pitwatch.rules.packs.settle`` raises at ``close()`` (``TableReplay.emit``: key
         (pack, no round), no dealer but the evidence's), built the same way."""
         evidence = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
         raw, use = driver.replay.id_use(pack["pack_id"])     # the key is the use key, as the engine's

@@ -1,11 +1,11 @@
-"""The live engine: one :class:`pipelines.driver.TableDriver` per table and one SEQ_GAP tracker.
+"""The live engine: one :class:`pitwatch.engine.driver.TableDriver` per table and one SEQ_GAP tracker.
 
-The driver is the nightly batch's (:func:`pipelines.replay.replay_table`,
-:class:`pipelines.replay.ReplayDeviceSeq`): the same references, gaming-day
+The driver is the nightly batch's (:func:`pitwatch.pipelines.replay.replay_table`,
+:class:`pitwatch.pipelines.replay.ReplayDeviceSeq`): the same references, gaming-day
 function, ``feed(event)`` for every accepted event in per-device ``seq``
 order, the tracker fed every event and every rejected line whose device and
 seq could be read.  So a finding raised here is the row the batch writes
-(where live must differ, :data:`pipelines.driver.LIVE_DIFFERENCES`).
+(where live must differ, :data:`pitwatch.engine.driver.LIVE_DIFFERENCES`).
 
 Rows (``rounds``, ``packs``, pack card sequences) are taken from the driver
 as they become final and handed to ``on_rows(table_id, rows)`` when given
@@ -23,13 +23,13 @@ finalized can no longer withdraw a "no shuffle" alert — the reason the
 option is off by default (see docs/watch.md).
 
 Live-only additions (issue 30), read from the engine's state after each
-event, never changing its decisions: :mod:`live.provisional` (the
+event, never changing its decisions: :mod:`pitwatch.live.provisional` (the
 provisional ``CARD_DISAGREEMENT`` the moment the streams disagree, its
 ``CARD_DISAGREEMENT_CLEARED``, and ``provisional_of``: the final finding's
 link to it; :attr:`raised` / :attr:`cleared` hold the last feed's),
-:mod:`live.early` (``UNSHUFFLED_PACK`` once the gap wait after the pack's
+:mod:`pitwatch.live.early` (``UNSHUFFLED_PACK`` once the gap wait after the pack's
 first card ran out, not at ``close()``; :meth:`due` on the loop's idle turn)
-and :mod:`live.repeats` (the cross-pack ``UNSHUFFLED_SEQUENCE`` at the card
+and :mod:`pitwatch.live.repeats` (the cross-pack ``UNSHUFFLED_SEQUENCE`` at the card
 that completes the repeat).
 
 State: ``state_fragments()`` serialises only the tables fed since the last
@@ -40,17 +40,17 @@ from __future__ import annotations
 
 import time
 
-from pipelines.driver import SEQ_GAP_GAME, TableDriver, new_seq_tracker
-from live.early import EarlyUnshuffled
-from live.provisional import CardWatch
-from live.redact import DealtGuard
-from live.repeats import LiveRepeats
-from rules.finding import gaming_day_from_config
+from pitwatch.engine.driver import SEQ_GAP_GAME, TableDriver, new_seq_tracker
+from pitwatch.live.early import EarlyUnshuffled
+from pitwatch.live.provisional import CardWatch
+from pitwatch.live.redact import DealtGuard
+from pitwatch.live.repeats import LiveRepeats
+from pitwatch.rules.finding import gaming_day_from_config
 
 
 def _as_replayed(replay, ev):
     """``ev`` with its ``pack_id`` and ``round_id`` as the use keys the engine gave them (its
-    stream's latest use of each id, :meth:`rules.table.TableReplay.current_key`): the first use of
+    stream's latest use of each id, :meth:`pitwatch.rules.table.TableReplay.current_key`): the first use of
     an id is the id itself, so nothing changes for a feed that never uses an id again."""
     stream = "term" if ev.source == "dealer" else ev.source
     fields = {}
@@ -73,11 +73,11 @@ class LiveEngine:
         self.finalize_after = finalize_after
         self.tables: dict[str, TableDriver] = {}
         self.seq = new_seq_tracker(self.gaming_day)
-        self.on_rows = None                      # on_rows(table_id, pipelines.driver.Rows), or rows dropped
+        self.on_rows = None                      # on_rows(table_id, pitwatch.engine.driver.Rows), or rows dropped
         self.guard = DealtGuard() if guard else None
-        self.cards = CardWatch(self.guard, self.gaming_day)     # CARD_DISAGREEMENT (live.provisional)
+        self.cards = CardWatch(self.guard, self.gaming_day)     # CARD_DISAGREEMENT (pitwatch.live.provisional)
         self.early = EarlyUnshuffled(self.gaming_day, early_wait)  # UNSHUFFLED_PACK at the first card
-        self.repeats = LiveRepeats(self.gaming_day)   # the cross-pack UNSHUFFLED_SEQUENCE (live.repeats)
+        self.repeats = LiveRepeats(self.gaming_day)   # the cross-pack UNSHUFFLED_SEQUENCE (pitwatch.live.repeats)
         self.raised: list[dict] = []      # provisional alerts raised by the last feed/finalize (before its findings)
         self.cleared: list[dict] = []     # CARD_DISAGREEMENT_CLEARED alerts of the last feed/finalize
         self.provisional_of: dict[str, str] = {}   # finding_id -> the provisional alert's id (taken by the service)
@@ -145,7 +145,7 @@ class LiveEngine:
         return out
 
     def _early(self, findings: list) -> list:
-        """The engine's findings less those raised early (live.early): not sent twice."""
+        """The engine's findings less those raised early (pitwatch.live.early): not sent twice."""
         raised = self.early.raised
         return [f for f in findings if f.finding_id not in raised] if raised else findings
 

@@ -11,7 +11,7 @@ So the loop forks at the instant (``os.fork``: ~15 ms for a 600 MB process here;
 parent's memory copy-on-write, exactly as it was at the instant — what Redis does for its
 snapshots) and goes on at once; the child serialises and writes ``checkpoint.json.partial-<pid>``
 (fsync'd) and exits; the service's checkpoint thread waits for it and renames the file into place
-(:meth:`live.checkpoint.StateDir.publish`).  The child does nothing else: it ignores SIGTERM/SIGINT
+(:meth:`pitwatch.live.checkpoint.StateDir.publish`).  The child does nothing else: it ignores SIGTERM/SIGINT
 (a stop signal sent to the whole process group must not cut its write short: the parent's last
 checkpoint comes after it), closes its copy of the state folder's lock (a watcher restarted after a
 ``kill -9`` of the parent must not find the lock held by an orphaned child), never logs, turns the

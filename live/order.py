@@ -10,17 +10,17 @@ come (a day's new file, a re-sent file, a second feed — or, after a forged
 released in order as they come).  Held lines are released in ``seq`` order
 as soon as the hole is filled, or, when the wait runs out, the hole is taken
 as lost (the engine's ``SEQ_GAP``) and the held events go on.  The hole is
-remembered (:class:`pipelines.driver.DeviceGate`, the one gap rule of live
+remembered (:class:`pitwatch.engine.driver.DeviceGate`, the one gap rule of live
 and Beam streaming): a line of it arriving later is late, replayed at once
 and counted, however far below the device's last ``seq``.  The cost of a
 hole is at most ``wait`` seconds of delay for that one device.
 
-Duplicates and conflicts are the driver's rule (:class:`pipelines.driver.DeviceGate`,
+Duplicates and conflicts are the driver's rule (:class:`pitwatch.engine.driver.DeviceGate`,
 per (``device_id``, ``event_id``)): a copy of a remembered pair with the same
 content hash is a duplicate delivery and dropped; one with other content is a
 conflicting copy and rejected (counted; the service logs the reason).  The
 first copy was already replayed: the batch, which sees all copies at once,
-rejects every copy (:data:`pipelines.driver.LIVE_DIFFERENCES`).  A device's
+rejects every copy (:data:`pitwatch.engine.driver.LIVE_DIFFERENCES`).  A device's
 pairs are remembered over its last ``window`` seqs; a line older than that
 and in no hole cannot be checked and is dropped as stale; a line inside the
 window, or in a hole, that was never seen is a late line and is released
@@ -41,7 +41,7 @@ import time
 
 import orjson
 
-from pipelines.driver import CONFLICT, DUPLICATE, LATE, RECENT_WINDOW, STALE, DeviceGate, line_hash
+from pitwatch.engine.driver import CONFLICT, DUPLICATE, LATE, RECENT_WINDOW, STALE, DeviceGate, line_hash
 
 __all__ = ["CONFLICT", "DUPLICATE", "FORGET_AFTER", "LATE", "STALE", "DeviceOrder", "line_hash"]
 

@@ -8,7 +8,7 @@ only once the receiver took it), and after a failure waits and tries the same
 alert again: 0.5 s, doubling to ``max_backoff`` (30 s), back to 0.5 s after a
 success.  Nothing is ever dropped: an alert leaves the queue only delivered.
 
-Exactly-once bookkeeping stays on the loop (:mod:`live.service`): the loop
+Exactly-once bookkeeping stays on the loop (:mod:`pitwatch.live.service`): the loop
 collects the ids delivered (:meth:`Outbox.delivered`) every turn and
 journals them; a checkpoint takes, in one step under the queue's lock, the
 ids delivered since and the queue still to deliver (:meth:`Outbox.snapshot`),
@@ -20,7 +20,7 @@ in the checkpoint for the next start.
 
 Logging stays quiet: the first failure of a run of failures is a warning,
 the return to service is one info line; in between the status line
-(:mod:`live.status`) shows the sink's :meth:`Outbox.health`.
+(:mod:`pitwatch.live.status`) shows the sink's :meth:`Outbox.health`.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The provisional card alert: ``CARD_DISAGREEMENT`` the moment the shoe and the terminal disagree.
 
-The alignment (:mod:`rules.alignment`) decides ``SHOE_CARD_MISMATCH`` and
+The alignment (:mod:`pitwatch.rules.alignment`) decides ``SHOE_CARD_MISMATCH`` and
 ``UNACCOUNTED_CARD`` only once both streams hold seven more cards after a
 disagreement (or are done with the pack): right for the finding, far too
 late for the surveillance room, who can act only while the round is on the
@@ -10,7 +10,7 @@ only, never a finding, never in the lake's ``findings``) when:
 
 * **a different card at the same place**: the aligner stands at a place where
   the shoe's draw and the terminal's card are both read and differ
-  (:func:`rules.alignment.disagreement`);
+  (:func:`pitwatch.rules.alignment.disagreement`);
 * **a shoe draw the terminal lacks**: every terminal card so far is placed
   and the shoe has drawn a card the terminal has not recorded, and the
   terminal writes something other than a card (``round_ended``, a payout,
@@ -55,9 +55,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
-from live.sinks import COLUMNS, rfc3339
-from rules import alignment
-from rules.uses import split_key, use_key
+from pitwatch.live.sinks import COLUMNS, rfc3339
+from pitwatch.rules import alignment
+from pitwatch.rules.uses import split_key, use_key
 
 RULE_ID = "CARD_DISAGREEMENT"
 CLEARED_ID = "CARD_DISAGREEMENT_CLEARED"
@@ -78,7 +78,7 @@ def _ids(p: dict) -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class _Texts:
-    """What :meth:`live.redact.DealtGuard.apply` looks at (it masks like every alert)."""
+    """What :meth:`pitwatch.live.redact.DealtGuard.apply` looks at (it masks like every alert)."""
     table_id: str
     pack_id: str
     event_ids: tuple

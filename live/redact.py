@@ -30,7 +30,7 @@ finding the batch writes; only its two texts may say less.
 Terminal cards are given to a pack as the engine does: the event's own
 ``pack_id``, else its round's pack (``round_started``, changed by
 ``reshuffle``), else the last pack the terminal named.  Packs and rounds are
-those of the engine: :class:`live.engine.LiveEngine` observes each event after
+those of the engine: :class:`pitwatch.live.engine.LiveEngine` observes each event after
 the replay, with its ids as the use keys the engine gave them (ids used again,
 events.md 2.1: a second use of a pack id counts its own dealt places).
 
@@ -47,7 +47,7 @@ import dataclasses
 import re
 from collections import OrderedDict
 
-from rules.uses import use_key
+from pitwatch.rules.uses import use_key
 
 KEEP_PACKS = 32
 KEEP_ROUNDS = 64

@@ -2,11 +2,11 @@
 pack holds (``rules/repeated_runs.py``; the nightly batch compares every pack of the night at once).
 
 As each card of a pack is drawn (the shoe's draws; the terminal's cards on a table without a shoe —
-the pack's card sequence as the batch reads it, ``rules.packs.sequence``), the 10-card window it
+the pack's card sequence as the batch reads it, ``pitwatch.rules.packs.sequence``), the 10-card window it
 completes is looked up among the windows of the packs seen before.  When it repeats a window of an
 earlier pack (earlier: its run began at the earlier ``ts``; ties by ``pack_id``, then ``table_id``)
 of the same gaming day, the finding is raised at once, built by the batch's own
-:func:`rules.repeated_runs.repeated_runs` over the two packs — so its rule, key, texts, evidence
+:func:`pitwatch.rules.repeated_runs.repeated_runs` over the two packs — so its rule, key, texts, evidence
 and ``finding_id`` are the batch's row.  A pack gets at most one such finding.
 
 Where live may differ from the batch (docs/watch.md):
@@ -23,11 +23,10 @@ Where live may differ from the batch (docs/watch.md):
 """
 from __future__ import annotations
 
-from rules.uses import use_key
-
 from collections import OrderedDict
 
-from rules.repeated_runs import RUN, PackCards, repeated_runs
+from pitwatch.rules.repeated_runs import RUN, PackCards, repeated_runs
+from pitwatch.rules.uses import use_key
 
 MAX_PACKS = 512
 _CODE = {r + s: i for i, (r, s) in enumerate((r, s) for r in "A23456789TJQK" for s in "cdhs")}
@@ -88,7 +87,7 @@ class LiveRepeats:
         cards.append(card)
         if code is None:
             return []
-        # the window's key, rolled (rules.repeated_runs.run_keys: base-52 digits of its cards)
+        # the window's key, rolled (pitwatch.rules.repeated_runs.run_keys: base-52 digits of its cards)
         key = rec["key"]
         rec["key"] = key = (key % self.top) * 52 + code if rec["length"] >= self.run else key * 52 + code
         rec["length"] += 1

@@ -2,21 +2,21 @@
 
 One thread, no Beam (design.md, "Speed and runners").  Each turn of the loop
 reads whatever every source has (never blocking), decodes each line
-(:func:`schemas.decode.decode_line`), passes it through
-:class:`live.order.DeviceOrder` (duplicates dropped, per-device
+(:func:`pitwatch.schemas.decode.decode_line`), passes it through
+:class:`pitwatch.live.order.DeviceOrder` (duplicates dropped, per-device
 ``seq`` order, a bounded wait only for a hole), feeds the released events to
-:class:`live.engine.LiveEngine` and delivers each finding at once,
+:class:`pitwatch.live.engine.LiveEngine` and delivers each finding at once,
 in the same turn, to every sink (journalled per sink).  It sleeps ``poll``
 seconds only when no source had anything.  Every ``checkpoint_every`` seconds
 (and when stopping) a checkpoint is taken: its instant on the loop, between
 two lines (the journal rotated, the positions taken, the lake's alerts
 handed over for a commit only every ``commit_every`` seconds and at stop,
-otherwise kept in the checkpoint: :mod:`live.alerts_table`), the state of
+otherwise kept in the checkpoint: :mod:`pitwatch.live.alerts_table`), the state of
 that instant serialised and written by a forked child
-(:mod:`live.fork_snapshot`), the alerts commit and the rename in a
-background thread (:class:`live.checkpoint.CheckpointWriter`), one at a
+(:mod:`pitwatch.live.fork_snapshot`), the alerts commit and the rename in a
+background thread (:class:`pitwatch.live.checkpoint.CheckpointWriter`), one at a
 time, so alerts decided meanwhile are not held up.  Delivery to the sinks,
-each alert once: :mod:`live.delivery`.
+each alert once: :mod:`pitwatch.live.delivery`.
 
 Stopping: SIGTERM or SIGINT ends the current turn, checkpoints and returns
 (exit 0); ``stop_after_idle`` does the same after that many seconds with no
@@ -35,21 +35,21 @@ import time
 
 import orjson
 
-from live.checkpoint import CheckpointWriter, StateDir
-from live.delivery import Delivery
-from live.engine import LiveEngine
-from live.fork_snapshot import CAN_FORK, fork_and_write
-from live.heap import LongLivedHeap
-from live.silence import SilenceWatch
-from pipelines.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
-from live.order import DeviceOrder
-from live.outbox import Outbox
-from live.alert_text import alert_line
-from live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink
-from live.sources import Line, open_sources
-from live.status import StatusLine
-from live.syslog import SyslogSink
-from schemas.decode import GamingDayConfig, Reject, decode_line
+from pitwatch.engine.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
+from pitwatch.live.alert_text import alert_line
+from pitwatch.live.checkpoint import CheckpointWriter, StateDir
+from pitwatch.live.delivery import Delivery
+from pitwatch.live.engine import LiveEngine
+from pitwatch.live.fork_snapshot import CAN_FORK, fork_and_write
+from pitwatch.live.heap import LongLivedHeap
+from pitwatch.live.order import DeviceOrder
+from pitwatch.live.outbox import Outbox
+from pitwatch.live.silence import SilenceWatch
+from pitwatch.live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink
+from pitwatch.live.sources import Line, open_sources
+from pitwatch.live.status import StatusLine
+from pitwatch.live.syslog import SyslogSink
+from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
 
 log = logging.getLogger("pitwatch")
 
@@ -67,8 +67,8 @@ class WatchOptions:
     poll: float = 0.02
     scan_every: float = 0.5
     reorder_wait: float = 5.0           # --gap-wait: the longest wait for a device's missing seqs
-    silence_after: float | None = 120.0  # --silence-after: DEVICE_SILENT (live.silence); None: off
-    devices: object = None              # the device registry (pipelines.devices.DeviceRegistry) or None
+    silence_after: float | None = 120.0  # --silence-after: DEVICE_SILENT (pitwatch.live.silence); None: off
+    devices: object = None              # the device registry (pitwatch.inputs.devices.DeviceRegistry) or None
     devices_record: dict | None = None  # a registry given to this watcher, as its first alerts record names it
     window: int = 128
     checkpoint_every: float = 5.0
@@ -82,14 +82,14 @@ class WatchOptions:
     lake_alerts: bool = True
     with_trigger: bool = False
     local: bool = False         # alerts' times in the table's own offset (ts_offset), not UTC
-    format: str = "json"        # stdout: "json" lines, or "text" (live.alert_text)
+    format: str = "json"        # stdout: "json" lines, or "text" (pitwatch.live.alert_text)
     video_pad: int = 30         # seconds around the evidence in the text's video window (findings_video's)
-    syslog: tuple = ()          # --syslog targets (live.syslog)
+    syslog: tuple = ()          # --syslog targets (pitwatch.live.syslog)
     syslog_facility: str = "local0"
-    status_every: float = 10.0  # at most one status line this often (live.status)
+    status_every: float = 10.0  # at most one status line this often (pitwatch.live.status)
     redact: bool = True
     fsync: bool = False
-    fork_snapshot: bool = CAN_FORK      # a checkpoint's state serialised by a forked child (live.fork_snapshot)
+    fork_snapshot: bool = CAN_FORK      # a checkpoint's state serialised by a forked child (pitwatch.live.fork_snapshot)
 
 
 def default_state_dir(lake: str, watch_id: str) -> str:
@@ -173,10 +173,10 @@ class WatchService(Delivery):
 
     def checkpoint(self, wait: bool = False, commit: bool = False) -> None:
         """The snapshot's instant now, on this thread; the state of that instant serialised and
-        written by a forked child (:mod:`live.fork_snapshot`), renamed into place by the
+        written by a forked child (:mod:`pitwatch.live.fork_snapshot`), renamed into place by the
         checkpoint thread (``wait``, at stop: serialised here, and waited for).
 
-        The lake's alerts are committed (:mod:`live.alerts_table`) only by the checkpoint that comes
+        The lake's alerts are committed (:mod:`pitwatch.live.alerts_table`) only by the checkpoint that comes
         ``commit_every`` seconds or more after the last commit, and by the one at stop (``commit``);
         every other checkpoint keeps them in its own state (the sink's ``pending``), uncommitted.
 
@@ -205,7 +205,7 @@ class WatchService(Delivery):
             else:
                 sink_states[s.name] = s.state()
         self._prune_sent()
-        self.order.forget_silent()              # bounded memory over days (live.order)
+        self.order.forget_silent()              # bounded memory over days (pitwatch.live.order)
         gen = self.state.rotate()
         sources = {_key(s): s.position() for s in self.sources}
 
@@ -226,7 +226,7 @@ class WatchService(Delivery):
 
         state = self.state
         if not wait:
-            self.heap.settle()                  # the state out of the full collections (live.heap)
+            self.heap.settle()                  # the state out of the full collections (pitwatch.live.heap)
         child = None
         if not wait and self.opts.fork_snapshot:
             try:
@@ -276,7 +276,7 @@ class WatchService(Delivery):
                 self.announce(self.silence.observe(item))
 
     def finalize(self, table_ids=None) -> None:
-        """``close()`` tables (live.engine) and send what that decided: provisional, final, cleared."""
+        """``close()`` tables (pitwatch.live.engine) and send what that decided: provisional, final, cleared."""
         found = self.engine.finalize(table_ids)
         self.provisional(self.engine.raised)
         self.emit(found)
@@ -313,14 +313,14 @@ class WatchService(Delivery):
                     self.counts["late"] += 1
             elif why == CONFLICT:   # the driver's rule: the conflicting copy is rejected, with its reason
                 self._reject(line, conflict_reason(ev.device_id, ev.event_id, every_copy=False), ev.event_id)
-            else:                   # a duplicate delivery, or a stale one (live.order)
+            else:                   # a duplicate delivery, or a stale one (pitwatch.live.order)
                 self.counts["duplicate" if why == DUPLICATE else "stale"] += 1
         for item, ln in ready:
             self._feed(item, ln)
 
     def input_damaged(self, path: str) -> None:
         """A source file found damaged: its ``INPUT_DAMAGED`` alert, the batch's finding (same
-        ``finding_id``: :mod:`pipelines.input_damage` reads the file as the batch does); the run's
+        ``finding_id``: :mod:`pitwatch.inputs.damage` reads the file as the batch does); the run's
         day, when it held no line before the damage, is the gaming day of now.
 
         The file is read again on a thread of its own (a large damaged file read twice on the loop
@@ -334,7 +334,7 @@ class WatchService(Delivery):
         self._damage_reads.append((path, self._damage_reader.submit(self._damage_facts, path)))
 
     def _damage_facts(self, path: str) -> dict | None:
-        from pipelines.input_damage import damage_facts, damage_of
+        from pitwatch.inputs.damage import damage_facts, damage_of
 
         try:
             damage = damage_of(path)
@@ -348,7 +348,7 @@ class WatchService(Delivery):
 
     def _damage_alerts(self, wait: bool = False) -> None:
         """The INPUT_DAMAGED alerts whose file has been read again (all of them, with ``wait``)."""
-        from pipelines.input_damage import damage_finding
+        from pitwatch.inputs.damage import damage_finding
 
         pending = []
         for path, future in self._damage_reads:
@@ -394,7 +394,7 @@ class WatchService(Delivery):
                 idle = self.engine.idle_tables(now)
                 if idle:
                     self.finalize(idle)
-                self.emit(self.engine.due(now))     # UNSHUFFLED_PACK whose wait ran out (live.early)
+                self.emit(self.engine.due(now))     # UNSHUFFLED_PACK whose wait ran out (pitwatch.live.early)
                 for sink in self.outboxes:
                     self._delivered(sink, sink.delivered())
                 self.writer.check()
@@ -433,7 +433,7 @@ class WatchService(Delivery):
         return [s for s in self.sinks if isinstance(s, Outbox)]
 
     def _status(self, now: float, caught_up: bool) -> None:
-        """The status line (live.status), when it is due and something changed."""
+        """The status line (pitwatch.live.status), when it is due and something changed."""
         text = self.status.line(now, self.counts, caught_up, self.order.held,
                                 [s.status() for s in self.sources],
                                 [(s.name, s.health(), s.health_key()) for s in self.outboxes])

@@ -1,7 +1,7 @@
 """Alert sinks: stdout (JSON lines or text), a JSONL file, an HTTP webhook, the lake's ``alerts/`` table.
 
-(The syslog sink is :mod:`live.syslog`; the text line :mod:`live.alert_text`; the webhook's and
-syslog's delivery thread :mod:`live.outbox`.)
+(The syslog sink is :mod:`pitwatch.live.syslog`; the text line :mod:`pitwatch.live.alert_text`; the webhook's and
+syslog's delivery thread :mod:`pitwatch.live.outbox`.)
 
 An alert is one JSON object per finding with exactly the columns of the
 lake's ``findings`` table (``spec/outputs.md``): ``ts`` and ``evidence_from``
@@ -10,23 +10,23 @@ as RFC 3339 UTC (``watch --local``: in the finding's ``ts_offset``),
 adds ``trigger``: the input line whose arrival raised it.)
 
 Every sink is *at least once* on its own; the service makes delivery exactly
-once per sink with its journal (:mod:`live.checkpoint`), and the
+once per sink with its journal (:mod:`pitwatch.live.checkpoint`), and the
 sinks that can be read back close the last gap themselves:
 
 * :class:`JsonlFileSink` on restart cuts a half-written last line and reads
   the ids written since the checkpoint (the file is its own journal);
-* :class:`LakeSink` (:mod:`live.alerts_table`): a commit's files are named by a counter in the
+* :class:`LakeSink` (:mod:`pitwatch.live.alerts_table`): a commit's files are named by a counter in the
   checkpoint; on restart it reads the ids of the commits made after it;
 * :class:`WebhookSink` sends ``Idempotency-Key: <finding_id>`` so a receiver
   can drop the one repeat a crash in the moment between a POST's answer
   and its journal record can cause; undelivered alerts wait in a queue that
   is part of the checkpoint, delivered in order by a thread of the sink's own
-  and retried with backoff (:mod:`live.outbox`: a dead or slow receiver never
-  holds up the replay or another sink); the syslog sink (:mod:`live.syslog`) too;
+  and retried with backoff (:mod:`pitwatch.live.outbox`: a dead or slow receiver never
+  holds up the replay or another sink); the syslog sink (:mod:`pitwatch.live.syslog`) too;
 * :class:`StdoutSink`: same window, same ``finding_id`` to drop it by.
 
 The lake's ``alerts`` table (a Delta table, committed at most every ``--commit-every`` seconds and
-on stop, recorded in the runs chain): :mod:`live.alerts_table`.
+on stop, recorded in the runs chain): :mod:`pitwatch.live.alerts_table`.
 """
 from __future__ import annotations
 
@@ -38,14 +38,13 @@ import re
 import sys
 import urllib.error
 import urllib.request
-import uuid
 
 import orjson
 
-from live.alerts_table import AlertsTable
-from live.outbox import DeliveryError, Outbox
-from schemas.arrow import FINDINGS
-from schemas.events import micros_to_datetime
+from pitwatch.live.alerts_table import AlertsTable
+from pitwatch.live.outbox import DeliveryError, Outbox
+from pitwatch.schemas.arrow import FINDINGS
+from pitwatch.schemas.events import micros_to_datetime
 
 log = logging.getLogger("pitwatch")
 
@@ -155,7 +154,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 class WebhookSink(Outbox):
-    """POST each alert as JSON to a URL, on a thread of its own (:class:`live.outbox.Outbox`).
+    """POST each alert as JSON to a URL, on a thread of its own (:class:`pitwatch.live.outbox.Outbox`).
 
     A 2xx answer is delivery.  No answer within ``timeout``, a refused connection, any other
     status (a redirect included: it is not followed) leaves the alert at the head of the queue,
@@ -193,5 +192,5 @@ class WebhookSink(Outbox):
             raise DeliveryError(f"HTTP {status}")
 
 
-# The lake's alerts table (a Delta table, committed every --commit-every seconds): live.alerts_table.
+# The lake's alerts table (a Delta table, committed every --commit-every seconds): pitwatch.live.alerts_table.
 LakeSink = AlertsTable

@@ -22,7 +22,7 @@ Files (:class:`FileFollower`)
     are new deliveries; duplicates are dropped by event_id).
     Memory is bounded whatever the bytes: a file is read :data:`CHUNK` bytes
     at a time, at most ``max_bytes`` per turn; a line longer than
-    :data:`schemas.limits.MAX_LINE_BYTES` is handed on as its first
+    :data:`pitwatch.schemas.limits.MAX_LINE_BYTES` is handed on as its first
     ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it: "line longer than
     …") as soon as that many bytes without a line end are there, and the
     rest of it is skipped up to its line end; the lines after it are read.
@@ -53,7 +53,7 @@ import time
 import urllib.parse
 import zlib
 
-from schemas.limits import MAX_LINE_BYTES
+from pitwatch.schemas.limits import MAX_LINE_BYTES
 
 log = logging.getLogger("pitwatch")
 
@@ -213,7 +213,7 @@ class FileFollower:
     def _read_lines(self, path: str, pos: list, f, size: int | None, out: list[Line]) -> None:
         """Read complete lines from ``pos`` on, at most ``max_bytes`` this turn, in bounded memory.
 
-        A line longer than :data:`schemas.limits.MAX_LINE_BYTES` is handed on as its first
+        A line longer than :data:`pitwatch.schemas.limits.MAX_LINE_BYTES` is handed on as its first
         ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it: too long) as soon as that many bytes
         without a line end are there; the rest of it is skipped up to its line end (state
         ``SKIPPING``, kept in the position: a restart goes on skipping).  ``size`` None: a gzip

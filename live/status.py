@@ -23,13 +23,13 @@ Quiet: a line is written only when the interval is over **and** something it
 shows changed (a count, the state, a source's or sink's health) — so an idle
 watcher is silent — except one line every :data:`HEARTBEAT` intervals,
 to show it is alive.  New files are announced once each by the sources
-(:mod:`live.sources`), not here.
+(:mod:`pitwatch.live.sources`), not here.
 """
 from __future__ import annotations
 
 import time
 
-from rules.words import plural
+from pitwatch.rules.words import plural
 
 HEARTBEAT = 60   # intervals: an unchanged status is written again after this many (10 min by default)
 
@@ -49,7 +49,7 @@ class StatusLine:
         """The line to write now, or None (unchanged and no heartbeat due); call only when :meth:`due`.
 
         ``sources``: each source's ``status()``; ``sinks``: ``(name, health text, what counts as a
-        change)`` of each remote sink (:meth:`live.outbox.Outbox.health`)."""
+        change)`` of each remote sink (:meth:`pitwatch.live.outbox.Outbox.health`)."""
         self._next = now + self.every
         lag, waiting = 0, []
         wall = time.time()

@@ -23,13 +23,13 @@ The message::
   RFC 5612 sets aside for examples: pitwatch has none of its own) with the
   finding's ``finding_id``, ``rule_id``, ``table_id``, ``severity`` and
   ``gaming_day``; values escaped as RFC 5424 says (``"``, ``\\`` and ``]``);
-* ``MSG``: the UTF-8 BOM and the alert's text line (:mod:`live.alert_text`).
+* ``MSG``: the UTF-8 BOM and the alert's text line (:mod:`pitwatch.live.alert_text`).
   A message is cut to :data:`MAX_UDP` octets over UDP (what RFC 5426 says every
   receiver should take) or :data:`MAX_TCP` over TCP (rsyslog's default
   ``maxMessageSize``), the cut made in ``MSG`` only, at a character boundary,
   marked ``…``: the header and the structured data (the ids) are never cut.
 
-Delivery runs on the sink's own thread (:class:`live.outbox.Outbox`): a
+Delivery runs on the sink's own thread (:class:`pitwatch.live.outbox.Outbox`): a
 collector that is down or slow never holds the replay.  TCP: a failed send
 closes the connection; the alert is sent again on a new one (0.5 s backoff
 doubling to 30 s), and before each send the connection is checked for a
@@ -47,8 +47,8 @@ import os
 import re
 import socket
 
-from live.alert_text import alert_line, parse_time, table_zone
-from live.outbox import DeliveryError, Outbox
+from pitwatch.live.alert_text import alert_line, parse_time, table_zone
+from pitwatch.live.outbox import DeliveryError, Outbox
 
 SEVERITY = {"critical": 2, "major": 3, "minor": 4, "info": 6}   # pitwatch severity -> RFC 5424 severity
 FACILITIES = {"user": 1, **{f"local{i}": 16 + i for i in range(8)}}

@@ -1,6 +1,6 @@
 """The nightly batch, as a library: ``run_batch()`` (``pitwatch run`` only renders it).
 
-The graph is in :mod:`pipelines.graph`.  The embedded default is Beam's
+The graph is in :mod:`pitwatch.pipelines.graph`.  The embedded default is Beam's
 ``FnApiRunner``, named explicitly (Beam's ``DirectRunner`` first tries to
 download a Prism binary, which hangs behind a silent network).  Any other
 Beam option passes through (``--runner=FlinkRunner``, ``--direct_num_workers=2``
@@ -20,11 +20,15 @@ import sys
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from pipelines import __version__, lake, lake_settings, progress, runs
-from pipelines.graph import DAY_TABLES
-from pipelines.ingest import MAX_REJECTS_IN_A_ROW, IngestOptions
-from pipelines.inputs import expand_inputs
-from pipelines.wording import plural
+from pitwatch import __version__
+from pitwatch.inputs.files import expand_inputs
+from pitwatch.lake import parquet as lake
+from pitwatch.lake import runs
+from pitwatch.lake import settings as lake_settings
+from pitwatch.pipelines import progress
+from pitwatch.pipelines.graph import DAY_TABLES
+from pitwatch.pipelines.ingest import MAX_REJECTS_IN_A_ROW, IngestOptions
+from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
 
@@ -48,10 +52,10 @@ class RunSummary:
     seconds: float
     replay_day: str | None = None
     rows_by_day: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
-    damaged_files: int = 0          # files read only up to their damage (pipelines.inputs.Damage)
+    damaged_files: int = 0          # files read only up to their damage (pitwatch.inputs.files.Damage)
     bytes_not_read: int = 0
     damage: list[dict] = dataclasses.field(default_factory=list)
-    registry: str = ""              # the device registry the run used, as pipelines.lake_registry says it
+    registry: str = ""              # the device registry the run used, as pitwatch.lake.registry says it
     incomplete: list[str] = dataclasses.field(default_factory=list)   # a day per INPUT_DAMAGED finding written
     refused: list[dict] = dataclasses.field(default_factory=list)     # inputs not read: not regular files
 
@@ -169,12 +173,12 @@ def whole_bundle_inputs():
     versions of :data:`BUFFER_TIMER_CHECKED`.  On any other version the run
     says so and leaves Beam as it is (read its runner again, then add the
     version).  The run's reconciliation of the rows it wrote with the lines it
-    counted (:func:`pipelines.runs.unreconciled`), which is how the race was
+    counted (:func:`pitwatch.lake.runs.unreconciled`), which is how the race was
     found, still fails a run that lost rows.
     """
     if beam_version() not in BUFFER_TIMER_CHECKED:
         log.warning("Beam %s: not checked for the lost-elements race of Beam 2.77's embedded runner "
-                    "(pipelines.batch.whole_bundle_inputs); its buffer timer is left as it is", beam.__version__)
+                    "(pitwatch.pipelines.batch.whole_bundle_inputs); its buffer timer is left as it is", beam.__version__)
         yield
         return
     from apache_beam.runners.portability.fn_api_runner import worker_handlers
@@ -196,7 +200,7 @@ def worker_processes(options: PipelineOptions) -> bool:
 @contextlib.contextmanager
 def worker_reports(options: PipelineOptions):
     """While the pipeline runs in the embedded runner's worker processes: the steps' progress lines
-    printed by this process (:mod:`pipelines.progress`: the workers append the ``pitwatch``
+    printed by this process (:mod:`pitwatch.pipelines.progress`: the workers append the ``pitwatch``
     logger's records to a file this run reads), and what the workers print themselves (Beam's
     chatter) silenced.  Nothing otherwise."""
     if not worker_processes(options):
@@ -249,24 +253,26 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
               night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None,
               refused: list[dict] | None = None, max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW) -> RunSummary:
     """Add ``inputs`` to the lake: ingest, replay from the first day they change, commit
-    (:mod:`pipelines.lake_run`). Raises InputError/LakeError.
+    (:mod:`pitwatch.pipelines.lake_run`). Raises InputError/LakeError.
 
-    With ``night`` (:class:`pipelines.lake_run.Night`) the run is the nightly form
-    (:mod:`pipelines.nightly`); ``inputs`` may then be empty (a gaming day with no file).
+    With ``night`` (:class:`pitwatch.pipelines.lake_run.Night`) the run is the nightly form
+    (:mod:`pitwatch.pipelines.nightly`); ``inputs`` may then be empty (a gaming day with no file).
     ``command`` (the whole command line) and ``recorded`` (more for the run record's
     ``options``: the effective settings with their origins, the inbox files skipped) go to
     the ``runs`` record.  ``devices``: the device registry given
-    (:class:`pipelines.devices.DeviceRegistry`) or None: the given one is kept in the lake, and
-    without one the run uses the lake's (:mod:`pipelines.lake_registry`, recorded in the run's
+    (:class:`pitwatch.inputs.devices.DeviceRegistry`) or None: the given one is kept in the lake, and
+    without one the run uses the lake's (:mod:`pitwatch.lake.registry`, recorded in the run's
     options either way).
-    The gaming-day settings must be the lake's (:mod:`pipelines.lake_settings`), unless
+    The gaming-day settings must be the lake's (:mod:`pitwatch.lake.settings`), unless
     ``rebuilding`` the whole lake.  The caller holds the lake's lock.
     A KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the command)
     leaves the run record ``interrupted: SIGNAL``; any other failure ``failed: …``.
     """
-    from pipelines import delta, lake_registry, lake_run
-    from pipelines.staging import build_ingest, staging_dir
-    from schemas.decode import GamingDayConfig
+    from pitwatch.lake import delta
+    from pitwatch.lake import registry as lake_registry
+    from pitwatch.pipelines import lake_run
+    from pitwatch.pipelines.staging import build_ingest, staging_dir
+    from pitwatch.schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
     if night is not None:    # the night's horizon is its own day, so any rerun of it decides the same
@@ -276,12 +282,12 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
     for f in refused:
         log.warning("input %s refused: %s", f["path"], f["reason"])
     lake.check_writable(lake_path)
-    from pipelines.migrate_survey import refuse_old_layout
+    from pitwatch.lake.migrate_survey import refuse_old_layout
 
     refuse_old_layout(lake_path)    # its files would be taken for a killed run's leftovers and removed
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = runs.new_run_id(started)
-    from pipelines import lake_lock
+    from pitwatch.lake import lock as lake_lock
 
     lake_lock.holder_update(lake_path, run_id=run_id)     # a second run waiting names this one
     lake_settings.check_and_record(lake_path, config, run_id, rebuilding)

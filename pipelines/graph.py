@@ -15,11 +15,11 @@
                                              WriteState ◄────────────────┤
                                                 └─ RecordDay ◄───────────┘
 
-A run (:mod:`pipelines.lake_run`) reads its input files once (:mod:`pipelines.staging`), then
+A run (:mod:`pitwatch.pipelines.lake_run`) reads its input files once (:mod:`pitwatch.pipelines.staging`), then
 replays every gaming day from the first one it changed, in order, each with this graph:
 the day's events are the ones the lake holds for it (without those of the input files the run
 reads again) and the run's new ones; deduplication and conflicts are decided over both.
-Every day starts from the state the day before left (:mod:`pipelines.state`) and closes a table
+Every day starts from the state the day before left (:mod:`pitwatch.lake.state`) and closes a table
 only when its terminal's last event was ``table_closed`` (the nightly close policy,
 ``TableDriver.end_of_input``), but the last day of a one-off run, which closes every table at its
 end as a run over a file always did (``DayPlan.close_at_end``; such a day is replayed again, not
@@ -35,35 +35,49 @@ the replay the Flattens carry only small elements.
 from __future__ import annotations
 
 import dataclasses
-import logging
+import json
 
 import apache_beam as beam
 import pyarrow as pa
 
-import json
-
-from pipelines import coders, lake, state
-from pipelines.lake import replay_file_name
-from pipelines.staging import REJECT_ROWS, REJECTS_FILE, MergeCounts, ReadDaySource, write_rejects
-from pipelines.ingest import (
-    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, FetchRawLines, FindConflictingIds, IngestOptions, RecordedDigests,
+from pitwatch.lake import parquet as lake
+from pitwatch.lake import state
+from pitwatch.lake.parquet import replay_file_name
+from pitwatch.pipelines import coders, progress
+from pitwatch.pipelines.ingest import (
+    TAG_COUNTS,
+    TAG_IDS,
+    TAG_REJECTS,
+    TAG_SEQS,
+    FetchRawLines,
+    FindConflictingIds,
+    IngestOptions,
+    RecordedDigests,
     WithoutCyclicGC,
 )
-from pipelines.replay import (
-    TAG_CONFLICTS, TAG_DAYS, TAG_EVENTS, TAG_FIRED_SEQUENCES, TAG_GAMES, TAG_PACK_CARDS, TAG_STATE,
-    NO_PACK_CARDS, FindRepeatedRuns, ReplayDeviceSeq, ReplayTable,
+from pitwatch.pipelines.replay import (
+    NO_PACK_CARDS,
+    TAG_CONFLICTS,
+    TAG_DAYS,
+    TAG_EVENTS,
+    TAG_FIRED_SEQUENCES,
+    TAG_GAMES,
+    TAG_PACK_CARDS,
+    TAG_STATE,
+    FindRepeatedRuns,
+    ReplayDeviceSeq,
+    ReplayTable,
 )
-from pipelines.wording import plural
-from schemas.arrow import rows_to_table
-
-log = logging.getLogger("pitwatch")
+from pitwatch.pipelines.staging import REJECT_ROWS, REJECTS_FILE, MergeCounts, ReadDaySource, write_rejects
+from pitwatch.schemas.arrow import rows_to_table
+from pitwatch.wording import plural
 
 DAY_TABLES = ("events", "rounds", "packs", "findings")
 
 
 @dataclasses.dataclass(frozen=True)
 class DayPlan:
-    """The replay of one gaming day within a run (:mod:`pipelines.lake_run`).
+    """The replay of one gaming day within a run (:mod:`pitwatch.pipelines.lake_run`).
 
     Its events are the day's events the lake holds (``carried``: committed files of the
     ``events`` table, without the rows of ``replaced`` input files) and the run's new ones
@@ -83,10 +97,10 @@ class DayPlan:
     retention_days: int = 7      # packs kept for the cross-pack UNSHUFFLED_SEQUENCE check
     close_at_end: bool = False   # the last day of a one-off run: every table closed at its end
     # the run changed this day (new events, files read again, the night's day …): it is replayed even
-    # when the day before ended as the lake holds it (pipelines.lake_run.replay_days: the early stop)
+    # when the day before ended as the lake holds it (pitwatch.pipelines.lake_run.replay_days: the early stop)
     forced: bool = True
     committed_state: tuple[str, ...] = ()          # the day's state files in the lake (empty: none)
-    repeats_only: bool = False   # only the cross-pack repeat check ran again (pipelines.late_repeats)
+    repeats_only: bool = False   # only the cross-pack repeat check ran again (pitwatch.pipelines.late_repeats)
     input_files: tuple[int, int] = (0, 0)   # input files with events on the day: this run's, others the lake held
     manifest: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
@@ -112,10 +126,10 @@ class WritePartition(WithoutCyclicGC):
             written = lake.write_partition_file(self.lake_path, name, day, tables, unpack=coders.unpack,
                                                 peek=coders.peek, file_name=self.file_name)
         rows = written.rows
-        log.debug("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
+        progress.step_log().debug("wrote %s: %s", name if day is None else f"{name}/gaming_day={day}", plural(rows, "row"))
         out = {"written": [(name, day, rows)], "files": [written.to_dict()]}
         if name == "findings":
-            from pipelines.input_damage import incomplete_days
+            from pitwatch.inputs.damage import incomplete_days
 
             for t in map(coders.unpack, tables):
                 for sev in t.column("severity").to_pylist():
@@ -141,7 +155,7 @@ class WriteState(beam.DoFn):
 
 class RecordDay(beam.DoFn):
     """The day's last step: its manifest (a state file) and its result for the run's commit
-    (:mod:`pipelines.lake_run`): the files written and the counts, as JSON at ``plan.result_path``."""
+    (:mod:`pitwatch.pipelines.lake_run`): the files written and the counts, as JSON at ``plan.result_path``."""
 
     def __init__(self, lake_path: str, run_meta: dict, plan: DayPlan):
         self.lake_path = lake_path
@@ -289,7 +303,7 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
 def run_digests(lake_path: str, run_id: str, run_files: frozenset) -> dict:
     """Each of the run's input files → the digest its read recorded (``{"sha256", "bytes"}``, from the
     run's ingest totals; ``{}`` when there are none to read)."""
-    from pipelines.staging import staging_dir
+    from pitwatch.pipelines.staging import staging_dir
 
     fs, _root = lake.filesystem(lake_path)
     try:
@@ -303,9 +317,9 @@ def run_digests(lake_path: str, run_id: str, run_files: frozenset) -> dict:
 
 def _damage_findings(rows: list[dict], day: str, config):
     """``(("findings", day), rows)`` of the INPUT_DAMAGED findings of one list of the day's rejects."""
-    from pipelines.input_damage import damage_findings
-    from pipelines.replay import finding_rows
-    from schemas.arrow import FINDINGS
+    from pitwatch.inputs.damage import damage_findings
+    from pitwatch.pipelines.replay import finding_rows
+    from pitwatch.schemas.arrow import FINDINGS
 
     found = damage_findings(rows, day, config)
     if found:
@@ -313,7 +327,7 @@ def _damage_findings(rows: list[dict], day: str, config):
 
 
 def rules_catalogue_table() -> pa.Table:
-    from rules.catalog import RULES
-    from schemas.arrow import RULES as RULES_SCHEMA
+    from pitwatch.rules.catalog import RULES
+    from pitwatch.schemas.arrow import RULES as RULES_SCHEMA
 
     return rows_to_table([r.to_row() for r in RULES], RULES_SCHEMA)

@@ -2,13 +2,13 @@
 
 No per-event Beam elements on the hot path: an element is a chunk of lines,
 then one Arrow table of events per (chunk, table), packed as compressed
-Arrow IPC bytes (:mod:`pipelines.coders`).  A chunk is decoded on columns
-(:mod:`schemas.columnar`); only the lines the columnar pass is not sure of go
+Arrow IPC bytes (:mod:`pitwatch.pipelines.coders`).  A chunk is decoded on columns
+(:mod:`pitwatch.schemas.columnar`); only the lines the columnar pass is not sure of go
 through the per-line decoder.  Composite transforms are named verb-noun,
 like Beam's ``examples/complete/game``.
 
 Duplicates and conflicts (``spec/events.md``, version 2; the rule is the
-driver's, :mod:`pipelines.driver`): an event is identified by (``device_id``,
+driver's, :mod:`pitwatch.engine.driver`): an event is identified by (``device_id``,
 ``event_id``) — :func:`identity_keys`.  Copies of one pair that are equal as
 parsed JSON are one event delivered twice (the copy with the smallest
 file/line is kept, the others counted as duplicates); copies that differ are
@@ -32,17 +32,32 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.coders import pack, unpack
-from pipelines.driver import conflict_reason
-from pipelines.inputs import Damage, JoinedLines, LineBlock, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
-from pipelines.wording import plural
-from schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
-from schemas.columnar import decode_block, decode_joined
-from schemas.limits import line_problem
-from schemas.decode import (
-    RAW_LIMIT, GamingDayConfig, Reject, content_digest, decode_fields, decode_line, decode_object, internal_error,
+from pitwatch.engine.driver import conflict_reason
+from pitwatch.inputs.files import (
+    Damage,
+    JoinedLines,
+    LineBlock,
+    iter_jsonl_chunks,
+    iter_line_chunks,
+    iter_parquet_chunks,
 )
-from schemas.values import parquet_row_text
+from pitwatch.pipelines import progress
+from pitwatch.pipelines.coders import pack, unpack
+from pitwatch.schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
+from pitwatch.schemas.columnar import decode_block, decode_joined
+from pitwatch.schemas.decode import (
+    RAW_LIMIT,
+    GamingDayConfig,
+    Reject,
+    content_digest,
+    decode_fields,
+    decode_line,
+    decode_object,
+    internal_error,
+)
+from pitwatch.schemas.limits import line_problem
+from pitwatch.schemas.values import parquet_row_text
+from pitwatch.wording import plural
 
 TAG_REJECTS = "rejects"
 TAG_IDS = "ids"
@@ -95,14 +110,14 @@ class WithoutCyclicGC(beam.DoFn):
 
 class ReadChunks(beam.DoFn):
     """path → ``(path, kind, items)`` chunks: ``items`` is ``[(line_number, line or row), ...]`` or,
-    for plain JSONL lines, a :class:`pipelines.inputs.LineBlock` (no object per line); a damaged
+    for plain JSONL lines, a :class:`pitwatch.inputs.files.LineBlock` (no object per line); a damaged
     file's last chunk is ``(path, "damage", Damage)``; then, the read ended, ``(path, "read",
     fingerprint)``: the SHA-256 and count of the stored bytes this read read, computed as it read
     them (up to the damage, for a damaged file): what the run records for the file.
 
     The file is read once, up to the size it had when opened; one that changed while it was read
-    ends with that damage (:func:`pipelines.input_bytes.changed_while_read`).  ``digest``: the
-    last file's :class:`pipelines.input_bytes.ReadDigest` (a read stopped early says where).
+    ends with that damage (:func:`pitwatch.inputs.stored.changed_while_read`).  ``digest``: the
+    last file's :class:`pitwatch.inputs.stored.ReadDigest` (a read stopped early says where).
     """
 
     def __init__(self, chunk_lines: int):
@@ -125,9 +140,8 @@ class ReadChunks(beam.DoFn):
         return dataclasses.replace(damage, sha256=fingerprint["sha256"])
 
     def process(self, path: str) -> Iterator[tuple]:
-        import logging
 
-        from pipelines.input_bytes import TextBlocks
+        from pitwatch.inputs.stored import TextBlocks
 
         if path.endswith(".parquet"):
             self._source = {}
@@ -142,7 +156,7 @@ class ReadChunks(beam.DoFn):
                 if kind == "parquet":
                     items = items[1]
                 if isinstance(items, Damage):
-                    logging.getLogger("pitwatch").warning("%s: %s", path, items.reason)
+                    progress.step_log().warning("%s: %s", path, items.reason)
                     if kind != "parquet":       # the digest of the bytes before it, as this read hashed them
                         items = self.with_digest(items)
                     damage = items
@@ -153,7 +167,7 @@ class ReadChunks(beam.DoFn):
         finally:
             chunks.close()      # a read stopped early (the rejects-in-a-row guard) ends here
         yield path, "read", self.fingerprint(None if damage is None else damage.offset)
-        logging.getLogger("pitwatch").debug("read %s: %s", path, plural(lines, "line"))   # --verbose
+        progress.step_log().debug("read %s: %s", path, plural(lines, "line"))   # --verbose
 
 
 class ReadAndDecode(WithoutCyclicGC):
@@ -163,8 +177,8 @@ class ReadAndDecode(WithoutCyclicGC):
     A file of nothing but rejected lines (a gzip bomb of ``{}``, a binary file named ``.jsonl``)
     costs a reject row per line: after ``max_rejects`` in a row the lines after the last of them
     are not read, and the file ends with a :class:`Damage` saying so (its rejects row and
-    ``INPUT_DAMAGED`` finding, :mod:`pipelines.input_damage`), at the stored byte
-    :func:`pipelines.input_bytes.line_end_offset` gives.  Blank lines, skipped and not counted,
+    ``INPUT_DAMAGED`` finding, :mod:`pitwatch.inputs.damage`), at the stored byte
+    :func:`pitwatch.inputs.stored.line_end_offset` gives.  Blank lines, skipped and not counted,
     do not break a row; an accepted line does.  The chunk in which the row reaches the limit
     is decoded again up to that line, so what is kept does not depend on ``--chunk-lines``.
     """
@@ -174,12 +188,11 @@ class ReadAndDecode(WithoutCyclicGC):
 
     def process(self, element):
         """``element``: a path, or a list of small files' paths (:func:`input_groups`), whose plain
-        lines are decoded together (:class:`pipelines.inputs.JoinedLines`): a file of one line must
+        lines are decoded together (:class:`pitwatch.inputs.files.JoinedLines`): a file of one line must
         not cost a columnar pass, a staged file and a replay read of its own."""
         if isinstance(element, str):
             yield from self._file(element)
             return
-        import logging
 
         decode = DecodeChunk(self.config)
         joined: list[tuple[str, LineBlock]] = []
@@ -196,7 +209,7 @@ class ReadAndDecode(WithoutCyclicGC):
                     joined, lines, size = [], 0, 0
                 yield from self._file(path)
                 continue
-            logging.getLogger("pitwatch").debug("read %s: %s", path, plural(block.count, "line"))   # --verbose
+            progress.step_log().debug("read %s: %s", path, plural(block.count, "line"))   # --verbose
             joined.append((path, block))
             lines += block.count
             size += len(block.data)
@@ -211,7 +224,7 @@ class ReadAndDecode(WithoutCyclicGC):
         (plain lines, undamaged, fewer than ``max_rejects``: they cannot all be rejected in a row),
         False for a file with no line, else None (the file is read on its own: that read's digest
         is the one recorded); ``fingerprint`` the digest of the bytes this read read."""
-        from pipelines.input_bytes import TextBlocks
+        from pitwatch.inputs.stored import TextBlocks
 
         if path.endswith(".parquet"):
             return None, None
@@ -314,7 +327,7 @@ def input_groups(files: list[str]) -> list:
 
 def rejects_in_a_row(path: str, line: int, count: int) -> Damage:
     """The :class:`Damage` of a file read no further after ``count`` rejected lines in a row ending at ``line``."""
-    from pipelines.input_bytes import line_end_offset, stored_size
+    from pitwatch.inputs.stored import line_end_offset, stored_size
 
     offset = line_end_offset(path, line)
     what = (f"its last {count:,} lines in a row were all rejected (to line {line:,}; "
@@ -325,7 +338,7 @@ def rejects_in_a_row(path: str, line: int, count: int) -> Damage:
 class DecodeChunk(WithoutCyclicGC):
     """A chunk → per-table event tables (main), rejects, ids, seqs, counts.
 
-    Tables travel packed (:mod:`pipelines.coders`): compressed Arrow IPC bytes.
+    Tables travel packed (:mod:`pitwatch.pipelines.coders`): compressed Arrow IPC bytes.
     """
 
     def __init__(self, config: GamingDayConfig):
@@ -349,9 +362,8 @@ class DecodeChunk(WithoutCyclicGC):
             elif kind == "jsonl":
                 fast = decode_block([item for _, item in items], path, [number for number, _ in items], config)
         except Exception as exc:    # noqa: BLE001 - the fast path is only a filter: decode line by line
-            import logging
 
-            logging.getLogger("pitwatch").error("internal error in the columnar decoder on %s: %s: %s; "
+            progress.step_log().error("internal error in the columnar decoder on %s: %s: %s; "
                                                 "decoding its %d lines one by one", path, type(exc).__name__,
                                                 exc, len(items), exc_info=exc)
             fast = None
@@ -388,8 +400,8 @@ class DecodeChunk(WithoutCyclicGC):
 
 def damage_outputs(path: str, damage: Damage, config: GamingDayConfig) -> list:
     """A damaged file's one reject row naming it (no line; ``raw``: its damage facts, which make its
-    ``INPUT_DAMAGED`` finding: :mod:`pipelines.input_damage`) and its counts, apart from lines."""
-    from pipelines.input_damage import damage_facts, facts_raw
+    ``INPUT_DAMAGED`` finding: :mod:`pitwatch.inputs.damage`) and its counts, apart from lines."""
+    from pitwatch.inputs.damage import damage_facts, facts_raw
 
     raw = facts_raw(damage_facts(damage, config))
     return [beam.pvalue.TaggedOutput(TAG_REJECTS, [reject_row(Reject(path, None, raw, damage.reason))]),
@@ -435,7 +447,7 @@ KEY_SEPARATOR = "\x00"   # device_id NUL event_id: neither holds a NUL (the cont
 
 
 def identity_keys(device_ids, event_ids):
-    """What identifies an event (:func:`pipelines.driver.event_key`), as one string column:
+    """What identifies an event (:func:`pitwatch.engine.driver.event_key`), as one string column:
     ``device_id`` NUL ``event_id``."""
     return pc.binary_join_element_wise(device_ids, event_ids, KEY_SEPARATOR)
 
@@ -697,7 +709,7 @@ def verified_lines(path: str, numbers: set[int], fingerprint: dict) -> dict[int,
     read stopped and hashed as they are: their text when the bytes are the ones the run read (the
     digest it recorded, ``fingerprint``), else None (the file changed since: its lines are not
     what the run decoded)."""
-    from pipelines.input_bytes import TextBlocks
+    from pitwatch.inputs.stored import TextBlocks
 
     if not fingerprint or not fingerprint.get("sha256"):
         return None
@@ -750,7 +762,8 @@ class RecordedDigests:
 
 def recorded_digests(lake_path: str) -> dict:
     """Each input file a succeeded run read → the digest the latest of them recorded."""
-    from pipelines import lake, runs
+    from pitwatch.lake import parquet as lake
+    from pitwatch.lake import runs
 
     try:
         table = lake.read_table(lake_path, "runs", ["run_id", "inputs", "status", "started", "ended"])

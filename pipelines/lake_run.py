@@ -1,21 +1,21 @@
 """One way to write the lake: a run adds its files' events to the days they fall in, replays
 from the first day it changed, and commits everything at once.
 
-1. **Ingest** (:mod:`pipelines.staging`): the run's files are read and decoded once; their
+1. **Ingest** (:mod:`pitwatch.pipelines.staging`): the run's files are read and decoded once; their
    events are put aside by gaming day, their rejected lines apart.
 2. **Plan**: the days to replay are every day from the first one the run changed (a day with
    new events, a day holding events of an input file the run reads again — the file is the unit
    of correction —, the night's day, ``--rebuild-from``) to the lake's last, each starting from
-   the state the day before left (:mod:`pipelines.state`).
-3. **Replay** each day in order (:mod:`pipelines.graph`), from its events old and new, and stop
+   the state the day before left (:mod:`pitwatch.lake.state`).
+3. **Replay** each day in order (:mod:`pitwatch.pipelines.graph`), from its events old and new, and stop
    at the first day the run did not change whose day before ended with the state the lake holds
    (:func:`replay_days`; a day where only the carried pack index differs gets the cross-pack
-   repeat check alone: :mod:`pipelines.late_repeats`).  A run replaying more than its night says
+   repeat check alone: :mod:`pitwatch.pipelines.late_repeats`).  A run replaying more than its night says
    so first (:func:`announce`).
 4. **Commit** (:class:`CommitRun`, a pipeline step, so any runner runs it): when the counts
    reconcile, the run's intent (one chained ``runs`` record naming every commit it is about to
-   make: :func:`pipelines.delta.intended_commits`, ``docs/verify.md`` "Intents"), each table's
-   files in one Delta transaction (:mod:`pipelines.delta`: a replayed day's earlier files removed
+   make: :func:`pitwatch.lake.delta.intended_commits`, ``docs/verify.md`` "Intents"), each table's
+   files in one Delta transaction (:mod:`pitwatch.lake.delta`: a replayed day's earlier files removed
    in it), then the ``runs`` record naming every table's version.
 
 So ``run A; run B`` leaves the lake of ``run A B``, in any order and across days, and a nightly
@@ -31,11 +31,12 @@ import logging
 
 import apache_beam as beam
 
-from pipelines import delta, lake, runs, state
-from pipelines.lake_versions import pinned_versions
-from pipelines.graph import DayPlan, build_pipeline
-from pipelines.staging import STAGING
-from pipelines.wording import plural
+from pitwatch.lake import delta, runs, state
+from pitwatch.lake import parquet as lake
+from pitwatch.lake.versions import pinned_versions
+from pitwatch.pipelines.graph import DayPlan, build_pipeline
+from pitwatch.pipelines.staging import STAGING
+from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
 
@@ -100,7 +101,7 @@ def record_killed_runs(lake_path: str, run_id: str) -> list[str]:
             break
     import pyarrow as pa
 
-    from schemas.arrow import RUNS
+    from pitwatch.schemas.arrow import RUNS
 
     closed = []
     for r in runs.latest_records(pa.Table.from_pylist(list(reversed(since_last_check)), schema=RUNS)):
@@ -228,7 +229,7 @@ def state_differences(lake_path: str, files, other) -> dict[str, list[str]]:
 def _staged(folder: str, kind: str, day: str | None) -> list[str]:
     import pyarrow.fs as pafs
 
-    from pipelines.lake import filesystem
+    from pitwatch.lake.parquet import filesystem
 
     fs, _root = filesystem(folder)
     base = f"{folder}/{kind}" + (f"/gaming_day={day}" if day else "")
@@ -239,7 +240,7 @@ def _staged(folder: str, kind: str, day: str | None) -> list[str]:
 
 def _staged_reject_days(folder: str) -> set[str]:
     """The gaming days of the run's staged rejects filed under a day of their own (a damaged file's
-    row: :mod:`pipelines.input_damage`); the others go under the run's day."""
+    row: :mod:`pitwatch.inputs.damage`); the others go under the run's day."""
     import pyarrow.fs as pafs
 
     fs, _root = lake.filesystem(folder)
@@ -266,7 +267,7 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
     events give the same rows (the replay is deterministic), so the lake's files of such a day and
     of every later unchanged day stand; the next day the run changed starts from the lake's state.
     """
-    from pipelines import late_repeats
+    from pitwatch.pipelines import late_repeats
 
     replayed = []
     prior_files: tuple = plans[0].prior_state if plans else ()
@@ -345,7 +346,7 @@ class CommitRun(beam.DoFn):
 
     def days_of(self, name: str) -> list[str]:
         """The days whose earlier files of table ``name`` the commit replaces."""
-        from pipelines.late_repeats import TABLES
+        from pitwatch.pipelines.late_repeats import TABLES
 
         return [d for d in self.days if d not in self.repeats_only or name in TABLES]
 
@@ -382,7 +383,7 @@ class CommitRun(beam.DoFn):
 
 
 def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
-    """The run's bookkeeping, its ingest's and its days' together (:func:`pipelines.runs.unreconciled`)."""
+    """The run's bookkeeping, its ingest's and its days' together (:func:`pitwatch.lake.runs.unreconciled`)."""
     out = {k: v for k, v in ingest.items() if k not in ("staged", "staged_rejects")}
     out["staged_events"] = sum(entry[2] for entry in ingest.get("staged", []))
     out["staged_rejects"] = sum(n for _, n in ingest.get("staged_rejects", []))

@@ -5,7 +5,7 @@ carries for the cross-pack repeat of ``UNSHUFFLED_SEQUENCE`` (``pack_cards``: ev
 last ``retention_days`` days) for as long as the pack stays in it, a week by default, while the
 tables' and devices' state is often back to the lake's the day after.  Such a later day is not
 replayed: only the repeat check runs again (:func:`repeat_check_day`), with the step the replay
-runs (:class:`pipelines.replay.FindRepeatedRuns`), from the day's own packs (the ones the lake's
+runs (:class:`pitwatch.pipelines.replay.FindRepeatedRuns`), from the day's own packs (the ones the lake's
 index of the day holds beyond what it carried in from the day before), the index the run carried
 into the day, and the table-level repeats the day's replay raised (read back from its findings).
 It rewrites only the day's ``findings`` files (the cross-pack repeats replaced) and its state
@@ -13,8 +13,6 @@ It rewrites only the day's ``findings`` files (the cross-pack repeats replaced) 
 events, rounds, packs and rejects stand, and no table is replayed.
 """
 from __future__ import annotations
-
-from rules.uses import use_key
 
 import json
 from collections import Counter
@@ -24,8 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipelines import delta, lake, state
-from pipelines.lake_files import replay_day_of
+from pitwatch.lake import delta, state
+from pitwatch.lake import parquet as lake
+from pitwatch.lake.files import replay_day_of
+from pitwatch.rules.uses import use_key
 
 RULE = "UNSHUFFLED_SEQUENCE"
 TABLES = ("findings", state.TABLE)      # the tables a repeat-check day rewrites
@@ -37,9 +37,9 @@ def _row_key(row: dict) -> str:
 
 def _run_step(gaming_day_config, plan, prior_rows: list[dict], new_records: list[dict], fired) -> tuple[list, list]:
     """:class:`FindRepeatedRuns` as the day's replay runs it: ``(findings tables by partition, index rows)``."""
-    from pipelines.coders import pack_bytes
-    from pipelines.replay import NO_PACK_CARDS, TAG_STATE, FindRepeatedRuns
-    from rules.repeated_runs import RunKeys
+    from pitwatch.pipelines.coders import pack_bytes
+    from pitwatch.pipelines.replay import NO_PACK_CARDS, TAG_STATE, FindRepeatedRuns
+    from pitwatch.rules.repeated_runs import RunKeys
 
     blobs = [NO_PACK_CARDS]
     if new_records:
@@ -81,7 +81,7 @@ def repeat_check_day(lake_path: str, plan, carried_in: tuple, lake_in: tuple, fi
     files of the day before (what the lake's replay of the day started from).  None when the index
     the day leaves is the lake's (then its repeats are too: same index in, same packs): nothing to
     write.  Otherwise ``(result, state files)``: the day's rewritten ``findings`` and ``state``
-    files are written (not committed) and its result (as :class:`pipelines.graph.RecordDay`
+    files are written (not committed) and its result (as :class:`pitwatch.pipelines.graph.RecordDay`
     writes it) is at ``plan.result_path``.
     """
     day = plan.replay_day
@@ -105,7 +105,7 @@ def repeat_check_day(lake_path: str, plan, carried_in: tuple, lake_in: tuple, fi
         for r in table.filter(pc.equal(table.column("rule_id"), RULE)).select(columns).to_pylist():
             if r["finding_id"] in cross_ids:
                 old_cross.add(r["finding_id"])
-            else:   # the pack's use key (the pack cards records are keyed by it: rules.packs.sequence)
+            else:   # the pack's use key (the pack cards records are keyed by it: pitwatch.rules.packs.sequence)
                 fired.add((r["table_id"], use_key(r["pack_id"], r.get("pack_use") or 1)))
     findings, index = _run_step(gaming_day_config, plan, run_index, new_records, sorted(fired))
     if Counter(map(_row_key, index)) == Counter(map(_row_key, lake_rows)):
@@ -114,9 +114,9 @@ def repeat_check_day(lake_path: str, plan, carried_in: tuple, lake_in: tuple, fi
 
 
 def _write(lake_path: str, plan, old: dict, old_cross: set, findings, index: list[dict], committed: list[str]):
-    from pipelines.input_damage import incomplete_days
-    from pipelines.lake import replay_file_name
-    from schemas.arrow import FINDINGS
+    from pitwatch.inputs.damage import incomplete_days
+    from pitwatch.lake.parquet import replay_file_name
+    from pitwatch.schemas.arrow import FINDINGS
 
     day = plan.replay_day
     name = replay_file_name(day, plan.run_id)
@@ -149,7 +149,7 @@ def _write(lake_path: str, plan, old: dict, old_cross: set, findings, index: lis
     manifest.update({"run_id": plan.run_id, "state_files": state_files, "repeats_only": True})
     for key in ("format", "engine_state"):
         manifest.pop(key, None)
-    from pipelines import __version__
+    from pitwatch import __version__
 
     manifest["pitwatch"] = __version__
     written = state.write_manifest(lake_path, day, plan.run_id, manifest)

@@ -7,7 +7,7 @@ Inbox layout (what the devices' uploaders write)::
     INBOX/2026-11-28/shufflers/SHF-88.jsonl  e.g. one per device, sub-folders allowed
 
 A day's replay reads that day's folder and starts from the state the
-previous replayed day left in the lake (:mod:`pipelines.state`).  Each
+previous replayed day left in the lake (:mod:`pitwatch.lake.state`).  Each
 night, the folders of the last ``lookback_days`` days are compared with what
 their replay read (paths, sizes, modification times, recorded in the day's
 manifest): a folder that changed — a late upload — or a day never replayed
@@ -35,11 +35,12 @@ import datetime as _dt
 import os
 import re
 
-from pipelines import lake_settings, state
-from pipelines.batch import RunSummary, run_batch
-from pipelines.input_bytes import refusal
-from pipelines.inputs import INPUT_SUFFIXES, InputError
-from pipelines.wording import plural
+from pitwatch.inputs.files import INPUT_SUFFIXES, InputError
+from pitwatch.inputs.stored import refusal
+from pitwatch.lake import settings as lake_settings
+from pitwatch.lake import state
+from pitwatch.pipelines.batch import RunSummary, run_batch
+from pitwatch.wording import plural
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -82,7 +83,7 @@ def day_listing(inbox: str, day: str) -> list[dict]:
 def file_skip_reason(path: str) -> str | None:
     """Why a file of a day's folder is not read (None: it is read): its name (:func:`skip_reason`),
     or what it is: only a regular file (or a link to one) is read, a FIFO, a device, a socket or a
-    link to one or to nothing is refused (:func:`pipelines.input_bytes.refusal`)."""
+    link to one or to nothing is refused (:func:`pitwatch.inputs.stored.refusal`)."""
     return skip_reason(os.path.basename(path)) or refusal(path)
 
 
@@ -181,7 +182,7 @@ def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_f
     ``rebuild_from``, every folder from that day on (up to the night's day, or to the lake's last
     night when the night is older: a rebuild drops the lake's events from ``rebuild_from`` on, so
     every later folder must be read again).  Which days are then replayed is the run's
-    (:mod:`pipelines.lake_run`): from the first day the files change onward."""
+    (:mod:`pitwatch.pipelines.lake_run`): from the first day the files change onward."""
     day_date = _dt.date.fromisoformat(day)
     oldest = (day_date - _dt.timedelta(days=lookback_days)).isoformat()
     folders = inbox_days(inbox)
@@ -218,16 +219,16 @@ def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day
     """Read the night's inbox folder (and any earlier one that changed) into the lake: one run.
 
     Nothing is written before the inbox (:func:`check_inbox`) and the
-    gaming-day settings (:mod:`pipelines.lake_settings`) have passed.  A
+    gaming-day settings (:mod:`pitwatch.lake.settings`) have passed.  A
     ``rebuild_from`` at or before the lake's first replayed day replays the
     whole lake and may change its gaming-day settings: they are recorded when
     the run has completed.  The device registry: ``devices`` (``--devices FILE``), else
-    ``INBOX/devices.csv`` when it exists (:func:`pipelines.devices.registry_path`, the one place
+    ``INBOX/devices.csv`` when it exists (:func:`pitwatch.inputs.devices.registry_path`, the one place
     that decides it).
     """
-    from pipelines.devices import load_registry, registry_path
-    from pipelines.lake_run import Night
-    from schemas.decode import GamingDayConfig
+    from pitwatch.inputs.devices import load_registry, registry_path
+    from pitwatch.pipelines.lake_run import Night
+    from pitwatch.schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
     registry = load_registry(registry_path(devices, inbox))

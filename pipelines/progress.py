@@ -6,7 +6,7 @@ TABLE/gaming_day=D: N rows": DEBUG, shown with ``run --verbose``; the run
 itself logs one INFO line per phase).  Where a step runs in the process that runs
 the pipeline (the embedded runner in one process, small inputs), that is
 the user's terminal already.  The embedded runner's worker processes (inputs
-of 32 MB or more, :func:`pipelines.batch.beam_options`) run the steps in
+of 32 MB or more, :func:`pitwatch.pipelines.batch.beam_options`) run the steps in
 processes of their own, so a run with worker processes reads their reports
 from a file of its own:
 
@@ -17,10 +17,9 @@ from a file of its own:
   second and logs each on the ``pitwatch`` logger, so ``--quiet`` and the
   CLI's format apply as to any line of the run.  At the end of the run it
   reads what is left, removes the file and unsets the variable.
-* A worker runs pitwatch's steps, so it imports the ``pipelines`` package
-  before any step can report, and the package calls
-  :func:`route_worker_reports` (``pipelines/__init__.py``): in a process
-  other than the run's, with :data:`ENV` set, the ``pitwatch`` logger's
+* A step reports through :func:`step_log`, which calls
+  :func:`route_worker_reports` first (importing pitwatch does nothing of the
+  kind: no import has a side effect): in a process other than the run's, with :data:`ENV` set, the ``pitwatch`` logger's
   records are appended to that file, one line each, written whole with one
   ``write`` on a file opened for appending (two workers' lines never
   interleave), and no longer passed to Beam's own logging.  (Beam's
@@ -80,6 +79,13 @@ def route_worker_reports(environ=os.environ) -> bool:
     worker_log.setLevel(logging.DEBUG)
     worker_log.propagate = False        # not through Beam's logging as well
     return True
+
+
+def step_log() -> logging.Logger:
+    """The ``pitwatch`` logger, for a step's report: in a worker process of a run, routed to the run's
+    file before the first report (:func:`route_worker_reports`, which does it once per process)."""
+    route_worker_reports()
+    return log
 
 
 class WorkerReports:

@@ -2,15 +2,15 @@
 
 ``ReplayTable`` receives every event batch of one table (grouped by
 ``table_id``: a few large elements, never one per event), keeps one copy of
-each event (:func:`pipelines.ingest.deduplicate`), feeds the events to the
-table's :class:`rules.table.TableReplay` and emits, keyed for the partition
+each event (:func:`pitwatch.pipelines.ingest.deduplicate`), feeds the events to the
+table's :class:`pitwatch.rules.table.TableReplay` and emits, keyed for the partition
 writer as ``((lake_table, gaming_day), arrow_table)``, the table's events,
 findings, rounds and packs.
 
-The feed, close and row hand-out are the driver's (:mod:`pipelines.driver`,
+The feed, close and row hand-out are the driver's (:mod:`pitwatch.engine.driver`,
 shared with the live forms).  Feed order: each device's events by ``seq``
 (the contract's order), devices merged by ``ts``.  The engine gives the same findings for any merge that
-keeps each device's order (see :mod:`rules.table`), so clock skew between
+keeps each device's order (see :mod:`pitwatch.rules.table`), so clock skew between
 devices cannot change a finding; merging by ``ts`` only makes the order
 close to what happened.
 
@@ -28,15 +28,16 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
-from pipelines.driver import SEQ_GAP_GAME, TableDriver, feed_order, new_seq_tracker
-from pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, rebuilt_event
-from pipelines.lake import sorted_piece
-from pipelines.wording import plural
-from rules.finding import gaming_day_from_config
-from rules.uses import use_key
-from schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
-from schemas.contract import LAKE_EXTRA_COLUMNS
+from pitwatch.engine.driver import SEQ_GAP_GAME, TableDriver, feed_order, new_seq_tracker
+from pitwatch.lake.parquet import sorted_piece
+from pitwatch.pipelines import progress
+from pitwatch.pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
+from pitwatch.pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, rebuilt_event
+from pitwatch.rules.finding import gaming_day_from_config
+from pitwatch.rules.uses import use_key
+from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, drop_empty_columns, rows_to_table, table_to_events
+from pitwatch.schemas.contract import LAKE_EXTRA_COLUMNS
+from pitwatch.wording import plural
 
 TAG_CONFLICTS = "conflicts"
 TAG_PACK_CARDS = "pack_cards"
@@ -52,7 +53,7 @@ def split_by_day(name: str, table: pa.Table, slices: bool = False):
 
     With ``slices``, rows in time order (a table's events in feed order), which
     hold each day in one run, are handed out as zero-copy slices; for rows
-    that are packed next (:func:`pipelines.coders.pack` writes only a slice's
+    that are packed next (:func:`pitwatch.pipelines.coders.pack` writes only a slice's
     rows), not for rows Beam pickles (a pickled slice carries its whole parent).
     Other tables are filtered.
     """
@@ -161,7 +162,7 @@ def _feed_ordered_by_arrow(table: pa.Table) -> pa.Table | None:
 
 def without_refused(rows: pa.Table, refused) -> tuple[pa.Table, list[dict]]:
     """``rows`` (a table's accepted events) without the events the replay refused
-    (``(event, reason)``, :meth:`pipelines.driver.TableDriver.take_rejects`), and their reject
+    (``(event, reason)``, :meth:`pitwatch.engine.driver.TableDriver.take_rejects`), and their reject
     rows (file, line, ids, the reason, the event rebuilt from its columns; the raw text is
     ``FetchRawLines``')."""
     import numpy as np
@@ -184,9 +185,9 @@ def replay_table(table_id: str, events, gaming_day_config, prior_state: dict | N
                  nightly: bool = False, ordered: bool = False, devices=None):
     """Run one table's replay over its events through the driver. Returns (driver, findings).
 
-    ``ordered``: the events are already in :func:`pipelines.driver.feed_order`
+    ``ordered``: the events are already in :func:`pitwatch.engine.driver.feed_order`
     (:func:`sorted_for_writer`, :func:`feed_ordered`).  The close policy is the
-    driver's (:meth:`pipelines.driver.TableDriver.end_of_input`): a plain run
+    driver's (:meth:`pitwatch.engine.driver.TableDriver.end_of_input`): a plain run
     closes the table at the end of its input; a nightly run only when the
     table ended the day closed, carrying its state to the next day.
     """
@@ -208,12 +209,12 @@ class ReplayTable(WithoutCyclicGC):
     def __init__(self, gaming_day_config, nightly: bool = False, devices=None, run_files=None, digests=None):
         self.gaming_day_config = gaming_day_config
         self.nightly = nightly
-        self.devices = devices      # pipelines.devices.DeviceRegistry or None
+        self.devices = devices      # pitwatch.inputs.devices.DeviceRegistry or None
         # the run's input files: an event copy from any other file is one the lake already held
-        # (carried), counted apart from the run's lines (pipelines.runs.unreconciled)
+        # (carried), counted apart from the run's lines (pitwatch.lake.runs.unreconciled)
         self.run_files = None if run_files is None else pa.array(sorted(run_files), pa.string())
         self._conflicts_cache = None
-        self.digests = digests      # pipelines.ingest.RecordedDigests: a file's lines are read again only if unchanged
+        self.digests = digests      # pitwatch.pipelines.ingest.RecordedDigests: a file's lines are read again only if unchanged
 
     def _conflicts(self, conflict_ids) -> frozenset:
         if self._conflicts_cache is None:
@@ -222,7 +223,6 @@ class ReplayTable(WithoutCyclicGC):
 
     def process(self, kv, conflict_ids):
         import json
-        import logging
 
         table_id, joined = kv
         batches = list(joined["events"])
@@ -258,13 +258,13 @@ class ReplayTable(WithoutCyclicGC):
         sequences = rows.sequences
         if sequences:   # one JSON blob per table (a million small objects would be slow to ship),
             # with its packs' run keys: the cross-pack check reads the cards only of packs that share a run
-            from rules.repeated_runs import RunKeys
+            from pitwatch.rules.repeated_runs import RunKeys
 
             yield beam.pvalue.TaggedOutput(
                 TAG_PACK_CARDS, (RunKeys.of(sequences).to_bytes(), pack_bytes(orjson.dumps(sequences))))
         for f in findings:
             if f.rule_id == "UNSHUFFLED_SEQUENCE":
-                # the pack's use key: what the pack cards records (rules.packs.sequence) are keyed by
+                # the pack's use key: what the pack cards records (pitwatch.rules.packs.sequence) are keyed by
                 yield beam.pvalue.TaggedOutput(TAG_FIRED_SEQUENCES, (f.table_id, use_key(f.pack_id, f.pack_use or 1)))
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         yield from split_by_day("rounds", rows_to_table(rows.rounds, ROUNDS))
@@ -272,7 +272,7 @@ class ReplayTable(WithoutCyclicGC):
         if self.nightly or self.run_files is not None:  # the state after every row was handed out:
             yield beam.pvalue.TaggedOutput(                  # what the next day continues from
                 TAG_STATE, ("tables", {"table_id": table_id, "state": json.dumps(replay.state(), sort_keys=True)}))
-        logging.getLogger("pitwatch").debug(      # --verbose; the day's line sums them up
+        progress.step_log().debug(      # --verbose; the day's line sums them up
             "replayed %s (%s): %s, %s", table_id, replay.game or "no game",
             plural(len(events), "event"), plural(len(findings), "finding"))
 
@@ -298,7 +298,7 @@ class ReplayDeviceSeq(WithoutCyclicGC):
     Every line that arrived counts: accepted events, duplicates and rejected
     lines whose device_id and seq could be read (``ts`` None).  The arrivals
     are sorted on columns and the tracker visits only the rows either side
-    of a gap (:meth:`rules.sequence.SeqTracker.feed_sorted`).
+    of a gap (:meth:`pitwatch.rules.sequence.SeqTracker.feed_sorted`).
     """
 
     def __init__(self, gaming_day_config, nightly: bool = False):
@@ -316,7 +316,7 @@ class ReplayDeviceSeq(WithoutCyclicGC):
         batches = list(joined["seqs"])
         if batches:
             seqs, row = arrivals_in_feed_order(pa.concat_tables([unpack(b) for b in batches]))
-            # SEQ_GAP's game is the driver's (pipelines.driver.SEQ_GAP_GAME), not the tables' ``games``
+            # SEQ_GAP's game is the driver's (pitwatch.engine.driver.SEQ_GAP_GAME), not the tables' ``games``
             findings = tracker.feed_sorted(device_id, seqs, row, _SeqGapGame())
         if findings:
             yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
@@ -326,7 +326,7 @@ class ReplayDeviceSeq(WithoutCyclicGC):
 
 
 class _SeqGapGame(dict):
-    """``game_of`` for :meth:`rules.sequence.SeqTracker.feed_sorted`: every table's SEQ_GAP game is the driver's."""
+    """``game_of`` for :meth:`pitwatch.rules.sequence.SeqTracker.feed_sorted`: every table's SEQ_GAP game is the driver's."""
 
     def get(self, _table_id, _default=None):
         return SEQ_GAP_GAME
@@ -335,7 +335,7 @@ class _SeqGapGame(dict):
 def arrivals_in_feed_order(arrivals: pa.Table):
     """A device's arrivals (seq, table_id, event_id, ts or null, ts_offset) in the tracker's feed order
     (seq; accepted before rejected; event_id), keeping the first of each seq, for
-    :meth:`rules.sequence.SeqTracker.feed_sorted`: ``(seqs, row)``.  Values are read
+    :meth:`pitwatch.rules.sequence.SeqTracker.feed_sorted`: ``(seqs, row)``.  Values are read
     out of Arrow only for the rows the tracker visits (either side of a gap)."""
     import numpy as np
 
@@ -370,8 +370,8 @@ class FindRepeatedRuns(WithoutCyclicGC):
     carried + new packs that are not among them.
 
     Memory and time: the first pass reads only an integer per 10-card window,
-    computed by each table's replay (:class:`rules.repeated_runs.RunKeys`,
-    :func:`rules.repeated_runs.packs_sharing_a_run`); the packs' cards are
+    computed by each table's replay (:class:`pitwatch.rules.repeated_runs.RunKeys`,
+    :func:`pitwatch.rules.repeated_runs.packs_sharing_a_run`); the packs' cards are
     parsed only for the tables holding one of the few packs that share a run
     with another (nightly, every pack is read again to carry it in the state).
 
@@ -397,7 +397,7 @@ class FindRepeatedRuns(WithoutCyclicGC):
         import datetime as _dt
         import json
 
-        from rules.repeated_runs import RunKeys, packs_sharing_a_run, repeated_runs
+        from pitwatch.rules.repeated_runs import RunKeys, packs_sharing_a_run, repeated_runs
 
         if prior_rows is None:
             prior_rows = self._prior_rows()
@@ -441,7 +441,7 @@ class FindRepeatedRuns(WithoutCyclicGC):
                     "record": json.dumps(r, sort_keys=True)}))
 
     def _prior_rows(self) -> list[dict]:
-        from pipelines import state
+        from pitwatch.lake import state
 
         files = list(getattr(self.day_mode, "prior_state", ()) or ())
         if self.lake_path is None or not files:

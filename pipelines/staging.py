@@ -9,11 +9,11 @@
 The staged files live under ``LAKE/_staging/<run id>/`` (events by gaming day, the rejected
 lines), private to the run: no reader looks there, the run removes the folder when it ends and
 the next run removes one a killed run left.  Then each gaming day from the first one the run
-changed is replayed (:mod:`pipelines.graph`), reading its staged events and the ones the lake
+changed is replayed (:mod:`pitwatch.pipelines.graph`), reading its staged events and the ones the lake
 already holds for it (:class:`ReadDaySource`).
 
 ``ListInputs`` lists a path per large file and a group per run of small ones
-(:func:`pipelines.ingest.input_groups`: their lines are decoded, staged and replayed
+(:func:`pitwatch.pipelines.ingest.input_groups`: their lines are decoded, staged and replayed
 together).  A day's rejected lines are never held: ingest stages each chunk's as it decodes
 it, and the day's ``rejects`` file is written from the staged and the lake's files, merged
 in (file, line) order a batch at a time (:func:`write_rejects`).
@@ -28,12 +28,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipelines import coders, lake
-from pipelines.ingest import (
-    TAG_COUNTS, TAG_IDS, TAG_REJECTS, TAG_SEQS, IngestOptions, ReadAndDecode, WithoutCyclicGC, input_groups,
-    arrival_table, id_table,
+from pitwatch.lake import parquet as lake
+from pitwatch.pipelines import coders
+from pitwatch.pipelines.ingest import (
+    TAG_COUNTS,
+    TAG_IDS,
+    TAG_REJECTS,
+    TAG_SEQS,
+    IngestOptions,
+    ReadAndDecode,
+    WithoutCyclicGC,
+    arrival_table,
+    id_table,
+    input_groups,
 )
-from schemas.arrow import EVENTS, REJECTS, concat_conformed, drop_empty_columns
+from pitwatch.schemas.arrow import EVENTS, REJECTS, concat_conformed, drop_empty_columns
 
 STAGING = "_staging"
 BATCH_ROWS = 250_000      # rows of a lake file read at a time
@@ -104,11 +113,11 @@ class StageRejects(beam.DoFn):
         self.lake_path = lake_path
 
     def process(self, rows):
-        from pipelines.input_damage import facts_day, facts_of_reject
+        from pitwatch.inputs.damage import facts_day, facts_of_reject
 
         fs, _root = lake.filesystem(self.lake_path)
         # a damaged file's row goes under the gaming day of its last line read (INPUT_DAMAGED's day,
-        # pipelines.input_damage); every other rejected line under the run's day (folder without day)
+        # pitwatch.inputs.damage); every other rejected line under the run's day (folder without day)
         facts = facts_of_reject(rows[0]) if len(rows) == 1 else None
         day = facts_day(facts) if facts is not None else None
         folder = f"{self.folder}/rejects" + (f"/gaming_day={day}" if day else "")
@@ -200,7 +209,7 @@ class ReadDaySource(WithoutCyclicGC):
             events = concat_conformed([table], EVENTS) if table.num_rows else None
             rows = []
             if events is not None:
-                from pipelines.ingest import split_by_key
+                from pitwatch.pipelines.ingest import split_by_key
 
                 for table_id, piece in split_by_key(events, "table_id"):
                     yield table_id, coders.pack(drop_empty_columns(piece))
@@ -216,7 +225,7 @@ class ReadDaySource(WithoutCyclicGC):
 
 def identity_rows(table: pa.Table) -> list[dict]:
     """The rejected lines that name a device (``device_id``, ``event_id``, ``seq``, ``table_id``):
-    what :func:`pipelines.ingest.id_table` and :func:`~pipelines.ingest.arrival_table` need of them."""
+    what :func:`pitwatch.pipelines.ingest.id_table` and :func:`~pitwatch.pipelines.ingest.arrival_table` need of them."""
     if not table.num_rows:
         return []
     named = table.filter(pc.is_valid(table.column("device_id")))
@@ -238,7 +247,7 @@ def write_rejects(lake_path: str, day: str, file_name: str, sources: list[tuple[
     file, a lake file was written so), so the rows are merged in that order batch by batch
     (:func:`merge_sorted`): the file is the one a sort of all of them gives.
     """
-    from pipelines.lake import file_schema, write_data_file
+    from pitwatch.lake.parquet import file_schema, write_data_file
 
     schema = file_schema("rejects")
     fs, _root = lake.filesystem(lake_path)
@@ -246,7 +255,7 @@ def write_rejects(lake_path: str, day: str, file_name: str, sources: list[tuple[
     streams += [_file_batches(fs, p, schema, replaced) for p, carried in sources if carried]
     tables = [t for t in (coders.unpack(t) for t in tables) if t is not None and t.num_rows]
     if tables:
-        from pipelines.lake import sort_table
+        from pitwatch.lake.parquet import sort_table
 
         streams.append(iter([sort_table("rejects", concat_conformed(tables, schema))]))
     return write_data_file(lake_path, "rejects", day, file_name, _rebatched(merge_sorted(streams)), schema)
@@ -302,7 +311,7 @@ def _leading(table: pa.Table, bound: tuple) -> int:
 def merge_sorted(streams: list) -> Iterator[pa.Table]:
     """Tables of rows in (file, line) order from ``streams`` of tables each in that order: each step
     takes, from every stream's current table, the rows up to the smallest of their last rows."""
-    from pipelines.lake import sort_table
+    from pitwatch.lake.parquet import sort_table
 
     current: list = [None] * len(streams)
     while True:
@@ -342,7 +351,7 @@ def _rebatched(pieces, rows: int = REJECT_BATCH):
 
 
 def _split(table: pa.Table, column: str):
-    from pipelines.ingest import split_by_key
+    from pitwatch.pipelines.ingest import split_by_key
 
     if table.num_rows == 0:
         return []

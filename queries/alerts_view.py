@@ -1,11 +1,11 @@
 """The live service's ``alerts`` table as the analysts see it (``docs/lake.md``, "The alerts table").
 
 Read at its **latest** Delta version, never pinned to a run (``--as-of`` does not move it): its
-only writer is ``pitwatch watch`` (:mod:`live.alerts_table`), which no run's version names.  Its
-columns: :data:`schemas.arrow.ALERTS` (``gaming_day``, the partition key, last, as every
+only writer is ``pitwatch watch`` (:mod:`pitwatch.live.alerts_table`), which no run's version names.  Its
+columns: :data:`pitwatch.schemas.arrow.ALERTS` (``gaming_day``, the partition key, last, as every
 partitioned table), then any column schema evolution added since (an alert's extra member, as
 its JSON text).  A lake whose ``alerts/`` folder is still plain Parquet (written before the
-table was Delta, no watcher started since to convert it: :meth:`live.alerts_table.AlertsTable._migrate`)
+table was Delta, no watcher started since to convert it: :meth:`pitwatch.live.alerts_table.AlertsTable._migrate`)
 is read from the folder's files; a lake with no alerts has the table, empty.
 """
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from schemas.arrow import ALERTS
+from pitwatch.schemas.arrow import ALERTS
 
 TABLE = "alerts"
 
 
 def columns(lake: str) -> pa.Schema:
-    from pipelines import delta_log
+    from pitwatch.lake import delta_log
 
     i = ALERTS.get_field_index("gaming_day")
     schema = ALERTS.remove(i)
@@ -36,8 +36,8 @@ def columns(lake: str) -> pa.Schema:
 
 def files(lake: str) -> list[str]:
     """The table's files at its latest version; a plain-Parquet folder's visible files."""
-    from pipelines import delta
-    from pipelines.lake_files import filesystem
+    from pitwatch.lake import delta
+    from pitwatch.lake.files import filesystem
 
     if delta.is_table(lake, TABLE):
         return delta.files_at(lake, TABLE, delta.current_version(lake, TABLE))
@@ -51,7 +51,7 @@ def files(lake: str) -> list[str]:
 
 
 def dataset(lake: str) -> ds.Dataset:
-    from pipelines.lake_files import filesystem
+    from pitwatch.lake.files import filesystem
 
     schema = columns(lake)
     paths = files(lake)

@@ -1,7 +1,7 @@
 """``--as-of RUN_ID|TIMESTAMP``: which run's table versions a reader reads, with a clear refusal.
 
 A reader of record (``pitwatch sql``, ``query``, ``export-duckdb``) reads every table at the
-versions the last successful run committed (:func:`pipelines.lake_versions.pinned_versions`).
+versions the last successful run committed (:func:`pitwatch.lake.versions.pinned_versions`).
 ``--as-of`` names an earlier night instead, resolved through the ``runs`` table (never file
 times):
 
@@ -14,7 +14,7 @@ times):
   A moment before the lake's first successful run ended is refused (there was nothing to read).
 
 **Retention.**  ``pitwatch vacuum`` removes files that left the tables longer ago than the
-retention (:mod:`pipelines.vacuum`); its chained ``runs`` record lists every file it removed.  A run
+retention (:mod:`pitwatch.lake.vacuum`); its chained ``runs`` record lists every file it removed.  A run
 whose tables read such a file is refused (exit 2) naming the vacuum and its retention day (the
 vacuum's start less its retention: files that left the tables before then were removed), checked
 against those records (:func:`refuse_vacuumed`) before any data file is opened.
@@ -30,15 +30,15 @@ import datetime as _dt
 import json
 import re
 
-from queries.errors import LakeQueryError
+from pitwatch.queries.errors import LakeQueryError
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}\Z", re.A)
 EXAMPLE = "a run id such as 20261128T070001Z-1a2b3c4d, or a time such as 2026-11-29T07:00:00Z"
 
 
 def _records(lake: str) -> list[dict]:
-    from pipelines import lake as lake_mod
-    from pipelines import runs
+    from pitwatch.lake import parquet as lake_mod
+    from pitwatch.lake import runs
 
     return runs.latest_records(lake_mod.read_table(lake, "runs"))
 
@@ -59,7 +59,7 @@ def resolve(lake: str, as_of: str, with_records: bool = False) -> tuple:
     the latest record of every run, as read); :class:`LakeQueryError` (exit 2) for an unknown run
     id, a run that did not succeed, a malformed time or a time before the lake's first successful
     run."""
-    from pipelines import lake_versions
+    from pitwatch.lake import versions as lake_versions
 
     records = _records(lake)
     done = [r for r in records if r["status"] == "succeeded" and r.get("table_versions")]

@@ -30,8 +30,8 @@ import re
 
 import duckdb
 
-from queries.errors import LakeQueryError
-from queries.lake_views import Answer, run_sql
+from pitwatch.queries.errors import LakeQueryError
+from pitwatch.queries.lake_views import Answer, run_sql
 
 TYPES = ("date", "int", "string")
 DUCKDB_TYPES = {"date": "DATE", "int": "INTEGER", "string": "VARCHAR"}
@@ -209,7 +209,7 @@ def parse(text: str, file_name: str) -> Query:
 
 def load_queries() -> dict[str, Query]:
     """Every investigation shipped in the ``queries`` package, by name."""
-    root = importlib.resources.files("queries")
+    root = importlib.resources.files("pitwatch.queries")
     out = {}
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".sql"):
@@ -231,7 +231,7 @@ def run_query(con: duckdb.DuckDBPyConnection, name: str, given: dict[str, str], 
               timeout: float | None = None, max_rows: int | None = None, max_bytes: int | None = None,
               max_memory: int | None = None) -> Answer:
     """Run investigation ``name`` with parameters ``given`` (name → text), bound by DuckDB
-    (limits as :func:`queries.lake_views.run_sql`)."""
+    (limits as :func:`pitwatch.queries.lake_views.run_sql`)."""
     query = get_query(name)
     values = query.bind(given)
     return run_sql(con, query.sql, values, timeout=timeout, max_rows=max_rows, max_bytes=max_bytes,

@@ -9,7 +9,7 @@ Columns, in any order, exactly these three (a header row, then one dealer a line
   may be empty).
 
 The file is read here, by Python's ``csv``, not by DuckDB: the analysts'
-connection never opens a path a user names (see :mod:`queries.lake_views`).
+connection never opens a path a user names (see :mod:`pitwatch.queries.lake_views`).
 It becomes the table ``seeds_dealers`` (every column VARCHAR) before the
 connection is locked.  pitwatch ships the file with its header only; the
 simulator writes one for the dealers it uses (``FEEDS/dealers.csv``).
@@ -22,7 +22,7 @@ import os
 
 import pyarrow as pa
 
-from queries.errors import LakeQueryError
+from pitwatch.queries.errors import LakeQueryError
 
 COLUMNS = ("id", "name", "shift")
 MAX_BYTES = 16 * 1024 * 1024   # a floor's roster, many times over
@@ -75,4 +75,4 @@ def shipped_dealers() -> str:
     """The path of ``seeds/dealers.csv`` as installed."""
     import importlib.resources
 
-    return os.fspath(importlib.resources.files("seeds").joinpath("dealers.csv"))
+    return os.fspath(importlib.resources.files("pitwatch.seeds").joinpath("dealers.csv"))

@@ -3,7 +3,7 @@
 The file is self-contained for an analyst with any DuckDB client (CLI,
 DBeaver, a notebook): every lake table and seed is *materialised* in it (a
 copy of the rows as they are at the export, read through the analysts'
-connection of :func:`queries.lake_views.connect`; no view points at a lake
+connection of :func:`pitwatch.queries.lake_views.connect`; no view points at a lake
 path, so the file neither reaches into the lake nor changes with it: export
 again with ``--force`` for newer days), each ``queries/*.sql`` is a
 ``MACRO … AS TABLE`` whose parameters are the query's prefixed with ``p_``
@@ -11,7 +11,7 @@ again with ``--force`` for newer days), each ``queries/*.sql`` is a
 ``pitwatch_queries`` lists the macros and how to call them.
 
 The copy is of the tables as the last successful run left them (their pinned Delta versions,
-:mod:`pipelines.lake_versions`), or as ``as_of`` names (:mod:`queries.as_of`: an earlier run, or
+:mod:`pitwatch.lake.versions`), or as ``as_of`` names (:mod:`pitwatch.queries.as_of`: an earlier run, or
 the lake at a time); the table ``pitwatch_export`` (one row: ``run_id``, ``run_ended``, ``as_of``,
 ``table_versions`` JSON, ``exported_at``) says which, so the file names the night it holds.
 
@@ -27,9 +27,9 @@ import uuid
 import duckdb
 import pyarrow as pa
 
-from queries.catalog import DUCKDB_TYPES, MACRO_PARAM_PREFIX, Query, sql_literal, load_queries
-from queries.errors import LakeQueryError
-from queries.lake_views import VIEW_TABLES, connect, first_line, seed_files
+from pitwatch.queries.catalog import DUCKDB_TYPES, MACRO_PARAM_PREFIX, Query, load_queries, sql_literal
+from pitwatch.queries.errors import LakeQueryError
+from pitwatch.queries.lake_views import VIEW_TABLES, connect, first_line, seed_files
 
 EXPORT_MODE = 0o444
 
@@ -55,9 +55,10 @@ def _copy_tables(lake_con: duckdb.DuckDBPyConnection, out: duckdb.DuckDBPyConnec
 def pinned_run(lake: str, as_of: str | None) -> tuple[dict | None, dict | None]:
     """``(table versions, run record)`` the export copies: ``as_of``'s, or the last successful
     run's; ``(None, None)`` for a lake with no successful run (an empty copy)."""
-    from pipelines import lake as lake_mod
-    from pipelines import lake_versions, runs
-    from queries.as_of import resolve
+    from pitwatch.lake import parquet as lake_mod
+    from pitwatch.lake import runs
+    from pitwatch.lake import versions as lake_versions
+    from pitwatch.queries.as_of import resolve
 
     if as_of is not None:
         return resolve(lake, as_of)

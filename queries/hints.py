@@ -22,7 +22,7 @@ import difflib
 
 import duckdb
 
-from queries.lake_views import run_sql
+from pitwatch.queries.lake_views import run_sql
 
 WILDCARD = "*"
 
@@ -44,12 +44,12 @@ LOOKUPS = {
     "rule_id": Lookup("rule", None),
     "severity": Lookup("severity", None),
 }
-# the lake tables the look-ups read: a named query's connection opens them too (queries.lake_views.connect)
+# the lake tables the look-ups read: a named query's connection opens them too (pitwatch.queries.lake_views.connect)
 LOOKUP_TABLES = ("rounds", "packs", "findings")
 
 
 def _fixed(name: str) -> list[str]:
-    from rules.catalog import RULES, SEVERITIES
+    from pitwatch.rules.catalog import RULES, SEVERITIES
 
     return [r.rule_id for r in RULES] if name == "rule_id" else list(SEVERITIES)
 

@@ -2,14 +2,14 @@
 
 One function opens it, :func:`connect`, and every command that reads the lake
 for people uses it (``pitwatch sql``, ``pitwatch query``, ``pitwatch
-export-duckdb``, notebooks, tests).  It knows :mod:`schemas.arrow` for the
+export-duckdb``, notebooks, tests).  It knows :mod:`pitwatch.schemas.arrow` for the
 columns and nothing of Beam or the replay.
 
 Tables (``docs/spec/outputs.md``), each a name in the connection:
 
 * ``events``, ``rejects``, ``rounds``, ``packs``, ``findings``: a
   ``pyarrow.dataset`` over the data files of the table's pinned Delta version
-  (the last successful run's, or ``--as-of``'s: :mod:`queries.as_of`;
+  (the last successful run's, or ``--as-of``'s: :mod:`pitwatch.queries.as_of`;
   every table of one connection is of one run) with Hive partitioning on
   ``gaming_day`` (a DATE from the folder name), registered in DuckDB.  DuckDB
   hands a filter on ``gaming_day`` (a literal or a bound parameter) to the
@@ -18,15 +18,15 @@ Tables (``docs/spec/outputs.md``), each a name in the connection:
   record of every run, at the table's latest version (the log of every
   writer, shown whole even ``--as-of`` an earlier night).
 * ``alerts``: the live service's alerts, at the table's latest version, never
-  pinned (:mod:`queries.alerts_view`).
+  pinned (:mod:`pitwatch.queries.alerts_view`).
 * ``seeds_<stem>`` for every ``seeds/*.csv`` shipped with pitwatch, e.g.
   ``seeds_combate_paytable``: read into memory (header row, types detected)
   when the connection opens.  ``seeds_dealers`` (id, name, shift) is read by
-  :mod:`queries.dealers`, from ``seeds/dealers.csv`` or the file given as
+  :mod:`pitwatch.queries.dealers`, from ``seeds/dealers.csv`` or the file given as
   ``connect(lake, dealers=FILE)`` (``--dealers FILE``), before the lockdown.
 
 A table with no file yet (a young lake: no findings written) is still there,
-empty, with the columns of :mod:`schemas.arrow`.  Column order is the files'
+empty, with the columns of :mod:`pitwatch.schemas.arrow`.  Column order is the files'
 order (``gaming_day``, the partition key, comes last).  Which files make a
 table is one function, :func:`table_files`.
 
@@ -42,7 +42,7 @@ the display zone, below), and
 then ``lock_configuration = true``, so no statement can undo any of it.  The
 live checkpoint (``LAKE/_watch/…``), the nightly state (``LAKE/state/…``)
 and every other file are out of its reach.  The statement check
-(:mod:`queries.statement_check`) is a second wall in front of it.
+(:mod:`pitwatch.queries.statement_check`) is a second wall in front of it.
 
 **Display time** (issue 29).  ``TimeZone`` is UTC, or the IANA zone given
 as ``connect(lake, show_tz=ZONE)`` (``--show-tz``): set before the lockdown,
@@ -51,7 +51,7 @@ so the user's ``SET`` stays refused; it only changes how DuckDB shows
 decided).  :func:`in_table_time` (``--local``) instead shows each row's
 timestamps in that row's ``ts_offset``: the offset the device wrote.
 
-**Old files.**  A dataset is read with the columns of :mod:`schemas.arrow`:
+**Old files.**  A dataset is read with the columns of :mod:`pitwatch.schemas.arrow`:
 a file written before a column existed (``ts_offset``, ``evidence_from``)
 reads it as null.
 """
@@ -71,11 +71,11 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from queries import alerts_view
-from queries.dealers import read_dealers, shipped_dealers
-from queries.errors import LakeQueryError, QueryInterrupted, QueryTooLarge
-from queries.statement_check import check_read_only
-from schemas.arrow import LAKE_TABLES, PARTITIONED
+from pitwatch.queries import alerts_view
+from pitwatch.queries.dealers import read_dealers, shipped_dealers
+from pitwatch.queries.errors import LakeQueryError, QueryInterrupted, QueryTooLarge
+from pitwatch.queries.statement_check import check_read_only
+from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
 VIEW_TABLES = (*LAKE_TABLES, alerts_view.TABLE)   # every lake table a connection has
 
@@ -131,11 +131,12 @@ def table_files(lake: str, name: str, versions: dict | None = None) -> list[str]
     """The data files of lake table ``name``, sorted: what the table is.
 
     Every table is a Delta table (``docs/lake.md``): its files are those of the version the
-    last successful run committed (``versions``: :func:`pipelines.lake_run.pinned_versions`,
+    last successful run committed (``versions``: :func:`pitwatch.pipelines.lake_run.pinned_versions`,
     read here when not given), never a folder's listing: a listing also sees files later
     commits removed and files a killed run left.  ``runs`` is read at its latest version.
     """
-    from pipelines import delta, lake_versions
+    from pitwatch.lake import delta
+    from pitwatch.lake import versions as lake_versions
 
     if name == "runs":
         return delta.files_at(lake, name, delta.current_version(lake, name))
@@ -158,8 +159,8 @@ def table_dataset(lake: str, name: str, versions: dict | None = None, files: lis
     ``runs``: the latest record of every run (a run writes one when it starts and one when it ends)."""
     schema = view_columns(name)
     if name == "runs":
-        from pipelines import runs
-        from pipelines.lake import read_table
+        from pitwatch.lake import runs
+        from pitwatch.lake.parquet import read_table
 
         return ds.dataset(pa.Table.from_pylist(runs.latest_records(read_table(lake, "runs")), schema=schema))
     if files is None:
@@ -176,16 +177,16 @@ def table_dataset(lake: str, name: str, versions: dict | None = None, files: lis
 
 def _versions(lake: str, as_of: str | None, tables: set[str] | None = None) -> tuple[dict, dict[str, list[str]]]:
     """The table versions a reader reads: the last successful run's, or ``as_of``'s
-    (:func:`queries.as_of.resolve`, refused with a clear :class:`LakeQueryError`), and the files of
+    (:func:`pitwatch.queries.as_of.resolve`, refused with a clear :class:`LakeQueryError`), and the files of
     every table but ``runs`` at those versions (of ``tables`` only, when given, unless ``as_of``).  ``as_of`` a run whose files retention removed is
-    refused here, naming the vacuum (:func:`queries.as_of.refuse_vacuumed`), before any file opens."""
-    from pipelines import lake_versions
-    from queries import as_of as as_of_mod
+    refused here, naming the vacuum (:func:`pitwatch.queries.as_of.refuse_vacuumed`), before any file opens."""
+    from pitwatch.lake import versions as lake_versions
+    from pitwatch.queries import as_of as as_of_mod
 
     if as_of is not None:
         versions, chosen, records = as_of_mod.resolve(lake, as_of, with_records=True)
     else:
-        from pipelines.delta_log import LogError
+        from pitwatch.lake.delta_log import LogError
 
         try:
             versions = lake_versions.pinned_versions(lake) or {}
@@ -202,7 +203,7 @@ def _versions(lake: str, as_of: str | None, tables: set[str] | None = None) -> t
 
 def seed_files() -> dict[str, str]:
     """``seeds_<stem>`` → absolute path of every CSV shipped in the ``seeds`` package."""
-    root = importlib.resources.files("seeds")
+    root = importlib.resources.files("pitwatch.seeds")
     out = {}
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".csv"):
@@ -260,7 +261,7 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
     instead of the shipped ``seeds/dealers.csv``.  ``show_tz``: the IANA zone
     timestamps are shown in (default UTC), set before the lockdown.  ``as_of``: a run id or a
     timestamp: the tables as that run (or the last successful one then) left them
-    (:func:`pipelines.lake_versions.pinned_versions`), not as the last successful run did.
+    (:func:`pitwatch.lake.versions.pinned_versions`), not as the last successful run did.
     ``tables``: only these lake tables are opened (:func:`referenced_tables` of the statement),
     so a query of one day's findings reads nothing of ``runs``' years of records or of
     ``alerts``' files; None: every table. ``memory_limit``: DuckDB's ``memory_limit`` in bytes

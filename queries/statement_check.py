@@ -1,7 +1,7 @@
 """The statement check: the second wall in front of the analysts' connection.
 
 The guarantee that an analyst's SQL can neither read nor write a file is the
-connection itself (:func:`queries.lake_views.connect`: no file system, the
+connection itself (:func:`pitwatch.queries.lake_views.connect`: no file system, the
 configuration locked).  This check sits in front of it so that a statement
 which has no business on a read-only lake is refused with a clear reason,
 before DuckDB plans it.  It reads the statement the way DuckDB does:
@@ -38,7 +38,7 @@ import threading
 
 import duckdb
 
-from queries.errors import RefusedStatement
+from pitwatch.queries.errors import RefusedStatement
 
 REFUSED_KEYWORDS = frozenset(
     "COPY ATTACH DETACH EXPORT IMPORT INSTALL LOAD SET RESET PRAGMA CALL CREATE INSERT UPDATE DELETE "

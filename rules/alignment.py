@@ -61,12 +61,12 @@ def add_term(al: dict, card: str | None, event_id: str, ts: int, dealer_id, roun
 
 
 def shoe_ref(c: list) -> list:
-    """The evidence ref (:func:`rules.finding.ref`) of a shoe draw ``al["s"][i]``."""
+    """The evidence ref (:func:`pitwatch.rules.finding.ref`) of a shoe draw ``al["s"][i]``."""
     return [c[2], c[3], None, c[4] if len(c) > 4 else None, c[5] if len(c) > 5 else None]
 
 
 def term_ref(c: list) -> list:
-    """The evidence ref (:func:`rules.finding.ref`) of a terminal card ``al["t"][j]``."""
+    """The evidence ref (:func:`pitwatch.rules.finding.ref`) of a terminal card ``al["t"][j]``."""
     return [c[1], c[2], c[3], c[6] if len(c) > 6 else None, c[7] if len(c) > 7 else None]
 
 

@@ -1,7 +1,7 @@
 """Baccarat (punto banco), document 003 plus the tableau: the game plug-in.
 
 The pack procedure (cut, cutting card, riffle, burn, last coup) is in
-:mod:`rules.baccarat_shoe`; this module is the coup: dealing order, the
+:mod:`pitwatch.rules.baccarat_shoe`; this module is the coup: dealing order, the
 drawing rule, payouts, and the plug-in glue.
 
 * ``DEAL_ORDER``: ``player``, ``banker``, ``player``, ``banker``, then the
@@ -17,7 +17,7 @@ drawing rule, payouts, and the plug-in glue.
   0.95:1, a tie pays ``tie`` 8:1 and pushes ``player`` and ``banker``;
   every other bet loses (reference values per table).  A payout for a seat
   and spot with no ``bet_placed`` is wrong ("no bet").
-* No ``CARD_FACE`` and no ``MISDEAL`` in baccarat (see :mod:`rules.catalog`).
+* No ``CARD_FACE`` and no ``MISDEAL`` in baccarat (see :mod:`pitwatch.rules.catalog`).
 * Round row: ``seats_dealt`` lists the seats that bet (baccarat deals to the
   Player and Banker hands, not to seats); ``outcome`` e.g. ``banker 7-5``
   (winner, then player total - banker total).
@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import functools
 
-from rules import baccarat_shoe as shoe
-from rules.cards import baccarat_total, banker_draws, player_draws, verdicts
-from rules.finding import ref
-from rules.game import GameProcedure
-from rules.rounds import bet_total
+from pitwatch.rules import baccarat_shoe as shoe
+from pitwatch.rules.cards import baccarat_total, banker_draws, player_draws, verdicts
+from pitwatch.rules.finding import ref
+from pitwatch.rules.game import GameProcedure
+from pitwatch.rules.rounds import bet_total
 
 _ORDER = ("player", "banker", "player", "banker")
 

@@ -1,6 +1,6 @@
 """Baccarat's pack procedure (document 003, rules 4.1-4.9): cut, cutting card, riffle, burn, last coup.
 
-Functions called by :class:`rules.baccarat.Baccarat`; the pack's state is
+Functions called by :class:`pitwatch.rules.baccarat.Baccarat`; the pack's state is
 ``pack["g"]`` (:func:`new_state`).  Interpretations (also in docs/engine.md):
 
 * ``CUT_OFFER`` (4.3, 4.4): "the first player to the table" is, among the
@@ -29,8 +29,8 @@ Functions called by :class:`rules.baccarat.Baccarat`; the pack's state is
 """
 from __future__ import annotations
 
-from rules.finding import ref
-from rules.words import cards, place, places
+from pitwatch.rules.finding import ref
+from pitwatch.rules.words import cards, place, places
 
 
 def new_state() -> dict:

@@ -1,6 +1,6 @@
 """The rule catalogue of ``docs/spec/rules.md``, version 2 (with feed health), as data: one definition for all.
 
-The engine (:mod:`rules.table` and the game plug-ins), the CLI (``pitwatch
+The engine (:mod:`pitwatch.rules.table` and the game plug-ins), the CLI (``pitwatch
 rules``) and the lake's ``rules`` table all read :data:`RULES`.  A ``rule_id``
 is never renamed (compliance staff query by it).  ``games`` lists the games a
 rule applies to; ``key`` names what one finding is keyed by (a rule fires at
@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from schemas.contract import GAMES as ALL_GAMES, STUD_GAMES
+from pitwatch.schemas.contract import GAMES as ALL_GAMES
+from pitwatch.schemas.contract import STUD_GAMES
 
 SEVERITIES = ("critical", "major", "minor", "info")     # most severe first; the one list, derived everywhere
 
@@ -67,7 +68,7 @@ class Rule:
         return self.source.split(";")[0].strip()
 
     def to_row(self) -> dict:
-        """A row of the lake's ``rules`` table (schemas.arrow.RULES)."""
+        """A row of the lake's ``rules`` table (pitwatch.schemas.arrow.RULES)."""
         return {"rule_id": self.rule_id, "title": self.title, "severity": self.severity,
                 "games": list(self.games), "source": self.source, "summary": self.summary}
 
@@ -168,12 +169,12 @@ RULES: tuple[Rule, ...] = (
        "a big bet on 4th street although an up pair shows"),
     _r("SHORT_DECK_PROCEDURE", "Short-stack procedure not followed", "major", STUD_GAMES, "004 H", "round",
        "the 7th-street short-stack procedure was not followed"),
-    # feed health (version 2): rules.feed_health
+    # feed health (version 2): pitwatch.rules.feed_health
     _r("SHOE_SILENT", "Cards dealt with the shoe silent", "major", _BCT, "integrity", "pack",
        "the terminal records cards of a pack no shoe drew, on a table expected to have a shoe"),
     _r("UNKNOWN_DEVICE", "Device not in the registry", "critical", ALL_GAMES, "integrity", "table, device",
        "an event from a device the registry does not list for that source, table and gaming day"),
-    # feed health (version 2.1): rules.input_damage
+    # feed health (version 2.1): pitwatch.rules.input_damage
     _r("INPUT_DAMAGED", "Input file damaged: audit incomplete", "major", ALL_GAMES, "integrity", "file",
        "an input file could not be read to its end: the lines after the damage are not audited"),
 )

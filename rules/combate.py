@@ -17,8 +17,8 @@ Document 001 (Puerto Rico, original Spanish), phase by phase:
   derecha, las cartas necesarias a cada jugador para completar una 'mano' de
   seis cartas"; best five; "par de Ases o mayor"; "Las cartas hablarán por sí solas".
 
-Settlement logic lives in :mod:`rules.combate_payouts`, :mod:`rules.blackjack`
-and :mod:`rules.poker_hands`; this module follows the round.  Interpretations:
+Settlement logic lives in :mod:`pitwatch.rules.combate_payouts`, :mod:`pitwatch.rules.blackjack`
+and :mod:`pitwatch.rules.poker_hands`; this module follows the round.  Interpretations:
 
 * Each phase deals to the seats holding that phase's bet (``first`` /
   ``second`` / ``third``), fixed at ``bets_closed`` (or the first card if it
@@ -51,14 +51,15 @@ and :mod:`rules.poker_hands`; this module follows the round.  Interpretations:
 """
 from __future__ import annotations
 
-from rules.blackjack import dealer_must_hit, describe_hand, is_live, is_six_card_winner, settle_second_bet
-from rules.cards import verdicts
-from rules.combate_payouts import settle_first_bet, table_rules_from_settings, third_bet_settlement
-from rules.finding import ref
-from rules.game import GameProcedure, seat_of
-from rules.reference import DEFAULT_REFERENCE, TableReference
-from rules.rounds import bet_total
-from rules.words import cards as cards_word, ordinal, settlement
+from pitwatch.rules.blackjack import dealer_must_hit, describe_hand, is_live, is_six_card_winner, settle_second_bet
+from pitwatch.rules.cards import verdicts
+from pitwatch.rules.combate_payouts import settle_first_bet, table_rules_from_settings, third_bet_settlement
+from pitwatch.rules.finding import ref
+from pitwatch.rules.game import GameProcedure, seat_of
+from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
+from pitwatch.rules.rounds import bet_total
+from pitwatch.rules.words import cards as cards_word
+from pitwatch.rules.words import ordinal, settlement
 
 RANK_CARDS = tuple(r + "c" for r in "A23456789TJQK")  # a card per rank: suits never matter in blackjack
 ALL_CARDS = tuple(r + s for r in "A23456789TJQK" for s in "cdhs")

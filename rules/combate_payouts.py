@@ -7,7 +7,7 @@
 
 * ``first`` (Combate): the player's card against the dealer's, higher rank
   wins, ace high, suits do not count; win +1:1, loss −1, tie ``half_lose`` −½.
-* ``second`` (blackjack): :func:`rules.blackjack.settle_second_bet`.
+* ``second`` (blackjack): :func:`pitwatch.rules.blackjack.settle_second_bet`.
 * ``third`` (poker): the best five of the seat's six cards, pair of aces or
   better wins at the table's paytable, anything less loses the bet; there is
   no push.
@@ -27,8 +27,8 @@ setting::
 pays to 1), ``blackjack_pays`` (to 1, default 1.5) or
 ``dealer_hits_soft_17`` (``true``/``false``, default false).
 
-Every function here needs known cards; the plug-in (:mod:`rules.combate`)
-tries every value of an unreadable card (:func:`rules.cards.verdicts`) and
+Every function here needs known cards; the plug-in (:mod:`pitwatch.rules.combate`)
+tries every value of an unreadable card (:func:`pitwatch.rules.cards.verdicts`) and
 keeps an answer only if all agree (rules.md: "never guessed").
 """
 from __future__ import annotations
@@ -36,10 +36,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, Mapping, Sequence
 
-from rules.blackjack import DEFAULT_RULES, BlackjackRules, Settlement, settle_second_bet
-from rules.poker_hands import (
-    DEFAULT_PAYTABLE, PAYTABLE_HANDS, Paytable, PokerHand, RANK_VALUE, best_category, best_five,
-    category_qualifies, poker_multiplier,
+from pitwatch.rules.blackjack import DEFAULT_RULES, BlackjackRules, Settlement, settle_second_bet
+from pitwatch.rules.poker_hands import (
+    DEFAULT_PAYTABLE,
+    PAYTABLE_HANDS,
+    RANK_VALUE,
+    Paytable,
+    PokerHand,
+    best_category,
+    best_five,
+    category_qualifies,
+    poker_multiplier,
 )
 
 __all__ = [

@@ -1,20 +1,20 @@
 """The dealer terminal's stream: table, seats, pack preparation and rounds.
 
-Part of :class:`rules.table.TableReplay` (split out to keep modules small):
+Part of :class:`pitwatch.rules.table.TableReplay` (split out to keep modules small):
 :data:`HANDLERS` routes one dealer event by its type.  Pack attribution and "the terminal
 has passed a pack" are decided here from the terminal's own order only; see
-the ordering policy in :mod:`rules.table`.
+the ordering policy in :mod:`pitwatch.rules.table`.
 """
 from __future__ import annotations
 
-from rules import packs, rounds
-from rules.finding import ref
-from rules.uses import LEFT, NOTES, PREPARES, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS, again, use_key
-from schemas.events import Event
+from pitwatch.rules import packs, rounds
+from pitwatch.rules.finding import ref
+from pitwatch.rules.uses import LEFT, NOTES, PREPARES, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS, again, use_key
+from pitwatch.schemas.events import Event
 
 _PREP = {"shuffle", "riffle_requested", "cut_offered", "cut_refused", "cut", "cut_card_inserted"}
 _TABLE = {"table_opened", "table_closed", "dealer_in", "player_seated", "player_left"}
-# how a terminal event's pack_id names a use (rules.table.TableReplay.stream_key); any other type: STARTS
+# how a terminal event's pack_id names a use (pitwatch.rules.table.TableReplay.stream_key); any other type: STARTS
 _HOW = {"last_coup_announced": NOTES, "stub_counted": NOTES, "stub_discarded": NOTES, "reshuffle": PREPARES,
         **{t: PREPARES for t in _PREP}}
 _NAMED, _STARTED, _ENDED = ROUND_NAMED, ROUND_STARTED, ROUND_ENDED
@@ -22,8 +22,8 @@ _NAMED, _STARTED, _ENDED = ROUND_NAMED, ROUND_STARTED, ROUND_ENDED
 
 def resolve(rp, ev: Event):
     """The terminal's event with its ``pack_id`` and ``round_id`` as the use keys they name (see
-    "Ids used again" in :mod:`rules.table`), or None when it is refused: a ``round_started``
-    naming a round still open (kept with its reason for :meth:`rules.table.TableReplay.drain_rejects`;
+    "Ids used again" in :mod:`pitwatch.rules.table`), or None when it is refused: a ``round_started``
+    naming a round still open (kept with its reason for :meth:`pitwatch.rules.table.TableReplay.drain_rejects`;
     nothing of the state changed)."""
     rid = rkey = ev.round_id
     if rid is not None:

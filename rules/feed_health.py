@@ -6,10 +6,10 @@ hide a card switch.  And a device that is not the casino's must not write
 for a table unnoticed (the 2023 shuffler hijack).
 
 This is a *table check*: it runs on every table beside the game's plug-in
-(registered in :data:`rules.procedures.CHECKS`, see "Table checks" in
-:mod:`rules.game`).  It does no I/O: the optional **device registry**
-(``devices.csv``, loaded by ``pipelines/devices.py``) reaches it as the
-table's :attr:`rules.reference.TableReference.devices`: the registry rows
+(registered in :data:`pitwatch.rules.procedures.CHECKS`, see "Table checks" in
+:mod:`pitwatch.rules.game`).  It does no I/O: the optional **device registry**
+(``devices.csv``, loaded by ``inputs/devices.py``) reaches it as the
+table's :attr:`pitwatch.rules.reference.TableReference.devices`: the registry rows
 for that table and for ``*`` (a back-room shuffler serving any table), as
 :data:`DeviceRow` tuples; ``None`` means the run has no registry.
 
@@ -61,8 +61,8 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from rules.alignment import term_ref
-from rules.finding import ref
+from pitwatch.rules.alignment import term_ref
+from pitwatch.rules.finding import ref
 
 #: a registry row: (device_id, source, table_id or "*", from_day or None, to_day or None), days inclusive
 DeviceRow = tuple

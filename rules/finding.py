@@ -18,12 +18,12 @@ order the devices' events arrived in.  Hence:
   ``-00:00``); ``evidence_from`` = the least ``ts`` among the evidence
   events: with ``ts`` the span of video to pull (``queries/findings_video.sql``);
 * ``gaming_day`` = the gaming day of that ``ts``, by a configurable function
-  (default: UTC, 06:00 cutoff, as :class:`schemas.decode.GamingDayConfig`);
+  (default: UTC, 06:00 cutoff, as :class:`pitwatch.schemas.decode.GamingDayConfig`);
 * ``dealer_id`` = the dealer of the latest dealer event in the evidence,
   unless the rule names one;
 * ``title`` = the rule's plain title, ``source`` = the one procedure
-  reference of the finding's game (:meth:`rules.catalog.Rule.source_for`);
-  ``expected`` / ``actual`` are sentences a person reads (:mod:`rules.words`).
+  reference of the finding's game (:meth:`pitwatch.rules.catalog.Rule.source_for`);
+  ``expected`` / ``actual`` are sentences a person reads (:mod:`pitwatch.rules.words`).
 
 Evidence travels through the engine's state as *refs*: plain lists
 ``[event_id, ts, dealer_id, device_id, ts_offset]`` (see :func:`ref`).  A ref
@@ -38,8 +38,8 @@ import hashlib
 import json
 from typing import Callable, Iterable, Sequence
 
-from rules.catalog import rule
-from schemas.events import micros_to_datetime
+from pitwatch.rules.catalog import rule
+from pitwatch.schemas.events import micros_to_datetime
 
 GamingDay = Callable[[int], _dt.date]
 
@@ -52,7 +52,7 @@ def default_gaming_day(ts_micros: int) -> _dt.date:
 
 
 def gaming_day_from_config(config) -> GamingDay:
-    """Adapt a :class:`schemas.decode.GamingDayConfig` to ``ts micros -> date``."""
+    """Adapt a :class:`pitwatch.schemas.decode.GamingDayConfig` to ``ts micros -> date``."""
     return lambda ts: config.gaming_day(micros_to_datetime(ts))
 
 
@@ -75,7 +75,7 @@ def ref_device(r) -> str | None:
 class Finding:
     finding_id: str
     rule_id: str
-    title: str          # the rule's plain title (rules.catalog), for the people who act on it
+    title: str          # the rule's plain title (pitwatch.rules.catalog), for the people who act on it
     severity: str
     game: str | None
     table_id: str | None     # None only for a file-level finding (INPUT_DAMAGED that read no line)
@@ -98,7 +98,7 @@ class Finding:
     round_use: int | None = None        # which use of round_id; None: no round
 
     def to_row(self) -> dict:
-        """A row for ``schemas.arrow.rows_to_table(rows, FINDINGS)`` (ts as aware UTC datetime)."""
+        """A row for ``pitwatch.schemas.arrow.rows_to_table(rows, FINDINGS)`` (ts as aware UTC datetime)."""
         row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         row["ts"] = micros_to_datetime(self.ts)
         row["evidence_from"] = None if self.evidence_from is None else micros_to_datetime(self.evidence_from)

@@ -1,18 +1,18 @@
 """The game plug-in interface: how a game's written procedure plugs into the replay.
 
-:class:`rules.table.TableReplay` does everything games share (tables, seats,
+:class:`pitwatch.rules.table.TableReplay` does everything games share (tables, seats,
 packs, rounds, the cross-stream card matching, the integrity rules) and calls
 the table's :class:`GameProcedure` at fixed points.  A plug-in is one class
 per procedure (``rules/baccarat.py`` for document 003, …), registered by name
-in :mod:`rules.procedures`.
+in :mod:`pitwatch.rules.procedures`.
 
 **State.** A plug-in object holds no replay state, only configuration (the
-table's :class:`~rules.reference.TableReference` as ``self.ref``).  Its state
+table's :class:`~pitwatch.rules.reference.TableReference` as ``self.ref``).  Its state
 lives in plain dicts the engine keeps and checkpoints: ``ctx.st["g"]``
 (table), ``pack["g"]`` and ``rnd["g"]``, created by :meth:`new_table_state`,
 :meth:`new_pack_state`, :meth:`new_round_state`.  Put only JSON data there
 (dict with str keys, list, str, int, float, bool, None).  Keep evidence as
-refs (:func:`rules.finding.ref`: ``[event_id, ts, dealer_id, device_id, ts_offset]``).
+refs (:func:`pitwatch.rules.finding.ref`: ``[event_id, ts, dealer_id, device_id, ts_offset]``).
 
 **What the engine keeps for you** (read freely, do not rewrite):
 
@@ -31,7 +31,7 @@ refs (:func:`rules.finding.ref`: ``[event_id, ts, dealer_id, device_id, ts_offse
   spot, hand, result, amount, ref]``), ``actions`` (``[seat, hand, action,
   amount, all_in, street, ref]``), ``bets_closed`` (ref or None), ``voided``.
 
-**Hooks** (all optional; ``ev`` is a :class:`schemas.events.Event`):
+**Hooks** (all optional; ``ev`` is a :class:`pitwatch.schemas.events.Event`):
 
 =========================  ==================================================
 ``on_table_event``         table_opened/closed, dealer_in, player_seated/left
@@ -75,8 +75,8 @@ actual=…, rnd=…, pack=…, seat=…, spot=…)``; the engine keeps "once per
 ids, ts and counts.  ``ctx.undecided(rnd, rule_id)`` records a check left
 open by an unreadable card.
 
-**Table checks** (:data:`rules.procedures.CHECKS`): rules that hold for
-every table whatever its game (:mod:`rules.feed_health`) are classes built
+**Table checks** (:data:`pitwatch.rules.procedures.CHECKS`): rules that hold for
+every table whatever its game (:mod:`pitwatch.rules.feed_health`) are classes built
 with the table's reference, run beside the game's plug-in.  The engine calls
 ``on_event(ctx, ev)`` after replaying every event of the table,
 ``on_pack_done(ctx, pack)``, ``pack_open(ctx, pack)`` (True holds the pack's
@@ -84,7 +84,7 @@ row back, as :meth:`GameProcedure.pack_open`) and ``on_close(ctx)`` (after
 the game's).  Their state lives in ``ctx.st`` under a key of their own, as a
 versioned record, and in keys of their own in the pack dicts.
 
-**Ordering** (see :mod:`rules.table`): each device's events come in ``seq``
+**Ordering** (see :mod:`pitwatch.rules.table`): each device's events come in ``seq``
 order, devices interleaved arbitrarily.  A hook may decide at once from one
 stream's events; a decision needing two streams must wait until both sides'
 evidence is present, and a decision on an *absence* until the stream has
@@ -93,7 +93,7 @@ passed the point (``pack["shoe_done"]``, ``pack["term_done"]``) or
 """
 from __future__ import annotations
 
-from rules.reference import DEFAULT_REFERENCE, TableReference
+from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
 
 
 def seat_of(target: str | None) -> int | None:
@@ -116,7 +116,7 @@ class GameProcedure:
 
     game: str | None = None
     #: The game is dealt from a card-reading shoe (a shoe stream is expected) unless the
-    #: table's reference says otherwise (:attr:`rules.reference.TableReference.shoe`).
+    #: table's reference says otherwise (:attr:`pitwatch.rules.reference.TableReference.shoe`).
     dealt_from_shoe: bool = True
 
     def __init__(self, ref: TableReference = DEFAULT_REFERENCE) -> None:
@@ -197,7 +197,7 @@ class GameProcedure:
         return None
 
     def pack_columns(self, ctx, pack: dict) -> dict:
-        """Game columns of the pack row (``schemas.arrow.PACKS``: cut, cutting card, burn …)."""
+        """Game columns of the pack row (``pitwatch.schemas.arrow.PACKS``: cut, cutting card, burn …)."""
         return {}
 
     def seats_dealt(self, ctx, rnd: dict) -> list[int]:

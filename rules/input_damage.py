@@ -3,18 +3,18 @@
 major; every game; key: the file (its name without folders + the SHA-256 of the bytes read).
 
 A truncated or corrupt compressed file, an unreadable Parquet file or row group: the lines
-before the damage are kept (``pipelines.input_bytes``, ``pipelines.input_parquet``), and this
+before the damage are kept (``pitwatch.inputs.stored``, ``pitwatch.inputs.parquet``), and this
 finding says the day's audit is incomplete, so ``--fail-on major`` pages for it.  It is no table
 check: it is about a file, not a table's events, so it is built here from the file's
-*damage facts* (:func:`pipelines.input_damage.damage_facts`, plain JSON data) by the one
+*damage facts* (:func:`pitwatch.inputs.damage.damage_facts`, plain JSON data) by the one
 function :func:`input_damaged`, in the batch (from the day's damaged-file ``rejects`` row,
-which carries the facts) and in the watcher (``live.service``), so both give the same row with
+which carries the facts) and in the watcher (``pitwatch.live.service``), so both give the same row with
 the same ``finding_id``.
 
 * **The bytes read** (the key's SHA-256): the file's *stored* bytes (compressed, for a
   ``.gz``) from its start up to the damage's byte offset, the bytes a reader took in before it
   stopped.  The same file bytes give the same digest in batch and live, wherever the file lies.
-* ``finding_id``: :func:`rules.finding.finding_id` of the rule, no table, the key
+* ``finding_id``: :func:`pitwatch.rules.finding.finding_id` of the rule, no table, the key
   ``[name, sha256]`` and no evidence: the file alone decides it (not where it lies, not which
   day's replay wrote it).
 * ``table_id`` / ``device_id``: the first table and the first device whose accepted lines the
@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from rules.catalog import rule
-from rules.finding import Finding, finding_id
-from rules.words import plural
+from pitwatch.rules.catalog import rule
+from pitwatch.rules.finding import Finding, finding_id
+from pitwatch.rules.words import plural
 
 RULE_ID = "INPUT_DAMAGED"
 FACTS_KEY = "input_damaged"     # the damaged-file rejects row's ``raw``: {FACTS_KEY: facts} as JSON

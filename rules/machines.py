@@ -1,20 +1,20 @@
 """The shoe's and the shuffler's streams of one table.
 
-Part of :class:`rules.table.TableReplay` (split out to keep modules small,
-like :mod:`rules.dealer` for the terminal): :func:`shoe` and :func:`shuffler`
+Part of :class:`pitwatch.rules.table.TableReplay` (split out to keep modules small,
+like :mod:`pitwatch.rules.dealer` for the terminal): :func:`shoe` and :func:`shuffler`
 replay one event of those devices; events that arrive before the table's
 game is known are held (:func:`hold`) and replayed by :func:`release_early`.
 "The shoe has passed a pack" is decided here from the shoe's own order
 (``shoe_emptied`` or an event of another pack).  On a table without a shoe
-(:attr:`rules.table.TableReplay.shoeless`) shoe events are ignored: see
-"Tables without a shoe" in :mod:`rules.table`.
+(:attr:`pitwatch.rules.table.TableReplay.shoeless`) shoe events are ignored: see
+"Tables without a shoe" in :mod:`pitwatch.rules.table`.
 """
 from __future__ import annotations
 
-from rules import packs
-from rules.finding import ref
-from rules.uses import PREPARES, STARTS
-from schemas.events import EVENT_FIELDS, Event
+from pitwatch.rules import packs
+from pitwatch.rules.finding import ref
+from pitwatch.rules.uses import PREPARES, STARTS
+from pitwatch.schemas.events import EVENT_FIELDS, Event
 
 
 def hold(rp, ev: Event) -> None:
@@ -48,7 +48,7 @@ def shuffler(rp, ev: Event) -> None:
 
 def shoe(rp, ev: Event) -> None:
     if rp.shoeless:
-        return  # no shoe at this table: its events are ignored (see rules.table)
+        return  # no shoe at this table: its events are ignored (see pitwatch.rules.table)
     st = rp.st
     if ev.pack_id is None:
         return

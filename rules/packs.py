@@ -3,10 +3,10 @@
 ``UNSHUFFLED_PACK``, ``PACK_COMPOSITION``, ``SHOE_CARD_MISMATCH``,
 ``UNACCOUNTED_CARD`` and the within-pack ``UNSHUFFLED_SEQUENCE`` (8 cards in
 new-deck order).  Functions here take the replay (``ctx``, a
-:class:`rules.table.TableReplay`) and a pack dict (:func:`new_pack`).
+:class:`pitwatch.rules.table.TableReplay`) and a pack dict (:func:`new_pack`).
 
 When each is decided (so that any interleaving of devices gives the same
-findings, see :mod:`rules.table`):
+findings, see :mod:`pitwatch.rules.table`):
 
 * ``UNSHUFFLED_PACK``: a shuffle record (shuffler ``shuffle_completed``,
   dealer ``shuffle`` or ``reshuffle``) of the pack clears it at once; its
@@ -32,7 +32,7 @@ findings, see :mod:`rules.table`):
   (the batch merges devices by ``ts``, so a report stamped before the play is
   in before the pass there).  A pack with a machine shuffle, or with no
   shuffle recorded, still waits for the report until ``close()``.
-* ``SHOE_CARD_MISMATCH`` / ``UNACCOUNTED_CARD``: from :mod:`rules.alignment`,
+* ``SHOE_CARD_MISMATCH`` / ``UNACCOUNTED_CARD``: from :mod:`pitwatch.rules.alignment`,
   only once both streams have cards of the pack ("only where both streams
   cover the pack").  Keys: (pack, round of the terminal card); an unmatched
   shoe card belongs to the round of the terminal card before it; a burn
@@ -43,23 +43,23 @@ findings, see :mod:`rules.table`):
   shoe may have read null where the terminal knew the card.
 
 On a table without a shoe (stud, stud8, razz; the reference's ``shoe``) a
-pack is created with ``shoe_done`` set (see :mod:`rules.table`): there is
+pack is created with ``shoe_done`` set (see :mod:`pitwatch.rules.table`): there is
 nothing to match, the terminal's run is searched once the terminal has passed
 the pack, and a count waiting for the shoe is decided as at ``close()``.
 """
 from __future__ import annotations
 
-from rules import alignment
-from rules.cards import RANK_INDEX, new_deck_run
-from rules.finding import ref
-from rules.words import listing, plural
-from schemas.events import micros_to_datetime
+from pitwatch.rules import alignment
+from pitwatch.rules.cards import RANK_INDEX, new_deck_run
+from pitwatch.rules.finding import ref
+from pitwatch.rules.words import listing, plural
+from pitwatch.schemas.events import micros_to_datetime
 
 RUN = 8
 
 
 def new_pack(pack_id: str, game_state: dict, use: int = 1) -> dict:
-    """``pack_id``: the use key (:mod:`rules.uses`); ``use``: its use number."""
+    """``pack_id``: the use key (:mod:`pitwatch.rules.uses`); ``use``: its use number."""
     return {
         "pack_id": pack_id, "use": use, "min_ts": None, "open_ordinal": None,
         "shuffles": [], "shuffler": None, "shoe_loaded": None, "shoe_seen": False,
@@ -270,7 +270,7 @@ def sequence(ctx, pack: dict) -> dict:
         cards = [[k + 1, c[0], c[1], c[2], c[6] if len(c) > 6 else None, c[7] if len(c) > 7 else None]
                  for k, c in enumerate(t)]
         source = "terminal"
-    # pack_id: the use key, what tells the packs apart (rules.repeated_runs shows the id and use)
+    # pack_id: the use key, what tells the packs apart (pitwatch.rules.repeated_runs shows the id and use)
     return {"table_id": ctx.table_id, "pack_id": pack["pack_id"], "pack_use": ctx.id_use(pack["pack_id"])[1],
             "game": ctx.game,
             "first_ts": cards[0][3] if cards else None, "source": source, "cards": cards}

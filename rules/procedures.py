@@ -2,26 +2,26 @@
 
 Add a game by adding one line: ``"name": "module:Class"``.  Modules are
 imported on first use, so a plug-in may import anything in ``rules``.  A game
-without a plug-in gets :class:`rules.game.GameProcedure` (the shared rules only).
+without a plug-in gets :class:`pitwatch.rules.game.GameProcedure` (the shared rules only).
 """
 from __future__ import annotations
 
 import importlib
 
-from rules.game import GameProcedure
-from rules.reference import DEFAULT_REFERENCE, TableReference
+from pitwatch.rules.game import GameProcedure
+from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
 
 PROCEDURES: dict[str, str] = {
-    "baccarat": "rules.baccarat:Baccarat",
-    "three_bet_poker": "rules.three_bet_poker:ThreeBetPoker",
-    "combate": "rules.combate:Combate",
-    "stud": "rules.stud:Stud", "stud8": "rules.stud:Stud8", "razz": "rules.stud:Razz",
+    "baccarat": "pitwatch.rules.baccarat:Baccarat",
+    "three_bet_poker": "pitwatch.rules.three_bet_poker:ThreeBetPoker",
+    "combate": "pitwatch.rules.combate:Combate",
+    "stud": "pitwatch.rules.stud:Stud", "stud8": "pitwatch.rules.stud:Stud8", "razz": "pitwatch.rules.stud:Razz",
 }
 
 
-#: Table checks: run on every table beside its game's plug-in (see "Table checks" in rules.game).
+#: Table checks: run on every table beside its game's plug-in (see "Table checks" in pitwatch.rules.game).
 #: Add one by adding ``"module:Class"``; the class is built with the table's reference.
-CHECKS: tuple[str, ...] = ("rules.feed_health:FeedHealth",)
+CHECKS: tuple[str, ...] = ("pitwatch.rules.feed_health:FeedHealth",)
 
 
 def checks_for(ref: TableReference = DEFAULT_REFERENCE) -> tuple:

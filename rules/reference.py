@@ -3,18 +3,18 @@
 A plain frozen dataclass holding the defaults of ``docs/spec/rules.md``.  ``rules/``
 does no I/O: the pipeline loads a table's values from ``seeds/*.csv``
 (:func:`seeds.load_reference`) and hands the result to
-:class:`rules.table.TableReplay`.  Settings the baccarat engine does not use
+:class:`pitwatch.rules.table.TableReplay`.  Settings the baccarat engine does not use
 (other games' paytables) travel untouched in ``settings`` as the CSV's
 strings, for the game plug-ins to parse.
 
 ``devices`` is the device registry as far as the table is concerned
-(``pipelines/devices.py`` loads ``devices.csv`` and hands each table its
-rows, :mod:`rules.feed_health` reads them); ``None`` when the run has none.
+(``inputs/devices.py`` loads ``devices.csv`` and hands each table its
+rows, :mod:`pitwatch.rules.feed_health` reads them); ``None`` when the run has none.
 
 ``shoe`` says whether the table deals from a card-reading shoe (a shoe
 stream exists).  ``None`` (the seeds' ``auto``) means the game's default,
-:attr:`rules.game.GameProcedure.dealt_from_shoe`: baccarat, three_bet_poker,
-combate yes; stud, stud8, razz no (dealt by hand).  See :mod:`rules.table`
+:attr:`pitwatch.rules.game.GameProcedure.dealt_from_shoe`: baccarat, three_bet_poker,
+combate yes; stud, stud8, razz no (dealt by hand).  See :mod:`pitwatch.rules.table`
 ("Tables without a shoe") for what the engine does without one.
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ class TableReference:
     shoe: bool | None = None       # a card-reading shoe at the table; None: the game's default
     # other games' settings as (name, raw string) pairs, for their plug-ins
     settings: tuple[tuple[str, str], ...] = ()
-    # the device registry's rows for this table and for "*" (rules.feed_health.DeviceRow:
+    # the device registry's rows for this table and for "*" (pitwatch.rules.feed_health.DeviceRow:
     # device_id, source, table_id, from_day, to_day); None: the run has no registry
     devices: tuple[tuple, ...] | None = None
 

@@ -5,7 +5,7 @@ run of an earlier pack in the same input, on any table (earlier: whose run
 began at the earlier ``ts``; ties by ``pack_id``). An unreadable card breaks
 a run."  The finding is for the later pack.
 
-Input: one :class:`PackCards` per pack, as :meth:`rules.table.TableReplay.drain_pack_sequences`
+Input: one :class:`PackCards` per pack, as :meth:`pitwatch.rules.table.TableReplay.drain_pack_sequences`
 hands them out (table_id, pack_id, game, and the drawn cards by index, each
 with its event_id and ts).  The function is pure and its answer does not
 depend on the order of its input, so the pipeline can gather every pack of a
@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, Sequence
 
-from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
 
 RUN = 10
 
@@ -36,7 +36,7 @@ class PackCards:
     first_ts: int | None
     # (index, card or None, event_id, ts, device_id), by index (no device_id: a record before version 2)
     cards: tuple[tuple, ...]
-    pack_use: int = 1   # pack_id is the engine's use key (rules.uses): the id for use 1, ``id#n`` after
+    pack_use: int = 1   # pack_id is the engine's use key (pitwatch.rules.uses): the id for use 1, ``id#n`` after
 
     @classmethod
     def from_record(cls, rec: dict) -> "PackCards":

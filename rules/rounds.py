@@ -4,7 +4,7 @@
 the terminal's own order — a shoe draw is never compared with ``bets_closed``
 by time) and the shared part of ``DEAL_ORDER``, ``CARD_FACE``, ``MISDEAL``
 and ``PAYOUT``: the plug-in says what the procedure wants
-(:class:`rules.game.GameProcedure`), this module compares and reports.
+(:class:`pitwatch.rules.game.GameProcedure`), this module compares and reports.
 
 Round checks read the terminal's cards.  A card the terminal recorded as
 null stays unknown even if the shoe read it (the shoe's reading is checked
@@ -13,15 +13,16 @@ single-stream decision, taken at once.
 """
 from __future__ import annotations
 
-from rules.catalog import rule
-from rules.finding import ref
-from rules.packs import aligned_through
-from rules.words import cards as n_cards, listing, place, places, settlement
-from schemas.events import micros_to_datetime
+from pitwatch.rules.catalog import rule
+from pitwatch.rules.finding import ref
+from pitwatch.rules.packs import aligned_through
+from pitwatch.rules.words import cards as n_cards
+from pitwatch.rules.words import listing, place, places, settlement
+from pitwatch.schemas.events import micros_to_datetime
 
 
 def new_round(round_id: str, game_state: dict, use: int = 1) -> dict:
-    """``round_id``: the use key (:mod:`rules.uses`); ``use``: its use number; ``pack_id``, ``packs``: use keys."""
+    """``round_id``: the use key (:mod:`pitwatch.rules.uses`); ``use``: its use number; ``pack_id``, ``packs``: use keys."""
     return {
         "round_id": round_id, "use": use, "pack_id": None, "packs": [], "game": None, "dealer_id": None,
         "started": None, "start_ref": None, "start_pos": None, "ended": None, "first_ts": None,

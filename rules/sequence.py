@@ -21,8 +21,8 @@ Decisions:
 """
 from __future__ import annotations
 
-from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
-from rules.words import plural
+from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+from pitwatch.rules.words import plural
 
 
 class SeqTracker:
@@ -100,7 +100,7 @@ class SeqTracker:
         return self.feed(ev.device_id, ev.seq, ev.table_id, ev.event_id, ev.ts, game, ev.ts_offset)
 
     def feed_reject(self, reject) -> list[Finding]:
-        """A rejected line (``schemas.decode.Reject``) whose device_id and seq were readable."""
+        """A rejected line (``pitwatch.schemas.decode.Reject``) whose device_id and seq were readable."""
         return self.feed(reject.device_id, reject.seq, reject.table_id, reject.event_id, None)
 
     def state(self) -> dict:

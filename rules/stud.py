@@ -1,9 +1,9 @@
 """Document 004 (RP-10): the stud, stud hi-lo and razz plug-ins of the replay.
 
-Thin adapters between :class:`rules.game.GameProcedure` and the hand logic
-of :mod:`rules.stud_hand` (one round) and :mod:`rules.stud_showing` (who acts
+Thin adapters between :class:`pitwatch.rules.game.GameProcedure` and the hand logic
+of :mod:`pitwatch.rules.stud_hand` (one round) and :mod:`pitwatch.rules.stud_showing` (who acts
 first, the short-stack branches).  The round's state is ``rnd["g"]``, plain
-JSON data made by :func:`rules.stud_hand.new_hand_state`.
+JSON data made by :func:`pitwatch.rules.stud_hand.new_hand_state`.
 
 Rules raised here, keyed by round: ``BURN_SKIPPED``, ``EXPOSED_CARD``,
 ``CARD_TO_DEAD_HAND``, ``BRING_IN``, ``FIRST_TO_ACT``,
@@ -21,8 +21,8 @@ different number raises ``PACK_COMPOSITION`` on its own.
 """
 from __future__ import annotations
 
-from rules.game import GameProcedure
-from rules.stud_hand import StudHand, new_hand_state
+from pitwatch.rules.game import GameProcedure
+from pitwatch.rules.stud_hand import StudHand, new_hand_state
 
 
 class Stud(GameProcedure):

@@ -9,7 +9,7 @@ unreadable card left open in :attr:`StudHand.undecided`.  ``DEAL_ORDER``,
 ``CARD_FACE`` and ``MISDEAL`` are answered as the engine asks them
 (:meth:`allowed_targets`, :meth:`expected_face`, :meth:`expected_holdings`);
 with ``shared_checks=True`` (standalone use) the hand checks the first two
-itself.  Showing hands and the short-stack branches: :mod:`rules.stud_showing`.
+itself.  Showing hands and the short-stack branches: :mod:`pitwatch.rules.stud_showing`.
 
 How document 004 is read here (the German decides where rules.md is silent):
 
@@ -50,14 +50,20 @@ from __future__ import annotations
 import functools
 from typing import Iterable
 
-from rules.finding import ref
-from rules.game import seat_of
-from rules.words import amount, cards as n_cards, place, places, plural, street as street_name
-from rules.stud_showing import (
-    ALL_CARDS, BRANCH_WORDS, UNDECIDED, bring_in_seat, first_to_act_seat, short_deck_branch,
+from pitwatch.rules.finding import ref
+from pitwatch.rules.game import seat_of
+from pitwatch.rules.stud_showing import (
+    ALL_CARDS,
+    BRANCH_WORDS,
+    UNDECIDED,
+    bring_in_seat,
+    first_to_act_seat,
+    short_deck_branch,
     short_deck_followed,
 )
-
+from pitwatch.rules.words import amount, place, places, plural
+from pitwatch.rules.words import cards as n_cards
+from pitwatch.rules.words import street as street_name
 
 _FACE_ON_STREET = {4: "up", 5: "up", 6: "up", 7: "down"}  # expected_face after 3rd street
 _only = functools.lru_cache(maxsize=256)(lambda seat: (f"seat:{seat}",))  # allowed_targets: that seat only

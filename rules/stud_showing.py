@@ -1,7 +1,7 @@
 """Who must act first in seven-card stud, stud hi-lo and razz (document 004 D, E, H).
 
 Pure functions over up cards, seats and stack sizes; no events, no state.
-The plug-in :mod:`rules.stud` feeds them what the dealer terminal recorded.
+The plug-in :mod:`pitwatch.rules.stud` feeds them what the dealer terminal recorded.
 
 Document 004 (RP-10, German original) says:
 

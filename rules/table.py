@@ -3,13 +3,13 @@
 Feed it one table's accepted events; it returns the findings each event
 completes, and hands out the table's ``rounds`` and ``packs`` rows (and each
 pack's drawn-card sequence, for the cross-pack repeat check of
-:mod:`rules.repeated_runs`) once they are final.  Game procedures plug in
-through :class:`rules.game.GameProcedure` (chosen by ``table_opened.game``,
-see :mod:`rules.procedures`); this module does what every game shares:
+:mod:`pitwatch.rules.repeated_runs`) once they are final.  Game procedures plug in
+through :class:`pitwatch.rules.game.GameProcedure` (chosen by ``table_opened.game``,
+see :mod:`pitwatch.rules.procedures`); this module does what every game shares:
 seats, pack attribution, rounds, the shoe/terminal card matching and the
-shared rules (:mod:`rules.packs`, :mod:`rules.rounds`).  ``SEQ_GAP`` is not
+shared rules (:mod:`pitwatch.rules.packs`, :mod:`pitwatch.rules.rounds`).  ``SEQ_GAP`` is not
 here: a device may serve several tables, so it is tracked per device by
-:class:`rules.sequence.SeqTracker`.
+:class:`pitwatch.rules.sequence.SeqTracker`.
 
 Ordering policy
 ---------------
@@ -23,7 +23,7 @@ same rows) for every interleaving that keeps each device's order, because:
    dealer stream is the terminal's own order (a per-table position counter).
 2. **Cards are matched by index, per pack**: the shoe's ``card_drawn`` by
    ``index`` against the terminal's ``card_dealt`` in order (burns included),
-   with resynchronisation (:mod:`rules.alignment`); never by time.
+   with resynchronisation (:mod:`pitwatch.rules.alignment`); never by time.
 3. **Cross-stream decisions wait for both sides' evidence**: a mismatch, a
    cutting card against its insertion, a riffle against the shuffler's
    "pre-shuffled", the coup in which the cutting card surfaced.
@@ -37,7 +37,7 @@ same rows) for every interleaving that keeps each device's order, because:
    shoe count needing the shuffler's ``decks`` are decided at ``close()``
    unless the report arrives — except for a pack shuffled only at the table
    (by hand, riffle, or rebuilt by ``reshuffle``: no shuffler report is to
-   come, see ``PACK_COMPOSITION`` in :mod:`rules.packs`), decided once both
+   come, see ``PACK_COMPOSITION`` in :mod:`pitwatch.rules.packs`), decided once both
    streams passed it.
 5. **Rows are final**: a round row is handed out once the round ended and the
    matching has decided every card of it (its findings count can no longer
@@ -49,7 +49,7 @@ same rows) for every interleaving that keeps each device's order, because:
 Tables without a shoe
 ---------------------
 Stud, stud8 and razz are dealt by hand: there is no shoe stream (the table's
-reference ``shoe``, default by game, :meth:`rules.reference.TableReference.has_shoe`).
+reference ``shoe``, default by game, :meth:`pitwatch.rules.reference.TableReference.has_shoe`).
 On such a table the shoe side of every pack counts as passed from the start
 (``pack["shoe_done"]`` is True when the pack is created, or when the game
 becoming known makes the table shoeless), exactly as if the shoe had emptied
@@ -80,7 +80,7 @@ new pack", and a terminal "uses an id again only after the earlier round
 ended: that is a new round".  Each use is a pack or round of its own, with a
 use number (1 for the first) in its rows (``pack_use``, ``round_use``) and, from
 the second use on, in its key: the engine keys use ``n`` of id ``X`` as ``X``
-for ``n = 1`` and ``X#n`` after (:mod:`rules.uses`), so a feed that never uses
+for ``n = 1`` and ``X#n`` after (:mod:`pitwatch.rules.uses`), so a feed that never uses
 an id again gives the rows and ``finding_id`` s it gave before; every internal
 reference (a round's packs, a card's round, the keys of findings) holds the
 use key; rows and findings show the id and the use number
@@ -145,14 +145,26 @@ from __future__ import annotations
 
 import copy
 
-from rules import machines, packs, rounds
-from rules.dealer import HANDLERS, resolve, round_event
-from rules.finding import Finding, GamingDay, default_gaming_day, make_finding
-from rules.procedures import checks_for, procedure_for
-from rules.reference import DEFAULT_REFERENCE, TableReference
-from rules.uses import (DEALT, KEEP_KEYS, KEEP_USES, LEFT, NAMED, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS,
-                        again, prune, use_key)
-from schemas.events import Event
+from pitwatch.rules import machines, packs, rounds
+from pitwatch.rules.dealer import HANDLERS, resolve, round_event
+from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+from pitwatch.rules.procedures import checks_for, procedure_for
+from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
+from pitwatch.rules.uses import (
+    DEALT,
+    KEEP_KEYS,
+    KEEP_USES,
+    LEFT,
+    NAMED,
+    ROUND_ENDED,
+    ROUND_NAMED,
+    ROUND_STARTED,
+    STARTS,
+    again,
+    prune,
+    use_key,
+)
+from pitwatch.schemas.events import Event
 
 STATE_VERSION = 2
 MIGRATES_FROM = (1,)     # older state versions :func:`migrate_state` brings to STATE_VERSION
@@ -234,7 +246,7 @@ class TableReplay:
         self.gaming_day = gaming_day or default_gaming_day
         self.st = _new_state(table_id)
         self.proc = procedure_for(None, self.ref)
-        self.checks = checks_for(self.ref)  # table checks beside the game's plug-in (rules.procedures.CHECKS)
+        self.checks = checks_for(self.ref)  # table checks beside the game's plug-in (pitwatch.rules.procedures.CHECKS)
         self._out: list[Finding] = []
         self._rejects: list = []    # (event, reason): events the replay refused (drain_rejects)
         self._caches()
@@ -283,7 +295,7 @@ class TableReplay:
             raise ValueError(f"event {ev.event_id} is for table {ev.table_id}, not {self.table_id}")
         st = self.st
         source = ev.source
-        if source == "dealer":  # the terminal's stream: rules.dealer
+        if source == "dealer":  # the terminal's stream: pitwatch.rules.dealer
             if ev.pack_id is not None or ev.round_id is not None:
                 ev = resolve(self, ev)  # which use of its pack and round (see "Ids used again")
                 if ev is None:
@@ -335,13 +347,13 @@ class TableReplay:
         return out
 
     def drain_rounds(self) -> list[dict]:
-        """Completed rows of the ``rounds`` table (schemas.arrow.ROUNDS), removed once returned."""
+        """Completed rows of the ``rounds`` table (pitwatch.schemas.arrow.ROUNDS), removed once returned."""
         out = [rounds.row(self, r) for r in self.st["out_rounds"]]
         self.st["out_rounds"] = []
         return out
 
     def drain_packs(self) -> list[dict]:
-        """Completed rows of the ``packs`` table (schemas.arrow.PACKS), removed once returned."""
+        """Completed rows of the ``packs`` table (pitwatch.schemas.arrow.PACKS), removed once returned."""
         out = [packs.row(self, p) for p in self.st["out_packs"]]
         self.st["out_packs"] = []
         return out
@@ -355,7 +367,7 @@ class TableReplay:
 
     def drain_pack_sequences(self) -> list[dict]:
         """Per completed pack: table_id, pack_id, game, first_ts, source and cards
-        ``[index, card, event_id, ts]`` — the input of :func:`rules.repeated_runs.repeated_runs`."""
+        ``[index, card, event_id, ts]`` — the input of :func:`pitwatch.rules.repeated_runs.repeated_runs`."""
         out, self.st["out_seqs"] = self.st["out_seqs"], []
         return out
 
@@ -556,7 +568,7 @@ class TableReplay:
         return rnd
 
     def composition_decided(self, pack: dict) -> None:
-        """PACK_COMPOSITION is decided for ``pack`` (``rules.packs``): it may become final."""
+        """PACK_COMPOSITION is decided for ``pack`` (``pitwatch.rules.packs``): it may become final."""
         pack["composition"] = "done"
         if pack["pack_id"] in self._held:
             self._held.discard(pack["pack_id"])
@@ -629,7 +641,7 @@ class TableReplay:
                     if st[key] == pid:
                         st[key] = None
 
-    # --- streams (terminal: rules.dealer, from feed; shoe and shuffler: rules.machines)
+    # --- streams (terminal: pitwatch.rules.dealer, from feed; shoe and shuffler: pitwatch.rules.machines)
     def _set_game(self, game: str | None) -> None:
         if game and game != self.st["game"]:
             was_unknown = self.st["game"] is None

@@ -48,10 +48,10 @@ Interpretations:
 """
 from __future__ import annotations
 
-from rules import alignment
-from rules.finding import ref
-from rules.game import GameProcedure
-from rules.words import cards, listing, place, plural
+from pitwatch.rules import alignment
+from pitwatch.rules.finding import ref
+from pitwatch.rules.game import GameProcedure
+from pitwatch.rules.words import cards, listing, place, plural
 
 SPOTS = frozenset(("first", "second", "third"))
 PASSES = 3

@@ -1,4 +1,4 @@
-"""Ids used again: the use keys of packs and rounds (see "Ids used again" in :mod:`rules.table`).
+"""Ids used again: the use keys of packs and rounds (see "Ids used again" in :mod:`pitwatch.rules.table`).
 
 A device may use a ``pack_id`` again once the pack it named left play, and a
 terminal a ``round_id`` once its round ended (events.md, version 2.1): each
@@ -9,7 +9,7 @@ never uses an id again is keyed (finding ids included) as before.
 from __future__ import annotations
 
 # how far a stream is with the latest use of a pack id (the state's ``uses[stream][id]``: [use, this]),
-# and how far it must be for an event to start the next use (rules.table.TableReplay.stream_key)
+# and how far it must be for an event to start the next use (pitwatch.rules.table.TableReplay.stream_key)
 NAMED, DEALT, LEFT = 0, 1, 2
 PREPARES, STARTS, NOTES = DEALT, LEFT, 3
 # how far the latest use of a round id is (the state's ``uses["round"][id]``: [use, this])
@@ -42,7 +42,7 @@ def split_key(key: str | None) -> tuple:
     """``(id, use)`` read back from a use key alone (None: ``(None, None)``), for display where the
     use number is not at hand (live provisional alerts): an id that itself ends in ``#`` and digits
     reads as a later use of a shorter id.  The engine's rows use the number it remembers
-    (:meth:`rules.table.TableReplay.id_use`)."""
+    (:meth:`pitwatch.rules.table.TableReplay.id_use`)."""
     if key is None:
         return None, None
     head, sep, tail = key.rpartition("#")

@@ -4,7 +4,7 @@ A finding's ``expected`` and ``actual`` are read by a surveillance operator
 at a video console, not by a programmer, so the rules write them with these
 helpers instead of the event stream's own tokens: ``seat 6``, not
 ``seat:6``; ``1 card``, ``2 cards``, not ``2 card(s)``.  The CLI's
-summaries use :func:`plural` too (``pipelines.cli.render``).  Standard
+summaries use :func:`plural` too (``pitwatch.cli.render``).  Standard
 library only, no I/O (``rules/`` is compiled with Cython).
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Arrow schema of every lake table (``docs/spec/outputs.md``), defined once.
 
-Writers (:mod:`pipelines.lake`), the replay output, the DuckDB views and the
+Writers (:mod:`pitwatch.lake.parquet`), the replay output, the DuckDB views and the
 tests all take their columns from here.  Column order is the table's order in
 the Parquet files.  ``gaming_day`` is kept in the rows *and* used as the Hive
 partition key; readers that use ``hive_partitioning`` see the same value.
@@ -13,13 +13,13 @@ from typing import Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from schemas.contract import FIELDS
-from schemas.events import EVENT_FIELDS, Event, compact_events
+from pitwatch.schemas.contract import FIELDS
+from pitwatch.schemas.events import EVENT_FIELDS, Event, compact_events
 
 TS = pa.timestamp("us", tz="UTC")
 
 # Columns whose values (nearly) never repeat: the lake writes them without a Parquet
-# dictionary (pipelines.lake) and the replay's events get a str per row of them
+# dictionary (pitwatch.lake.parquet) and the replay's events get a str per row of them
 # (table_to_events); every other string column repeats a few values per table.
 NEVER_REPEATED = frozenset({"event_id", "ts", "seq", "line"})
 
@@ -59,13 +59,13 @@ REJECTS = pa.schema([
     pa.field("table_id", pa.string()),
     pa.field("device_id", pa.string()),
     pa.field("seq", pa.int64()),
-    pa.field("gaming_day", pa.date32(), nullable=False),    # the run's gaming day (see pipelines.batch)
+    pa.field("gaming_day", pa.date32(), nullable=False),    # the run's gaming day (see pitwatch.pipelines.batch)
 ])
 
 FINDINGS = pa.schema([
     pa.field("finding_id", pa.string(), nullable=False),
     pa.field("rule_id", pa.string(), nullable=False),
-    pa.field("title", pa.string(), nullable=False),          # the rule's plain title (rules.catalog)
+    pa.field("title", pa.string(), nullable=False),          # the rule's plain title (pitwatch.rules.catalog)
     pa.field("severity", pa.string(), nullable=False),
     pa.field("game", pa.string()),
     # null only for INPUT_DAMAGED of a file that held no line before its damage (rules.md 2.1)
@@ -160,7 +160,7 @@ RUNS = pa.schema([
     pa.field("status", pa.string()),
     pa.field("started", TS),
     pa.field("ended", TS),
-    # files read only up to their damage (pipelines.inputs.Damage): counted apart from lines
+    # files read only up to their damage (pitwatch.inputs.files.Damage): counted apart from lines
     pa.field("damaged_files", pa.int64()),
     pa.field("bytes_not_read", pa.int64()),
     pa.field("damage", pa.list_(pa.struct([
@@ -168,9 +168,9 @@ RUNS = pa.schema([
         pa.field("reason", pa.string()),
     ]))),
     # JSON {table: Delta version} of every table as this run left it committed (a reader pinned to
-    # the run reads these versions: pipelines.lake_run); null while the run is running
+    # the run reads these versions: pitwatch.pipelines.lake_run); null while the run is running
     pa.field("table_versions", pa.string()),
-    # The hash chain (pipelines.chain, docs/verify.md), written by pipelines.runs.write_run_record:
+    # The hash chain (pitwatch.lake.chain, docs/verify.md), written by pitwatch.lake.runs.write_run_record:
     # this record's SHA-256 over its canonical encoding; its link to the record before it (that
     # record's hash, its data file's and the runs commit's that added it); every data file this
     # writer's commits added and every Delta commit file it wrote for the other tables (with the
@@ -188,7 +188,7 @@ RUNS = pa.schema([
         pa.field("files_sha256", pa.string()), pa.field("operation", pa.string()),
     ]))),
     # Carried forward from the record before, so that a reader needs the chain's head only
-    # (pipelines.delta_log, docs/lake.md "A log that ages well"): JSON {table: {version, parts:
+    # (pitwatch.lake.delta_log, docs/lake.md "A log that ages well"): JSON {table: {version, parts:
     # [{file, size, sha256}]}}, the newest chained Delta checkpoint of every table (this writer's
     # new ones included); JSON {table: version} (or null), the versions readers read as of this
     # record: the last successful run's table_versions.  Null in records written before them.
@@ -215,7 +215,7 @@ PARTITIONED = ("events", "rejects", "rounds", "packs", "findings")
 # live/alerts_table.py, docs/lake.md "The alerts table").  Not one of LAKE_TABLES: no run reads,
 # fences, rolls back or pins it; readers read it at its latest version.  The FINDINGS columns, then
 # the watcher's id and the alert's own extras (a provisional alert's id); any other member an alert
-# carries becomes a column of its own, its JSON text (schema evolution, pipelines.delta).
+# carries becomes a column of its own, its JSON text (schema evolution, pitwatch.lake.delta).
 # Nullable but for the alert's id, rule and day: a provisional alert need not have every finding column.
 ALERT_KEYS = ("finding_id", "rule_id", "gaming_day")
 ALERTS = pa.schema([f if f.name in ALERT_KEYS else f.with_nullable(True) for f in FINDINGS]
@@ -258,7 +258,7 @@ def table_to_events(table: pa.Table, skip: tuple[str, ...] = ()) -> list[Event]:
     ingest columns; a ``date`` per event is costly to build), and so do
     fields the table has no column for (:func:`drop_empty_columns`) or whose
     column is all null: the events store only the other fields
-    (:class:`schemas.events.CompactEvent`).
+    (:class:`pitwatch.schemas.events.CompactEvent`).
     """
     n = table.num_rows
     names, columns = [], []

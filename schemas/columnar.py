@@ -6,7 +6,7 @@ plainly the contract's, it reads the block again with the contract's columns
 as an explicit schema (:func:`_read_raw`).  Then it checks the contract on
 whole columns.  It is a *filter*, never a judge: a row it is not sure of
 goes back to the caller, who decodes that line with the per-line decoder
-(:func:`schemas.decode.decode_fields`), which accepts it or rejects it with
+(:func:`pitwatch.schemas.decode.decode_fields`), which accepts it or rejects it with
 the reason.  So the fast path can only be stricter than the per-line
 decoder, never looser, and the two agree on every accepted value (a test
 decodes a corpus of good and bad lines both ways).
@@ -22,7 +22,7 @@ timestamp beyond microseconds or spelled with ``t``/``z``, ``NaN``/``Infinity``,
 a timestamp outside what the lake holds or beyond the run's horizon.
 
 Arrow never sees a block holding a line the per-line decoder rejects before
-parsing (:mod:`schemas.limits`: too long, nested too deep: Arrow's reader
+parsing (:mod:`pitwatch.schemas.limits`: too long, nested too deep: Arrow's reader
 took 47 s over one line of 10,000 nested arrays) or invalid UTF-8 (Arrow
 does not check it in every place).
 """
@@ -35,9 +35,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from schemas import contract as C
-from schemas import limits
-from schemas.arrow import EVENTS, TS
+from pitwatch.schemas import contract as C
+from pitwatch.schemas import limits
+from pitwatch.schemas.arrow import EVENTS, TS
 
 # The contract's fields as Arrow reads them from JSON: ``ts`` as text.
 RAW = pa.schema([pa.field(f.name, pa.string() if f.name == "ts" else f.type)
@@ -145,7 +145,7 @@ def rows_that_pass(raw: pa.Table) -> pa.Array:
 
 def ts_offsets(text) -> pa.Array:
     """``ts_offset`` of timestamp texts that match :data:`_FAST_TS`: minutes east of UTC as written
-    (``Z`` 0, ``-04:00`` -240), null for ``-00:00`` (:func:`schemas.decode.ts_offset_minutes`)."""
+    (``Z`` 0, ``-04:00`` -240), null for ``-00:00`` (:func:`pitwatch.schemas.decode.ts_offset_minutes`)."""
     tail = pc.if_else(pc.ends_with(text, "Z"), "+00:00", pc.utf8_slice_codeunits(text, -6))
     hours = pc.cast(pc.utf8_slice_codeunits(tail, 1, 3), pa.int64())
     minutes = pc.add(pc.multiply(hours, 60), pc.cast(pc.utf8_slice_codeunits(tail, 4, 6), pa.int64()))
@@ -250,7 +250,7 @@ def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers
     """:func:`decode_block` of ``count`` lines already joined by ``\\n`` (the longest ``longest`` bytes).
     ``file``: their file's path, or a string array of one path per line (several small files' lines).
 
-    Every line must start with ``{`` (:class:`pipelines.inputs.LineBlock`'s
+    Every line must start with ``{`` (:class:`pitwatch.inputs.files.LineBlock`'s
     lines do): pyarrow 25's JSON reader dies of a segmentation fault on a
     block that starts with ``null``.
     """
@@ -298,7 +298,7 @@ def decode_joined(data: bytes, count: int, longest: int, file: str, line_numbers
 
 def _arrow_may_read(data: bytes, longest: int) -> bool:
     """Whether the block may go to Arrow: valid UTF-8, and no line the per-line decoder rejects unparsed
-    (:func:`schemas.limits.line_problem`).  A few ms over 4 MB: the brackets that open, counted per line."""
+    (:func:`pitwatch.schemas.limits.line_problem`).  A few ms over 4 MB: the brackets that open, counted per line."""
     if longest > limits.MAX_LINE_BYTES:
         return False
     if not data.isascii():

@@ -1,9 +1,9 @@
 """The event contract of ``docs/spec/events.md``, version 1, as data.
 
 This module is the single definition of the contract: the decoder
-(:mod:`schemas.decode`), the Arrow schema of the ``events`` lake table
-(:mod:`schemas.arrow`) and the JSON Schema for integrators
-(:mod:`schemas.jsonschema`, written to ``schemas/events.schema.json``) are all
+(:mod:`pitwatch.schemas.decode`), the Arrow schema of the ``events`` lake table
+(:mod:`pitwatch.schemas.arrow`) and the JSON Schema for integrators
+(:mod:`pitwatch.schemas.jsonschema`, written to ``schemas/events.schema.json``) are all
 derived from the tables below, so they cannot drift apart.
 
 Decisions where ``events.md`` is silent (a casino systems integrator's reading):

@@ -1,4 +1,4 @@
-"""Decode one raw input line into an :class:`~schemas.events.Event` or a :class:`Reject`.
+"""Decode one raw input line into an :class:`~pitwatch.schemas.events.Event` or a :class:`Reject`.
 
 Every rejection reason of ``spec/events.md`` ("What a line can be rejected
 for") is produced here, in words a floor supervisor can read; conflicting
@@ -6,8 +6,8 @@ duplicates are decided later, across lines, by ingest (they need every copy).
 A line may have several problems: all of them are reported, joined by ``; ``.
 
 The decoder is total: no byte sequence and no JSON value (nor any value a
-Parquet file can hold, :mod:`pipelines.inputs`) raises out of it.  Lines too
-long or nested too deep are rejected before parsing (:mod:`schemas.limits`);
+Parquet file can hold, :mod:`pitwatch.inputs.files`) raises out of it.  Lines too
+long or nested too deep are rejected before parsing (:mod:`pitwatch.schemas.limits`);
 an exception nobody foresaw while decoding one line becomes a reject with
 the reason ``internal error: <type>`` and a log line, never a failed run.
 """
@@ -22,12 +22,22 @@ from typing import Any
 
 import orjson
 
-from schemas import contract as C
-from schemas import limits
-from schemas.values import (  # noqa: F401 - Unreadable and parquet_row_text: re-exported
-    FLOAT_INT, RAW_LIMIT, Unreadable, finite, has_unreadable, is_int, json_default, json_type, num, parquet_row_text, show,
+from pitwatch.schemas import contract as C
+from pitwatch.schemas import limits
+from pitwatch.schemas.events import Event, datetime_to_micros
+from pitwatch.schemas.values import (  # noqa: F401 - Unreadable and parquet_row_text: re-exported
+    FLOAT_INT,
+    RAW_LIMIT,
+    Unreadable,
+    finite,
+    has_unreadable,
+    is_int,
+    json_default,
+    json_type,
+    num,
+    parquet_row_text,
+    show,
 )
-from schemas.events import Event, datetime_to_micros
 
 _EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
 _UTC_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -42,7 +52,7 @@ class GamingDayConfig:
 
     ``not_after`` is the run's last day (the nightly ``--day``, or
     ``--not-after DAY``), None when it has none: a line whose gaming day is
-    more than :data:`schemas.limits.HORIZON_DAYS` after it is rejected
+    more than :data:`pitwatch.schemas.limits.HORIZON_DAYS` after it is rejected
     (events.md version 2).  It is part of the run's command and recorded in
     ``runs`` (``options.not_after``), so a rerun decides the same.
     """
@@ -145,7 +155,7 @@ class Reject:
     """A line that breaks the contract, with everything needed to find it again."""
 
     file: str
-    line: int | None        # None: the whole file's damage (pipelines.inputs.Damage), not a line
+    line: int | None        # None: the whole file's damage (pitwatch.inputs.files.Damage), not a line
     raw: str
     reason: str
     # What could still be read from the line (``None`` otherwise).  A rejected

@@ -5,7 +5,7 @@ one attribute per contract field (``None`` where the line does not carry it),
 plus what ingest adds (``ts_offset``, ``unknown_fields``, ``gaming_day``, ``file``, ``line``).
 ``ts`` is held as integer microseconds since the Unix epoch, UTC: cheap to
 compare and exact.  Events are plain data: they pickle, and they round-trip
-through the ``events`` lake table (:func:`schemas.arrow.events_to_table`).
+through the ``events`` lake table (:func:`pitwatch.schemas.arrow.events_to_table`).
 The batch replay reads them back as :class:`CompactEvent` s, which store
 only the fields their table has values for.
 """
@@ -15,7 +15,7 @@ import datetime as _dt
 from collections import namedtuple
 from typing import Any
 
-from schemas.contract import DERIVED_COLUMNS, FIELDS, LAKE_EXTRA_COLUMNS
+from pitwatch.schemas.contract import DERIVED_COLUMNS, FIELDS, LAKE_EXTRA_COLUMNS
 
 EVENT_FIELDS: tuple[str, ...] = tuple(FIELDS) + DERIVED_COLUMNS + LAKE_EXTRA_COLUMNS
 

@@ -1,14 +1,14 @@
-"""The contract as JSON Schema (draft 2020-12), generated from :mod:`schemas.contract`.
+"""The contract as JSON Schema (draft 2020-12), generated from :mod:`pitwatch.schemas.contract`.
 
 ``schemas/events.schema.json`` is this module's output, committed for
 integrators (validate a device adapter's output before it reaches the floor
-feed).  Regenerate with ``python -m schemas.jsonschema > schemas/events.schema.json``;
+feed).  Regenerate with ``python -m pitwatch.schemas.jsonschema > schemas/events.schema.json``;
 a test fails when the committed file and the contract drift apart.
 
 What JSON Schema cannot say and only pitwatch checks: duplicates and
 conflicts between lines (they need every copy), ``NaN``/``Infinity``
 (not JSON at all, refused by any JSON parser), and the bounds of
-:mod:`schemas.limits` on whole lines and timestamps (a line's length and
+:mod:`pitwatch.schemas.limits` on whole lines and timestamps (a line's length and
 nesting, timestamps from 1970 to year 9998, the run's horizon).
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import sys
 
-from schemas import contract as C
-from schemas.limits import INT_LIMIT
+from pitwatch.schemas import contract as C
+from pitwatch.schemas.limits import INT_LIMIT
 
 INT_MAX = INT_LIMIT - 1
 

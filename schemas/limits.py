@@ -1,12 +1,12 @@
 """What a line may be before it is parsed, and what the lake can hold: the contract's bounds.
 
 Decisions where ``spec/events.md`` is silent (a casino systems integrator's
-reading), shared by the per-line decoder (:mod:`schemas.decode`) and the
-columnar one (:mod:`schemas.columnar`) so that their verdicts cannot differ:
+reading), shared by the per-line decoder (:mod:`pitwatch.schemas.decode`) and the
+columnar one (:mod:`pitwatch.schemas.columnar`) so that their verdicts cannot differ:
 
 * A line longer than :data:`MAX_LINE_BYTES` (1 MiB, some thousand times a
   real event) is rejected unparsed: "line longer than 1048576 bytes".  The
-  reader (:mod:`pipelines.inputs`) hands on only its first
+  reader (:mod:`pitwatch.inputs.files`) hands on only its first
   ``MAX_LINE_BYTES + 1`` bytes, so a file without line ends cannot fill the
   memory.
 * A line whose JSON nests deeper than :data:`MAX_DEPTH` (64) arrays and
@@ -19,7 +19,7 @@ columnar one (:mod:`schemas.columnar`) so that their verdicts cannot differ:
   ``0 <= seq < 2**63`` (version 2), and so is every other integer field.
 * Timestamps the lake can hold (version 2): from 1970-01-01T00:00:00Z up to,
   not including, 9999-01-01T00:00:00Z (UTC), and not written in year 9999
-  whatever the offset; with a run's last day (:attr:`schemas.decode.GamingDayConfig.not_after`),
+  whatever the offset; with a run's last day (:attr:`pitwatch.schemas.decode.GamingDayConfig.not_after`),
   a gaming day at most :data:`HORIZON_DAYS` (2) after it.
 """
 from __future__ import annotations

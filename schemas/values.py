@@ -1,14 +1,14 @@
 """JSON values as the decoder sees them: their kind in words, a value quoted in a reason, finiteness.
 
 Also :class:`Unreadable`, the value of a Parquet cell JSON has no equivalent
-for (:mod:`pipelines.input_parquet`): every field rejects it, naming it.
+for (:mod:`pitwatch.inputs.parquet`): every field rejects it, naming it.
 """
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from schemas import limits
+from pitwatch.schemas import limits
 
 RAW_LIMIT = 64 * 1024  # rejected raw text is cut here (contract)
 
@@ -28,7 +28,7 @@ def finite(v) -> bool:
 
 class Unreadable:
     """A Parquet value with no JSON equivalent (binary data, a duration, a timestamp Python
-    cannot hold …): every field rejects it, naming what it is (:mod:`pipelines.input_parquet`)."""
+    cannot hold …): every field rejects it, naming what it is (:mod:`pitwatch.inputs.parquet`)."""
 
     __slots__ = ("what",)
 

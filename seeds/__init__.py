@@ -5,7 +5,7 @@ Settings files have the columns ``table_id,setting,value``; a ``table_id`` of
 ``burn_values.csv`` has ``table_id,rank,value`` (document 003 4.8).
 ``tables.csv`` holds settings about the table itself (``shoe``: whether it
 deals from a card-reading shoe; ``auto`` = the game's default).
-:func:`load_reference` turns them into the :class:`rules.reference.TableReference`
+:func:`load_reference` turns them into the :class:`pitwatch.rules.reference.TableReference`
 the replay engine takes (``rules/`` itself does no I/O).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import csv
 import io
 from importlib import resources
 
-from rules.reference import TableReference
+from pitwatch.rules.reference import TableReference
 
 
 def read_csv(name: str) -> list[dict[str, str]]:

@@ -22,10 +22,10 @@ extra coup is recorded as a finding only once the next coup actually starts.
 """
 from __future__ import annotations
 
-from simulator.cards import BACCARAT_POINTS, BURN_VALUE, Pack, other_card
-from simulator.clock import SECOND
-from simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
-from simulator.table import TableSim
+from pitwatch.simulator.cards import BACCARAT_POINTS, BURN_VALUE, Pack, other_card
+from pitwatch.simulator.clock import SECOND
+from pitwatch.simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
+from pitwatch.simulator.table import TableSim
 
 PACK_FAULTS = ("CUT_OFFER", "CUT_PLACEMENT", "CUT_CARD_PLACEMENT", "CUT_CARD_MISMATCH", "RIFFLE_SKIPPED",
                "BURN_SKIPPED", "BURN_COUNT", "LAST_COUP_NOT_ANNOUNCED", "COUPS_AFTER_CUT_CARD")

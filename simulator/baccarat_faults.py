@@ -1,13 +1,13 @@
-"""The faults of baccarat (registered in :data:`simulator.faults.REGISTRY`).
+"""The faults of baccarat (registered in :data:`pitwatch.simulator.faults.REGISTRY`).
 
 Each function arms a fault on the pack or round being prepared; the game module
 plays it out and records the findings (see its docstring for the readings).
 """
 from __future__ import annotations
 
-from simulator.faults import injects
-from simulator.baccarat import Baccarat, Coup
-from simulator.packs import PackPrep
+from pitwatch.simulator.baccarat import Baccarat, Coup
+from pitwatch.simulator.faults import injects
+from pitwatch.simulator.packs import PackPrep
 
 
 @injects("CUT_OFFER", "baccarat")

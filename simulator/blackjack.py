@@ -10,7 +10,7 @@ the layout).
 """
 from __future__ import annotations
 
-from simulator.cards import BJ_VALUE
+from pitwatch.simulator.cards import BJ_VALUE
 
 
 def total(cards) -> tuple[int, bool]:

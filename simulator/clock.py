@@ -8,14 +8,14 @@ exactly as in ``examples/clean-floor-2h.jsonl``.  Stream-internal order is
 never disturbed: a device's skew is constant, so its ``ts`` grows with ``seq``.
 
 Gaming day: the local date of ``ts`` minus the cutoff (default 06:00, UTC),
-as ``schemas.decode.GamingDayConfig`` computes it for the lake.
+as ``pitwatch.schemas.decode.GamingDayConfig`` computes it for the lake.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import time
 
-from schemas.decode import GamingDayConfig
+from pitwatch.schemas.decode import GamingDayConfig
 
 MS = 1
 SECOND = 1000

@@ -5,7 +5,7 @@ seat; a split seat's hand 2 before its hand 1, as the example does):
 
 1. Combate: one card face up to each seat, ascending, then one to the dealer;
    higher rank wins (A high, suits do not count), a tie loses half the bet.
-2. Blackjack (:mod:`simulator.blackjack`): one more card face up to
+2. Blackjack (:mod:`pitwatch.simulator.blackjack`): one more card face up to
    each seat, the dealer's second card face down, each seat acts ascending
    (hits face up; split only two aces, one card each; double on two cards),
    then the dealer.
@@ -23,12 +23,12 @@ card too few (so the dealt order stays a prefix of the right one: no
 """
 from __future__ import annotations
 
-from simulator import blackjack as bj
-from simulator.cards import CARD_HIGH, Pack, other_card
-from simulator.clock import SECOND
-from simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
-from simulator.poker import best_five, combate_multiplier
-from simulator.table import TableSim
+from pitwatch.simulator import blackjack as bj
+from pitwatch.simulator.cards import CARD_HIGH, Pack, other_card
+from pitwatch.simulator.clock import SECOND
+from pitwatch.simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
+from pitwatch.simulator.poker import best_five, combate_multiplier
+from pitwatch.simulator.table import TableSim
 
 ROUND_FAULTS = ("CARDS_BEFORE_BETS_CLOSED", "DEAL_ORDER", "CARD_FACE", "MISDEAL", "PAYOUT", "SETTLEMENT_ORDER",
                 "ILLEGAL_DOUBLE", "ILLEGAL_SPLIT", "SIX_CARD_RULE", "DEALER_DRAWING", "SHOE_CARD_MISMATCH",

@@ -1,12 +1,12 @@
-"""The faults of combate (registered in :data:`simulator.faults.REGISTRY`).
+"""The faults of combate (registered in :data:`pitwatch.simulator.faults.REGISTRY`).
 
 Each function arms a fault on the pack or round being prepared; the game module
 plays it out and records the findings (see its docstring for the readings).
 """
 from __future__ import annotations
 
-from simulator.faults import injects
-from simulator.combate import Combate, Round
+from pitwatch.simulator.combate import Combate, Round
+from pitwatch.simulator.faults import injects
 
 
 def _key(r: Round) -> dict:

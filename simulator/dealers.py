@@ -1,7 +1,7 @@
 """The simulated floor's roster: ``dealers.csv`` (id, name, shift) beside the feeds.
 
 The casino's own file has the same columns (``seeds/dealers.csv``,
-``pitwatch query … --dealers FILE``; see :mod:`queries.dealers`).  A name is
+``pitwatch query … --dealers FILE``; see :mod:`pitwatch.queries.dealers`).  A name is
 made from the dealer id alone (a CRC of it picks a first and a last name), so
 no random stream of the simulation is touched and the same id always gets the
 same name.  The shift is the casino's name for the part of the day the

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from simulator.clock import SECOND, tz_suffix
+from pitwatch.simulator.clock import SECOND, tz_suffix
 
 
 class Device:

@@ -16,7 +16,7 @@ Every injected fault writes one truth line per finding it must raise, keyed
 as ``rules.md`` keys the rule (pack-level rules by ``pack_id``, round-level by
 ``round_id``, ``SEQ_GAP`` and ``UNKNOWN_DEVICE`` by ``device_id``, ``PAYOUT`` by round + seat + spot),
 with the use of the pack / round id (``pack_use``, ``round_use``: 1 unless the
-floor reuses ids, :mod:`simulator.reuse`), labelled ``NAME/variant`` and
+floor reuses ids, :mod:`pitwatch.simulator.reuse`), labelled ``NAME/variant`` and
 grouped by ``fault_id``.
 """
 from __future__ import annotations
@@ -27,7 +27,8 @@ from typing import Callable
 
 import orjson
 
-from schemas.contract import GAMES as ALL, STUD_GAMES as STUD
+from pitwatch.schemas.contract import GAMES as ALL
+from pitwatch.schemas.contract import STUD_GAMES as STUD
 
 SHOE_GAMES = tuple(g for g in ALL if g not in STUD)
 
@@ -130,7 +131,7 @@ class TruthLog:
     """``truth.jsonl``: one line per finding the injected faults must raise."""
 
     # pack_use / round_use: which use of the id the finding is about (1 unless the floor reuses ids,
-    # simulator.reuse); null with no id.  Files written before them read as use 1 (pipelines.truth).
+    # pitwatch.simulator.reuse); null with no id.  Files written before them read as use 1 (pitwatch.simulator.truth).
     COLUMNS = ("rule_id", "game", "table_id", "pack_id", "pack_use", "round_id", "round_use", "device_id",
                "seat", "spot", "fault", "fault_id")
 

@@ -1,5 +1,5 @@
 """Feed-health faults (rules.md "Feed health (version 2)"), registered in
-:data:`simulator.faults.REGISTRY`; the registry of devices the simulator writes.
+:data:`pitwatch.simulator.faults.REGISTRY`; the registry of devices the simulator writes.
 
 * ``SHOE_SILENT`` (baccarat, three_bet_poker, combate; a pack): the shoe is
   unplugged for one pack — it writes nothing of it (no ``shoe_loaded``,
@@ -15,7 +15,7 @@
   one finding per table and device).  The ground truth holds when the run
   is given the registry (``OUT/devices.csv``); without one the rule is off.
 
-``OUT/devices.csv`` (:func:`registry_rows`, written by :func:`simulator.floor.simulate`)
+``OUT/devices.csv`` (:func:`registry_rows`, written by :func:`pitwatch.simulator.floor.simulate`)
 lists every device of the floor but the rogue ones: each terminal and shoe
 for its table, each shuffler for every table it serves, the back-room
 baccarat shufflers as ``*``; from the gaming day before the simulation
@@ -23,8 +23,8 @@ starts (device clocks are up to a second off), open-ended.
 """
 from __future__ import annotations
 
-from simulator.faults import ALL, SHOE_GAMES, injects
-from simulator.packs import PackPrep
+from pitwatch.simulator.faults import ALL, SHOE_GAMES, injects
+from pitwatch.simulator.packs import PackPrep
 
 
 @injects("SHOE_SILENT", *SHOE_GAMES)

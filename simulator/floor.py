@@ -25,21 +25,21 @@ from pathlib import Path
 
 import orjson
 
-from simulator import baccarat_faults, combate_faults, feed_faults  # noqa: F401  (register their faults)
-from simulator.baccarat import Baccarat
-from pipelines.devices import write_registry
-from simulator.clock import HOUR, MINUTE, GamingDays, to_ms
-from simulator.combate import Combate
-from simulator.dealers import write_dealers
-from simulator.devices import DeviceFactory, Port
-from simulator.faults import TruthLog
-from simulator.reuse import ID_MAP_FILE, write_id_map
-from simulator.stud import Razz, Stud, Stud8
-from simulator.table import TableConfig
-from simulator.three_bet_poker import ThreeBetPoker
-from simulator.writer import StreamWriter
+from pitwatch.inputs.devices import write_registry
+from pitwatch.simulator import baccarat_faults, combate_faults, feed_faults  # noqa: F401  (register their faults)
+from pitwatch.simulator.baccarat import Baccarat
+from pitwatch.simulator.clock import HOUR, MINUTE, GamingDays, to_ms
+from pitwatch.simulator.combate import Combate
+from pitwatch.simulator.dealers import write_dealers
+from pitwatch.simulator.devices import DeviceFactory, Port
+from pitwatch.simulator.faults import TruthLog
+from pitwatch.simulator.reuse import ID_MAP_FILE, write_id_map
+from pitwatch.simulator.stud import Razz, Stud, Stud8
+from pitwatch.simulator.table import TableConfig
+from pitwatch.simulator.three_bet_poker import ThreeBetPoker
+from pitwatch.simulator.writer import StreamWriter
 
-REGISTRY_FILE = "devices.csv"   # OUT/devices.csv: the device registry of the floor (pipelines.devices)
+REGISTRY_FILE = "devices.csv"   # OUT/devices.csv: the device registry of the floor (pitwatch.inputs.devices)
 
 GAMES = {"baccarat": Baccarat, "three_bet_poker": ThreeBetPoker, "combate": Combate,
          "stud": Stud, "stud8": Stud8, "razz": Razz}
@@ -121,16 +121,16 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
              gaming_days: GamingDays | None = None, progress=None, workers: int = 1,
              reuse_ids: bool = False) -> Summary:
     """Write a simulated floor to ``out_dir``: event files per device per gaming day, ``truth.jsonl``
-    the device registry ``devices.csv`` (:mod:`simulator.feed_faults`)
-    and ``dealers.csv`` (the dealers' roster, :mod:`simulator.dealers`).
+    the device registry ``devices.csv`` (:mod:`pitwatch.simulator.feed_faults`)
+    and ``dealers.csv`` (the dealers' roster, :mod:`pitwatch.simulator.dealers`).
 
     ``tables``: game -> number of tables; ``faults``: fault name -> rate per
-    opportunity (see :func:`simulator.faults.build_rates`);
+    opportunity (see :func:`pitwatch.simulator.faults.build_rates`);
     ``progress(fraction)`` is called now and then with the share of simulated
     time done.  ``workers`` > 1 runs independent groups of tables (tables that
     share no device) in that many processes; the bytes written do not depend
     on it.  ``reuse_ids``: pack and round ids used again as real floors do (packs numbered per
-    gaming day and wrapped, rounds per pack, :mod:`simulator.reuse`); the same events as without
+    gaming day and wrapped, rounds per pack, :mod:`pitwatch.simulator.reuse`); the same events as without
     it but for those ids, with ``OUT/reused_ids.csv`` mapping one run's ids onto the other's and
     each id's use in the truth.
     """

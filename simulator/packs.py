@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from simulator.cards import DECK, Pack, new_deck_run
-from simulator.faults import ALL, injects
+from pitwatch.simulator.cards import DECK, Pack, new_deck_run
+from pitwatch.simulator.faults import ALL, injects
 
 
 @dataclasses.dataclass

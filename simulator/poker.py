@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from simulator.cards import CARD_HIGH, CARD_LOW, CARD_SUIT
+from pitwatch.simulator.cards import CARD_HIGH, CARD_LOW, CARD_SUIT
 
 # Combate category numbers and the default paytable (rules.md)
 NOTHING, PAIR, TWO_PAIR, TRIPS, STRAIGHT, FLUSH, FULL_HOUSE, QUADS, STRAIGHT_FLUSH, ROYAL = range(10)

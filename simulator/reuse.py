@@ -42,7 +42,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from simulator.clock import GamingDays
+from pitwatch.simulator.clock import GamingDays
 
 PACK_WRAP = 2       # pack numbers of a gaming day: 1, 2, 1, 2, …
 ID_MAP_FILE = "reused_ids.csv"

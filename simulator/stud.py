@@ -7,7 +7,7 @@ per pass, ascending (an absent player's seat is dealt in, then its hand is
 dead: ``player_absent``); the bring-in is the lowest up card (razz: the
 highest, ace low), suit breaking ties, or the next seat to its left when that
 seat is all-in with its ante.  4th-6th: burn, one up card to each live seat;
-the best showing hand acts first (:mod:`simulator.stud_betting`).
+the best showing hand acts first (:mod:`pitwatch.simulator.stud_betting`).
 7th: burn, one down card, unless the stack is short (004 H): required =
 live seats + 2; (A) reshuffle the stack with the 4th-6th burns, burn, one card
 each; (B) burn, one ``community`` card face up; (C) reshuffle, burn, one
@@ -30,12 +30,12 @@ stud card counts).
 """
 from __future__ import annotations
 
-from simulator.cards import DECK, Pack
-from simulator.clock import MINUTE, SECOND
-from simulator.faults import STUD, injects
-from simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
-from simulator.stud_betting import Betting, Seat, bring_in_seat, first_to_act, left_of
-from simulator.table import TableSim
+from pitwatch.simulator.cards import DECK, Pack
+from pitwatch.simulator.clock import MINUTE, SECOND
+from pitwatch.simulator.faults import STUD, injects
+from pitwatch.simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
+from pitwatch.simulator.stud_betting import Betting, Seat, bring_in_seat, first_to_act, left_of
+from pitwatch.simulator.table import TableSim
 
 LEVELS = ((400, 800, 50, 100), (600, 1200, 100, 150), (800, 1600, 100, 200), (1000, 2000, 150, 250))
 ROUND_FAULTS = ("BURN_SKIPPED", "DEAL_ORDER", "CARD_FACE", "EXPOSED_CARD", "CARD_TO_DEAD_HAND", "BRING_IN",

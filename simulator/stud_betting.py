@@ -8,7 +8,7 @@ make a cap.  Clean play never bets the big bet on 4th street (004 F).
 """
 from __future__ import annotations
 
-from simulator.poker import best_showing, bring_in_card_key
+from pitwatch.simulator.poker import best_showing, bring_in_card_key
 
 
 class Seat:

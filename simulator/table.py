@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from simulator.clock import HOUR, MINUTE, SECOND, GamingDays
-from simulator.devices import Port
-from simulator.faults import ALL, TableFaults, TruthLog, injects
-from simulator.reuse import TableIds
+from pitwatch.simulator.clock import HOUR, MINUTE, SECOND, GamingDays
+from pitwatch.simulator.devices import Port
+from pitwatch.simulator.faults import ALL, TableFaults, TruthLog, injects
+from pitwatch.simulator.reuse import TableIds
 
 
 @dataclasses.dataclass
@@ -175,7 +175,7 @@ class TableSim:
 
     def start_round_ids(self, width: int, prefix: str = "") -> str:
         """The id of a new round; with ``reuse_ids`` numbered within the current pack, so a game
-        takes it after the round's pack (:mod:`simulator.reuse`)."""
+        takes it after the round's pack (:mod:`pitwatch.simulator.reuse`)."""
         return self.ids.round(width, prefix)
 
     def new_pack_id(self, width: int) -> str:

@@ -22,11 +22,11 @@ when not voided) is raised, not ``DEAL_ORDER``.
 """
 from __future__ import annotations
 
-from simulator.cards import Pack, other_card
-from simulator.clock import SECOND
-from simulator.faults import injects
-from simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
-from simulator.table import TableSim
+from pitwatch.simulator.cards import Pack, other_card
+from pitwatch.simulator.clock import SECOND
+from pitwatch.simulator.faults import injects
+from pitwatch.simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
+from pitwatch.simulator.table import TableSim
 
 ROUND_FAULTS = ("CARDS_BEFORE_BETS_CLOSED", "DEAL_ORDER", "CARD_FACE", "MISDEAL", "SHOE_CARD_MISMATCH",
                 "UNACCOUNTED_CARD", "STUB_MISCOUNT", "VOID_NOT_DECLARED", "STUB_EXPOSED")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from simulator.clock import GamingDays, minute_prefix
+from pitwatch.simulator.clock import GamingDays, minute_prefix
 
 FLUSH_LINES = 4096
 # "SS.mmm" for every millisecond of a minute

@@ -1,5 +1,5 @@
 """Reading a lake in tests as its readers do: each Delta table at the version the last successful
-run committed (``pipelines.lake_versions``), never a folder's listing (which also holds files
+run committed (``pitwatch.lake.versions``), never a folder's listing (which also holds files
 later commits removed)."""
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import re
 
 import pyarrow as pa
 
-from pipelines import delta, lake, lake_versions, runs
+from pitwatch.lake import delta, runs
+from pitwatch.lake import parquet as lake
+from pitwatch.lake import versions as lake_versions
 
 _RUN_ID = re.compile(r"-\d{8}T\d{6}Z-[0-9a-f]{8}")
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from schemas.contract import GAMES, STUD_GAMES
+from pitwatch.schemas.contract import GAMES, STUD_GAMES
 
 
 def test_the_games_are_the_contracts_everywhere():
-    from pipelines.cli import rules as cli_rules
-    from pipelines.cli import simulate as cli_simulate
-    from simulator import faults, floor
-    from rules import catalog, procedures
+    from pitwatch.cli import rules as cli_rules
+    from pitwatch.cli import simulate as cli_simulate
+    from pitwatch.rules import catalog, procedures
+    from pitwatch.simulator import faults, floor
 
     assert catalog.ALL_GAMES is GAMES and catalog.STUD_GAMES is STUD_GAMES
     assert faults.ALL is GAMES and faults.STUD is STUD_GAMES
@@ -28,8 +28,8 @@ def test_the_games_are_the_contracts_everywhere():
 
 def test_every_game_has_its_own_plug_in():
     """Deleting a game from rules/procedures.py would leave it with the shared rules only."""
-    from rules.game import GameProcedure
-    from rules.procedures import procedure_for
+    from pitwatch.rules.game import GameProcedure
+    from pitwatch.rules.procedures import procedure_for
 
     for game in GAMES:
         proc = procedure_for(game)
@@ -37,9 +37,9 @@ def test_every_game_has_its_own_plug_in():
 
 
 def test_the_severities_are_the_catalogues_everywhere():
-    from pipelines import runs
-    from pipelines.cli import rules as cli_rules
-    from rules.catalog import RULES, SEVERITIES
+    from pitwatch.cli import rules as cli_rules
+    from pitwatch.lake import runs
+    from pitwatch.rules.catalog import RULES, SEVERITIES
 
     assert runs.SEVERITIES is SEVERITIES
     severity_option = next(p for p in cli_rules.rules.params if p.name == "severity")
@@ -48,9 +48,9 @@ def test_the_severities_are_the_catalogues_everywhere():
 
 
 def test_the_findings_columns_are_the_lakes_everywhere():
-    from live.sinks import COLUMNS
-    from rules.finding import Finding
-    from schemas.arrow import FINDINGS
+    from pitwatch.live.sinks import COLUMNS
+    from pitwatch.rules.finding import Finding
+    from pitwatch.schemas.arrow import FINDINGS
 
     assert COLUMNS == tuple(FINDINGS.names)
     assert tuple(f.name for f in dataclasses.fields(Finding)) == tuple(FINDINGS.names)

@@ -4,13 +4,13 @@ findings its ground truth lists; a clean simulated day raises none.
 Each day is simulated with ``pitwatch simulate``'s library, replayed by the
 real batch pipeline (Beam, FnApiRunner) into a real lake, and the lake's
 findings are compared with ``truth.jsonl`` by rule, table and key
-(:mod:`pipelines.truth`).  Every run is given the simulator's device registry
+(:mod:`pitwatch.simulator.truth`).  Every run is given the simulator's device registry
 (``OUT/devices.csv``), as ``pitwatch run --devices`` would be: the feed-health rules
 (``SHOE_SILENT``, ``UNKNOWN_DEVICE``) are in the matrix like any other, and the clean
 day, registry and all, raises neither.
 
 The reuse variant (issue 36, contract 2.1) plays the same days with ``reuse_ids``: pack ids numbered
-per gaming day and wrapped at 2, round ids per pack (:mod:`simulator.reuse`), so a finding must name
+per gaming day and wrapped at 2, round ids per pack (:mod:`pitwatch.simulator.reuse`), so a finding must name
 the use of its pack / round (``pack_use``, ``round_use``) and the lake must never merge two packs or
 rounds of one id.  It covers every rule keyed by a pack or a round (``SEQ_GAP`` and ``UNKNOWN_DEVICE``
 are keyed by device: reusing ids cannot change their key, and the rest of their day is a clean day,
@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.batch import run_batch
-from pipelines.devices import load_registry
-from simulator import SPECS, simulate
-from simulator.reuse import read_id_map
-from pipelines.truth import compare, lake_findings, read_truth
-from rules.catalog import RULES
+from pitwatch.inputs.devices import load_registry
+from pitwatch.pipelines.batch import run_batch
+from pitwatch.rules.catalog import RULES
+from pitwatch.simulator import SPECS, simulate
+from pitwatch.simulator.reuse import read_id_map
+from pitwatch.simulator.truth import compare, lake_findings, read_truth
 
 HOURS = 3.0
 

@@ -1,7 +1,7 @@
 """pitwatch runs on Beam's public API: no file of the project starts Beam's workers itself, rewrites
 their command or reads progress out of Beam's logs (issue 25: the zygote, the worker shim, the
 runner subclass and the log parsing are gone; progress comes from pitwatch's own steps,
-pipelines.progress)."""
+pitwatch.pipelines.progress)."""
 from __future__ import annotations
 
 import pathlib

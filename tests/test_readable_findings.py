@@ -11,7 +11,7 @@ and empty text.
 
 The matrix is the one of ``tests/test_matrix.py`` (every rule injected alone by
 ``pitwatch simulate``'s library), replayed here by the engine itself
-(:func:`pipelines.replay.replay_table`, the cross-pack runs and the device
+(:func:`pitwatch.pipelines.replay.replay_table`, the cross-pack runs and the device
 ``seq`` tracker), without Beam: the texts are the engine's, the pipeline only
 carries them.
 """
@@ -25,7 +25,7 @@ import sys
 import orjson
 import pytest
 
-from rules.catalog import RULE_BY_ID, RULES
+from pitwatch.rules.catalog import RULE_BY_ID, RULES
 
 CODE_LIKE = [
     (re.compile(r"\b[a-z]+:[0-9A-Za-z]"), "a key:value token like seat:6"),
@@ -55,7 +55,7 @@ def unreadable(text) -> list[str]:
 
 
 def finding_problems(f) -> list[str]:
-    """What is unreadable in one finding (a :class:`rules.finding.Finding`)."""
+    """What is unreadable in one finding (a :class:`pitwatch.rules.finding.Finding`)."""
     problems = []
     for name in ("title", "expected", "actual"):
         problems += [f"{name} {getattr(f, name, None)!r}: {why}" for why in unreadable(getattr(f, name, None))]
@@ -117,15 +117,15 @@ def test_titles_are_distinct():
 
 
 def test_pitwatch_rules_shows_every_title():
-    out = subprocess.run([sys.executable, "-m", "pipelines.cli", "rules", "--format", "json"],
+    out = subprocess.run([sys.executable, "-m", "pitwatch.cli", "rules", "--format", "json"],
                          capture_output=True, check=True).stdout
     rows = [orjson.loads(line) for line in out.splitlines()]
     assert {r["rule_id"]: r["title"] for r in rows} == {r.rule_id: r.title for r in RULES}
-    table = subprocess.run([sys.executable, "-m", "pipelines.cli", "rules", "--game", "baccarat"],
+    table = subprocess.run([sys.executable, "-m", "pitwatch.cli", "rules", "--game", "baccarat"],
                            capture_output=True, check=True, text=True).stdout
     assert table.splitlines()[0].split()[:3] == ["rule_id", "title", "severity"]
     assert "Burn skipped" in table and "Card switched between shoe and table" in table
-    stud = subprocess.run([sys.executable, "-m", "pipelines.cli", "rules", "--game", "stud", "--format", "json"],
+    stud = subprocess.run([sys.executable, "-m", "pitwatch.cli", "rules", "--game", "stud", "--format", "json"],
                           capture_output=True, check=True).stdout
     sources = {orjson.loads(line)["rule_id"]: orjson.loads(line)["source"] for line in stud.splitlines()}
     assert sources["BURN_SKIPPED"] == "004" and sources["MISDEAL"] == "004" and sources["UNSHUFFLED_PACK"] == "003 4.1"
@@ -134,12 +134,12 @@ def test_pitwatch_rules_shows_every_title():
 # --- the simulator's matrix ------------------------------------------------------------------
 def matrix_findings(tmp_path, rule_id: str):
     """Every finding the engine raises on a simulated day with only ``rule_id``'s fault."""
-    from pipelines.devices import load_registry
-    from pipelines.replay import replay_table
-    from simulator import SPECS, simulate
-    from rules.repeated_runs import repeated_runs
-    from rules.sequence import SeqTracker
-    from schemas.decode import GamingDayConfig, Reject, decode_line
+    from pitwatch.inputs.devices import load_registry
+    from pitwatch.pipelines.replay import replay_table
+    from pitwatch.rules.repeated_runs import repeated_runs
+    from pitwatch.rules.sequence import SeqTracker
+    from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
+    from pitwatch.simulator import SPECS, simulate
 
     long = rule_id in ("LAST_COUP_NOT_ANNOUNCED", "COUPS_AFTER_CUT_CARD", "CUT_CARD_MISMATCH", "SHORT_DECK_PROCEDURE")
     tables = {g: 2 if rule_id == "SHORT_DECK_PROCEDURE" else 1 for g in SPECS[rule_id].games}
@@ -169,7 +169,7 @@ def matrix_findings(tmp_path, rule_id: str):
 
 
 def _fault_names():
-    from simulator import SPECS
+    from pitwatch.simulator import SPECS
 
     return sorted(SPECS)
 
@@ -189,7 +189,7 @@ def test_every_finding_of_the_matrix_reads_as_words(rule_id, tmp_path):
 
 # --- counts for people ------------------------------------------------------------------------
 def test_plural_counts():
-    from pipelines.cli.render import plural
+    from pitwatch.cli.render import plural
 
     assert [plural(n, "finding") for n in (0, 1, 2, 1234)] == ["0 findings", "1 finding", "2 findings",
                                                               "1,234 findings"]
@@ -198,7 +198,7 @@ def test_plural_counts():
 
 
 def test_pitwatch_simulate_summary_counts_one_table_in_the_singular(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "pipelines.cli", "simulate", "--out", str(tmp_path / "day"),
+    out = subprocess.run([sys.executable, "-m", "pitwatch.cli", "simulate", "--out", str(tmp_path / "day"),
                           "--tables", "stud=1", "--hours", "0.1", "--workers", "1", "--quiet"],
                          capture_output=True, text=True, check=True).stdout
     assert " on 1 table " in out and " 1 tables" not in out, out

@@ -29,7 +29,7 @@ def test_wheel_installs_and_runs_outside_the_repo(tmp_path):
                     "-q", "-w", str(dist)], check=True, cwd=tmp_path)
     wheel = next(dist.glob("pitwatch-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    for needed in ("schemas/events.schema.json", "pipelines/cli/__init__.py", "rules/__init__.py",
+    for needed in ("schemas/events.schema.json", "cli/__init__.py", "rules/__init__.py",
                    "seeds/__init__.py", "seeds/baccarat.csv", "queries/__init__.py", "queries/round_replay.sql",
                    "simulator/__init__.py", "live/__init__.py"):
         assert needed in names, f"{needed} missing from the wheel"
@@ -43,8 +43,8 @@ def test_wheel_installs_and_runs_outside_the_repo(tmp_path):
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True)
     work = tmp_path / "elsewhere"
     work.mkdir()
-    where = subprocess.run([str(py), "-c", "import schemas, pipelines, rules.table; print(schemas.__file__); "
-                            "print(rules.table.__file__)"], cwd=work, check=True, capture_output=True, text=True)
+    where = subprocess.run([str(py), "-c", "import schemas, pipelines, pitwatch.rules.table; print(schemas.__file__); "
+                            "print(pitwatch.rules.table.__file__)"], cwd=work, check=True, capture_output=True, text=True)
     assert all(w.startswith(str(venv)) for w in where.stdout.split()), where.stdout
     if os.environ.get("PITWATCH_PURE"):
         assert not any(n.endswith(".so") for n in names)

@@ -16,7 +16,7 @@ DAYS = [(START + _dt.timedelta(days=k)).date().isoformat() for k in range(7)]
 
 def build(base: pathlib.Path) -> pathlib.Path:
     """``base/inbox``: one folder per day, ``devices.csv`` the sessions' registries merged."""
-    from simulator import SPECS, simulate
+    from pitwatch.simulator import SPECS, simulate
 
     inbox = base / "inbox"
     inbox.mkdir(parents=True)

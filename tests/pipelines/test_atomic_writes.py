@@ -10,7 +10,7 @@ import time
 
 import pyarrow as pa
 
-from pipelines import lake as lakelib
+from pitwatch.lake import parquet as lakelib
 
 
 def _events_like(n: int, tag: str) -> pa.Table:
@@ -26,8 +26,8 @@ def _events_like(n: int, tag: str) -> pa.Table:
 def test_killed_writer_leaves_the_old_partition_whole_and_next_run_cleans_up(tmp_path):
     """A data file is written straight under its final name and is part of the table only once a
     commit names it: killed half way, the file is there but no reader sees it, and the next run's
-    clean-up (pipelines.delta.remove_leftovers) removes it."""
-    from pipelines import delta
+    clean-up (pitwatch.lake.delta.remove_leftovers) removes it."""
+    from pitwatch.lake import delta
 
     lake = str(tmp_path / "lake")
     lakelib.write_partition(lake, "rejects", "2026-11-28", [_events_like(1000, "old")])
@@ -37,7 +37,7 @@ def test_killed_writer_leaves_the_old_partition_whole_and_next_run_cleans_up(tmp
         import sys
         sys.path.insert(0, {os.getcwd()!r})
         from tests.pipelines.test_atomic_writes import _events_like
-        from pipelines import lake
+        from pitwatch.lake import parquet as lake
         lake.write_partition({lake!r}, "rejects", "2026-11-28", [_events_like(6_000_000, "new")])
     """)
     proc = subprocess.Popen([sys.executable, "-c", writer])

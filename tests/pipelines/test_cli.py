@@ -8,8 +8,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import COMMANDS, main
-from pipelines.cli.render import render
+from pitwatch.cli import COMMANDS, main
+from pitwatch.cli.render import render
 
 AVAILABLE = sorted(main.list_commands(None))
 
@@ -33,7 +33,7 @@ def test_top_level_help_lists_the_commands():
 
 
 def test_unknown_command_is_an_error_not_a_traceback():
-    result = subprocess.run([sys.executable, "-m", "pipelines.cli", "nosuch"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "pitwatch.cli", "nosuch"], capture_output=True, text=True)
     assert result.returncode == 2 and "No such command 'nosuch'" in result.stderr and "Traceback" not in result.stderr
 
 
@@ -50,7 +50,7 @@ def test_render_formats_are_pinned():
 
 
 def test_rules_lists_the_catalogue_in_every_format():
-    from rules.catalog import RULES
+    from pitwatch.rules.catalog import RULES
 
     out = CliRunner().invoke(main, ["rules", "--format", "json"]).output
     rows = [json.loads(l) for l in out.splitlines()]

@@ -4,12 +4,11 @@ command line and every effective setting with its origin.  Real processes."""
 from __future__ import annotations
 
 import hashlib
-import json
 
 import pytest
 
-from pipelines.cli import exits
-from pipelines.config import SETTINGS, ConfigError, load
+from pitwatch.cli import exits
+from pitwatch.config import SETTINGS, ConfigError, load
 from tests.pipelines.test_exit_codes import inbox, pitwatch, run_records  # noqa: F401  (fixture)
 
 CONFIG = """\

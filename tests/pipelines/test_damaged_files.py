@@ -7,8 +7,6 @@ row per damaged file with its byte offset and no line, ``damaged_files`` and
 """
 from __future__ import annotations
 
-from tests import lake_rows
-
 import gzip
 import json
 import subprocess
@@ -19,8 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.inputs import Damage, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
-from schemas.limits import MAX_LINE_BYTES
+from pitwatch.inputs.files import Damage, iter_jsonl_chunks, iter_line_chunks, iter_parquet_chunks
+from pitwatch.schemas.limits import MAX_LINE_BYTES
+from tests import lake_rows
 from tests.conftest import event, line
 
 LINES = [line(seq=i).encode() for i in range(1, 2001)]
@@ -203,7 +202,7 @@ def test_a_run_over_damaged_files_completes_and_accounts_for_each(tmp_path):
     (folder / "gz.jsonl").write_bytes(gzip.compress(TEXT[:5000]))
     (folder / "x.parquet").write_bytes(TEXT[:3000])
     lake = tmp_path / "lake"
-    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(folder), "--lake", str(lake), "--quiet"],
+    done = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(folder), "--lake", str(lake), "--quiet"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr

@@ -1,4 +1,4 @@
-"""The Delta commits of pipelines.delta against real delta-rs tables: the fence, a retried commit,
+"""The Delta commits of pitwatch.lake.delta against real delta-rs tables: the fence, a retried commit,
 stats, schema evolution, retention, a replayed day replaced by file, leftovers."""
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from pipelines import delta, lake
-from schemas.arrow import rows_to_table
+from pitwatch.lake import delta
+from pitwatch.lake import parquet as lake
+from pitwatch.schemas.arrow import rows_to_table
 
 DAY, NEXT = "2026-11-28", "2026-11-29"
 

@@ -1,15 +1,14 @@
 """Findings do not depend on how the input is cut into files, ordered or delivered twice."""
 from __future__ import annotations
 
-from tests import lake_rows
-
 import random
 
 import pytest
 
-from pipelines.batch import run_batch
-from simulator import simulate
-from pipelines.truth import lake_findings
+from pitwatch.pipelines.batch import run_batch
+from pitwatch.simulator import simulate
+from pitwatch.simulator.truth import lake_findings
+from tests import lake_rows
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +63,7 @@ def test_worker_processes_write_the_same_lake_as_one_process(faulty_day, tmp_pat
 def test_large_inputs_use_one_worker_process_per_cpu_unless_told(monkeypatch):
     from apache_beam.options.pipeline_options import DirectOptions
 
-    from pipelines.batch import PARALLEL_FROM_BYTES, beam_options
+    from pitwatch.pipelines.batch import PARALLEL_FROM_BYTES, beam_options
 
     monkeypatch.setattr("os.cpu_count", lambda: 4)
 

@@ -1,4 +1,4 @@
-"""The device registry (pipelines/devices.py): read exactly, refused with the line when malformed,
+"""The device registry (inputs/devices.py): read exactly, refused with the line when malformed,
 and a malformed registry given to ``pitwatch run`` is exit 2 with the lake untouched."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from pipelines.devices import INBOX_FILE, RegistryError, load_registry, registry_path, write_registry
+from pitwatch.inputs.devices import INBOX_FILE, RegistryError, load_registry, registry_path, write_registry
 
 HEADER = "device_id,source,table_id,from_day,to_day\n"
 
@@ -106,7 +106,7 @@ def test_run_with_a_malformed_registry_is_exit_2_naming_the_line_and_the_lake_is
         args = ["--day", "2026-11-28", "--inbox", str(tmp_path / "inbox")]
     else:
         args = [str(feeds), "--devices", bad]
-    r = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", *args, "--lake", str(lake), "--quiet"],
+    r = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", *args, "--lake", str(lake), "--quiet"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("Error: device registry ") and "line 3" in r.stderr

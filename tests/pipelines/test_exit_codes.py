@@ -1,6 +1,6 @@
 """A command a scheduler can trust (issue 24), replayed as real processes.
 
-Every exit code of ``pipelines.cli.exits`` and a mistyped option of every
+Every exit code of ``pitwatch.cli.exits`` and a mistyped option of every
 command: the code, the one ``Error:`` line, and the lake's bytes untouched
 by a refused run.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.cli import COMMANDS, exits
+from pitwatch.cli import COMMANDS, exits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def pitwatch(*args, env: dict | None = None, cwd=None, timeout: float = 600) -> 
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     full_env["PYTHONPATH"] = str(ROOT)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
                           env=full_env, cwd=cwd, timeout=timeout)
 
 
@@ -47,7 +47,7 @@ def run_records(lake: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def inbox(tmp_path_factory) -> Path:
     """A simulated gaming day 2026-11-28 with critical faults (a shoe's card mismatch), in an inbox."""
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     base = tmp_path_factory.mktemp("inbox")
     simulate(base / "inbox", tables={"baccarat": 1, "stud": 1}, hours=0.5, seed=3,
@@ -307,7 +307,7 @@ def test_a_rebuild_killed_before_it_wrote_settings_json_is_not_tampering(inbox, 
 @pytest.fixture(scope="module")
 def long_day(tmp_path_factory) -> Path:
     """A day long enough that a run is still replaying a few seconds after it started."""
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     base = tmp_path_factory.mktemp("long")
     simulate(base / "feeds", tables={"baccarat": 6, "stud": 2}, hours=6, seed=5, faults={}, workers=2)
@@ -320,7 +320,7 @@ def test_a_signal_during_a_run_is_exit_3_recorded_interrupted_and_the_next_run_p
     lake = tmp_path / "lake"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", str(long_day), "--lake", str(lake)],
+    proc = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", str(long_day), "--lake", str(lake)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 60
     while not list((lake / "runs").glob("*.parquet")) and time.monotonic() < deadline:

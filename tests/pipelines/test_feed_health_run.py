@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from simulator import simulate
-from pipelines.truth import compare, lake_findings, read_truth
+from pitwatch.simulator import simulate
+from pitwatch.simulator.truth import compare, lake_findings, read_truth
 
 EXAMPLE = pathlib.Path("/work/shared/examples/clean-floor-2h.jsonl")
 
 
 def pitwatch(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout)
 
 

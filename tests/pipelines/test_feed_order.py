@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import random
 
-from pipelines.replay import feed_order, feed_ordered
-from schemas.arrow import drop_empty_columns, events_to_table, table_to_events
-from schemas.events import Event
+from pitwatch.pipelines.replay import feed_order, feed_ordered
+from pitwatch.schemas.arrow import drop_empty_columns, events_to_table, table_to_events
+from pitwatch.schemas.events import Event
 
 SECOND = 1_000_000
 
@@ -38,7 +38,7 @@ def test_a_device_clock_going_back_takes_the_merge():
 
 
 def test_numpy_sort_agrees_with_arrow_sort_with_repeated_seqs_and_clocks_going_back():
-    from pipelines.replay import _feed_ordered_by_arrow
+    from pitwatch.pipelines.replay import _feed_ordered_by_arrow
 
     for seed in range(30):
         rnd = random.Random(seed)
@@ -78,8 +78,8 @@ def test_one_sort_serves_the_writer_and_the_replay():
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from pipelines.lake import sort_table
-    from pipelines.replay import sorted_for_writer, split_by_day
+    from pitwatch.lake.parquet import sort_table
+    from pitwatch.pipelines.replay import sorted_for_writer, split_by_day
 
     for seed in range(10):
         rnd = random.Random(seed)

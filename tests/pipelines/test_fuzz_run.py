@@ -12,8 +12,6 @@ rerun over the same input writes byte-identical lake files.
 """
 from __future__ import annotations
 
-from tests import lake_rows
-
 import json
 import pathlib
 import random
@@ -22,12 +20,14 @@ import sys
 
 import pytest
 
+from tests import lake_rows
+
 SEED = 23
 MUTATED = 3000
 
 
 def _simulate(out: pathlib.Path) -> None:
-    subprocess.run([sys.executable, "-m", "pipelines.cli", "simulate", "--out", str(out), "--tables",
+    subprocess.run([sys.executable, "-m", "pitwatch.cli", "simulate", "--out", str(out), "--tables",
                     "baccarat=2,three_bet_poker=1", "--hours", "1", "--workers", "1", "-q"],
                    check=True, capture_output=True, timeout=300)
 
@@ -127,7 +127,7 @@ def _same_json(rng: random.Random, raw: bytes) -> bytes:
 
 
 def _run(day: pathlib.Path, lake: pathlib.Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(day), "--lake", str(lake),
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(day), "--lake", str(lake),
                            "--not-after", "2026-11-28", "--quiet"], capture_output=True, text=True, timeout=600)
 
 

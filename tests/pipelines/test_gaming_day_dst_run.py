@@ -21,7 +21,7 @@ def test_the_repeated_hour_holding_the_cutoff_files_both_lines_under_one_day(tmp
     feed.write_text("\n".join(line(seq=s, device_id="SHOE-1", event_id=f"e{s}", ts=ts) for s, ts in
                               ((1, "2026-11-01T05:20:00Z"), (2, "2026-11-01T05:45:00Z"),
                                (3, "2026-11-01T06:15:00Z"), (4, "2026-11-02T06:45:00Z"))) + "\n")
-    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(feed), "--lake", str(lake),
+    done = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(feed), "--lake", str(lake),
                            "--timezone", "America/New_York", "--cutoff", "01:30"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -1,16 +1,16 @@
-"""The heavy steps pause the cyclic garbage collector for a whole bundle (pipelines.ingest.WithoutCyclicGC)."""
+"""The heavy steps pause the cyclic garbage collector for a whole bundle (pitwatch.pipelines.ingest.WithoutCyclicGC)."""
 from __future__ import annotations
 
 import gc
-import pytest
 
 import apache_beam as beam
+import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines.ingest import DecodeChunk, WithoutCyclicGC
-from pipelines.replay import ReplayTable
-from schemas.decode import GamingDayConfig
+from pitwatch.pipelines.ingest import DecodeChunk, WithoutCyclicGC
+from pitwatch.pipelines.replay import ReplayTable
+from pitwatch.schemas.decode import GamingDayConfig
 
 
 def test_fused_steps_share_the_pause_and_the_first_one_restores_it():

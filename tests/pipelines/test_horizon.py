@@ -7,14 +7,13 @@ no horizon.
 """
 from __future__ import annotations
 
-from tests import lake_rows
-
 import json
 
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
+from pitwatch.cli import main
+from tests import lake_rows
 from tests.conftest import line
 
 LINES = [line(seq=1), line(seq=2, ts="2026-11-30T12:00:00Z"), line(seq=3, ts="2026-12-01T06:00:00Z"),

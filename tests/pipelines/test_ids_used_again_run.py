@@ -14,9 +14,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from schemas.contract import FIELDS
-from schemas.events import datetime_to_micros, micros_to_datetime
+from pitwatch.cli import main
+from pitwatch.schemas.contract import FIELDS
+from pitwatch.schemas.events import datetime_to_micros, micros_to_datetime
 from tests import lake_rows
 from tests.rules.test_ids_used_again import as_unique, two_packs
 

@@ -2,22 +2,27 @@
 from __future__ import annotations
 
 import json
-import pytest
 
 import apache_beam as beam
 import pyarrow as pa
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines.coders import unpack
-from pipelines.ingest import (
-    REJECTED_KEY, TAG_COUNTS, TAG_IDS, TAG_REJECTS, DecodeChunk, FindConflictingIds, deduplicate,
+from pitwatch.pipelines.coders import unpack
+from pitwatch.pipelines.ingest import (
+    REJECTED_KEY,
+    TAG_COUNTS,
+    TAG_IDS,
+    TAG_REJECTS,
+    DecodeChunk,
+    FindConflictingIds,
+    deduplicate,
 )
-from schemas.arrow import events_to_table
-from schemas.decode import GamingDayConfig, decode_line
+from pitwatch.schemas.arrow import events_to_table
+from pitwatch.schemas.decode import GamingDayConfig, decode_line
 from tests.conftest import event, line
-
-from apache_beam.options.pipeline_options import PipelineOptions
 
 OPTIONS = PipelineOptions(["--runner=FnApiRunner"])
 
@@ -89,7 +94,7 @@ def test_deduplicate_compares_copies_with_equal_columns_as_parsed_json(tmp_path)
 
 
 def test_deduplicate_rejects_ids_in_conflict_elsewhere(tmp_path):
-    from pipelines.ingest import identity_key
+    from pitwatch.pipelines.ingest import identity_key
 
     elsewhere = frozenset({identity_key("SHOE-1", "e-card_drawn-2")})   # (device_id, event_id): contract v2
     out = deduplicate([_table([line(seq=1), line(seq=2)], tmp_path / "f.jsonl")], elsewhere)

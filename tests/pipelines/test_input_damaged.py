@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.input_damage import damage_facts, damage_finding, damage_of
-from rules.finding import finding_id
-from schemas.decode import GamingDayConfig
+from pitwatch.inputs.damage import damage_facts, damage_finding, damage_of
+from pitwatch.rules.finding import finding_id
+from pitwatch.schemas.decode import GamingDayConfig
 from tests import lake_rows
 from tests.conftest import event
 from tests.pipelines.test_damaged_files import bad_second_row_group
@@ -132,7 +132,7 @@ def test_the_key_is_the_file_not_its_folder(tmp_path):
 # --- real runs ------------------------------------------------------------------------------------
 
 def run(*args, expect: int | None = 0) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", *map(str, args), "--quiet"],
+    done = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", *map(str, args), "--quiet"],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     if expect is not None:

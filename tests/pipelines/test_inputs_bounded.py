@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.cli import exits
+from pitwatch.cli import exits
 from tests import lake_rows
 from tests.pipelines.test_input_damaged import dealer_bytes
 
@@ -34,7 +34,7 @@ def pitwatch(*args, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
     env["PITWATCH_PURE"] = os.environ.get("PITWATCH_PURE", "")
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=timeout)
 
 
@@ -48,7 +48,7 @@ def pitwatch_rss(*args, timeout: float = 300) -> tuple[int, str, str, int]:
     env["PYTHONPATH"] = str(ROOT)
     env["PITWATCH_PURE"] = os.environ.get("PITWATCH_PURE", "")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", *map(str, args)], stdout=out, stderr=err,
+        proc = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", *map(str, args)], stdout=out, stderr=err,
                                 env=env)
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
@@ -135,7 +135,7 @@ def test_nothing_but_a_fifo_is_nothing_to_read(tmp_path):
 
 
 def test_a_file_swapped_for_a_fifo_after_the_listing_is_refused_at_the_open(tmp_path):
-    from pipelines.input_bytes import NotRegularFile, TextBlocks, open_stored
+    from pitwatch.inputs.stored import NotRegularFile, TextBlocks, open_stored
 
     path = tmp_path / "a.jsonl"
     os.mkfifo(path)
@@ -157,7 +157,7 @@ def bomb(path: Path, lines: int) -> Path:
 def test_a_gzip_bomb_is_read_in_flat_memory_and_stops_after_the_rejects_in_a_row(tmp_path):
     import hashlib
 
-    from rules.finding import finding_id
+    from pitwatch.rules.finding import finding_id
 
     # the guard off: every one of 200k rejected lines is a row, in the memory of a bomb half as large
     # (measured: 100k lines 320-333 MB, 200k 356-368, 1M 365: the rows are written 64Ki at a time)
@@ -202,8 +202,8 @@ def test_a_gzip_bomb_is_read_in_flat_memory_and_stops_after_the_rejects_in_a_row
 
 def _decoded(outputs) -> tuple[list, list, dict]:
     """Events (as row dicts), reject rows and counts of what ReadAndDecode yields."""
-    from pipelines.coders import unpack
-    from pipelines.ingest import TAG_COUNTS, TAG_REJECTS
+    from pitwatch.pipelines.coders import unpack
+    from pitwatch.pipelines.ingest import TAG_COUNTS, TAG_REJECTS
 
     events, rejects, counts = [], [], {}
     for out in outputs:
@@ -222,8 +222,8 @@ def _decoded(outputs) -> tuple[list, list, dict]:
 def test_small_files_read_together_give_what_each_read_alone_gives(tmp_path):
     """Many small files are decoded in one pass (JoinedLines): the same events, rejects (in (file, line)
     order) and counts as each file read alone, whatever they hold."""
-    from pipelines.ingest import ReadAndDecode, input_groups
-    from schemas.decode import GamingDayConfig
+    from pitwatch.pipelines.ingest import ReadAndDecode, input_groups
+    from pitwatch.schemas.decode import GamingDayConfig
 
     good = dealer_bytes(12).splitlines(keepends=True)
     files = {
@@ -276,7 +276,7 @@ def test_many_one_line_files_give_the_lake_one_file_of_the_same_lines_gives(tmp_
 def test_a_gzip_bomb_is_decompressed_a_mebibyte_at_a_time(tmp_path):
     """64 KiB of a bomb decompress to ~64 MB: zlib is asked for at most 1 MiB a call, so a read block
     stays near its size (4 MiB), and the line reader's blocks too (1 MiB), whatever the ratio."""
-    from pipelines.input_bytes import TextBlocks
+    from pitwatch.inputs.stored import TextBlocks
 
     path = bomb(tmp_path / "b.jsonl.gz", 3_000_000)           # 9 MB of lines in 9 KB
     blocks = TextBlocks(str(path))
@@ -286,7 +286,7 @@ def test_a_gzip_bomb_is_decompressed_a_mebibyte_at_a_time(tmp_path):
 
 
 def test_a_device_registry_that_is_a_fifo_or_dev_zero_is_refused_not_read(tmp_path):
-    from pipelines.devices import RegistryError, load_registry
+    from pitwatch.inputs.devices import RegistryError, load_registry
 
     os.mkfifo(tmp_path / "devices.csv")
     with pytest.raises(RegistryError, match="not a regular file: a FIFO"):

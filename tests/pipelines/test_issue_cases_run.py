@@ -6,8 +6,6 @@ that day; now each must be one reject with its reason, in a completed run
 """
 from __future__ import annotations
 
-from tests import lake_rows
-
 import gzip
 import json
 import subprocess
@@ -17,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests import lake_rows
 from tests.conftest import event, line
 
 CASES = {   # file name → (the bad line, the start of its reason)
@@ -52,7 +51,7 @@ def test_each_case_of_the_issue_is_a_reject_in_a_completed_run(tmp_path):
     struct = pa.Table.from_pylist([{**event(seq=1, device_id="SHOE-st", event_id="st-1"), "type": {"a": 1}}])
     pq.write_table(struct, folder / "type_struct.parquet")
     lake = tmp_path / "lake"
-    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(folder), "--lake", str(lake), "--quiet"],
+    done = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(folder), "--lake", str(lake), "--quiet"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "Error" not in done.stdout

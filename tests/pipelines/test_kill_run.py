@@ -13,7 +13,7 @@ worker processes too) at a point read from the run itself, never from a hook in 
   run, the run's record still says ``running``): a half-committed lake.
 
 Each time every reader (``pitwatch sql``, ``pitwatch query``, ``pitwatch export-duckdb``, and
-:func:`queries.lake_views.connect` under them) gives exactly the rows it gave before the killed
+:func:`pitwatch.queries.lake_views.connect` under them) gives exactly the rows it gave before the killed
 run (SHA-256 of every table's whole rows), no file a reader opens is the killed run's, and the
 next run completes, removes the leftovers and gives exactly the lake of the two runs uninterrupted.
 A reader polling while a run commits sees only (events, findings) pairs that existed together.
@@ -49,12 +49,12 @@ def _env() -> dict:
 
 
 def pitwatch(*args, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True,
                           text=True, env=_env(), timeout=timeout)
 
 
 def start_run(*args) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", *map(str, args)],
+    return subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", *map(str, args)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(),
                             start_new_session=True)
 
@@ -67,7 +67,7 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 def table_hashes(lake) -> dict[str, str]:
     """SHA-256 of every table's whole rows (sorted), as the analysts' connection reads them."""
-    from queries.lake_views import connect
+    from pitwatch.queries.lake_views import connect
 
     con = connect(str(lake))
     try:
@@ -104,8 +104,8 @@ def reader_answers(lake, tmp: Path) -> dict[str, str]:
 
 
 def run_records(lake) -> dict[str, str]:
-    from pipelines import lake as lake_mod
-    from pipelines import runs
+    from pitwatch.lake import parquet as lake_mod
+    from pitwatch.lake import runs
 
     return {r["run_id"]: r["status"] for r in runs.latest_records(lake_mod.read_table(str(lake), "runs"))}
 
@@ -120,8 +120,8 @@ def log_versions(lake) -> dict[str, int]:
 
 
 def files_read(lake) -> list[str]:
-    from pipelines import lake_versions
-    from queries.lake_views import table_files
+    from pitwatch.lake import versions as lake_versions
+    from pitwatch.queries.lake_views import table_files
 
     versions = lake_versions.pinned_versions(str(lake)) or {}
     return [f for name in TABLES for f in table_files(str(lake), name, versions)]
@@ -137,7 +137,7 @@ def killed_run_id(lake, before: set[str]) -> str:
 def floor(tmp_path_factory):
     """Night one (small) and night two (big enough that each phase lasts), the lake after night one,
     and the reference lake of both runs uninterrupted (with the readers' answers on each)."""
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     base = tmp_path_factory.mktemp("kill")
     faults = {"SHOE_CARD_MISMATCH": 1.0, "BURN_SKIPPED": 0.3}
@@ -189,7 +189,8 @@ def _check_readers_on_the_first_night_then_rerun(floor, lake: Path, killed: str,
     assert again.returncode in (0, 1), again.stderr
     assert run_records(lake)[killed].startswith("interrupted: it ended without recording its end"), \
         "the next run records the killed run's end: no run stays running"
-    from pipelines import delta, lake_run
+    from pitwatch.lake import delta
+    from pitwatch.pipelines import lake_run
 
     assert delta.leftover_files(str(lake), lake_run.ALL_TABLES) == []
     assert not list((lake / "_staging").glob("*")), "a run's staging was left"   # the empty folder may stay
@@ -217,7 +218,8 @@ def test_kill_9_during_ingest_leaves_readers_on_the_previous_run(floor, tmp_path
 
 
 def test_kill_9_during_a_days_replay_leaves_its_files_unread_and_the_next_run_removes_them(floor, tmp_path):
-    from pipelines import delta, lake_run
+    from pitwatch.lake import delta
+    from pitwatch.pipelines import lake_run
 
     lake = tmp_path / "lake"
     shutil.copytree(floor["first"], lake)
@@ -239,7 +241,8 @@ def test_kill_9_during_a_days_replay_leaves_its_files_unread_and_the_next_run_re
 
 def _kill_during_commit(floor, lake: Path) -> tuple[str, dict, dict]:
     """Kill the second run between two tables' commits; (run id, pinned versions, current versions)."""
-    from pipelines import delta, lake_versions
+    from pitwatch.lake import delta
+    from pitwatch.lake import versions as lake_versions
 
     logs_before = log_versions(lake)
 
@@ -272,7 +275,7 @@ def test_the_next_commit_drops_what_a_half_committed_run_committed(floor, tmp_pa
     """A table committed by the killed run holds its files at the current version (never read:
     readers are pinned); the next run's commit of that table removes them (``keep_only``: the
     last successful run's files) and nothing of the killed run is in any table then."""
-    from pipelines import delta
+    from pitwatch.lake import delta
 
     lake = tmp_path / "lake"
     shutil.copytree(floor["first"], lake)
@@ -292,7 +295,7 @@ def test_the_next_commit_drops_what_a_half_committed_run_committed(floor, tmp_pa
 
 def test_a_killed_first_run_leaves_nothing_for_the_next_run(floor, tmp_path):
     """No successful run yet: a run killed during its commit must not leave its rows to the next."""
-    from pipelines import delta
+    from pitwatch.lake import delta
 
     lake = tmp_path / "lake"
     lake.mkdir()
@@ -319,7 +322,7 @@ def test_a_killed_first_run_leaves_nothing_for_the_next_run(floor, tmp_path):
 
 
 def test_a_reader_polling_while_a_run_commits_sees_only_pairs_that_existed(floor, tmp_path):
-    from queries.lake_views import connect
+    from pitwatch.queries.lake_views import connect
 
     lake = tmp_path / "lake"
     shutil.copytree(floor["first"], lake)

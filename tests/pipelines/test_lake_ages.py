@@ -2,7 +2,7 @@
 readers that read the chain's checkpoint and not the history.
 
 Lakes are written by real ``pitwatch run`` processes or by the watcher's own commit code
-(:class:`live.alerts_table.AlertsTable`, in this process); the forgeries are made as the issue's
+(:class:`pitwatch.live.alerts_table.AlertsTable`, in this process); the forgeries are made as the issue's
 hostile insider made them (a checkpoint written with delta-rs, then edited with pyarrow), and the
 answers are real ``pitwatch sql`` and ``pitwatch verify`` processes'.
 """
@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import delta, delta_log, runs
-from pipelines.cli import exits
+from pitwatch.cli import exits
+from pitwatch.lake import delta, delta_log, runs
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _run, named, verify
 
@@ -123,7 +123,7 @@ def _alert(i: int) -> dict:
 def _aged_by_the_watcher(lake: Path, commits: int, monkeypatch) -> None:
     """``commits`` alerts commits through the watcher's own code, a checkpoint every 10 versions
     (the interval is the only thing changed: 100 commits a test would cost minutes)."""
-    from live.alerts_table import AlertsTable
+    from pitwatch.live.alerts_table import AlertsTable
 
     monkeypatch.setattr(delta_log, "CHECKPOINT_EVERY", 10)
     table = AlertsTable(str(lake), "w1")
@@ -186,7 +186,7 @@ def test_a_changed_chained_checkpoint_stops_readers_with_exit_5_and_verify_names
 def test_a_watchers_commits_after_the_night_leave_readers_on_the_nights_versions(lake):
     night = runs.runs_head(str(lake))
     assert night["reader_versions"] is not None
-    from live.alerts_table import AlertsTable
+    from pitwatch.live.alerts_table import AlertsTable
 
     table = AlertsTable(str(lake), "w1")
     table.recover({})
@@ -194,7 +194,7 @@ def test_a_watchers_commits_after_the_night_leave_readers_on_the_nights_versions
     table.flush()
     head = runs.runs_head(str(lake))
     assert head["run_id"] != night["run_id"] and head["reader_versions"] == night["reader_versions"]
-    from pipelines import lake_versions
+    from pitwatch.lake import versions as lake_versions
 
     assert lake_versions.pinned_versions(str(lake)) == json.loads(night["reader_versions"]) == \
         runs.last_successful_versions(str(lake))

@@ -1,6 +1,6 @@
 """The lake's lock (issue 26, "Conflicts": one writer at a time), with real processes and real locks.
 
-A holder is a real process that holds the lock through :func:`pipelines.lake_lock.hold` (or a real
+A holder is a real process that holds the lock through :func:`pitwatch.lake.lock.hold` (or a real
 ``pitwatch run``); the second writer is a real ``pitwatch run``: it waits, says who holds the lake,
 exits 4 after ``--lock-timeout`` with every byte of the lake unchanged, proceeds once the holder has
 ended, and finds the lock free when the holder was killed with ``kill -9``.  ``pitwatch watch``
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import lake_lock
-from pipelines.cli import exits
+from pitwatch.cli import exits
+from pitwatch.lake import lock as lake_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,7 @@ def pitwatch(*args, timeout: float = 600, **kw) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
     env.update(kw.pop("env", {}))
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=timeout, **kw)
 
 
@@ -44,7 +44,7 @@ def tree(root: Path) -> dict[str, str]:
 
 HOLDER = textwrap.dedent("""
     import logging, sys, time
-    from pipelines import lake_lock
+    from pitwatch.lake import lock as lake_lock
     holder = lake_lock.new_holder("pitwatch run --day 2026-11-28 (the holder)", run_id=sys.argv[2])
     with lake_lock.hold(sys.argv[1], holder, 0, logging.getLogger("t")):
         print("held", flush=True)
@@ -67,7 +67,7 @@ def start_holder(lake: Path, run_id: str = "20261129T061502Z-1a2b3c4d", seconds:
 @pytest.fixture
 def floor(tmp_path) -> Path:
     """A small simulated gaming day's event files."""
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     simulate(tmp_path / "inbox", tables={"baccarat": 1}, hours=0.1, seed=5, workers=1)
     (day,) = [p for p in (tmp_path / "inbox").iterdir() if p.is_dir()]
@@ -132,7 +132,7 @@ def test_lock_timeout_from_the_config_file_and_a_bad_value_is_exit_2(tmp_path, f
 
 def start_run(*args) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    return subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", *map(str, args)], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**env, "PYTHONPATH": str(ROOT)})
 
 
@@ -245,7 +245,7 @@ def test_a_waiter_on_the_file_a_holder_removed_takes_the_new_one(tmp_path):
         with lake_lock.hold(str(lake), lake_lock.new_holder("second"), 0, log):
             probe = subprocess.run([sys.executable, "-c", textwrap.dedent("""
                 import logging, sys
-                from pipelines import lake_lock
+                from pitwatch.lake import lock as lake_lock
                 try:
                     with lake_lock.hold(sys.argv[1], lake_lock.new_holder("third"), 0, logging.getLogger("t")):
                         print("got it")

@@ -9,8 +9,8 @@ import stat
 
 import pytest
 
-from pipelines.devices import load_registry, parse_rows, write_registry
-from pipelines.truth import lake_findings
+from pitwatch.inputs.devices import load_registry, parse_rows, write_registry
+from pitwatch.simulator.truth import lake_findings
 from tests.pipelines.test_devices import _lake_bytes
 from tests.pipelines.test_feed_health_run import faulty_floor, pitwatch  # noqa: F401 - the fixture
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def _run_records(lake) -> list[dict]:
-    from pipelines import runs
+    from pitwatch.lake import runs
 
     return [r for r in runs.records_newest_first(str(lake)) if r["status"] == "succeeded" and not runs.is_watcher(r)]
 
@@ -149,7 +149,7 @@ def test_a_lake_whose_runs_used_a_registry_it_does_not_keep_says_so(nightly_lake
     lake's own chained append)."""
     import datetime as _dt
 
-    from pipelines import runs
+    from pitwatch.lake import runs
 
     lake = _copy(nightly_lake[0], tmp_path)
     now = _dt.datetime.now(_dt.timezone.utc)

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines import coders, lake
-from schemas.arrow import events_to_table
-from schemas.decode import GamingDayConfig, decode_line
+from pitwatch.lake import parquet as lake
+from pitwatch.pipelines import coders
+from pitwatch.schemas.arrow import events_to_table
+from pitwatch.schemas.decode import GamingDayConfig, decode_line
 from tests.conftest import line
 
 PART = "part-0.parquet"   # the writer takes the name it is given (a run names it after its replay day)

@@ -2,7 +2,7 @@
 
 A night that reads a late file of an earlier day replays from that day on, day after day, and stops
 at the first later day the run did not change whose day before ended with exactly the state the
-lake holds (``pipelines.lake_run.replay_days``); a run that replays more than its night says so
+lake holds (``pitwatch.pipelines.lake_run.replay_days``); a run that replays more than its night says so
 before it starts; ``--day`` older than the lake's last night is exit 2 unless ``--rebuild-from``
 names it.  Whole rows compared with one run over every file (``tests/pipelines/test_one_way.py``:
 runs over parts give the lake of one run over all of it)."""
@@ -13,7 +13,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
+from pitwatch.cli import main
 from tests import lake_rows
 from tests.pipelines.late_week import DAYS, build
 
@@ -107,7 +107,8 @@ def nightly_copy(week, tmp_path):
 
 
 def _files_of(lake, day: str) -> set[str]:
-    from pipelines import delta, lake_versions
+    from pitwatch.lake import delta
+    from pitwatch.lake import versions as lake_versions
 
     versions = lake_versions.pinned_versions(str(lake))
     return {p for name in TABLES for p in delta.files_at(str(lake), name, versions[name])
@@ -192,7 +193,8 @@ def test_a_late_file_that_changes_a_pack_only_runs_the_repeat_check_on_the_later
 
 
 def _files_in(lake, name: str) -> set[str]:
-    from pipelines import delta, lake_versions
+    from pitwatch.lake import delta
+    from pitwatch.lake import versions as lake_versions
 
     return set(delta.files_at(str(lake), name, lake_versions.pinned_versions(str(lake))[name]))
 

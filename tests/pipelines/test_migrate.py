@@ -21,8 +21,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import delta, lake, lake_versions, migrate, state
-from schemas.arrow import LAKE_TABLES, PARTITIONED, RUNS
+from pitwatch.lake import delta, migrate, state
+from pitwatch.lake import parquet as lake
+from pitwatch.lake import versions as lake_versions
+from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "data" / "lake-v1"
@@ -83,19 +85,19 @@ def first_use(row: dict) -> dict:
 
 def sql_rows(lake_path, statement: str) -> list[dict]:
     """What ``pitwatch sql`` answers (its own connection and statement runner)."""
-    from queries.lake_views import connect, run_sql
+    from pitwatch.queries.lake_views import connect, run_sql
 
     answer = run_sql(connect(str(lake_path)), statement)
     return [dict(zip(answer.columns, row)) for row in answer.rows]
 
 
 def pitwatch(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=timeout)
 
 
 def migrated_record(lake_path) -> dict:
-    from pipelines import runs
+    from pitwatch.lake import runs
 
     recs = [r for r in runs.latest_records(lake.read_table(str(lake_path), "runs"))
             if r["command"].startswith("pitwatch migrate")]
@@ -296,7 +298,7 @@ def test_leftovers_of_killed_old_writes_are_removed_and_recorded(tmp_path):
         (root / rel).write_bytes(b"half a file")
     (root / "_watch" / "w1").mkdir(parents=True)
     (root / "_watch" / "w1" / "checkpoint.json").write_text("{}")
-    (root / "_writer.lock").write_bytes(b"")                  # the writer lock's (pipelines.lake_lock)
+    (root / "_writer.lock").write_bytes(b"")                  # the writer lock's (pitwatch.lake.lock)
     (root / "_writer.holder.json").write_text('{"pid": 1}')
     migrate.migrate(str(root))
     assert (root / "_writer.lock").exists() and (root / "_writer.holder.json").read_text() == '{"pid": 1}'
@@ -455,7 +457,7 @@ def test_a_migration_stopped_after_its_running_record_says_so_until_it_is_finish
 def test_kill_of_the_command_then_migrate_again(tmp_path, sig):
     root = old_lake(tmp_path)
     before = everything_before(root)
-    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "migrate", "--lake", str(root)],
+    proc = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "migrate", "--lake", str(root)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (root / migrate.PLAN).exists() and proc.poll() is None and time.monotonic() < deadline:
@@ -521,7 +523,7 @@ def test_a_migration_killed_between_its_tables_leaves_leftovers_its_intent_names
     first; killed after one (no end recorded: what kill -9 leaves), verify calls that table's
     commit a leftover, exit 0; a commit in its name that no intent names is tampering. Migrating
     again finishes it, recorded: intact."""
-    from pipelines import verify
+    from pitwatch.lake import verify
 
     root = old_lake(tmp_path)
 

@@ -4,8 +4,8 @@ head, a bounded walk back over the newest ``runs`` records and each table's snap
 and give exactly the answers the whole history gives.
 
 The lake is real: a real ``pitwatch run``, the watcher's own commit code
-(:class:`live.alerts_table.AlertsTable`, a checkpoint every 10 versions so the log archives in
-seconds), and records written through :func:`pipelines.runs.write_run_record` as the runs that
+(:class:`pitwatch.live.alerts_table.AlertsTable`, a checkpoint every 10 versions so the log archives in
+seconds), and records written through :func:`pitwatch.lake.runs.write_run_record` as the runs that
 leave them would (a killed run leaves its ``running`` record and nothing else).  "Does not read the
 history" is shown by taking the history away — the old ``runs`` record files and every table's
 ``_log_archive`` — and getting the same answers: a reader of the whole table fails on a missing file.
@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import delta, delta_log, lake, lake_run, runs
+from pitwatch.lake import delta, delta_log, runs
+from pitwatch.lake import parquet as lake
+from pitwatch.pipelines import lake_run
 from tests.pipelines.test_verify import _day, _run
 
 PROBE = "20990101T000000Z-probe000"       # the run id of the run that asks (its record is not written yet)
@@ -49,7 +51,7 @@ def _whole_table(path: str) -> list[dict]:
 def aged(tmp_path_factory) -> tuple[Path, dict]:
     """A lake aged by a real run, the watcher (60 commits), a run killed long ago, five successful
     runs and a run killed last, with the watcher's commits in between.  Its run ids by role."""
-    from live.alerts_table import AlertsTable
+    from pitwatch.live.alerts_table import AlertsTable
 
     base = tmp_path_factory.mktemp("night-flat")
     path = base / "lake"
@@ -205,7 +207,7 @@ def _on_disk(folder: Path) -> list[str]:
 def _watcher_record_files(path: str) -> list[Path]:
     """The ``runs`` record files whose record is the watcher's (command ``watch``), found by reading
     every one of them."""
-    from pipelines import chain
+    from pitwatch.lake import chain
 
     out = []
     for version in delta_log.history_versions(path, "runs"):

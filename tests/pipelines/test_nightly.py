@@ -6,8 +6,6 @@ the cutoff; faults are injected on both sides of it.
 """
 from __future__ import annotations
 
-from tests import lake_rows
-
 import json
 import pathlib
 
@@ -15,8 +13,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from schemas.decode import GamingDayConfig, decode_line
+from pitwatch.cli import main
+from pitwatch.schemas.decode import GamingDayConfig, decode_line
+from tests import lake_rows
 from tests.data import clean_floor_lines
 
 CUTOFF = "08:00"
@@ -163,7 +162,7 @@ def test_a_state_from_another_format_fails_clearly(floors, tmp_path):
 def test_simulated_days_night_by_night_equal_one_run(tmp_path):
     """Two simulated gaming days of every game, faults of every kind, shoes and stub
     windows across the cutoff; night by night equals one run over both days."""
-    from simulator import SPECS, simulate
+    from pitwatch.simulator import SPECS, simulate
 
     feeds = tmp_path / "inbox"
     simulate(feeds, tables={"baccarat": 1, "three_bet_poker": 1, "combate": 1, "razz": 1},
@@ -187,10 +186,10 @@ def test_simulated_days_night_by_night_equal_one_run(tmp_path):
 
 def test_a_repeat_is_raised_the_night_its_second_pack_completes():
     """003 4.1: pack B repeats pack A's run; A (an unshuffled pack) completes a night after B."""
-    from pipelines.graph import DayPlan
-    from pipelines.coders import pack_bytes
-    from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
-    from rules.repeated_runs import RunKeys
+    from pitwatch.pipelines.coders import pack_bytes
+    from pitwatch.pipelines.graph import DayPlan
+    from pitwatch.pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
+    from pitwatch.rules.repeated_runs import RunKeys
 
     cards = ["6d", "5d", "5h", "4d", "Qc", "Qs", "8c", "4c", "4h", "2d", "As"]
 
@@ -212,7 +211,7 @@ def test_a_repeat_is_raised_the_night_its_second_pack_completes():
 
 
 def _state_row(record: dict) -> dict:
-    """A carried pack as the step gets it from the state table (``pipelines.state``): its record
+    """A carried pack as the step gets it from the state table (``pitwatch.lake.state``): its record
     as the step wrote it, beside its table, pack and first ts."""
     return {"table_id": record["table_id"], "pack_id": record["pack_id"], "first_ts": record.get("first_ts"),
             "record": json.dumps(record, sort_keys=True)}
@@ -225,10 +224,10 @@ def _repeat_check_by_its_definition(step, carried, tonight, fired):
     packs alone raised it on an earlier night, or the pack's own replay fired it."""
     import datetime as _dt
 
-    from pipelines.replay import TAG_STATE, finding_rows, split_by_day
-    from rules.finding import gaming_day_from_config
-    from rules.repeated_runs import repeated_runs
-    from schemas.arrow import FINDINGS, rows_to_table
+    from pitwatch.pipelines.replay import TAG_STATE, finding_rows, split_by_day
+    from pitwatch.rules.finding import gaming_day_from_config
+    from pitwatch.rules.repeated_runs import repeated_runs
+    from pitwatch.schemas.arrow import FINDINGS, rows_to_table
 
     gaming_day = gaming_day_from_config(step.gaming_day_config)
     oldest = _dt.date.fromisoformat(step.day_mode.replay_day) - _dt.timedelta(days=step.day_mode.retention_days)
@@ -248,10 +247,10 @@ def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_fo
     (issue 35): the findings and the state rows the check's definition gives, row for row."""
     import random
 
-    from pipelines.coders import pack_bytes
-    from pipelines.graph import DayPlan
-    from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
-    from rules.repeated_runs import RunKeys
+    from pitwatch.pipelines.coders import pack_bytes
+    from pitwatch.pipelines.graph import DayPlan
+    from pitwatch.pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
+    from pitwatch.rules.repeated_runs import RunKeys
 
     deck = [r + s for s in "cdhs" for r in "23456789TJQKA"]
     rng = random.Random(35)
@@ -297,11 +296,11 @@ def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_fo
 def test_the_replays_repeat_check_reads_the_prior_pack_index_from_the_day_befores_state_files(tmp_path):
     """In the replay the step is handed no prior rows (no Beam side input of a row a pack): it reads
     the day before's ``pack_cards`` state file itself, and gives what the rows handed in give."""
-    from pipelines import state
-    from pipelines.coders import pack_bytes
-    from pipelines.graph import DayPlan
-    from pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
-    from rules.repeated_runs import RunKeys
+    from pitwatch.lake import state
+    from pitwatch.pipelines.coders import pack_bytes
+    from pitwatch.pipelines.graph import DayPlan
+    from pitwatch.pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
+    from pitwatch.rules.repeated_runs import RunKeys
 
     cards = ["6d", "5d", "5h", "4d", "Qc", "Qs", "8c", "4c", "4h", "2d", "As"]
     ts = 1_795_911_461_372_000
@@ -331,7 +330,8 @@ def test_the_replays_repeat_check_reads_the_prior_pack_index_from_the_day_before
 def test_state_differences_names_the_rows_that_differ_kind_by_kind(tmp_path):
     """The early stop's comparison: the same rows in two sets of state files are no difference
     (whatever file holds them); a pack or a table whose row differs is named under its kind."""
-    from pipelines import lake_run, state
+    from pitwatch.lake import state
+    from pitwatch.pipelines import lake_run
 
     lake = str(tmp_path / "lake")
     packs = [{"table_id": "T1", "pack_id": f"P{k}", "first_ts": 10 + k, "record": json.dumps({"k": k})}

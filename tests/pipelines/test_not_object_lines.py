@@ -7,15 +7,14 @@ The run is a real process, so a crash fails the test instead of the test run.
 """
 from __future__ import annotations
 
-from tests import lake_rows
-
 import json
 import subprocess
 import sys
 
 import pytest
 
-from pipelines.inputs import LineBlock, iter_jsonl_chunks
+from pitwatch.inputs.files import LineBlock, iter_jsonl_chunks
+from tests import lake_rows
 from tests.conftest import line
 
 NOT_OBJECTS = [b"null", b"[1]", b"5", b'"x"', b"true", b"nullx"]
@@ -27,7 +26,7 @@ def test_a_run_rejects_lines_that_are_not_objects_with_their_reason(tmp_path):
     path = tmp_path / "shoe.jsonl"
     path.write_bytes(b"\n".join([NOT_OBJECTS[0], good[0], *NOT_OBJECTS[1:], *good[1:]]) + b"\n")
     lake = tmp_path / "lake"
-    done = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(path), "--lake", str(lake)],
+    done = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(path), "--lake", str(lake)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     rejects = lake_rows.dicts(lake, "rejects")
@@ -49,8 +48,8 @@ def test_the_columnar_path_sends_lines_that_are_not_objects_back_alone():
     lines = [b"null", line(seq=2).encode(), b"[1]", line(seq=4).encode(), b" null"]
     code = (  # in a child process: on the unguarded path Arrow kills it
         "import json, sys\n"
-        "from schemas.columnar import decode_block\n"
-        "from schemas.decode import GamingDayConfig\n"
+        "from pitwatch.schemas.columnar import decode_block\n"
+        "from pitwatch.schemas.decode import GamingDayConfig\n"
         f"table, slow = decode_block({lines!r}, 'f.jsonl', [1, 2, 3, 4, 5], GamingDayConfig())\n"
         "print(json.dumps([slow, table.column('line').to_pylist()]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

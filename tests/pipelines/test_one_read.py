@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipelines import input_bytes
-from pipelines.cli import main
+from pitwatch.cli import main
+from pitwatch.inputs import stored as input_bytes
 from tests import lake_rows
 
 FLOOR = Path(__file__).resolve().parents[1] / "data" / "clean-floor-2h.jsonl.gz"
@@ -117,7 +117,7 @@ def _events_by_line(lake) -> dict:
 
 @pytest.mark.slow
 def test_a_conflict_quotes_what_the_earlier_run_accepted_not_the_file_as_it_is_now(tmp_path):
-    from pipelines.ingest import REBUILT
+    from pitwatch.pipelines.ingest import REBUILT
     from tests.conftest import line
 
     first = tmp_path / "night1" / "a.jsonl"
@@ -160,7 +160,7 @@ def test_a_conflict_quotes_what_the_earlier_run_accepted_not_the_file_as_it_is_n
 def test_a_copy_of_the_runs_own_file_changed_after_its_read_is_quoted_rebuilt(tmp_path):
     """The run's own copies are read again for their text, checked against the digest its read
     recorded: a file edited since gives the rebuilt copy, labelled, never the edited line."""
-    from pipelines.ingest import REBUILT_CHANGED, FetchRawLines, ReadChunks
+    from pitwatch.pipelines.ingest import REBUILT_CHANGED, FetchRawLines, ReadChunks
     from tests.conftest import line
 
     path = tmp_path / "a.jsonl"
@@ -209,7 +209,7 @@ def test_an_earlier_runs_file_edited_since_does_not_decide_a_duplicate(tmp_path)
 
 
 def _read(path: Path) -> list:
-    from pipelines.ingest import ReadChunks
+    from pitwatch.pipelines.ingest import ReadChunks
 
     return list(ReadChunks(1_000).process(str(path)))
 
@@ -260,8 +260,8 @@ def test_a_parquet_file_appended_to_while_arrow_reads_it(tmp_path, monkeypatch):
 
 
 def test_the_rejects_in_a_row_guard_records_the_bytes_up_to_its_stop(tmp_path):
-    from pipelines.ingest import TAG_COUNTS, ReadAndDecode
-    from schemas.decode import GamingDayConfig
+    from pitwatch.pipelines.ingest import TAG_COUNTS, ReadAndDecode
+    from pitwatch.schemas.decode import GamingDayConfig
 
     path = tmp_path / "bad.jsonl"
     data = b"{}\n" * 100 + b"".join(_floor_lines()[:10])

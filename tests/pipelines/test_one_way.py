@@ -8,7 +8,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
+from pitwatch.cli import main
 from tests import lake_rows
 
 TABLES = ("events", "findings", "rounds", "packs")
@@ -27,7 +27,7 @@ def _lake(lake) -> dict:
 @pytest.fixture(scope="module")
 def floor(tmp_path_factory):
     """A simulated floor of two gaming days with every fault, and the lake of one run over all of it."""
-    from simulator import SPECS, simulate
+    from pitwatch.simulator import SPECS, simulate
 
     base = tmp_path_factory.mktemp("one-way")
     simulate(base / "inbox", tables={"baccarat": 1, "three_bet_poker": 1, "combate": 1}, hours=14, seed=5,
@@ -126,7 +126,8 @@ def test_rebuild_from_leaves_no_row_of_the_replaced_runs(floor, tmp_path):
     assert result.exit_code in (0, 1), result.output
     assert _lake(lake) == reference
     last = lake_rows.last_run(lake)["run_id"]
-    from pipelines import delta, lake_versions
+    from pitwatch.lake import delta
+    from pitwatch.lake import versions as lake_versions
 
     versions = lake_versions.pinned_versions(str(lake))
     for name in TABLES:
@@ -137,7 +138,7 @@ def test_rebuild_from_leaves_no_row_of_the_replaced_runs(floor, tmp_path):
 @pytest.mark.slow
 def test_two_runs_started_at_once_give_the_one_run_lake(floor, tmp_path):
     """The issue's case: two `pitwatch run` at once on one lake.  The second waits for the lake's
-    lock (pipelines.lake_lock) and then adds its half: no row of either is lost."""
+    lock (pitwatch.lake.lock) and then adds its half: no row of either is lost."""
     import os
     import subprocess
     import sys
@@ -146,7 +147,7 @@ def test_two_runs_started_at_once_give_the_one_run_lake(floor, tmp_path):
     first, second = _halves(files)
     lake = tmp_path / "lake"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    procs = [subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", *map(str, half), "--lake", str(lake),
+    procs = [subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", *map(str, half), "--lake", str(lake),
                                "--devices", str(base / "inbox" / "devices.csv"), "--quiet"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for half in (first, second)]

@@ -28,7 +28,7 @@ STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
 
 
 def pitwatch(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True,
                           timeout=300, **kwargs)
 
 

@@ -1,6 +1,6 @@
 """Parquet input with every column type, NaN and the infinities: each row accepted or rejected, never a raise.
 
-Rows are read by the real reader (:func:`pipelines.inputs.iter_parquet_chunks`)
+Rows are read by the real reader (:func:`pitwatch.inputs.files.iter_parquet_chunks`)
 from real Parquet files and decoded by ingest's own step (``DecodeChunk``); a
 row that a JSON line can carry must get the very verdict and reason of that
 line.
@@ -19,11 +19,11 @@ from apache_beam.pvalue import TaggedOutput
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.coders import unpack
-from pipelines.ingest import TAG_REJECTS, DecodeChunk
-from pipelines.inputs import Damage, iter_parquet_chunks
-from schemas.decode import GamingDayConfig, Reject, decode_line
-from schemas.events import datetime_to_micros
+from pitwatch.inputs.files import Damage, iter_parquet_chunks
+from pitwatch.pipelines.coders import unpack
+from pitwatch.pipelines.ingest import TAG_REJECTS, DecodeChunk
+from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
+from pitwatch.schemas.events import datetime_to_micros
 from tests.conftest import event, line
 
 CFG = GamingDayConfig()
@@ -188,7 +188,7 @@ def test_a_lake_events_file_read_back_gets_its_json_lines_verdicts(tmp_path):
     ``unknown_fields`` column merged into the event. A row is the JSON line of its fields: those
     names are unknown fields there, so here (kept in ``unknown_fields``, the event otherwise the
     line's: whole rows compared)."""
-    from schemas.arrow import events_to_table
+    from pitwatch.schemas.arrow import events_to_table
 
     lines = [line("card_drawn", seq=1, ts="2026-11-28T16:00:01.250-04:00"),
              line("card_drawn", seq=2, ts="2026-11-28T20:00:01.250Z", x_note="kept")]

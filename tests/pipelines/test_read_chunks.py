@@ -4,15 +4,14 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from apache_beam.pvalue import TaggedOutput
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apache_beam.pvalue import TaggedOutput
-
-from pipelines.coders import unpack
-from pipelines.ingest import DecodeChunk, ReadChunks
-from pipelines.inputs import LineBlock, iter_jsonl_chunks, iter_line_chunks
-from schemas.decode import GamingDayConfig
+from pitwatch.inputs.files import LineBlock, iter_jsonl_chunks, iter_line_chunks
+from pitwatch.pipelines.coders import unpack
+from pitwatch.pipelines.ingest import DecodeChunk, ReadChunks
+from pitwatch.schemas.decode import GamingDayConfig
 from tests.conftest import line
 
 _PIECES = [b'{"a":1}', b'{"b":"x y"}', b"", b"   ", b"\t", b" {\"c\":2}", b'{"d":3}\r', b"\x0b", b"\xef\xbb\xbf{}",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.cli import exits
+from pitwatch.cli import exits
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _run, named, verify
 
@@ -82,7 +82,7 @@ def removed_files(record: dict, absent: bool = False) -> dict[str, dict]:
 
 def history_files(lake: Path) -> set[str]:
     """The data files on disk that no table's current version reads (what a vacuum may remove)."""
-    from pipelines import delta
+    from pitwatch.lake import delta
 
     out = set()
     for name in delta.tables_on_disk(str(lake)):
@@ -181,7 +181,7 @@ def test_two_vacuums_then_verify_counts_both(lake, tmp_path):
 
 
 def test_an_interrupted_vacuum_then_verify_is_intact(lake):
-    """SIGTERM as the first table is done (pipelines.cli.common turns it into KeyboardInterrupt): the
+    """SIGTERM as the first table is done (pitwatch.cli.common turns it into KeyboardInterrupt): the
     record says interrupted and lists what was removed; verify accepts exactly those."""
     script = ("import sys\nfrom pipelines import vacuum\n"
               "class Stop:\n    def info(self, *a):\n        raise KeyboardInterrupt('SIGTERM')\n"
@@ -249,7 +249,7 @@ def test_a_file_deleted_by_hand_before_a_vacuum_is_still_named(lake):
 
 
 def test_a_current_file_deleted_after_a_vacuum_is_named(lake):
-    from pipelines import delta
+    from pitwatch.lake import delta
 
     vacuum(lake, "--retention-days", "0", "--no-config-holds")
     target = Path(delta.files_at(str(lake), "events", delta.current_version(str(lake), "events"))[0])

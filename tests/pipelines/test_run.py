@@ -1,8 +1,6 @@
 """End to end: ``pitwatch run`` over real files into a real lake, read back with DuckDB."""
 from __future__ import annotations
 
-from tests import lake_rows
-
 import gzip
 import json
 import pathlib
@@ -12,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
+from pitwatch.cli import main
+from tests import lake_rows
 from tests.conftest import event, line
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.runs import unreconciled
+from pitwatch.lake.runs import unreconciled
 
 GOOD = {"lines_read": 10, "accepted": 7, "rejected": 2, "duplicates": 1, "damaged_files": 0}
 WRITTEN = [("events", "2026-11-28", 4), ("events", "2026-11-29", 3), ("rejects", "2026-11-29", 2),

@@ -1,9 +1,9 @@
 """The run summary an operator reads (issue 24): counts explained where they differ, no wording slips."""
 from __future__ import annotations
 
-from pipelines.batch import RunSummary
-from pipelines.cli.run import render_summary
-from pipelines.wording import plural
+from pitwatch.cli.run import render_summary
+from pitwatch.pipelines.batch import RunSummary
+from pitwatch.wording import plural
 
 
 def _summary(**kw) -> RunSummary:

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from pipelines import coders
-from pipelines.replay import split_by_day
+from pitwatch.pipelines import coders
+from pitwatch.pipelines.replay import split_by_day
 
 DAY = _dt.date(2026, 11, 28)
 

@@ -16,8 +16,8 @@ import tarfile
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from schemas.events import datetime_to_micros
+from pitwatch.cli import main
+from pitwatch.schemas.events import datetime_to_micros
 from tests import lake_rows
 from tests.data import HERE
 from tests.rules.stream import Baccarat

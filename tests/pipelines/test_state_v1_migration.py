@@ -4,7 +4,7 @@
 table (in the batch's feed order) replayed by ``main`` at 5470725 through its driver, nightly
 (no close), rows taken: the states a night of that pitwatch leaves for the next
 (``written_by``, ``cut``: the first event of the rest and its position).  Loaded by this
-pitwatch (:func:`rules.table.migrate_state`), the rest gives exactly the findings and rows a
+pitwatch (:func:`pitwatch.rules.table.migrate_state`), the rest gives exactly the findings and rows a
 replay of the whole feed by this pitwatch gives after the cut — also when the rest uses the
 first part's pack and round ids again.
 """
@@ -17,11 +17,11 @@ import pathlib
 
 import pytest
 
-from pipelines.driver import TableDriver, feed_order
-from pipelines.state import StateError, check_versions
-from rules.finding import gaming_day_from_config
-from rules.table import STATE_VERSION, migrate_state
-from schemas.decode import GamingDayConfig, decode_line
+from pitwatch.engine.driver import TableDriver, feed_order
+from pitwatch.lake.state import StateError, check_versions
+from pitwatch.rules.finding import gaming_day_from_config
+from pitwatch.rules.table import STATE_VERSION, migrate_state
+from pitwatch.schemas.decode import GamingDayConfig, decode_line
 from tests.data import clean_floor_lines
 
 FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "data" / "state-v1-clean-floor.json.gz"
@@ -53,10 +53,10 @@ def _reusing(first, rest, state):
     """``rest`` with every pack and round id it names first renamed to the first part's ids, in
     order (the first part's oldest pack and round ids used again).  Only ids the version 1
     ``state`` remembers are used again: it kept the last 64 finished packs and rounds, this
-    engine's streams remember 256 ids (rules.uses.KEEP_USES), and an id the old state forgot
-    starts again at use 1 after the upgrade (rules.table.migrate_state).  Only ids of packs the
+    engine's streams remember 256 ids (pitwatch.rules.uses.KEEP_USES), and an id the old state forgot
+    starts again at use 1 after the upgrade (pitwatch.rules.table.migrate_state).  Only ids of packs the
     shuffler reported are used again: the shuffler's next report of an id whose last use was
-    shuffled at the table names the use after it (rules.table, "Ids used again",
+    shuffled at the table names the use after it (pitwatch.rules.table, "Ids used again",
     ``table_shuffled``), which version 1's finished-pack list cannot tell; the upgrade takes
     every finished pack as reported by the shuffler."""
     def ids(events, field):

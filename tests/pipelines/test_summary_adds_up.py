@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from simulator import simulate
+from pitwatch.simulator import simulate
 from tests import lake_rows
 
 pytestmark = pytest.mark.slow
@@ -21,7 +21,7 @@ TABLES = ("events", "rounds", "packs", "findings", "rejects")
 
 
 def pitwatch(*args):
-    r = subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     return r, [STAMP.sub("", line) for line in r.stderr.splitlines() if STAMP.match(line)]

@@ -1,8 +1,8 @@
-"""pipelines/truth.py keys a pack or round by its id and its use (contract 2.1, issue 36): a truth line
+"""simulator/truth.py keys a pack or round by its id and its use (contract 2.1, issue 36): a truth line
 or finding without ``pack_use`` / ``round_use`` (files and lakes from before ids were reused) is use 1."""
 from __future__ import annotations
 
-from pipelines.truth import compare, finding_key
+from pitwatch.simulator.truth import compare, finding_key
 
 
 def _line(rule_id, game="baccarat", **kw):

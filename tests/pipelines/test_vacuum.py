@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from pipelines.cli import exits
+from pitwatch.cli import exits
 
 ROOT = Path(__file__).resolve().parents[2]
 PROPERTIES = {"delta.enableExpiredLogCleanup": "false", "delta.deletedFileRetentionDuration": "interval 2555 days",
@@ -32,7 +32,7 @@ def pitwatch(*args, env: dict | None = None) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     full["PYTHONPATH"] = str(ROOT)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
                           env=full, timeout=300)
 
 
@@ -275,9 +275,9 @@ def test_a_replaced_file_swapped_for_a_link_is_left_alone_and_its_target_untouch
 
 
 def test_a_vacuum_interrupted_after_its_first_table_records_exactly_what_it_removed(lake, tmp_path):
-    """SIGINT/SIGTERM reach the command as KeyboardInterrupt (pipelines.cli.common): here it arrives as
+    """SIGINT/SIGTERM reach the command as KeyboardInterrupt (pitwatch.cli.common): here it arrives as
     the first table is done; the record says interrupted and lists that table's removed files, no more."""
-    from pipelines import vacuum
+    from pitwatch.lake import vacuum
 
     class StopAfterFirstTable:
         def info(self, *args):

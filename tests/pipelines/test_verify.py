@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import chain, delta, runs
-from pipelines.cli import exits
+from pitwatch.cli import exits
+from pitwatch.lake import chain, delta, runs
 from tests.conftest import line
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 
@@ -335,7 +335,7 @@ def test_records_removed_from_the_end_of_the_chain_are_caught_by_the_anchor(lake
 def test_kill_9_during_a_run_leaves_leftovers_not_tampering(lake):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", str(EXAMPLE), "--lake", str(lake),
+    proc = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", str(EXAMPLE), "--lake", str(lake),
                              "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not list((lake / "_staging").glob("*/ingest.json")):
@@ -479,7 +479,7 @@ def test_the_anchor_and_its_key_from_pitwatch_toml(tmp_path):
     result = pitwatch("run", feed, "--quiet", env={"PITWATCH_CONFIG": str(etc / "pitwatch.toml")})
     assert result.returncode in (exits.DONE, exits.FINDINGS), result.stderr
     (entry,) = [json.loads(x) for x in (tmp_path / "worm" / "anchor.jsonl").read_text().splitlines()]
-    from pipelines import anchor
+    from pitwatch.lake import anchor
 
     assert entry["hmac"] == anchor.signature(entry, b"s" * 32) and entry["status"] == "succeeded"
     checked = pitwatch("verify", "--format", "text", env={"PITWATCH_CONFIG": str(etc / "pitwatch.toml")})

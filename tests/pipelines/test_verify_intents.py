@@ -7,8 +7,8 @@ an insider appends a ``findings`` commit naming the killed run that replaces a g
 file with one lacking its critical rows.  A real ``pitwatch verify`` process must exit 5 naming the
 commit (a plain Delta reader of the table would see 0 critical findings that day), and change no byte
 of the lake; the killed run's own commits stay leftovers (exit 0).  The writer's steps are also
-taken one by one in-process (its records, :func:`pipelines.delta.intended_commits`,
-:func:`pipelines.delta.commit_replays`) to stop exactly where a kill would.
+taken one by one in-process (its records, :func:`pitwatch.lake.delta.intended_commits`,
+:func:`pitwatch.lake.delta.commit_replays`) to stop exactly where a kill would.
 """
 from __future__ import annotations
 
@@ -22,11 +22,20 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import delta, lake as lake_mod, lake_versions, runs
-from pipelines.cli import exits
+from pitwatch.cli import exits
+from pitwatch.lake import delta, runs
+from pitwatch.lake import parquet as lake_mod
+from pitwatch.lake import versions as lake_versions
 from tests.pipelines.test_exit_codes import lake_bytes
 from tests.pipelines.test_kill_run import (  # noqa: F401 (floor: the fixture)
-    TABLES, _kill_during_commit, _kill_when, floor, killed_run_id, log_versions, pitwatch, run_records,
+    TABLES,
+    _kill_during_commit,
+    _kill_when,
+    floor,
+    killed_run_id,
+    log_versions,
+    pitwatch,
+    run_records,
 )
 
 pytestmark = pytest.mark.slow     # real pitwatch runs (Beam pipelines), real verify processes
@@ -283,7 +292,7 @@ def test_the_intended_commit_made_with_other_bytes_is_named(floor, tmp_path):
 def test_a_schema_change_and_a_table_creation_are_intended_as_committed(tmp_path):
     """The metadata commits a run may make (a table created, a column added before its data) are
     planned with the digest verify recomputes from them."""
-    from schemas.arrow import LAKE_TABLES
+    from pitwatch.schemas.arrow import LAKE_TABLES
 
     lake = tmp_path / "lake"
     full = LAKE_TABLES["findings"]

@@ -15,9 +15,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import anchor as anchors
-from pipelines import delta
-from pipelines.cli import exits
+from pitwatch.cli import exits
+from pitwatch.lake import anchor as anchors
+from pitwatch.lake import delta
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _records, _rewrite, _run, named, three_runs, verify
 
@@ -242,7 +242,7 @@ def test_help_names_since_with_an_example():
 
 
 def _watcher_commit(lake: Path, watch_id: str, n: int) -> None:
-    """One real alerts commit of a watcher (live.alerts_table), recorded in runs, in a process of its own."""
+    """One real alerts commit of a watcher (pitwatch.live.alerts_table), recorded in runs, in a process of its own."""
     import subprocess
     import sys
 
@@ -280,14 +280,14 @@ def test_since_an_anchor_followed_by_several_checkpoints_reads_every_archived_co
     """Issue 35: once two checkpoints came after the anchored one, the commits between the anchored
     checkpoint and the log's first were all in the archive, and --since read only the first of them
     (every later one 'removed', the chain 'broken').  A watcher's day archives thousands."""
-    from pipelines import delta_log
+    from pitwatch.lake import delta_log
     from tests.pipelines.test_lake_ages import _aged_by_the_watcher
 
     lake, anchor = tmp_path / "lake", tmp_path / "anchor.jsonl"
     _aged_by_the_watcher(lake, 12, monkeypatch)          # a checkpoint every 10 versions
     anchors.append(str(anchor), str(lake))
     delta_log.forget()
-    from live.alerts_table import AlertsTable
+    from pitwatch.live.alerts_table import AlertsTable
     from tests.pipelines.test_lake_ages import _alert
 
     table = AlertsTable(str(lake), "w1")
@@ -304,7 +304,7 @@ def test_since_an_anchor_followed_by_several_checkpoints_reads_every_archived_co
 def test_since_holds_a_killed_run_after_the_anchor_to_its_intent(lake):
     """Issue 37, deliverable 3, with ``--since``: a run after the anchored head killed after one
     commit its intent names (a leftover, exit 0), then a commit in its name no intent names (exit 5)."""
-    from pipelines import runs
+    from pitwatch.lake import runs
     from tests.pipelines.test_verify_intents import _day_commit, _day_rows, _started
 
     killed = "20261130T070000Z-0badf00d"

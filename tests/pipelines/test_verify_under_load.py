@@ -6,7 +6,7 @@ threads dropped the last reference to a ``pq.read_table(pa.BufferReader(bytes))`
 record after the rows had come back; that reference held the Python ``bytes`` (``PyBuffer``), whose
 release takes the GIL; the main thread was already finalizing the interpreter, so Python ended the
 pool thread (``PyThread_exit_thread``) inside a C++ destructor and the process aborted.  Fixed at
-its root in :func:`pipelines.chain.parquet_rows` (Arrow-owned memory, read on the calling thread).
+its root in :func:`pitwatch.lake.chain.parquet_rows` (Arrow-owned memory, read on the calling thread).
 
 The abort happens at interpreter exit, so every run must be a process that exits: a loop inside
 one process would never see it.  What a run must not pay 200 times is the start-up: importing
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.cli import exits
+from pitwatch.cli import exits
 from tests.pipelines.test_verify import _day, _run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,8 +53,8 @@ def threads_at_exit(path):      # the threads alive as the interpreter starts to
     with open(path, "w") as f:
         f.write(" ".join(names))
 
-from pipelines.cli import main
-import pipelines.cli.verify, pipelines.verify            # imported, not run: no Arrow thread before a fork
+from pitwatch.cli import main
+import pitwatch.cli.verify, pitwatch.lake.verify            # imported, not run: no Arrow thread before a fork
 codes = []
 for i in range(runs):
     pid = os.fork()

@@ -1,4 +1,4 @@
-"""The embedded runner delivers every element to its worker processes (pipelines.batch.whole_bundle_inputs).
+"""The embedded runner delivers every element to its worker processes (pitwatch.pipelines.batch.whole_bundle_inputs).
 
 Beam's FnApiRunner flushes a bundle's input to a worker from a timer thread and
 clears bytes written meanwhile; with that timer at 5 ms the pipeline below lost
@@ -7,14 +7,13 @@ and then on large inputs.  pitwatch runs its pipelines with the timer off.
 """
 from __future__ import annotations
 
-import pytest
-
 import apache_beam as beam
+import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.portability.fn_api_runner import worker_handlers
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines.batch import whole_bundle_inputs
+from pitwatch.pipelines.batch import whole_bundle_inputs
 
 ELEMENTS, SIZE = 40, 1_000_000
 
@@ -35,7 +34,7 @@ def test_every_large_element_reaches_the_grouping_with_two_worker_processes(monk
 
 
 def test_the_timer_is_off_only_on_the_beam_versions_checked(monkeypatch, caplog):
-    import pipelines.batch as batch
+    import pitwatch.pipelines.batch as batch
 
     assert batch.beam_version() in batch.BUFFER_TIMER_CHECKED      # the pinned Beam (pyproject.toml)
     before = worker_handlers.DATA_BUFFER_TIME_LIMIT_MS

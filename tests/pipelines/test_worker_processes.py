@@ -1,5 +1,5 @@
 """With Beam's worker processes, `pitwatch run` still prints its steps' progress and nothing of Beam's
-(:mod:`pipelines.progress`), on Beam's own FnApiRunner, named explicitly."""
+(:mod:`pitwatch.pipelines.progress`), on Beam's own FnApiRunner, named explicitly."""
 from __future__ import annotations
 
 import logging
@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from pipelines import progress
-from simulator import simulate
+from pitwatch.pipelines import progress
+from pitwatch.simulator import simulate
 
 _WORKER = """
 import logging, sys
-import pipelines                               # what a Beam worker does before a step of pitwatch runs
-import pipelines.progress as progress
+import pitwatch.pipelines                      # what a Beam worker does before a step of pitwatch runs
+import pitwatch.pipelines.progress as progress
 log = logging.getLogger("pitwatch")
 tag = sys.argv[2] if len(sys.argv) > 2 else "T"
 for i in range(int(sys.argv[1])):
@@ -86,7 +86,7 @@ def test_cli_run_with_worker_processes_prints_only_pitwatch_lines(tmp_path):
     feeds = tmp_path / "feeds"
     simulate(feeds, tables={"baccarat": 1, "stud": 1}, hours=1, seed=5, faults={})
     out = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "run", str(feeds / "2026-11-28"), "--lake", str(tmp_path / "lake"),
+        [sys.executable, "-m", "pitwatch.cli", "run", str(feeds / "2026-11-28"), "--lake", str(tmp_path / "lake"),
          "--verbose", "--direct_num_workers=2", "--direct_running_mode=multi_processing"],
         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -106,7 +106,7 @@ def test_the_embedded_default_is_beams_own_fn_api_runner_named_explicitly():
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
     from apache_beam.runners.runner import create_runner
 
-    from pipelines.batch import DEFAULT_RUNNER, beam_options, worker_processes, worker_reports
+    from pitwatch.pipelines.batch import DEFAULT_RUNNER, beam_options, worker_processes, worker_reports
 
     options = beam_options([])
     assert options.view_as(StandardOptions).runner == DEFAULT_RUNNER == "FnApiRunner"    # never Prism

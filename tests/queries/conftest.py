@@ -13,7 +13,7 @@ def lake(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def con(lake):
-    from queries.lake_views import connect
+    from pitwatch.queries.lake_views import connect
 
     con = connect(lake)
     yield con

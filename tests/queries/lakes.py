@@ -20,9 +20,9 @@ import datetime as dt
 
 import pyarrow as pa
 
-from pipelines.lake import file_schema, write_partition
-from rules.catalog import RULE_BY_ID
-from schemas.arrow import rows_to_table
+from pitwatch.lake.parquet import file_schema, write_partition
+from pitwatch.rules.catalog import RULE_BY_ID
+from pitwatch.schemas.arrow import rows_to_table
 
 DAY1 = dt.date(2026, 11, 27)
 DAY2 = dt.date(2026, 11, 28)

@@ -29,7 +29,7 @@ def pitwatch(*args, timeout: float = 600) -> subprocess.CompletedProcess:
     env["PYTHONPATH"] = str(ROOT)
     if os.environ.get("PITWATCH_PURE"):
         env["PITWATCH_PURE"] = os.environ["PITWATCH_PURE"]
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=timeout)
 
 
@@ -46,7 +46,7 @@ def sql_json(lake, statement, *extra) -> list[dict]:
 @pytest.fixture(scope="module")
 def nights(tmp_path_factory):
     """The lake after two runs, the first night's findings as read right after its run, the run ids."""
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     base = tmp_path_factory.mktemp("as_of")
     faults = {"SHOE_CARD_MISMATCH": 1.0, "BURN_SKIPPED": 0.3}
@@ -138,7 +138,7 @@ def test_export_duckdb_as_of_copies_the_pinned_versions_and_names_the_run(nights
 
 def _write_failed_run(lake: Path) -> str:
     """A run record of a run that failed (as a run whose counts did not reconcile leaves it)."""
-    from pipelines import runs
+    from pitwatch.lake import runs
 
     now = dt.datetime.now(dt.timezone.utc)
     meta = {"run_id": runs.new_run_id(now), "command": "pitwatch run x.jsonl", "started": now.isoformat(),

@@ -11,9 +11,9 @@ import zipfile
 import duckdb
 import pytest
 
-from queries import load_queries
-from queries.catalog import MACRO_PARAM_PREFIX, parameter_positions, parse
-from schemas.arrow import LAKE_TABLES
+from pitwatch.queries import load_queries
+from pitwatch.queries.catalog import MACRO_PARAM_PREFIX, parameter_positions, parse
+from pitwatch.schemas.arrow import LAKE_TABLES
 
 QUERIES = load_queries()
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -80,7 +80,7 @@ def test_a_malformed_header_names_the_file(text, message):
 
 
 def test_queries_are_loaded_as_package_resources():
-    files = {e.name for e in importlib.resources.files("queries").iterdir() if e.name.endswith(".sql")}
+    files = {e.name for e in importlib.resources.files("pitwatch.queries").iterdir() if e.name.endswith(".sql")}
     assert files == {f"{n}.sql" for n in QUERIES}
 
 

@@ -9,10 +9,10 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from queries import load_queries
-from queries.catalog import MACRO_PARAM_PREFIX, run_query
-from queries.lake_views import connect
+from pitwatch.cli import main
+from pitwatch.queries import load_queries
+from pitwatch.queries.catalog import MACRO_PARAM_PREFIX, run_query
+from pitwatch.queries.lake_views import connect
 
 BURNS = ["query", "dealer_rule_repeats", "--param", "rule_id=BURN_SKIPPED", "--param", "to_day=2026-11-28"]
 
@@ -114,7 +114,7 @@ def test_query_list_names_every_investigation_with_its_parameters():
 ])
 def test_user_mistakes_are_one_error_line(lake, args, message):
     result = cli(*args, "--lake", lake)
-    assert result.exit_code == 2      # pipelines.cli.exits.USAGE: a bad statement or parameter
+    assert result.exit_code == 2      # pitwatch.cli.exits.USAGE: a bad statement or parameter
     assert result.output.startswith(message) and result.output.count("\n") == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
@@ -125,7 +125,7 @@ def test_query_without_a_lake_is_a_usage_error():
 
 
 def test_no_traceback_from_the_installed_entry_point(lake):
-    result = subprocess.run([sys.executable, "-m", "pipelines.cli", "sql", "INSERT INTO rules VALUES (1)",
+    result = subprocess.run([sys.executable, "-m", "pitwatch.cli", "sql", "INSERT INTO rules VALUES (1)",
                              "--lake", lake], capture_output=True, text=True)
     assert result.returncode == 2 and result.stderr.startswith("Error: refused") and "Traceback" not in result.stderr
 

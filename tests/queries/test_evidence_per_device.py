@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from pipelines.lake import write_partition
-from queries.catalog import run_query
-from queries.lake_views import connect
-from rules.catalog import rule
-from schemas.arrow import EVENTS, FINDINGS, rows_to_table
+from pitwatch.lake.parquet import write_partition
+from pitwatch.queries.catalog import run_query
+from pitwatch.queries.lake_views import connect
+from pitwatch.rules.catalog import rule
+from pitwatch.schemas.arrow import EVENTS, FINDINGS, rows_to_table
 
 DAY = _dt.date(2026, 11, 28)
 TS = _dt.datetime(2026, 11, 28, 20, 0, tzinfo=_dt.timezone.utc)

@@ -1,11 +1,10 @@
 """Every investigation in queries/ over the hand-built lake returns the rows its contents imply."""
 from __future__ import annotations
 
-
 import pytest
 
-from queries import load_queries
-from queries.catalog import run_query
+from pitwatch.queries import load_queries
+from pitwatch.queries.catalog import run_query
 from tests.queries.lakes import DAY1, DAY2, at
 
 RANGE = {"from_day": "2026-11-27", "to_day": "2026-11-28"}
@@ -201,7 +200,7 @@ def test_a_parameter_value_holding_sql_is_data(con):
 
 def test_queries_answer_on_a_young_lake(tmp_path):
     """Only events written (no rounds, packs, findings yet): every query runs; only the event timelines have rows."""
-    from queries.lake_views import connect
+    from pitwatch.queries.lake_views import connect
     from tests.queries.lakes import build_lake
 
     con = connect(build_lake(str(tmp_path / "young"), with_findings=False, with_replay=False))
@@ -223,9 +222,9 @@ def test_queries_answer_on_a_young_lake(tmp_path):
 def test_alerts_vs_findings(tmp_path):
     """Two of the day's findings alerted by two watchers (one of them by both), one alert the batch did not
     confirm (a provisional one): confirmed, not confirmed, never alerted — each alert and finding once."""
-    from live.alerts_table import AlertsTable
-    from pipelines.lake import read_table
-    from queries.lake_views import connect
+    from pitwatch.lake.parquet import read_table
+    from pitwatch.live.alerts_table import AlertsTable
+    from pitwatch.queries.lake_views import connect
     from tests.queries.lakes import build_lake
 
     lake = build_lake(str(tmp_path / "lake"))

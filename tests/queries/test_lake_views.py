@@ -8,8 +8,8 @@ import os
 import duckdb
 import pytest
 
-from queries.lake_views import LakeQueryError, connect, run_sql, seed_files, table_files, view_columns
-from schemas.arrow import LAKE_TABLES
+from pitwatch.queries.lake_views import LakeQueryError, connect, run_sql, seed_files, table_files, view_columns
+from pitwatch.schemas.arrow import LAKE_TABLES
 
 
 def describe(con, view):
@@ -133,7 +133,7 @@ def test_a_gaming_day_filter_prunes_the_other_partitions(tmp_path):
     from tests.queries.lakes import build_lake
 
     lake = build_lake(str(tmp_path / "lake"))
-    from pipelines import delta
+    from pitwatch.lake import delta
 
     bad = tmp_path / "lake" / "events" / "gaming_day=2026-11-29"
     bad.mkdir()
@@ -173,7 +173,7 @@ def test_a_duckdb_error_is_one_line(con):
 
 def test_the_alerts_table_is_there_empty_on_a_lake_with_no_watcher(con):
     """No watcher has written: ``alerts`` has its columns and no row, so the named query runs."""
-    from schemas.arrow import ALERTS
+    from pitwatch.schemas.arrow import ALERTS
 
     cols = [r[0] for r in con.execute("DESCRIBE alerts").fetchall()]
     assert sorted(cols) == sorted(ALERTS.names) and cols[-1] == "gaming_day"
@@ -185,8 +185,8 @@ def test_the_alerts_table_is_read_at_its_latest_version_and_a_plain_parquet_fold
     Delta (no log, no watcher since) is read from its visible files."""
     import shutil
 
-    from live.alerts_table import AlertsTable
-    from queries.lake_views import connect
+    from pitwatch.live.alerts_table import AlertsTable
+    from pitwatch.queries.lake_views import connect
     from tests.queries.lakes import build_lake
 
     lake = build_lake(str(tmp_path / "lake"))
@@ -201,7 +201,7 @@ def test_the_alerts_table_is_read_at_its_latest_version_and_a_plain_parquet_fold
         assert connect(lake).execute("SELECT count(*) FROM alerts").fetchone() == (n + 1,)
     import duckdb
 
-    from queries.export import export_database
+    from pitwatch.queries.export import export_database
 
     out = str(tmp_path / "audit.duckdb")
     export_database(lake, out)                        # export-duckdb copies it too

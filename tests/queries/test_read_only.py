@@ -18,10 +18,10 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from queries.errors import RefusedStatement
-from queries.lake_views import connect, seed_files
-from queries.statement_check import check_read_only
+from pitwatch.cli import main
+from pitwatch.queries.errors import RefusedStatement
+from pitwatch.queries.lake_views import connect, seed_files
+from pitwatch.queries.statement_check import check_read_only
 from tests.queries.lakes import build_lake
 
 SEEDS = os.path.dirname(next(iter(seed_files().values())))
@@ -34,14 +34,14 @@ STATE_FILE = "state/gaming_day=2026-11-28/replay-2026-11-28-test-tables.parquet"
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory) -> str:
     """The hand-built lake, plus a night's replay state and a live watcher's checkpoint."""
-    from pipelines import state
-    from live.checkpoint import StateDir
+    from pitwatch.lake import state
+    from pitwatch.live.checkpoint import StateDir
 
     lake = build_lake(str(tmp_path_factory.mktemp("lake")))
     files = [state.write_state_file(lake, "2026-11-28", "test", "tables",
                                     [{"table_id": "BAC-07", "state": '{"shoe": ["Qs"]}'}]),
              state.write_manifest(lake, "2026-11-28", "test", {"pitwatch": "test", "inputs": []})]
-    from pipelines import delta
+    from pitwatch.lake import delta
 
     delta.commit_replays(lake, state.TABLE, files, ["2026-11-28"], run_id="test", fence_at_start=0,
                          schema=state.STATE, partitioned=True)
@@ -168,7 +168,7 @@ def test_the_statement_check_refuses_it(lake, statement):
 
 
 def test_the_overwrite_as_written_through_the_installed_command(lake, untouched):
-    result = subprocess.run([sys.executable, "-m", "pipelines.cli", "sql", OVERWRITE.format(lake=lake),
+    result = subprocess.run([sys.executable, "-m", "pitwatch.cli", "sql", OVERWRITE.format(lake=lake),
                              "--lake", lake], capture_output=True, text=True)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == "Error: refused: the lake is read-only and this query holds a COPY\n"
@@ -272,7 +272,7 @@ def test_pivot_gives_its_rows(lake):
 
 def test_a_runaway_cross_join_is_interrupted(lake, untouched):
     statement = "select count(*) from events a, events b, events c, events d, events e, range(1000000)"
-    result = subprocess.run([sys.executable, "-m", "pipelines.cli", "sql", statement, "--lake", lake,
+    result = subprocess.run([sys.executable, "-m", "pitwatch.cli", "sql", statement, "--lake", lake,
                              "--timeout", "1"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 3 and result.stdout == ""
     assert result.stderr == ("Error: the query was stopped after 1 s (--timeout 1); "
@@ -280,8 +280,8 @@ def test_a_runaway_cross_join_is_interrupted(lake, untouched):
 
 
 def test_the_timeout_defaults_to_a_minute_and_must_be_positive(lake):
-    from pipelines.cli.query import query
-    from pipelines.cli.sql import sql as sql_command
+    from pitwatch.cli.query import query
+    from pitwatch.cli.sql import sql as sql_command
 
     for command in (sql_command, query):
         defaults = {p.name: p.default for p in command.params}
@@ -314,7 +314,7 @@ def test_a_hundred_gigabytes_of_text_is_stopped_in_bounded_memory(lake, untouche
     default limits (--max-rows counts rows) and ended in a MemoryError traceback under ulimit -v."""
     import re
 
-    child = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "sql", "select repeat('x',1000000) "
+    child = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "sql", "select repeat('x',1000000) "
                               "from range(100000)", "--lake", lake, "--format", "csv", *limits],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stderr = child.stderr.read()
@@ -342,7 +342,7 @@ def test_max_bytes_cuts_the_printed_values_with_a_message(lake, untouched):
 def test_a_size_that_is_not_one_is_refused(lake, bad):
     for option in ("--max-bytes", "--max-memory"):
         result = sql(lake, "select 1", option, bad)
-        assert result.exit_code == 2 and f"is not a size" in result.stderr
+        assert result.exit_code == 2 and "is not a size" in result.stderr
 
 
 def test_max_rows_applies_to_query_too(lake):
@@ -420,9 +420,9 @@ def test_force_replaces_a_read_only_export(lake, tmp_path):
 # ---------------------------------------------------------------- file modes
 
 def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
-    from pipelines import state
-    from live.checkpoint import StateDir
-    from live.sinks import LakeSink
+    from pitwatch.lake import state
+    from pitwatch.live.checkpoint import StateDir
+    from pitwatch.live.sinks import LakeSink
     from tests.queries.lakes import FINDINGS
 
     old = os.umask(0)

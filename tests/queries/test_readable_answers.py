@@ -26,7 +26,7 @@ ENV = {**os.environ, "PITWATCH_PURE": os.environ.get("PITWATCH_PURE", "1")}
 
 
 def pitwatch(*args, env=None, stdin=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True,
                           env={**ENV, **(env or {})}, timeout=120, stdin=stdin)
 
 
@@ -139,7 +139,7 @@ def test_query_in_text_format(lake, dealers_file, untouched):
 def on_a_terminal(args, columns: int) -> str:
     """stdout of ``pitwatch ARGS`` run on a pseudo-terminal ``columns`` wide."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", *args], stdout=slave, stderr=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", *args], stdout=slave, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, env={**ENV, "COLUMNS": str(columns)})
     os.close(slave)
     out = b""
@@ -252,7 +252,7 @@ def test_the_simulator_writes_the_dealers_it_uses(tmp_path):
     out = tmp_path / "floor"
     sim = pitwatch("simulate", "--out", str(out), "--tables", "baccarat=1,stud=1", "--hours", "0.3", "--workers", "1")
     assert sim.returncode == 0, sim.stderr
-    from queries.dealers import read_dealers
+    from pitwatch.queries.dealers import read_dealers
 
     roster = read_dealers(str(out / "dealers.csv")).to_pylist()
     used = set()

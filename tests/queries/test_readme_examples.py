@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from queries import load_queries
+from pitwatch.queries import load_queries
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -19,7 +19,7 @@ ENV = {**os.environ, "PITWATCH_PURE": os.environ.get("PITWATCH_PURE", "1")}
 
 
 def pitwatch(args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], cwd=cwd, capture_output=True, text=True,
                           env={**ENV, "PYTHONPATH": str(REPO)}, timeout=300)
 
 
@@ -57,15 +57,15 @@ def test_the_readme_examples_run_as_written_on_the_demo_lake(demo):
 
 
 def help_examples(command: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "pipelines.cli", command, "--help"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "pitwatch.cli", command, "--help"], capture_output=True,
                          text=True, env=ENV, check=True).stdout
     return [line.strip() for line in out.splitlines() if line.strip().startswith(f"pitwatch {command} ")]
 
 
 def _demo_as_of(lake: str, example: str) -> str:
-    from pipelines import lake as lake_mod
-    from pipelines import runs
-    from queries.as_of import RUN_ID
+    from pitwatch.lake import parquet as lake_mod
+    from pitwatch.lake import runs
+    from pitwatch.queries.as_of import RUN_ID
 
     last = [r for r in runs.latest_records(lake_mod.read_table(lake, "runs")) if r["status"] == "succeeded"][-1]
     return last["run_id"] if RUN_ID.match(example) else last["ended"].isoformat()

@@ -9,14 +9,14 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
+from pitwatch.cli import main
 
 pytestmark = pytest.mark.slow
 
 
 def test_injected_burn_faults_show_up_in_the_investigations(tmp_path):
-    from queries.catalog import run_query
-    from queries.lake_views import connect, run_sql
+    from pitwatch.queries.catalog import run_query
+    from pitwatch.queries.lake_views import connect, run_sql
 
     out, lake = tmp_path / "floor", tmp_path / "lake"
     sim = CliRunner().invoke(main, ["simulate", "--out", str(out), "--fault", "BURN_SKIPPED=1"])

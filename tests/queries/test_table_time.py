@@ -1,6 +1,6 @@
 """Issue 29 item 2, the table's own time: ``--local``, ``--show-tz``, the video window, old lake files.
 
-A small lake written with the lake's own writer (:func:`pipelines.lake.write_partition`):
+A small lake written with the lake's own writer (:func:`pitwatch.lake.parquet.write_partition`):
 TBP-01's terminal writes ``-04:00`` (``ts_offset`` -240), its shoe ``Z`` (0); one finding
 per table.  A second lake holds files written before ``ts_offset`` and ``evidence_from``
 existed.  Every command runs through the real CLI; every test that queries checks the
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from pipelines.lake import file_schema, write_partition
-from schemas.arrow import rows_to_table
+from pitwatch.cli import main
+from pitwatch.lake.parquet import file_schema, write_partition
+from pitwatch.schemas.arrow import rows_to_table
 from tests.queries.test_read_only import tree
 
 DAY = dt.date(2026, 11, 28)
@@ -215,7 +214,7 @@ def test_an_old_lake_without_ts_offset_still_queries(old_lake, untouched):
 
 
 def test_in_table_time_keeps_a_row_of_unknown_or_impossible_offset_in_utc():
-    from queries.lake_views import Answer, in_table_time
+    from pitwatch.queries.lake_views import Answer, in_table_time
 
     when = _at(20, 0)
     got = in_table_time(Answer(["ts", "ts_offset"], [(when, -240), (when, None), (when, 99_999), (None, -240)]))

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 
 def pitwatch(*args, check=True) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True,
                           timeout=900)
     if check:
         assert done.returncode in (0, 1), done.stderr[-3000:]
@@ -42,7 +42,7 @@ def lake(tmp_path_factory) -> str:
 
 
 def test_findings_carry_the_offset_of_the_event_that_completed_their_evidence(lake):
-    from queries.lake_views import connect, run_sql
+    from pitwatch.queries.lake_views import connect, run_sql
 
     con = connect(lake)
     try:

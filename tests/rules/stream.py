@@ -3,7 +3,7 @@
 ``Floor`` writes the three devices of one table (dealer terminal, shoe,
 shuffler), each with its own ``seq``; ``Baccarat`` adds the steps of
 document 003 (prepare a pack, burn, deal a coup with correct payouts) so a
-test states only what it breaks.  Every event is a :class:`schemas.events.Event`
+test states only what it breaks.  Every event is a :class:`pitwatch.schemas.events.Event`
 as the decoder would produce it.
 """
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import random
 
-from rules.cards import coup as deal_coup, baccarat_total
-from rules.table import TableReplay
-from schemas.events import Event
+from pitwatch.rules.cards import baccarat_total
+from pitwatch.rules.cards import coup as deal_coup
+from pitwatch.rules.table import TableReplay
+from pitwatch.schemas.events import Event
 
 T0 = 1_795_892_400_000_000  # 2026-11-28T16:00:00Z in micros
 DEVICES = {"dealer": "DT-1", "shoe": "SHOE-1", "shuffler": "SHF-1"}

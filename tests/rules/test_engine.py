@@ -5,15 +5,16 @@ import collections
 import random
 import re
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from rules.catalog import RULES, rule, rule_rows
-from rules.finding import default_gaming_day, make_finding
-from schemas.arrow import FINDINGS, PACKS, ROUNDS, RULES as RULES_SCHEMA, rows_to_table
-from schemas.decode import GamingDayConfig, decode_line
-from tests.rules.stream import Baccarat, replay
-
+from pitwatch.rules.catalog import RULES, rule, rule_rows
+from pitwatch.rules.finding import default_gaming_day, make_finding
+from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
+from pitwatch.schemas.arrow import RULES as RULES_SCHEMA
+from pitwatch.schemas.decode import GamingDayConfig, decode_line
 from tests.data import RULES_MD, clean_floor_lines
+from tests.rules.stream import Baccarat, replay
 
 
 def test_catalog_holds_every_rule_of_rules_md():

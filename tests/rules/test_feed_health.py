@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from rules.reference import TableReference
-from rules.table import TableReplay
+from pitwatch.rules.reference import TableReference
+from pitwatch.rules.table import TableReplay
 from tests.rules.stream import Baccarat, rule_ids
 
 DAY = _dt.date(2026, 11, 28)          # the gaming day of tests.rules.stream.T0

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import random
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from rules.table import STATE_VERSION
-from schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
+from pitwatch.rules.table import STATE_VERSION
+from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
 from tests.rules.stream import Baccarat, replay
 from tests.rules.test_engine import _merge, faulty_shoe
 
@@ -254,7 +255,7 @@ def test_an_id_named_again_after_the_streams_memory_is_still_a_round_of_its_own(
     """Each stream remembers the use numbers of its last KEEP_USES ids: a round id started again
     after more than that many others starts over at use 1, but is a round of its own (not merged,
     not dropped as a straggler)."""
-    from rules.uses import KEEP_USES
+    from pitwatch.rules.uses import KEEP_USES
 
     b = Baccarat()
     packs = 0

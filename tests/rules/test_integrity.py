@@ -1,10 +1,10 @@
 """Rules every game shares (rules.md "Every game"): pack and card integrity, raised and not raised."""
 from __future__ import annotations
 
-from rules.repeated_runs import PackCards, one_per_key, repeated_runs
-from rules.sequence import SeqTracker
-from schemas.decode import Reject
-from tests.rules.stream import Baccarat, Floor, new_deck_pack, rule_ids
+from pitwatch.rules.repeated_runs import PackCards, one_per_key, repeated_runs
+from pitwatch.rules.sequence import SeqTracker
+from pitwatch.schemas.decode import Reject
+from tests.rules.stream import Baccarat, new_deck_pack, rule_ids
 
 
 def test_integrity_shoe_card_mismatch_at_an_aligned_place():
@@ -143,7 +143,7 @@ def test_000_B_cards_before_bets_closed_only_on_the_terminals_order():
 def test_floor_builder_is_contract_valid():
     import json
 
-    from schemas.decode import GamingDayConfig, decode_line
+    from pitwatch.schemas.decode import GamingDayConfig, decode_line
     b = Baccarat()
     b.prepare()
     b.coup()

@@ -1,6 +1,6 @@
 """Tables without a card-reading shoe (stud, stud8, razz): rows during the feed, bounded state.
 
-See "Tables without a shoe" in :mod:`rules.table`: the shoe side of every pack
+See "Tables without a shoe" in :mod:`pitwatch.rules.table`: the shoe side of every pack
 counts as passed from the start, so a pack and its rounds are final once the
 terminal has passed the pack; shoe events that arrive anyway are ignored.
 """
@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import seeds
-from rules.reference import DEFAULT_REFERENCE
-from rules.table import TableReplay
-from schemas.events import Event
-
+from pitwatch import seeds
+from pitwatch.rules.reference import DEFAULT_REFERENCE
+from pitwatch.rules.table import TableReplay
+from pitwatch.schemas.events import Event
 from tests.rules.games.test_004_hand import eight_handed
 from tests.rules.stream import Baccarat
 
@@ -174,7 +173,7 @@ def test_stud_state_stays_bounded_over_a_long_night():
                 sizes[started] = len(rp.state_json())
                 assert len(rp.st["rounds"]) == 1 and len(rp.st["packs"]) == 1  # the hand being dealt
     # ~2 KB for the hand being dealt, + ~1 KB once the remembered finished ids (64) are full, + ~10 KB
-    # once the use counters of the last 256 ids per stream are (rules.uses.KEEP_USES): full by hand 300
+    # once the use counters of the last 256 ids per stream are (pitwatch.rules.uses.KEEP_USES): full by hand 300
     assert sizes[500] <= 1.05 * sizes[300] and max(sizes.values()) < 20000, sizes
     assert rp.close() == [] and rp.drain_rounds() == []  # table_closed passed the last pack
 
@@ -224,7 +223,7 @@ def test_stud_state_of_hand_1000_is_no_bigger_than_hand_100s(game):
         rp.drain_rounds(), rp.drain_packs(), rp.drain_pack_sequences()
         if ev.type == "round_started":
             started += 1
-            if started in (300, 1000):     # by hand 300 the use counters (rules.uses.KEEP_USES: 256) are full
+            if started in (300, 1000):     # by hand 300 the use counters (pitwatch.rules.uses.KEEP_USES: 256) are full
                 sizes[started] = len(rp.state_json())
                 assert len(rp.st["rounds"]) == 1 and len(rp.st["packs"]) == 1
     assert started == 1000 and sizes[1000] <= sizes[300] + 64 * 4, sizes
@@ -279,7 +278,7 @@ def test_a_bad_shuffler_report_for_a_hand_shuffled_pack_is_still_a_finding():
 
 
 def _clean_floor_table(prefix: str) -> list[Event]:
-    from schemas.decode import GamingDayConfig, Reject, decode_line
+    from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
 
     cfg, out = GamingDayConfig(), []
     with gzip.open(CLEAN_FLOOR, "rt") as f:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from rules.reference import DEFAULT_REFERENCE
-from seeds import load_reference
+from pitwatch.rules.reference import DEFAULT_REFERENCE
+from pitwatch.seeds import load_reference
 from tests.rules.stream import Baccarat, rule_ids
 
 
@@ -22,6 +22,6 @@ def test_a_table_paying_tie_nine_to_one():
     b.cards[b.pos:b.pos + 6] = ["9c", "9d", "Th", "Ts", "8c", "4d"]
     b.coup(bets=((3, "tie", 10),), payouts={(3, "tie"): ("win", 90)})
     assert rule_ids(b.replay()) == ["PAYOUT"]
-    from rules.table import TableReplay
+    from pitwatch.rules.table import TableReplay
     rp = TableReplay(b.table_id, dataclasses.replace(DEFAULT_REFERENCE, tie_pays=9.0))
     assert [f for e in b.events for f in rp.feed(e)] + rp.close() == []

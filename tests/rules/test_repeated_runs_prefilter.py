@@ -6,7 +6,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.repeated_runs import PackCards, RunKeys, _windows, packs_sharing_a_run, repeated_runs, run_keys
+from pitwatch.rules.repeated_runs import PackCards, RunKeys, _windows, packs_sharing_a_run, repeated_runs, run_keys
 
 DECK = [r + s for r in "A23456789TJQK" for s in "cdhs"]
 

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.sequence import SeqTracker
+from pitwatch.rules.sequence import SeqTracker
 
 arrivals = st.lists(st.tuples(st.integers(1, 40), st.sampled_from(["BAC-1", "BAC-2", None]),
                               st.one_of(st.none(), st.integers(0, 10**6))), max_size=60)

@@ -2,12 +2,12 @@
 
 Every order of the first six cards of an 8-deck shoe is weighed by how many
 card orders share its baccarat values; the engine's own coup logic
-(:func:`rules.cards.coup`, the same functions DRAWING_RULE uses) decides each.
+(:func:`pitwatch.rules.cards.coup`, the same functions DRAWING_RULE uses) decides each.
 Only a right tableau reproduces the known totals (docs/design-notes.md).
 """
 from __future__ import annotations
 
-from rules.cards import BACCARAT_VALUE_CARDS, baccarat_total, coup
+from pitwatch.rules.cards import BACCARAT_VALUE_CARDS, baccarat_total, coup
 
 TOTAL = 4_998_398_275_503_360
 BANKER, PLAYER, TIE = 2_292_252_566_437_888, 2_230_518_282_592_256, 475_627_426_473_216

@@ -1,7 +1,7 @@
 """Decode lines both ways, as ingest does, and compare the verdicts.
 
-*Per line*: :func:`schemas.decode.decode_line`, one line at a time.
-*Columnar*: ingest's own step, :class:`pipelines.ingest.DecodeChunk`, run on a
+*Per line*: :func:`pitwatch.schemas.decode.decode_line`, one line at a time.
+*Columnar*: ingest's own step, :class:`pitwatch.pipelines.ingest.DecodeChunk`, run on a
 chunk of the lines (Arrow's reader first, the per-line decoder for the rows it
 sends back), its outputs collected without Beam.
 """
@@ -11,11 +11,11 @@ import datetime as _dt
 
 from apache_beam.pvalue import TaggedOutput
 
-from pipelines.coders import unpack
-from pipelines.inputs import LineBlock
-from pipelines.ingest import TAG_COUNTS, TAG_REJECTS, DecodeChunk
-from schemas.arrow import EVENTS
-from schemas.decode import Reject, decode_line
+from pitwatch.inputs.files import LineBlock
+from pitwatch.pipelines.coders import unpack
+from pitwatch.pipelines.ingest import TAG_COUNTS, TAG_REJECTS, DecodeChunk
+from pitwatch.schemas.arrow import EVENTS
+from pitwatch.schemas.decode import Reject, decode_line
 
 PATH = "fuzz.jsonl"
 

@@ -1,4 +1,4 @@
-"""The columnar fast path (schemas.columnar) agrees with the per-line decoder.
+"""The columnar fast path (pitwatch.schemas.columnar) agrees with the per-line decoder.
 
 The fast path may send a line back to the per-line decoder, but whatever it
 accepts, the per-line decoder must accept with exactly the same values.
@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.json as pj
 import pytest
 
-from schemas.arrow import EVENTS
-from schemas.columnar import _PARSE_INFERRED, _as_raw, decode_block
-from schemas.decode import GamingDayConfig, decode_fields
+from pitwatch.schemas.arrow import EVENTS
+from pitwatch.schemas.columnar import _PARSE_INFERRED, _as_raw, decode_block
+from pitwatch.schemas.decode import GamingDayConfig, decode_fields
 from tests.conftest import event
 from tests.data import clean_floor_lines
 from tests.schemas.test_jsonschema import _corpus

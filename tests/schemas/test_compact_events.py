@@ -7,10 +7,10 @@ import sys
 import pyarrow as pa
 import pytest
 
-from schemas.arrow import drop_empty_columns, events_to_table, shared_strings, table_to_events
-from schemas.contract import LAKE_EXTRA_COLUMNS
-from schemas.decode import GamingDayConfig, decode_line
-from schemas.events import EVENT_FIELDS, CompactEvent, Event, compact_event_class
+from pitwatch.schemas.arrow import drop_empty_columns, events_to_table, shared_strings, table_to_events
+from pitwatch.schemas.contract import LAKE_EXTRA_COLUMNS
+from pitwatch.schemas.decode import GamingDayConfig, decode_line
+from pitwatch.schemas.events import EVENT_FIELDS, CompactEvent, Event, compact_event_class
 from tests.conftest import line
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from schemas.decode import RAW_LIMIT, GamingDayConfig, Reject, decode_line
+from pitwatch.schemas.decode import RAW_LIMIT, GamingDayConfig, Reject, decode_line
 from tests.conftest import event, line
 
 CFG = GamingDayConfig()

@@ -14,8 +14,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemas import contract as C
-from schemas.decode import GamingDayConfig
+from pitwatch.schemas import contract as C
+from pitwatch.schemas.decode import GamingDayConfig
 from tests.schemas.both_ways import assert_same_verdicts
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,10 +13,10 @@ import datetime as _dt
 import pyarrow as pa
 import pytest
 
-from rules.finding import gaming_day_from_config
-from schemas.arrow import TS
-from schemas.columnar import gaming_days
-from schemas.decode import GamingDayConfig
+from pitwatch.rules.finding import gaming_day_from_config
+from pitwatch.schemas.arrow import TS
+from pitwatch.schemas.columnar import gaming_days
+from pitwatch.schemas.decode import GamingDayConfig
 
 UTC = _dt.timezone.utc
 EPOCH = _dt.datetime(1970, 1, 1, tzinfo=UTC)

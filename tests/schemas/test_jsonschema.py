@@ -8,8 +8,8 @@ import pathlib
 import jsonschema
 import pytest
 
-from schemas.decode import GamingDayConfig, Reject, decode_line
-from schemas.jsonschema import build_schema, render
+from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
+from pitwatch.schemas.jsonschema import build_schema, render
 from tests.conftest import BASE, event
 from tests.data import clean_floor_lines
 
@@ -17,7 +17,7 @@ SCHEMA_FILE = pathlib.Path(__file__).resolve().parents[2] / "schemas" / "events.
 
 
 def test_committed_schema_is_generated_from_the_contract():
-    assert SCHEMA_FILE.read_text() == render(), "run: python -m schemas.jsonschema > schemas/events.schema.json"
+    assert SCHEMA_FILE.read_text() == render(), "run: python -m pitwatch.schemas.jsonschema > schemas/events.schema.json"
 
 
 def test_schema_is_valid_draft_2020_12():

@@ -13,8 +13,8 @@ import time
 import orjson
 import pytest
 
-from schemas.decode import GamingDayConfig, Reject, decode_fields, decode_line
-from schemas.limits import END_TS_MICROS, MAX_DEPTH, MAX_LINE_BYTES, nesting_depth
+from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_fields, decode_line
+from pitwatch.schemas.limits import END_TS_MICROS, MAX_DEPTH, MAX_LINE_BYTES, nesting_depth
 from tests.conftest import event
 from tests.schemas.both_ways import assert_same_verdicts
 
@@ -140,7 +140,7 @@ def test_without_a_last_day_far_future_days_are_accepted():
 
 
 def test_an_unforeseen_exception_becomes_an_internal_error_reject(monkeypatch, caplog):
-    from schemas import decode
+    from pitwatch.schemas import decode
 
     def broken(obj):
         raise KeyError("boom")
@@ -153,7 +153,7 @@ def test_an_unforeseen_exception_becomes_an_internal_error_reject(monkeypatch, c
 
 
 def test_a_column_decoder_failure_falls_back_to_the_per_line_decoder(monkeypatch, caplog):
-    from pipelines import ingest
+    from pitwatch.pipelines import ingest
 
     def broken(*args):
         raise RuntimeError("arrow broke")

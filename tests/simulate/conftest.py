@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from simulator import simulate
-from schemas.decode import GamingDayConfig, Reject, decode_line
+from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
+from pitwatch.simulator import simulate
 
 ALL_GAMES = {"baccarat": 2, "three_bet_poker": 2, "combate": 1, "stud": 1, "stud8": 1, "razz": 1}
 START = _dt.datetime(2026, 11, 28, 20, 0, tzinfo=_dt.timezone.utc)

@@ -5,7 +5,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
+from pitwatch.cli import main
 
 
 def run(*args):
@@ -29,7 +29,7 @@ def test_writes_files_truth_and_prints_a_summary(tmp_path):
 
 
 def test_writes_the_device_registry_and_both_feed_faults(tmp_path):
-    from pipelines.devices import load_registry
+    from pitwatch.inputs.devices import load_registry
 
     out = tmp_path / "day"
     r = run("--out", str(out), "--tables", "baccarat=1", "--hours", "4", "--fault", "SHOE_SILENT=1",
@@ -67,7 +67,7 @@ def test_refuses_a_folder_that_is_not_empty(tmp_path):
 
 
 def test_list_faults_names_every_injectable_rule():
-    from simulator.faults import FAULT_NAMES
+    from pitwatch.simulator.faults import FAULT_NAMES
 
     r = run("--list-faults")
     assert r.exit_code == 0

@@ -6,8 +6,8 @@ import datetime as _dt
 
 import orjson
 
-from simulator import simulate
-from schemas.contract import TYPES
+from pitwatch.schemas.contract import TYPES
+from pitwatch.simulator import simulate
 from tests.simulate.conftest import Floor
 
 EXAMPLE_FIELDS = {  # field sets per type in examples/clean-floor-2h.jsonl (envelope left out)

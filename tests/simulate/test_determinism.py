@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 
-from simulator import simulate
+from pitwatch.simulator import simulate
 from tests.simulate.conftest import START
 
 

@@ -5,7 +5,7 @@ import collections
 
 import pytest
 
-from simulator.faults import FAULT_NAMES, REGISTRY, SPECS
+from pitwatch.simulator.faults import FAULT_NAMES, REGISTRY, SPECS
 
 # the findings a fault may imply besides its own rule (see the module docstrings)
 ALSO = {"VOID_NOT_DECLARED": {"MISDEAL"}, "STUB_EXPOSED": {"UNACCOUNTED_CARD"}, "SIX_CARD_RULE": {"PAYOUT"}}
@@ -95,7 +95,7 @@ EVIDENCE = {
 
 def _unknown_device(floor, t) -> bool:
     """The rogue device wrote a pack's shuffler report for the table, and OUT/devices.csv does not list it."""
-    from pipelines.devices import load_registry
+    from pitwatch.inputs.devices import load_registry
 
     listed = {r[0] for r in load_registry(str(floor.out / "devices.csv")).rows}
     wrote = [e for e in floor.table(t["table_id"]) if e.device_id == t["device_id"]]
@@ -103,7 +103,7 @@ def _unknown_device(floor, t) -> bool:
 
 
 def test_the_registry_lists_every_device_of_a_clean_floor(clean_floor):
-    from pipelines.devices import load_registry
+    from pitwatch.inputs.devices import load_registry
 
     reg = load_registry(str(clean_floor.out / "devices.csv"))
     for e in clean_floor.events:

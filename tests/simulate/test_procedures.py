@@ -5,7 +5,7 @@ import collections
 
 import pytest
 
-from simulator.baccarat import banker_draws
+from pitwatch.simulator.baccarat import banker_draws
 
 RANK_HIGH = {r: i for i, r in enumerate("23456789TJQKA", 2)}
 RANK_LOW = {r: i for i, r in enumerate("A23456789TJQK", 1)}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.faults import FAULT_NAMES, REGISTRY, SPECS, build_rates
+from pitwatch.simulator.faults import FAULT_NAMES, REGISTRY, SPECS, build_rates
 
 
 def test_every_declared_fault_and_game_has_an_implementation():
@@ -12,7 +12,7 @@ def test_every_declared_fault_and_game_has_an_implementation():
 
 
 def test_every_rule_of_the_catalogue_can_be_injected_for_its_games():
-    from rules.catalog import RULES
+    from pitwatch.rules.catalog import RULES
 
     file_rules = {r.rule_id for r in RULES if r.key == "file"}   # INPUT_DAMAGED: a damaged file, no day's fault
     assert set(FAULT_NAMES) == {r.rule_id for r in RULES} - file_rules

@@ -17,9 +17,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from simulator import SPECS, simulate
-from simulator.clock import GamingDays, to_ms
-from simulator.reuse import ID_MAP_FILE, PACK_WRAP, TableIds, first_of_day, pack_number, read_id_map
+from pitwatch.simulator import SPECS, simulate
+from pitwatch.simulator.clock import GamingDays, to_ms
+from pitwatch.simulator.reuse import ID_MAP_FILE, PACK_WRAP, TableIds, first_of_day, pack_number, read_id_map
 
 GAMES = {"baccarat": 2, "three_bet_poker": 2, "combate": 1, "stud": 2, "stud8": 1, "razz": 1}
 START = _dt.datetime(2026, 11, 29, 1, 30, tzinfo=_dt.timezone.utc)    # 06:00 UTC, the cutoff, after 4.5 h
@@ -271,7 +271,7 @@ def test_workers_do_not_change_a_reuse_floor(tmp_path):
 
 
 def test_the_cli_flag(tmp_path):
-    from pipelines.cli import main
+    from pitwatch.cli import main
 
     r = CliRunner().invoke(main, ["simulate", "--help"])
     assert r.exit_code == 0 and "--reuse-ids" in r.output and "--reuse-ids --fault" in r.output

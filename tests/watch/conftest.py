@@ -16,7 +16,7 @@ from tests.watch.scenario import floor, write_batch_input
 
 ROOT = Path(__file__).resolve().parents[2]
 # The real command line, as `pitwatch watch …` runs it.
-WATCH_MAIN = ["-m", "pipelines.cli", "watch"]
+WATCH_MAIN = ["-m", "pitwatch.cli", "watch"]
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +27,7 @@ def scenario():
 @pytest.fixture(scope="session")
 def batch_lake(scenario, tmp_path_factory):
     """The lake the nightly batch writes for the scenario (run in-process, FnApiRunner)."""
-    from pipelines.batch import run_batch
+    from pitwatch.pipelines.batch import run_batch
 
     base = tmp_path_factory.mktemp("batch")
     write_batch_input(scenario, base / "in")
@@ -38,7 +38,7 @@ def batch_lake(scenario, tmp_path_factory):
 @pytest.fixture(scope="session")
 def batch_ids(batch_lake):
     """finding_ids the nightly batch writes for the scenario."""
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
 
     ids = read_table(str(batch_lake), "findings").column("finding_id").to_pylist()
     assert len(ids) == len(set(ids)) >= 10
@@ -48,7 +48,7 @@ def batch_ids(batch_lake):
 @pytest.fixture(scope="session")
 def batch_rule_of(batch_lake):
     """finding_id -> rule_id of the nightly batch's findings for the scenario."""
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
 
     t = read_table(str(batch_lake), "findings")
     return dict(zip(t.column("finding_id").to_pylist(), t.column("rule_id").to_pylist()))

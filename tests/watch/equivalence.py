@@ -2,7 +2,7 @@
 run over one input, and their rows (findings, rounds, packs: every column) in one comparable form.
 
 Each runner is the real thing: ``run_batch`` (FnApiRunner) writing a lake; the live service's loop
-(:class:`live.service.WatchService`, in this process, over device files, stdout to a
+(:class:`pitwatch.live.service.WatchService`, in this process, over device files, stdout to a
 buffer, ``--finalize-at-stop``); ``ReplayLive`` under ``TestStream`` on the BundleBasedDirectRunner.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
+from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
 
 SCHEMAS = {"findings": FINDINGS, "rounds": ROUNDS, "packs": PACKS}
 
@@ -46,8 +46,8 @@ def alert_rows(alerts: list[dict]) -> list[dict]:
 
 
 def batch(inputs: list[str], lake: Path) -> dict[str, list[tuple]]:
-    from pipelines.batch import run_batch
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
+    from pitwatch.pipelines.batch import run_batch
 
     run_batch([str(i) for i in inputs], str(lake))
     return {name: canon(name, read_table(str(lake), name)) for name in SCHEMAS}
@@ -60,7 +60,7 @@ def live(inputs: list, state: Path) -> dict[str, list[tuple]]:
 
 def live_run(inputs: list, state: Path) -> tuple[dict[str, list[tuple]], dict]:
     """:func:`live` and the service's summary (its counts)."""
-    from live.service import WatchOptions, WatchService
+    from pitwatch.live.service import WatchOptions, WatchService
 
     out = io.BytesIO()
     svc = WatchService(WatchOptions(inputs=[str(i) for i in inputs], lake=str(state / "lake"), state_dir=str(state / "st"),
@@ -101,7 +101,7 @@ def beam_streaming(order: list[str], expected: dict[str, list[tuple]], half: int
     from apache_beam.testing.test_stream import TestStream
     from apache_beam.testing.util import assert_that, equal_to
 
-    from live.beam import ReplayLive
+    from pitwatch.live.beam import ReplayLive
 
     half = len(order) // 2 if half is None else half
     stream = TestStream()

@@ -16,7 +16,7 @@ import json
 import random
 from pathlib import Path
 
-from schemas.events import micros_to_datetime
+from pitwatch.schemas.events import micros_to_datetime
 from tests.rules.stream import Baccarat
 
 SKIP = {"gaming_day", "file", "line", "unknown_fields"}

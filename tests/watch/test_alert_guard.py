@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from live.engine import LiveEngine
-from live.redact import KEEP_PACKS, MASK, DealtGuard
-from schemas.decode import GamingDayConfig
+from pitwatch.live.engine import LiveEngine
+from pitwatch.live.redact import KEEP_PACKS, MASK, DealtGuard
+from pitwatch.schemas.decode import GamingDayConfig
 from tests.rules.stream import Baccarat, eight_decks, new_deck_pack
 
 RUN = ["2h", "3h", "4h", "5h", "6h", "7h", "8h", "9h"]

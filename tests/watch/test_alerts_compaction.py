@@ -27,7 +27,7 @@ def alert(day: str, k: int, **more) -> dict:
 
 
 def sink(lake: Path, watch_id: str = "w1", compaction: bool = True, state: dict | None = None):
-    from live.alerts_table import AlertsTable
+    from pitwatch.live.alerts_table import AlertsTable
 
     s = AlertsTable(str(lake), watch_id, compaction=compaction)
     s.recover(state or {})
@@ -59,7 +59,7 @@ def sql(lake: Path, statement: str) -> list[dict]:
 
 
 def compaction_records(lake: Path) -> list[dict]:
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
 
     return [json.loads(r["options"])["compaction"] for r in read_table(str(lake), "runs").to_pylist()
             if r["command"] == "watch" and "compaction" in json.loads(r["options"])]
@@ -140,7 +140,7 @@ def test_verify_is_intact_after_compaction_and_names_how_many_files_it_replaced(
 
 
 def test_verify_since_an_anchor_checks_a_compaction_made_after_it(uncompacted, tmp_path):
-    from pipelines import anchor as anchors
+    from pitwatch.lake import anchor as anchors
 
     anchor = tmp_path / "anchor.jsonl"
     anchors.append(str(anchor), str(uncompacted))
@@ -169,8 +169,8 @@ def _compact_by_hand(s, day: str, written=None, digest: str | None = None, recor
     commit): the file written (or ``written``, with ``digest``), the commit, and its record."""
     import datetime as dt
 
-    from live.alerts_table import TABLE, _compaction_entry
-    from pipelines import delta
+    from pitwatch.lake import delta
+    from pitwatch.live.alerts_table import TABLE, _compaction_entry
 
     _day, replaced = s.compaction_due()
     if written is None:
@@ -238,8 +238,8 @@ def test_a_removal_no_compaction_record_explains_is_exit_5(uncompacted):
     compaction, tampering."""
     import datetime as dt
 
-    from live.alerts_table import TABLE
-    from pipelines import delta
+    from pitwatch.lake import delta
+    from pitwatch.live.alerts_table import TABLE
 
     s = sink(uncompacted, compaction=False)
     s.send([alert(DAYS[2], 7)])
@@ -270,7 +270,8 @@ def test_a_compaction_whose_record_names_other_rows_is_exit_5(uncompacted):
 def test_a_compaction_that_dropped_a_row_with_its_own_digest_recorded_is_exit_5(uncompacted):
     """A forger's compaction: one row left out of the new file, the new file's own digest recorded:
     the replaced files, still on disk, hash to another digest."""
-    from pipelines import chain, lake
+    from pitwatch.lake import chain
+    from pitwatch.lake import parquet as lake
 
     s = sink(uncompacted, compaction=False)
     s.send([alert(DAYS[2], 7)])
@@ -298,11 +299,11 @@ def test_a_compacted_file_edited_afterwards_is_exit_5(uncompacted):
     assert any("did not keep the rows" in p["detail"] for p in report["problems"])
 
 
-# A watcher's alerts commits as the service makes them (live.service: take, the checkpoint's state, write,
+# A watcher's alerts commits as the service makes them (pitwatch.live.service: take, the checkpoint's state, write,
 # the checkpoint saved), one alert a commit, three commits a gaming day, in a process of its own.
 WRITER = """
 import json, os, sys
-from live.alerts_table import AlertsTable
+from pitwatch.live.alerts_table import AlertsTable
 from tests.watch.test_alerts_compaction import alert
 lake, state_file, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
 saved = json.load(open(state_file)) if os.path.exists(state_file) else {"table": {}, "next": 0}

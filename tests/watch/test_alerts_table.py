@@ -27,7 +27,7 @@ LOG = Path("alerts") / "_delta_log"
 
 
 def pitwatch(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
 
 
@@ -57,7 +57,7 @@ def table_ids(lake: Path, live_only: bool | None = False) -> list[str]:
 
 
 def watch_records(lake: Path) -> list[dict]:
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
 
     return [r for r in read_table(str(lake), "runs").to_pylist() if r["command"] == "watch"]
 
@@ -149,7 +149,7 @@ def test_kill_9_between_commits_and_restart_loses_and_repeats_nothing(tmp_path, 
 @pytest.mark.slow
 def test_kill_9_after_the_commit_before_its_record_is_recorded_at_restart(tmp_path, scenario, batch_ids, start_watch):
     """The watcher's commit made, its runs record not (the kill came in between): the restart records it."""
-    from live.alerts_table import AlertsTable
+    from pitwatch.live.alerts_table import AlertsTable
 
     feeds, lake = tmp_path / "feeds", tmp_path / "lake"
     order = interleave(scenario, seed=5)
@@ -193,8 +193,8 @@ def test_verify_exit_5_after_a_byte_flip_of_an_alerts_file(tmp_path, scenario, s
 def test_any_alert_row_goes_in_provisional_ones_and_unknown_members_included(tmp_path):
     """A provisional alert (CARD_DISAGREEMENT, another branch) carries ``provisional_id``, ``watch_id`` and
     members no finding has: the table takes it, the unknown member as its JSON text."""
-    from live.alerts_table import AlertsTable
-    from pipelines.verify import verify
+    from pitwatch.lake.verify import verify
+    from pitwatch.live.alerts_table import AlertsTable
 
     lake = tmp_path / "lake"
     sink = AlertsTable(str(lake), "w1")
@@ -222,8 +222,8 @@ def test_two_watchers_on_one_lake_append_to_one_table_and_the_chain_does_not_for
     commit recorded once, verify intact."""
     import threading
 
-    from live.alerts_table import AlertsTable
-    from pipelines.verify import verify
+    from pitwatch.lake.verify import verify
+    from pitwatch.live.alerts_table import AlertsTable
 
     lake = tmp_path / "lake"
     base = {"rule_id": "BURN_SKIPPED", "title": "t", "severity": "high", "table_id": "T1",
@@ -251,10 +251,10 @@ def test_two_watchers_on_one_lake_append_to_one_table_and_the_chain_does_not_for
 
 def test_a_plain_parquet_alerts_folder_is_converted_into_the_table(tmp_path):
     """Migrate: the files today's watcher wrote (no Delta log) become the table's version 0, recorded."""
-    from live.alerts_table import AlertsTable
-    from pipelines.lake import file_schema
-    from pipelines.verify import verify
-    from schemas.arrow import FINDINGS, rows_to_table
+    from pitwatch.lake.parquet import file_schema
+    from pitwatch.lake.verify import verify
+    from pitwatch.live.alerts_table import AlertsTable
+    from pitwatch.schemas.arrow import FINDINGS, rows_to_table
 
     lake = tmp_path / "lake"
     folder = lake / "alerts" / "gaming_day=2026-11-28"
@@ -289,8 +289,8 @@ def test_a_bad_commit_every_is_refused_in_one_line(tmp_path, value):
 def test_a_commit_killed_after_its_files_leaves_a_leftover_the_restart_removes(tmp_path):
     """Files written, the Delta commit not made (kill -9 in between): verify calls them a leftover (no
     reader sees them), and the watcher's restart deletes them; their alerts are still pending."""
-    from live.alerts_table import AlertsTable
-    from pipelines.verify import verify
+    from pitwatch.lake.verify import verify
+    from pitwatch.live.alerts_table import AlertsTable
 
     lake = tmp_path / "lake"
     row = {"finding_id": "a" * 64, "rule_id": "BURN_SKIPPED", "title": "t", "severity": "major", "table_id": "T1",
@@ -300,7 +300,7 @@ def test_a_commit_killed_after_its_files_leaves_a_leftover_the_restart_removes(t
     sink.recover({})
     sink.send([row])
     state = sink.state()                      # the checkpoint before the commit: n 0, the alert pending
-    from pipelines.lake import write_data_file
+    from pitwatch.lake.parquet import write_data_file
 
     def files_only(n, records):               # what _commit does before its Delta commit
         for day, part in sink._rows(records)[1].items():

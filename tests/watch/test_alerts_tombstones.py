@@ -4,7 +4,7 @@ verify`` takes exactly those as the table's retention and still names a forged c
 change of a table's properties pitwatch did not make (an unrecorded one, or on ``findings``).
 
 The lakes are real Delta tables written through the watcher's own code in this process; "two days
-ago" is written through pitwatch's one clock of the log (:func:`pipelines.delta_log.now_ms`), the
+ago" is written through pitwatch's one clock of the log (:func:`pitwatch.lake.delta_log.now_ms`), the
 checkpoint by delta-rs on the real clock, as on a lake that aged.  ``pitwatch verify``, ``pitwatch
 vacuum`` and the watcher's restart run in processes of their own.
 """
@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import delta, delta_log
+from pitwatch.lake import delta, delta_log
 from tests.pipelines.test_verify import named, verify
 from tests.watch.test_alerts_compaction import DAYS, alert, commit_days, compaction_records, files_of, sink
 from tests.watch.test_alerts_table import pitwatch, table_ids
@@ -103,7 +103,7 @@ def test_a_checkpoint_after_the_retention_holds_no_old_removes_and_verify_is_int
 
 
 def test_verify_since_an_anchor_before_the_checkpoint_is_intact(tmp_path, monkeypatch):
-    from pipelines import anchor as anchors
+    from pitwatch.lake import anchor as anchors
 
     lake, anchor = tmp_path / "lake", tmp_path / "anchor.jsonl"
 
@@ -176,7 +176,7 @@ def test_the_watcher_restarts_after_such_a_checkpoint_and_compacts(aged, tmp_pat
     on_disk = sorted(str(p.relative_to(lake)) for p in (lake / "alerts").rglob("*.parquet") if "_delta_log" not in str(p))
     script = """
 import json, sys
-from live.alerts_table import AlertsTable
+from pitwatch.live.alerts_table import AlertsTable
 from tests.watch.test_alerts_compaction import alert
 s = AlertsTable(sys.argv[1], "w1")
 s.recover(json.load(open(sys.argv[2])))
@@ -218,7 +218,7 @@ def test_a_watcher_gives_an_older_alerts_table_the_short_retention_by_a_recorded
     lake = tmp_path / "lake"
 
     def restarted(s):
-        from live.alerts_table import AlertsTable
+        from pitwatch.live.alerts_table import AlertsTable
 
         meta = delta_log.snapshot(str(lake), "alerts").metadata
         assert meta["configuration"][delta.RETENTION_KEY] == delta.DELETED_FILE_RETENTION
@@ -238,7 +238,7 @@ def test_verify_since_an_anchor_before_the_upgrade_of_an_older_table(tmp_path, m
     """The anchored checkpoint is an older table's (its removes of two days ago kept, 100 years); after
     the anchor the watcher gives the table its day and the next checkpoint drops them: verify --since
     starts from the anchored checkpoint's removes, follows the recorded change, and is intact."""
-    from pipelines import anchor as anchors
+    from pitwatch.lake import anchor as anchors
 
     lake, anchor = tmp_path / "lake", tmp_path / "anchor.jsonl"
     s, old, _recent, first = _age_then_checkpoint(lake, monkeypatch, legacy=True)
@@ -258,7 +258,7 @@ def test_verify_since_an_anchor_before_the_upgrade_of_an_older_table(tmp_path, m
 
 
 def _watch_options(lake: Path) -> list[dict]:
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
 
     return [json.loads(r["options"]) for r in read_table(str(lake), "runs").to_pylist() if r["command"] == "watch"]
 
@@ -344,7 +344,7 @@ def test_a_retention_shortened_on_findings_is_named_recorded_or_not(run_lake, tm
     import datetime as dt
     import shutil
 
-    from pipelines import runs
+    from pitwatch.lake import runs
 
     for record in (False, True):
         lake = tmp_path / f"lake-{record}"
@@ -373,7 +373,7 @@ def test_verify_replays_a_days_removes_not_the_tables_history():
     """verify's replay of alerts forgets a remove once no later checkpoint may hold it (older than the
     honoured retention at a later commit's time): what it keeps for each checkpoint is a day of removes,
     not seven years of them.  Under 100 years it forgets nothing."""
-    from pipelines.verify import _Replay
+    from pitwatch.lake.verify import _Replay
 
     now = delta_log.now_ms()
 

@@ -18,8 +18,8 @@ from tests.watch.test_alerts_table import data_commits, pitwatch
 
 @pytest.mark.slow
 def test_a_days_alerts_against_the_batchs_findings_give_the_three_groups(tmp_path, scenario, start_watch):
-    from pipelines.batch import run_batch
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
+    from pitwatch.pipelines.batch import run_batch
 
     lake = tmp_path / "lake"
     # the batch saw table BAC-B only; the watcher sees both tables but BAC-B's feeds only up to the

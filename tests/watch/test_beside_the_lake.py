@@ -2,9 +2,9 @@
 
 ``pitwatch watch`` writes only its own files in the lake: its checkpoint ``LAKE/_watch/<id>/``
 and its alerts ``LAKE/alerts/gaming_day=D/<id>-<n>.parquet`` (the Delta table ``alerts``, whose
-only writer is the watcher, outside the run lock: :mod:`live.alerts_table`; each commit recorded
+only writer is the watcher, outside the run lock: :mod:`pitwatch.live.alerts_table`; each commit recorded
 in the runs chain).  A run commits only its tables' folders and removes leftovers only
-there (:func:`pipelines.delta.remove_leftovers`), so a run, a run after a killed one, and a run
+there (:func:`pitwatch.lake.delta.remove_leftovers`), so a run, a run after a killed one, and a run
 replaying the very gaming day the alerts are of leave ``alerts/`` and ``_watch/`` byte-identical.
 The watcher reads no batch table (only the lake's gaming-day settings, ``settings.json``), so it
 needs no pinned version; it never waits for a run: it starts and ends while a run is going.
@@ -40,7 +40,7 @@ def watch(feed_dir: Path, lake: Path) -> subprocess.CompletedProcess:
 def floor(tmp_path_factory):
     import datetime as dt
 
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     base = tmp_path_factory.mktemp("beside")
     faults = {"SHOE_CARD_MISMATCH": 1.0, "BURN_SKIPPED": 0.3}
@@ -51,7 +51,8 @@ def floor(tmp_path_factory):
 
 
 def test_runs_leave_the_watchers_alerts_and_checkpoint_byte_identical(floor, tmp_path):
-    from pipelines import delta, lake_run
+    from pitwatch.lake import delta
+    from pitwatch.pipelines import lake_run
 
     lake = tmp_path / "lake"
     first = pitwatch("run", floor["n1"], "--lake", lake)
@@ -88,7 +89,7 @@ def test_the_watcher_starts_and_ends_while_a_run_is_going(floor, tmp_path):
     lake = tmp_path / "lake"
     first = pitwatch("run", floor["n1"], "--lake", lake)
     assert first.returncode in (0, 1), first.stderr
-    run = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "run", str(floor["n2"]), "--lake", str(lake)],
+    run = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", str(floor["n2"]), "--lake", str(lake)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
     try:
         deadline = time.monotonic() + 120

@@ -1,15 +1,15 @@
 """A live checkpoint written before ids used again (its tables' engine state version 1) is taken
-up by this watcher: each table's state is migrated as it is restored (rules.table.migrate_state,
-through pipelines.driver.TableDriver), and the rest of the feed gives the findings and rows a
+up by this watcher: each table's state is migrated as it is restored (pitwatch.rules.table.migrate_state,
+through pitwatch.engine.driver.TableDriver), and the rest of the feed gives the findings and rows a
 watcher that saw the whole feed gives.  The states: ``tests/data/state-v1-clean-floor.json.gz``
 (written by main's driver, see tests/pipelines/test_state_v1_migration.py)."""
 from __future__ import annotations
 
 import json
 
-from live.engine import LiveEngine
-from rules.table import STATE_VERSION
-from schemas.decode import GamingDayConfig
+from pitwatch.live.engine import LiveEngine
+from pitwatch.rules.table import STATE_VERSION
+from pitwatch.schemas.decode import GamingDayConfig
 from tests.pipelines.test_state_v1_migration import _reusing, _saved, _tables
 
 

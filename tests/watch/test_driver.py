@@ -1,16 +1,16 @@
-"""The one driver around the engine (pipelines/driver.py): only it feeds TableReplay; one identity
+"""The one driver around the engine (engine/driver.py): only it feeds TableReplay; one identity
 and one conflict rule (per device_id, event_id) for the batch, live and Beam; bounded memory."""
 from __future__ import annotations
 
 import ast
 import json
-import re
 import random
+import re
 from pathlib import Path
 
 import pytest
 
-from pipelines.driver import CONFLICT, DUPLICATE, RECENT_WINDOW, STALE, DeviceGate, line_hash
+from pitwatch.engine.driver import CONFLICT, DUPLICATE, RECENT_WINDOW, STALE, DeviceGate, line_hash
 
 ROOT = Path(__file__).resolve().parents[2]
 # The engine itself (rules/), its unit tests and its own benchmark drive TableReplay directly by
@@ -29,10 +29,10 @@ def engine_callers(source: str) -> list[str]:
     """What in ``source`` reaches ``TableReplay`` or its row hand-out: ``name (line)``."""
     found = [f"{m.group(0)} (line {source.count(chr(10), 0, m.start()) + 1})" for m in CALL_TEXT.finditer(source)]
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module == "rules.table":
+        if isinstance(node, ast.ImportFrom) and node.module == "pitwatch.rules.table":
             found += [f"import {a.name} ({node.lineno})" for a in node.names if a.name in ("TableReplay", "*")]
         elif isinstance(node, ast.Import):
-            found += [f"import {a.name} ({node.lineno})" for a in node.names if a.name == "rules.table"]
+            found += [f"import {a.name} ({node.lineno})" for a in node.names if a.name == "pitwatch.rules.table"]
         elif isinstance(node, ast.Name) and node.id == "TableReplay":
             found.append(f"TableReplay ({node.lineno})")
         elif isinstance(node, ast.Attribute) and (node.attr == "TableReplay" or node.attr in REPLAY_ONLY):
@@ -42,12 +42,12 @@ def engine_callers(source: str) -> list[str]:
 
 def test_the_scan_sees_a_second_driver():
     """The scanner itself: each way of reaching the engine past the driver is seen."""
-    for snippet in ("from rules.table import TableReplay\nTableReplay('T').feed(ev)",
-                    "import rules.table\nrules.table.TableReplay('T')",
-                    "rp.drain_rounds()", "from rules.table import TableReplay as R", "from rules.table import *",
+    for snippet in ("from pitwatch.rules.table import TableReplay\nTableReplay('T').feed(ev)",
+                    "import pitwatch.rules.table\nrules.table.TableReplay('T')",
+                    "rp.drain_rounds()", "from pitwatch.rules.table import TableReplay as R", "from pitwatch.rules.table import *",
                     'PHASES = """\nrp = TableReplay(k)\nrp.drain_packs()\n"""'):
         assert engine_callers(snippet), snippet
-    assert engine_callers("from rules.table import STATE_VERSION\ndriver.feed(ev)\nTableDriver('T', day)") == []
+    assert engine_callers("from pitwatch.rules.table import STATE_VERSION\ndriver.feed(ev)\nTableDriver('T', day)") == []
 
 
 def test_only_the_driver_feeds_table_replay():
@@ -55,13 +55,13 @@ def test_only_the_driver_feeds_table_replay():
     for folder in SCANNED:
         for path in sorted((ROOT / folder).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            if rel in ENGINE_ITSELF or rel == "pipelines/driver.py":
+            if rel in ENGINE_ITSELF or rel == "engine/driver.py":
                 continue
             found = engine_callers(path.read_text())
             if found:
                 callers[rel] = found
     assert callers == {}
-    assert engine_callers((ROOT / "pipelines/driver.py").read_text())   # the driver does reach it
+    assert engine_callers((ROOT / "engine/driver.py").read_text())   # the driver does reach it
 
 
 # --- one identity, one conflict rule ------------------------------------------------------------
@@ -74,16 +74,16 @@ def _line(**over) -> str:
 
 
 def _events_table(lines, path):
-    from schemas.arrow import events_to_table
-    from schemas.decode import GamingDayConfig, decode_line
+    from pitwatch.schemas.arrow import events_to_table
+    from pitwatch.schemas.decode import GamingDayConfig, decode_line
 
     path.write_text("".join(line + "\n" for line in lines))
     return events_to_table([decode_line(line, str(path), i + 1, GamingDayConfig())[0] for i, line in enumerate(lines)])
 
 
 def test_batch_dedup_one_event_id_on_two_devices_is_two_events(tmp_path):
-    from pipelines.coders import pack
-    from pipelines.ingest import deduplicate
+    from pitwatch.pipelines.coders import pack
+    from pitwatch.pipelines.ingest import deduplicate
 
     lines = [_line(), _line(device_id="SHOE-2"), _line(device_id="SHOE-2")]   # SHOE-2's is delivered twice
     out = deduplicate([pack(_events_table(lines, tmp_path / "a.jsonl"))], frozenset())
@@ -92,8 +92,8 @@ def test_batch_dedup_one_event_id_on_two_devices_is_two_events(tmp_path):
 
 
 def test_batch_conflict_within_a_device_rejects_every_copy_with_the_device_in_the_reason(tmp_path):
-    from pipelines.coders import pack
-    from pipelines.ingest import deduplicate
+    from pitwatch.pipelines.coders import pack
+    from pitwatch.pipelines.ingest import deduplicate
 
     lines = [_line(), _line(card="Ks"), _line(device_id="SHOE-2")]
     out = deduplicate([pack(_events_table(lines, tmp_path / "a.jsonl"))], frozenset())
@@ -112,9 +112,9 @@ def test_the_gate_judges_per_pair_same_hash_duplicate_other_content_conflict():
 
 
 def test_live_order_two_devices_one_event_id_both_released_a_conflicting_copy_rejected():
-    from live.order import DeviceOrder
-    from live.sources import Line
-    from schemas.decode import GamingDayConfig, decode_line
+    from pitwatch.live.order import DeviceOrder
+    from pitwatch.live.sources import Line
+    from pitwatch.schemas.decode import GamingDayConfig, decode_line
 
     order = DeviceOrder(wait=0)
     got = []
@@ -140,9 +140,9 @@ def test_live_memory_per_device_is_bounded_whatever_the_seq_jumps():
 
 
 def test_live_a_silent_device_is_forgotten_one_holding_lines_is_not():
-    from live.order import FORGET_AFTER, DeviceOrder
-    from live.sources import Line
-    from schemas.decode import GamingDayConfig, decode_line
+    from pitwatch.live.order import FORGET_AFTER, DeviceOrder
+    from pitwatch.live.sources import Line
+    from pitwatch.schemas.decode import GamingDayConfig, decode_line
 
     order = DeviceOrder(wait=60)
     for n, (dev, seq, file) in enumerate([("SHOE-1", 1, "a"), ("SHOE-2", 1, "a"), ("SHOE-2", 3, "b")], 1):
@@ -157,8 +157,8 @@ def test_live_a_silent_device_is_forgotten_one_holding_lines_is_not():
 # --- findings identified per device ---------------------------------------------------------------
 
 def test_finding_id_hashes_device_event_pairs_and_rows_carry_the_evidence_column():
-    from rules.finding import make_finding
-    from schemas.arrow import FINDINGS, rows_to_table
+    from pitwatch.rules.finding import make_finding
+    from pitwatch.schemas.arrow import FINDINGS, rows_to_table
 
     def card(device):
         return make_finding("UNACCOUNTED_CARD", table_id="BAC-1", game="baccarat", key=(),
@@ -177,11 +177,11 @@ def test_finding_id_hashes_device_event_pairs_and_rows_carry_the_evidence_column
 def test_live_components_give_the_batch_drivers_rows_for_any_interleaving(scenario, seed):
     """The live engine and order, fed a random interleaving (each device in seq order), end with the
     rows the batch's driver call gives over the same events (no Beam: the engines, compared row for row)."""
-    from pipelines.replay import replay_table
-    from live.engine import LiveEngine
-    from live.order import DeviceOrder
-    from live.sources import Line
-    from schemas.decode import GamingDayConfig, Reject, decode_line
+    from pitwatch.live.engine import LiveEngine
+    from pitwatch.live.order import DeviceOrder
+    from pitwatch.live.sources import Line
+    from pitwatch.pipelines.replay import replay_table
+    from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
     from tests.watch.equivalence import canon
     from tests.watch.scenario import interleave, plain_ids
 
@@ -225,8 +225,8 @@ def test_live_components_give_the_batch_drivers_rows_for_any_interleaving(scenar
 # --- the gap rule (issue 28): a jump waits, then is a hole whose late lines are still replayed ------
 
 def _offer(order, seq, n, now, event_id=None, file="a.jsonl"):
-    from live.sources import Line
-    from schemas.decode import GamingDayConfig, decode_line
+    from pitwatch.live.sources import Line
+    from pitwatch.schemas.decode import GamingDayConfig, decode_line
 
     raw = _line(seq=seq, event_id=event_id or f"E-{seq}").encode()
     ev, digest = decode_line(raw, file, n, GamingDayConfig())
@@ -235,8 +235,8 @@ def _offer(order, seq, n, now, event_id=None, file="a.jsonl"):
 
 
 def test_gap_rule_a_jump_waits_then_its_hole_takes_late_lines_and_survives_a_restart():
-    from live.order import DeviceOrder
-    from pipelines.driver import LATE
+    from pitwatch.engine.driver import LATE
+    from pitwatch.live.order import DeviceOrder
 
     order = DeviceOrder(wait=5.0)
     assert [_offer(order, s, s, 0.0) for s in (1, 2)] == [([1], None), ([2], None)]
@@ -257,7 +257,7 @@ def test_gap_rule_a_jump_waits_then_its_hole_takes_late_lines_and_survives_a_res
 
 
 def test_gap_rule_holes_are_bounded_the_oldest_forgotten_first():
-    from pipelines.driver import MAX_HOLES
+    from pitwatch.engine.driver import MAX_HOLES
 
     gate = DeviceGate()
     last = 0

@@ -1,6 +1,6 @@
 """Whole-row equivalence: the nightly batch, the live service and the Beam streaming form give the
 same rows — every column of findings, rounds and packs — except the differences the driver lists
-(:data:`pipelines.driver.LIVE_DIFFERENCES`), each excluded here by name where it applies."""
+(:data:`pitwatch.engine.driver.LIVE_DIFFERENCES`), each excluded here by name where it applies."""
 from __future__ import annotations
 
 import heapq
@@ -13,14 +13,14 @@ from tests.watch.scenario import conflicting_copy, interleave, plain_ids, write_
 
 
 def cross_pack_repeat(f: dict) -> bool:
-    """LIVE_DIFFERENCES "cross-pack repeat": live raises it at the completing card (live.repeats);
+    """LIVE_DIFFERENCES "cross-pack repeat": live raises it at the completing card (pitwatch.live.repeats);
     the Beam streaming form does not: there the batch decides it."""
     return f["rule_id"] == "UNSHUFFLED_SEQUENCE" and "an earlier pack" in f["expected"]
 
 
 @pytest.mark.slow
 def test_rows_equal_on_a_simulated_day_with_every_fault_kind(tmp_path):
-    from simulator import GAMES, SPECS, simulate
+    from pitwatch.simulator import GAMES, SPECS, simulate
 
     feeds = tmp_path / "sim"
     simulate(feeds, tables={game: 1 for game in GAMES}, hours=0.5, seed=4,
@@ -55,7 +55,7 @@ def test_rows_equal_with_shared_event_ids_duplicates_gaps_rejects_and_a_conflict
         "SEQ_GAP", "SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD", "UNSHUFFLED_PACK", "PAYOUT", "BURN_SKIPPED"}
 
     # LIVE_DIFFERENCES "conflict, first copy": the batch rejects both copies ...
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
 
     write_batch_input(attacked, tmp_path / "with-copy")
     assert eq.batch([tmp_path / "with-copy"], tmp_path / "lake-b") != expected

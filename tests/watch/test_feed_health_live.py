@@ -2,9 +2,9 @@
 table is finalized (a silent shoe never passes its pack); rules/feed_health.py, docs/watch.md."""
 from __future__ import annotations
 
-from pipelines.replay import replay_table
-from live.engine import LiveEngine
-from schemas.decode import GamingDayConfig
+from pitwatch.live.engine import LiveEngine
+from pitwatch.pipelines.replay import replay_table
+from pitwatch.schemas.decode import GamingDayConfig
 from tests.rules.test_feed_health import two_packs
 
 
@@ -44,11 +44,11 @@ def _registry(path, scenario, leave_out: str) -> None:
 
 def _batch_unknown(tmp_path, scenario, registry) -> list[str]:
     """UNKNOWN_DEVICE finding_ids of the real `pitwatch run --devices` over the same lines."""
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
     from tests.watch.scenario import write_batch_input
 
     write_batch_input(scenario, tmp_path / "in")
-    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(tmp_path / "in"), "--lake",
+    proc = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(tmp_path / "in"), "--lake",
                            str(tmp_path / "batch-lake"), "--devices", str(registry)],
                           cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
                           capture_output=True, timeout=300)
@@ -94,7 +94,7 @@ def test_a_watcher_given_no_registry_uses_the_lakes(tmp_path, scenario, start_wa
 
 @pytest.mark.slow
 def test_a_registry_given_to_a_watcher_is_the_lakes_next_version(tmp_path, scenario, start_watch):
-    from pipelines import runs
+    from pitwatch.lake import runs
 
     registry = tmp_path / "devices.csv"
     _registry(registry, scenario, leave_out="SHOE-1-BAC-B")
@@ -114,7 +114,7 @@ def test_a_registry_given_to_a_watcher_is_the_lakes_next_version(tmp_path, scena
     from tests.watch.scenario import write_batch_input
 
     write_batch_input(scenario, tmp_path / "in")
-    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(tmp_path / "in"), "--lake", str(lake)],
+    proc = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(tmp_path / "in"), "--lake", str(lake)],
                           cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -122,7 +122,7 @@ def test_a_registry_given_to_a_watcher_is_the_lakes_next_version(tmp_path, scena
 
 
 def test_a_missing_registry_is_one_error_line_exit_2(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "watch", str(tmp_path), "--lake",
+    proc = subprocess.run([sys.executable, "-m", "pitwatch.cli", "watch", str(tmp_path), "--lake",
                            str(tmp_path / "lake"), "--devices", str(tmp_path / "nope.csv")],
                           cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
                           capture_output=True, timeout=60)
@@ -133,7 +133,7 @@ def test_a_missing_registry_is_one_error_line_exit_2(tmp_path):
 
 
 def test_a_shoe_silent_while_its_table_plays_is_announced_once(tmp_path, scenario, start_watch):
-    """DEVICE_SILENT (live.silence): the shoe stops, the terminal goes on; one notice on stderr
+    """DEVICE_SILENT (pitwatch.live.silence): the shoe stops, the terminal goes on; one notice on stderr
     and one info alert (stdout, the alerts file; not the lake: it is no finding)."""
     feeds, lake = tmp_path / "feeds", tmp_path / "lake"
     dealer, shoe = scenario["DT-1-BAC-A"], scenario["SHOE-1-BAC-A"]

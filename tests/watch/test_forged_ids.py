@@ -18,7 +18,7 @@ CARD_SWITCH = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD")
 
 
 def _lake_pairs(lake, name: str) -> set:
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
 
     t = read_table(str(lake), name, ["device_id", "event_id"])
     return set(zip(t.column("device_id").to_pylist(), t.column("event_id").to_pylist()))

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from live.service import WatchOptions, WatchService
+from pitwatch.live.service import WatchOptions, WatchService
 from tests.watch.floor_feed import merged_lines
 
 
@@ -43,7 +43,7 @@ def _checkpoint(svc) -> dict:
 
 @pytest.fixture()
 def floor(tmp_path):
-    from simulator import SPECS, simulate
+    from pitwatch.simulator import SPECS, simulate
 
     simulate(tmp_path / "sim", tables={"baccarat": 2, "combate": 1, "stud": 1}, hours=0.4, seed=6,
              faults={n: 0.05 for n in SPECS}, workers=1)

@@ -20,7 +20,7 @@ def reused_floor(folder, rename: bool = True):
     """Simulate a small floor and number its ids again in place (``rename``; else the ids stay
     unique); returns the day folders, the refused line's (device_id, event_id) and, per
     (table_id, field), the ids renamed ``{old: new}``."""
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     simulate(folder, tables={"baccarat": 1, "three_bet_poker": 1, "stud": 1}, hours=0.5, seed=5,
              faults={"PAYOUT": 0.1, "SHOE_CARD_MISMATCH": 0.2, "UNACCOUNTED_CARD": 0.2}, workers=1)
@@ -29,7 +29,7 @@ def reused_floor(folder, rename: bool = True):
     ordered = sorted((r["ts"], r["device_id"], r["seq"], r) for f in files for r in rows[f]
                      if isinstance(r, dict) and "table_id" in r)
     # the shuffler's packs are numbered again (a pack rebuilt or shuffled at the table keeps its id:
-    # a stream that skips a use of an id numbers its next ones behind, rules.table "Ids used again")
+    # a stream that skips a use of an id numbers its next ones behind, pitwatch.rules.table "Ids used again")
     reported = {r["pack_id"] for *_k, r in ordered if r["type"] == "shuffle_completed"}
     names: dict = {}
     for _ts, _dev, _seq, r in ordered:
@@ -57,7 +57,7 @@ def reused_floor(folder, rename: bool = True):
 
 
 def test_batch_live_and_beam_give_the_same_rows_on_a_floor_using_ids_again(tmp_path):
-    from pipelines.lake import read_table
+    from pitwatch.lake.parquet import read_table
 
     days, refused, _names = reused_floor(tmp_path / "sim")
     batch = eq.batch(days, tmp_path / "lake")
@@ -118,8 +118,8 @@ def test_any_interleaving_of_the_floor_numbering_ids_again_gives_the_same_rows(t
     import collections
     import random
 
-    from pipelines.driver import feed_order
-    from schemas.decode import GamingDayConfig, decode_line
+    from pitwatch.engine.driver import feed_order
+    from pitwatch.schemas.decode import GamingDayConfig, decode_line
     from tests.rules.test_engine import _merge
     from tests.rules.test_ids_used_again import replay
 

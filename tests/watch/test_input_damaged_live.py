@@ -22,7 +22,7 @@ SAME = ("finding_id", "rule_id", "title", "severity", "game", "table_id", "pack_
 @pytest.mark.slow
 def test_the_watcher_raises_the_batchs_finding_for_a_truncated_file(tmp_path, start_watch):
     path, _whole = truncated(tmp_path / "in")
-    subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(tmp_path / "in"), "--lake",
+    subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(tmp_path / "in"), "--lake",
                     str(tmp_path / "batch"), "--quiet"], check=True, capture_output=True, timeout=600, cwd=ROOT)
     [batch] = [r for r in lake_rows.dicts(tmp_path / "batch", "findings") if r["rule_id"] == "INPUT_DAMAGED"]
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
 import signal
 from pathlib import Path
 
 import pytest
 
-from live.engine import LiveEngine
-from rules.table import TableReplay
-from schemas.decode import GamingDayConfig
+from pitwatch.live.engine import LiveEngine
+from pitwatch.rules.table import TableReplay
+from pitwatch.schemas.decode import GamingDayConfig
 from tests.rules.stream import Baccarat
 from tests.watch.conftest import append_lines
 from tests.watch.floor_feed import FINAL, InputOrder, instant, late_provisionals, merged_lines
@@ -154,7 +153,7 @@ def test_an_open_provisional_alert_survives_a_checkpoint_restore():
 
 
 def _with_card(ev):
-    return ev._replace(card="Ks" if ev.card != "Ks" else "Kh")   # schemas.events.Event: a named tuple
+    return ev._replace(card="Ks" if ev.card != "Ks" else "Kh")   # pitwatch.schemas.events.Event: a named tuple
 
 
 # --- UNSHUFFLED_PACK at the first card ------------------------------------------------------------
@@ -206,7 +205,7 @@ def test_a_shuffle_report_within_the_wait_raises_no_unshuffled_pack():
 # --- a simulated day with every fault, lines as they arrive live ------------------------------------
 
 def _simulate(folder: Path, seed: int, hours: float = 1.0):
-    from simulator import SPECS, simulate
+    from pitwatch.simulator import SPECS, simulate
 
     card = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD", "UNSHUFFLED_PACK", "UNSHUFFLED_SEQUENCE")
     simulate(folder, tables={"baccarat": 2, "three_bet_poker": 1, "combate": 1, "stud": 1}, hours=hours,
@@ -217,9 +216,9 @@ def _simulate(folder: Path, seed: int, hours: float = 1.0):
 def _live(lines: list[str]) -> list[dict]:
     """The live components fed ``lines`` with the arrival clock = each line's time: every alert, each
     with the number of the line whose arrival raised it (``trigger.line``; None: at the end)."""
-    from live.order import DeviceOrder
-    from live.sources import Line
-    from schemas.decode import Reject, decode_line
+    from pitwatch.live.order import DeviceOrder
+    from pitwatch.live.sources import Line
+    from pitwatch.schemas.decode import Reject, decode_line
 
     config = GamingDayConfig()
     engine, gate = LiveEngine(config), DeviceOrder(wait=5.0)
@@ -281,7 +280,7 @@ def test_the_service_on_a_simulated_day_sends_provisional_alerts_in_the_round_an
     """The service class (real file, real loop, --with-trigger) over the merged lines of a day with every
     fault: the final card alerts are the batch's rows, each after a provisional alert raised by its
     round's end; the cleared ones are counted in the stop summary."""
-    from live.service import WatchOptions, WatchService
+    from pitwatch.live.service import WatchOptions, WatchService
     from tests.watch.equivalence import assert_alerts_are_rows, batch, without
 
     lines = _simulate(tmp_path / "sim", seed=11, hours=1.5)
@@ -317,7 +316,7 @@ def test_a_shoe_reporting_each_card_after_the_terminal_raises_no_provisional_ale
     recorded it, and its draw of the card before was taken for "the shoe moved past a card it lacks":
     ~1,000 CARD_DISAGREEMENT (each cleared at the next line) per hour of six clean combate tables.
     A clean simulated floor of every game, lines as they arrive: not one provisional alert."""
-    from simulator import simulate
+    from pitwatch.simulator import simulate
 
     simulate(tmp_path / "sim", tables={"baccarat": 1, "three_bet_poker": 1, "combate": 2, "stud": 1}, hours=1.0,
              seed=2, faults={}, workers=1)
@@ -352,7 +351,7 @@ def test_a_clean_floor_raises_no_provisional_alert(tmp_path, start_watch):
 def test_a_pack_repeating_an_earlier_packs_order_is_alerted_at_its_tenth_repeated_card():
     """Pack P-2 is dealt in P-1's order (a pack re-used unshuffled): the cross-pack UNSHUFFLED_SEQUENCE
     comes at P-2's draw that completes 10 repeated cards, and is the batch's finding, every column."""
-    from rules.repeated_runs import one_per_key, repeated_runs
+    from pitwatch.rules.repeated_runs import one_per_key, repeated_runs
     from tests.rules.stream import eight_decks
 
     b = Baccarat(table_id="BAC-X", seed=8)
@@ -388,7 +387,7 @@ def test_a_shoe_inventing_packs_keeps_the_early_wait_bounded():
     """A hostile shoe line per invented pack (drawn, never dealt, never shuffled): the packs waiting for
     the early UNSHUFFLED_PACK stay at most MAX_PENDING per table, and none is alerted (no terminal
     evidence: the batch's finding would name the terminal's first card too)."""
-    from live.early import MAX_PENDING
+    from pitwatch.live.early import MAX_PENDING
 
     b = Baccarat(table_id="BAC-F", seed=2)
     for n in range(3 * MAX_PENDING):

@@ -1,7 +1,7 @@
 """The checkpoint written in the background while alerts go on, then ``kill -9``: nothing lost, nothing twice.
 
 The writer thread is held at a gate (``PITWATCH_CHECKPOINT_GATE``, a test seam of
-:class:`live.checkpoint.CheckpointWriter`): write *k* creates ``waiting-<k>``
+:class:`pitwatch.live.checkpoint.CheckpointWriter`): write *k* creates ``waiting-<k>``
 and waits for ``go-<k>``, then creates ``done-<k>``.  So the test knows a snapshot was
 taken, feeds lines (alerts delivered and journalled after the snapshot) while that
 checkpoint is still being written, lets it finish (it renames and drops the older
@@ -12,8 +12,9 @@ from __future__ import annotations
 import collections
 import json
 import os
-import pytest
 import signal
+
+import pytest
 
 from tests.watch.conftest import append_lines
 from tests.watch.scenario import interleave
@@ -73,9 +74,9 @@ def test_checkpoint_in_flight_then_kill_9_loses_and_repeats_nothing(
 
 
 def test_order_state_round_trips_and_reads_older_checkpoints():
-    from live.order import DeviceOrder
-    from live.sources import Line
-    from schemas.decode import GamingDayConfig, decode_line
+    from pitwatch.live.order import DeviceOrder
+    from pitwatch.live.sources import Line
+    from pitwatch.schemas.decode import GamingDayConfig, decode_line
 
     lines = [json.dumps({"event_id": f"e{s}", "ts": "2026-11-28T07:00:00Z", "source": "dealer",
                          "type": "table_opened", "table_id": "BAC-1", "device_id": "DT-1", "seq": s,

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import collections
-import pytest
 import signal
 
-import pyarrow.dataset as ds
 import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
 
-from pipelines.lake import file_schema
+from pitwatch.lake.parquet import file_schema
 from tests.watch.conftest import append_lines
 from tests.watch.equivalence import assert_alerts_are_rows
 from tests.watch.scenario import interleave
@@ -42,7 +42,7 @@ def test_live_alerts_are_the_batch_findings(tmp_path, scenario, batch_ids, batch
     # every finding the batch writes, raised once, with the same finding_id and every column
     assert _ids(w.alerts) == batch_ids
     assert_alerts_are_rows(w.alerts, batch_rows["findings"])
-    # before the end of input everything was already out, the "no shuffle" decision too (live.early)
+    # before the end of input everything was already out, the "no shuffle" decision too (pitwatch.live.early)
     assert live_before_end == batch_ids
     assert all(a["trigger"] is not None for a in w.alerts if a["rule_id"] != "UNSHUFFLED_PACK")
     # the other sinks hold the same alerts, with the findings columns

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipelines import lake_settings
-from schemas.decode import GamingDayConfig
+from pitwatch.lake import settings as lake_settings
+from pitwatch.schemas.decode import GamingDayConfig
 
 
 def _tree(root: Path) -> dict:
@@ -20,7 +20,7 @@ def _tree(root: Path) -> dict:
 def _watch(tmp_path, lake, *args):
     feed = tmp_path / "feed.jsonl"
     feed.write_bytes(b"")
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", "watch", str(feed), "--lake", str(lake),
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", "watch", str(feed), "--lake", str(lake),
                            "--stop-after-idle", "0.5", "--quiet", *args],
                           capture_output=True, text=True, timeout=120)
 

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import heapq
 import json
-import pytest
 import signal
+
+import pytest
 
 from tests.watch.conftest import append_lines
 
 
 @pytest.mark.slow
 def test_live_alerts_equal_the_batch_on_a_simulated_day_with_every_fault(tmp_path, start_watch):
-    from simulator import SPECS, simulate
+    from pitwatch.simulator import SPECS, simulate
     from tests.watch.equivalence import assert_alerts_are_rows, batch
 
     feeds = tmp_path / "sim"
     simulate(feeds, tables={"baccarat": 1, "three_bet_poker": 1, "combate": 1, "stud": 1, "razz": 1},
              hours=1.5, seed=4, faults={name: 0.05 for name in SPECS}, workers=1)
     day_folders = sorted(str(d) for d in feeds.iterdir() if d.is_dir())
-    # the cross-pack 10-card repeat included: live raises it at the card completing it (live.repeats)
+    # the cross-pack 10-card repeat included: live raises it at the card completing it (pitwatch.live.repeats)
     rows = batch(day_folders, tmp_path / "batch")
     assert len({dict(r)["rule_id"] for r in rows["findings"]}) >= 15
 

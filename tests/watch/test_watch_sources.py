@@ -6,9 +6,9 @@ from __future__ import annotations
 import gzip
 import json
 
-from live.sources import FileFollower
-from schemas.decode import GamingDayConfig, Reject, decode_line
-from schemas.limits import MAX_LINE_BYTES
+from pitwatch.live.sources import FileFollower
+from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
+from pitwatch.schemas.limits import MAX_LINE_BYTES
 
 
 def _good(n: int) -> bytes:

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from live.sources import FileFollower
-from live.status import HEARTBEAT, StatusLine
+from pitwatch.live.sources import FileFollower
+from pitwatch.live.status import HEARTBEAT, StatusLine
 from tests.watch.conftest import append_lines
 from tests.watch.scenario import interleave
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from live.alert_text import alert_line
-from live.syslog import BOM, MAX_UDP, SEVERITY, message, parse_target
+from pitwatch.live.alert_text import alert_line
+from pitwatch.live.syslog import BOM, MAX_UDP, SEVERITY, message, parse_target
 from tests.watch.conftest import append_lines
 from tests.watch.scenario import interleave
 
@@ -110,7 +110,7 @@ def _check_message(m: dict, alert: dict, transport: str) -> None:
     assert m["sd"].startswith("[pitwatch@32473 ")
     assert m["msg"] == BOM.decode() + alert_line(alert, 30)            # the text line, as --format text
     # TIMESTAMP: the alert's ts in the table's own offset, the same instant
-    from live.alert_text import parse_time
+    from pitwatch.live.alert_text import parse_time
     assert parse_time(m["timereported"]) == parse_time(alert["ts"])
 
 
@@ -178,8 +178,9 @@ def test_syslog_targets(text, want):
     ("siem", "is not HOST:PORT"), ("siem:0", "port 0"), ("siem:70000", "port 70000"),
     ("tls://siem:6514", "'tls' is not udp or tcp"), ("siem:514\n", "is not HOST:PORT"), ("", "is not HOST:PORT")])
 def test_watch_refuses_a_wrong_syslog_target_before_anything_starts(tmp_path, text, says):
-    from tests.watch.conftest import ROOT, WATCH_MAIN
     import sys
+
+    from tests.watch.conftest import ROOT, WATCH_MAIN
 
     feeds = tmp_path / "feeds"
     feeds.mkdir()

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from live.alert_text import alert_line, printable, video_window
+from pitwatch.live.alert_text import alert_line, printable, video_window
 from tests.watch.conftest import ROOT, WATCH_MAIN, append_lines
 from tests.watch.scenario import interleave, write_batch_input
 from tests.watch.test_watch_local import _in_puerto_rico
@@ -42,9 +42,9 @@ def test_text_lines_show_the_tables_own_time_and_the_video_window_of_findings_vi
                for d, lines in scenario.items()}
     # the next morning's view: the batch's lake and the named query, --video-pad 7, --local
     write_batch_input(devices, tmp_path / "in")
-    subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(tmp_path / "in"), "--lake",
+    subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(tmp_path / "in"), "--lake",
                     str(tmp_path / "batch")], check=True, env=_env(), capture_output=True, timeout=300)
-    q = subprocess.run([sys.executable, "-m", "pipelines.cli", "query", "findings_video", "--lake",
+    q = subprocess.run([sys.executable, "-m", "pitwatch.cli", "query", "findings_video", "--lake",
                         str(tmp_path / "batch"), "--param", "gaming_day=2026-11-28", "--video-pad", "7", "--local",
                         "--format", "json"], check=True, env=_env(), capture_output=True, timeout=120)
     video = {r["finding_id"]: r for r in map(json.loads, q.stdout.decode().splitlines())}

@@ -192,7 +192,7 @@ def test_watch_refuses_a_wrong_webhook_url_before_anything_is_written(tmp_path, 
 
 def test_a_redirect_is_no_delivery_the_alert_stays_queued(receiver):
     """urllib would follow a 302 with a GET and no body, and a 200 there would count as delivered."""
-    from live.sinks import WebhookSink
+    from pitwatch.live.sinks import WebhookSink
 
     hook = receiver([])
     hook.default = 302

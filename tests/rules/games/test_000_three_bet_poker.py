@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from schemas.decode import GamingDayConfig, decode_line
-from rules.table import TableReplay
+from pitwatch.rules.table import TableReplay
+from pitwatch.schemas.decode import GamingDayConfig, decode_line
 from tests.data import CLEAN_FLOOR, clean_floor_lines
 from tests.rules.stream import Floor, rule_ids
 

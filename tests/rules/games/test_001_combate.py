@@ -2,16 +2,15 @@
 
 A round is written phase by phase with :class:`CombateTable`; by default the
 payouts are the right ones (computed by hand below for the PAYOUT tests, by
-``rules.combate_payouts`` elsewhere) and every assertion names the exact set
+``pitwatch.rules.combate_payouts`` elsewhere) and every assertion names the exact set
 of rules raised.
 """
 from __future__ import annotations
 
-
-from rules.blackjack import settle_second_bet
-from rules.combate_payouts import settle_first_bet, settle_third_bet
-from rules.reference import TableReference
-from rules.table import TableReplay
+from pitwatch.rules.blackjack import settle_second_bet
+from pitwatch.rules.combate_payouts import settle_first_bet, settle_third_bet
+from pitwatch.rules.reference import TableReference
+from pitwatch.rules.table import TableReplay
 from tests.rules.stream import Floor, rule_ids
 
 FILLER = ["2c", "7d", "9h", "4s", "8c", "3d"]  # no pair of aces with anything below

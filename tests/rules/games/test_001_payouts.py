@@ -6,8 +6,12 @@ import pathlib
 
 import pytest
 
-from rules.combate_payouts import (
-    DEFAULT_TABLE_RULES, settle_first_bet, settle_third_bet, table_rules_from_rows, table_rules_from_settings,
+from pitwatch.rules.combate_payouts import (
+    DEFAULT_TABLE_RULES,
+    settle_first_bet,
+    settle_third_bet,
+    table_rules_from_rows,
+    table_rules_from_settings,
 )
 
 SEED = pathlib.Path(__file__).resolve().parents[3] / "seeds" / "combate_paytable.csv"
@@ -72,8 +76,8 @@ def test_001_H_third_bet_settled_from_rank_and_suit_counts_equals_best_five_rank
     on random one- and several-deck hands and forced flushes and straights."""
     import random
 
-    from rules.combate_payouts import Paytable, settle_third_bet, third_bet_settlement
-    from rules.poker_hands import Category, best_category, best_five
+    from pitwatch.rules.combate_payouts import Paytable, settle_third_bet, third_bet_settlement
+    from pitwatch.rules.poker_hands import Category, best_category, best_five
 
     ranks, suits = "23456789TJQKA", "cdhs"
     deck = [r + s for r in ranks for s in suits]

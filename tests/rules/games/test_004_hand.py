@@ -1,4 +1,4 @@
-"""Document 004 (RP-10): one stud-family hand replayed by ``rules.stud_hand.StudHand``.
+"""Document 004 (RP-10): one stud-family hand replayed by ``pitwatch.rules.stud_hand.StudHand``.
 
 Every rule has a stream that must raise it and one that must not.  Streams
 are built by :class:`HandStream`; :func:`eight_handed` plays a full 8-handed
@@ -11,9 +11,9 @@ import random
 
 import pytest
 
-from rules.stud_hand import StudHand
-from rules.stud_showing import bring_in_seat, first_to_act_seat, short_deck_branch
-from schemas.events import Event
+from pitwatch.rules.stud_hand import StudHand
+from pitwatch.rules.stud_showing import bring_in_seat, first_to_act_seat, short_deck_branch
+from pitwatch.schemas.events import Event
 
 
 class HandStream:

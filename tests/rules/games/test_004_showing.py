@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.stud_showing import (
+from pitwatch.rules.stud_showing import (
     ALL_CARDS,
     COMMUNITY_CARD,
     NORMAL,
@@ -338,7 +338,7 @@ def test_004_H_what_the_dealer_did_against_the_branch(branch, stack, reshuffles,
 def test_004_d_a_card_code_with_more_after_it_ranks_by_its_code(game):
     """The per-line decoder accepts ``"As\\n"`` as a card; the showing hand ranks it as ``As``,
     as the engine always did, and does not fail the table's replay."""
-    from rules.stud_showing import first_to_act_priority, showing_strength
+    from pitwatch.rules.stud_showing import first_to_act_priority, showing_strength
 
     assert first_to_act_priority(game, ["As\n", "Kd"]) == first_to_act_priority(game, ["As", "Kd"])
     assert showing_strength(game, ["7c", "As\n"]) == showing_strength(game, ["7c", "As"])

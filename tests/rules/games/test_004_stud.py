@@ -1,4 +1,4 @@
-"""Document 004 through the replay engine: ``rules.stud`` plugged into ``TableReplay``.
+"""Document 004 through the replay engine: ``pitwatch.rules.stud`` plugged into ``TableReplay``.
 
 Each stream is a whole table (opened, seats, a shuffled pack, one round);
 the assertions name the exact set of rules raised, so a stray engine finding
@@ -10,15 +10,15 @@ import json
 
 import pytest
 
-import rules.procedures as procedures
-from rules.stud import Razz, Stud, Stud8
-from rules.table import TableReplay
-from schemas.decode import GamingDayConfig, decode_line
-from schemas.events import Event
+import pitwatch.rules.procedures as procedures
+from pitwatch.rules.stud import Razz, Stud, Stud8
+from pitwatch.rules.table import TableReplay
+from pitwatch.schemas.decode import GamingDayConfig, decode_line
+from pitwatch.schemas.events import Event
+from tests.data import clean_floor_lines
 
 from .test_004_hand import BRANCH_FOLDS, HandStream, eight_handed, seventh_street_exposure, small_hand
 
-from tests.data import clean_floor_lines
 STUD_TABLES = {"STU-01": Stud, "ST8-01": Stud8, "RAZ-01": Razz}
 
 

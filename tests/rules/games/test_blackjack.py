@@ -3,9 +3,17 @@ from __future__ import annotations
 
 import pytest
 
-from rules.blackjack import (
-    BlackjackRules, Total, dealer_must_hit, describe_hand, hand_total, is_blackjack, is_bust,
-    is_live, is_six_card_winner, settle_second_bet,
+from pitwatch.rules.blackjack import (
+    BlackjackRules,
+    Total,
+    dealer_must_hit,
+    describe_hand,
+    hand_total,
+    is_blackjack,
+    is_bust,
+    is_live,
+    is_six_card_winner,
+    settle_second_bet,
 )
 
 

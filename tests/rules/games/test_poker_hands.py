@@ -8,8 +8,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rules.poker_hands import (
-    DEFAULT_PAYTABLE, Category, Paytable, best_five, poker_multiplier, qualifies, rank_five,
+from pitwatch.rules.poker_hands import (
+    DEFAULT_PAYTABLE,
+    Category,
+    Paytable,
+    best_five,
+    poker_multiplier,
+    qualifies,
+    rank_five,
 )
 
 ALL_CARDS = tuple(r + s for r in "23456789TJQKA" for s in "cdhs")

@@ -1,0 +1,60 @@
+"""``pitwatch config show``: the effective settings and where each came from."""
+from __future__ import annotations
+
+import click
+
+from pitwatch import config as cfg
+from pitwatch.cli.common import CONFIG_META, SETTINGS_META, StrictCommand, StrictGroup, setting_option
+
+
+@click.group(cls=StrictGroup, epilog="""\b
+Examples:
+  pitwatch config show --config /etc/pitwatch/pitwatch.toml
+  PITWATCH_CONFIG=/etc/pitwatch/pitwatch.toml pitwatch config show --lake /tmp/lake
+""")
+def config():
+    """The settings file, pitwatch.toml: keys lake, inbox, timezone, cutoff,
+    fail_on, log_file (flat, snake_case; relative paths are taken from the
+    file's folder).  A flag overrides the setting's environment variable
+    (PITWATCH_LAKE, …), which overrides the file, which overrides the default.
+    """
+
+
+def _show_options(fn):
+    for key in reversed(list(cfg.SETTINGS)):
+        s = cfg.SETTINGS[key]
+        if s.kind == "days":      # legal_holds: the file only (no flag, no environment variable can set them)
+            continue
+        fn = setting_option(key, default=None, show_default=False,
+                            help=f"As a command given {s.option} would see it.")(fn)
+    return fn
+
+
+@config.command(cls=StrictCommand, epilog="""\b
+Examples:
+  pitwatch config show --config /etc/pitwatch/pitwatch.toml
+  pitwatch config show --config pitwatch.toml --timezone America/Puerto_Rico
+""")
+@_show_options
+@click.pass_context
+def show(ctx, **_values):
+    """Print every setting's effective value and its origin: flag, environment
+    variable, the config file (its path and SHA-256) or the default.
+    """
+    settings = ctx.meta[SETTINGS_META]
+    loaded = ctx.meta[CONFIG_META]
+    if loaded is None:
+        click.echo(f"config file: none (give --config FILE or set {cfg.CONFIG_ENV})")
+    else:
+        click.echo(f"config file: {loaded.path} (sha256 {loaded.sha256}, from {settings['config']['origin']})")
+    width = max(len(k) for k in cfg.SETTINGS)
+    for key, s in cfg.SETTINGS.items():
+        got = settings.get(key, {"value": None, "origin": "default"})
+        if s.kind == "days" and loaded is not None and key in loaded.values:
+            got = {"value": loaded.values[key], "origin": "file"}
+        value = got["value"] if got["value"] is not None else s.default
+        origin = got["origin"]
+        if origin.startswith("file "):
+            origin = "file"
+        shown = "(not set)" if value is None else value
+        click.echo(f"{key:<{width}}  {shown}  [{origin}]")

@@ -1,0 +1,185 @@
+"""``pitwatch watch``: live alerts from growing event files and Redis Streams."""
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from pitwatch.cli.common import StrictCommand, lake_option, setting_option, setup_logging, user_errors
+from pitwatch.cli.render import plural
+
+log = logging.getLogger("pitwatch")
+
+
+@click.command(
+    cls=StrictCommand,
+    epilog="""\b
+Examples:
+  pitwatch watch /data/feeds/ --lake /data/lake
+  pitwatch watch /data/feeds/ --lake lake --alerts-file alerts.jsonl --webhook https://pit/hooks/pitwatch
+  pitwatch watch /data/feeds/ --lake lake --format text --syslog tcp://siem.pit:6514 --video-pad 60
+  pitwatch watch 'redis://floor-bus:6379/0?stream=pit:*' --lake lake --no-stdout --alerts-file alerts.jsonl
+  pitwatch watch day.jsonl --lake lake --stop-after-idle 5 --finalize-at-stop   (batch-like: ends when input stops)
+
+\b
+Alerts: one JSON object per line on stdout, with the columns of the lake's
+findings table (--format text: one line for people, the default on a terminal);
+the same alerts go to LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet.
+A status line on stderr at most every --status-every seconds; new files are
+announced once each.
+SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
+""",
+)
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT…")
+@lake_option
+@click.option("--state-dir", metavar="DIR", help="Checkpoint folder.  [default: LAKE/_watch/WATCH_ID]")
+@click.option("--watch-id", default="default", show_default=True, metavar="ID",
+              help="Name of this watcher (its state folder and its alerts files in the lake).")
+@click.option("--alerts-file", metavar="PATH", help="Also append alerts to this JSONL file.")
+@click.option("--webhook", "webhooks", multiple=True, metavar="URL",
+              help="Also POST each alert as JSON to URL (repeatable).")
+@click.option("--syslog", "syslogs", multiple=True, metavar="[udp://|tcp://]HOST:PORT",
+              help="Also send each alert to a syslog collector, RFC 5424 (UDP by default; TCP with octet "
+                   "counting); repeatable.")
+@click.option("--syslog-facility", default="local0", show_default=True,
+              type=click.Choice(["user"] + [f"local{i}" for i in range(8)]), help="Facility of the syslog messages.")
+@click.option("--stdout/--no-stdout", default=True, show_default=True, help="Alerts on stdout (see --format).")
+@click.option("--format", "fmt", type=click.Choice(["json", "text"]),
+              help="stdout: JSON lines (the findings' columns) or one line of text per alert for people. "
+                   "[default: text on a terminal, json otherwise (a pipe, a file)]")
+@click.option("--video-pad", type=int, metavar="SECONDS",
+              help="Seconds of video before and after an alert's evidence in the text's video window "
+                   "(as `pitwatch query findings_video --video-pad`, and its default).")
+@click.option("--lake-alerts/--no-lake-alerts", default=True, show_default=True,
+              help="Write alerts to LAKE/alerts/ in small atomic batches.")
+@click.option("--stop-after-idle", type=click.FloatRange(0), metavar="SECONDS",
+              help="Stop (checkpoint, exit 0) after this long with no new input.")
+@click.option("--finalize-at-stop", is_flag=True,
+              help="At stop, decide what the engine keeps for the end of input (as the batch does).")
+@click.option("--finalize-after-idle", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
+              help="Decide a table's end-of-input rules once it is silent this long (off by default).")
+@click.option("--gap-wait", "--reorder-wait", "gap_wait", default=5.0, show_default=True,
+              type=click.FloatRange(0, 86400), metavar="SECONDS",
+              help="Longest wait for a device's missing seqs after a jump before taking them as lost (SEQ_GAP); "
+                   "a line of the gap arriving later is replayed late; also the wait after a pack's first card "
+                   "before UNSHUFFLED_PACK when no shuffle is recorded (docs/watch.md).")
+@click.option("--silence-after", default=120.0, show_default=True, type=click.FloatRange(0, 86400),
+              metavar="SECONDS",
+              help="Announce a dealer terminal or shoe silent this long while its table plays (DEVICE_SILENT, "
+                   "an info alert, live only); 0: never.")
+@setting_option("devices", metavar="FILE")
+@click.option("--commit-every", default=30.0, show_default=True, type=click.FloatRange(0.05, 86400),
+              callback=lambda _ctx, param, v: _finite(param, v), metavar="SECONDS",
+              help="Commit the lake's alerts table at most this often (and on stop; never per checkpoint).")
+@click.option("--checkpoint-every", default=5.0, show_default=True, type=click.FloatRange(0.05),
+              metavar="SECONDS", help="Checkpoint interval.")
+@click.option("--poll", default=0.02, show_default=True, type=click.FloatRange(0.001), metavar="SECONDS",
+              help="Sleep between looks at quiet inputs.")
+@click.option("--cutoff", default="06:00", show_default=True, metavar="HH:MM",
+              help="Local time at which a gaming day ends.")
+@click.option("--timezone", default="UTC", show_default=True, metavar="ZONE",
+              help="Time zone of the gaming day (IANA name).")
+@click.option("--with-trigger", is_flag=True, help="Add to each alert the input line that raised it.")
+@click.option("--local", is_flag=True,
+              help="Alerts' ts and evidence_from in the table's own time (the offset its device wrote, "
+                   "ts_offset), not UTC.")
+@click.option("--fsync", is_flag=True, help="fsync the delivery journal per alert (survives power loss).")
+@setting_option("log_file", metavar="FILE")
+@click.option("--status-every", default=10.0, show_default=True, type=click.FloatRange(0.01, 3600),
+              metavar="SECONDS", help="At most one status line on stderr this often (only when something changed).")
+@click.option("--quiet", is_flag=True, help="No progress on stderr.")
+@user_errors
+def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, syslog_facility, stdout, fmt,
+          video_pad, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, silence_after,
+          devices, commit_every, checkpoint_every, poll, cutoff, timezone, with_trigger, local, fsync, log_file, status_every,
+          quiet):
+    """Follow growing event files (.jsonl; folders and globs pick up new files)
+    and Redis Streams (redis://HOST:PORT/DB?stream=NAME), replay every table
+    live with the same engine as the nightly batch, and raise an alert for
+    each finding the moment its evidence is complete.
+    """
+    import re
+
+    setup_logging(quiet, log_file)
+    pad = _video_pad(video_pad)
+    if fmt is None:
+        fmt = "text" if sys.stdout.isatty() else "json"
+    from pitwatch.live.sinks import WebhookSink
+    from pitwatch.live.syslog import parse_target
+
+    for target in syslogs:
+        parse_target(target)               # a wrong target: one Error line, exit 2, before anything is written
+    for url in webhooks:
+        WebhookSink.check(url)
+    from pitwatch.lake.parquet import check_writable
+    from pitwatch.live.service import WatchOptions, WatchService
+    from pitwatch.schemas.decode import GamingDayConfig
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", watch_id):
+        raise click.BadParameter("letters, digits, '_', '.', '-' only", param_hint="--watch-id")
+    check_writable(lake)
+    from pitwatch.inputs.devices import load_registry
+    from pitwatch.lake import settings as lake_settings
+
+    config = GamingDayConfig(cutoff, timezone)
+    lake_settings.check(lake, config)      # the lake's time zone and cutoff, or exit 2 (watch never records them)
+
+    from pitwatch.lake import registry as lake_registry
+
+    given = load_registry(devices)         # RegistryError: one Error line, exit 2
+    # the given one is kept in the lake and named by the first alerts commit's record; none given:
+    # the lake's (pitwatch.lake.registry); with --no-lake-alerts nothing of the watcher is recorded
+    registry = (lake_registry.Chosen(given, None, "") if given is not None and not lake_alerts
+                else lake_registry.choose(lake, given))
+    if registry.said:
+        (log.warning if registry.warning else log.info)("%s", registry.said)
+    opts = WatchOptions(
+        inputs=list(inputs), lake=lake, state_dir=state_dir, watch_id=watch_id,
+        config=config, poll=poll, reorder_wait=gap_wait,
+        silence_after=silence_after or None, devices=registry.registry,
+        devices_record=registry.record if given is not None else None,
+        checkpoint_every=checkpoint_every, commit_every=commit_every, stop_after_idle=stop_after_idle,
+        finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
+        alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
+        with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad,
+        syslog=tuple(syslogs), syslog_facility=syslog_facility, status_every=status_every)
+    service = WatchService(opts)
+    try:
+        summary = service.run()
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader of stdout went away: nothing more to say
+        raise SystemExit(1) from None
+    if not quiet:
+        extra = "".join(f", {summary[k]:,} {k}" for k in ("stale",) if summary.get(k))
+        late = f" ({summary['late']:,} late)" if summary.get("late") else ""
+        damaged = (f", {plural(summary['damaged_files'], 'damaged gzip file')}"
+                   if summary.get("damaged_files") else "")
+        click.echo(
+            f"pitwatch: stopped: {plural(summary['lines'], 'line')}, {summary['accepted']:,} accepted{late}, "
+            f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}{extra}{damaged}, "
+            f"{plural(summary['findings'], 'finding')}, {summary.get('provisional', 0):,} provisional "
+            f"({summary.get('provisional_cleared', 0):,} cleared); checkpoint in {summary['state_dir']}", err=True)
+
+
+def _finite(param, value: float) -> float:
+    """A number of seconds, refused when not finite (``nan`` passes a range check: every comparison is false)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise click.BadParameter(f"{value!r} is not a number of seconds", param=param)
+    return value
+
+
+def _video_pad(given: int | None) -> int:
+    """``--video-pad``: checked against, and by default taken from, the ``video_pad`` parameter of the
+    named query ``findings_video`` (one window for the console's text and the morning's query)."""
+    from pitwatch.cli.common import UserError
+    from pitwatch.queries.catalog import get_query
+    from pitwatch.queries.errors import LakeQueryError
+
+    param = get_query("findings_video").param("video_pad")
+    if given is None:
+        return int(param.default)
+    try:
+        return param.convert(str(given))
+    except LakeQueryError as exc:
+        raise UserError(f"--video-pad: {exc}".replace("parameter video_pad: ", "")) from None

@@ -1,0 +1,316 @@
+"""``pitwatch vacuum``: the one way history leaves the lake — retention honoured, legal holds honoured.
+
+Every table of the lake is a Delta table whose log keeps every version (its
+expired-log clean-up is off): a replayed gaming day is an overwrite of that
+day's partition, so the files the day had before stay on disk, removed from
+the table but still read by time travel to an earlier version (what was
+reported that night).  They go only through this module, and only those that
+
+* no current version of the table references (Delta's *tombstones*: files a
+  commit removed; delta-rs ``DeltaTable.vacuum(dry_run=True, full=False,
+  enforce_retention_duration=False)`` lists them — "lite" mode, so a file the
+  log never mentioned, such as a killed run's leftover, is not vacuum's to
+  judge: the next run removes those).  ``alerts`` keeps its tombstones a day
+  only (issue 35): its files removed longer ago are found on disk by their age
+  (:func:`_past_their_tombstones`);
+* were removed longer ago than the retention (``retention_days`` in
+  ``pitwatch.toml`` or ``--retention-days``; default 2,555 days = 7 years, the
+  longest keeping period regulators commonly ask for, see
+  ``docs/operations.md``);
+* are not of a gaming day under a legal hold (``legal_holds`` in the config,
+  plus any ``--hold`` given): a held day's files are never removed, whatever
+  their age.
+
+delta-rs lists the candidates; pitwatch removes them itself (so that the
+held ones can be left out), one ``os.unlink`` each, after checking each again:
+a path inside the table's folder, not under ``_delta_log`` or any other
+``_``/``.`` folder, a regular file (not a link), not a file of the table's
+current version.  ``_delta_log`` is never touched, so time travel to any
+version still resolves: a version whose files were vacuumed says which file
+is missing; one of a held day still reads.
+
+Decisions (the spec is silent):
+
+* a table not partitioned by ``gaming_day`` (``runs``, ``rules``, …) has no
+  day to test against a hold: while any legal hold is in force, none of its
+  removed files is vacuumed (a ``runs`` file may hold the records of a held
+  night); the same for a file whose partition folder is not
+  ``gaming_day=YYYY-MM-DD``;
+* every file removed is listed in the ``runs`` record with its size and
+  SHA-256, taken just before it was removed, and the table's version it was
+  planned against; the record is written before the first removal (status
+  ``running``, with the plan) and again at the end.  That chained record is
+  how ``pitwatch verify`` tells retention from tampering
+  (:func:`pitwatch.lake.verify.vacuum_removals`: a listed file that had left its
+  table by that version is retention, counted, exit 0; a killed vacuum's plan
+  covers what it removed; a file listed as ``absent`` — already gone when the
+  vacuum came — is not), and how ``--as-of`` a run whose files it removed is
+  refused naming it (:func:`pitwatch.queries.as_of.refuse_vacuumed`).  No Delta
+  ``VACUUM`` commit is written: the log stays exactly the runs' commits, and
+  the record already holds what such a commit would, plus each file's SHA-256;
+* a dry run only reads: it takes no lock and writes no record.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import stat
+from urllib.parse import unquote
+
+from pitwatch.config import parse_day_range
+from pitwatch.lake import runs
+from pitwatch.lake.parquet import LakeError
+
+DEFAULT_RETENTION_DAYS = 2555
+_DAY_FOLDER = re.compile(r"gaming_day=(\d{4}-\d{2}-\d{2})")
+
+
+@dataclasses.dataclass(frozen=True)
+class LegalHolds:
+    """Gaming days whose files are never removed: single days and inclusive ranges."""
+
+    ranges: tuple[tuple[_dt.date, _dt.date], ...] = ()
+
+    @classmethod
+    def parse(cls, texts) -> LegalHolds:
+        """From ``["2026-11-28", "2026-11-01..2026-11-07"]``; ValueError naming a bad one."""
+        return cls(tuple(sorted(parse_day_range(t) for t in texts)))
+
+    def __bool__(self) -> bool:
+        return bool(self.ranges)
+
+    def holds(self, day: _dt.date) -> bool:
+        return any(a <= day <= b for a, b in self.ranges)
+
+    def texts(self) -> list[str]:
+        return [a.isoformat() if a == b else f"{a}..{b}" for a, b in self.ranges]
+
+
+@dataclasses.dataclass
+class Candidate:
+    """A file the table removed longer ago than the retention."""
+
+    table: str
+    path: str                  # relative to the table's folder, as the log names it
+    gaming_day: str | None
+    bytes: int | None = None
+    sha256: str | None = None
+    why_kept: str | None = None     # held day, or a check that failed: not removed
+    absent: bool = False            # already gone from the disk when vacuum came to remove it
+    file: str | None = None         # its file on disk (the log's path, or that path URL-decoded)
+
+    def row(self) -> dict:
+        out = {"path": f"{self.table}/{self.path}", "gaming_day": self.gaming_day, "bytes": self.bytes}
+        if self.sha256:
+            out["sha256"] = self.sha256
+        if self.why_kept:
+            out["kept"] = self.why_kept
+        if self.absent:
+            out["absent"] = True
+        return out
+
+
+@dataclasses.dataclass
+class TablePlan:
+    table: str
+    version: int
+    remove: list[Candidate]
+    keep: list[Candidate]
+
+
+def tables(lake_root: str) -> list[str]:
+    """The lake's Delta tables: folders with a ``_delta_log`` (a linked folder is not followed)."""
+    try:
+        names = sorted(os.listdir(lake_root))
+    except FileNotFoundError:
+        raise LakeError(f"the lake {lake_root} does not exist") from None
+    except NotADirectoryError:
+        raise LakeError(f"the lake {lake_root} is a file, not a folder") from None
+    found = []
+    for name in names:
+        folder = os.path.join(lake_root, name)
+        if name.startswith((".", "_")) or os.path.islink(folder) or not os.path.isdir(folder):
+            continue
+        if os.path.isdir(os.path.join(folder, "_delta_log")):
+            found.append(name)
+    if not found:
+        raise LakeError(f"the lake {lake_root} has no Delta table (no TABLE/_delta_log): nothing to vacuum; a lake "
+                        "of the previous layout is converted first with pitwatch migrate")
+    return found
+
+
+def plan(lake_root: str, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
+    """What vacuum would remove from each table, and what it keeps of the candidates (and why)."""
+    from deltalake import DeltaTable
+
+    out = []
+    for name in tables(lake_root):
+        folder = os.path.join(lake_root, name)
+        table = DeltaTable(folder)
+        by_day = table.metadata().partition_columns == ["gaming_day"]
+        current = {unquote(p) for p in table.get_add_actions(flatten=True).column("path").to_pylist()}
+        listed = set(table.vacuum(retention_hours=retention_days * 24, dry_run=True, enforce_retention_duration=False,
+                                  full=False))
+        listed |= _past_their_tombstones(table, retention_days)
+        remove, keep = [], []
+        for path in sorted(listed):
+            c = _candidate(name, folder, path, by_day, current, holds)
+            (keep if c.why_kept else remove).append(c)
+        out.append(TablePlan(name, table.version(), remove, keep))
+    return out
+
+
+def _past_their_tombstones(table, retention_days: int) -> set[str]:
+    """The removed files of a table that keeps its tombstones (the removes its checkpoints repeat)
+    less than pitwatch's 100 years — ``alerts``, a day (:data:`pitwatch.lake.delta.ALERTS_DELETED_FILE_RETENTION`):
+    a file removed longer ago than that has no tombstone left to list it by.  They are found on disk
+    (delta-rs's "full" mode: every file under the table's folder that its current version does not
+    hold and no tombstone still names) by their age — when they were written, which for a watcher's
+    file is about a day before its compaction removed it — older than both the retention and the
+    table's tombstone retention (so a file a watcher has just written and not committed yet is never
+    one).  Empty for every other table."""
+    from pitwatch.lake import delta
+
+    keep_ms = delta.retention_ms(table.metadata().configuration)
+    if keep_ms is None or keep_ms >= delta.retention_ms(delta.TABLE_PROPERTIES):
+        return set()                # every remove still in the table's tombstones: listed by them
+    hours = max(retention_days * 24, -(-keep_ms // 3_600_000))
+    return set(table.vacuum(retention_hours=hours, dry_run=True, enforce_retention_duration=False, full=True))
+
+
+def _candidate(name: str, folder: str, path: str, by_day: bool, current: set, holds: LegalHolds) -> Candidate:
+    parts = path.split("/")
+    m = _DAY_FOLDER.fullmatch(parts[0]) if by_day and len(parts) > 1 else None
+    c = Candidate(name, path, m.group(1) if m and _is_date(m.group(1)) else None)
+    full = _file_of(folder, path)
+    if full is None:
+        c.why_kept = "not a plain file inside the table's folder: left alone"
+        return c
+    c.file = full
+    c.bytes = os.lstat(full).st_size if os.path.lexists(full) else None
+    if path in current or unquote(path) in current:
+        c.why_kept = "still in the table's current version"
+    elif holds and c.gaming_day is None:
+        c.why_kept = ("legal hold: a table without gaming days" if not by_day else
+                      "legal hold: no gaming day in its folder name")
+    elif c.gaming_day is not None and holds.holds(_dt.date.fromisoformat(c.gaming_day)):
+        c.why_kept = f"legal hold on {c.gaming_day}"
+    return c
+
+
+def _is_date(text: str) -> bool:
+    try:
+        _dt.date.fromisoformat(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _file_of(folder: str, path: str) -> str | None:
+    """The candidate's file on disk, or None when it is not one vacuum may touch."""
+    parts = path.split("/")
+    if path.startswith("/") or any(p in ("", ".", "..") or p.startswith(("_", ".")) for p in parts):
+        return None             # never _delta_log, never outside the table, never a hidden file
+    for candidate in (path, unquote(path)):
+        full = os.path.join(folder, *candidate.split("/"))
+        if os.path.lexists(full):
+            real_folder = os.path.realpath(folder)
+            if os.path.commonpath([os.path.realpath(os.path.dirname(full)), real_folder]) != real_folder:
+                return None     # a partition folder linked to elsewhere
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                return None     # a link or anything else planted under the file's name
+            return full
+    return os.path.join(folder, *path.split("/"))     # already gone: recorded as such, nothing to unlink
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def current_files_missing(lake_root: str, names: list[str]) -> list[str]:
+    """Files the tables' current versions reference that are not on disk (after a vacuum: none)."""
+    from deltalake import DeltaTable
+
+    missing = []
+    for name in names:
+        folder = os.path.join(lake_root, name)
+        for path in DeltaTable(folder).get_add_actions(flatten=True).column("path").to_pylist():
+            if not any(os.path.isfile(os.path.join(folder, *p.split("/"))) for p in (path, unquote(path))):
+                missing.append(f"{name}/{path}")
+    return missing
+
+
+@dataclasses.dataclass
+class Outcome:
+    run_id: str | None
+    status: str
+    plans: list[TablePlan]
+    removed: dict[str, list[Candidate]]
+    failed: list[tuple[Candidate, str]]
+
+
+def summary(plans: list[TablePlan], removed: dict[str, list[Candidate]] | None) -> dict:
+    """Per table: version, removed (count, bytes, files) and kept (count, files with the reason)."""
+    out = {}
+    for p in plans:
+        gone = p.remove if removed is None else removed.get(p.table, [])
+        out[p.table] = {"version": p.version, "removed": len(gone), "bytes": sum(c.bytes or 0 for c in gone),
+                        "files": [c.row() for c in gone], "kept": len(p.keep), "kept_files": [c.row() for c in p.keep]}
+    return out
+
+
+def vacuum(lake_root: str, retention_days: int, holds: LegalHolds, command: str, log, holder_update=None) -> Outcome:
+    """Remove what :func:`plan` lists, under the lake's lock (the caller holds it), with a ``runs`` record."""
+    started = _dt.datetime.now(_dt.timezone.utc)
+    run_id = runs.new_run_id(started)
+    if holder_update is not None:
+        holder_update(run_id=run_id)
+    plans = plan(lake_root, retention_days, holds)
+    options = {"command": "vacuum", "retention_days": retention_days, "legal_holds": holds.texts()}
+    meta = {"run_id": run_id, "command": command, "started": started.isoformat(), "versions": runs.versions(),
+            "options": json.dumps({**options, "planned": summary(plans, None)}, sort_keys=True)}
+    runs.write_run_record(lake_root, runs.run_record(meta, "running"))
+    removed: dict[str, list[Candidate]] = {p.table: [] for p in plans}
+    failed: list[tuple[Candidate, str]] = []
+    status = "interrupted"
+    try:
+        for p in plans:
+            for c in p.remove:
+                full = c.file
+                try:
+                    if os.path.lexists(full):
+                        if not stat.S_ISREG(os.lstat(full).st_mode):     # swapped since it was planned
+                            raise OSError("no longer a plain file: left alone")
+                        c.bytes, c.sha256 = os.lstat(full).st_size, _sha256(full)
+                        os.unlink(full)
+                    else:
+                        c.bytes, c.absent = None, True     # gone before this vacuum: listed, nothing unlinked
+                    removed[p.table].append(c)
+                except OSError as exc:
+                    failed.append((c, exc.strerror or str(exc)))
+            log.info("vacuum %s: %s: removed %d files, kept %d", run_id, p.table, len(removed[p.table]), len(p.keep))
+        missing = current_files_missing(lake_root, [p.table for p in plans])
+        if failed:
+            status = (f"failed: {len(failed)} files could not be removed, first {failed[0][0].table}/"
+                      f"{failed[0][0].path}: {failed[0][1]}")
+        elif missing:      # cannot happen if delta-rs listed only removed files: say so loudly if it ever does
+            status = f"failed: {len(missing)} files of the current versions are missing, first {missing[0]}"
+        else:
+            status = "succeeded"
+    except BaseException as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"failed: {type(exc).__name__}: {exc}"
+        raise
+    finally:
+        meta["options"] = json.dumps({**options, **({"failed": [
+            {**c.row(), "error": why} for c, why in failed]} if failed else {}),
+            "tables": summary(plans, removed)}, sort_keys=True)
+        runs.write_run_record(lake_root, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))
+    return Outcome(run_id, status, plans, removed, failed)
