@@ -183,7 +183,7 @@ def test_two_vacuums_then_verify_counts_both(lake, tmp_path):
 def test_an_interrupted_vacuum_then_verify_is_intact(lake):
     """SIGTERM as the first table is done (pitwatch.cli.common turns it into KeyboardInterrupt): the
     record says interrupted and lists what was removed; verify accepts exactly those."""
-    script = ("import sys\nfrom pipelines import vacuum\n"
+    script = ("import sys\nfrom pitwatch.lake import vacuum\n"
               "class Stop:\n    def info(self, *a):\n        raise KeyboardInterrupt('SIGTERM')\n"
               "try:\n    vacuum.vacuum(sys.argv[1], 0, vacuum.LegalHolds(), 'pitwatch vacuum (test)', Stop())\n"
               "except KeyboardInterrupt:\n    sys.exit(3)\n")
@@ -199,7 +199,7 @@ def test_a_vacuum_killed_before_its_end_then_verify_is_intact_by_its_chained_pla
     """A vacuum killed (``os._exit``, as ``kill -9``) after its first table: its plan is chained (written
     before its first removal), its end is not; the files it removed are retention, named by that plan.
     The next vacuum finds them already gone: that does not make them tampering."""
-    script = ("import os, sys\nfrom pipelines import vacuum\n"
+    script = ("import os, sys\nfrom pitwatch.lake import vacuum\n"
               "class Kill:\n    def info(self, *a):\n        os._exit(9)\n"
               "vacuum.vacuum(sys.argv[1], 0, vacuum.LegalHolds(), 'pitwatch vacuum (test)', Kill())\n")
     history = history_files(lake)

@@ -15,10 +15,9 @@ from pitwatch.pipelines import progress
 from pitwatch.simulator import simulate
 
 _WORKER = """
-import logging, sys
-import pitwatch.pipelines                      # what a Beam worker does before a step of pitwatch runs
+import sys
 import pitwatch.pipelines.progress as progress
-log = logging.getLogger("pitwatch")
+log = progress.step_log()                      # what a step of pitwatch does before it reports
 tag = sys.argv[2] if len(sys.argv) > 2 else "T"
 for i in range(int(sys.argv[1])):
     log.info("replayed %s-%d: %d events, é", tag, i, i)

@@ -90,8 +90,8 @@ def test_the_wheel_ships_the_queries(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation",
                     "-q", "-w", str(dist)], check=True, cwd=tmp_path)
     names = zipfile.ZipFile(next(dist.glob("pitwatch-*.whl"))).namelist()
-    assert {f"queries/{n}.sql" for n in QUERIES} <= set(names)
-    assert {"queries/lake_views.py", "queries/catalog.py", "queries/export.py"} <= set(names)
+    assert {f"pitwatch/queries/{n}.sql" for n in QUERIES} <= set(names)
+    assert {"pitwatch/queries/lake_views.py", "pitwatch/queries/catalog.py", "pitwatch/queries/export.py"} <= set(names)
 
 
 def test_the_readme_lists_every_query_with_its_parameters():
