@@ -1,24 +1,26 @@
-"""The lake: Parquet files under one folder, Hive partitions by ``gaming_day``.
+"""The lake's Parquet data files: written by pitwatch, with pyarrow; committed by :mod:`pitwatch.lake.delta`.
 
-Layout (``docs/spec/outputs.md``)::
+The lake is a folder of Delta tables (``docs/lake.md``): each table's data
+files in Hive-style ``gaming_day=`` folders plus its transaction log::
 
-    LAKE/events/gaming_day=2026-11-28/part-0.parquet
-    LAKE/rejects/gaming_day=…/part-0.parquet
-    LAKE/rounds/…  LAKE/packs/…  LAKE/findings/…
-    LAKE/runs/<run id>.parquet             (one file per run, not partitioned)
-    LAKE/rules/part-0.parquet              (the rule catalogue, for joins)
+    LAKE/events/_delta_log/…                                      the table's log
+    LAKE/events/gaming_day=2026-11-28/replay-2026-11-28-<run id>.parquet
+    LAKE/rejects/…  LAKE/rounds/…  LAKE/packs/…  LAKE/findings/…  (partitioned the same way)
+    LAKE/rules/…  LAKE/runs/…  LAKE/state/…                       (not partitioned)
 
-Atomicity: a partition is exactly one file.  It is written under a hidden
-temporary name in the partition's folder and then moved over the old file
-(a rename on a local disk; on object stores a single-object put), so a
-reader sees the old partition or the new one, never a half-written one; a
-killed run leaves at most a hidden ``.tmp-*`` file, which no reader globbing
-``*.parquet`` sees and the next run removes.  Rows are sorted by a fixed key
-before writing and Parquet is written with fixed options, so a rerun over
-the same input produces byte-identical files.
+This module writes the files and reads a version of a table back; it commits
+nothing.  A data file goes straight to a name unique to its run
+(:func:`write_data_file`, :func:`pitwatch.lake.files.replay_file_name`), with
+its SHA-256 computed on the bytes as they are written; a reader sees it only
+once a commit adds it, so a killed run leaves a file no commit names, which
+the next run removes.  Rows are sorted by a fixed key (:data:`SORT_KEYS`) and
+Parquet is written with fixed options (zstd, statistics, no dictionary for the
+columns that never repeat), so the same rows give byte-identical files.
+The partition key ``gaming_day`` lives in the folder name only
+(:func:`file_schema`).
 
-All file access goes through ``pyarrow.fs``, so a lake may live on a local
-disk, GCS or S3 (``gs://bucket/lake``).
+All file access goes through ``pyarrow.fs`` (:mod:`pitwatch.lake.files`), so a
+lake may live on a local disk, GCS or S3 (``gs://bucket/lake``).
 """
 from __future__ import annotations
 
