@@ -26,8 +26,8 @@ Decisions where ``events.md`` is silent (a casino systems integrator's reading):
   yet; the replay then attributes the event to the pack being prepared.
 * ``round_id`` is required on every round type (the contract says "unique
   per table") and on ``stub_counted``.  On ``stub_discarded`` it is
-  optional: terminals in the field send the ``pack_id`` instead (see
-  ``examples/clean-floor-2h.jsonl``); the replay then attributes the discard
+  optional: terminals in the field send the ``pack_id`` instead (see the
+  user's example floor, ``tests/data/clean-floor-2h.jsonl.gz``); the replay then attributes the discard
   to the last round dealt from that pack.
 * ``small_bet`` / ``big_bet`` are optional on ``round_started`` at the
   contract level (they are only meaningful for stud games).

@@ -4,7 +4,7 @@ Every table keeps its own clock (the true time of what happens at it).  A
 device writes ``ts`` from its own clock: true time plus a fixed skew of up to
 ±1 s (so two devices disagree by up to 2 s), shown in UTC (``Z``) or, for the
 dealer terminals of the Puerto Rico games, in local time with ``-04:00``,
-exactly as in ``examples/clean-floor-2h.jsonl``.  Stream-internal order is
+exactly as in the user's example floor (``tests/data/clean-floor-2h.jsonl.gz``).  Stream-internal order is
 never disturbed: a device's skew is constant, so its ``ts`` grows with ``seq``.
 
 Gaming day: the local date of ``ts`` minus the cutoff (default 06:00, UTC),

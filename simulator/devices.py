@@ -6,7 +6,7 @@ its clock skew and time zone, and (for the writer) its open file.  A
 shuffler serving every baccarat table, a deck machine serving two stud
 tables) have one Port per table but a single ``seq`` across all of them.
 
-Naming follows ``examples/clean-floor-2h.jsonl``: terminals ``DT-BAC01``
+Naming follows the user's example floor (``tests/data/clean-floor-2h.jsonl.gz``): terminals ``DT-BAC01``
 (event ids ``dt-bac01-0037059``), shoes ``SHOE-4000`` (``so-4000-…``),
 shufflers ``SHF-100`` (``sh-100-…``), stud deck machines ``DM-5103``
 (``dm-5103-…``).

@@ -1,6 +1,6 @@
 """Limit betting in seven-card stud (tournament), and who must act first (document 004 D, E).
 
-Amounts follow ``examples/clean-floor-2h.jsonl``: ``bring_in`` and ``bet`` the
+Amounts follow the user's example floor (``tests/data/clean-floor-2h.jsonl.gz``): ``bring_in`` and ``bet`` the
 size, ``call`` the chips needed to match, ``complete`` the chips that make
 the bring-in a full small bet, ``raise`` the size of the raise.  A player
 whose chips do not cover a call calls all-in (``all_in: true``).  Four bets

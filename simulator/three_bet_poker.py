@@ -11,7 +11,7 @@ face-down cards on the layout (``stub_counted``: ``stub`` + ``layout`` = 52)
 and goes to the discard rack unexposed (``stub_discarded``).  When a count
 does not come to 52, or the deal was wrong, the dealer voids the round
 (``round_voided``, document 000 E2).  Rounds carry no payouts (as in
-``examples/clean-floor-2h.jsonl``: rules.md gives no three-bet paytable).
+the user's example floor, ``tests/data/clean-floor-2h.jsonl.gz``: rules.md gives no three-bet paytable).
 
 Readings: a round whose count was skipped because of a fault that makes the
 count itself ambiguous (a card dealt face up, a card the shoe did not read,

@@ -3,8 +3,8 @@
 ``OUT/<gaming day>/<device_id>.jsonl``, lines in ``seq`` order.  Lines are
 built by string formatting (no per-event ``dict`` or ``json.dumps``); the
 payload fragments come pre-formatted from the tables.  Field order follows
-``examples/clean-floor-2h.jsonl``: event_id, ts, source, type, table_id,
-device_id, seq, dealer_id, then the payload.
+the user's example floor (``tests/data/clean-floor-2h.jsonl.gz``): event_id,
+ts, source, type, table_id, device_id, seq, dealer_id, then the payload.
 
 An event is ``(t, port, head, body)``: ``t`` the true time in ms, ``port`` the
 device as seen from the table, ``head`` the envelope between ``ts`` and

@@ -10,7 +10,7 @@ from pitwatch.schemas.contract import TYPES
 from pitwatch.simulator import simulate
 from tests.simulate.conftest import Floor
 
-EXAMPLE_FIELDS = {  # field sets per type in examples/clean-floor-2h.jsonl (envelope left out)
+EXAMPLE_FIELDS = {  # field sets per type in tests/data/clean-floor-2h.jsonl.gz (envelope left out)
     "shuffle_completed": {"pack_id", "decks", "card_count", "missing", "extra", "preshuffled"},
     "shoe_loaded": {"pack_id", "card_count"},
     "card_drawn": {"pack_id", "index", "card"},
