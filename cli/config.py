@@ -1,23 +1,42 @@
 """``pitwatch config show``: the effective settings and where each came from."""
 from __future__ import annotations
 
+import textwrap
+
 import click
 
 from pitwatch import config as cfg
 from pitwatch.cli.common import CONFIG_META, SETTINGS_META, StrictCommand, StrictGroup, setting_option
 
 
-@click.group(cls=StrictGroup, epilog="""\b
+def _keys_help() -> str:
+    """The keys of :data:`pitwatch.config.SETTINGS`, each with the flag and environment variable that
+    override it, its default and what it is: the help lists the one table, so a new key is listed."""
+    width = max(map(len, cfg.SETTINGS)) + 2
+    lines = ["\b", "Keys (the flag and environment variable that override each, its default):"]
+    for key, s in cfg.SETTINGS.items():
+        if s.kind == "days":
+            overrides = "the file only"
+        else:
+            overrides = f"{s.option}, {s.envvar}" + (f"; default {s.default}" if s.default is not None else "")
+        lines.append(f"  {key:<{width}}{overrides}")
+        what = s.help + (f" One of {', '.join(s.choices)}." if s.choices else "")
+        lines += textwrap.wrap(what, 72, initial_indent=" " * 6, subsequent_indent=" " * 6)
+    return "\n".join(lines)
+
+
+@click.group(cls=StrictGroup, help=f"""The settings file, pitwatch.toml: flat, snake_case keys; relative paths
+are taken from the file's folder.  A flag overrides the setting's environment
+variable, which overrides the file, which overrides the default.
+
+{_keys_help()}
+""", epilog="""\b
 Examples:
   pitwatch config show --config /etc/pitwatch/pitwatch.toml
   PITWATCH_CONFIG=/etc/pitwatch/pitwatch.toml pitwatch config show --lake /tmp/lake
 """)
 def config():
-    """The settings file, pitwatch.toml: keys lake, inbox, timezone, cutoff,
-    fail_on, log_file (flat, snake_case; relative paths are taken from the
-    file's folder).  A flag overrides the setting's environment variable
-    (PITWATCH_LAKE, …), which overrides the file, which overrides the default.
-    """
+    pass
 
 
 def _show_options(fn):

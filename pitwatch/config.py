@@ -17,6 +17,7 @@ Example::
     cutoff = "06:00"
     fail_on = "critical"
     log_file = "/var/log/pitwatch/pitwatch.log"
+    devices = "/data/inbox/devices.csv"  # run, watch: the device registry
     anchor = "/worm/pitwatch/anchor.jsonl"
     anchor_key = "/etc/pitwatch/anchor.key"
     lock_timeout = "1h"                  # run, vacuum: wait this long for another writer, then exit 4

@@ -164,3 +164,23 @@ def test_a_hostile_config_file_is_one_error_line(tmp_path, make, message):
     assert result.returncode == exits.USAGE
     assert result.stderr == f"Error: config file {path} {message}" + (": not a pitwatch.toml\n" if "64 KB" in message
                                                                         else "\n")
+
+
+def test_config_help_lists_every_key_with_its_flag_variable_and_default():
+    """``pitwatch config --help`` names every key of :data:`SETTINGS`, in its order (issue 38: it named 6)."""
+    import re
+
+    from click.testing import CliRunner
+
+    from pitwatch.cli import main
+
+    result = CliRunner().invoke(main, ["config", "--help"], terminal_width=100)
+    assert result.exit_code == exits.DONE, result.output
+    rows = {m["key"]: m["rest"] for m in re.finditer(r"^ {4}(?P<key>[a-z_]+) {2,}(?P<rest>\S.*)$", result.output, re.M)}
+    assert list(rows) == list(SETTINGS)
+    for key, s in SETTINGS.items():
+        if s.kind == "days":
+            assert rows[key] == "the file only"                   # no flag, no variable lifts a hold
+            continue
+        assert rows[key].startswith(f"{s.option}, {s.envvar}")
+        assert (f"default {s.default}" in rows[key]) == (s.default is not None)
