@@ -46,10 +46,10 @@ require_tools() {
     done
 }
 
-# The pure wheel (PITWATCH_PURE=1: rules/ not compiled, py3-none-any): it installs on any worker's
-# Python >= 3.11, whatever machine built it; the compiled engine is built for one Python and platform.
+# The wheel (pure Python, py3-none-any): it installs on any worker's Python >= 3.11, whatever
+# machine built it.
 build_wheel() {
-    run env PITWATCH_PURE=1 "${PYTHON:-python3}" -m pip wheel "$REPO" --no-deps -w "$REPO/dist"
+    run "${PYTHON:-python3}" -m pip wheel "$REPO" --no-deps -w "$REPO/dist"
     if ((!dry_run)) && [[ ! -f $wheel ]]; then
         echo "Error: the build did not produce $wheel" >&2
         exit 1

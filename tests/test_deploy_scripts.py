@@ -29,7 +29,7 @@ FLINK_ARGS = ["/mnt/feeds/2026-11-28/", "/mnt/lake", "--flink-master", "flink-jo
               "--", "--fail-on", "critical"]
 
 STUB = """#!/usr/bin/env bash
-printf '%s\\n' "${PITWATCH_PURE:+env PITWATCH_PURE=$PITWATCH_PURE }${0##*/} $*" >> "$STUB_LOG"
+printf '%s\\n' "${0##*/} $*" >> "$STUB_LOG"
 for ((i = 1; i < $#; i++)); do
     if [[ ${!i} == -w ]]; then j=$((i + 1)); mkdir -p "${!j}"; touch "${!j}/pitwatch-$STUB_VERSION-py3-none-any.whl"; fi
 done
@@ -76,7 +76,7 @@ def test_dataflow_dry_run_prints_the_commands_and_runs_nothing(stubs):
     assert len(lines) == 2 and all(line.startswith("+ ") for line in lines), p.stdout
     build, run = lines
     assert " -m pip wheel " in build and "--no-deps" in build and f"-w {REPO}/dist" in build
-    assert build.startswith("+ env PITWATCH_PURE=1 ")     # the wheel any worker's Python installs
+    assert build.startswith("+ python3 -m pip wheel ")    # pure Python: the wheel any worker's Python installs
     words = run.split()
     assert words[1:6] == ["pitwatch", "run", "gs://casino-feeds/2026-11-28/", "--lake", "gs://casino-lake"]
     for opt in ("--runner=DataflowRunner", "--project=casino-audit", "--region=europe-west1",
@@ -98,7 +98,7 @@ def test_flink_dry_run_prints_the_commands_and_runs_nothing(stubs):
     assert len(lines) == 3 and all(line.startswith("+ ") for line in lines), p.stdout
     build, docker, run = lines
     assert " -m pip wheel " in build and f"-w {REPO}/dist" in build
-    assert build.startswith("+ env PITWATCH_PURE=1 ")
+    assert build.startswith("+ python3 -m pip wheel ")
     assert docker == (f"+ docker build -f {DEPLOY}/Dockerfile --build-arg PITWATCH_VERSION={VERSION}"
                       f" -t registry.example.com/pitwatch:{VERSION} {REPO}")
     assert "docker push" in p.stderr  # the reminder
@@ -174,7 +174,7 @@ def test_real_mode_runs_the_printed_commands_in_order(tmp_path, stubs, name, arg
     p = _run(repo / "deploy" / name, args, env)
     assert p.returncode == 0, p.stderr
     calls = log.read_text().splitlines()
-    assert [c.removeprefix("env PITWATCH_PURE=1 ").split()[0] for c in calls] == programs
+    assert [c.split()[0] for c in calls] == programs
     assert (repo / WHEEL).exists()
     # the real mode echoes on stderr what --dry-run prints, then runs exactly that
     echoed = [line for line in p.stderr.splitlines() if line.startswith("+ ")]
