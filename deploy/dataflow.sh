@@ -6,7 +6,7 @@
 # commands it prints with --dry-run.
 #
 # Steps:
-#   1. build the wheel:     python3 -m pip wheel REPO --no-deps -w REPO/dist
+#   1. build the wheel:  python3 -m pip wheel REPO --no-deps -w REPO/dist
 #   2. submit the job:   pitwatch run INPUT --lake LAKE --runner=DataflowRunner ...
 #                        --extra_package=REPO/dist/pitwatch-VERSION-py3-none-any.whl
 #

@@ -7,7 +7,7 @@
 # commands it prints with --dry-run.
 #
 # Steps:
-#   1. build the wheel:     python3 -m pip wheel REPO --no-deps -w REPO/dist
+#   1. build the wheel:  python3 -m pip wheel REPO --no-deps -w REPO/dist
 #   2. build the image:  docker build -f deploy/Dockerfile --build-arg PITWATCH_VERSION=VERSION -t IMAGE REPO
 #      (then push IMAGE where the task managers can pull it: the script only
 #      reminds you; the task managers' Docker daemons pull it when the job starts)
