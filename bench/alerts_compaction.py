@@ -2,8 +2,8 @@
 
 Usage::
 
-    PITWATCH_PURE=1 .venv/bin/python bench/alerts_compaction.py                  # 10,000 files over 4 closed days
-    PITWATCH_PURE=1 .venv/bin/python bench/alerts_compaction.py --files 2000 --repeat 1   # a quick look
+    .venv/bin/python bench/alerts_compaction.py                  # 10,000 files over 4 closed days
+    .venv/bin/python bench/alerts_compaction.py --files 2000 --repeat 1   # a quick look
 
 **Built** through ``pitwatch.live.alerts_table.AlertsTable`` itself, as a watcher writes: ``--files``
 commits of one alert each (one data file, one Delta commit, one chained ``runs`` record each),

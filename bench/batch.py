@@ -20,8 +20,7 @@ Prints events/s of both, the ratio (b)/(a) with its spread over the repeats,
 peak memory (max RSS) of both, and pitwatch's time per phase, measured by
 running the pipeline's own functions outside Beam on the same files:
 read+decode, group (dedup, feed order and events per table), replay, write (each table's
-day slices sorted, then the partitions).  Says first whether the replay engine
-runs compiled (``setup.py``) or from its source.
+day slices sorted, then the partitions).
 """
 from __future__ import annotations
 
@@ -163,19 +162,6 @@ print(json.dumps({{"read+decode": read_decode, "group": group, "replay": replay,
 """
 
 
-def engine_build() -> str:
-    """How ``pitwatch run`` will load the replay engine here (``rules/__init__.py``)."""
-    from pitwatch import rules
-    if not rules.compiled_modules():
-        return "from source (not compiled: installed with PITWATCH_PURE=1)"
-    if rules.pure_requested():
-        return "from source (PITWATCH_PURE=1)"
-    stale = rules.stale_modules()
-    if stale:
-        return f"from source ({len(stale)} module(s) changed since they were compiled: make install)"
-    return "compiled (Cython, setup.py)"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=float, default=2e6)
@@ -201,8 +187,7 @@ def main() -> None:
     files = sorted(str(p) for p in feeds.rglob("*.jsonl"))
     n_events = sum(1 for f in files for _ in open(f, "rb"))
     size = sum(Path(f).stat().st_size for f in files)
-    print(f"input: {len(files)} files, {n_events:,} events, {size / 1e6:,.0f} MB", flush=True)
-    print(f"replay engine: {engine_build()}\n", flush=True)
+    print(f"input: {len(files)} files, {n_events:,} events, {size / 1e6:,.0f} MB\n", flush=True)
 
     duck, pit, before = [], [], []
     inputs = [str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()]

@@ -2,9 +2,9 @@
 
 Usage::
 
-    PITWATCH_PURE=1 .venv/bin/python bench/lake_age.py --quick                # 14 nights, 1,500 watcher commits
-    PITWATCH_PURE=1 .venv/bin/python bench/lake_age.py --keep /data/lake-age  # a year: 365 nights, 50,000 commits
-    PITWATCH_PURE=1 .venv/bin/python bench/lake_age.py --keep /data/lake-age --repeat 5   # the same aged lake again
+    .venv/bin/python bench/lake_age.py --quick                # 14 nights, 1,500 watcher commits
+    .venv/bin/python bench/lake_age.py --keep /data/lake-age  # a year: 365 nights, 50,000 commits
+    .venv/bin/python bench/lake_age.py --keep /data/lake-age --repeat 5   # the same aged lake again
 
 **Aging** (the slow part; ``--keep DIR`` keeps the aged lake in ``DIR/<a key of the aging flags>/``
 and the next invocation with the same flags reuses it, or goes on where an interrupted one
