@@ -6,6 +6,7 @@ import ast
 import json
 import random
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,9 @@ from pitwatch.engine.driver import CONFLICT, DUPLICATE, RECENT_WINDOW, STALE, De
 
 ROOT = Path(__file__).resolve().parents[2]
 # The engine itself (rules/), its unit tests and its own benchmark drive TableReplay directly by
-# design; every product path goes through the driver.
-SCANNED = ("pipelines", "schemas", "queries", "seeds", "bench")
+# design; every product path goes through the driver: every package's folder (pyproject.toml) and bench/.
+FOLDERS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+SCANNED = tuple(sorted({*FOLDERS.values(), "bench"} - {FOLDERS["pitwatch.rules"]}))
 ENGINE_ITSELF = {"bench/engine.py"}
 REPLAY_ONLY = {"drain_rounds", "drain_packs", "drain_pack_sequences"}   # TableReplay's row hand-out
 
