@@ -26,7 +26,7 @@ the same ``finding_id``.
   found the damage) and ``ts`` the start of that day (its cutoff).  ``evidence``: the first and
   the last accepted line's event (``evidence_from``: the first one's ``ts``), none when none.
 
-Standard library only, no I/O (``rules/`` is compiled with Cython).
+No I/O: the facts come from the reader (:mod:`pitwatch.inputs.damage`).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ at a video console, not by a programmer, so the rules write them with these
 helpers instead of the event stream's own tokens: ``seat 6``, not
 ``seat:6``; ``1 card``, ``2 cards``, not ``2 card(s)``.  The CLI's
 summaries use :func:`plural` too (``pitwatch.cli.render``).  Standard
-library only, no I/O (``rules/`` is compiled with Cython).
+library only, no I/O.
 """
 from __future__ import annotations
 

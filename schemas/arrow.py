@@ -290,8 +290,8 @@ def shared_strings(col: pa.Array | pa.ChunkedArray) -> list:
     for a column that never repeats (:data:`NEVER_REPEATED`): there it costs more.
     The values are interned: one equal to a name the engine compares it with
     (an event type, a source, a target) is then that name's own ``str``, and
-    the comparison ends at the identity test (callgrind, the compiled engine
-    over 150k events of the six games: 1.6 % fewer instructions).
+    the comparison ends at the identity test (callgrind, the engine over 150k
+    events of the six games: 1.6 % fewer instructions).
     """
     import numpy as np
 
