@@ -25,7 +25,7 @@ the whole ``_delta_log`` folder on every open (42 ms at 50,000 commits).  So:
   takes the newest one in the folder, whoever wrote it, and cannot be told to skip one).  They
   start from the newest *chained* checkpoint at or below the version they read, check each part's
   SHA-256 against the chain as they read its bytes (a mismatch is
-  :class:`pitwatch.lake.parquet.LakeNotIntact`, exit 5), and apply the JSON commits after it.  A
+  :class:`LogError`, exit 5), and apply the JSON commits after it.  A
   checkpoint nobody chained is simply not read.  One snapshot per table is kept per process and
   brought forward by the commits after it (a watcher's commit reads nothing it already read).
 

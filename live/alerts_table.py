@@ -11,7 +11,7 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   does not read, fence, pin or roll back ``alerts`` (it is not one of ``LAKE_TABLES``), and no two
   writers ever write one file (each watcher's files carry its id).
 * **When.**  A commit at most every ``--commit-every`` seconds and one on stop
-  (:class:`pitwatch.live.service.LiveService` decides when: a checkpoint that is not a commit's keeps the
+  (:class:`pitwatch.live.service.WatchService` decides when: a checkpoint that is not a commit's keeps the
   buffer *in the checkpoint*, never commits).  One commit = one counter value ``n``: the buffer's
   rows, one file per gaming day, written with :func:`pitwatch.lake.parquet.write_data_file` and
   committed in one Delta transaction (:func:`pitwatch.lake.delta.commit_replays`, an append).
