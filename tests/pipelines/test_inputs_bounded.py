@@ -33,7 +33,6 @@ DAY = "2026-11-28"
 def pitwatch(*args, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
-    env["PITWATCH_PURE"] = os.environ.get("PITWATCH_PURE", "")
     return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=timeout)
 
@@ -46,7 +45,6 @@ def pitwatch_rss(*args, timeout: float = 300) -> tuple[int, str, str, int]:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
-    env["PITWATCH_PURE"] = os.environ.get("PITWATCH_PURE", "")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", *map(str, args)], stdout=out, stderr=err,
                                 env=env)

@@ -43,8 +43,6 @@ pytestmark = pytest.mark.slow     # real pitwatch runs (Beam pipelines)
 def _env() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
-    if os.environ.get("PITWATCH_PURE"):
-        env["PITWATCH_PURE"] = os.environ["PITWATCH_PURE"]
     return env
 
 

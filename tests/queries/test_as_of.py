@@ -27,8 +27,6 @@ pytestmark = pytest.mark.slow     # the module's lake is written by two real run
 def pitwatch(*args, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
-    if os.environ.get("PITWATCH_PURE"):
-        env["PITWATCH_PURE"] = os.environ["PITWATCH_PURE"]
     return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=timeout)
 

@@ -22,7 +22,7 @@ import pytest
 
 from tests.queries.test_read_only import SEEDS, tree
 
-ENV = {**os.environ, "PITWATCH_PURE": os.environ.get("PITWATCH_PURE", "1")}
+ENV = dict(os.environ)
 
 
 def pitwatch(*args, env=None, stdin=None) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from pitwatch.queries import load_queries
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PITWATCH_PURE": os.environ.get("PITWATCH_PURE", "1")}
+ENV = dict(os.environ)
 
 
 def pitwatch(args, cwd) -> subprocess.CompletedProcess:
