@@ -2,7 +2,7 @@
 
 pitwatch writes every data file itself, with pyarrow (:func:`pitwatch.lake.parquet.write_data_file`:
 fixed options, sorted rows, the SHA-256 computed while writing); this module only *commits*
-them: one Delta transaction per table per run (:func:`commit`), built from add actions
+them: one Delta transaction per table per run (:func:`commit_replays`), built from add actions
 (``create_write_transaction``).  A replayed gaming day is an overwrite with a partition filter on
 that day, so the day is replaced whole; ``rejects`` and ``runs`` are appended to.
 

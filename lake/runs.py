@@ -492,7 +492,7 @@ def read_run_record(lake_path: str, run_id: str) -> dict:
 
 def last_successful_versions(lake_path: str, as_of: str | None = None,
                              current_when_none: bool = False) -> dict[str, int] | None:
-    """:func:`pinned_versions` by reading every record of ``runs`` (the ``as_of`` search, and a
+    """:func:`pitwatch.lake.versions.pinned_versions` by reading every record of ``runs`` (the ``as_of`` search, and a
     lake whose head predates ``reader_versions``).  ``current_when_none``: a lake with no
     successful run's record is read as its tables are now."""
     from pitwatch.lake import delta

@@ -17,7 +17,7 @@ close to what happened.
 Two checks cannot be decided per table and have their own steps:
 ``SEQ_GAP`` (a device may serve several tables: :class:`ReplayDeviceSeq`,
 keyed by device) and the cross-pack repeat of ``UNSHUFFLED_SEQUENCE``
-(any two packs of the run, on any table: :func:`repeated_run_findings`).
+(any two packs of the run, on any table: :class:`FindRepeatedRuns`).
 Their findings are not counted in the ``findings`` column of the ``rounds``
 and ``packs`` rows, which count what the table's own replay raised.
 """

@@ -2,7 +2,7 @@
 
 A plain frozen dataclass holding the defaults of ``docs/spec/rules.md``.  ``rules/``
 does no I/O: the pipeline loads a table's values from ``seeds/*.csv``
-(:func:`seeds.load_reference`) and hands the result to
+(:func:`pitwatch.seeds.load_reference`) and hands the result to
 :class:`pitwatch.rules.table.TableReplay`.  Settings the baccarat engine does not use
 (other games' paytables) travel untouched in ``settings`` as the CSV's
 strings, for the game plug-ins to parse.

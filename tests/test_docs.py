@@ -2,7 +2,7 @@
 
 Every relative link of the user's docs leads to a file of the repository (and to a heading of it,
 when it names one); every repository path they write in backticks (``lake/delta.py``) exists; every
-dotted name of the package they write (``pitwatch.lake.delta.commit``) imports or is an attribute
+dotted name of the package they write (``pitwatch.lake.delta.commit_replays``) imports or is an attribute
 of what imports.  ``bench/README.md`` is left out of the last two: it is a notebook of past
 measurements and names what was there then.
 """
