@@ -23,7 +23,7 @@ demo: install
 # the engine, the event contract and the queries, without the tests marked slow (those that run a Beam
 # pipeline: tests/conftest.py fails an unmarked one), on both cores (pytest-xdist: most of these tests
 # start a real pitwatch process, which waits on its imports, not on the CPU)
-CHECK = tests/rules tests/schemas tests/queries tests/test_no_beam_internals.py tests/test_import_graph.py
+CHECK = tests/rules tests/schemas tests/queries tests/test_no_beam_internals.py tests/test_layers.py
 
 check: install
 	$(BIN)/python -m pytest -q -n 2 -m "not slow" $(CHECK)
