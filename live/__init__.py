@@ -4,7 +4,7 @@ Modules (each small, each with its own docstring):
 
 * :mod:`pitwatch.live.sources`: follow growing JSONL files and folders; Redis Streams.
 * :mod:`pitwatch.live.order`: per-device duplicate drop and ``seq`` order (bounded wait).
-* :mod:`pitwatch.live.engine`: the tables' ``TableReplay`` + one ``SeqTracker``, fed live.
+* :mod:`pitwatch.live.engine`: one :class:`pitwatch.engine.driver.TableDriver` per table + one SEQ_GAP tracker, fed live.
 * :mod:`pitwatch.live.redact`: alerts never show a shoe card the terminal has not dealt yet.
 * :mod:`pitwatch.live.sinks`: stdout JSON lines, JSONL file, HTTP webhook, lake ``alerts/``.
 * :mod:`pitwatch.live.checkpoint`: atomic checkpoint + delivery journal (exactly once).
