@@ -2,12 +2,13 @@
 #   make demo   virtual environment, install, simulate a gaming day, replay it, print the findings
 #   make check  the quick tests: engine (rules/), contract (schemas/), queries, none that runs Beam
 #               (-m "not slow"; under a minute)
+#   make lint   ruff on the whole tree, mypy on the packages whose types allow it (CI runs it before the tests)
 #   make test   virtual environment, install with the test extras, run the whole test suite (on every core)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo check test install clean
+.PHONY: demo check test lint install clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +33,11 @@ check: install
 # workers, and every test keeps to its own tmp_path, ports and processes)
 test: install
 	$(BIN)/python -m pytest -q -n auto
+
+# ruff (errors, unused names, import order) on everything; mypy on the subpackages .ci/mypy.py lists
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/python .ci/mypy.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info demo-out 

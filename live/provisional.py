@@ -308,7 +308,7 @@ class CardWatch:
         }
 
     def _cleared(self, p: dict, al: dict) -> dict:
-        s, t = al["s"], al["t"]
+        s = al["s"]
         said = []
         for _kind, si, tj in p["matched"]:
             said.append(f"the shoe's draw {s[si][0]} matched the terminal's card {tj + 1} of the pack")

@@ -230,14 +230,6 @@ def rows_to_table(rows: Iterable[dict], schema: pa.Schema) -> pa.Table:
     return pa.table({f.name: pa.array([r.get(f.name) for r in rows], type=f.type) for f in schema}, schema=schema)
 
 
-def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``table`` with the columns of ``schema``, in its order and types: a column the table lacks
-    (a file written before it existed) is null."""
-    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
-               for f in schema]
-    return pa.Table.from_arrays(columns, schema=schema)
-
-
 def events_to_table(events: Iterable[Event]) -> pa.Table:
     events = list(events)
     cols = {}
@@ -314,7 +306,8 @@ def drop_empty_columns(table: pa.Table) -> pa.Table:
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``table`` with exactly ``schema``'s columns, in order: missing ones all null."""
+    """``table`` with exactly ``schema``'s columns, in its order and types: a column the table lacks
+    (a file written before it existed, or a compact table) is all null."""
     n = table.num_rows
     names = set(table.column_names)
     return pa.Table.from_arrays(

@@ -131,8 +131,7 @@ def killed_run_id(lake, before: set[str]) -> str:
     return new.pop()
 
 
-@pytest.fixture(scope="module")
-def floor(tmp_path_factory):
+def build_floor(tmp_path_factory):
     """Night one (small) and night two (big enough that each phase lasts), the lake after night one,
     and the reference lake of both runs uninterrupted (with the readers' answers on each)."""
     from pitwatch.simulator import simulate
@@ -151,6 +150,11 @@ def floor(tmp_path_factory):
     assert done.returncode in (0, 1), done.stderr
     return {"night2": base / "n2" / "2026-11-29", "first": first, "first_answers": reader_answers(first, base),
             "reference_answers": reader_answers(reference, base), "base": base}
+
+
+@pytest.fixture(scope="module")
+def floor(tmp_path_factory):
+    return build_floor(tmp_path_factory)
 
 
 def _kill_when(lake: Path, night2: Path, reached) -> set[str]:

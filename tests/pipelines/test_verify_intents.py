@@ -27,11 +27,11 @@ from pitwatch.lake import delta, runs
 from pitwatch.lake import parquet as lake_mod
 from pitwatch.lake import versions as lake_versions
 from tests.pipelines.test_exit_codes import lake_bytes
-from tests.pipelines.test_kill_run import (  # noqa: F401 (floor: the fixture)
+from tests.pipelines.test_kill_run import (
     TABLES,
     _kill_during_commit,
     _kill_when,
-    floor,
+    build_floor,
     killed_run_id,
     log_versions,
     pitwatch,
@@ -39,6 +39,12 @@ from tests.pipelines.test_kill_run import (  # noqa: F401 (floor: the fixture)
 )
 
 pytestmark = pytest.mark.slow     # real pitwatch runs (Beam pipelines), real verify processes
+
+
+@pytest.fixture(scope="module")
+def floor(tmp_path_factory):
+    """The kill-run tests' two nights and reference lake (:func:`build_floor`)."""
+    return build_floor(tmp_path_factory)
 
 
 def verify(lake: Path) -> tuple[int, dict]:

@@ -39,19 +39,24 @@ def test_baccarat_tableau_reproduces_the_exact_eight_deck_outcome_counts():
         return w
 
     for p1 in range(10):
-        w1 = counts[p1]; counts[p1] -= 1
+        w1 = counts[p1]
+        counts[p1] -= 1
         for b1 in range(10):
-            w2 = w1 * counts[b1]; counts[b1] -= 1
+            w2 = w1 * counts[b1]
+            counts[b1] -= 1
             for p2 in range(10):
-                w3 = w2 * counts[p2]; counts[p2] -= 1
+                w3 = w2 * counts[p2]
+                counts[p2] -= 1
                 for b2 in range(10):
-                    w4 = w3 * counts[b2]; counts[b2] -= 1
+                    w4 = w3 * counts[b2]
+                    counts[b2] -= 1
                     p, b = (p1 + p2) % 10, (b1 + b2) % 10
                     if p >= 8 or b >= 8:
                         wins[(p > b) - (p < b)] += w4 * rest(412, 4)
                     elif p <= 5:
                         for p3 in range(10):
-                            w5 = w4 * counts[p3]; counts[p3] -= 1
+                            w5 = w4 * counts[p3]
+                            counts[p3] -= 1
                             pp = (p + p3) % 10
                             if banker_draws(b, p3):
                                 for b3 in range(10):
