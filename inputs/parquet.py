@@ -7,7 +7,7 @@ timestamps, dates and times become RFC 3339 / ISO text, decimals numbers
 What JSON has no equivalent for (binary data, a duration, a value pyarrow
 cannot turn into Python such as a timestamp beyond year 9999 or text that
 is not UTF-8, a type nested deeper than a line may be) is an
-:class:`pitwatch.schemas.decode.Unreadable`, which every field rejects, naming it.
+:class:`pitwatch.schemas.values.Unreadable`, which every field rejects, naming it.
 NaN and the infinities stay floats: no field accepts them (JSON has none).
 
 A file that is not Parquet, or a row group that cannot be read, is the
@@ -31,7 +31,7 @@ def iter_parquet_chunks(path: str, chunk_lines: int, read: dict | None = None
     Values are turned into what the same event's JSON line would parse to
     (:func:`parquet_values`): timestamps into RFC 3339 text, so that they go
     through exactly the validation of a JSON line; a value JSON has no
-    equivalent for is an :class:`pitwatch.schemas.decode.Unreadable`, which every
+    equivalent for is an :class:`pitwatch.schemas.values.Unreadable`, which every
     field rejects.  Every column is a field like any other (the lake's own
     column names too: :func:`_parquet_row_to_event`); a file with two
     columns of one name is damaged, not read.
@@ -155,7 +155,7 @@ def _type_depth(t) -> int:
 def parquet_values(column) -> list:
     """A Parquet column's values as a JSON line's would parse (:func:`json_value`).  Never raises:
     a value pyarrow cannot turn into Python (a timestamp beyond year 9999, text that is not
-    UTF-8 …) or that nests deeper than a line may is an :class:`pitwatch.schemas.decode.Unreadable`."""
+    UTF-8 …) or that nests deeper than a line may is an :class:`pitwatch.schemas.values.Unreadable`."""
     import pyarrow as pa
 
     from pitwatch.schemas.limits import MAX_DEPTH
@@ -194,7 +194,7 @@ class _NotJSON(Exception):
 
 def json_value(v):
     """A Python value of a Parquet row as the same value in a JSON line would parse (str, int, float,
-    bool, None, list, dict); an :class:`pitwatch.schemas.decode.Unreadable` when JSON has no equivalent."""
+    bool, None, list, dict); an :class:`pitwatch.schemas.values.Unreadable` when JSON has no equivalent."""
     try:
         return _json_value(v)
     except _NotJSON as exc:

@@ -4,10 +4,10 @@ Findings (``emit``), the live-only provisional card alerts (``provisional``, :mo
 and the silence notices (``announce``, :mod:`pitwatch.live.silence`) go to every sink that has not taken
 them yet (``sent``: per sink, the ids delivered, kept two gaming days); what a sink took is
 journalled at once (:meth:`pitwatch.live.checkpoint.StateDir.record`), what a remote sink's thread
-delivered when the loop collects it (``_delivered``).  Every sink gets every alert, the lake's
+delivered when the loop collects it (:meth:`Delivery.delivered`).  Every sink gets every alert, the lake's
 ``alerts`` table too (issue 30: "the live service's alerts, provisional ones included"; a
-live-only alert is marked ``live_only`` there).  A mixin: the state it uses (``sinks``, ``sent``,
-``state``, ``engine``, ``counts``, ``opts``) is the service's.
+live-only alert is marked ``live_only`` there).  The service owns one :class:`Delivery` and hands it
+the state it shares (the sinks, what each took, the journal, the engine, the counters, the options).
 """
 from __future__ import annotations
 
@@ -29,6 +29,14 @@ def _trigger(trigger: Line | None, ev) -> dict | None:
 
 
 class Delivery:
+    """The service's alerts on their way to the sinks: what each sink took (``sent``) and the journal
+    that keeps it across restarts (``state``)."""
+
+    def __init__(self, sinks: list, sent: dict[str, dict[str, str]], state, engine, counts: dict[str, int],
+                 opts) -> None:
+        self.sinks, self.sent, self.state = sinks, sent, state
+        self.engine, self.counts, self.opts = engine, counts, opts
+
     def _mark(self, sink, ids: list[str], days: dict) -> None:
         if not ids:
             return
@@ -40,7 +48,7 @@ class Delivery:
             items.append((fid, day))
         self.state.record(sink.name, items)
 
-    def _delivered(self, sink, done: list[tuple[str, str]]) -> None:
+    def delivered(self, sink, done: list[tuple[str, str]]) -> None:
         """Record what a remote sink's thread delivered (pitwatch.live.outbox)."""
         if done:
             self._mark(sink, [fid for fid, _d in done], dict(done))

@@ -98,7 +98,7 @@ def default_state_dir(lake: str, watch_id: str) -> str:
     return os.path.join(lake, "_watch", watch_id)
 
 
-class WatchService(Delivery):
+class WatchService:
     def __init__(self, opts: WatchOptions, stdout=None) -> None:
         if not opts.inputs:
             raise ValueError("give at least one INPUT: a file, folder, glob or redis:// stream")
@@ -128,6 +128,7 @@ class WatchService(Delivery):
         # lines = accepted + rejected + duplicate + stale (late lines are accepted ones: a subset)
         self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "duplicate": 0, "stale": 0, "late": 0,
                        "findings": 0, "notices": 0, "provisional": 0, "provisional_cleared": 0}
+        self.delivery = Delivery(self.sinks, self.sent, self.state, self.engine, self.counts, opts)
         self.rejects: dict[str, str] = {}   # "file:line" -> reason, the last MAX_REJECTS (checkpointed)
         self.writer = CheckpointWriter()
         self.heap = LongLivedHeap()
@@ -201,7 +202,7 @@ class WatchService(Delivery):
         for s in self.sinks:
             if isinstance(s, Outbox):   # delivered since, and still queued, taken in one step
                 done, sink_states[s.name] = s.snapshot()
-                self._delivered(s, done)
+                self.delivery.delivered(s, done)
             else:
                 sink_states[s.name] = s.state()
         self._prune_sent()
@@ -263,24 +264,24 @@ class WatchService(Delivery):
     # --- the loop -----------------------------------------------------------------
     def _feed(self, item, line: Line) -> None:
         if isinstance(item, Reject):
-            self.emit(self.engine.feed_reject(item), line)
+            self.delivery.emit(self.engine.feed_reject(item), line)
         else:
             found = self.engine.feed(item)
             for refused, why in self.engine.refused:    # the replay refused it: a rejected line, not accepted
                 self.counts["accepted"] -= 1
                 self._reject(line, why, refused.event_id)
-            self.provisional(self.engine.raised, line, item)
-            self.emit(found, line, item)
-            self.provisional(self.engine.cleared, line, item)
+            self.delivery.provisional(self.engine.raised, line, item)
+            self.delivery.emit(found, line, item)
+            self.delivery.provisional(self.engine.cleared, line, item)
             if self.silence is not None:
-                self.announce(self.silence.observe(item))
+                self.delivery.announce(self.silence.observe(item))
 
     def finalize(self, table_ids=None) -> None:
         """``close()`` tables (pitwatch.live.engine) and send what that decided: provisional, final, cleared."""
         found = self.engine.finalize(table_ids)
-        self.provisional(self.engine.raised)
-        self.emit(found)
-        self.provisional(self.engine.cleared)
+        self.delivery.provisional(self.engine.raised)
+        self.delivery.emit(found)
+        self.delivery.provisional(self.engine.cleared)
 
     def _reject(self, line: Line, reason: str, event_id=None) -> None:
         """Count a rejected line and journal it with the checkpoint: after a restart that re-reads
@@ -361,8 +362,8 @@ class WatchService(Delivery):
                 log.exception("%s: its INPUT_DAMAGED facts could not be gathered", path)
                 continue
             if facts is not None:
-                self.emit([damage_finding(facts, self.opts.config.gaming_day(_dt.datetime.now(_dt.timezone.utc)),
-                                          self.opts.config)])
+                day = self.opts.config.gaming_day(_dt.datetime.now(_dt.timezone.utc))
+                self.delivery.emit([damage_finding(facts, day, self.opts.config)])
         self._damage_reads = pending
 
     def request_stop(self, *_args) -> None:
@@ -394,9 +395,9 @@ class WatchService(Delivery):
                 idle = self.engine.idle_tables(now)
                 if idle:
                     self.finalize(idle)
-                self.emit(self.engine.due(now))     # UNSHUFFLED_PACK whose wait ran out (pitwatch.live.early)
+                self.delivery.emit(self.engine.due(now))     # UNSHUFFLED_PACK whose wait ran out (pitwatch.live.early)
                 for sink in self.outboxes:
-                    self._delivered(sink, sink.delivered())
+                    self.delivery.delivered(sink, sink.delivered())
                 self.writer.check()
                 if now >= next_ck and not self.writer.busy and not self._damage_reads:
                     self.checkpoint()
@@ -417,7 +418,7 @@ class WatchService(Delivery):
                 self.finalize()
             for sink in self.outboxes:      # the alert in flight finishes (or is sent again next time)
                 sink.stop(getattr(sink, "timeout", 5.0) + 1)
-                self._delivered(sink, sink.delivered())
+                self.delivery.delivered(sink, sink.delivered())
             self.checkpoint(wait=True, commit=True)
         finally:
             self.close()

@@ -46,7 +46,6 @@ from pitwatch.pipelines.coders import pack, unpack
 from pitwatch.schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
 from pitwatch.schemas.columnar import decode_block, decode_joined
 from pitwatch.schemas.decode import (
-    RAW_LIMIT,
     GamingDayConfig,
     Reject,
     content_digest,
@@ -56,7 +55,7 @@ from pitwatch.schemas.decode import (
     internal_error,
 )
 from pitwatch.schemas.limits import line_problem
-from pitwatch.schemas.values import parquet_row_text
+from pitwatch.schemas.values import RAW_LIMIT, parquet_row_text
 from pitwatch.wording import plural
 
 TAG_REJECTS = "rejects"

@@ -25,17 +25,15 @@ import orjson
 from pitwatch.schemas import contract as C
 from pitwatch.schemas import limits
 from pitwatch.schemas.events import Event, datetime_to_micros
-from pitwatch.schemas.values import (  # noqa: F401 - Unreadable and parquet_row_text: re-exported
+from pitwatch.schemas.values import (
     FLOAT_INT,
     RAW_LIMIT,
-    Unreadable,
     finite,
     has_unreadable,
     is_int,
     json_default,
     json_type,
     num,
-    parquet_row_text,
     show,
 )
 
