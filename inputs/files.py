@@ -140,8 +140,8 @@ def iter_line_chunks(path: str, chunk_lines: int, source: TextBlocks | None = No
     """
     chunk: list[tuple[int, bytes]] = []
     number = 0
-    for lineno, line in enumerate(_lines(source if source is not None else TextBlocks(path, 1 << 20)), start=1):
-        line = _kept(lineno, line)
+    for lineno, raw in enumerate(_lines(source if source is not None else TextBlocks(path, 1 << 20)), start=1):
+        line = _kept(lineno, raw)
         if line is None:
             continue
         chunk.append((lineno, line))

@@ -77,6 +77,7 @@ def iter_parquet_chunks(path: str, chunk_lines: int, read: dict | None = None
         ended = True
     finally:
         if hashed is not None:
+            assert read is not None     # a read is hashed only when its ``read`` is given
             read["digest"] = hashed.digest
             if not ended:       # closed early (the rejects-in-a-row guard): the bytes hashed so far
                 fingerprint, changed = hashed.finish(hashed.digest.bytes)
