@@ -334,18 +334,18 @@ def setup_logging(quiet: bool, log_file: str | None = None, verbose: bool = Fals
         try:
             folder = os.path.dirname(os.path.abspath(log_file))
             os.makedirs(folder, exist_ok=True)
-            handler = logging.FileHandler(log_file, encoding="utf-8")
+            to_file = logging.FileHandler(log_file, encoding="utf-8")
         except OSError as exc:
             raise UserError(f"cannot write log file {log_file}: {exc.strerror or exc}") from None
-        handler.setFormatter(_UtcFormatter(FILE_FORMAT))
-        handler.setLevel(logging.DEBUG)
-        log.addHandler(handler)
+        to_file.setFormatter(_UtcFormatter(FILE_FORMAT))
+        to_file.setLevel(logging.DEBUG)
+        log.addHandler(to_file)
         log.setLevel(logging.DEBUG)
     log.propagate = False
-    _library_errors_to(log_file and log.handlers[-1])
+    _library_errors_to(log.handlers[-1] if log_file else None)
 
 
-def _library_errors_to(handler) -> None:
+def _library_errors_to(handler: logging.Handler | None) -> None:
     """The libraries' own log records (Beam logs a failing step's traceback at ERROR) reach the
     root logger: the operator gets pitwatch's one ``Error:`` line on stderr, the log file (if any)
     gets the libraries' account of it.  Handled at the root, so no library logger is touched."""
@@ -353,8 +353,19 @@ def _library_errors_to(handler) -> None:
     for h in root.handlers[:]:
         if getattr(h, "_pitwatch", False):
             root.removeHandler(h)
-    relay = logging.Handler(logging.ERROR) if handler else logging.NullHandler()  # no "last resort" print
-    if handler:
-        relay.emit = handler.emit     # the same file and format
-    relay._pitwatch = True
-    root.addHandler(relay)
+    root.addHandler(_Relay(handler))
+
+
+class _Relay(logging.Handler):
+    """pitwatch's handler at the root (:func:`_library_errors_to`): the ERROR records it gets go to ``to``
+    (the same file and format), or nowhere when ``to`` is None (a handler, so no "last resort" print)."""
+
+    _pitwatch = True        # found by this mark, not by class: a relay of an earlier load of this module too
+
+    def __init__(self, to: logging.Handler | None) -> None:
+        super().__init__(logging.ERROR)
+        self.to = to
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.to is not None:
+            self.to.emit(record)

@@ -138,6 +138,7 @@ def print_answer(answer, fmt: str, max_rows: int, max_bytes: int | None = None) 
 
     click.echo(render(answer.columns, answer.rows, fmt), nl=False, color=True)
     if answer.cut_bytes:
+        assert max_bytes is not None    # an answer is cut by its bytes only under a --max-bytes
         size = show_bytes(max_bytes)
         raise Incomplete(f"the output was cut at {plural(len(answer.rows), 'row')}, {size} of values "
                          f"(--max-bytes {size}); there are more: narrow the query or raise --max-bytes")

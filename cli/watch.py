@@ -177,8 +177,9 @@ def _video_pad(given: int | None) -> int:
     from pitwatch.queries.errors import LakeQueryError
 
     param = get_query("findings_video").param("video_pad")
+    assert param is not None and isinstance(param.default, int)     # video_pad: int[0..3600] = 30
     if given is None:
-        return int(param.default)
+        return param.default
     try:
         return param.convert(str(given))
     except LakeQueryError as exc:

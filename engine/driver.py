@@ -46,6 +46,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pitwatch.rules.finding import Finding
 
 DUPLICATE, CONFLICT, STALE, LATE = "duplicate", "conflict", "stale", "late"
 
@@ -235,7 +239,7 @@ class TableDriver:
         """Events in feed order (:func:`feed_order`): every finding they complete."""
         from pitwatch.engine.gc_pause import no_cyclic_gc
 
-        findings = []
+        findings: list[Finding] = []
         feed, found = self.replay.feed, findings.extend
         with no_cyclic_gc():
             for ev in events:

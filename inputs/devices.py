@@ -151,7 +151,7 @@ def _row(values: dict, path: str, line: int) -> tuple:
     if values["table_id"] == ANY_TABLE and values["source"] != "shuffler":
         raise RegistryError(f"{where}: table_id * (any table) is for a back-room shuffler only, "
                             f"not a {values['source']}")
-    days = []
+    days: list[_dt.date | None] = []
     for name in ("from_day", "to_day"):
         text = values[name]
         if not text:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
-from typing import Iterator
+from typing import Generator, Iterator
 
 from pitwatch.inputs.parquet import iter_parquet_chunks
 from pitwatch.inputs.stored import Damage, TextBlocks, _open, refusal
@@ -140,8 +140,8 @@ def iter_line_chunks(path: str, chunk_lines: int, source: TextBlocks | None = No
     """
     chunk: list[tuple[int, bytes]] = []
     number = 0
-    for lineno, line in enumerate(_lines(source if source is not None else TextBlocks(path, 1 << 20)), start=1):
-        line = _kept(lineno, line)
+    for lineno, raw in enumerate(_lines(source if source is not None else TextBlocks(path, 1 << 20)), start=1):
+        line = _kept(lineno, raw)
         if line is None:
             continue
         chunk.append((lineno, line))
@@ -242,7 +242,7 @@ _BRACE = ord("{")
 
 
 def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20, source: TextBlocks | None = None
-                      ) -> Iterator[LineBlock | list[tuple[int, bytes]] | Damage]:
+                      ) -> Generator[LineBlock | list[tuple[int, bytes]] | Damage, None, None]:
     """The lines of a JSONL file in chunks of at most ``chunk_lines``: the same lines, numbers and
     order as :func:`iter_line_chunks`, a chunk of plain lines as one :class:`LineBlock`.
 

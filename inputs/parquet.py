@@ -17,14 +17,14 @@ before it are kept.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator
+from typing import Generator
 
 from pitwatch.inputs.stored import Damage, _open, _row_groups_from, stored_size
 from pitwatch.schemas.values import Unreadable
 
 
 def iter_parquet_chunks(path: str, chunk_lines: int, read: dict | None = None
-                        ) -> Iterator[tuple[int, list[tuple[int, dict]] | Damage]]:
+                        ) -> Generator[tuple[int, list[tuple[int, dict]] | Damage], None, None]:
     """Yield chunks of ``(row_number, row_dict)`` from a Parquet file of events; a damaged file's last
     chunk is its :class:`Damage` (rows of the row groups before it are kept).
 
@@ -77,6 +77,7 @@ def iter_parquet_chunks(path: str, chunk_lines: int, read: dict | None = None
         ended = True
     finally:
         if hashed is not None:
+            assert read is not None     # a read is hashed only when its ``read`` is given
             read["digest"] = hashed.digest
             if not ended:       # closed early (the rejects-in-a-row guard): the bytes hashed so far
                 fingerprint, changed = hashed.finish(hashed.digest.bytes)

@@ -9,6 +9,7 @@ channels between steps, no global state; the lake may be ``gs://``.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import datetime as _dt
@@ -109,7 +110,7 @@ def split_pipeline_args(tokens: list[str]) -> tuple[list[str], list[str]]:
     which would ignore it.  Options for a runner's own flags that Beam does not
     know go after ``--`` (the caller keeps those as they are).
     """
-    captured = []
+    captured: list[argparse.ArgumentParser] = []
     PipelineOptions([]).get_all_options(add_extra_args_fn=captured.append)
     parser = captured[0]
     paths, beam_args = [], []

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections import Counter, defaultdict
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Generator, Iterable, Iterator
 
 import apache_beam as beam
 import orjson
@@ -57,6 +57,9 @@ from pitwatch.schemas.decode import (
 from pitwatch.schemas.limits import line_problem
 from pitwatch.schemas.values import RAW_LIMIT, parquet_row_text
 from pitwatch.wording import plural
+
+if TYPE_CHECKING:
+    from pitwatch.inputs.stored import TextBlocks
 
 TAG_REJECTS = "rejects"
 TAG_IDS = "ids"
@@ -121,7 +124,7 @@ class ReadChunks(beam.DoFn):
 
     def __init__(self, chunk_lines: int):
         self.chunk_lines = chunk_lines
-        self._source = None     # the last file's TextBlocks, or its Parquet read record
+        self._source: TextBlocks | dict | None = None     # the last file's TextBlocks, or its Parquet read record
 
     def fingerprint(self, stop: int | None = None) -> dict:
         """The digest of the bytes the last file's read read, up to ``stop`` (where it stopped)."""
@@ -129,6 +132,7 @@ class ReadChunks(beam.DoFn):
         if isinstance(source, dict):        # Parquet: filled in when its read ended
             digest = source.get("digest")
             return digest.fingerprint(stop) if digest is not None else source["fingerprint"]
+        assert source is not None       # called once a file was read
         return source.digest.fingerprint(stop)
 
     def with_digest(self, damage: Damage) -> Damage:
@@ -138,22 +142,24 @@ class ReadChunks(beam.DoFn):
             return damage
         return dataclasses.replace(damage, sha256=fingerprint["sha256"])
 
-    def process(self, path: str) -> Iterator[tuple]:
+    def process(self, path: str) -> Generator[tuple, None, None]:
 
         from pitwatch.inputs.stored import TextBlocks
 
+        chunks: Generator[tuple[int, list[tuple[int, dict]] | Damage] | LineBlock | list[tuple[int, bytes]] | Damage,
+                          None, None]
         if path.endswith(".parquet"):
-            self._source = {}
-            kind, chunks = "parquet", iter_parquet_chunks(path, self.chunk_lines, self._source)
+            read: dict = {}
+            self._source = read
+            kind, chunks = "parquet", iter_parquet_chunks(path, self.chunk_lines, read)
         else:
-            self._source = TextBlocks(path, fixed=True)
-            kind, chunks = "jsonl", iter_jsonl_chunks(path, self.chunk_lines, source=self._source)
+            self._source = source = TextBlocks(path, fixed=True)
+            kind, chunks = "jsonl", iter_jsonl_chunks(path, self.chunk_lines, source=source)
         lines = 0
         damage = None
         try:
-            for items in chunks:
-                if kind == "parquet":
-                    items = items[1]
+            for chunk in chunks:
+                items = chunk[1] if isinstance(chunk, tuple) else chunk     # a Parquet chunk is numbered
                 if isinstance(items, Damage):
                     progress.step_log().warning("%s: %s", path, items.reason)
                     if kind != "parquet":       # the digest of the bytes before it, as this read hashed them
@@ -653,8 +659,8 @@ def _raw_lines(path: str, numbers: set[int]) -> dict[int, str]:
                 if number in numbers:
                     found[number] = orjson.dumps(obj, default=str).decode()
     else:
-        for _, items in iter_line_chunks(path, 50_000):
-            for number, line in items:
+        for _, lines in iter_line_chunks(path, 50_000):
+            for number, line in lines:
                 if number in numbers:
                     found[number] = line.decode("utf-8", "replace")
     return found
@@ -723,8 +729,8 @@ def verified_lines(path: str, numbers: set[int], fingerprint: dict) -> dict[int,
             again = read.get("fingerprint") or {}
         else:
             source = TextBlocks(path, fixed=True, upto=fingerprint["bytes"])
-            for _, items in iter_line_chunks(path, 50_000, source=source):
-                for number, line in items:
+            for _, lines in iter_line_chunks(path, 50_000, source=source):
+                for number, line in lines:
                     if number in numbers:
                         found[number] = line.decode("utf-8", "replace")
             again = source.digest.fingerprint()

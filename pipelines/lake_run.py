@@ -220,7 +220,7 @@ def state_differences(lake_path: str, files, other) -> dict[str, list[str]]:
         mine = {tuple(sorted(r.items())): r for r in state.read_rows(lake_path, list(files), kind)}
         theirs = {tuple(sorted(r.items())): r for r in state.read_rows(lake_path, list(other), kind)}
         if mine.keys() != theirs.keys():
-            changed = [mine.get(k) or theirs.get(k) for k in mine.keys() ^ theirs.keys()]
+            changed = [mine.get(k) or theirs[k] for k in mine.keys() ^ theirs.keys()]
             out[kind] = sorted({":".join(str(r[c]) for c in ("table_id", "device_id", "pack_id") if c in r)
                                 for r in changed})
     return out
@@ -326,7 +326,7 @@ def _log_day(day: str, result: dict) -> None:
     for name, part, n in result.get("written", []):
         if part is not None:            # not the rule catalogue
             rows[name] = rows.get(name, 0) + n
-    order = [name for name in ("events", "rounds", "packs", "findings", "rejects") if name in rows]
+    order: list[str] = [name for name in ("events", "rounds", "packs", "findings", "rejects") if name in rows]
     order += sorted(set(rows) - set(order))
     log.info("gaming day %s replayed: %s", day, ", ".join(f"{name} {plural(rows[name], 'row')}" for name in order))
 

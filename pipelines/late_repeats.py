@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -126,7 +127,7 @@ def _write(lake_path: str, plan, old: dict, old_cross: set, findings, index: lis
         by_partition.setdefault(_partition_of(path), []).append(kept)
     for (_name, part), table in findings:
         by_partition.setdefault(part, []).append(table.drop_columns(["gaming_day"]))
-    out = {"written": [], "files": []}
+    out: dict[str, Any] = {"written": [], "files": []}    # and counts, per severity and of damaged days
     for part, tables in sorted(by_partition.items()):
         rows = sum(t.num_rows for t in tables)
         if rows == 0 and part != day:

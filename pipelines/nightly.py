@@ -68,7 +68,7 @@ def inbox_days(inbox: str) -> list[str]:
 def day_listing(inbox: str, day: str) -> list[dict]:
     """The input files of one day's folder: relative path, size, modification time (ns)."""
     folder = os.path.join(inbox, day)
-    out = []
+    out: list[dict] = []
     if not os.path.isdir(folder):
         return out
     for root, _dirs, names in os.walk(folder):

@@ -111,6 +111,7 @@ class WorkerReports:
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
+        assert self._reader is not None     # started by __enter__
         self._reader.join()
         self.read_new()
         if self._partial:       # a worker that died in the middle of a line: what it wrote of it

@@ -213,7 +213,7 @@ class ReplayTable(WithoutCyclicGC):
         # the run's input files: an event copy from any other file is one the lake already held
         # (carried), counted apart from the run's lines (pitwatch.lake.runs.unreconciled)
         self.run_files = None if run_files is None else pa.array(sorted(run_files), pa.string())
-        self._conflicts_cache = None
+        self._conflicts_cache: frozenset | None = None
         self.digests = digests      # pitwatch.pipelines.ingest.RecordedDigests: a file's lines are read again only if unchanged
 
     def _conflicts(self, conflict_ids) -> frozenset:

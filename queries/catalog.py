@@ -185,13 +185,13 @@ def parse(text: str, file_name: str) -> Query:
             if not pm or pm.group("type") not in TYPES:
                 raise ValueError(f"{file_name}: bad parameter line {raw!r} "
                                  "(want 'name: date|int[LOW..HIGH]|string [= default] text')")
-            bounds = [None if pm.group(k) is None else int(pm.group(k)) for k in ("low", "high")]
-            if any(b is not None for b in bounds) and pm.group("type") != "int":
+            low, high = (None if pm.group(k) is None else int(pm.group(k)) for k in ("low", "high"))
+            if (low is not None or high is not None) and pm.group("type") != "int":
                 raise ValueError(f"{file_name}: a range [LOW..HIGH] is for int parameters only ({raw!r})")
-            if None not in bounds and bounds[0] > bounds[1]:
+            if low is not None and high is not None and low > high:
                 raise ValueError(f"{file_name}: empty range in {raw!r}")
             p = Param(pm.group("name"), pm.group("type"), description=(pm.group("doc") or "").strip(),
-                      low=bounds[0], high=bounds[1])
+                      low=low, high=high)
             if pm.group("default") is not None:
                 p = dataclasses.replace(p, default=p.convert(pm.group("default")), has_default=True)
             params.append(p)

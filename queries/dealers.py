@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+from typing import cast
 
 import pyarrow as pa
 
@@ -52,7 +53,7 @@ def read_dealers(path: str) -> pa.Table:
         raise LakeQueryError(f"dealers file {path}: the header is {','.join(header)!r}; "
                              "it must name the columns id, name and shift")
     where = [header.index(c) for c in COLUMNS]
-    out = {c: [] for c in COLUMNS}
+    out: dict[str, list[str]] = {c: [] for c in COLUMNS}
     seen: dict[str, int] = {}
     for number, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
@@ -75,4 +76,5 @@ def shipped_dealers() -> str:
     """The path of ``seeds/dealers.csv`` as installed."""
     import importlib.resources
 
-    return os.fspath(importlib.resources.files("pitwatch.seeds").joinpath("dealers.csv"))
+    # a Traversable to the type checker; the seeds are installed as files, so a pathlib.Path here
+    return os.fspath(cast("os.PathLike[str]", importlib.resources.files("pitwatch.seeds").joinpath("dealers.csv")))

@@ -55,7 +55,9 @@ def _fixed(name: str) -> list[str]:
 
 
 def _values(con, lookup: Lookup, table_id: str | None, timeout: float | None) -> set[str]:
-    answer = run_sql(con, lookup.sql, {"table_id": table_id} if "$table_id" in lookup.sql else None, timeout=timeout)
+    sql = lookup.sql
+    assert sql is not None      # a fixed list (no sql) is not looked up in the lake
+    answer = run_sql(con, sql, {"table_id": table_id} if "$table_id" in sql else None, timeout=timeout)
     return {row[0] for row in answer.rows if row[0] is not None}
 
 

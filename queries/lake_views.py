@@ -65,6 +65,7 @@ import os
 import re
 import resource
 import threading
+from typing import cast
 
 import duckdb
 import pyarrow as pa
@@ -208,7 +209,7 @@ def seed_files() -> dict[str, str]:
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".csv"):
             stem = re.sub(r"\W", "_", entry.name[:-4])
-            out[SEED_PREFIX + stem] = os.fspath(entry)
+            out[SEED_PREFIX + stem] = os.fspath(cast("os.PathLike[str]", entry))    # installed as files: a Path
     return out
 
 

@@ -97,7 +97,9 @@ def _parse_tree(sql: str) -> dict | None:
         try:
             if _parser is None:
                 _parser = duckdb.connect(":memory:", config={"enable_external_access": False})
-            text = _parser.execute("SELECT json_serialize_sql($sql)", {"sql": sql}).fetchone()[0]
+            row = _parser.execute("SELECT json_serialize_sql($sql)", {"sql": sql}).fetchone()
+            assert row is not None      # a SELECT of one value: one row
+            text = row[0]
         except duckdb.Error:
             return None
     try:

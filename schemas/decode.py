@@ -18,7 +18,7 @@ import datetime as _dt
 import hashlib
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -58,6 +58,13 @@ class GamingDayConfig:
     cutoff: str = "06:00"
     timezone: str = "UTC"
     not_after: _dt.date | None = None
+
+    if TYPE_CHECKING:   # derived in __post_init__ and cached there: attributes, not fields (nor arguments)
+        _delta: _dt.timedelta = dataclasses.field(init=False)
+        _zone: _dt.tzinfo = dataclasses.field(init=False)
+        _delta_micros: int = dataclasses.field(init=False)
+        _starts: dict[_dt.date, int] = dataclasses.field(init=False)
+        _last_day: _dt.date | None = dataclasses.field(init=False)
 
     def __post_init__(self):
         if isinstance(self.not_after, str):
@@ -400,7 +407,7 @@ def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gam
     if type(obj) is not dict:
         return Reject(file, line, _cut(text), f"not a JSON object (got {json_type(obj)})")
     problems: list[str] = []
-    etype = obj.get("type")
+    etype: Any = obj.get("type")       # any JSON value (a str of C.TYPES when spec is not None)
     source = obj.get("source")
     spec = C.TYPES.get(etype) if type(etype) is str else None
     if "type" not in obj:
@@ -413,6 +420,7 @@ def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gam
     elif spec is not None and source is not None and spec[0] != source:
         problems.append(f"type {etype!r} belongs to source {spec[0]!r}, not {source!r}")
 
+    required: tuple[str, ...]
     if spec is None:
         required = C.ENVELOPE_REQUIRED
     elif etype == "card_dealt" and obj.get("target") not in (None, "burn"):
@@ -467,6 +475,7 @@ def _decode_fields(obj: Any, text: str | None, file: str, line: int, config: Gam
             seq=int(obj["seq"]) if _readable(obj, "seq", "int0") is not None else None,
         )
 
+    assert micros is not None       # ts is required, and a ts it could not read is a problem above
     fields["ts"] = micros
     if offset is not None:
         fields["ts_offset"] = offset
@@ -484,7 +493,9 @@ def ts_offset_minutes(text: str, when: _dt.datetime) -> int | None:
     None for ``-00:00``, which RFC 3339 (4.3) reserves for "UTC known, local offset unknown"."""
     if text.endswith("-00:00"):
         return None
-    return int(when.utcoffset().total_seconds()) // 60
+    offset = when.utcoffset()
+    assert offset is not None       # ``when`` was read with its offset (_parse_ts)
+    return int(offset.total_seconds()) // 60
 
 
 def _ts_micros(text: str, config: GamingDayConfig) -> tuple[int | None, int | None, str | None]:
@@ -502,6 +513,7 @@ def _ts_micros(text: str, config: GamingDayConfig) -> tuple[int | None, int | No
     if last is not None:
         day = config.day_of_micros(micros)
         if day > last:
+            assert config.not_after is not None     # last_gaming_day is derived from it
             return None, None, (f"falls in gaming day {day.isoformat()}, more than {limits.HORIZON_DAYS} days after "
                           f"the run's last day {config.not_after.isoformat()}: {show(text)}")
     return micros, ts_offset_minutes(text, when), None

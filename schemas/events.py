@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import namedtuple
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pitwatch.schemas.contract import DERIVED_COLUMNS, FIELDS, LAKE_EXTRA_COLUMNS
 
@@ -22,7 +22,17 @@ EVENT_FIELDS: tuple[str, ...] = tuple(FIELDS) + DERIVED_COLUMNS + LAKE_EXTRA_COL
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
-_EventTuple = namedtuple("_EventTuple", EVENT_FIELDS, defaults=(None,) * len(EVENT_FIELDS))
+if TYPE_CHECKING:
+    class _EventTuple(tuple[Any, ...]):
+        """The named tuple below as the type checker sees it: its fields are the contract's
+        (:data:`EVENT_FIELDS`, read at run time), so each reads as ``Any``."""
+
+        def __new__(cls, *values: Any, **fields: Any) -> Self: ...
+        def __getattr__(self, name: str) -> Any: ...
+        def _replace(self, **fields: Any) -> Event: ...
+        def _asdict(self) -> dict[str, Any]: ...
+else:
+    _EventTuple = namedtuple("_EventTuple", EVENT_FIELDS, defaults=(None,) * len(EVENT_FIELDS))
 
 
 class Event(_EventTuple):

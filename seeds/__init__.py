@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 from importlib import resources
+from typing import Any
 
 from pitwatch.rules.reference import TableReference
 
@@ -48,7 +49,7 @@ def burn_values_for(table_id: str) -> tuple[tuple[str, int], ...]:
 def load_reference(table_id: str) -> TableReference:
     """The reference values of ``table_id`` (rules.md defaults where the seeds say nothing)."""
     settings = settings_for(table_id)
-    known = {}
+    known: dict[str, Any] = {}      # TableReference's keyword arguments: floats, ints and the shoe flag
     for name in ("player_pays", "banker_pays", "tie_pays", "payout_tolerance"):
         if name in settings:
             known[name] = float(settings.pop(name))

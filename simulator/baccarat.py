@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from pitwatch.simulator.cards import BACCARAT_POINTS, BURN_VALUE, Pack, other_card
 from pitwatch.simulator.clock import SECOND
+from pitwatch.simulator.devices import Port
 from pitwatch.simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
 from pitwatch.simulator.table import TableSim
 
@@ -67,6 +68,7 @@ class Coup:
 
 
 class Baccarat(TableSim):
+    shoe_port: Port     # every table of this game deals from a shoe (floor.py)
     game = "baccarat"
     decks = 8
     max_seat = 9
@@ -77,6 +79,7 @@ class Baccarat(TableSim):
 
     def __init__(self, cfg):
         super().__init__(cfg)
+        assert self.shoe_port is not None
         self.shuffler = cfg.shuffler
         self.backroom = cfg.backroom
         self.pack: Pack | None = None
@@ -107,7 +110,7 @@ class Baccarat(TableSim):
         self.cut_at = n - f["from_back"]
         self.surfaced = False
         self.surfaced_now = False
-        self.after = None
+        self.after: int | None = None     # coups played since the cut card came out (None: not yet)
         self.extra = 1
         self.shoe_index = 0
         self.last_stream = -100
@@ -159,6 +162,7 @@ class Baccarat(TableSim):
 
     def draw(self) -> str:
         pack = self.pack
+        assert pack is not None     # cards are drawn from the pack in the shoe
         if not self.surfaced and pack.pos == self.cut_at:
             self.device(self.shoe_port, "cut_card_drawn", f'"pack_id":"{self.pid}","index":{self.shoe_index}', 300, 900)
             self.surfaced = self.surfaced_now = True
@@ -172,6 +176,7 @@ class Baccarat(TableSim):
 
     def near(self, skip: int = 0) -> list:
         """The cards drawn just before and to be drawn just after the current place (alignment context)."""
+        assert self.pack is not None
         cards, pos = self.pack.cards, self.pack.pos
         return cards[max(0, pos - 3):pos] + cards[pos + skip:pos + skip + 3]
 
@@ -193,6 +198,7 @@ class Baccarat(TableSim):
         self.t += 10 * SECOND + int(10 * SECOND * self.rng.random())
 
     def end_pack(self) -> None:
+        assert self.pack is not None
         self.device(self.shoe_port, "shoe_emptied", f'"pack_id":"{self.pid}","remaining":{self.pack.remaining()}',
                     5 * SECOND, 15 * SECOND)
         if self.clean_pack:
@@ -255,7 +261,7 @@ class Baccarat(TableSim):
             self.faults.inject(ROUND_FAULTS, c)
         if c.closed == "ok":
             self.dealer("bets_closed", f',"round_id":"{rid}"', 1500, 4000)
-        hands = {"player": [], "banker": []}
+        hands: dict[str, list[str]] = {"player": [], "banker": []}
         order = ("banker", "player", "player", "banker") if c.swap else ("player", "banker", "player", "banker")
         for target in order:
             self.deal(c, target, hands)
@@ -281,6 +287,7 @@ class Baccarat(TableSim):
         if b_draws:
             self.deal(c, "banker", hands)
         if c.flip:
+            assert variant is not None      # every flip above names its variant
             self.faults.fire("DRAWING_RULE", variant, [("DRAWING_RULE", {"round_id": rid})])
         self.settle(c, bets, hands)
         self.dealer("round_ended", f',"round_id":"{rid}"', 2 * SECOND, 5 * SECOND)
@@ -298,6 +305,7 @@ class Baccarat(TableSim):
         if c.n == 0 and c.closed == "late":
             self.dealer("bets_closed", f',"round_id":"{c.rid}"', 300, 1200)
         if c.n == c.hidden_after:
+            assert self.pack is not None
             hidden = self.pack.peek(0)
             if hidden is not None and hidden not in self.near(skip=1) and self.pack.pos != self.cut_at:
                 self.draw()

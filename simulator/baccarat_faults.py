@@ -111,6 +111,7 @@ def _payout(table: Baccarat, c: Coup) -> bool:
 
 def _spaced(table: Baccarat) -> bool:
     """Card-stream faults at least 16 cards apart, so that any sound alignment resynchronises between them."""
+    assert table.pack is not None       # a card-stream fault is played on the pack in the shoe
     if table.pack.pos - table.last_stream < 16:
         return False
     table.last_stream = table.pack.pos

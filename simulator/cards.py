@@ -120,7 +120,7 @@ def new_deck_run(rng: random.Random, length: int = 8) -> list[str]:
     return run
 
 
-def other_card(rng: random.Random, avoid: set[str]) -> str:
+def other_card(rng: random.Random, avoid: set[str | None]) -> str:
     """A random card code not in ``avoid``."""
     while True:
         c = DECK[int(rng.random() * 52)]

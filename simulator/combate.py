@@ -26,6 +26,7 @@ from __future__ import annotations
 from pitwatch.simulator import blackjack as bj
 from pitwatch.simulator.cards import CARD_HIGH, Pack, other_card
 from pitwatch.simulator.clock import SECOND
+from pitwatch.simulator.devices import Port
 from pitwatch.simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
 from pitwatch.simulator.poker import best_five, combate_multiplier
 from pitwatch.simulator.table import TableSim
@@ -49,12 +50,13 @@ class Round:
         self.dealer_first = self.hole_up = self.short_last = self.swap_settle = False
         self.corrupt = 0     # the phase whose payouts get one wrong line
         self.dealer_flip = False
-        self.target = None   # seat a phase-2 fault is played at
-        self.mode = None     # six_not_paid, six_collected, illegal_double, split_pair, split_ace_hit
+        self.target: int | None = None   # seat a phase-2 fault is played at
+        self.mode: str | None = None     # six_not_paid, six_collected, illegal_double, split_pair, split_ace_hit
         self.mismatch_at = self.hidden_after = self.unread_at = -1
 
 
 class Combate(TableSim):
+    shoe_port: Port     # every table of this game deals from a shoe (floor.py)
     game = "combate"
     decks = 6
     max_seat = 7
@@ -65,6 +67,7 @@ class Combate(TableSim):
 
     def __init__(self, cfg):
         super().__init__(cfg)
+        assert self.shoe_port is not None
         self.shuffler = cfg.shuffler
         self.pack: Pack | None = None
         self.prev_order = None
@@ -87,6 +90,7 @@ class Combate(TableSim):
                     8 * SECOND, 25 * SECOND)
 
     def empty_shoe(self) -> None:
+        assert self.pack is not None
         self.device(self.shoe_port, "shoe_emptied", f'"pack_id":"{self.pid}","remaining":{len(self.pack) - self.shoe_index}',
                     5 * SECOND, 15 * SECOND)
         self.prev_order = self.pack.cards if self.pack_clean and self.pack.pos >= 20 else None
@@ -99,6 +103,7 @@ class Combate(TableSim):
     # ------------------------------------------------------------- cards
     def card(self, r: Round, target: str, face: str, hand: int | None = None, want=None) -> str:
         pack = self.pack
+        assert pack is not None     # cards are drawn from the pack in the shoe
         if want is not None:
             pack.rig(want, self.rng)
         card = pack.draw()
@@ -127,6 +132,7 @@ class Combate(TableSim):
         return shown
 
     def card_hidden(self) -> None:
+        assert self.pack is not None
         card = self.pack.draw()
         self.shoe_index += 1
         self.device(self.shoe_port, "card_drawn", f'"pack_id":"{self.pid}","index":{self.shoe_index},"card":"{card}"',

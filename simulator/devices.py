@@ -70,7 +70,7 @@ class DeviceFactory:
 
     def __init__(self, rng: random.Random):
         self.rng = rng
-        self.used: set[str] = set()
+        self.used: set[int] = set()
         self.devices: list[Device] = []
 
     def _serial(self, lo: int, hi: int) -> int:

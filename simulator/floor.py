@@ -31,7 +31,7 @@ from pitwatch.simulator.baccarat import Baccarat
 from pitwatch.simulator.clock import HOUR, MINUTE, GamingDays, to_ms
 from pitwatch.simulator.combate import Combate
 from pitwatch.simulator.dealers import write_dealers
-from pitwatch.simulator.devices import DeviceFactory, Port
+from pitwatch.simulator.devices import Device, DeviceFactory, Port
 from pitwatch.simulator.faults import TruthLog
 from pitwatch.simulator.reuse import ID_MAP_FILE, write_id_map
 from pitwatch.simulator.stud import Razz, Stud, Stud8
@@ -75,7 +75,7 @@ def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, 
     dealer_pool = list(range(1000, 1000 + 8 * max(1, sum(tables.values())) + 50))
     rng.shuffle(dealer_pool)
     sims = []
-    backrooms: dict[int, object] = {}  # one back-room shuffler per pit of four baccarat tables
+    backrooms: dict[int, Device] = {}  # one back-room shuffler per pit of four baccarat tables
     pair_shuffler = {}
     shared_counts = {"tbp": 0, "stud": 0}
     for game, count in tables.items():
@@ -147,7 +147,7 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
     from_day = (gaming_days or GamingDays()).day(to_ms(start) - HOUR)[0]
     write_registry(out / REGISTRY_FILE, feed_faults.registry_rows(floor, from_day))
     write_dealers(out, (d for sim in floor for d in sim.cfg.dealers), start)   # the roster, dealers.csv
-    parts = [[] for _ in range(max(1, min(workers, len(groups))))]
+    parts: list[list] = [[] for _ in range(max(1, min(workers, len(groups))))]
     for k, group in enumerate(sorted(groups, key=lambda g: (-len(g), g))):
         min(parts, key=lambda p: (len(p), parts.index(p))).extend(group)
     jobs = [(args, sorted(p), n, progress if n == 0 else None) for n, p in enumerate(parts)]

@@ -112,9 +112,12 @@ def _unshuffled_sequence(table, prep: PackPrep) -> bool:
         return False
     variant = options[int(rng.random() * len(options))]
     if variant == "repeat":
+        assert prep.copy_from is not None       # offered only with a pack to copy
         prep.pack.cards = list(prep.copy_from)
         prep.pack.pos = 0
-    elif not prep.pack.place_run(new_deck_run(rng, 8), prep.run_at):
-        return False
+    else:
+        assert prep.run_at is not None          # offered only with a place for the run
+        if not prep.pack.place_run(new_deck_run(rng, 8), prep.run_at):
+            return False
     table.faults.fire("UNSHUFFLED_SEQUENCE", variant, [("UNSHUFFLED_SEQUENCE", prep.key())])
     return True

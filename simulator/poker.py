@@ -66,12 +66,13 @@ def best_five(cards) -> tuple[tuple, list[str]]:
     """Best five of up to six cards ("cards speak"): (value, the five cards)."""
     if len(cards) <= 5:
         return eval5(cards), list(cards)
-    best = None
-    best_cards = None
+    best: tuple | None = None
+    best_cards: list[str] = []
     for five in combinations(cards, 5):
         v = eval5(five)
         if best is None or v > best:
             best, best_cards = v, list(five)
+    assert best is not None     # six cards or more: there was a five
     return best, best_cards
 
 
@@ -136,8 +137,8 @@ def high_card_by_suit(up, razz: bool) -> tuple:
     return max((table[c], CARD_SUIT[c]) for c in up)
 
 
-def best_showing(boards: dict[int, list[str]], razz: bool, standard: bool = False) -> int:
-    """Seat with the best showing hand (ties: highest single card by suit)."""
+def best_showing(boards: dict[int, list[str]], razz: bool, standard: bool = False) -> int | None:
+    """Seat with the best showing hand (ties: highest single card by suit); None when there is no board."""
     best_seat = None
     best = None
     for seat, up in boards.items():

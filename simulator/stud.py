@@ -48,7 +48,7 @@ class Hand:
     def __init__(self, rid: str):
         self.rid = rid
         self.burns: list[str] = []
-        self.first6 = None
+        self.first6: int | None = None
         self.skip_burn = self.swap4 = self.face6 = self.exposed_a = self.exposed_b = False
         self.dead_card = self.wrong_bring_in = self.double4 = self.short_wrong = False
         self.wrong_first = 0
@@ -264,7 +264,7 @@ class Stud(TableSim):
             # a seat whose down card cannot change who acts first, whatever it is taken for
             for s in live:
                 boards = {t: seats[t].up + [pack.peek(recipients.index(t))] for t in live}
-                picks = set()
+                picks: set[int | None] = set()
                 for x in (None, *DECK):
                     board = {**boards, s: seats[s].up + ([x] if x else [])}
                     picks.update(self.boards_first(board, order, all_in))

@@ -47,7 +47,7 @@ def bring_in_seat(order, up_of: dict, live: set, all_in: set, razz: bool) -> int
 
 def first_to_act(order, boards: dict, all_in: set, razz: bool, standard: bool = False) -> int | None:
     best = best_showing(boards, razz, standard)
-    if best in all_in:
+    if best is not None and best in all_in:
         return left_of(order, best, lambda s: s in boards and s not in all_in)
     return best
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from pitwatch.simulator.cards import Pack, other_card
 from pitwatch.simulator.clock import SECOND
+from pitwatch.simulator.devices import Port
 from pitwatch.simulator.faults import injects
 from pitwatch.simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
 from pitwatch.simulator.table import TableSim
@@ -50,6 +51,7 @@ class Deal:
 
 
 class ThreeBetPoker(TableSim):
+    shoe_port: Port     # every table of this game deals from a shoe (floor.py)
     game = "three_bet_poker"
     decks = 1
     max_seat = 7
@@ -60,6 +62,7 @@ class ThreeBetPoker(TableSim):
 
     def __init__(self, cfg):
         super().__init__(cfg)
+        assert self.shoe_port is not None
         self.shuffler = cfg.shuffler
         self.since = 0          # rounds ended since the last stub count
         self.skip = False       # STUB_COUNT_OVERDUE in progress
