@@ -30,9 +30,9 @@ def demo(out, hours, faults, seed):
     files: exit 5 if it is not intact).
     """
     setup_logging(quiet=True)
+    from pitwatch.config import SEVERITIES
     from pitwatch.inputs.devices import load_registry
     from pitwatch.pipelines.batch import run_batch
-    from pitwatch.rules.catalog import SEVERITIES
     from pitwatch.simulator import DEFAULT_TABLES, build_rates, simulate  # every game of the contract
     from pitwatch.simulator.truth import compare, lake_findings, read_truth
 

@@ -5,7 +5,7 @@ import click
 
 from pitwatch.cli.common import StrictCommand
 from pitwatch.cli.render import format_option, render
-from pitwatch.rules.catalog import SEVERITIES
+from pitwatch.config import SEVERITIES
 from pitwatch.schemas.contract import GAMES
 
 

@@ -23,7 +23,7 @@ from pitwatch.cli.common import (
 )
 from pitwatch.cli.locking import lake_lock, lock_timeout_option
 from pitwatch.cli.render import visible
-from pitwatch.config import SEVERITIES as SEVERITY_ORDER
+from pitwatch.config import at_or_above
 from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
@@ -142,8 +142,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     if failed:
         raise Incomplete(f"run {failed[0].run_id} {failed[0].status}")
     if fail_on:
-        at_or_above = SEVERITY_ORDER[SEVERITY_ORDER.index(fail_on):]
-        n = sum(s.findings_by_severity.get(sev, 0) for s in summaries for sev in at_or_above)
+        n = sum(s.findings_by_severity.get(sev, 0) for s in summaries for sev in at_or_above(fail_on))
         if n:
             click.echo(f"{plural(n, 'finding')} of severity {fail_on} or higher", err=True)
             sys.exit(exits.FINDINGS)

@@ -13,9 +13,9 @@ from collections import Counter
 import pyarrow as pa
 
 from pitwatch import __version__
+from pitwatch.config import SEVERITIES
 from pitwatch.lake import chain
 from pitwatch.lake import parquet as lake
-from pitwatch.rules.catalog import SEVERITIES
 from pitwatch.schemas.arrow import RUNS, conform, rows_to_table
 from pitwatch.schemas.contract import CONTRACT_VERSION
 

@@ -55,10 +55,15 @@ import os
 import tomllib
 
 CONFIG_ENV = "PITWATCH_CONFIG"
+SEVERITIES = ("critical", "major", "minor", "info")   # most severe first; the one list, derived everywhere
 MAX_BYTES = 64 * 1024          # a settings file is a few lines; anything larger is the wrong file
-SEVERITIES = ("info", "minor", "major", "critical")
 MAX_DAYS = 36_500              # retention_days: a century is the longest that means anything
 MAX_LINES = 1_000_000_000      # max_rejects_in_a_row
+
+
+def at_or_above(severity: str) -> tuple[str, ...]:
+    """The severities as severe as ``severity`` or more: ``at_or_above("major")`` is critical, major."""
+    return SEVERITIES[:SEVERITIES.index(severity) + 1]
 
 
 class ConfigError(ValueError):
@@ -91,7 +96,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
             default="UTC"),
     Setting("cutoff", "cutoff", "time", "Local time at which a gaming day ends.", default="06:00"),
     Setting("fail_on", "fail_on", "choice", "Exit with code 1 when findings of this severity or higher were written.",
-            choices=SEVERITIES),
+            choices=tuple(reversed(SEVERITIES))),   # least severe first
     Setting("log_file", "log_file", "path", "Also append the timestamped log lines to this file."),
     Setting("devices", "devices", "path", "The device registry (devices.csv: device_id,source,table_id,from_day,"
             "to_day) for SHOE_SILENT and UNKNOWN_DEVICE."),

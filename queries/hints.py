@@ -49,7 +49,8 @@ LOOKUP_TABLES = ("rounds", "packs", "findings")
 
 
 def _fixed(name: str) -> list[str]:
-    from pitwatch.rules.catalog import RULES, SEVERITIES
+    from pitwatch.config import SEVERITIES
+    from pitwatch.rules.catalog import RULES
 
     return [r.rule_id for r in RULES] if name == "rule_id" else list(SEVERITIES)
 

@@ -45,8 +45,6 @@ import dataclasses
 from pitwatch.schemas.contract import GAMES as ALL_GAMES
 from pitwatch.schemas.contract import STUD_GAMES
 
-SEVERITIES = ("critical", "major", "minor", "info")     # most severe first; the one list, derived everywhere
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rule:

@@ -38,8 +38,9 @@ def test_every_game_has_its_own_plug_in():
 
 def test_the_severities_are_the_catalogues_everywhere():
     from pitwatch.cli import rules as cli_rules
+    from pitwatch.config import SEVERITIES
     from pitwatch.lake import runs
-    from pitwatch.rules.catalog import RULES, SEVERITIES
+    from pitwatch.rules.catalog import RULES
 
     assert runs.SEVERITIES is SEVERITIES
     severity_option = next(p for p in cli_rules.rules.params if p.name == "severity")
