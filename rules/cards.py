@@ -10,8 +10,8 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Hashable, Sequence
 
-RANKS = "A23456789TJQK"   # new-deck order, ace low
-SUITS = "cdhs"            # clubs < diamonds < hearts < spades
+from pitwatch.schemas.contract import RANKS  # new-deck order, ace low
+
 RANK_INDEX = {r: i for i, r in enumerate(RANKS)}
 
 # One representative card per baccarat value 0..9 (T J Q K all count 0).

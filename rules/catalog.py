@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 
 from pitwatch.schemas.contract import GAMES as ALL_GAMES
-from pitwatch.schemas.contract import STUD_GAMES
+from pitwatch.schemas.contract import SHOE_GAMES, STUD_GAMES
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -79,7 +79,6 @@ def _r(rule_id, title, severity, games, source, key, summary, cites=None) -> Rul
     return Rule(rule_id, title, severity, tuple(games), source, summary, key, tuple(flat))
 
 
-_BCT = ("baccarat", "three_bet_poker", "combate")
 _NOT_BAC = ("three_bet_poker", "combate") + STUD_GAMES
 
 RULES: tuple[Rule, ...] = (
@@ -98,7 +97,7 @@ RULES: tuple[Rule, ...] = (
     _r("UNSHUFFLED_SEQUENCE", "Cards in unshuffled order", "critical", ALL_GAMES, "003 4.1; 000 A", "pack",
        "8 cards in new-deck order, or a 10-card run repeating an earlier pack's",
        cites={"baccarat": "003 4.1", "three_bet_poker": "000 A", "combate": "001 A", STUD_GAMES: "003 4.1"}),
-    _r("CARDS_BEFORE_BETS_CLOSED", "Card dealt before no more bets", "major", _BCT, "000 B", "round",
+    _r("CARDS_BEFORE_BETS_CLOSED", "Card dealt before no more bets", "major", SHOE_GAMES, "000 B", "round",
        "a card of the round is dealt before its bets_closed, or without one"),
     _r("DEAL_ORDER", "Card dealt out of order", "major", ALL_GAMES, "per game", "round",
        "a card goes to a position out of the game's dealing order",
@@ -168,7 +167,7 @@ RULES: tuple[Rule, ...] = (
     _r("SHORT_DECK_PROCEDURE", "Short-stack procedure not followed", "major", STUD_GAMES, "004 H", "round",
        "the 7th-street short-stack procedure was not followed"),
     # feed health (version 2): pitwatch.rules.feed_health
-    _r("SHOE_SILENT", "Cards dealt with the shoe silent", "major", _BCT, "integrity", "pack",
+    _r("SHOE_SILENT", "Cards dealt with the shoe silent", "major", SHOE_GAMES, "integrity", "pack",
        "the terminal records cards of a pack no shoe drew, on a table expected to have a shoe"),
     _r("UNKNOWN_DEVICE", "Device not in the registry", "critical", ALL_GAMES, "integrity", "table, device",
        "an event from a device the registry does not list for that source, table and gaming day"),

@@ -63,12 +63,12 @@ import datetime as _dt
 
 from pitwatch.rules.alignment import term_ref
 from pitwatch.rules.finding import ref
+from pitwatch.schemas.contract import SHOE_GAMES
 
 #: a registry row: (device_id, source, table_id or "*", from_day or None, to_day or None), days inclusive
 DeviceRow = tuple
 
 STATE_VERSION = 1
-SHOE_GAMES = ("baccarat", "three_bet_poker", "combate")
 _MINUTE = 60_000_000  # a gaming day changes at most on a minute (HH:MM cutoff, whole-minute zone offsets)
 
 

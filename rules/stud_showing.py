@@ -42,9 +42,9 @@ import functools
 from itertools import combinations
 from typing import Collection, Iterable, Mapping, Sequence
 
-GAMES = ("stud", "stud8", "razz")
-RANKS = "A23456789TJQK"
-SUITS = "cdhs"  # lowest to highest (events.md)
+from pitwatch.schemas.contract import RANKS, SUITS
+from pitwatch.schemas.contract import STUD_GAMES as GAMES
+
 ALL_CARDS = frozenset(r + s for r in RANKS for s in SUITS)
 
 _HIGH_RANK = {r: v for v, r in enumerate("23456789TJQKA", start=2)}  # A high

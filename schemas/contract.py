@@ -39,6 +39,7 @@ CONTRACT_VERSION = 2
 SOURCES = ("shuffler", "shoe", "dealer")
 GAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")   # the one list: derived everywhere
 STUD_GAMES = ("stud", "stud8", "razz")      # dealt by hand: no shoe stream
+SHOE_GAMES = tuple(g for g in GAMES if g not in STUD_GAMES)   # dealt from a shoe that reports its cards
 SHUFFLE_METHODS = ("machine", "hand", "riffle")
 FACES = ("up", "down")
 SPOTS = ("first", "second", "third", "player", "banker", "tie", "ante")

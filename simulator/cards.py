@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import random
 
-RANKS = "A23456789TJQK"
-SUITS = "cdhs"  # lowest to highest
+from pitwatch.schemas.contract import RANKS, SUITS
+
 DECK: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
 
 # rank value with the ace high (2..14) and low (1..13), suit order 0..3

@@ -28,9 +28,8 @@ from typing import Callable
 import orjson
 
 from pitwatch.schemas.contract import GAMES as ALL
+from pitwatch.schemas.contract import SHOE_GAMES
 from pitwatch.schemas.contract import STUD_GAMES as STUD
-
-SHOE_GAMES = tuple(g for g in ALL if g not in STUD)
 
 
 @dataclasses.dataclass(frozen=True)

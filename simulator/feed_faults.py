@@ -23,7 +23,8 @@ starts (device clocks are up to a second off), open-ended.
 """
 from __future__ import annotations
 
-from pitwatch.simulator.faults import ALL, SHOE_GAMES, injects
+from pitwatch.schemas.contract import SHOE_GAMES
+from pitwatch.simulator.faults import ALL, injects
 from pitwatch.simulator.packs import PackPrep
 
 

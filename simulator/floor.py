@@ -26,6 +26,7 @@ from pathlib import Path
 import orjson
 
 from pitwatch.inputs.devices import write_registry
+from pitwatch.schemas.contract import SHOE_GAMES
 from pitwatch.simulator import baccarat_faults, combate_faults, feed_faults  # noqa: F401  (register their faults)
 from pitwatch.simulator.baccarat import Baccarat
 from pitwatch.simulator.clock import HOUR, MINUTE, GamingDays, to_ms
@@ -83,7 +84,7 @@ def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, 
             code = f"{PREFIX[game]}{i:02d}"
             table_id = f"{PREFIX[game]}-{i:02d}"
             terminal = Port(factory.terminal(code, LOCAL_TIME.get(game, 0)), table_id)
-            shoe = Port(factory.shoe(), table_id) if game in ("baccarat", "three_bet_poker", "combate") else None
+            shoe = Port(factory.shoe(), table_id) if game in SHOE_GAMES else None
             backroom = None
             if game == "baccarat":
                 pit = (i - 1) // 4
