@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from pitwatch.cli.common import StrictCommand, UserError, setup_logging
-from pitwatch.cli.render import plural, render
+from pitwatch.cli.render import render
+from pitwatch.wording import plural
 
 
 @click.command(cls=StrictCommand, epilog="""\b

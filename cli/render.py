@@ -15,9 +15,8 @@ text (use it when the bytes matter).  In ``csv`` a text cell that begins with
 ``=``, ``+``, ``-`` or ``@`` is written after a ``'`` (a spreadsheet would run
 it as a formula); numbers are written as numbers, ``-5`` included.
 
-Counts printed for people go through :func:`plural` (``1 finding``, ``2 findings``,
-``1,234 events``): the same helper the rules write their findings with
-(:func:`pitwatch.rules.words.plural`).
+Counts printed for people go through :func:`pitwatch.wording.plural` (``1 finding``, ``2 findings``,
+``1,234 events``): the same helper the rules write their findings with.
 """
 from __future__ import annotations
 
@@ -32,9 +31,7 @@ from typing import Any, Sequence
 import click
 import orjson
 
-from pitwatch.rules.words import plural
-
-__all__ = ["FORMATS", "format_option", "plural", "render"]
+__all__ = ["FORMATS", "format_option", "render"]
 
 FORMATS = ("table", "text", "csv", "json")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from pitwatch.cli.common import StrictCommand, UserError
-from pitwatch.cli.render import plural
 from pitwatch.schemas.contract import GAMES as GAME_NAMES
 from pitwatch.simulator.floor import DEFAULT_TABLES as _DEFAULT_TABLES
+from pitwatch.wording import plural
 
 DEFAULT_TABLES = ",".join(f"{game}={n}" for game, n in _DEFAULT_TABLES.items())
 DEFAULT_START = "2026-11-28T20:00:00Z"

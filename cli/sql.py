@@ -16,7 +16,8 @@ import sys
 import click
 
 from pitwatch.cli.common import Incomplete, StrictCommand, UserError, lake_option, user_errors
-from pitwatch.cli.render import format_option, plural, render
+from pitwatch.cli.render import format_option, render
+from pitwatch.wording import plural
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_ROWS = 100_000

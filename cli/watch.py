@@ -7,7 +7,7 @@ import sys
 import click
 
 from pitwatch.cli.common import StrictCommand, lake_option, setting_option, setup_logging, user_errors
-from pitwatch.cli.render import plural
+from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
 

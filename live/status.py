@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 
-from pitwatch.rules.words import plural
+from pitwatch.wording import plural
 
 HEARTBEAT = 60   # intervals: an unchanged status is written again after this many (10 min by default)
 

@@ -34,7 +34,7 @@ import datetime as _dt
 
 from pitwatch.rules.catalog import rule
 from pitwatch.rules.finding import Finding, finding_id
-from pitwatch.rules.words import plural
+from pitwatch.wording import plural
 
 RULE_ID = "INPUT_DAMAGED"
 FACTS_KEY = "input_damaged"     # the damaged-file rejects row's ``raw``: {FACTS_KEY: facts} as JSON

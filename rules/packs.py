@@ -52,8 +52,9 @@ from __future__ import annotations
 from pitwatch.rules import alignment
 from pitwatch.rules.cards import RANK_INDEX, new_deck_run
 from pitwatch.rules.finding import ref
-from pitwatch.rules.words import listing, plural
+from pitwatch.rules.words import listing
 from pitwatch.schemas.events import micros_to_datetime
+from pitwatch.wording import plural
 
 RUN = 8
 

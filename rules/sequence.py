@@ -22,7 +22,7 @@ Decisions:
 from __future__ import annotations
 
 from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
-from pitwatch.rules.words import plural
+from pitwatch.wording import plural
 
 
 class SeqTracker:

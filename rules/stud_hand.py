@@ -61,9 +61,10 @@ from pitwatch.rules.stud_showing import (
     short_deck_branch,
     short_deck_followed,
 )
-from pitwatch.rules.words import amount, place, places, plural
+from pitwatch.rules.words import amount, place, places
 from pitwatch.rules.words import cards as n_cards
 from pitwatch.rules.words import street as street_name
+from pitwatch.wording import plural
 
 _FACE_ON_STREET = {4: "up", 5: "up", 6: "up", 7: "down"}  # expected_face after 3rd street
 _only = functools.lru_cache(maxsize=256)(lambda seat: (f"seat:{seat}",))  # allowed_targets: that seat only

@@ -51,7 +51,8 @@ from __future__ import annotations
 from pitwatch.rules import alignment
 from pitwatch.rules.finding import ref
 from pitwatch.rules.game import GameProcedure
-from pitwatch.rules.words import cards, listing, place, plural
+from pitwatch.rules.words import cards, listing, place
+from pitwatch.wording import plural
 
 SPOTS = frozenset(("first", "second", "third"))
 PASSES = 3

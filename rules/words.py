@@ -4,32 +4,14 @@ A finding's ``expected`` and ``actual`` are read by a surveillance operator
 at a video console, not by a programmer, so the rules write them with these
 helpers instead of the event stream's own tokens: ``seat 6``, not
 ``seat:6``; ``1 card``, ``2 cards``, not ``2 card(s)``.  The CLI's
-summaries use :func:`plural` too (``pitwatch.cli.render``).  Standard
+summaries use :func:`plural` too (it is :func:`pitwatch.wording.plural`).  Standard
 library only, no I/O.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
-_IRREGULAR = {"coup": "coups", "is": "are", "was": "were", "has": "have"}
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 finding``, ``2 findings``, ``0 findings``; ``many`` for an irregular plural.
-
-    Thousands are grouped (``1,234 events``), as the CLI prints large counts.
-    """
-    if n == 1:
-        return f"1 {word}"
-    return f"{n:,} {many or _IRREGULAR.get(word) or _plural_word(word)}"
-
-
-def _plural_word(word: str) -> str:
-    if word.endswith(("s", "x", "ch", "sh")):
-        return word + "es"
-    if word.endswith("y") and word[-2:-1] not in ("a", "e", "i", "o", "u"):
-        return word[:-1] + "ies"
-    return word + "s"
+from pitwatch.wording import plural
 
 
 def place(target: str | None) -> str:

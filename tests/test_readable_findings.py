@@ -189,7 +189,7 @@ def test_every_finding_of_the_matrix_reads_as_words(rule_id, tmp_path):
 
 # --- counts for people ------------------------------------------------------------------------
 def test_plural_counts():
-    from pitwatch.cli.render import plural
+    from pitwatch.wording import plural
 
     assert [plural(n, "finding") for n in (0, 1, 2, 1234)] == ["0 findings", "1 finding", "2 findings",
                                                               "1,234 findings"]
