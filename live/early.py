@@ -39,6 +39,7 @@ from __future__ import annotations
 import time
 
 from pitwatch.rules.finding import make_finding
+from pitwatch.rules.packs import unshuffled_pack
 
 MAX_RAISED = 4096
 MAX_PENDING = 64        # per table: a feed inventing packs keeps only the newest waiting
@@ -123,14 +124,10 @@ class EarlyUnshuffled:
 
     def _finding(self, driver, pack):
         """The finding ``pitwatch.rules.packs.settle`` raises at ``close()`` (``TableReplay.emit``: key
-        (pack, no round), no dealer but the evidence's), built the same way."""
-        evidence = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
+        (pack, no round), no dealer but the evidence's), built by the same builder."""
         raw, use = driver.replay.id_use(pack["pack_id"])     # the key is the use key, as the engine's
         return make_finding("UNSHUFFLED_PACK", table_id=driver.table_id, game=driver.game,
-                            key=[pack["pack_id"], None], evidence=evidence,
-                            expected="the pack should be shuffled before play",
-                            actual="cards were dealt from it with no shuffle recorded, by the shuffler or the dealer",
-                            gaming_day=self.gaming_day, pack_id=raw, pack_use=use)
+                            key=[pack["pack_id"], None], **unshuffled_pack(pack), gaming_day=self.gaming_day, pack_id=raw, pack_use=use)
 
     def state(self) -> dict:
         return {"pending": {t: {p: [v[0]] for p, v in w.items()} for t, w in self.pending.items()},

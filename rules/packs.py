@@ -163,6 +163,14 @@ def aligned_through(pack: dict, tpos: int) -> bool:
     return al["j"] > tpos + 1 or alignment.complete(al)
 
 
+def unshuffled_pack(pack: dict) -> dict:
+    """The UNSHUFFLED_PACK finding's evidence, expected and actual for a pack closed with no shuffle (the one
+    builder: ``settle`` raises it at ``close()``, the live service early, ``pitwatch.live.early``)."""
+    return {"evidence": [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None],
+            "expected": "the pack should be shuffled before play",
+            "actual": "cards were dealt from it with no shuffle recorded, by the shuffler or the dealer"}
+
+
 def settle(ctx, pack: dict, closing: bool = False) -> None:
     """Decide the pack-level shared rules whose facts are final now."""
     if pack["unshuffled"] == "open":
@@ -170,11 +178,9 @@ def settle(ctx, pack: dict, closing: bool = False) -> None:
             pack["unshuffled"] = "done"
         elif closing:
             pack["unshuffled"] = "done"
-            evidence = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
-            if evidence:
-                ctx.emit("UNSHUFFLED_PACK", pack=pack, key=(), evidence=evidence,
-                         expected="the pack should be shuffled before play",
-                         actual="cards were dealt from it with no shuffle recorded, by the shuffler or the dealer")
+            finding = unshuffled_pack(pack)
+            if finding["evidence"]:
+                ctx.emit("UNSHUFFLED_PACK", pack=pack, key=(), **finding)
     if pack["composition"] == "open":
         _composition(ctx, pack, closing)
     if (pack["shoe_done"] and pack["term_done"] or closing) and not pack["run_found"]:
