@@ -41,8 +41,8 @@ import hashlib
 import io
 import os
 
+from pitwatch.config import NotRegularFile, read_small
 from pitwatch.inputs.files import InputError
-from pitwatch.inputs.stored import NotRegularFile, open_stored
 
 COLUMNS = ("device_id", "source", "table_id", "from_day", "to_day")
 SOURCES = ("dealer", "shoe", "shuffler")
@@ -87,15 +87,8 @@ def load_registry(path: str | None) -> DeviceRegistry | None:
     if path is None:
         return None
     try:
-        if os.path.getsize(path) > MAX_BYTES:
-            raise RegistryError(f"device registry {path}: larger than {MAX_BYTES >> 20} MB, not a registry")
-        with open_stored(path) as f:    # never blocks: a FIFO or a device is refused (issue 37)
-            data = f.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            raise RegistryError(f"device registry {path}: larger than {MAX_BYTES >> 20} MB, not a registry")
+        data = read_small(path, MAX_BYTES)     # never blocks: a FIFO or a device is refused (issue 37)
     except NotRegularFile as exc:
-        if os.path.isdir(path):
-            raise RegistryError(f"device registry {path}: is a folder, not a CSV file") from None
         raise RegistryError(f"device registry {path}: {exc.strerror}, not a CSV file") from None
     except IsADirectoryError:
         raise RegistryError(f"device registry {path}: is a folder, not a CSV file") from None
@@ -103,6 +96,8 @@ def load_registry(path: str | None) -> DeviceRegistry | None:
         raise RegistryError(f"device registry {path}: no such file") from None
     except PermissionError:
         raise RegistryError(f"device registry {path}: permission denied") from None
+    if len(data) > MAX_BYTES:
+        raise RegistryError(f"device registry {path}: larger than {MAX_BYTES >> 20} MB, not a registry")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import errno
 import hashlib
 import os
-import stat
 import zlib
 from typing import Iterator
 
+from pitwatch.config import NotRegularFile, kind_of  # noqa: F401  (the inputs' names for them)
+from pitwatch.config import open_regular as open_stored
 from pitwatch.schemas.limits import MAX_LINE_BYTES
 
 
@@ -64,21 +64,6 @@ class Damage:
 
 
 
-class NotRegularFile(OSError):
-    """An input path that is not a regular file (FIFO, device, socket, folder), found when opening it."""
-
-
-def kind_of(mode: int) -> str | None:
-    """What a file of ``st_mode`` is when it is not a regular file (None: it is one)."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
-        if test(mode):
-            return what
-    return "not a regular file"
-
-
 def refusal(path: str) -> str | None:
     """Why a local input path is not read, or None: a regular file (or a link to one), or a remote
     path (its file system says).  Looks at the path only (``stat``): never opens it."""
@@ -98,32 +83,6 @@ def refusal(path: str) -> str | None:
     if link:
         return f"not a regular file: a link to {kind} ({os.path.realpath(path)}): not read"
     return f"not a regular file: {kind}: not read"
-
-
-def open_stored(path: str):
-    """A local regular file opened for reading its stored bytes, never blocking on the open.
-
-    The path is looked at first (:func:`refusal`: a device is never opened), then opened with
-    ``O_NONBLOCK`` (a FIFO would block an open without it until a writer comes) and its
-    descriptor checked with ``fstat``: a file swapped for a FIFO or a device after the check is
-    refused too.  Raises :class:`NotRegularFile` (an ``OSError``) naming what it is.
-    """
-    try:
-        what = kind_of(os.stat(path).st_mode)
-    except OSError:
-        what = None             # os.open says what is wrong
-    if what is not None:
-        raise NotRegularFile(errno.EINVAL, f"not a regular file: {what}", path)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        what = kind_of(os.fstat(fd).st_mode)
-        if what is not None:
-            raise NotRegularFile(errno.EINVAL, f"not a regular file: {what}", path)
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 class ReadDigest:

@@ -28,6 +28,7 @@ import hmac
 import json
 import os
 
+from pitwatch.config import NotRegularFile, read_small
 from pitwatch.lake import chain
 from pitwatch.wording import plural
 
@@ -48,8 +49,9 @@ def read_key(path: str, lake_path: str | None = None) -> bytes:
     if lake_path is not None:
         _outside(path, lake_path, "--key")
     try:
-        with open(path, "rb") as f:
-            key = f.read(MAX_KEY_BYTES + 1).strip()
+        key = read_small(path, MAX_KEY_BYTES).strip()     # never blocks: a FIFO or a device is refused
+    except NotRegularFile:
+        raise AnchorError(f"key file {path} is not a regular file") from None
     except FileNotFoundError:
         raise AnchorError(f"key file {path} does not exist") from None
     except IsADirectoryError:

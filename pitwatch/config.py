@@ -50,8 +50,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import difflib
+import errno
 import hashlib
 import os
+import stat
 import tomllib
 
 CONFIG_ENV = "PITWATCH_CONFIG"
@@ -64,6 +66,64 @@ MAX_LINES = 1_000_000_000      # max_rejects_in_a_row
 def at_or_above(severity: str) -> tuple[str, ...]:
     """The severities as severe as ``severity`` or more: ``at_or_above("major")`` is critical, major."""
     return SEVERITIES[:SEVERITIES.index(severity) + 1]
+
+
+# --- small files an operator names: this settings file, the anchor's key, the device registry ---------
+class NotRegularFile(OSError):
+    """A path that is not a regular file (FIFO, device, socket, folder), found when opening it."""
+
+
+def kind_of(mode: int) -> str | None:
+    """What a file of ``st_mode`` is when it is not a regular file (None: it is one)."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def open_regular(path: str):
+    """A local regular file opened for reading its bytes, never blocking on the open (the inputs'
+    ``open_stored``, :mod:`pitwatch.inputs.stored`).
+
+    The path is looked at first (``stat``: a device is never opened), then opened with
+    ``O_NONBLOCK`` (a FIFO would block an open without it until a writer comes) and its
+    descriptor checked with ``fstat``: a file swapped for a FIFO or a device after the check is
+    refused too.  Raises :class:`NotRegularFile` (an ``OSError``) naming what it is.
+    """
+    try:
+        what = kind_of(os.stat(path).st_mode)
+    except OSError:
+        what = None             # os.open says what is wrong
+    if what is not None:
+        raise NotRegularFile(errno.EINVAL, f"not a regular file: {what}", path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        what = kind_of(os.fstat(fd).st_mode)
+        if what is not None:
+            raise NotRegularFile(errno.EINVAL, f"not a regular file: {what}", path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_small(path: str, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of a small local file an operator names (this settings file, the
+    anchor's key, the device registry): more than ``limit`` says the file is larger than it should be.
+
+    The one reader of them: only a regular file is read (:func:`open_regular`: a FIFO or a device is
+    refused, never waited on nor read without end).  Raises :class:`FileNotFoundError`,
+    :class:`IsADirectoryError` (a folder), :class:`PermissionError` and :class:`NotRegularFile` (its
+    ``strerror`` says what it is: ``not a regular file: a FIFO (named pipe)``); each caller words them.
+    """
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    with open_regular(path) as f:
+        return f.read(limit + 1)
 
 
 class ConfigError(ValueError):
@@ -146,10 +206,9 @@ def config_path(flag: str | None, environ=os.environ) -> tuple[str | None, str |
 def load(path: str) -> ConfigFile:
     """Read and check a ``pitwatch.toml``. Raises ConfigError with one line that names the problem."""
     try:
-        if not os.path.isfile(path) and os.path.exists(path) and not os.path.isdir(path):
-            raise ConfigError(f"config file {path} is not a regular file")
-        with open(path, "rb") as f:
-            body = f.read(MAX_BYTES + 1)
+        body = read_small(path, MAX_BYTES)
+    except NotRegularFile:
+        raise ConfigError(f"config file {path} is not a regular file") from None
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except IsADirectoryError:
