@@ -61,7 +61,6 @@ from pitwatch.pipelines.replay import (
     TAG_DAYS,
     TAG_EVENTS,
     TAG_FIRED_SEQUENCES,
-    TAG_GAMES,
     TAG_PACK_CARDS,
     TAG_STATE,
     FindRepeatedRuns,
@@ -224,13 +223,12 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
         | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, not plan.close_at_end, devices, plan.run_files,
                                                    RecordedDigests(lake_path, digests)),
                                        beam.pvalue.AsList(conflict_ids))
-        .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_GAMES, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
+        .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
                       TAG_EVENTS, TAG_DAYS, main="partitions")
     )
     seq_gaps = (
         _with_prior_state(p, "Device", decoded[TAG_SEQS], "seqs", lake_path, plan, "devices", "device_id")
-        | "ReplayDeviceSeqs" >> beam.ParDo(ReplayDeviceSeq(options.gaming_day, True),
-                                           beam.pvalue.AsList(replayed[TAG_GAMES]))
+        | "ReplayDeviceSeqs" >> beam.ParDo(ReplayDeviceSeq(options.gaming_day, True))
         .with_outputs(TAG_STATE, main="partitions")
     )
     repeats = (   # one group of every table's packs' run keys and cards (a GroupByKey, not a side input)

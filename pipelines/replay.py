@@ -41,7 +41,6 @@ from pitwatch.wording import plural
 
 TAG_CONFLICTS = "conflicts"
 TAG_PACK_CARDS = "pack_cards"
-TAG_GAMES = "games"
 TAG_FIRED_SEQUENCES = "fired_sequences"
 TAG_STATE = "state"
 TAG_EVENTS = "events"           # (("events", day), packed rows of one table): the bulk, grouped on its own
@@ -253,7 +252,6 @@ class ReplayTable(WithoutCyclicGC):
                 # in the writer's order, sorted here (in parallel) if sorted_for_writer did not (lake.sorted_piece)
                 piece = sorted_piece("events", drop_empty_columns(rows), presorted=presorted)
                 yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(piece)))
-        yield beam.pvalue.TaggedOutput(TAG_GAMES, (table_id, replay.game))
         rows = replay.take_rows()
         sequences = rows.sequences
         if sequences:   # one JSON blob per table (a million small objects would be slow to ship),
@@ -305,7 +303,7 @@ class ReplayDeviceSeq(WithoutCyclicGC):
         self.gaming_day_config = gaming_day_config
         self.nightly = nightly
 
-    def process(self, kv, games):
+    def process(self, kv):
         import json
 
         device_id, joined = kv
@@ -315,21 +313,16 @@ class ReplayDeviceSeq(WithoutCyclicGC):
         findings = []
         batches = list(joined["seqs"])
         if batches:
-            seqs, row = arrivals_in_feed_order(pa.concat_tables([unpack(b) for b in batches]))
-            # SEQ_GAP's game is the driver's (pitwatch.engine.driver.SEQ_GAP_GAME), not the tables' ``games``
-            findings = tracker.feed_sorted(device_id, seqs, row, _SeqGapGame())
+            arrivals = pa.concat_tables([unpack(b) for b in batches])
+            seqs, row = arrivals_in_feed_order(arrivals)
+            # every table's SEQ_GAP game is the driver's (pitwatch.engine.driver.SEQ_GAP_GAME), as the live service's
+            game_of = dict.fromkeys(arrivals.column("table_id").unique().to_pylist(), SEQ_GAP_GAME)
+            findings = tracker.feed_sorted(device_id, seqs, row, game_of)
         if findings:
             yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
         if self.nightly:
             yield beam.pvalue.TaggedOutput(
                 TAG_STATE, ("devices", {"device_id": device_id, "state": json.dumps(tracker.state(), sort_keys=True)}))
-
-
-class _SeqGapGame(dict):
-    """``game_of`` for :meth:`pitwatch.rules.sequence.SeqTracker.feed_sorted`: every table's SEQ_GAP game is the driver's."""
-
-    def get(self, _table_id, _default=None):
-        return SEQ_GAP_GAME
 
 
 def arrivals_in_feed_order(arrivals: pa.Table):
