@@ -43,9 +43,10 @@ import os
 
 from pitwatch.config import NotRegularFile, read_small
 from pitwatch.inputs.files import InputError
+from pitwatch.schemas import contract as C
 
 COLUMNS = ("device_id", "source", "table_id", "from_day", "to_day")
-SOURCES = ("dealer", "shoe", "shuffler")
+SOURCES = tuple(sorted(C.SOURCES))       # the contract's, in the order the messages name them
 ANY_TABLE = "*"
 INBOX_FILE = "devices.csv"
 MAX_BYTES = 16 << 20        # a registry of a floor is kilobytes; a bigger file is not one

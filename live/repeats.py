@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from pitwatch.rules.repeated_runs import RUN, PackCards, repeated_runs
+from pitwatch.rules.repeated_runs import CARD_CODE, RUN, PackCards, repeated_runs
 from pitwatch.rules.uses import use_key
 
 MAX_PACKS = 512
-_CODE = {r + s: i for i, (r, s) in enumerate((r, s) for r in "A23456789TJQK" for s in "cdhs")}
 
 
 class LiveRepeats:
@@ -81,7 +80,7 @@ class LiveRepeats:
         cards = rec["cards"]
         if cards and card[0] <= cards[-1][0]:
             return []                                   # not after the last one: the engine ignored it too
-        code = _CODE.get(card[1])
+        code = CARD_CODE.get(card[1])
         if code is None or not cards or card[0] != cards[-1][0] + 1:
             rec["key"] = rec["length"] = 0              # an unreadable card or a lost index breaks a run
         cards.append(card)

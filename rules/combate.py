@@ -60,9 +60,10 @@ from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
 from pitwatch.rules.rounds import bet_total
 from pitwatch.rules.words import cards as cards_word
 from pitwatch.rules.words import ordinal, settlement
+from pitwatch.schemas.contract import RANKS, SUITS
 
-RANK_CARDS = tuple(r + "c" for r in "A23456789TJQK")  # a card per rank: suits never matter in blackjack
-ALL_CARDS = tuple(r + s for r in "A23456789TJQK" for s in "cdhs")
+RANK_CARDS = tuple(r + "c" for r in RANKS)  # a card per rank: suits never matter in blackjack
+ALL_CARDS = tuple(r + s for r in RANKS for s in SUITS)
 SPOTS = ("first", "second", "third")
 SIX = 6
 

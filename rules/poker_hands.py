@@ -41,6 +41,8 @@ from typing import Iterable, Mapping, Sequence
 
 from pokerkit import Card, Label, StandardHighHand
 
+from pitwatch.schemas.contract import SUITS
+
 RANK_ORDER = "23456789TJQKA"  # ace high
 RANK_VALUE = {r: i for i, r in enumerate(RANK_ORDER, start=2)}
 RANK_NAMES = {
@@ -88,7 +90,7 @@ _ROYAL = frozenset("TJQKA")
 def _card(code: str) -> Card:
     card = _CARD_CACHE.get(code)
     if card is None:
-        if len(code) != 2 or code[0] not in RANK_VALUE or code[1] not in "cdhs":
+        if len(code) != 2 or code[0] not in RANK_VALUE or code[1] not in SUITS:
             raise ValueError(f"not a card code: {code!r}")
         (card,) = Card.parse(code)
         _CARD_CACHE[code] = card
@@ -133,7 +135,7 @@ def rank_five(cards: Sequence[str]) -> PokerHand:
 
 # A hand's (key, category, pair_rank) depends on its ranks and whether all five are suited only
 # (pokerkit keys its lookup by the ranks' prime product and that flag): computed once per shape.
-_CODES = frozenset(r + s for r in RANK_ORDER for s in "cdhs")
+_CODES = frozenset(r + s for r in RANK_ORDER for s in SUITS)
 _SHAPES: dict[tuple, tuple] = {}
 
 

@@ -24,6 +24,7 @@ import dataclasses
 from typing import Iterable, Sequence
 
 from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+from pitwatch.schemas.contract import RANKS, SUITS
 
 RUN = 10
 
@@ -96,7 +97,7 @@ def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = def
     return out
 
 
-_CARD_CODE = {r + s: i for i, (r, s) in enumerate((r, s) for r in "A23456789TJQK" for s in "cdhs")}
+CARD_CODE = {r + s: i for i, (r, s) in enumerate((r, s) for r in RANKS for s in SUITS)}   # a card's number 0..51
 
 
 def run_keys(record: dict, run: int = RUN) -> list[int]:
@@ -110,7 +111,7 @@ def run_keys(record: dict, run: int = RUN) -> list[int]:
     key = length = 0
     last_index = None
     for index, card, *_rest in record["cards"]:
-        code = _CARD_CODE.get(card) if card is not None else None
+        code = CARD_CODE.get(card) if card is not None else None
         if code is None or (last_index is not None and index != last_index + 1):
             key = length = 0
         if code is None:

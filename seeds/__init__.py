@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from pitwatch.rules.reference import TableReference
+from pitwatch.schemas.contract import RANKS
 
 
 def read_csv(name: str) -> list[dict[str, str]]:
@@ -43,7 +44,7 @@ def burn_values_for(table_id: str) -> tuple[tuple[str, int], ...]:
         for row in read_csv("burn_values.csv"):
             if row["table_id"] == wanted:
                 values[row["rank"]] = int(row["value"])
-    return tuple((r, values[r]) for r in "A23456789TJQK")
+    return tuple((r, values[r]) for r in RANKS)
 
 
 def load_reference(table_id: str) -> TableReference:
