@@ -51,7 +51,6 @@ SORT_KEYS: dict[str, list[str]] = {
     "packs": ["table_id", "pack_id"],
     "rules": ["rule_id"],
 }
-PART_FILE = "part-0.parquet"
 # Columns whose values (nearly) never repeat are written without a dictionary, in every
 # table that has them: Parquet would build one per column chunk, give up when it outgrows
 # its page and fall back to plain pages anyway.  Measured on a day's events: 25 % less

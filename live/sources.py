@@ -366,10 +366,7 @@ class RedisStreamSource:
     """Read Redis Streams from a ``redis://…?stream=NAME`` URI (see the module doc)."""
 
     def __init__(self, uri: str, scan_every: float = 0.5, count: int = 2000) -> None:
-        try:
-            import redis
-        except ImportError:  # pragma: no cover - declared dependency
-            raise ValueError("reading Redis Streams needs the 'redis' package (pip install redis)") from None
+        import redis
         parts = urllib.parse.urlsplit(uri)
         query = urllib.parse.parse_qs(parts.query)
         self.names = query.pop("stream", [])
