@@ -17,8 +17,8 @@ engine                ``pitwatch.engine``          the driver that replays a tab
                       ``pitwatch.rules``           every rule of the four procedures
                       ``pitwatch.seeds``           reference data (CSV)
 contract              ``pitwatch.schemas``         the event contract: decode, Arrow schemas
-base                  ``pitwatch.config``,         the operator's settings file, counted nouns
-                      ``pitwatch.wording``
+base                  ``pitwatch.config``,         the operator's settings file, the severities,
+                      ``pitwatch.wording``         the operator's small files' reader, counted nouns
 ====================  ===========================  ==============================================
 """
 

@@ -1,5 +1,9 @@
 """``pitwatch.toml``: the settings an operator writes once, and where each effective value came from.
 
+Also the base of two things defined once for every layer: :data:`SEVERITIES` (most severe first;
+``fail_on`` offers them least severe first) and :func:`read_small`, the one reader of the small files
+an operator names (this file, the anchor's key, the device registry: regular files only, size-limited).
+
 One table, :data:`SETTINGS`, names every key a config file may hold, the
 command-line option it stands for and the environment variable that sets it
 (a later issue adds its keys there and nowhere else).  A command reads the
