@@ -57,6 +57,7 @@ import hashlib
 
 from pitwatch.live.sinks import COLUMNS, rfc3339
 from pitwatch.rules import alignment
+from pitwatch.rules.packs import SHOE_ONLY_EXPECTED, TERM_ONLY_EXPECTED, same_card_expected
 from pitwatch.rules.uses import split_key, use_key
 
 RULE_ID = "CARD_DISAGREEMENT"
@@ -278,15 +279,15 @@ class CardWatch:
         draw, term = p["shoe_draw"], p["terminal_place"]
         a, b = p["shoe_card"], p["terminal_card"]
         if p["kind"] == "differ":
-            expected = f"the shoe and the dealer terminal should show the same card at draw {draw}"
+            expected = same_card_expected(draw)
             actual = (f"the shoe read {a} at draw {draw}; the terminal recorded {b} as card {term} of the pack "
                       "(provisional: the alignment decides after 7 more cards)")
         elif p["kind"] == "shoe_only":
-            expected = "every card the shoe draws should be recorded by the dealer terminal"
+            expected = SHOE_ONLY_EXPECTED
             actual = (f"the shoe's draw {draw} ({a}) is not recorded by the dealer terminal, which has "
                       "moved on (provisional)")
         else:
-            expected = "every card the dealer terminal records should have been drawn by the shoe"
+            expected = TERM_ONLY_EXPECTED
             actual = (f"the terminal's card {term} of the pack ({b}) was not drawn by the shoe by the round's "
                       "end (provisional)")
         refs = [r for r in (p["shoe_ref"], p["term_ref"]) if r is not None]

@@ -135,7 +135,7 @@ def align(ctx, pack: dict) -> bool:
             sc, tc = s[si], t[tj]
             ctx.emit("SHOE_CARD_MISMATCH", pack=pack, round_id=tc[4], key=(),
                      evidence=[alignment.shoe_ref(sc), alignment.term_ref(tc)],
-                     expected=f"the shoe and the dealer terminal should show the same card at draw {sc[0]}",
+                     expected=same_card_expected(sc[0]),
                      actual=f"the shoe read {sc[1]}; the terminal recorded {tc[0]}")
         elif kind == "shoe_only":
             s_round[si] = t[tj][4] if tj >= 0 else None
@@ -143,14 +143,14 @@ def align(ctx, pack: dict) -> bool:
                 sc = s[si]
                 ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=s_round[si], key=(),
                          evidence=[alignment.shoe_ref(sc)],
-                         expected="every card the shoe draws should be recorded by the dealer terminal",
+                         expected=SHOE_ONLY_EXPECTED,
                          actual=f"the shoe's draw {sc[0]} ({sc[1] or 'unreadable'}) was never recorded by the "
                                 "dealer terminal")
         elif kind == "term_only":
             tc = t[tj]
             ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=tc[4], key=(),
                      evidence=[alignment.term_ref(tc)],
-                     expected="every card the dealer terminal records should have been drawn by the shoe",
+                     expected=TERM_ONLY_EXPECTED,
                      actual=f"the terminal's card {tc[0] or '(unreadable)'} was never drawn by the shoe")
     return True
 
@@ -161,6 +161,16 @@ def aligned_through(pack: dict, tpos: int) -> bool:
     if pack["shoe_done"] and pack["term_done"] and (not al["s"] or not al["t"]):
         return True
     return al["j"] > tpos + 1 or alignment.complete(al)
+
+
+# what the card-stream findings expect, also the live service's provisional alerts' (pitwatch.live.provisional)
+SHOE_ONLY_EXPECTED = "every card the shoe draws should be recorded by the dealer terminal"
+TERM_ONLY_EXPECTED = "every card the dealer terminal records should have been drawn by the shoe"
+
+
+def same_card_expected(draw) -> str:
+    """SHOE_CARD_MISMATCH's ``expected`` at the shoe's draw ``draw``."""
+    return f"the shoe and the dealer terminal should show the same card at draw {draw}"
 
 
 def unshuffled_pack(pack: dict) -> dict:

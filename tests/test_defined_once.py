@@ -157,9 +157,14 @@ def test_plural_is_defined_once():
 
 
 def test_the_unshuffled_pack_finding_is_built_once():
+    """UNSHUFFLED_PACK's texts, and the card-stream findings' expected texts the live service's
+    provisional alerts share, are written once (rules/packs.py)."""
     trees = _sources()
     for text in ("the pack should be shuffled before play",
-                 "cards were dealt from it with no shuffle recorded, by the shuffler or the dealer"):
+                 "cards were dealt from it with no shuffle recorded, by the shuffler or the dealer",
+                 "the shoe and the dealer terminal should show the same card at draw ",
+                 "every card the shoe draws should be recorded by the dealer terminal",
+                 "every card the dealer terminal records should have been drawn by the shoe"):
         assert [p.split(":")[0] for p in literal_places(trees, text)] == ["rules/packs.py"], text
 
 
