@@ -15,11 +15,11 @@ import pyarrow.parquet as pq
 
 from pitwatch.lake import delta
 from pitwatch.lake import parquet as lake
-from pitwatch.schemas.arrow import LAKE_TABLES
+from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
 PLAN = "_migration/plan.json"
 OLD_STATE_FORMAT = 1
-DAY_TABLES = ("events", "rejects", "rounds", "packs", "findings")
+DAY_TABLES = PARTITIONED       # the tables partitioned by gaming day
 _DAY = r"\d{4}-\d{2}-\d{2}"
 _DAY_FILE = re.compile(rf"^({'|'.join(DAY_TABLES)})/gaming_day=({_DAY})/(part-0|replay-({_DAY}))\.parquet$")
 _RUN_FILE = re.compile(r"^runs/([0-9A-Za-z][0-9A-Za-z_.-]*)\.parquet$")
