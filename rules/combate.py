@@ -60,11 +60,11 @@ from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
 from pitwatch.rules.rounds import bet_total
 from pitwatch.rules.words import cards as cards_word
 from pitwatch.rules.words import ordinal, settlement
-from pitwatch.schemas.contract import RANKS, SUITS
+from pitwatch.schemas.contract import RANKS, SUITS, THREE_BETS
 
 RANK_CARDS = tuple(r + "c" for r in RANKS)  # a card per rank: suits never matter in blackjack
 ALL_CARDS = tuple(r + s for r in RANKS for s in SUITS)
-SPOTS = ("first", "second", "third")
+SPOTS = THREE_BETS
 SIX = 6
 
 

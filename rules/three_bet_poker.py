@@ -52,9 +52,10 @@ from pitwatch.rules import alignment
 from pitwatch.rules.finding import ref
 from pitwatch.rules.game import GameProcedure
 from pitwatch.rules.words import cards, listing, place
+from pitwatch.schemas.contract import THREE_BETS
 from pitwatch.wording import plural
 
-SPOTS = frozenset(("first", "second", "third"))
+SPOTS = frozenset(THREE_BETS)
 PASSES = 3
 CARDS_EACH = 3
 OVERDUE_AFTER = 5

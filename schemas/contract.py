@@ -42,7 +42,8 @@ STUD_GAMES = ("stud", "stud8", "razz")      # dealt by hand: no shoe stream
 SHOE_GAMES = tuple(g for g in GAMES if g not in STUD_GAMES)   # dealt from a shoe that reports its cards
 SHUFFLE_METHODS = ("machine", "hand", "riffle")
 FACES = ("up", "down")
-SPOTS = ("first", "second", "third", "player", "banker", "tie", "ante")
+THREE_BETS = ("first", "second", "third")   # the spots of three-bet poker and combate, in betting order
+SPOTS = THREE_BETS + ("player", "banker", "tie", "ante")
 ACTIONS = (
     "hit", "stand", "double", "split", "bring_in", "complete",
     "bet", "raise", "call", "check", "fold",

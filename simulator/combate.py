@@ -23,6 +23,7 @@ card too few (so the dealt order stays a prefix of the right one: no
 """
 from __future__ import annotations
 
+from pitwatch.schemas.contract import THREE_BETS
 from pitwatch.simulator import blackjack as bj
 from pitwatch.simulator.cards import CARD_HIGH, Pack, other_card
 from pitwatch.simulator.clock import SECOND
@@ -174,7 +175,7 @@ class Combate(TableSim):
             self.new_pack()
         rid = self.start_round_ids(4, "R")   # after its pack: with reuse_ids, rounds are numbered per pack
         seats = list(self.seated)
-        bets = {s: {spot: AMOUNTS[int(rng.random() * len(AMOUNTS))] for spot in ("first", "second", "third")}
+        bets = {s: {spot: AMOUNTS[int(rng.random() * len(AMOUNTS))] for spot in THREE_BETS}
                 for s in seats}
         r = Round(rid, seats, bets)
         self.dealer("round_started", f',"pack_id":"{self.pid}","round_id":"{rid}","game":"combate"', 5 * SECOND, 15 * SECOND)

@@ -22,6 +22,7 @@ when not voided) is raised, not ``DEAL_ORDER``.
 """
 from __future__ import annotations
 
+from pitwatch.schemas.contract import THREE_BETS
 from pitwatch.simulator.cards import Pack, other_card
 from pitwatch.simulator.clock import SECOND
 from pitwatch.simulator.devices import Port
@@ -104,7 +105,7 @@ class ThreeBetPoker(TableSim):
         self.device(self.shoe_port, "shoe_loaded", f'"pack_id":"{pid}","card_count":{len(pack)}', 4 * SECOND, 10 * SECOND)
         self.dealer("round_started", f',"pack_id":"{pid}","round_id":"{rid}","game":"three_bet_poker"', 3 * SECOND, 8 * SECOND)
         for seat, n, amount in bets:
-            for spot in ("first", "second", "third")[:n]:
+            for spot in THREE_BETS[:n]:
                 self.dealer("bet_placed", f',"round_id":"{rid}","seat":{seat},"spot":"{spot}","amount":{amount}', 1000, 3000)
         if not d.late_close:
             self.dealer("bets_closed", f',"round_id":"{rid}"', 1500, 4000)

@@ -108,7 +108,8 @@ def test_each_list_is_written_once():
             "the severities": (SEVERITIES, "pitwatch/config.py"),
             "the ranks": (contract.RANKS, "schemas/contract.py"),
             "the suits": (contract.SUITS, "schemas/contract.py"),
-            "the device sources": (contract.SOURCES, "schemas/contract.py")}
+            "the device sources": (contract.SOURCES, "schemas/contract.py"),
+            "the three bets": (contract.THREE_BETS, "schemas/contract.py")}
     for what, (values, home) in once.items():
         places = literal_places(trees, values)
         assert [p.split(":")[0] for p in places] == ([home] if home else []), (what, places)
