@@ -269,7 +269,7 @@ def setting_option(key: str, **kwargs):
 
 lake_option = click.option(
     "--lake", required=True, metavar="DIR", envvar=cfg.SETTINGS["lake"].envvar,
-    help="The lake folder (local path, or gs:// / s3:// URI).",
+    help=cfg.SETTINGS["lake"].help,
 )
 
 

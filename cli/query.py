@@ -16,6 +16,7 @@ from pitwatch.cli.sql import (
     shown,
     time_options,
 )
+from pitwatch.config import SETTINGS
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -28,7 +29,7 @@ Examples:
   pitwatch query findings_by_rule --lake lake --param from_day=2026-11-28 --param to_day=2026-11-28 --as-of 2026-11-29T07:00:00Z
 """)
 @click.argument("name", required=False)
-@click.option("--lake", metavar="DIR", help="The lake folder (local path, or gs:// / s3:// URI).")
+@click.option("--lake", metavar="DIR", help=SETTINGS["lake"].help)
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the query (repeat for each); see --list for names and types.")
 @click.option("--list", "list_", is_flag=True, help="List the investigations with their parameters.")

@@ -7,6 +7,7 @@ import sys
 import click
 
 from pitwatch.cli.common import StrictCommand, lake_option, setting_option, setup_logging, user_errors
+from pitwatch.config import SETTINGS
 from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
@@ -77,7 +78,7 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
 @click.option("--poll", default=0.02, show_default=True, type=click.FloatRange(0.001), metavar="SECONDS",
               help="Sleep between looks at quiet inputs.")
 @click.option("--cutoff", default="06:00", show_default=True, metavar="HH:MM",
-              help="Local time at which a gaming day ends.")
+              help=SETTINGS["cutoff"].help)
 @click.option("--timezone", default="UTC", show_default=True, metavar="ZONE",
               help="Time zone of the gaming day (IANA name).")
 @click.option("--with-trigger", is_flag=True, help="Add to each alert the input line that raised it.")

@@ -60,7 +60,7 @@ DELETED_FILE_RETENTION = "interval 36500 days"    # files removed from a table s
 TABLE_PROPERTIES = {
     "delta.enableExpiredLogCleanup": "false",
     "delta.logRetentionDuration": "interval 36500 days",
-    "delta.deletedFileRetentionDuration": DELETED_FILE_RETENTION,
+    RETENTION_KEY: DELETED_FILE_RETENTION,
 }
 # the alerts table's tombstones: a checkpoint keeps a remove this long (then drops it); its files stay on disk
 # until pitwatch vacuum as every table's (docs/lake.md, "The alerts table")
