@@ -43,6 +43,18 @@ class AnchorError(ValueError):
     """The anchor or the key cannot be used (missing, inside the lake, too short …): a user mistake."""
 
 
+def removed_problem(entry: dict) -> str:
+    """An anchored runs record the lake no longer holds (``verify`` and ``verify --since``)."""
+    return (f"the lake has no runs version {entry['runs_version']} (run {entry['run_id']}, anchored "
+            f"{entry.get('anchored_at')}): records were removed from the chain")
+
+
+def rewritten_problem(entry: dict, differ) -> str:
+    """An anchored runs record the lake holds with other hashes (``verify`` and ``verify --since``)."""
+    return (f"runs version {entry['runs_version']} (run {entry['run_id']}) is not the one anchored at "
+            f"{entry.get('anchored_at')}: {', '.join(differ)} differ — the chain was rewritten")
+
+
 def read_key(path: str, lake_path: str | None = None) -> bytes:
     """The signing key: the file's bytes, white space at either end left out; at least
     :data:`MIN_KEY_BYTES`.  A key inside the lake is refused (whoever edits the lake would hold it)."""
@@ -238,13 +250,11 @@ def check(anchor_path: str, key: bytes | None, records: list, report) -> None:
         last = max(last, version)
         record = by_version.get(version)
         if record is None:
-            report.problem("anchor", line, f"the lake has no runs version {version} (run {entry['run_id']}, anchored "
-                           f"{entry.get('anchored_at')}): records were removed from the chain")
+            report.problem("anchor", line, removed_problem(entry))
             continue
         differ = differences(entry, record)
         if differ:
-            report.problem("anchor", line, f"runs version {version} (run {entry['run_id']}) is not the one anchored "
-                           f"at {entry.get('anchored_at')}: {', '.join(differ)} differ — the chain was rewritten")
+            report.problem("anchor", line, rewritten_problem(entry, differ))
     if records and last < records[-1].version:
         after = plural(len([r for r in records if r.version > last]), "runs record")
         report.notes.append(f"anchor: {after} after the last anchored one (runs version {last}) not anchored yet")

@@ -521,16 +521,14 @@ def since_start(lake_path: str, anchor_path: str, key: bytes | None, report: Rep
     try:
         record = read_record(lake_path, version)
     except FileNotFoundError:
-        report.problem("anchor", line, f"the lake has no runs version {version} (run {entry['run_id']}, anchored "
-                       f"{entry.get('anchored_at')}): records were removed from the chain")
+        report.problem("anchor", line, anchors.removed_problem(entry))
         return None
     except (ValueError, UnicodeDecodeError):
         record = Record(version, "?", None, chain.bytes_sha256(delta_log.read_log_file(
             lake_path, "runs", delta_log.commit_name(version))), None)
     differ = anchors.differences(entry, record)
     if differ:
-        report.problem("anchor", line, f"runs version {version} (run {entry['run_id']}) is not the one anchored at "
-                       f"{entry.get('anchored_at')}: {', '.join(differ)} differ — the chain was rewritten")
+        report.problem("anchor", line, anchors.rewritten_problem(entry, differ))
         return None
     try:
         checkpoints = delta_log.parse_checkpoints(record.row.get("checkpoints"))
