@@ -170,6 +170,27 @@ def files_at(lake: str, name: str, version: int | None, checkpoints=None) -> lis
     return [base + path for path in snap.paths()]
 
 
+def dataset(lake: str, name: str, files: list[str], schema: pa.Schema | None = None,
+            partitioned: bool | None = None):
+    """Table ``name`` as a ``pyarrow.dataset`` of ``files`` (paths the lake's file system opens, as
+    :func:`files_at` gives them: the log's paths URI-decoded once), with ``schema`` (default the
+    table's, :data:`pitwatch.schemas.arrow.LAKE_TABLES`) and, on a partitioned table (``partitioned``,
+    default: one of :data:`pitwatch.schemas.arrow.PARTITIONED`), ``gaming_day`` from the Hive folder name.  The one place a Delta table becomes a dataset: the lake's readers
+    (:func:`pitwatch.lake.parquet.read_table`), the SQL views and the alerts view all build theirs here.
+    No file is opened until it is scanned; no files: an empty dataset of ``schema``."""
+    import pyarrow.dataset as ds
+
+    schema = schema if schema is not None else LAKE_TABLES[name]
+    if not files:
+        return ds.dataset(schema.empty_table())
+    fs, root = filesystem(lake)
+    if not ((name in PARTITIONED) if partitioned is None else partitioned):
+        return ds.dataset(files, schema=schema, format="parquet", filesystem=fs)
+    partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
+    return ds.dataset(files, schema=schema, format="parquet", filesystem=fs, partitioning=partitioning,
+                      partition_base_dir=f"{root}/{name}")
+
+
 def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
                    fence_at_start: int, replace_all: bool = False, schema: pa.Schema | None = None,
                    partitioned: bool | None = None, keep_only: int | None | str = "current",
@@ -226,9 +247,11 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     if add_missing_columns(table, schema, run_id):
         snap = delta_log.snapshot(lake, name)
     removes = []
-    for _path, add in _replaced(lake, name, snap, replayed_days, replace_all, keep_only):
+    for path, add in _replaced(lake, name, snap, replayed_days, replace_all, keep_only):
         values = {k: (None if v is None else str(v)) for k, v in (add.get("partitionValues") or {}).items()}
-        removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=stamp,
+        # delta-rs URI-encodes an action's path as it writes it (as an add's): hand it the file's path
+        # (decoded), not the log's text, or a name needing quoting is removed under another name
+        removes.append(RemoveAction(path=path, data_change=True, deletion_timestamp=stamp,
                                     size=add.get("size"), partition_values=values or None))
     table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
                                    commit_properties=props, post_commithook_properties=post_commit())

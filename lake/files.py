@@ -15,8 +15,10 @@ PRIVATE_FILE_MODE = 0o600
 
 
 def filesystem(lake: str) -> tuple[pafs.FileSystem, str]:
+    """The lake's file system and its root there (no trailing slash: a table's folder is ``root/name``)."""
     if "://" in lake:
-        return pafs.FileSystem.from_uri(lake)
+        fs, root = pafs.FileSystem.from_uri(lake)
+        return fs, root.rstrip("/") or root
     return pafs.LocalFileSystem(), os.path.abspath(lake)
 
 

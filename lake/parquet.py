@@ -293,8 +293,6 @@ def _piece_order(name: str, items: list, unpack, peek) -> list[int] | None:
 
 def read_table(lake: str, name: str, columns: list[str] | None = None, version: int | None = None) -> pa.Table:
     """Read a whole lake table (its current version, or ``version``; some ``columns``); empty if absent."""
-    import pyarrow.dataset as ds
-
     from pitwatch.lake import delta
 
     if version is None:
@@ -303,10 +301,5 @@ def read_table(lake: str, name: str, columns: list[str] | None = None, version: 
     if not files:
         empty = LAKE_TABLES[name].empty_table()
         return empty.select(columns) if columns else empty
-    fs, root = filesystem(lake)
-    partitioning = None
-    if name in PARTITIONED:
-        partitioning = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
-    dataset = ds.dataset(files, schema=LAKE_TABLES[name], filesystem=fs, format="parquet",
-                         partitioning=partitioning, partition_base_dir=f"{root}/{name}")
+    dataset = delta.dataset(lake, name, files)
     return dataset.to_table(columns=columns)

@@ -51,13 +51,6 @@ def files(lake: str) -> list[str]:
 
 
 def dataset(lake: str) -> ds.Dataset:
-    from pitwatch.lake.files import filesystem
+    from pitwatch.lake import delta
 
-    schema = columns(lake)
-    paths = files(lake)
-    if not paths:
-        return ds.dataset(schema.empty_table())
-    fs, root = filesystem(lake)
-    partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
-    return ds.dataset(paths, schema=schema, format="parquet", filesystem=fs, partitioning=partitioning,
-                      partition_base_dir=f"{root}/{TABLE}")
+    return delta.dataset(lake, TABLE, files(lake), columns(lake), partitioned=True)

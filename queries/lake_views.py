@@ -116,10 +116,9 @@ class Answer(tuple):
 
 
 def _filesystem(lake: str) -> tuple[pafs.FileSystem, str]:
-    if "://" in lake:
-        fs, root = pafs.FileSystem.from_uri(lake)
-        return fs, root.rstrip("/")
-    return pafs.LocalFileSystem(), os.path.abspath(lake)
+    from pitwatch.lake.files import filesystem
+
+    return filesystem(lake)
 
 
 def _visible_parquet(info: pafs.FileInfo) -> bool:
@@ -165,14 +164,9 @@ def table_dataset(lake: str, name: str, versions: dict | None = None, files: lis
         return ds.dataset(pa.Table.from_pylist(runs.latest_records(read_table(lake, "runs")), schema=schema))
     if files is None:
         files = table_files(lake, name, versions)
-    if not files:
-        return ds.dataset(schema.empty_table())
-    fs, root = _filesystem(lake)
-    if name not in PARTITIONED:
-        return ds.dataset(files, schema=schema, format="parquet", filesystem=fs)
-    partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
-    return ds.dataset(files, schema=schema, format="parquet", filesystem=fs,
-                      partitioning=partitioning, partition_base_dir=f"{root}/{name}")
+    from pitwatch.lake import delta
+
+    return delta.dataset(lake, name, files, schema)
 
 
 def _versions(lake: str, as_of: str | None, tables: set[str] | None = None) -> tuple[dict, dict[str, list[str]]]:
