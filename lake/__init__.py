@@ -12,26 +12,31 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from typing import TYPE_CHECKING
 
-import pyarrow.fs as pafs
+if TYPE_CHECKING:                # no pyarrow on import: the CLI imports this before it knows its command
+    import pyarrow.fs as pafs
 
 
 @dataclasses.dataclass(frozen=True)
 class Lake:
-    """A lake's location (a local folder, absolute, or a URI as given), its pyarrow file system and its
-    root on it (no trailing slash: table ``name`` is the folder ``root/name``), resolved on first use
-    and kept.  Frozen and picklable (a Beam worker gets it whole: a pyarrow file system pickles);
-    equal when the location is."""
+    """A lake: its location as given (a folder, or a URI), its address (the absolute path, or the
+    URI), its pyarrow file system and its root on it (no trailing slash: table ``name`` is the folder
+    ``root/name``), resolved on first use and kept.  Frozen and picklable (a Beam worker gets it whole: a pyarrow file system pickles);
+    equal when the address is."""
 
-    location: str
+    location: str = dataclasses.field(compare=False)
+    address: str
 
     @classmethod
     def at(cls, location: str | os.PathLike) -> Lake:
         """The lake at ``location`` (a path, relative or not, or a URI such as ``file:///…``,
-        ``s3://…``, ``memory://…``).  Its file system is resolved once, when first used (an object
-        store's is not contacted before: a command that refuses one says so first)."""
+        ``s3://…``, ``memory://…``), kept as given for what pitwatch says of it (``str(lake)``);
+        ``address``: the absolute path, or the URI, what the lake is compared by.  Its file system is
+        resolved once, when first used (an object store's is not contacted before: a command that
+        refuses one says so first)."""
         location = os.fspath(location)
-        return cls(location if "://" in location else os.path.abspath(location))
+        return cls(location, location if "://" in location else os.path.abspath(location))
 
     @classmethod
     def of(cls, lake: Lake | str | os.PathLike) -> Lake:
@@ -42,7 +47,7 @@ class Lake:
     def _resolved(self) -> tuple[pafs.FileSystem, str]:
         from pitwatch.lake.files import filesystem
 
-        return filesystem(self.location)
+        return filesystem(self.address)
 
     @property
     def fs(self) -> pafs.FileSystem:
@@ -50,7 +55,7 @@ class Lake:
 
     @property
     def root(self) -> str:
-        return self.location if not self.is_uri else self._resolved[1]
+        return self.address if not self.is_uri else self._resolved[1]
 
     def __str__(self) -> str:
         return self.location
@@ -63,12 +68,12 @@ class Lake:
 
     @property
     def is_uri(self) -> bool:
-        return "://" in self.location
+        return "://" in self.address
 
     @property
     def local(self) -> bool:
         """On the local disk (a plain path or a ``file://`` URI)."""
-        return not self.is_uri or self.location.startswith("file://")
+        return not self.is_uri or self.address.startswith("file://")
 
     def path(self, *parts: str) -> str:
         """``root/part/…``: a path the lake's file system opens."""

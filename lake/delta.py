@@ -110,7 +110,7 @@ def post_commit():
 def table_uri(lake: Lake, name: str) -> str:
     lake = Lake.of(lake)
     if lake.is_uri:
-        return f"{lake.location.rstrip('/')}/{name}"
+        return f"{lake.address.rstrip('/')}/{name}"
     return f"{lake.root}/{name}"
 
 

@@ -62,7 +62,7 @@ import stat
 from urllib.parse import unquote
 
 from pitwatch.config import parse_day_range
-from pitwatch.lake import runs
+from pitwatch.lake import Lake, runs
 from pitwatch.lake.parquet import LakeError
 
 DEFAULT_RETENTION_DAYS = 2555
@@ -122,8 +122,9 @@ class TablePlan:
     keep: list[Candidate]
 
 
-def tables(lake_root: str) -> list[str]:
+def tables(lake_root: Lake) -> list[str]:
     """The lake's Delta tables: folders with a ``_delta_log`` (a linked folder is not followed)."""
+    lake_root = Lake.of(lake_root)
     try:
         names = sorted(os.listdir(lake_root))
     except FileNotFoundError:
@@ -143,10 +144,11 @@ def tables(lake_root: str) -> list[str]:
     return found
 
 
-def plan(lake_root: str, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
+def plan(lake_root: Lake, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
     """What vacuum would remove from each table, and what it keeps of the candidates (and why)."""
     from deltalake import DeltaTable
 
+    lake_root = Lake.of(lake_root)
     out = []
     for name in tables(lake_root):
         folder = os.path.join(lake_root, name)
@@ -235,10 +237,11 @@ def _sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def current_files_missing(lake_root: str, names: list[str]) -> list[str]:
+def current_files_missing(lake_root: Lake, names: list[str]) -> list[str]:
     """Files the tables' current versions reference that are not on disk (after a vacuum: none)."""
     from deltalake import DeltaTable
 
+    lake_root = Lake.of(lake_root)
     missing = []
     for name in names:
         folder = os.path.join(lake_root, name)
@@ -267,7 +270,7 @@ def summary(plans: list[TablePlan], removed: dict[str, list[Candidate]] | None) 
     return out
 
 
-def vacuum(lake_root: str, retention_days: int, holds: LegalHolds, command: str, log, holder_update=None) -> Outcome:
+def vacuum(lake_root: Lake, retention_days: int, holds: LegalHolds, command: str, log, holder_update=None) -> Outcome:
     """Remove what :func:`plan` lists, under the lake's lock (the caller holds it), with a ``runs`` record."""
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = runs.new_run_id(started)

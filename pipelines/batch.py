@@ -22,8 +22,8 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pitwatch import __version__
 from pitwatch.inputs.files import expand_inputs
+from pitwatch.lake import Lake, runs
 from pitwatch.lake import parquet as lake
-from pitwatch.lake import runs
 from pitwatch.lake import settings as lake_settings
 from pitwatch.pipelines import progress
 from pitwatch.pipelines.graph import DAY_TABLES
@@ -353,9 +353,10 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         _remove_staging(lake_path, folder)
 
 
-def _remove_staging(lake_path: str, folder: str) -> None:
+def _remove_staging(lake_path: Lake, folder: str) -> None:
     import pyarrow.fs as pafs
 
+    lake_path = Lake.of(lake_path)
     fs, _root = lake.filesystem(lake_path)
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         fs.delete_dir(folder)
@@ -374,8 +375,9 @@ def log_ingest(ingest: dict) -> None:
              if damaged else "")
 
 
-def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -> RunSummary:
+def read_summary(lake_path: Lake, run_id: str, started: _dt.datetime, plans=()) -> RunSummary:
     """The run's record, and the rows it wrote to each table by gaming day (from its days' results)."""
+    lake_path = Lake.of(lake_path)
     rec = runs.read_run_record(lake_path, run_id)
     days = [d.isoformat() for d in rec["gaming_days"]]
     by_day: dict[str, dict[str, int]] = {}
@@ -397,7 +399,7 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -
     rows = {name: sum(by_day.get(name, {}).values()) for name in DAY_TABLES + ("rejects",)}
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
     return RunSummary(
-        run_id=run_id, lake=lake_path, inputs=rec["inputs"], lines_read=rec["lines_read"],
+        run_id=run_id, lake=str(lake_path), inputs=rec["inputs"], lines_read=rec["lines_read"],
         accepted=rec["accepted"], rejected=rec["rejected"], duplicates=rec["duplicates"],
         gaming_days=days, rows=rows, findings=rec["findings"],
         findings_by_severity=json.loads(rec["findings_by_severity"] or "{}"), status=rec["status"],

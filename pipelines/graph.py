@@ -40,8 +40,8 @@ import json
 import apache_beam as beam
 import pyarrow as pa
 
+from pitwatch.lake import Lake, state
 from pitwatch.lake import parquet as lake
-from pitwatch.lake import state
 from pitwatch.lake.parquet import replay_file_name
 from pitwatch.pipelines import coders, progress
 from pitwatch.pipelines.ingest import (
@@ -300,11 +300,12 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
     )
 
 
-def run_digests(lake_path: str, run_id: str, run_files: frozenset) -> dict:
+def run_digests(lake_path: Lake, run_id: str, run_files: frozenset) -> dict:
     """Each of the run's input files → the digest its read recorded (``{"sha256", "bytes"}``, from the
     run's ingest totals; ``{}`` when there are none to read)."""
     from pitwatch.pipelines.staging import staging_dir
 
+    lake_path = Lake.of(lake_path)
     fs, _root = lake.filesystem(lake_path)
     try:
         with fs.open_input_stream(f"{staging_dir(lake_path, run_id)}/ingest.json") as f:

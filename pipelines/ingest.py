@@ -41,6 +41,7 @@ from pitwatch.inputs.files import (
     iter_line_chunks,
     iter_parquet_chunks,
 )
+from pitwatch.lake import Lake
 from pitwatch.pipelines import progress
 from pitwatch.pipelines.coders import pack, unpack
 from pitwatch.schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
@@ -760,7 +761,7 @@ class RecordedDigests:
         self._recorded = None
 
 
-def recorded_digests(lake_path: str) -> dict:
+def recorded_digests(lake_path: Lake) -> dict:
     """Each input file a succeeded run read → the digest the latest of them recorded."""
     from pitwatch.lake import parquet as lake
     from pitwatch.lake import runs

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lake
 from pitwatch.pipelines import coders
 from pitwatch.pipelines.ingest import (
@@ -49,8 +50,9 @@ BATCH_ROWS = 250_000      # rows of a lake file read at a time
 REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])   # a rejects file: gaming_day is its folder
 
 
-def staging_dir(lake_path: str, run_id: str) -> str:
-    _fs, root = lake.filesystem(lake_path)
+def staging_dir(lake_path: Lake, run_id: str) -> str:
+    lake_path = Lake.of(lake_path)
+    root = lake_path.root
     return f"{root}/{STAGING}/{run_id}"
 
 
@@ -236,7 +238,7 @@ REJECTS_FILE = "rejects-file"   # a day's rejects source handed to the writer by
 REJECT_BATCH = 1 << 16          # rows of rejects read, merged and written at a time (a row group)
 
 
-def write_rejects(lake_path: str, day: str, file_name: str, sources: list[tuple[str, bool]], tables: list,
+def write_rejects(lake_path: Lake, day: str, file_name: str, sources: list[tuple[str, bool]], tables: list,
                   replaced: frozenset):
     """Write the day's ``rejects`` file from its sources, streamed: at no time more than a batch of
     each source in memory, whatever their number of rows (a gzip bomb of rejected lines).
@@ -249,6 +251,7 @@ def write_rejects(lake_path: str, day: str, file_name: str, sources: list[tuple[
     """
     from pitwatch.lake.parquet import file_schema, write_data_file
 
+    lake_path = Lake.of(lake_path)
     schema = file_schema("rejects")
     fs, _root = lake.filesystem(lake_path)
     streams = _staged_streams(fs, [p for p, carried in sources if not carried], schema)

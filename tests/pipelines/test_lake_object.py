@@ -40,9 +40,11 @@ def test_a_lake_pickles_and_compares_by_its_location(tmp_path):
     assert os.fspath(lake) == lake.root == os.path.abspath(tmp_path / "lake")
 
 
-def test_a_relative_path_is_made_absolute(tmp_path, monkeypatch):
+def test_a_relative_path_is_said_as_given_and_used_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert Lake.at("lake").location == str(tmp_path / "lake")
+    lake = Lake.at("lake")
+    assert lake.address == lake.root == str(tmp_path / "lake") and str(lake) == lake.location == "lake"
+    assert lake == Lake.at(tmp_path / "lake")
 
 
 def test_the_table_reads_what_the_functions_read(tmp_path):
