@@ -86,7 +86,7 @@ def write_manifest(lake_path: Lake, day: str, run_id: str, manifest: dict):
 def read_rows(lake_path: Lake, files: list[str], kind: str) -> list[dict]:
     """The rows of one ``kind`` in the given state files (old-style dicts)."""
     lake_path = Lake.of(lake_path)
-    fs, _root = lake.filesystem(lake_path)
+    fs = Lake.of(lake_path).fs
     out = []
     for path in files:
         if not path.endswith(f"-{kind}.parquet"):
@@ -112,7 +112,7 @@ def manifests(lake_path: Lake, version: int | None = None) -> dict[str, dict]:
     lake_path = Lake.of(lake_path)
     if version is None:
         version = delta.current_version(lake_path, TABLE)
-    fs, _root = lake.filesystem(lake_path)
+    fs = Lake.of(lake_path).fs
     out = {}
     for path in delta.files_at(lake_path, TABLE, version):
         if path.endswith("-manifest.parquet"):

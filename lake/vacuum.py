@@ -95,13 +95,13 @@ class Candidate:
     """A file the table removed longer ago than the retention."""
 
     table: str
-    path: str                  # relative to the table's folder, as the log names it
+    path: str                  # relative to the table's folder: the log's path, URI-decoded (the file's name)
     gaming_day: str | None
     bytes: int | None = None
     sha256: str | None = None
     why_kept: str | None = None     # held day, or a check that failed: not removed
     absent: bool = False            # already gone from the disk when vacuum came to remove it
-    file: str | None = None         # its file on disk (the log's path, or that path URL-decoded)
+    file: str | None = None         # its file on disk
 
     def row(self) -> dict:
         out = {"path": f"{self.table}/{self.path}", "gaming_day": self.gaming_day, "bytes": self.bytes}
@@ -154,6 +154,7 @@ def plan(lake_root: Lake, retention_days: int, holds: LegalHolds) -> list[TableP
         folder = os.path.join(lake_root, name)
         table = DeltaTable(folder)
         by_day = table.metadata().partition_columns == ["gaming_day"]
+        # the log's paths are URI-encoded: decoded once here; delta-rs's vacuum lists them decoded
         current = {unquote(p) for p in table.get_add_actions(flatten=True).column("path").to_pylist()}
         listed = set(table.vacuum(retention_hours=retention_days * 24, dry_run=True, enforce_retention_duration=False,
                                   full=False))
@@ -194,7 +195,7 @@ def _candidate(name: str, folder: str, path: str, by_day: bool, current: set, ho
         return c
     c.file = full
     c.bytes = os.lstat(full).st_size if os.path.lexists(full) else None
-    if path in current or unquote(path) in current:
+    if path in current:
         c.why_kept = "still in the table's current version"
     elif holds and c.gaming_day is None:
         c.why_kept = ("legal hold: a table without gaming days" if not by_day else
@@ -217,16 +218,14 @@ def _file_of(folder: str, path: str) -> str | None:
     parts = path.split("/")
     if path.startswith("/") or any(p in ("", ".", "..") or p.startswith(("_", ".")) for p in parts):
         return None             # never _delta_log, never outside the table, never a hidden file
-    for candidate in (path, unquote(path)):
-        full = os.path.join(folder, *candidate.split("/"))
-        if os.path.lexists(full):
-            real_folder = os.path.realpath(folder)
-            if os.path.commonpath([os.path.realpath(os.path.dirname(full)), real_folder]) != real_folder:
-                return None     # a partition folder linked to elsewhere
-            if not stat.S_ISREG(os.lstat(full).st_mode):
-                return None     # a link or anything else planted under the file's name
-            return full
-    return os.path.join(folder, *path.split("/"))     # already gone: recorded as such, nothing to unlink
+    full = os.path.join(folder, *path.split("/"))
+    if os.path.lexists(full):
+        real_folder = os.path.realpath(folder)
+        if os.path.commonpath([os.path.realpath(os.path.dirname(full)), real_folder]) != real_folder:
+            return None     # a partition folder linked to elsewhere
+        if not stat.S_ISREG(os.lstat(full).st_mode):
+            return None     # a link or anything else planted under the file's name
+    return full             # gone already: recorded as such, nothing to unlink
 
 
 def _sha256(path: str) -> str:
@@ -246,7 +245,7 @@ def current_files_missing(lake_root: Lake, names: list[str]) -> list[str]:
     for name in names:
         folder = os.path.join(lake_root, name)
         for path in DeltaTable(folder).get_add_actions(flatten=True).column("path").to_pylist():
-            if not any(os.path.isfile(os.path.join(folder, *p.split("/"))) for p in (path, unquote(path))):
+            if not os.path.isfile(os.path.join(folder, *unquote(path).split("/"))):
                 missing.append(f"{name}/{path}")
     return missing
 

@@ -273,7 +273,7 @@ class Start:
     def version(self) -> int:
         return self.record.version
 
-    def earlier(self, lake_path: str, name: str, base: int) -> list[Record]:
+    def earlier(self, lake_path: Lake, name: str, base: int) -> list[Record]:
         """The records before the anchored one that may name a commit of ``name`` after ``base``
         (its checkpoint the anchored record carries): read back one by one, up to the first that
         carries no checkpoint of ``name`` at ``base`` or later (a record written before that

@@ -248,7 +248,7 @@ def local_input_bytes(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if "://" not in f and os.path.exists(f))
 
 
-def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = None,
+def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
               night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None,
               refused: list[dict] | None = None, max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW) -> RunSummary:
@@ -357,7 +357,7 @@ def _remove_staging(lake_path: Lake, folder: str) -> None:
     import pyarrow.fs as pafs
 
     lake_path = Lake.of(lake_path)
-    fs, _root = lake.filesystem(lake_path)
+    fs = Lake.of(lake_path).fs
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         fs.delete_dir(folder)
     parent = folder.rsplit("/", 1)[0]
@@ -383,7 +383,7 @@ def read_summary(lake_path: Lake, run_id: str, started: _dt.datetime, plans=()) 
     by_day: dict[str, dict[str, int]] = {}
     incomplete: list[str] = []
     for plan in plans:
-        fs, _root = lake.filesystem(lake_path)
+        fs = Lake.of(lake_path).fs
         try:
             with fs.open_input_stream(plan.result_path) as f:
                 result = json.loads(f.read())

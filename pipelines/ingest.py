@@ -742,7 +742,7 @@ class RecordedDigests:
     record's ``inputs``), read from the lake the first time a file not of this run is asked for
     (only copies whose decoded columns agree need it: rare)."""
 
-    def __init__(self, lake_path: str, run_inputs: dict):
+    def __init__(self, lake_path: Lake, run_inputs: dict):
         self.lake_path, self.run_inputs = lake_path, run_inputs
         self._recorded: dict | None = None
 

@@ -254,12 +254,12 @@ def _staged_reject_days(folder: str) -> set[str]:
 
 def read_json(lake_path: Lake, path: str) -> dict:
     lake_path = Lake.of(lake_path)
-    fs, _root = lake.filesystem(lake_path)
+    fs = Lake.of(lake_path).fs
     with fs.open_input_stream(path) as f:
         return json.loads(f.read())
 
 
-def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options, devices, pipeline) -> list[DayPlan]:
+def replay_days(plans: list[DayPlan], lake_path: Lake, meta: dict, ingest_options, devices, pipeline) -> list[DayPlan]:
     """Replay the days in order, each from the state files the day before left; the days replayed.
 
     **The early stop**: a day the run did not change (``plan.forced`` false) is not replayed when
@@ -337,7 +337,7 @@ class CommitRun(beam.DoFn):
     """The run's last step: reconcile its counts, record its intent, commit every table, then its
     ``runs`` record."""
 
-    def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
+    def __init__(self, lake_path: Lake, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
                  repeats_only: tuple = ()):
         self.lake_path = lake_path
         self.meta = meta
@@ -396,7 +396,7 @@ def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
     return out
 
 
-def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, results: list[str], days: list[str],
+def commit_pipeline(pipeline, lake_path: Lake, meta: dict, ingest_path: str, results: list[str], days: list[str],
                     repeats_only: tuple = ()):
     with pipeline() as p:
         (p | "Commit" >> beam.Create([None])

@@ -69,7 +69,7 @@ def _partition_of(path: str) -> str:
 
 def _read(lake_path: Lake, path: str) -> pa.Table:
     lake_path = Lake.of(lake_path)
-    fs, _root = lake.filesystem(lake_path)
+    fs = Lake.of(lake_path).fs
     with fs.open_input_file(path) as f:
         return pq.read_table(f)
 
@@ -156,7 +156,7 @@ def _write(lake_path: Lake, plan, old: dict, old_cross: set, findings, index: li
     manifest["pitwatch"] = __version__
     written = state.write_manifest(lake_path, day, plan.run_id, manifest)
     out["files"].append(written.to_dict())
-    fs, _root = lake.filesystem(lake_path)
+    fs = Lake.of(lake_path).fs
     fs.create_dir(plan.result_path.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(plan.result_path) as f:
         f.write(json.dumps(out, sort_keys=True, default=str).encode())

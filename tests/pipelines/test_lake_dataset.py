@@ -78,3 +78,19 @@ def test_a_replay_removes_the_file_by_its_own_name(tmp_path):
     added = [unquote(p) for kind, p in logged if kind == "add"]
     removed = [unquote(p) for kind, p in logged if kind == "remove"]
     assert removed == [added[0]]
+
+
+def test_vacuum_names_the_replaced_file_by_its_own_name(tmp_path):
+    """vacuum decodes the log's paths once too: the replaced file is its candidate (the file on disk),
+    the current one is no candidate and is not missing."""
+    from pitwatch.lake import vacuum
+
+    lake = str(tmp_path / "lake")
+    parquet.write_partition(lake, NAME, DAY, [_rejects(3, "one")], run_id=FIRST)
+    parquet.write_partition(lake, NAME, DAY, [_rejects(2, "two")], run_id=SECOND)
+    (table_plan,) = [p for p in vacuum.plan(lake, 0, vacuum.LegalHolds.parse([])) if p.table == NAME]
+    first = f"gaming_day={DAY}/replay-{DAY}-{FIRST}.parquet"
+    assert [c.path for c in table_plan.remove] == [first]
+    assert table_plan.remove[0].file == os.path.join(os.path.abspath(lake), NAME, *first.split("/"))
+    assert os.path.isfile(table_plan.remove[0].file) and not table_plan.keep
+    assert vacuum.current_files_missing(lake, [NAME]) == []
