@@ -86,7 +86,7 @@ def write_manifest(lake_path: Lake, day: str, run_id: str, manifest: dict):
 def read_rows(lake_path: Lake, files: list[str], kind: str) -> list[dict]:
     """The rows of one ``kind`` in the given state files (old-style dicts)."""
     lake_path = Lake.of(lake_path)
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     out = []
     for path in files:
         if not path.endswith(f"-{kind}.parquet"):

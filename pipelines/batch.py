@@ -357,7 +357,7 @@ def _remove_staging(lake_path: Lake, folder: str) -> None:
     import pyarrow.fs as pafs
 
     lake_path = Lake.of(lake_path)
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         fs.delete_dir(folder)
     parent = folder.rsplit("/", 1)[0]

@@ -306,7 +306,7 @@ def run_digests(lake_path: Lake, run_id: str, run_files: frozenset) -> dict:
     from pitwatch.pipelines.staging import staging_dir
 
     lake_path = Lake.of(lake_path)
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     try:
         with fs.open_input_stream(f"{staging_dir(lake_path, run_id)}/ingest.json") as f:
             inputs = json.loads(f.read()).get("inputs", [])

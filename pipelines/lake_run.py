@@ -32,7 +32,6 @@ import logging
 import apache_beam as beam
 
 from pitwatch.lake import Lake, delta, runs, state
-from pitwatch.lake import parquet as lake
 from pitwatch.lake.versions import pinned_versions
 from pitwatch.pipelines.graph import DayPlan, build_pipeline
 from pitwatch.pipelines.staging import STAGING
@@ -146,7 +145,7 @@ def plan_days(lake_path: Lake, run_id: str, staged_days: list[str], run_files: f
     pinned = pinned_versions(lake_path) or {}
     manifests = state.manifests(lake_path, pinned.get(state.TABLE))
     replaced_days = {d for d, m in manifests.items() if run_files & set(m.get("files", ()))}
-    damage_days = _staged_reject_days(result_dir)    # damaged files' rows: their last line's day
+    damage_days = _staged_reject_days(lake_path, result_dir)    # damaged files' rows: their last line's day
     changed = set(staged_days) | replaced_days | {reject_day} | damage_days
     if night is not None:
         changed |= {night.day} | ({night.rebuild_from} if night.rebuild_from else set())
@@ -173,10 +172,10 @@ def plan_days(lake_path: Lake, run_id: str, staged_days: list[str], run_files: f
         plans.append(DayPlan(
             replay_day=d, prior_day=prior, run_id=run_id, prior_state=prior_files,
             events=tuple([(p, True) for p in carried_events if folder in p and keep_old]
-                         + [(p, False) for p in _staged(result_dir, "events", d)]),
+                         + [(p, False) for p in _staged(lake_path, result_dir, "events", d)]),
             rejects=tuple([(p, True) for p in carried_rejects if folder in p and keep_old]
-                          + ([(p, False) for p in _staged(result_dir, "rejects", None)] if d == reject_day else [])
-                          + [(p, False) for p in _staged(result_dir, "rejects", d)]),
+                          + ([(p, False) for p in _staged(lake_path, result_dir, "rejects", None)] if d == reject_day else [])
+                          + [(p, False) for p in _staged(lake_path, result_dir, "rejects", d)]),
             replaced=run_files, run_files=run_files, result_path=f"{result_dir}/day-{d}.json",
             retention_days=night.retention_days if night is not None else retention_days,
             close_at_end=close_at_end, manifest={"inbox": listing or []},
@@ -227,24 +226,24 @@ def state_differences(lake_path: Lake, files, other) -> dict[str, list[str]]:
     return out
 
 
-def _staged(folder: str, kind: str, day: str | None) -> list[str]:
+def _staged(lake_path: Lake, folder: str, kind: str, day: str | None) -> list[str]:
+    """The run's staged files of ``kind`` (of ``day``) in ``folder``, a path on the lake's file system
+    (:func:`pitwatch.pipelines.staging.staging_dir`: under its root, no scheme)."""
     import pyarrow.fs as pafs
 
-    from pitwatch.lake.parquet import filesystem
-
-    fs, _root = filesystem(folder)
+    fs = Lake.of(lake_path).fs
     base = f"{folder}/{kind}" + (f"/gaming_day={day}" if day else "")
     if fs.get_file_info(base).type != pafs.FileType.Directory:
         return []
     return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(base)) if i.base_name.endswith(".parquet"))
 
 
-def _staged_reject_days(folder: str) -> set[str]:
+def _staged_reject_days(lake_path: Lake, folder: str) -> set[str]:
     """The gaming days of the run's staged rejects filed under a day of their own (a damaged file's
     row: :mod:`pitwatch.inputs.damage`); the others go under the run's day."""
     import pyarrow.fs as pafs
 
-    fs, _root = lake.filesystem(folder)
+    fs = Lake.of(lake_path).fs
     base = f"{folder}/rejects"
     if fs.get_file_info(base).type != pafs.FileType.Directory:
         return set()
@@ -254,7 +253,7 @@ def _staged_reject_days(folder: str) -> set[str]:
 
 def read_json(lake_path: Lake, path: str) -> dict:
     lake_path = Lake.of(lake_path)
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     with fs.open_input_stream(path) as f:
         return json.loads(f.read())
 

@@ -69,7 +69,7 @@ def _partition_of(path: str) -> str:
 
 def _read(lake_path: Lake, path: str) -> pa.Table:
     lake_path = Lake.of(lake_path)
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     with fs.open_input_file(path) as f:
         return pq.read_table(f)
 

@@ -252,7 +252,7 @@ def write_rejects(lake_path: Lake, day: str, file_name: str, sources: list[tuple
 
     lake_path = Lake.of(lake_path)
     schema = file_schema("rejects")
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     streams = _staged_streams(fs, [p for p, carried in sources if not carried], schema)
     streams += [_file_batches(fs, p, schema, replaced) for p, carried in sources if carried]
     tables = [t for t in (coders.unpack(t) for t in tables) if t is not None and t.num_rows]
