@@ -9,6 +9,7 @@ import click
 
 from pitwatch.cli.common import StrictCommand, UserError, setup_logging
 from pitwatch.cli.render import render
+from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
 
@@ -51,12 +52,12 @@ def demo(out, hours, faults, seed):
     days = sorted(str(d) for d in feeds.iterdir() if d.is_dir())   # the day folders, not truth.jsonl
     registry = feeds / "devices.csv"       # the simulator's device registry: SHOE_SILENT, UNKNOWN_DEVICE
     click.echo(f"2/4 running the batch: pitwatch run {' '.join(days)} --devices {registry} --lake {lake}")
-    summary = run_batch(days, str(lake), devices=load_registry(str(registry)))
+    summary = run_batch(days, Lake.at(lake), devices=load_registry(str(registry)))
     click.echo(f"    {summary.lines_read:,} lines = accepted {summary.accepted:,} + rejected {summary.rejected:,}"
                f" + duplicates {summary.duplicates:,}; {plural(summary.rows['rounds'], 'round')}, "
                f"{plural(summary.rows['packs'], 'pack')}, {plural(summary.findings, 'finding')}")
     click.echo("3/4 findings by rule, next to the injected faults' ground truth:\n")
-    result = compare(lake_findings(str(lake)), read_truth(feeds / "truth.jsonl"))
+    result = compare(lake_findings(Lake.at(lake)), read_truth(feeds / "truth.jsonl"))
     rows = [[c.rule_id, c.severity, c.found, c.expected, "yes" if c.matches else "NO"]
             for c in sorted(result.values(), key=lambda c: (SEVERITIES.index(c.severity), c.rule_id))]
     click.echo(render(["rule_id", "severity", "found", "injected", "match"], rows, "table"))
@@ -70,7 +71,7 @@ def demo(out, hours, faults, seed):
     from pitwatch.cli.verify import render as render_verify
     from pitwatch.lake.verify import verify
 
-    report = verify(str(lake))
+    report = verify(Lake.at(lake))
     click.echo("    " + render_verify(report).replace("\n", "\n    "))
     if not report.intact:
         from pitwatch.cli.exits import NOT_INTACT

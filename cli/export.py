@@ -7,6 +7,7 @@ import click
 
 from pitwatch.cli.common import StrictCommand, lake_option, user_errors
 from pitwatch.cli.sql import as_of_option, lake_answers
+from pitwatch.lake import Lake
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -34,6 +35,7 @@ def export_duckdb(lake, out, force, as_of):
     """
     from pitwatch.queries.export import EXPORT_MODE, export_database
 
+    lake = Lake.at(lake)
     with lake_answers():
         path, run = export_database(lake, out, force=force, as_of=as_of)
     pinned = f"as run {run['run_id']} left them" if run else "as of now"   # no successful run recorded

@@ -7,6 +7,7 @@ import click
 
 from pitwatch.cli import exits
 from pitwatch.cli.common import CommandError, setting_option
+from pitwatch.lake import Lake
 
 
 class Locked(CommandError):
@@ -35,7 +36,7 @@ lock_timeout_option = setting_option("lock_timeout", type=Duration(), metavar="S
 
 
 @contextlib.contextmanager
-def lake_lock(lake: str, timeout: float, command: str, log):
+def lake_lock(lake: Lake, timeout: float, command: str, log):
     """Hold the lake's lock for the ``with`` block (yields the holder record); exit 4 after ``timeout``."""
     from pitwatch.lake.lock import LakeLocked, hold, new_holder
 

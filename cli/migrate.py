@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from pitwatch.cli.common import Incomplete, StrictCommand, lake_option, signal_name, user_errors
+from pitwatch.lake import Lake
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -26,6 +27,7 @@ def migrate(lake):
     """
     from pitwatch.lake.migrate import migrate as run_migration
 
+    lake = Lake.at(lake)
     try:
         record = run_migration(lake)
     except KeyboardInterrupt as exc:      # SIGINT / SIGTERM: the plan stays, the migration resumes

@@ -17,6 +17,7 @@ from pitwatch.cli.sql import (
     time_options,
 )
 from pitwatch.config import SETTINGS
+from pitwatch.lake import Lake
 
 
 @click.command(cls=StrictCommand, epilog="""\b
@@ -74,6 +75,7 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, max_bytes,
         raise click.UsageError("give the NAME of a query (pitwatch query --list shows them)")
     if not lake:
         raise click.UsageError("Missing option '--lake'.")
+    lake = Lake.at(lake)
     from pitwatch.queries.catalog import run_query
 
     values = parse_params(params)

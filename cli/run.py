@@ -24,6 +24,7 @@ from pitwatch.cli.common import (
 from pitwatch.cli.locking import lake_lock, lock_timeout_option
 from pitwatch.cli.render import visible
 from pitwatch.config import at_or_above
+from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
@@ -115,6 +116,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
     from pitwatch.lake.parquet import LakeError
     from pitwatch.lake.state import StateError
 
+    lake = Lake.at(lake)                       # where the lake is, resolved once for the whole command
     key = _anchor_key(lake, anchor, anchor_key)
     try:
         paths, beam_args = pipeline_args(ctx, list(inputs) + list(ctx.args))
@@ -148,7 +150,7 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
             sys.exit(exits.FINDINGS)
 
 
-def _anchor_key(lake: str, anchor: str | None, anchor_key: str | None) -> bytes | None:
+def _anchor_key(lake: Lake, anchor: str | None, anchor_key: str | None) -> bytes | None:
     """The anchor's signing key, checked before anything is written (``--key`` needs ``--anchor``)."""
     from pitwatch.lake import anchor as anchors
 
@@ -162,7 +164,7 @@ def _anchor_key(lake: str, anchor: str | None, anchor_key: str | None) -> bytes 
         raise UserError(str(exc)) from None
 
 
-def _anchored(lake: str, anchor: str | None, key: bytes | None, work):
+def _anchored(lake: Lake, anchor: str | None, key: bytes | None, work):
     """Run ``work``; then, whatever its end, append the lake's chain head to the anchor
     (:mod:`pitwatch.lake.anchor`): a failed or interrupted run's record is chained too."""
     from pitwatch.lake import anchor as anchors

@@ -17,6 +17,7 @@ import click
 
 from pitwatch.cli.common import Incomplete, StrictCommand, UserError, lake_option, user_errors
 from pitwatch.cli.render import format_option, render
+from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
 DEFAULT_TIMEOUT = 60.0
@@ -83,7 +84,7 @@ as_of_option = click.option(
          "default: the last successful run.")
 
 
-def open_lake(lake: str, local: bool, show_tz: str | None, dealers: str | None = None, as_of: str | None = None,
+def open_lake(lake: Lake, local: bool, show_tz: str | None, dealers: str | None = None, as_of: str | None = None,
               statements: tuple[str, ...] = (), max_memory: int | None = None):
     """The analysts' connection with the display zone of ``--show-tz`` (``--local`` excludes it),
     pinned to the last successful run or to ``--as-of`` (:mod:`pitwatch.queries.as_of`); with
@@ -195,6 +196,7 @@ def sql(statement, lake, fmt, dealers, timeout, max_rows, max_bytes, max_memory,
             raise UserError(f"the SQL on standard input is not UTF-8 (byte {exc.start})") from None
     if not statement.strip():
         raise UserError("the SQL statement is empty")
+    lake = Lake.at(lake)
     with lake_answers():
         con = open_lake(lake, local, show_tz, dealers, as_of, statements=(statement,), max_memory=max_memory)
         try:

@@ -17,6 +17,7 @@ from pitwatch.cli.common import (
 )
 from pitwatch.cli.locking import lake_lock, lock_timeout_option
 from pitwatch.config import MAX_DAYS
+from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
@@ -60,6 +61,7 @@ def vacuum(ctx, lake, retention_days, extra_holds, no_config_holds, dry_run, loc
     from pitwatch.lake.vacuum import LegalHolds, plan, summary, tables
     from pitwatch.lake.vacuum import vacuum as carry_out
 
+    lake = Lake.at(lake)
     setup_logging(quiet, log_file)
     loaded = ctx.meta.get(CONFIG_META)
     if loaded is None and not dry_run and not no_config_holds:

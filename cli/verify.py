@@ -7,6 +7,7 @@ import click
 
 from pitwatch.cli import exits
 from pitwatch.cli.common import StrictCommand, UserError, setting_option, setup_logging
+from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
 
@@ -47,6 +48,7 @@ def verify(lake, fmt, anchor, anchor_key, since):
     from pitwatch.lake.parquet import LakeError
     from pitwatch.lake.verify import verify as check
 
+    lake = Lake.at(lake)
     ignored = None
     if since and anchor:
         source = click.get_current_context().get_parameter_source("anchor")

@@ -8,6 +8,7 @@ import click
 
 from pitwatch.cli.common import StrictCommand, lake_option, setting_option, setup_logging, user_errors
 from pitwatch.config import SETTINGS
+from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
@@ -119,6 +120,7 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", watch_id):
         raise click.BadParameter("letters, digits, '_', '.', '-' only", param_hint="--watch-id")
+    lake = Lake.at(lake)
     check_writable(lake)
     from pitwatch.inputs.devices import load_registry
     from pitwatch.lake import settings as lake_settings

@@ -29,7 +29,7 @@ import json
 import os
 
 from pitwatch.config import NotRegularFile, read_small
-from pitwatch.lake import chain
+from pitwatch.lake import Lake, chain
 from pitwatch.wording import plural
 
 ENTRY = ("runs_version", "run_id", "status", "record_sha256", "record_file_sha256", "runs_commit_sha256")
@@ -55,7 +55,7 @@ def rewritten_problem(entry: dict, differ) -> str:
             f"{entry.get('anchored_at')}: {', '.join(differ)} differ — the chain was rewritten")
 
 
-def read_key(path: str, lake_path: str | None = None) -> bytes:
+def read_key(path: str, lake_path: Lake | None = None) -> bytes:
     """The signing key: the file's bytes, white space at either end left out; at least
     :data:`MIN_KEY_BYTES`.  A key inside the lake is refused (whoever edits the lake would hold it)."""
     if lake_path is not None:
@@ -78,10 +78,11 @@ def read_key(path: str, lake_path: str | None = None) -> bytes:
     return key
 
 
-def _outside(path: str, lake_path: str, flag: str) -> None:
-    if "://" in lake_path:
+def _outside(path: str, lake_path: Lake, flag: str) -> None:
+    lake_path = Lake.of(lake_path)
+    if lake_path.is_uri:
         return
-    real, lake_real = os.path.realpath(path), os.path.realpath(lake_path)
+    real, lake_real = os.path.realpath(path), os.path.realpath(lake_path.root)
     if real == lake_real or real.startswith(lake_real.rstrip(os.sep) + os.sep):
         raise AnchorError(f"{flag} {path} is inside the lake {lake_path}: it must be kept where the lake's "
                           "writers cannot change it (docs/verify.md)")
@@ -93,11 +94,12 @@ def signature(entry: dict, key: bytes) -> str:
     return hmac.new(key, chain.canonical(entry, SIGNATURE), hashlib.sha256).hexdigest()
 
 
-def append(anchor_path: str, lake_path: str, key: bytes | None = None) -> dict | None:
+def append(anchor_path: str, lake_path: Lake, key: bytes | None = None) -> dict | None:
     """Append the lake's chain head to the anchor (one line, flushed to disk); the entry, or None
     when the lake has no record yet."""
     from pitwatch.lake.runs import runs_head
 
+    lake_path = Lake.of(lake_path)
     _outside(anchor_path, lake_path, "--anchor")
     if os.path.isdir(anchor_path):
         raise AnchorError(f"anchor {anchor_path} is a folder, not a file")
@@ -105,7 +107,7 @@ def append(anchor_path: str, lake_path: str, key: bytes | None = None) -> dict |
     if head is None:
         return None
     entry = {k: head[k] for k in ENTRY}
-    entry["lake"] = lake_path if "://" in lake_path else os.path.abspath(lake_path)
+    entry["lake"] = lake_path.address
     entry["anchored_at"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     try:
         fd = os.open(anchor_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)

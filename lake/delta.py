@@ -47,9 +47,9 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pitwatch.lake import chain, delta_log
+from pitwatch.lake import Lake, chain, delta_log
 from pitwatch.lake.delta_log import RETENTION_KEY, retention_ms  # noqa: F401 - the tables' retention, read and written
-from pitwatch.lake.files import DATA_FILE_MODE, filesystem, replay_day_of, set_file_mode
+from pitwatch.lake.files import DATA_FILE_MODE, replay_day_of, set_file_mode
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
 APP_ID = "pitwatch"
@@ -107,21 +107,21 @@ def post_commit():
     return PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
 
 
-def table_uri(lake: str, name: str) -> str:
-    _fs, root = filesystem(lake)
-    if "://" in lake:
-        return f"{lake.rstrip('/')}/{name}"
-    return f"{root}/{name}"
+def table_uri(lake: Lake, name: str) -> str:
+    lake = Lake.of(lake)
+    if lake.is_uri:
+        return f"{lake.address.rstrip('/')}/{name}"
+    return f"{lake.root}/{name}"
 
 
-def is_table(lake: str, name: str) -> bool:
+def is_table(lake: Lake, name: str) -> bool:
     """The lake has table ``name``: its log (or the archive of it) holds a commit."""
     from pitwatch.lake import delta_log
 
     return delta_log.commit_exists(lake, name, 0) or bool(delta_log.log_versions(lake, name))
 
 
-def open_table(lake: str, name: str, version: int | None = None):
+def open_table(lake: Lake, name: str, version: int | None = None):
     """The Delta table ``name`` as delta-rs reads it (at ``version``), or None when the lake has no
     such table.  For writers only: readers read :func:`pitwatch.lake.delta_log.snapshot`, which takes
     no checkpoint the chain does not name."""
@@ -133,7 +133,7 @@ def open_table(lake: str, name: str, version: int | None = None):
     return DeltaTable(uri, version=version)
 
 
-def current_version(lake: str, name: str) -> int | None:
+def current_version(lake: Lake, name: str) -> int | None:
     """The table's latest version (None: no such table), from the chained log."""
     from pitwatch.lake import delta_log
 
@@ -141,7 +141,7 @@ def current_version(lake: str, name: str) -> int | None:
     return None if snap is None else snap.version
 
 
-def fence(lake: str, name: str) -> int:
+def fence(lake: Lake, name: str) -> int:
     """The table's pitwatch transaction version: 0 for a table not created yet."""
     from pitwatch.lake import delta_log
 
@@ -149,28 +149,51 @@ def fence(lake: str, name: str) -> int:
     return 0 if snap is None else snap.txns.get(APP_ID, 0)
 
 
-def fences(lake: str, names) -> dict[str, int]:
+def fences(lake: Lake, names) -> dict[str, int]:
     return {name: fence(lake, name) for name in names}
 
 
-def files_at(lake: str, name: str, version: int | None, checkpoints=None) -> list[str]:
+def files_at(lake: Lake, name: str, version: int | None, checkpoints=None) -> list[str]:
     """The data files of table ``name`` at ``version`` (None: the table does not exist then), as
     paths the lake's file system opens, sorted: from the chained log
     (:func:`pitwatch.lake.delta_log.snapshot`; ``checkpoints``: the chained checkpoints of the record
     the version was pinned from, default the chain head's)."""
     from pitwatch.lake import delta_log
 
+    lake = Lake.of(lake)
     if version is None:
         return []
     snap = delta_log.snapshot(lake, name, version, checkpoints)
     if snap is None:
         return []
-    _fs, root = filesystem(lake)
+    root = lake.root
     base = f"{root}/{name}/"
     return [base + path for path in snap.paths()]
 
 
-def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
+def dataset(lake: Lake, name: str, files: list[str], schema: pa.Schema | None = None,
+            partitioned: bool | None = None):
+    """Table ``name`` as a ``pyarrow.dataset`` of ``files`` (paths the lake's file system opens, as
+    :func:`files_at` gives them: the log's paths URI-decoded once), with ``schema`` (default the
+    table's, :data:`pitwatch.schemas.arrow.LAKE_TABLES`) and, on a partitioned table (``partitioned``,
+    default: one of :data:`pitwatch.schemas.arrow.PARTITIONED`), ``gaming_day`` from the Hive folder name.  The one place a Delta table becomes a dataset: the lake's readers
+    (:func:`pitwatch.lake.parquet.read_table`), the SQL views and the alerts view all build theirs here.
+    No file is opened until it is scanned; no files: an empty dataset of ``schema``."""
+    import pyarrow.dataset as ds
+
+    lake = Lake.of(lake)
+    schema = schema if schema is not None else LAKE_TABLES[name]
+    if not files:
+        return ds.dataset(schema.empty_table())
+    fs, root = lake.fs, lake.root
+    if not ((name in PARTITIONED) if partitioned is None else partitioned):
+        return ds.dataset(files, schema=schema, format="parquet", filesystem=fs)
+    partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
+    return ds.dataset(files, schema=schema, format="parquet", filesystem=fs, partitioning=partitioning,
+                      partition_base_dir=f"{root}/{name}")
+
+
+def commit_replays(lake: Lake, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
                    fence_at_start: int, replace_all: bool = False, schema: pa.Schema | None = None,
                    partitioned: bool | None = None, keep_only: int | None | str = "current",
                    info: dict[str, str] | None = None) -> int:
@@ -226,9 +249,11 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     if add_missing_columns(table, schema, run_id):
         snap = delta_log.snapshot(lake, name)
     removes = []
-    for _path, add in _replaced(lake, name, snap, replayed_days, replace_all, keep_only):
+    for path, add in _replaced(lake, name, snap, replayed_days, replace_all, keep_only):
         values = {k: (None if v is None else str(v)) for k, v in (add.get("partitionValues") or {}).items()}
-        removes.append(RemoveAction(path=add["path"], data_change=True, deletion_timestamp=stamp,
+        # delta-rs URI-encodes an action's path as it writes it (as an add's): hand it the file's path
+        # (decoded), not the log's text, or a name needing quoting is removed under another name
+        removes.append(RemoveAction(path=path, data_change=True, deletion_timestamp=stamp,
                                     size=add.get("size"), partition_values=values or None))
     table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
                                    commit_properties=props, post_commithook_properties=post_commit())
@@ -236,7 +261,7 @@ def commit_replays(lake: str, name: str, files: list[DataFile], replayed_days: l
     return delta_log.snapshot(lake, name).version        # reads the new commit only
 
 
-def _replaced(lake: str, name: str, snap, replayed_days, replace_all: bool, keep_only) -> list[tuple[str, dict]]:
+def _replaced(lake: Lake, name: str, snap, replayed_days, replace_all: bool, keep_only) -> list[tuple[str, dict]]:
     """The current files (path, add action) a commit of :func:`commit_replays` removes: those of
     the replayed days, all of them (``replace_all``), those not in the ``keep_only`` version."""
     from pitwatch.lake import delta_log
@@ -252,7 +277,7 @@ def _replaced(lake: str, name: str, snap, replayed_days, replace_all: bool, keep
             if replace_all or replay_day_of(path) in replayed or (base is not None and path not in base)]
 
 
-def intended_commits(lake: str, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
+def intended_commits(lake: Lake, name: str, files: list[DataFile], replayed_days: list[str] | None, *, run_id: str,
                      fence_at_start: int, replace_all: bool = False, schema: pa.Schema | None = None,
                      partitioned: bool | None = None, keep_only: int | None | str = "current") -> list[dict]:
     """The commits :func:`commit_replays` with the same arguments is about to make to table
@@ -321,7 +346,7 @@ def commit_digest(actions: list[dict]) -> str:
     return chain.actions_sha256(added_paths(actions), removed_paths(actions), meta)
 
 
-def _append(lake: str, name: str, version: int, files: list[DataFile], run_id: str, fence_at_start: int,
+def _append(lake: Lake, name: str, version: int, files: list[DataFile], run_id: str, fence_at_start: int,
             partitioned: bool, stamp: int, extra: dict[str, str] | None = None) -> int:
     """Append ``files`` as commit ``version`` of a local table, the commit file written here.
 
@@ -349,14 +374,15 @@ def _add_action(f: DataFile, partitioned: bool, stamp: int, data_change: bool) -
                     "modificationTime": stamp, "dataChange": data_change, "stats": json.dumps({"numRecords": f.rows})}}
 
 
-def _put_commit(lake: str, name: str, version: int, actions: list[dict]) -> int:
+def _put_commit(lake: Lake, name: str, version: int, actions: list[dict]) -> int:
     """Put ``actions`` in place as commit ``version`` of a local table, the way delta-rs does on a
     local disk: written under a temporary name, then hard-linked to its version's name, which
     fails if another writer took that version (:class:`StaleWriter`)."""
     from pitwatch.lake import delta_log
 
+    lake = Lake.of(lake)
     body = "".join(json.dumps(a, separators=(",", ":")) + "\n" for a in actions).encode()
-    _fs, root = filesystem(lake)
+    root = lake.root
     folder = f"{root}/{name}/{LOG_FOLDER}"
     temp = os.path.join(folder, f"_commit_{uuid.uuid4()}.json.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, DATA_FILE_MODE)
@@ -372,14 +398,14 @@ def _put_commit(lake: str, name: str, version: int, actions: list[dict]) -> int:
                           "this run was committed to it") from None
     finally:
         os.unlink(temp)
-    set_file_mode(_fs, os.path.join(folder, delta_log.commit_name(version)), DATA_FILE_MODE)
+    set_file_mode(lake.fs, os.path.join(folder, delta_log.commit_name(version)), DATA_FILE_MODE)
     return version
 
 
 COMPACTION = "pitwatch compaction"      # the commit info's operation of a compaction commit
 
 
-def commit_compaction(lake: str, name: str, compacted: DataFile, replaced: list[str], *, run_id: str,
+def commit_compaction(lake: Lake, name: str, compacted: DataFile, replaced: list[str], *, run_id: str,
                       fence_at_start: int) -> int:
     """Commit, in one transaction of a local partitioned table, the file ``compacted`` in place of
     the files ``replaced`` (paths relative to the table's folder, every one in the table now), which
@@ -392,6 +418,7 @@ def commit_compaction(lake: str, name: str, compacted: DataFile, replaced: list[
     moved or a file to replace is no longer in the table: nothing committed."""
     from pitwatch.lake import delta_log
 
+    lake = Lake.of(lake)
     if not local(lake):
         raise ValueError(f"{lake}: a compaction is committed on a local lake only")
     snap = delta_log.snapshot(lake, name)
@@ -422,7 +449,7 @@ def commit_compaction(lake: str, name: str, compacted: DataFile, replaced: list[
 SET_PROPERTIES = "SET TBLPROPERTIES"     # the commit info's operation of a change of a table's properties
 
 
-def set_table_properties(lake: str, name: str, properties: dict[str, str], *, run_id: str,
+def set_table_properties(lake: Lake, name: str, properties: dict[str, str], *, run_id: str,
                          fence_at_start: int) -> int | None:
     """Commit, to a local table, its metadata with ``properties`` set in its configuration (one
     commit: the commit info, operation :data:`SET_PROPERTIES`, with the run id; the fence; the
@@ -431,6 +458,7 @@ def set_table_properties(lake: str, name: str, properties: dict[str, str], *, ru
     materialises the whole table).  The writer's record must say so: ``pitwatch verify`` accepts
     a change of a table's properties only as ``docs/verify.md`` ("Tombstones and the table's
     retention") says."""
+    lake = Lake.of(lake)
     if not local(lake):
         raise ValueError(f"{lake}: a table's properties are set on a local lake only")
     snap = delta_log.snapshot(lake, name)
@@ -473,13 +501,14 @@ _HANDLES: dict[tuple[str, str], object] = {}
 atexit.register(lambda: forget_handles())
 
 
-def writer_handle(lake: str, name: str):
+def writer_handle(lake: Lake, name: str):
     """The ``DeltaTable`` this process commits ``name`` through, kept open and brought up to date
     with ``update_incremental`` (it reads only the commits since its last use); opened again when
     that fails (its log moved to the archive meanwhile)."""
     from deltalake import DeltaTable
 
-    key = (filesystem(lake)[1], name)
+    lake = Lake.of(lake)
+    key = (lake.root, name)
     table = _HANDLES.get(key)
     if table is not None:
         try:
@@ -496,7 +525,7 @@ def forget_handles() -> None:
     _HANDLES.clear()
 
 
-def _last_writer(lake: str, name: str, version: int) -> str | None:
+def _last_writer(lake: Lake, name: str, version: int) -> str | None:
     from pitwatch.lake import delta_log
 
     try:
@@ -505,10 +534,11 @@ def _last_writer(lake: str, name: str, version: int) -> str | None:
         return None
 
 
-def set_log_modes(lake: str, name: str) -> None:
+def set_log_modes(lake: Lake, name: str) -> None:
     """The log's files get the data files' mode whatever the umask (delta-rs writes them with the
     umask's): readable by all, written by the lake's owner only (``docs/lake.md``)."""
-    fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     if not isinstance(fs, pafs.LocalFileSystem):
         return
     folder = f"{root}/{name}/{LOG_FOLDER}"
@@ -532,7 +562,7 @@ def add_missing_columns(table, schema: pa.Schema, run_id: str | None = None) -> 
     return [f.name for f in missing]
 
 
-def committed_paths(lake: str, name: str) -> set[str]:
+def committed_paths(lake: Lake, name: str) -> set[str]:
     """Every data file any commit of the table's log (or its archive) added (relative paths): what
     is not in here is no part of the table in any version (a killed run's leftover).  Reads the
     table's whole history: :func:`committed_among` asks it only about the files the snapshot at the
@@ -547,7 +577,7 @@ def committed_paths(lake: str, name: str) -> set[str]:
     return paths
 
 
-def committed_among(lake: str, name: str, paths) -> set[str]:
+def committed_among(lake: Lake, name: str, paths) -> set[str]:
     """Which of ``paths`` (relative to the table's folder) some commit of the table added: exactly
     ``set(paths) & committed_paths(lake, name)``, without reading the history in the usual case.
 
@@ -581,11 +611,12 @@ def _unquote(path: str) -> str:
     return unquote(path)
 
 
-def leftover_files(lake: str, names) -> list[str]:
+def leftover_files(lake: Lake, names) -> list[str]:
     """Data files under the tables' folders that no commit added: what a killed run left behind.
     (The caller of ``runs`` holds :func:`pitwatch.lake.runs.runs_append_lock`: the watcher writes a
     record file there before committing it, outside the lake's lock.)"""
-    fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     out = []
     for name in names:
         folder = f"{root}/{name}"
@@ -622,20 +653,22 @@ def data_files_on_disk(fs: pafs.FileSystem, folder: str) -> dict[str, str]:
     return out
 
 
-def remove_leftovers(lake: str, names) -> list[str]:
-    fs, _root = filesystem(lake)
+def remove_leftovers(lake: Lake, names) -> list[str]:
+    lake = Lake.of(lake)
+    fs = lake.fs
     gone = leftover_files(lake, names)
     for path in gone:
         fs.delete_file(path)
     return gone
 
 
-def local(lake: str) -> bool:
-    return "://" not in lake or lake.startswith("file://")
+def local(lake: Lake) -> bool:
+    return Lake.of(lake).local
 
 
-def table_names_on_disk(lake: str) -> list[str]:
-    _fs, root = filesystem(lake)
+def table_names_on_disk(lake: Lake) -> list[str]:
+    lake = Lake.of(lake)
+    root = lake.root
     return sorted(n for n in LAKE_TABLES if os.path.isdir(f"{root}/{n}/{LOG_FOLDER}"))
 
 
@@ -643,9 +676,10 @@ def table_names_on_disk(lake: str) -> list[str]:
 COMMIT_FILE_DIGITS = 20
 
 
-def tables_on_disk(lake: str) -> list[str]:
+def tables_on_disk(lake: Lake) -> list[str]:
     """Every folder of the lake that holds a Delta log (the private ``state`` table included), sorted."""
-    fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     if fs.get_file_info(root).type != pafs.FileType.Directory:
         return []
     return sorted(i.base_name for i in fs.get_file_info(pafs.FileSelector(root))
@@ -653,20 +687,21 @@ def tables_on_disk(lake: str) -> list[str]:
                   and fs.get_file_info(f"{i.path}/{LOG_FOLDER}").type == pafs.FileType.Directory)
 
 
-def commit_path(lake: str, name: str, version: int) -> str:
+def commit_path(lake: Lake, name: str, version: int) -> str:
     """The commit file of ``version`` of table ``name`` (``_delta_log/000…N.json``)."""
-    _fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    root = lake.root
     return f"{root}/{name}/{LOG_FOLDER}/{version:0{COMMIT_FILE_DIGITS}d}.json"
 
 
-def log_versions(lake: str, name: str) -> list[int]:
+def log_versions(lake: Lake, name: str) -> list[int]:
     """The versions whose commit file the table keeps (in its log or, once old, its archive), sorted."""
     from pitwatch.lake import delta_log
 
     return delta_log.history_versions(lake, name)
 
 
-def read_commit(lake: str, name: str, version: int) -> tuple[bytes, list[dict]]:
+def read_commit(lake: Lake, name: str, version: int) -> tuple[bytes, list[dict]]:
     """The bytes of a commit file (from the log or the archive) and its actions (one JSON object a
     line).  Raises ValueError when a line is not a JSON object."""
     from pitwatch.lake import delta_log
@@ -704,7 +739,7 @@ def commit_operation(actions: list[dict]) -> str | None:
 
 
 
-def checkpoint_if_due(lake: str, name: str, chained: dict):
+def checkpoint_if_due(lake: Lake, name: str, chained: dict):
     """After a commit: write a checkpoint of table ``name`` at its version now when that version is :data:`CHECKPOINT_EVERY` or more past the newest chained one (``chained``: the
     chain head's), and return it for the writer's record; then move what the previous chained
     checkpoint makes old to the archive.  Before writing, delta-rs's files are compared with the
@@ -756,13 +791,14 @@ def checkpoint_if_due(lake: str, name: str, chained: dict):
     return Checkpoint(name, version, tuple(parts))
 
 
-def archive_old_log(lake: str, name: str, keep_from: int) -> int:
+def archive_old_log(lake: Lake, name: str, keep_from: int) -> int:
     """Move the log's JSON commits older than ``keep_from`` (a chained checkpoint's version) and its
     checkpoints older than that to ``TABLE/_log_archive/``; the number of files moved.  A rename on
     a local disk: the bytes, and so their SHA-256 in the chain, are unchanged."""
     from pitwatch.lake.delta_log import ARCHIVE_FOLDER, CHECKPOINT_FILE, COMMIT_FILE, listed
 
-    fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     log, archive = f"{root}/{name}/{LOG_FOLDER}", f"{root}/{name}/{ARCHIVE_FOLDER}"
     moved = 0
     for base in listed(lake, name):

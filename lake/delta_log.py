@@ -46,8 +46,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pitwatch.lake import chain
-from pitwatch.lake.files import filesystem
+from pitwatch.lake import Lake, chain
 
 LOG_FOLDER = "_delta_log"
 ARCHIVE_FOLDER = "_log_archive"
@@ -128,8 +127,9 @@ def dump_checkpoints(checkpoints: dict[str, Checkpoint]) -> str | None:
 # ---------------------------------------------------------------- files of the log
 
 
-def _folders(lake: str, name: str) -> tuple[pafs.FileSystem, str, str]:
-    fs, root = filesystem(lake)
+def _folders(lake: Lake, name: str) -> tuple[pafs.FileSystem, str, str]:
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     return fs, f"{root}/{name}/{LOG_FOLDER}", f"{root}/{name}/{ARCHIVE_FOLDER}"
 
 
@@ -137,7 +137,7 @@ def commit_name(version: int) -> str:
     return f"{version:0{COMMIT_FILE_DIGITS}d}.json"
 
 
-def read_log_file(lake: str, name: str, file_name: str) -> bytes:
+def read_log_file(lake: Lake, name: str, file_name: str) -> bytes:
     """The bytes of a log file (a commit or a checkpoint part), from the log or, once moved, the
     archive.  FileNotFoundError when neither has it."""
     fs, log, archive = _folders(lake, name)
@@ -153,7 +153,7 @@ def read_log_file(lake: str, name: str, file_name: str) -> bytes:
     raise FileNotFoundError(f"{name}/{LOG_FOLDER}/{file_name}")
 
 
-def commit_exists(lake: str, name: str, version: int) -> bool:
+def commit_exists(lake: Lake, name: str, version: int) -> bool:
     fs, log, archive = _folders(lake, name)
     file = commit_name(version)
     return any(fs.get_file_info(f"{folder}/{file}").type == pafs.FileType.File for folder in (log, archive))
@@ -176,16 +176,17 @@ def parse_commit(data: bytes, name: str = "?", version: int = -1) -> list[dict]:
     return actions
 
 
-def listed(lake: str, name: str, folder: str = LOG_FOLDER) -> list[str]:
+def listed(lake: Lake, name: str, folder: str = LOG_FOLDER) -> list[str]:
     """The names of the files in the table's log (or archive) folder."""
-    fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     path = f"{root}/{name}/{folder}"
     if fs.get_file_info(path).type != pafs.FileType.Directory:
         return []
     return [i.base_name for i in fs.get_file_info(pafs.FileSelector(path)) if i.type == pafs.FileType.File]
 
 
-def history_versions(lake: str, name: str) -> list[int]:
+def history_versions(lake: Lake, name: str) -> list[int]:
     """Every version whose JSON commit the table keeps, in the log or the archive, sorted."""
     out = set()
     for folder in (LOG_FOLDER, ARCHIVE_FOLDER):
@@ -193,7 +194,7 @@ def history_versions(lake: str, name: str) -> list[int]:
     return sorted(out)
 
 
-def log_versions(lake: str, name: str) -> list[int]:
+def log_versions(lake: Lake, name: str) -> list[int]:
     """The versions whose JSON commit is in the log folder itself (not archived), sorted."""
     return sorted(int(m.group(1)) for b in listed(lake, name) if (m := COMMIT_FILE.match(b)))
 
@@ -282,7 +283,7 @@ def _map_items(value) -> dict:
     return dict(value)
 
 
-def read_checkpoint(lake: str, checkpoint: Checkpoint) -> Snapshot:
+def read_checkpoint(lake: Lake, checkpoint: Checkpoint) -> Snapshot:
     """The snapshot a chained checkpoint holds, each part checked against the SHA-256 the chain
     recorded as its bytes are read (:class:`LogError` on a mismatch or a missing part)."""
     snap = Snapshot(checkpoint.table)
@@ -319,15 +320,15 @@ _CACHE: dict[tuple[str, str], Snapshot] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def forget(lake: str | None = None) -> None:
+def forget(lake: Lake | str | None = None) -> None:
     """Drop the snapshots this process keeps (of one lake, or all): the next read starts again from
     the chain's checkpoint (tests that rewrite a lake's files behind pitwatch's back)."""
     with _CACHE_LOCK:
-        for key in [k for k in _CACHE if lake is None or k[0] == filesystem(lake)[1]]:
+        for key in [k for k in _CACHE if lake is None or k[0] == Lake.of(lake).root]:
             del _CACHE[key]
 
 
-def snapshot(lake: str, name: str, version: int | None = None,
+def snapshot(lake: Lake, name: str, version: int | None = None,
              checkpoints: dict[str, Checkpoint] | None = None) -> Snapshot | None:
     """Table ``name`` at ``version`` (None: its latest), or None when the table has no commit then.
 
@@ -336,7 +337,8 @@ def snapshot(lake: str, name: str, version: int | None = None,
     chain head's, :func:`head_checkpoints`), else from version 0; then applies
     the commits after it, from the log or the archive.  The latest version is the last commit
     found in order (a commit file appears whole: delta-rs writes it by a put-if-absent rename)."""
-    key = (filesystem(lake)[1], name)
+    lake = Lake.of(lake)
+    key = (lake.root, name)
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
         cached = cached.copy() if cached is not None else None
@@ -381,11 +383,12 @@ RUNS = "runs"
 CHECKPOINTS_COLUMN = "checkpoints"
 
 
-def head_checkpoints(lake: str) -> dict[str, Checkpoint]:
+def head_checkpoints(lake: Lake) -> dict[str, Checkpoint]:
     """The chained checkpoints the chain's head names (its ``runs`` record's ``checkpoints``): the
     last commit of ``runs`` adds that record's one file.  {} when there is no record, or the head
     predates checkpoints.  (:func:`pitwatch.lake.runs.runs_head` reads the whole head; this module
     reads only what it needs, below ``runs`` in the import order.)"""
+    lake = Lake.of(lake)
     versions = log_versions(lake, RUNS) or history_versions(lake, RUNS)
     if not versions:
         return {}
@@ -394,12 +397,12 @@ def head_checkpoints(lake: str) -> dict[str, Checkpoint]:
     if len(adds) != 1:
         raise LogError(f"runs commit {versions[-1]} adds {len(adds)} files, not one record: the lake is not intact "
                        "(pitwatch verify)")
-    fs, root = filesystem(lake)
+    fs, root = lake.fs, lake.root
     rows = chain.parquet_rows(chain.read_whole(fs, f"{root}/{RUNS}/{unquote(adds[0]['path'])}"))
     return parse_checkpoints(rows[0].get(CHECKPOINTS_COLUMN)) if len(rows) == 1 else {}
 
 
-def _still_there(lake: str, snap: Snapshot) -> bool:
+def _still_there(lake: Lake, snap: Snapshot) -> bool:
     """A kept snapshot still describes the table on disk: its last commit file has the bytes it read
     (a lake removed and made again at the same place, in one process, has other ones)."""
     if snap.last_commit_sha256 is None:

@@ -61,6 +61,7 @@ import time
 import uuid
 
 from pitwatch.config import parse_duration  # noqa: F401  (re-exported: how --lock-timeout values are read)
+from pitwatch.lake import Lake
 from pitwatch.lake.parquet import LakeError
 
 LOCK_FILE = "_writer.lock"
@@ -91,8 +92,9 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / 3600:.4g} h"
 
 
-def local_root(lake: str) -> str:
+def local_root(lake: Lake | str) -> str:
     """The lake's local folder; :class:`LockUnsupported` for an object store."""
+    lake = lake.location if isinstance(lake, Lake) else lake
     if lake.startswith("file://"):
         lake = lake[len("file://"):]
     elif "://" in lake:
@@ -176,7 +178,7 @@ def _write_holder(held: _Held) -> None:
                         "writes it; remove what is there)") from None
 
 
-def holder_update(lake: str, **fields) -> None:
+def holder_update(lake: Lake | str, **fields) -> None:
     """Add to the holder record of the lock this process holds on ``lake`` (e.g. ``run_id=…`` once the
     run has one; a nightly run calls it for each day it replays).  Does nothing if it holds none."""
     try:
@@ -191,7 +193,7 @@ def holder_update(lake: str, **fields) -> None:
     _write_holder(held)
 
 
-def holding(lake: str) -> bool:
+def holding(lake: Lake | str) -> bool:
     """Whether this process holds the lake's lock."""
     try:
         root = local_root(lake)
@@ -248,7 +250,7 @@ def _lake_folder(root: str) -> bool:
 
 
 @contextlib.contextmanager
-def hold(lake: str, holder: dict, timeout: float, log, say_every: float = SAY_EVERY):
+def hold(lake: Lake | str, holder: dict, timeout: float, log, say_every: float = SAY_EVERY):
     """Hold the lake's lock for the ``with`` block, waiting up to ``timeout`` seconds for another writer.
 
     ``holder`` (:func:`new_holder`) is written beside the lock.  While waiting, ``log.info`` says who

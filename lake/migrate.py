@@ -57,7 +57,7 @@ import logging
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pitwatch.lake import delta, runs, state
+from pitwatch.lake import Lake, delta, runs, state
 from pitwatch.lake import parquet as lake
 from pitwatch.lake.migrate_survey import (  # noqa: F401  (PLAN, refuse_old_layout, MigrateError: the module's API)
     DAY_TABLES,
@@ -121,10 +121,11 @@ def _rename(fs, root: str, plan: dict) -> None:
                                "the backup taken before it")
 
 
-def _state_files(lake_path: str, plan: dict) -> list:
+def _state_files(lake_path: Lake, plan: dict) -> list:
     """The state table's files: each completed day's kinds and manifest, written (again) from the
     old files, which stay until the migration has succeeded."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     run_id, out = plan["run_id"], []
     for day, old in sorted(plan["state_days"].items()):
         for kind in state.KINDS:
@@ -144,7 +145,7 @@ def _state_files(lake_path: str, plan: dict) -> list:
     return out
 
 
-def _manifest_file(lake_path: str, day: str, run_id: str, manifest: dict):
+def _manifest_file(lake_path: Lake, day: str, run_id: str, manifest: dict):
     """The day's manifest row, format 2, every other field as given (``engine_state`` included)."""
     import pyarrow as pa
 
@@ -155,8 +156,9 @@ def _manifest_file(lake_path: str, day: str, run_id: str, manifest: dict):
     return lake.write_data_file(lake_path, state.TABLE, day, name, table, mode=lake.PRIVATE_FILE_MODE)
 
 
-def _day_input_files(lake_path: str, plan: dict, day: str) -> list[str]:
-    fs, root = lake.filesystem(lake_path)
+def _day_input_files(lake_path: Lake, plan: dict, day: str) -> list[str]:
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     names = set()
     for move in plan["moves"]:
         if move["table"] == "events" and move["gaming_day"] == day:
@@ -171,14 +173,15 @@ def _data_files(plan: dict, name: str) -> list:
             for m in plan["moves"] if m["table"] == name]
 
 
-def _commit_runs(lake_path: str, plan: dict, meta: dict) -> None:
+def _commit_runs(lake_path: Lake, plan: dict, meta: dict) -> None:
     """``runs``: each old record appended as a chained record of its own (``runs.write_run_record``:
     one record per commit, the hash chain of ``docs/verify.md`` starting with the oldest), its old
     file then removed (its SHA-256 stays in the migration's record); then the migration's
     ``running`` record; each found done when resuming."""
     import pyarrow.parquet as pq
 
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     have = set()
     if delta.open_table(lake_path, "runs") is not None:
         have = {r["run_id"] for r in lake.read_table(lake_path, "runs", columns=["run_id"]).to_pylist()}
@@ -201,7 +204,7 @@ def _commit_runs(lake_path: str, plan: dict, meta: dict) -> None:
         _after_step("running recorded")
 
 
-def _commit_tables(lake_path: str, plan: dict, state_files: list | None, meta: dict) -> dict[str, int]:
+def _commit_tables(lake_path: Lake, plan: dict, state_files: list | None, meta: dict) -> dict[str, int]:
     """Each data table created from its add actions (found done when resuming); their versions.
     Before the first commit (of this start or of a resumed one), the migration's intent, chained:
     the commits it is about to make (:func:`pitwatch.lake.runs.write_intent_record`; a resumed
@@ -228,7 +231,7 @@ def _commit_tables(lake_path: str, plan: dict, state_files: list | None, meta: d
     return versions
 
 
-def _meta(lake_path: str, plan: dict) -> dict:
+def _meta(lake_path: Lake, plan: dict) -> dict:
     converted = {name: [{k: m[k] for k in ("old", "new", "sha256", "size", "rows")}
                         for m in plan["moves"] if m["table"] == name]
                  for name in DAY_TABLES + ("rules", "runs")}
@@ -239,8 +242,9 @@ def _meta(lake_path: str, plan: dict) -> dict:
             "versions": runs.versions(), "options": json.dumps(options, sort_keys=True)}
 
 
-def _clean_up(lake_path: str, plan: dict) -> None:
-    fs, root = lake.filesystem(lake_path)
+def _clean_up(lake_path: Lake, plan: dict) -> None:
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     old_state = [f"state/gaming_day={d}/{k}" for d in list(plan["state_days"]) + plan["incomplete_state_days"]
                  for k in ("tables.parquet", "devices.parquet", "pack_cards.parquet", "manifest.json")]
     for rel in old_state + plan["leftovers"]:
@@ -249,10 +253,11 @@ def _clean_up(lake_path: str, plan: dict) -> None:
     fs.delete_dir(f"{root}/_migration")
 
 
-def migrate(lake_path: str) -> dict:
+def migrate(lake_path: Lake) -> dict:
     """Convert ``lake_path`` (see the module doc); the migration's ``runs`` record, or None when
     the lake is of today's layout already (nothing to migrate).  Raises :class:`MigrateError`."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     kind = layout(lake_path)
     if kind == "delta":
         mixed = old_files_beside_tables(lake_path)
@@ -308,7 +313,7 @@ def migrate(lake_path: str) -> dict:
     return record
 
 
-def _record_stop(lake_path: str, meta: dict, status: str) -> None:
+def _record_stop(lake_path: Lake, meta: dict, status: str) -> None:
     """The migration's record when it stops before its end (superseded by the one that finishes it)."""
     try:
         runs.write_run_record(lake_path, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pitwatch.lake import delta
+from pitwatch.lake import Lake, delta
 from pitwatch.lake import parquet as lake
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
@@ -68,10 +68,11 @@ def is_leftover(rel: str) -> bool:
     return base.startswith(".") and (".tmp" in base or base.startswith(".pitwatch-write-test-"))
 
 
-def layout(lake_path: str) -> str:
+def layout(lake_path: Lake) -> str:
     """``"old"`` (the previous layout: migrate it), ``"migrating"`` (a migration to finish),
     ``"delta"`` (today's), or ``"empty"``."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     if fs.get_file_info(f"{root}/{PLAN}").type == pafs.FileType.File:
         return "migrating"
     if delta.table_names_on_disk(lake_path) or delta.is_table(lake_path, "runs"):
@@ -84,15 +85,16 @@ def layout(lake_path: str) -> str:
     return "empty"
 
 
-def old_files_beside_tables(lake_path: str) -> list[str]:
+def old_files_beside_tables(lake_path: Lake) -> list[str]:
     """Files of the previous layout in a lake of Delta tables (copied in, or restored from a
     backup over a migrated lake): no table has them, so they must not pass for migrated."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     return [f for f in _listing(fs, root)
             if _DAY_FILE.match(f) or _STATE_MANIFEST.match(f) or _STATE_FILE.match(f) or f == "rules/part-0.parquet"]
 
 
-def refuse_old_layout(lake_path: str) -> None:
+def refuse_old_layout(lake_path: Lake) -> None:
     """For every writer and reader of the lake: a lake of the previous layout, or one whose
     migration was interrupted, is a :class:`pitwatch.lake.parquet.LakeError` saying to migrate it
     (a Delta run on it would take the old files for a killed run's leftovers)."""
@@ -129,9 +131,10 @@ def _check_columns(fs, path: str, name: str, expected) -> int:
     return meta.num_rows
 
 
-def survey(lake_path: str, run_id: str) -> dict:
+def survey(lake_path: Lake, run_id: str) -> dict:
     """The migration's plan (see the module doc), from the lake as it is; changes nothing."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     if fs.get_file_info(root).type != pafs.FileType.Directory:
         raise MigrateError(f"no lake at {lake_path}: not a folder; nothing was changed")
     files = _listing(fs, root)

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pitwatch.lake import Lake
 from pitwatch.lake.files import (  # noqa: F401  (the lake's file system, modes and names: shared with pitwatch.lake.delta)
     DATA_FILE_MODE,
     PRIVATE_FILE_MODE,
@@ -70,9 +71,10 @@ class LakeError(ValueError):
     """The lake cannot be used (not writable, not a folder …): a user mistake."""
 
 
-def check_writable(lake: str) -> None:
+def check_writable(lake: Lake) -> None:
     """Fail early, with a clear reason, if the lake cannot be written."""
-    fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.File:
         raise LakeError(f"lake {lake} is a file, not a folder")
@@ -150,12 +152,13 @@ def _write_parquet(out, schema: pa.Schema, tables) -> None:
             writer.write_table(piece)
 
 
-def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Table | Iterable[pa.Table],
+def write_atomically(lake: Lake, relative_dir: str, file_name: str, table: pa.Table | Iterable[pa.Table],
                      schema: pa.Schema | None = None, mode: int = DATA_FILE_MODE) -> str:
     """Write ``table`` (or, one after the other, ``schema``'s tables) to ``lake/relative_dir/file_name``
     via a hidden temp file and a move; the file gets ``mode`` (local lakes) before it is moved.
     For files outside the Delta tables (a watcher's own files); table data: :func:`write_data_file`."""
-    fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     folder = f"{root}/{relative_dir}" if relative_dir else root
     fs.create_dir(folder, recursive=True)
     final = f"{folder}/{file_name}"
@@ -168,7 +171,7 @@ def write_atomically(lake: str, relative_dir: str, file_name: str, table: pa.Tab
     return final
 
 
-def write_data_file(lake: str, name: str, gaming_day, file_name: str, table: pa.Table | Iterable[pa.Table],
+def write_data_file(lake: Lake, name: str, gaming_day, file_name: str, table: pa.Table | Iterable[pa.Table],
                     schema: pa.Schema | None = None, mode: int = DATA_FILE_MODE):
     """Write a data file of Delta table ``name`` (not committed: :mod:`pitwatch.lake.delta` commits it).
 
@@ -179,7 +182,8 @@ def write_data_file(lake: str, name: str, gaming_day, file_name: str, table: pa.
     """
     from pitwatch.lake.delta import DataFile
 
-    fs, root = filesystem(lake)
+    lake = Lake.of(lake)
+    fs, root = lake.fs, lake.root
     relative = f"gaming_day={gaming_day}/{file_name}" if gaming_day is not None else file_name
     folder = f"{root}/{name}" + (f"/gaming_day={gaming_day}" if gaming_day is not None else "")
     fs.create_dir(folder, recursive=True)
@@ -213,7 +217,7 @@ def file_schema(name: str) -> pa.Schema:
     return schema
 
 
-def write_partition(lake: str, name: str, gaming_day, tables: Iterable, run_id: str | None = None) -> int:
+def write_partition(lake: Lake, name: str, gaming_day, tables: Iterable, run_id: str | None = None) -> int:
     """Replace partition ``gaming_day`` of table ``name`` with the rows of ``tables`` and commit it
     at once: for tools and tests that build a small lake by hand (a run commits at its end,
     :mod:`pitwatch.pipelines.lake_run`).  Returns rows written."""
@@ -228,7 +232,7 @@ def write_partition(lake: str, name: str, gaming_day, tables: Iterable, run_id: 
     return written.rows
 
 
-def write_partition_file(lake: str, name: str, gaming_day, tables: Iterable, file_name: str,
+def write_partition_file(lake: Lake, name: str, gaming_day, tables: Iterable, file_name: str,
                          unpack=None, peek=None):
     """Write the rows of ``tables`` as one data file of a partition of table ``name`` (not committed).
     Returns its :class:`pitwatch.lake.delta.DataFile`.
@@ -290,10 +294,8 @@ def _piece_order(name: str, items: list, unpack, peek) -> list[int] | None:
     return [i for _, i in sorted(firsts)]
 
 
-def read_table(lake: str, name: str, columns: list[str] | None = None, version: int | None = None) -> pa.Table:
+def read_table(lake: Lake, name: str, columns: list[str] | None = None, version: int | None = None) -> pa.Table:
     """Read a whole lake table (its current version, or ``version``; some ``columns``); empty if absent."""
-    import pyarrow.dataset as ds
-
     from pitwatch.lake import delta
 
     if version is None:
@@ -302,10 +304,5 @@ def read_table(lake: str, name: str, columns: list[str] | None = None, version: 
     if not files:
         empty = LAKE_TABLES[name].empty_table()
         return empty.select(columns) if columns else empty
-    fs, root = filesystem(lake)
-    partitioning = None
-    if name in PARTITIONED:
-        partitioning = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
-    dataset = ds.dataset(files, schema=LAKE_TABLES[name], filesystem=fs, format="parquet",
-                         partitioning=partitioning, partition_base_dir=f"{root}/{name}")
+    dataset = delta.dataset(lake, name, files)
     return dataset.to_table(columns=columns)

@@ -35,6 +35,7 @@ import os
 import re
 
 from pitwatch.inputs.devices import DeviceRegistry, parse_rows
+from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lake
 
 FOLDER = "_registry"
@@ -57,7 +58,7 @@ def kept_name(sha256: str) -> str:
     return f"{FOLDER}/devices-{sha256}.csv"
 
 
-def lake_registry(lake_path: str) -> tuple[dict | None, str | None]:
+def lake_registry(lake_path: Lake) -> tuple[dict | None, str | None]:
     """The registry the lake holds now: the newest succeeded record naming one (its options'
     ``devices``, None when that run had none) and the run id of that record; (None, None) for a
     lake no batch run has written yet.  Stops at the newest batch run (its options hold ``night``
@@ -83,9 +84,10 @@ def lake_registry(lake_path: str) -> tuple[dict | None, str | None]:
     return None, None
 
 
-def read_kept(lake_path: str, described: dict) -> DeviceRegistry:
+def read_kept(lake_path: Lake, described: dict) -> DeviceRegistry:
     """The registry a record names, read from the lake and checked against its name; LakeError
     when it is gone or changed."""
+    lake_path = Lake.of(lake_path)
     name = described.get("kept")
     match = FILE.match(os.path.basename(str(name))) if name else None
     if match is None or name != kept_name(match.group(1)):
@@ -104,9 +106,10 @@ def read_kept(lake_path: str, described: dict) -> DeviceRegistry:
     return DeviceRegistry(name, match.group(1), parse_rows(data.decode("utf-8-sig"), name), data)
 
 
-def keep(lake_path: str, registry: DeviceRegistry) -> str:
+def keep(lake_path: Lake, registry: DeviceRegistry) -> str:
     """Write the registry's bytes into the lake (once: a copy already there is checked, not
     rewritten); its name in the lake."""
+    lake_path = Lake.of(lake_path)
     name = kept_name(registry.sha256)
     path = os.path.join(lake_path, name)
     if os.path.exists(path):
@@ -128,7 +131,7 @@ def keep(lake_path: str, registry: DeviceRegistry) -> str:
     return name
 
 
-def choose(lake_path: str, given: DeviceRegistry | None) -> Chosen:
+def choose(lake_path: Lake, given: DeviceRegistry | None) -> Chosen:
     """The registry a batch run uses: ``given`` (kept in the lake, the next version when its
     bytes are new), else the lake's; what its record keeps and what the run says about it."""
     from pitwatch.lake import delta

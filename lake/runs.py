@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from pitwatch import __version__
 from pitwatch.config import SEVERITIES
-from pitwatch.lake import chain
+from pitwatch.lake import Lake, chain
 from pitwatch.lake import parquet as lake
 from pitwatch.schemas.arrow import RUNS, conform, rows_to_table
 from pitwatch.schemas.contract import CONTRACT_VERSION
@@ -50,7 +50,7 @@ def chain_format(record: dict) -> int:
     return found if isinstance(found, int) and not isinstance(found, bool) else 1
 
 
-def write_intent_record(lake_path: str, meta: dict, intended: list[dict]) -> int | None:
+def write_intent_record(lake_path: Lake, meta: dict, intended: list[dict]) -> int | None:
     """Record, chained, the commits a writer is about to make (before the first of them): one
     record for the whole commit phase, status :data:`INTENT_STATUS`, its options ``{"intent":
     [{table, version, operation, actions_sha256, files: [{path, sha256}]}, …]}`` — each commit as
@@ -143,7 +143,7 @@ PREV_FIELD = "prev_record_sha256"
 CHAIN_RETRIES = 5
 
 
-def write_run_record(lake_path: str, record: dict, written=None, once: bool = False,
+def write_run_record(lake_path: Lake, record: dict, written=None, once: bool = False,
                      since: dict[str, int] | None = None) -> int | None:
     """Append ``record`` to the ``runs`` Delta table (one commit), chained; returns the table's version.
 
@@ -176,7 +176,7 @@ def write_run_record(lake_path: str, record: dict, written=None, once: bool = Fa
         return _append_record(lake_path, record, written, since)
 
 
-def recorded_run_ids(lake_path: str) -> set[str]:
+def recorded_run_ids(lake_path: Lake) -> set[str]:
     """Every run id the ``runs`` table has a record of (none: an empty set)."""
     from pitwatch.lake import delta
 
@@ -189,7 +189,7 @@ RUNS_APPEND_LOCK = "_runs.lock"
 
 
 @contextlib.contextmanager
-def runs_append_lock(lake_path: str):
+def runs_append_lock(lake_path: Lake):
     """An operating-system lock (``flock``) on ``LAKE/_runs.lock`` around one append to ``runs``.
 
     A run appends under the lake's lock; the live service (:mod:`pitwatch.live.alerts_table`) appends a
@@ -199,10 +199,11 @@ def runs_append_lock(lake_path: str):
     on the fence's retry (:data:`CHAIN_RETRIES`)."""
     from pitwatch.lake import delta
 
+    lake_path = Lake.of(lake_path)
     if not delta.local(lake_path):
         yield
         return
-    _fs, root = lake.filesystem(lake_path)
+    root = lake_path.root
     fd = os.open(os.path.join(root, RUNS_APPEND_LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -211,9 +212,10 @@ def runs_append_lock(lake_path: str):
         os.close(fd)
 
 
-def _append_record(lake_path: str, record: dict, written=None, since=None) -> int:
+def _append_record(lake_path: Lake, record: dict, written=None, since=None) -> int:
     from pitwatch.lake import delta, delta_log
 
+    lake_path = Lake.of(lake_path)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     commits, added = writer_commits(lake_path, record["run_id"], written or (), since)
     for attempt in range(CHAIN_RETRIES):
@@ -233,13 +235,13 @@ def _append_record(lake_path: str, record: dict, written=None, since=None) -> in
                                         fence_at_start=head["fence"] if head else 0,
                                         info=_commit_info(record))
         except delta.StaleWriter:
-            fs, root = lake.filesystem(lake_path)
+            fs, root = lake_path.fs, lake_path.root
             fs.delete_file(f"{root}/runs/{written_file.path}")
             if attempt == CHAIN_RETRIES - 1:
                 raise
 
 
-def _new_checkpoints(lake_path: str, head: dict | None, tables) -> dict:
+def _new_checkpoints(lake_path: Lake, head: dict | None, tables) -> dict:
     """The chain head's checkpoints, with a new one of each of ``tables`` that is due
     (:func:`pitwatch.lake.delta.checkpoint_if_due`: this writer's tables at their versions now,
     and ``runs`` at the head's version, before this record's own commit)."""
@@ -260,7 +262,7 @@ def _new_checkpoints(lake_path: str, head: dict | None, tables) -> dict:
 READ_LATEST = '"latest"'      # reader_versions of a lake only watchers wrote: every table as it is now
 
 
-def _reader_versions(lake_path: str, head: dict | None, record: dict) -> str:
+def _reader_versions(lake_path: Lake, head: dict | None, record: dict) -> str:
     """The versions readers read as of ``record``, as JSON: its own ``table_versions`` when it is
     a successful run's end; else the head's, carried forward, except that the first record of a
     writer other than a watcher on a lake only watchers wrote makes it ``null`` (no successful run:
@@ -293,7 +295,7 @@ def next_reader_versions(previous: str | None, record: dict) -> str:
     return previous
 
 
-def chained_checkpoints(lake_path: str) -> dict:
+def chained_checkpoints(lake_path: Lake) -> dict:
     """The newest chained checkpoint of every table, as the chain's head records it ({} for a lake
     whose head predates checkpoints, or has no record)."""
     from pitwatch.lake import delta_log
@@ -301,12 +303,13 @@ def chained_checkpoints(lake_path: str) -> dict:
     return delta_log.head_checkpoints(lake_path)
 
 
-def runs_head(lake_path: str) -> dict | None:
+def runs_head(lake_path: Lake) -> dict | None:
     """The chain's head: the last record of ``runs`` (the one its last commit added), that
     commit's version and SHA-256, the record file's SHA-256 and the record's hash, its carried
     checkpoints and reader versions; None when the lake has no record.  What the next record
     links to and what the anchor keeps.  Reads the log folder's listing (kept short by the
     archive), one commit and one record file: the same cost on a lake of any age."""
+    lake_path = Lake.of(lake_path)
 
     from pitwatch.lake import delta, delta_log
 
@@ -319,7 +322,7 @@ def runs_head(lake_path: str) -> dict | None:
     if len(paths) != 1:
         raise lake.LakeError(f"runs commit {version} adds {len(paths)} files, not one record: the lake is not intact "
                              "(pitwatch verify)")
-    fs, root = lake.filesystem(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     path = f"{root}/runs/{paths[0]}"
     body = chain.read_whole(fs, path)
     rows = chain.parquet_rows(body)       # never pq.read_table(pa.BufferReader(bytes)): see parquet_rows
@@ -342,15 +345,16 @@ def runs_head(lake_path: str) -> dict | None:
             "fence": fence}
 
 
-def writer_commits(lake_path: str, run_id: str, written, since: dict[str, int] | None = None
+def writer_commits(lake_path: Lake, run_id: str, written, since: dict[str, int] | None = None
                    ) -> tuple[list[dict], list[dict]]:
     """The commits at the end of every other table's log that name ``run_id`` (for a table in
     ``since``: every one from that version on), and the data files they added (see
     :func:`write_run_record`)."""
     from pitwatch.lake import delta, delta_log
 
+    lake_path = Lake.of(lake_path)
     hashed = {(f.table, f.path): f for f in written}
-    fs, root = lake.filesystem(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     commits, added = [], []
     for name in delta.tables_on_disk(lake_path):
         if name == "runs":
@@ -409,7 +413,7 @@ def latest_records(table) -> list[dict]:
 RECORDS_READ = [0]    # runs records read by :func:`records_newest_first` in this process (the tests' measure)
 
 
-def records_newest_first(lake_path: str, skip_watchers: bool = False):
+def records_newest_first(lake_path: Lake, skip_watchers: bool = False):
     """The records of ``runs``, newest first, one commit and its record file at a time: from the
     chain's head down the log (and the archive), reading only as far as the caller goes.  A reader
     that stops at a record it can name reads the same on a lake of any age; one that never stops
@@ -421,12 +425,13 @@ def records_newest_first(lake_path: str, skip_watchers: bool = False):
     older than the key: its file is read, and its watcher's records are given)."""
     from pitwatch.lake import delta, delta_log
 
+    lake_path = Lake.of(lake_path)
     if not delta.is_table(lake_path, "runs"):
         return
     versions = delta_log.log_versions(lake_path, "runs") or delta_log.history_versions(lake_path, "runs")
     if not versions:
         return
-    fs, root = lake.filesystem(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     for version in range(versions[-1], -1, -1):
         try:
             _data, actions = delta.read_commit(lake_path, "runs", version)
@@ -471,7 +476,7 @@ def _record_rows(fs, path: str) -> list[dict]:
     return conform(table, RUNS).to_pylist()
 
 
-def read_run_record(lake_path: str, run_id: str) -> dict:
+def read_run_record(lake_path: Lake, run_id: str) -> dict:
     """The latest record of ``run_id`` (:func:`latest_records`' choice), read back from the chain's
     head only as far as the run's first record: a run starts with its ``running`` record (ended
     null) and every later record of it comes after that one, so the records before it cannot
@@ -490,7 +495,7 @@ def read_run_record(lake_path: str, run_id: str) -> dict:
     return latest_records(pa.Table.from_pylist(list(reversed(mine)), schema=RUNS))[0]
 
 
-def last_successful_versions(lake_path: str, as_of: str | None = None,
+def last_successful_versions(lake_path: Lake, as_of: str | None = None,
                              current_when_none: bool = False) -> dict[str, int] | None:
     """:func:`pitwatch.lake.versions.pinned_versions` by reading every record of ``runs`` (the ``as_of`` search, and a
     lake whose head predates ``reader_versions``).  ``current_when_none``: a lake with no

@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
+from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lake
 from pitwatch.lake.delta_log import LogError
 
@@ -43,7 +44,7 @@ class SettingsTampered(LogError):
     """``settings.json`` is not what the chain's newest succeeded run recorded: exit 5."""
 
 
-def recorded(lake_path: str) -> dict | None:
+def recorded(lake_path: Lake) -> dict | None:
     """``{"timezone": …, "cutoff": …, "recorded_by": …}`` of the lake, or None for a lake never
     written; checked against the chain (:func:`chained`): :class:`SettingsTampered` when they differ."""
     in_file = read_file(lake_path)
@@ -71,9 +72,10 @@ def compare(in_file: dict, newest: dict | None, before: dict | None) -> str:
     return "tampered"
 
 
-def read_file(lake_path: str) -> dict | None:
+def read_file(lake_path: Lake) -> dict | None:
     """What ``LAKE/settings.json`` says, or None when there is no such file."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     try:
         with fs.open_input_stream(f"{root}/{FILE}") as f:
             data = json.loads(f.read())
@@ -100,7 +102,7 @@ def of_record(record: dict) -> dict | None:
     return None
 
 
-def chained(lake_path: str) -> tuple[dict | None, dict | None]:
+def chained(lake_path: Lake) -> tuple[dict | None, dict | None]:
     """The settings of the chain's newest succeeded run record that has them (the watcher's
     records passed over unread: a watcher never changes them), and, when that one is a rebuild,
     those of the one before it; None for none."""
@@ -120,7 +122,8 @@ def chained(lake_path: str) -> tuple[dict | None, dict | None]:
     return newest, None
 
 
-def tampered(lake_path: str, in_file: dict, in_chain: dict) -> str:
+def tampered(lake_path: Lake, in_file: dict, in_chain: dict) -> str:
+    lake_path = Lake.of(lake_path)
     return (f"{lake_path}/{FILE} says time zone {in_file['timezone']} with cutoff {in_file['cutoff']}, but "
             f"{in_chain['recorded_by']}, the newest succeeded run in the chain, ran with time zone "
             f"{in_chain['timezone']} and cutoff {in_chain['cutoff']}: the file was changed outside pitwatch "
@@ -128,7 +131,7 @@ def tampered(lake_path: str, in_file: dict, in_chain: dict) -> str:
             f"{in_chain['cutoff']!r}")
 
 
-def check(lake_path: str, config, rebuilding: bool = False) -> dict | None:
+def check(lake_path: Lake, config, rebuilding: bool = False) -> dict | None:
     """Raise :class:`SettingsMismatch` when ``config`` (a GamingDayConfig) is not the lake's settings,
     unless ``rebuilding`` (a replay of the whole lake with new ones). Returns the recorded settings."""
     mine = {"timezone": config.timezone, "cutoff": config.cutoff}
@@ -164,14 +167,15 @@ def _minutes(text: str):
         return text
 
 
-def record(lake_path: str, config, run_id: str) -> None:
+def record(lake_path: Lake, config, run_id: str) -> None:
     """Write the lake's settings (atomically: a hidden temporary file moved into place)."""
     from pitwatch import __version__
 
+    lake_path = Lake.of(lake_path)
     body = json.dumps({"timezone": config.timezone, "cutoff": config.cutoff, "recorded_by": f"run {run_id}",
                        "recorded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                        "pitwatch": __version__}, indent=2, sort_keys=True).encode() + b"\n"
-    fs, root = lake.filesystem(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     fs.create_dir(root, recursive=True)
     tmp = f"{root}/.{FILE}.tmp"
     with fs.open_output_stream(tmp) as out:
@@ -179,7 +183,7 @@ def record(lake_path: str, config, run_id: str) -> None:
     fs.move(tmp, f"{root}/{FILE}")
 
 
-def check_and_record(lake_path: str, config, run_id: str, rebuilding: bool = False) -> None:
+def check_and_record(lake_path: Lake, config, run_id: str, rebuilding: bool = False) -> None:
     """Before a run writes: stop on a mismatch; on a lake with nothing recorded yet, record ``config``
     (a rebuild records its settings when it has completed: :func:`pitwatch.pipelines.nightly.run_nightly`)."""
     theirs = check(lake_path, config, rebuilding)

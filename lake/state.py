@@ -28,7 +28,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pitwatch.lake import delta
+from pitwatch.lake import Lake, delta
 from pitwatch.lake import parquet as lake
 
 FORMAT_VERSION = 2
@@ -66,7 +66,7 @@ def _unrow(r: dict) -> dict:
     return {"table_id": r["key"], "pack_id": r["pack_id"], "first_ts": r["first_ts"], "record": r["payload"]}
 
 
-def write_state_file(lake_path: str, day: str, run_id: str, kind: str, rows: list[dict]):
+def write_state_file(lake_path: Lake, day: str, run_id: str, kind: str, rows: list[dict]):
     """One kind of day ``day``'s state as a data file of the state table (not committed)."""
     rows = sorted((_row(kind, r) for r in rows), key=lambda r: (r["key"], r.get("pack_id") or ""))
     table = pa.Table.from_pylist(rows, schema=_FILE)
@@ -74,7 +74,7 @@ def write_state_file(lake_path: str, day: str, run_id: str, kind: str, rows: lis
     return lake.write_data_file(lake_path, TABLE, day, name, table, mode=lake.PRIVATE_FILE_MODE)
 
 
-def write_manifest(lake_path: str, day: str, run_id: str, manifest: dict):
+def write_manifest(lake_path: Lake, day: str, run_id: str, manifest: dict):
     from pitwatch.rules.table import STATE_VERSION
 
     body = json.dumps({"format": FORMAT_VERSION, "engine_state": STATE_VERSION, **manifest}, sort_keys=True)
@@ -83,9 +83,10 @@ def write_manifest(lake_path: str, day: str, run_id: str, manifest: dict):
     return lake.write_data_file(lake_path, TABLE, day, name, table, mode=lake.PRIVATE_FILE_MODE)
 
 
-def read_rows(lake_path: str, files: list[str], kind: str) -> list[dict]:
+def read_rows(lake_path: Lake, files: list[str], kind: str) -> list[dict]:
     """The rows of one ``kind`` in the given state files (old-style dicts)."""
-    fs, _root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs = lake_path.fs
     out = []
     for path in files:
         if not path.endswith(f"-{kind}.parquet"):
@@ -99,18 +100,19 @@ def read_rows(lake_path: str, files: list[str], kind: str) -> list[dict]:
     return out
 
 
-def committed_files(lake_path: str, day: str, version: int | None = None) -> list[str]:
+def committed_files(lake_path: Lake, day: str, version: int | None = None) -> list[str]:
     """The state files of ``day`` in the committed state table (its current version by default)."""
     if version is None:
         version = delta.current_version(lake_path, TABLE)
     return [p for p in delta.files_at(lake_path, TABLE, version) if f"/gaming_day={day}/" in p]
 
 
-def manifests(lake_path: str, version: int | None = None) -> dict[str, dict]:
+def manifests(lake_path: Lake, version: int | None = None) -> dict[str, dict]:
     """``{day: manifest}`` of every replayed day of the committed state table."""
+    lake_path = Lake.of(lake_path)
     if version is None:
         version = delta.current_version(lake_path, TABLE)
-    fs, _root = lake.filesystem(lake_path)
+    fs = Lake.of(lake_path).fs
     out = {}
     for path in delta.files_at(lake_path, TABLE, version):
         if path.endswith("-manifest.parquet"):
@@ -124,7 +126,7 @@ def manifests(lake_path: str, version: int | None = None) -> dict[str, dict]:
     return dict(sorted(out.items()))
 
 
-def read_manifest(lake_path: str, day: str) -> dict | None:
+def read_manifest(lake_path: Lake, day: str) -> dict | None:
     """The manifest of a replayed day, or None if the day was never completed."""
     manifest = manifests(lake_path).get(day)
     if manifest is not None:
@@ -147,6 +149,6 @@ def check_versions(day: str, manifest: dict) -> None:
             f"--rebuild-from DAY, or with the pitwatch that wrote it")
 
 
-def replayed_days(lake_path: str) -> list[str]:
+def replayed_days(lake_path: Lake) -> list[str]:
     """Gaming days whose replay completed (a committed manifest), ascending."""
     return list(manifests(lake_path))

@@ -62,7 +62,7 @@ import stat
 from urllib.parse import unquote
 
 from pitwatch.config import parse_day_range
-from pitwatch.lake import runs
+from pitwatch.lake import Lake, runs
 from pitwatch.lake.parquet import LakeError
 
 DEFAULT_RETENTION_DAYS = 2555
@@ -95,13 +95,13 @@ class Candidate:
     """A file the table removed longer ago than the retention."""
 
     table: str
-    path: str                  # relative to the table's folder, as the log names it
+    path: str                  # relative to the table's folder: the log's path, URI-decoded (the file's name)
     gaming_day: str | None
     bytes: int | None = None
     sha256: str | None = None
     why_kept: str | None = None     # held day, or a check that failed: not removed
     absent: bool = False            # already gone from the disk when vacuum came to remove it
-    file: str | None = None         # its file on disk (the log's path, or that path URL-decoded)
+    file: str | None = None         # its file on disk
 
     def row(self) -> dict:
         out = {"path": f"{self.table}/{self.path}", "gaming_day": self.gaming_day, "bytes": self.bytes}
@@ -122,8 +122,9 @@ class TablePlan:
     keep: list[Candidate]
 
 
-def tables(lake_root: str) -> list[str]:
+def tables(lake_root: Lake) -> list[str]:
     """The lake's Delta tables: folders with a ``_delta_log`` (a linked folder is not followed)."""
+    lake_root = Lake.of(lake_root)
     try:
         names = sorted(os.listdir(lake_root))
     except FileNotFoundError:
@@ -143,15 +144,17 @@ def tables(lake_root: str) -> list[str]:
     return found
 
 
-def plan(lake_root: str, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
+def plan(lake_root: Lake, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
     """What vacuum would remove from each table, and what it keeps of the candidates (and why)."""
     from deltalake import DeltaTable
 
+    lake_root = Lake.of(lake_root)
     out = []
     for name in tables(lake_root):
         folder = os.path.join(lake_root, name)
         table = DeltaTable(folder)
         by_day = table.metadata().partition_columns == ["gaming_day"]
+        # the log's paths are URI-encoded: decoded once here; delta-rs's vacuum lists them decoded
         current = {unquote(p) for p in table.get_add_actions(flatten=True).column("path").to_pylist()}
         listed = set(table.vacuum(retention_hours=retention_days * 24, dry_run=True, enforce_retention_duration=False,
                                   full=False))
@@ -192,7 +195,7 @@ def _candidate(name: str, folder: str, path: str, by_day: bool, current: set, ho
         return c
     c.file = full
     c.bytes = os.lstat(full).st_size if os.path.lexists(full) else None
-    if path in current or unquote(path) in current:
+    if path in current:
         c.why_kept = "still in the table's current version"
     elif holds and c.gaming_day is None:
         c.why_kept = ("legal hold: a table without gaming days" if not by_day else
@@ -215,16 +218,14 @@ def _file_of(folder: str, path: str) -> str | None:
     parts = path.split("/")
     if path.startswith("/") or any(p in ("", ".", "..") or p.startswith(("_", ".")) for p in parts):
         return None             # never _delta_log, never outside the table, never a hidden file
-    for candidate in (path, unquote(path)):
-        full = os.path.join(folder, *candidate.split("/"))
-        if os.path.lexists(full):
-            real_folder = os.path.realpath(folder)
-            if os.path.commonpath([os.path.realpath(os.path.dirname(full)), real_folder]) != real_folder:
-                return None     # a partition folder linked to elsewhere
-            if not stat.S_ISREG(os.lstat(full).st_mode):
-                return None     # a link or anything else planted under the file's name
-            return full
-    return os.path.join(folder, *path.split("/"))     # already gone: recorded as such, nothing to unlink
+    full = os.path.join(folder, *path.split("/"))
+    if os.path.lexists(full):
+        real_folder = os.path.realpath(folder)
+        if os.path.commonpath([os.path.realpath(os.path.dirname(full)), real_folder]) != real_folder:
+            return None     # a partition folder linked to elsewhere
+        if not stat.S_ISREG(os.lstat(full).st_mode):
+            return None     # a link or anything else planted under the file's name
+    return full             # gone already: recorded as such, nothing to unlink
 
 
 def _sha256(path: str) -> str:
@@ -235,15 +236,16 @@ def _sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def current_files_missing(lake_root: str, names: list[str]) -> list[str]:
+def current_files_missing(lake_root: Lake, names: list[str]) -> list[str]:
     """Files the tables' current versions reference that are not on disk (after a vacuum: none)."""
     from deltalake import DeltaTable
 
+    lake_root = Lake.of(lake_root)
     missing = []
     for name in names:
         folder = os.path.join(lake_root, name)
         for path in DeltaTable(folder).get_add_actions(flatten=True).column("path").to_pylist():
-            if not any(os.path.isfile(os.path.join(folder, *p.split("/"))) for p in (path, unquote(path))):
+            if not os.path.isfile(os.path.join(folder, *unquote(path).split("/"))):
                 missing.append(f"{name}/{path}")
     return missing
 
@@ -267,7 +269,7 @@ def summary(plans: list[TablePlan], removed: dict[str, list[Candidate]] | None) 
     return out
 
 
-def vacuum(lake_root: str, retention_days: int, holds: LegalHolds, command: str, log, holder_update=None) -> Outcome:
+def vacuum(lake_root: Lake, retention_days: int, holds: LegalHolds, command: str, log, holder_update=None) -> Outcome:
     """Remove what :func:`plan` lists, under the lake's lock (the caller holds it), with a ``runs`` record."""
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = runs.new_run_id(started)

@@ -41,7 +41,7 @@ import stat
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pitwatch.lake import chain, delta, delta_log, runs
+from pitwatch.lake import Lake, chain, delta, delta_log, runs
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import registry as lake_registry
 from pitwatch.lake import settings as lake_settings
@@ -273,7 +273,7 @@ class Start:
     def version(self) -> int:
         return self.record.version
 
-    def earlier(self, lake_path: str, name: str, base: int) -> list[Record]:
+    def earlier(self, lake_path: Lake, name: str, base: int) -> list[Record]:
         """The records before the anchored one that may name a commit of ``name`` after ``base``
         (its checkpoint the anchored record carries): read back one by one, up to the first that
         carries no checkpoint of ``name`` at ``base`` or later (a record written before that
@@ -298,19 +298,20 @@ class Start:
         return out
 
 
-def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
+def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
            since: str | None = None) -> Report:
     """Check the lake (and, with ``anchor``, the lake against it): a :class:`Report`.  With
     ``since`` (an anchor file), only what came after its last entry: that entry's record and
     everything before it are taken as verified (:func:`since_start`).  Raises
     :class:`pitwatch.lake.parquet.LakeError` when ``lake_path`` is no lake at all."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     if fs.get_file_info(root).type != pafs.FileType.Directory:
         raise lake.LakeError(f"no lake at {lake_path}")
     tables = delta.tables_on_disk(lake_path)
     if not tables:
         raise lake.LakeError(f"{lake_path} is not a pitwatch lake: it holds no Delta table")
-    report = Report(lake_path)
+    report = Report(str(lake_path))
     report.checked["tables"] = len(tables)
     if delta.local(lake_path) and not _no_links(lake_path, report, since=since is not None):
         return report
@@ -378,7 +379,7 @@ def verify(lake_path: str, anchor: str | None = None, key: bytes | None = None,
     return report
 
 
-def _no_links(lake_path: str, report: Report, since: bool = False) -> bool:
+def _no_links(lake_path: Lake, report: Report, since: bool = False) -> bool:
     """Walk the local lake without following links: every symbolic link in it is a problem (a data
     file or a partition folder pointing outside the lake would make verify vouch for bytes the lake
     does not hold, and a link to a device or a FIFO would hang it), and nothing else is read when
@@ -389,9 +390,10 @@ def _no_links(lake_path: str, report: Report, since: bool = False) -> bool:
     age and of which the check reads only what is new — partitions (``gaming_day=D``) and log
     archives: each file it reads there is checked for a link as it is read (:func:`_linked`), so
     its cost is what is new, not seven years of folders."""
+    lake_path = Lake.of(lake_path)
     links, open_to_all = [], []
-    todo = [lake_path]
-    cut = len(lake_path.rstrip("/")) + 1
+    todo = [lake_path.root]
+    cut = len(lake_path.root.rstrip("/")) + 1
     while todo:
         folder = todo.pop()
         try:
@@ -423,18 +425,19 @@ def _no_links(lake_path: str, report: Report, since: bool = False) -> bool:
     return not links
 
 
-def _linked(lake_path: str, rel: str, report: Report) -> bool:
+def _linked(lake_path: Lake, rel: str, report: Report) -> bool:
     """``verify --since``: is a file it is about to read at ``rel`` (inside a partition or a log
     archive, which its walk does not go into: :func:`_no_links`), or a folder on its way, a symbolic
     link?  Then it is a problem (named as the walk names one) and the file is not read (True)."""
+    lake_path = Lake.of(lake_path)
     if not delta.local(lake_path):
         return False
-    path = lake_path.rstrip("/")
+    path = lake_path.root.rstrip("/")
     for part in rel.split("/"):
         path = f"{path}/{part}"
         try:
             if stat.S_ISLNK(os.lstat(path).st_mode):
-                report.problem("link", path[len(lake_path.rstrip('/')) + 1:], f"a symbolic link (to "
+                report.problem("link", path[len(lake_path.root.rstrip('/')) + 1:], f"a symbolic link (to "
                                f"{os.readlink(path)}) inside the lake: verify follows no link, and a lake's files "
                                "are its own; it was not read")
                 return True
@@ -455,11 +458,12 @@ def _recorded(records: list[Record]) -> tuple[dict, dict]:
     return recorded_commits, recorded_files
 
 
-def read_record(lake_path: str, version: int, data: bytes | None = None, actions: list | None = None,
+def read_record(lake_path: Lake, version: int, data: bytes | None = None, actions: list | None = None,
                 report: Report | None = None) -> Record:
     """The runs record runs ``version`` added, as found (FileNotFoundError when the log and the
     archive have no commit of that version); what is wrong with it goes to ``report``."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     if data is None:
         data, actions = delta.read_commit(lake_path, "runs", version)
     commit_sha = chain.bytes_sha256(data)
@@ -497,7 +501,7 @@ def _commit_ms(actions: list[dict] | None) -> int | None:
     return None
 
 
-def since_start(lake_path: str, anchor_path: str, key: bytes | None, report: Report) -> Start | None:
+def since_start(lake_path: Lake, anchor_path: str, key: bytes | None, report: Report) -> Start | None:
     """The anchored record ``verify --since`` starts from: the anchor's LAST entry (its signature
     checked with ``key``), the runs record it names found in the lake with the same hashes.
     None, with a problem of kind ``anchor`` in ``report``, when the last line is no entry, its
@@ -550,7 +554,7 @@ def since_start(lake_path: str, anchor_path: str, key: bytes | None, report: Rep
     return Start(record, entry, line, checkpoints, trusted)
 
 
-def _base(lake_path: str, name: str, start: Start | None, report: Report) -> tuple[int, delta_log.Snapshot | None]:
+def _base(lake_path: Lake, name: str, start: Start | None, report: Report) -> tuple[int, delta_log.Snapshot | None]:
     """The version the table's replay starts after, and its state there: (-1, None) for the whole
     log; with ``start``, the chained checkpoint the anchored record carries (read, each part
     checked against the SHA-256 the chain holds)."""
@@ -565,7 +569,7 @@ def _base(lake_path: str, name: str, start: Start | None, report: Report) -> tup
         return -1, None
 
 
-def _runs_chain(lake_path: str, report: Report, replay: _Replay, start: Start | None = None) -> list[Record]:
+def _runs_chain(lake_path: Lake, report: Report, replay: _Replay, start: Start | None = None) -> list[Record]:
     """The runs records in chain order, each link checked; with ``start``, from the anchored
     record on (the records before it are only replayed, for the checkpoints)."""
     records = []
@@ -601,14 +605,15 @@ def _log_name(name: str, version: int) -> str:
     return f"{name}/{delta.LOG_FOLDER}/{version:0{delta.COMMIT_FILE_DIGITS}d}.json"
 
 
-def _commits(lake_path: str, name: str, report: Report, replay: _Replay | None = None):
+def _commits(lake_path: Lake, name: str, report: Report, replay: _Replay | None = None):
     """(version, bytes, actions) of every commit file of the table's log and its archive
     (:mod:`pitwatch.lake.delta_log`), in order; a missing version, an unreadable commit, a file in the
     log or the archive pitwatch does not write: reported.  ``replay``: fed every commit, to
     re-derive the checkpoints; when it starts from a checkpoint (``verify --since``), only the
     commits after it: the log folder is listed (names only, kept short by the archive), the
     archive is not — its commits after the checkpoint are read by name."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     after = replay.base if replay is not None else -1
     versions = set()
     for folder in (delta.LOG_FOLDER, delta.ARCHIVE_FOLDER) if after < 0 else (delta.LOG_FOLDER,):
@@ -712,7 +717,8 @@ def _table(lake_path, name, report, recorded_commits, recorded_files, status, re
     against the hash its record names, each checkpoint against the log.  With ``start``
     (``verify --since``): replayed from the checkpoint the anchored record carries; the commits
     the anchored record (or a record before it) vouches for are replayed, not checked."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     base = _base(lake_path, name, start, report)
     replay = _Replay(name, _checkpoint_parts(lake_path, name, start, base), base)
     live: set[str] = set(replay.snap.adds)
@@ -1011,13 +1017,14 @@ def _hashed(report: Report, what: str, actual: str, record: Record, want: str) -
         report.problem("changed", what, f"its SHA-256 is {actual}, {record.name()} recorded {want}")
 
 
-def _compacted_rows(lake_path: str, name: str, where: str, record: Record, entry: dict, report: Report,
+def _compacted_rows(lake_path: Lake, name: str, where: str, record: Record, entry: dict, report: Report,
                     hash_later: dict, since: bool = False) -> None:
     """A recorded compaction's rows: the new file's (when on disk) and the replaced files' (when all
     are still on disk: vacuum removes them in time) hash to the digest its record names
     (:func:`pitwatch.lake.chain.rows_sha256`); counted for the note.  A replaced file is read once: its
     SHA-256 (``hash_later``: the one recorded when it was added) from the same bytes as its rows."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     report.checked["compactions"] += 1
     report.checked["compacted_files"] += len(entry["replaced"])
     for what, paths in (("the file it wrote", [entry["compacted"]]),
@@ -1088,7 +1095,8 @@ def _stray_files(lake_path, name, committed: set[str], report, status, start: St
     With ``start`` (``verify --since``): only in the folders of the files added since (the runs
     table's own folder), listed without recursion, and only files written after the anchored
     entry (their modification time): names and times, nothing read."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     folder = f"{root}/{name}"
     if start is None:
         listing = fs.get_file_info(pafs.FileSelector(folder, recursive=True))
@@ -1126,7 +1134,7 @@ def _anchored_ns(entry: dict) -> int:
     return int(when.replace(tzinfo=_dt.timezone.utc).timestamp()) * 10**9 + when.microsecond * 1000
 
 
-def _checkpoint_parts(lake_path: str, name: str, start: Start | None = None, base=None) -> dict[int, list[str]]:
+def _checkpoint_parts(lake_path: Lake, name: str, start: Start | None = None, base=None) -> dict[int, list[str]]:
     """Every checkpoint's part files in the table's log and archive, by version (with ``start``:
     in the log only — the archive holds the older ones)."""
     parts: dict[int, list[str]] = {}
@@ -1322,7 +1330,8 @@ def _checkpoints(lake_path, name, replay: _Replay, chained, report, start: Start
     """Every checkpoint of the table (log and archive) re-derived from the JSON commits, action by
     action (each add once, every field, metadata, protocol, transactions), its parts against the
     record that chained them, and ``_last_checkpoint`` against what the folder holds."""
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     parts = _checkpoint_parts(lake_path, name, start)
     chained_here = {v: rc for (t, v), rc in chained.items() if t == name}
     for version, rc in sorted(chained_here.items()):
@@ -1398,7 +1407,8 @@ def _lake_folder(lake_path, tables, report, status) -> None:
     nothing else."""
     from pitwatch.lake.lock import HOLDER_FILE, LOCK_FILE
 
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     for info in fs.get_file_info(pafs.FileSelector(root)):
         base = info.base_name
         if base in tables or base in LAKE_FILES or base.startswith(".pitwatch-write-test-"):
@@ -1418,7 +1428,7 @@ def _lake_folder(lake_path, tables, report, status) -> None:
                        "pitwatch writes no such file in the lake's folder")
 
 
-def _settings(lake_path: str, records: list, report: Report) -> None:
+def _settings(lake_path: Lake, records: list, report: Report) -> None:
     """``settings.json`` against the chain (:mod:`pitwatch.lake.settings`): what the newest
     succeeded record ran with; a file one rebuild behind (killed between the rebuild's record and
     the file) is noted, not tampering. With ``--since``, only the records since are read: the file
@@ -1459,7 +1469,8 @@ def _registries(lake_path, records, report, start) -> None:
             devices = None      # a record rewritten: its hash shows the change
         if isinstance(devices, dict) and isinstance(devices.get("kept"), str):
             named.setdefault(devices["kept"], r.name())
-    fs, root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     folder = f"{root}/{lake_registry.FOLDER}"
     found = set()
     if fs.get_file_info(folder).type == pafs.FileType.Directory:

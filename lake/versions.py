@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 
+from pitwatch.lake import Lake, runs
 from pitwatch.lake import parquet as lake
-from pitwatch.lake import runs
 
 
-def pinned_versions(lake_path: str, as_of: str | None = None) -> dict[str, int] | None:
+def pinned_versions(lake_path: Lake, as_of: str | None = None) -> dict[str, int] | None:
     """Every table's version as the last successful run (or the run ``as_of`` names: a run id, or
     the last successful run ended at or before a timestamp) committed it; None: no such run.
 

@@ -66,6 +66,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake.exceptions import CommitFailedError
 
+from pitwatch.lake import Lake
 from pitwatch.schemas.arrow import ALERTS, FINDINGS, conform, rows_to_table
 
 log = logging.getLogger("pitwatch")
@@ -86,13 +87,11 @@ def _parse_ts(value):
 class AlertsTable:
     """Buffer alerts (:meth:`send`); :meth:`take` + :meth:`write` commit them as one Delta commit."""
 
-    def __init__(self, lake: str, watch_id: str, compaction: bool = True) -> None:
-        from pitwatch.lake import parquet as lake_mod
-
+    def __init__(self, lake: Lake, watch_id: str, compaction: bool = True) -> None:
         self.name = f"lake:{watch_id}"
-        self.lake = lake
+        self.lake = lake = Lake.of(lake)
         self.watch_id = watch_id
-        self.fs, self.root = lake_mod.filesystem(lake)
+        self.fs, self.root = lake.fs, lake.root
         self.n = 0
         self.buffer: list[dict] = []
         self.commits = 0        # Delta commits this process made (the stop summary, the tests)

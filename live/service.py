@@ -36,6 +36,7 @@ import time
 import orjson
 
 from pitwatch.engine.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
+from pitwatch.lake import Lake
 from pitwatch.live.alert_text import alert_line
 from pitwatch.live.checkpoint import CheckpointWriter, StateDir
 from pitwatch.live.delivery import Delivery
@@ -60,7 +61,7 @@ MAX_REJECTS = 1000   # rejected lines journalled in the checkpoint (a restart do
 @dataclasses.dataclass
 class WatchOptions:
     inputs: list
-    lake: str
+    lake: Lake
     state_dir: str | None = None
     watch_id: str = "default"
     config: GamingDayConfig = dataclasses.field(default_factory=GamingDayConfig)
@@ -92,10 +93,11 @@ class WatchOptions:
     fork_snapshot: bool = CAN_FORK      # a checkpoint's state serialised by a forked child (pitwatch.live.fork_snapshot)
 
 
-def default_state_dir(lake: str, watch_id: str) -> str:
-    if "://" in lake:
+def default_state_dir(lake: Lake, watch_id: str) -> str:
+    lake = Lake.of(lake)
+    if lake.is_uri:
         raise ValueError("the lake is remote: give a local --state-dir for the watcher's checkpoint")
-    return os.path.join(lake, "_watch", watch_id)
+    return os.path.join(lake.location, "_watch", watch_id)
 
 
 class WatchService:

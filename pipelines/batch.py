@@ -23,8 +23,8 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pitwatch import __version__
 from pitwatch.inputs.files import expand_inputs
+from pitwatch.lake import Lake, runs
 from pitwatch.lake import parquet as lake
-from pitwatch.lake import runs
 from pitwatch.lake import settings as lake_settings
 from pitwatch.pipelines import progress
 from pitwatch.pipelines.graph import DAY_TABLES
@@ -249,7 +249,7 @@ def local_input_bytes(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if "://" not in f and os.path.exists(f))
 
 
-def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = None,
+def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
               night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None,
               refused: list[dict] | None = None, max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW) -> RunSummary:
@@ -354,10 +354,11 @@ def run_batch(inputs: list[str], lake_path: str, beam_args: list[str] | None = N
         _remove_staging(lake_path, folder)
 
 
-def _remove_staging(lake_path: str, folder: str) -> None:
+def _remove_staging(lake_path: Lake, folder: str) -> None:
     import pyarrow.fs as pafs
 
-    fs, _root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs = lake_path.fs
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         fs.delete_dir(folder)
     parent = folder.rsplit("/", 1)[0]
@@ -375,14 +376,15 @@ def log_ingest(ingest: dict) -> None:
              if damaged else "")
 
 
-def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -> RunSummary:
+def read_summary(lake_path: Lake, run_id: str, started: _dt.datetime, plans=()) -> RunSummary:
     """The run's record, and the rows it wrote to each table by gaming day (from its days' results)."""
+    lake_path = Lake.of(lake_path)
     rec = runs.read_run_record(lake_path, run_id)
     days = [d.isoformat() for d in rec["gaming_days"]]
     by_day: dict[str, dict[str, int]] = {}
     incomplete: list[str] = []
     for plan in plans:
-        fs, _root = lake.filesystem(lake_path)
+        fs = Lake.of(lake_path).fs
         try:
             with fs.open_input_stream(plan.result_path) as f:
                 result = json.loads(f.read())
@@ -398,7 +400,7 @@ def read_summary(lake_path: str, run_id: str, started: _dt.datetime, plans=()) -
     rows = {name: sum(by_day.get(name, {}).values()) for name in DAY_TABLES + ("rejects",)}
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
     return RunSummary(
-        run_id=run_id, lake=lake_path, inputs=rec["inputs"], lines_read=rec["lines_read"],
+        run_id=run_id, lake=str(lake_path), inputs=rec["inputs"], lines_read=rec["lines_read"],
         accepted=rec["accepted"], rejected=rec["rejected"], duplicates=rec["duplicates"],
         gaming_days=days, rows=rows, findings=rec["findings"],
         findings_by_severity=json.loads(rec["findings_by_severity"] or "{}"), status=rec["status"],

@@ -40,8 +40,8 @@ import json
 import apache_beam as beam
 import pyarrow as pa
 
+from pitwatch.lake import Lake, state
 from pitwatch.lake import parquet as lake
-from pitwatch.lake import state
 from pitwatch.lake.parquet import replay_file_name
 from pitwatch.pipelines import coders, progress
 from pitwatch.pipelines.ingest import (
@@ -109,7 +109,7 @@ class DayPlan:
 
 
 class WritePartition(WithoutCyclicGC):
-    def __init__(self, lake_path: str, file_name: str, replaced: frozenset = frozenset()):
+    def __init__(self, lake_path: Lake, file_name: str, replaced: frozenset = frozenset()):
         self.lake_path = lake_path
         self.file_name = file_name
         self.replaced = replaced    # input files read again: their rows of the lake's rejects files are dropped
@@ -141,7 +141,7 @@ class WriteState(beam.DoFn):
     """Write one kind of the replayed day's state (tables, devices or pack_cards): a file of the
     ``state`` table, committed with the run."""
 
-    def __init__(self, lake_path: str, plan: DayPlan):
+    def __init__(self, lake_path: Lake, plan: DayPlan):
         self.lake_path = lake_path
         self.plan = plan
 
@@ -156,7 +156,7 @@ class RecordDay(beam.DoFn):
     """The day's last step: its manifest (a state file) and its result for the run's commit
     (:mod:`pitwatch.pipelines.lake_run`): the files written and the counts, as JSON at ``plan.result_path``."""
 
-    def __init__(self, lake_path: str, run_meta: dict, plan: DayPlan):
+    def __init__(self, lake_path: Lake, run_meta: dict, plan: DayPlan):
         self.lake_path = lake_path
         self.run_meta = run_meta
         self.plan = plan
@@ -170,14 +170,14 @@ class RecordDay(beam.DoFn):
             "files": sorted(set(totals.get("day_files", []))),   # the input files of the day's rows
         })
         totals = {**totals, "files": totals.get("files", []) + [manifest.to_dict()]}
-        fs, _root = lake.filesystem(self.lake_path)
+        fs = Lake.of(self.lake_path).fs
         fs.create_dir(plan.result_path.rsplit("/", 1)[0], recursive=True)
         with fs.open_output_stream(plan.result_path) as out:
             out.write(json.dumps(totals, sort_keys=True, default=str).encode())
         yield totals
 
 
-def _prior_state(p, lake_path: str, plan: DayPlan, name: str):
+def _prior_state(p, lake_path: Lake, plan: DayPlan, name: str):
     """The previous day's rows of one kind of state, as a PCollection (empty on a first day)."""
     label = f"Prior{name.title().replace('_', '')}"
     if not plan.prior_state:
@@ -187,7 +187,7 @@ def _prior_state(p, lake_path: str, plan: DayPlan, name: str):
             | f"Read{label}" >> beam.FlatMap(lambda _: state.read_rows(lake_path, files, name)))
 
 
-def _with_prior_state(p, what: str, rows, tag: str, lake_path: str, plan: DayPlan, state_file: str,
+def _with_prior_state(p, what: str, rows, tag: str, lake_path: Lake, plan: DayPlan, state_file: str,
                       key: str):
     """``(key, {tag: [rows…], "state": [prior state…]})`` for each key of ``rows`` (and, nightly,
     of the previous day's state file ``state_file``).
@@ -205,7 +205,7 @@ def _with_prior_state(p, what: str, rows, tag: str, lake_path: str, plan: DayPla
     return {tag: rows, "state": states} | f"Join{what}State" >> beam.CoGroupByKey()
 
 
-def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: dict,
+def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: Lake, run_meta: dict,
                    options: IngestOptions, devices=None) -> None:
     """The replay of one gaming day (``plan``): its events, carried and new, to every table."""
     day = plan.replay_day
@@ -298,12 +298,13 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: str, run_meta: di
     )
 
 
-def run_digests(lake_path: str, run_id: str, run_files: frozenset) -> dict:
+def run_digests(lake_path: Lake, run_id: str, run_files: frozenset) -> dict:
     """Each of the run's input files → the digest its read recorded (``{"sha256", "bytes"}``, from the
     run's ingest totals; ``{}`` when there are none to read)."""
     from pitwatch.pipelines.staging import staging_dir
 
-    fs, _root = lake.filesystem(lake_path)
+    lake_path = Lake.of(lake_path)
+    fs = lake_path.fs
     try:
         with fs.open_input_stream(f"{staging_dir(lake_path, run_id)}/ingest.json") as f:
             inputs = json.loads(f.read()).get("inputs", [])

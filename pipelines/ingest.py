@@ -41,6 +41,7 @@ from pitwatch.inputs.files import (
     iter_line_chunks,
     iter_parquet_chunks,
 )
+from pitwatch.lake import Lake
 from pitwatch.pipelines import progress
 from pitwatch.pipelines.coders import pack, unpack
 from pitwatch.schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
@@ -746,7 +747,7 @@ class RecordedDigests:
     record's ``inputs``), read from the lake the first time a file not of this run is asked for
     (only copies whose decoded columns agree need it: rare)."""
 
-    def __init__(self, lake_path: str, run_inputs: dict):
+    def __init__(self, lake_path: Lake, run_inputs: dict):
         self.lake_path, self.run_inputs = lake_path, run_inputs
         self._recorded: dict | None = None
 
@@ -765,7 +766,7 @@ class RecordedDigests:
         self._recorded = None
 
 
-def recorded_digests(lake_path: str) -> dict:
+def recorded_digests(lake_path: Lake) -> dict:
     """Each input file a succeeded run read → the digest the latest of them recorded."""
     from pitwatch.lake import parquet as lake
     from pitwatch.lake import runs

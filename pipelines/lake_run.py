@@ -31,8 +31,7 @@ import logging
 
 import apache_beam as beam
 
-from pitwatch.lake import delta, runs, state
-from pitwatch.lake import parquet as lake
+from pitwatch.lake import Lake, delta, runs, state
 from pitwatch.lake.versions import pinned_versions
 from pitwatch.pipelines.graph import DAY_TABLES, DayPlan, build_pipeline
 from pitwatch.pipelines.staging import STAGING
@@ -56,7 +55,7 @@ class Night:
     listings: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
 
-def remove_leftovers(lake_path: str) -> list[str]:
+def remove_leftovers(lake_path: Lake) -> list[str]:
     """Remove the files of runs that never committed them (killed, failed) and their staging.
     (Files a run killed *during* its commit did commit are no part of the versions readers read
     and are removed from the tables by the next commit: :class:`CommitRun`.)  ``runs`` under its
@@ -65,10 +64,11 @@ def remove_leftovers(lake_path: str) -> list[str]:
     outside it: the watcher's records wait on that lock)."""
     import pyarrow.fs as pafs
 
+    lake_path = Lake.of(lake_path)
     gone = delta.remove_leftovers(lake_path, [name for name in ALL_TABLES if name != "runs"])
     with runs.runs_append_lock(lake_path):      # the watcher's record file between its write and its commit
         gone += delta.remove_leftovers(lake_path, ["runs"])     # (only runs: the watcher waits on the lock)
-    fs, root = lake.filesystem(lake_path)
+    fs, root = lake_path.fs, lake_path.root
     if fs.get_file_info(f"{root}/{STAGING}").type == pafs.FileType.Directory:
         fs.delete_dir(f"{root}/{STAGING}")
     if gone:
@@ -76,7 +76,7 @@ def remove_leftovers(lake_path: str) -> list[str]:
     return gone
 
 
-def record_killed_runs(lake_path: str, run_id: str) -> list[str]:
+def record_killed_runs(lake_path: Lake, run_id: str) -> list[str]:
     """Runs whose last record still says ``running`` while this one holds the lake's lock were
     killed (``kill -9``, a power cut): each gets its end recorded, so no run stays ``running``
     (a watcher's records are its own).  Their ids.
@@ -136,7 +136,7 @@ def input_files_by_day(ingest: dict) -> dict[str, set[str]]:
     return out
 
 
-def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: frozenset, reject_day: str,
+def plan_days(lake_path: Lake, run_id: str, staged_days: list[str], run_files: frozenset, reject_day: str,
               night: Night | None, result_dir: str, retention_days: int = 7,
               input_files: dict[str, set[str]] | None = None) -> list[DayPlan]:
     """The days to replay, in order, with their sources (see the module doc): what the lake holds
@@ -145,7 +145,7 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
     pinned = pinned_versions(lake_path) or {}
     manifests = state.manifests(lake_path, pinned.get(state.TABLE))
     replaced_days = {d for d, m in manifests.items() if run_files & set(m.get("files", ()))}
-    damage_days = _staged_reject_days(result_dir)    # damaged files' rows: their last line's day
+    damage_days = _staged_reject_days(lake_path, result_dir)    # damaged files' rows: their last line's day
     changed = set(staged_days) | replaced_days | {reject_day} | damage_days
     if night is not None:
         changed |= {night.day} | ({night.rebuild_from} if night.rebuild_from else set())
@@ -172,10 +172,10 @@ def plan_days(lake_path: str, run_id: str, staged_days: list[str], run_files: fr
         plans.append(DayPlan(
             replay_day=d, prior_day=prior, run_id=run_id, prior_state=prior_files,
             events=tuple([(p, True) for p in carried_events if folder in p and keep_old]
-                         + [(p, False) for p in _staged(result_dir, "events", d)]),
+                         + [(p, False) for p in _staged(lake_path, result_dir, "events", d)]),
             rejects=tuple([(p, True) for p in carried_rejects if folder in p and keep_old]
-                          + ([(p, False) for p in _staged(result_dir, "rejects", None)] if d == reject_day else [])
-                          + [(p, False) for p in _staged(result_dir, "rejects", d)]),
+                          + ([(p, False) for p in _staged(lake_path, result_dir, "rejects", None)] if d == reject_day else [])
+                          + [(p, False) for p in _staged(lake_path, result_dir, "rejects", d)]),
             replaced=run_files, run_files=run_files, result_path=f"{result_dir}/day-{d}.json",
             retention_days=night.retention_days if night is not None else retention_days,
             close_at_end=close_at_end, manifest={"inbox": listing or []},
@@ -210,7 +210,7 @@ def _forced(day: str, changed: set, manifests: dict, rebuild: str | None, night:
     return False
 
 
-def state_differences(lake_path: str, files, other) -> dict[str, list[str]]:
+def state_differences(lake_path: Lake, files, other) -> dict[str, list[str]]:
     """What differs between two sets of a day's state files, kind by kind (tables, devices,
     pack_cards; the manifest, which names its run, left out): ``{kind: [keys]}``, empty when they
     hold the same rows.  A row is compared by its columns' values (strings, integers, nulls: the
@@ -226,24 +226,24 @@ def state_differences(lake_path: str, files, other) -> dict[str, list[str]]:
     return out
 
 
-def _staged(folder: str, kind: str, day: str | None) -> list[str]:
+def _staged(lake_path: Lake, folder: str, kind: str, day: str | None) -> list[str]:
+    """The run's staged files of ``kind`` (of ``day``) in ``folder``, a path on the lake's file system
+    (:func:`pitwatch.pipelines.staging.staging_dir`: under its root, no scheme)."""
     import pyarrow.fs as pafs
 
-    from pitwatch.lake.parquet import filesystem
-
-    fs, _root = filesystem(folder)
+    fs = Lake.of(lake_path).fs
     base = f"{folder}/{kind}" + (f"/gaming_day={day}" if day else "")
     if fs.get_file_info(base).type != pafs.FileType.Directory:
         return []
     return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(base)) if i.base_name.endswith(".parquet"))
 
 
-def _staged_reject_days(folder: str) -> set[str]:
+def _staged_reject_days(lake_path: Lake, folder: str) -> set[str]:
     """The gaming days of the run's staged rejects filed under a day of their own (a damaged file's
     row: :mod:`pitwatch.inputs.damage`); the others go under the run's day."""
     import pyarrow.fs as pafs
 
-    fs, _root = lake.filesystem(folder)
+    fs = Lake.of(lake_path).fs
     base = f"{folder}/rejects"
     if fs.get_file_info(base).type != pafs.FileType.Directory:
         return set()
@@ -251,13 +251,14 @@ def _staged_reject_days(folder: str) -> set[str]:
             if i.type == pafs.FileType.Directory and i.base_name.startswith("gaming_day=")}
 
 
-def read_json(lake_path: str, path: str) -> dict:
-    fs, _root = lake.filesystem(lake_path)
+def read_json(lake_path: Lake, path: str) -> dict:
+    lake_path = Lake.of(lake_path)
+    fs = lake_path.fs
     with fs.open_input_stream(path) as f:
         return json.loads(f.read())
 
 
-def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options, devices, pipeline) -> list[DayPlan]:
+def replay_days(plans: list[DayPlan], lake_path: Lake, meta: dict, ingest_options, devices, pipeline) -> list[DayPlan]:
     """Replay the days in order, each from the state files the day before left; the days replayed.
 
     **The early stop**: a day the run did not change (``plan.forced`` false) is not replayed when
@@ -304,7 +305,7 @@ def replay_days(plans: list[DayPlan], lake_path: str, meta: dict, ingest_options
         result = read_json(lake_path, plan.result_path)
         _log_day(plan.replay_day, result)
         replayed.append(plan)
-        _fs, root = lake.filesystem(lake_path)
+        root = Lake.of(lake_path).root
         prior_files = tuple(f"{root}/{state.TABLE}/{f['path']}" for f in result.get("files", [])
                             if f["table"] == state.TABLE)
         differences = (state_differences(lake_path, prior_files, plan.committed_state) if plan.committed_state
@@ -335,7 +336,7 @@ class CommitRun(beam.DoFn):
     """The run's last step: reconcile its counts, record its intent, commit every table, then its
     ``runs`` record."""
 
-    def __init__(self, lake_path: str, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
+    def __init__(self, lake_path: Lake, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
                  repeats_only: tuple = ()):
         self.lake_path = lake_path
         self.meta = meta
@@ -394,7 +395,7 @@ def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
     return out
 
 
-def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, results: list[str], days: list[str],
+def commit_pipeline(pipeline, lake_path: Lake, meta: dict, ingest_path: str, results: list[str], days: list[str],
                     repeats_only: tuple = ()):
     with pipeline() as p:
         (p | "Commit" >> beam.Create([None])
@@ -402,7 +403,7 @@ def commit_pipeline(pipeline, lake_path: str, meta: dict, ingest_path: str, resu
 
 
 
-def announce(lake_path: str, plans: list[DayPlan], night: Night | None, staged_days: list[str]) -> str | None:
+def announce(lake_path: Lake, plans: list[DayPlan], night: Night | None, staged_days: list[str]) -> str | None:
     """Say, before the replay starts, that the run replays more than the night it was asked for
     (nightly: its ``--day``; one-off: the days its files fall in): which days, which tables and an
     estimate; a warning on stderr and in the log file.  The message, or None."""
@@ -439,14 +440,14 @@ def _duration(seconds: float) -> str:
     return f"~{seconds:.0f} s" if seconds < 120 else f"~{seconds / 60:.0f} min"
 
 
-def _table_count(lake_path: str, plans: list[DayPlan]) -> int | None:
+def _table_count(lake_path: Lake, plans: list[DayPlan]) -> int | None:
     files = next((p.committed_state for p in reversed(plans) if p.committed_state), plans[0].prior_state)
     if not files:
         return None
     return len(state.read_rows(lake_path, list(files), "tables"))
 
 
-def _events_on(lake_path: str, days: list[str]) -> int | None:
+def _events_on(lake_path: Lake, days: list[str]) -> int | None:
     """The events the lake's pinned ``events`` holds on ``days`` (from the log's record counts)."""
     import pyarrow as pa
 
@@ -462,7 +463,7 @@ def _events_on(lake_path: str, days: list[str]) -> int | None:
                                         adds.column("partition.gaming_day").to_pylist()) if str(day) in wanted)
 
 
-def _seconds_per_day(lake_path: str, last: int = 5) -> float | None:
+def _seconds_per_day(lake_path: Lake, last: int = 5) -> float | None:
     """Seconds per replayed gaming day of the lake's last successful runs (the median), or None.
 
     Read back from the chain's head until ``last`` of them are found: the first record of a run id

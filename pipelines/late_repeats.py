@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pitwatch.lake import delta, state
+from pitwatch.lake import Lake, delta, state
 from pitwatch.lake import parquet as lake
 from pitwatch.lake.files import replay_day_of
 from pitwatch.rules.uses import use_key
@@ -59,7 +59,7 @@ def _ids(findings) -> set[str]:
     return {i for (_key, table) in findings for i in table.column("finding_id").to_pylist()}
 
 
-def day_findings_files(lake_path: str, day: str, version: int | None) -> list[str]:
+def day_findings_files(lake_path: Lake, day: str, version: int | None) -> list[str]:
     """The ``findings`` files the replay of ``day`` wrote (in whatever partition), at ``version``."""
     return [p for p in delta.files_at(lake_path, "findings", version) if replay_day_of(p) == day]
 
@@ -68,13 +68,14 @@ def _partition_of(path: str) -> str:
     return path.split("/gaming_day=", 1)[1].split("/", 1)[0]
 
 
-def _read(lake_path: str, path: str) -> pa.Table:
-    fs, _root = lake.filesystem(lake_path)
+def _read(lake_path: Lake, path: str) -> pa.Table:
+    lake_path = Lake.of(lake_path)
+    fs = lake_path.fs
     with fs.open_input_file(path) as f:
         return pq.read_table(f)
 
 
-def repeat_check_day(lake_path: str, plan, carried_in: tuple, lake_in: tuple, findings_version: int | None,
+def repeat_check_day(lake_path: Lake, plan, carried_in: tuple, lake_in: tuple, findings_version: int | None,
                      gaming_day_config) -> tuple[dict, tuple] | None:
     """The repeat check of day ``plan.replay_day`` from the index the run carries into it.
 
@@ -114,11 +115,12 @@ def repeat_check_day(lake_path: str, plan, carried_in: tuple, lake_in: tuple, fi
     return _write(lake_path, plan, old, old_cross, findings, index, committed)
 
 
-def _write(lake_path: str, plan, old: dict, old_cross: set, findings, index: list[dict], committed: list[str]):
+def _write(lake_path: Lake, plan, old: dict, old_cross: set, findings, index: list[dict], committed: list[str]):
     from pitwatch.inputs.damage import incomplete_days
     from pitwatch.lake.parquet import replay_file_name
     from pitwatch.schemas.arrow import FINDINGS
 
+    lake_path = Lake.of(lake_path)
     day = plan.replay_day
     name = replay_file_name(day, plan.run_id)
     by_partition: dict[str, list[pa.Table]] = {}
@@ -155,16 +157,16 @@ def _write(lake_path: str, plan, old: dict, old_cross: set, findings, index: lis
     manifest["pitwatch"] = __version__
     written = state.write_manifest(lake_path, day, plan.run_id, manifest)
     out["files"].append(written.to_dict())
-    fs, _root = lake.filesystem(lake_path)
+    fs = Lake.of(lake_path).fs
     fs.create_dir(plan.result_path.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(plan.result_path) as f:
         f.write(json.dumps(out, sort_keys=True, default=str).encode())
-    _fs, root = lake.filesystem(lake_path)
+    root = lake_path.root
     files = tuple(f"{root}/{state.TABLE}/{f['path']}" for f in out["files"] if f["table"] == state.TABLE)
     return out, files
 
 
-def _manifest(lake_path: str, committed: list[str]) -> dict:
+def _manifest(lake_path: Lake, committed: list[str]) -> dict:
     for path in committed:
         if path.endswith("-manifest.parquet"):
             return json.loads(_read(lake_path, path).column("payload")[0].as_py())

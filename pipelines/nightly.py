@@ -37,8 +37,8 @@ import re
 
 from pitwatch.inputs.files import INPUT_SUFFIXES, InputError
 from pitwatch.inputs.stored import refusal
+from pitwatch.lake import Lake, state
 from pitwatch.lake import settings as lake_settings
-from pitwatch.lake import state
 from pitwatch.pipelines.batch import RunSummary, run_batch
 from pitwatch.wording import plural
 
@@ -176,7 +176,7 @@ def check_day_not_older(day: str, rebuild_from: str | None, replayed: list[str])
         f"later day), or give --rebuild-from {day} to replay from {day} on")
 
 
-def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_from: str | None = None) -> NightlyPlan:
+def plan(day: str, inbox: str, lake_path: Lake, lookback_days: int = 7, rebuild_from: str | None = None) -> NightlyPlan:
     """The inbox folders the night reads: the night's own, every folder of the last
     ``lookback_days`` days that changed since a run read it (or was never read), and, with
     ``rebuild_from``, every folder from that day on (up to the night's day, or to the lake's last
@@ -211,7 +211,7 @@ def plan(day: str, inbox: str, lake_path: str, lookback_days: int = 7, rebuild_f
     return NightlyPlan(days, prior, reasons)
 
 
-def run_nightly(day: str, inbox: str, lake_path: str, beam_args=None, gaming_day=None, chunk_lines: int = 20_000,
+def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_day=None, chunk_lines: int = 20_000,
                 lookback_days: int = 7, rebuild_from: str | None = None, retention_days: int = 7,
                 log=None, command: str | None = None, recorded: dict | None = None,
                 allow_empty_day: bool = False, strict_inbox: bool = False, devices: str | None = None,

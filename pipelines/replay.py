@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pitwatch.engine.driver import SEQ_GAP_GAME, TableDriver, feed_order, new_seq_tracker
+from pitwatch.lake import Lake
 from pitwatch.lake.parquet import sorted_piece
 from pitwatch.pipelines import progress
 from pitwatch.pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
@@ -376,7 +377,7 @@ class FindRepeatedRuns(WithoutCyclicGC):
     same bytes), never parsed to be written again.
     """
 
-    def __init__(self, gaming_day_config, day_mode=None, lake_path: str | None = None):
+    def __init__(self, gaming_day_config, day_mode=None, lake_path: Lake | None = None):
         self.gaming_day_config = gaming_day_config
         self.day_mode = day_mode
         self.lake_path = lake_path

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pitwatch.lake import parquet as lake
+from pitwatch.lake import Lake
 from pitwatch.pipelines import coders
 from pitwatch.pipelines.ingest import (
     TAG_COUNTS,
@@ -49,8 +49,9 @@ BATCH_ROWS = 250_000      # rows of a lake file read at a time
 REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])   # a rejects file: gaming_day is its folder
 
 
-def staging_dir(lake_path: str, run_id: str) -> str:
-    _fs, root = lake.filesystem(lake_path)
+def staging_dir(lake_path: Lake, run_id: str) -> str:
+    lake_path = Lake.of(lake_path)
+    root = lake_path.root
     return f"{root}/{STAGING}/{run_id}"
 
 
@@ -78,14 +79,14 @@ class MergeCounts(beam.CombineFn):
 class StageEvents(WithoutCyclicGC):
     """(table_id, packed events) → one staged file per gaming day of them."""
 
-    def __init__(self, folder: str, lake_path: str):
+    def __init__(self, folder: str, lake_path: Lake):
         self.folder = folder
         self.lake_path = lake_path
 
     def process(self, kv):
         table_id, packed = kv
         table = coders.unpack(packed)
-        fs, _root = lake.filesystem(self.lake_path)
+        fs = Lake.of(self.lake_path).fs
         days = table.column("gaming_day")
         for day in pc.unique(days).to_pylist():
             rows = table.filter(pc.equal(days, pa.scalar(day, days.type)))
@@ -108,14 +109,14 @@ def _name(table_id: str, file: str, line, day) -> str:
 
 
 class StageRejects(beam.DoFn):
-    def __init__(self, folder: str, lake_path: str):
+    def __init__(self, folder: str, lake_path: Lake):
         self.folder = folder
         self.lake_path = lake_path
 
     def process(self, rows):
         from pitwatch.inputs.damage import facts_day, facts_of_reject
 
-        fs, _root = lake.filesystem(self.lake_path)
+        fs = Lake.of(self.lake_path).fs
         # a damaged file's row goes under the gaming day of its last line read (INPUT_DAMAGED's day,
         # pitwatch.inputs.damage); every other rejected line under the run's day (folder without day)
         facts = facts_of_reject(rows[0]) if len(rows) == 1 else None
@@ -129,19 +130,19 @@ class StageRejects(beam.DoFn):
 
 
 class RecordIngest(beam.DoFn):
-    def __init__(self, path: str, lake_path: str):
+    def __init__(self, path: str, lake_path: Lake):
         self.path = path
         self.lake_path = lake_path
 
     def process(self, totals):
-        fs, _root = lake.filesystem(self.lake_path)
+        fs = Lake.of(self.lake_path).fs
         fs.create_dir(self.path.rsplit("/", 1)[0], recursive=True)    # a run with no file staged nothing
         with fs.open_output_stream(self.path) as out:
             out.write(json.dumps(totals, sort_keys=True, default=str).encode())
         yield totals
 
 
-def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: str, options: IngestOptions) -> None:
+def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: Lake, options: IngestOptions) -> None:
     paths = p | "ListInputs" >> beam.Create(input_groups(files))   # a path, or a group of small files' paths
     # each file's SHA-256 and size come with its counts, from the read that read it (ReadChunks):
     # of exactly the bytes the run read, never a second read of the file
@@ -170,14 +171,14 @@ class ReadDaySource(WithoutCyclicGC):
     the file is the unit of correction.
     """
 
-    def __init__(self, lake_path: str, day: str, replaced: frozenset):
+    def __init__(self, lake_path: Lake, day: str, replaced: frozenset):
         self.lake_path = lake_path
         self.day = day
         self.replaced = replaced
 
     def process(self, source):
         kind, path, carried = source
-        fs, _root = lake.filesystem(self.lake_path)
+        fs = Lake.of(self.lake_path).fs
         with fs.open_input_file(path) as f:
             # a day's events the lake held are one file of tens of millions of rows: read in pieces
             # rejects in smaller pieces: a day's rejects file may hold millions of long raw lines
@@ -236,7 +237,7 @@ REJECTS_FILE = "rejects-file"   # a day's rejects source handed to the writer by
 REJECT_BATCH = 1 << 16          # rows of rejects read, merged and written at a time (a row group)
 
 
-def write_rejects(lake_path: str, day: str, file_name: str, sources: list[tuple[str, bool]], tables: list,
+def write_rejects(lake_path: Lake, day: str, file_name: str, sources: list[tuple[str, bool]], tables: list,
                   replaced: frozenset):
     """Write the day's ``rejects`` file from its sources, streamed: at no time more than a batch of
     each source in memory, whatever their number of rows (a gzip bomb of rejected lines).
@@ -249,8 +250,9 @@ def write_rejects(lake_path: str, day: str, file_name: str, sources: list[tuple[
     """
     from pitwatch.lake.parquet import file_schema, write_data_file
 
+    lake_path = Lake.of(lake_path)
     schema = file_schema("rejects")
-    fs, _root = lake.filesystem(lake_path)
+    fs = lake_path.fs
     streams = _staged_streams(fs, [p for p, carried in sources if not carried], schema)
     streams += [_file_batches(fs, p, schema, replaced) for p, carried in sources if carried]
     tables = [t for t in (coders.unpack(t) for t in tables) if t is not None and t.num_rows]

@@ -14,12 +14,13 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from pitwatch.lake import Lake
 from pitwatch.schemas.arrow import ALERTS
 
 TABLE = "alerts"
 
 
-def columns(lake: str) -> pa.Schema:
+def columns(lake: Lake) -> pa.Schema:
     from pitwatch.lake import delta_log
 
     i = ALERTS.get_field_index("gaming_day")
@@ -34,14 +35,14 @@ def columns(lake: str) -> pa.Schema:
     return schema.append(ALERTS.field(i))
 
 
-def files(lake: str) -> list[str]:
+def files(lake: Lake) -> list[str]:
     """The table's files at its latest version; a plain-Parquet folder's visible files."""
     from pitwatch.lake import delta
-    from pitwatch.lake.files import filesystem
 
+    lake = Lake.of(lake)
     if delta.is_table(lake, TABLE):
         return delta.files_at(lake, TABLE, delta.current_version(lake, TABLE))
-    fs, root = filesystem(lake)
+    fs, root = lake.fs, lake.root
     base = f"{root}/{TABLE}"
     if fs.get_file_info(base).type != pafs.FileType.Directory:
         return []
@@ -50,14 +51,7 @@ def files(lake: str) -> list[str]:
                   and not i.base_name.startswith(("_", ".")) and "/_delta_log/" not in i.path)
 
 
-def dataset(lake: str) -> ds.Dataset:
-    from pitwatch.lake.files import filesystem
+def dataset(lake: Lake) -> ds.Dataset:
+    from pitwatch.lake import delta
 
-    schema = columns(lake)
-    paths = files(lake)
-    if not paths:
-        return ds.dataset(schema.empty_table())
-    fs, root = filesystem(lake)
-    partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
-    return ds.dataset(paths, schema=schema, format="parquet", filesystem=fs, partitioning=partitioning,
-                      partition_base_dir=f"{root}/{TABLE}")
+    return delta.dataset(lake, TABLE, files(lake), columns(lake), partitioned=True)

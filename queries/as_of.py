@@ -30,13 +30,14 @@ import datetime as _dt
 import json
 import re
 
+from pitwatch.lake import Lake
 from pitwatch.queries.errors import LakeQueryError
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{8}\Z", re.A)
 EXAMPLE = "a run id such as 20261128T070001Z-1a2b3c4d, or a time such as 2026-11-29T07:00:00Z"
 
 
-def _records(lake: str) -> list[dict]:
+def _records(lake: Lake) -> list[dict]:
     from pitwatch.lake import parquet as lake_mod
     from pitwatch.lake import runs
 
@@ -54,7 +55,7 @@ def parse_moment(text: str) -> _dt.datetime:
     return when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
 
 
-def resolve(lake: str, as_of: str, with_records: bool = False) -> tuple:
+def resolve(lake: Lake, as_of: str, with_records: bool = False) -> tuple:
     """``(table versions, the run record they come from)`` for ``--as-of`` (and, ``with_records``,
     the latest record of every run, as read); :class:`LakeQueryError` (exit 2) for an unknown run
     id, a run that did not succeed, a malformed time or a time before the lake's first successful
@@ -130,15 +131,16 @@ def retention_day(record: dict) -> str:
     return (record["started"] - _dt.timedelta(days=retention_days(record))).date().isoformat()
 
 
-def refuse_vacuumed(as_of: str, chosen: dict, records: list[dict], files: dict[str, list[str]], lake: str) -> None:
+def refuse_vacuumed(as_of: str, chosen: dict, records: list[dict], files: dict[str, list[str]], root: str) -> None:
     """:class:`LakeQueryError` (exit 2) when a table of ``chosen``'s versions reads a file a vacuum
-    removed (``files``: table -> its files at the pinned version, paths under ``lake``)."""
+    removed (``files``: table -> its files at the pinned version, paths under ``root``, the lake's
+    :attr:`pitwatch.lake.Lake.root`)."""
     gone = vacuumed(records)
     if not gone:
         return
     from urllib.parse import unquote
 
-    root = lake.rstrip("/") + "/"
+    root = root.rstrip("/") + "/"
     hits = []
     for name, paths in files.items():
         for full in paths:

@@ -27,6 +27,7 @@ import uuid
 import duckdb
 import pyarrow as pa
 
+from pitwatch.lake import Lake
 from pitwatch.queries.catalog import DUCKDB_TYPES, MACRO_PARAM_PREFIX, Query, load_queries, sql_literal
 from pitwatch.queries.errors import LakeQueryError
 from pitwatch.queries.lake_views import VIEW_TABLES, connect, first_line, seed_files
@@ -52,7 +53,7 @@ def _copy_tables(lake_con: duckdb.DuckDBPyConnection, out: duckdb.DuckDBPyConnec
             out.unregister("pitwatch_export_source")
 
 
-def pinned_run(lake: str, as_of: str | None) -> tuple[dict | None, dict | None]:
+def pinned_run(lake: Lake, as_of: str | None) -> tuple[dict | None, dict | None]:
     """``(table versions, run record)`` the export copies: ``as_of``'s, or the last successful
     run's; ``(None, None)`` for a lake with no successful run (an empty copy)."""
     from pitwatch.lake import parquet as lake_mod
@@ -88,16 +89,17 @@ def _write_provenance(con: duckdb.DuckDBPyConnection, versions: dict | None, run
                  json.dumps(versions or {}, sort_keys=True), _dt.datetime.now(_dt.timezone.utc)])
 
 
-def export_database(lake: str, out: str, *, force: bool = False, as_of: str | None = None) -> tuple[str, dict | None]:
+def export_database(lake: Lake, out: str, *, force: bool = False, as_of: str | None = None) -> tuple[str, dict | None]:
     """Write the database file ``out`` (mode 0444); refuse to replace an existing one unless ``force``.
     Returns its path and the run record whose table versions it copied (None: no successful run, or
     a lake no run wrote, copied as it is now)."""
+    lake = Lake.of(lake)
     out = os.path.abspath(out)
     if os.path.isdir(out):
         raise LakeQueryError(f"{out} is a folder")
     if os.path.lexists(out) and not force:
         raise LakeQueryError(f"{out} exists; add --force to replace it")
-    if "://" not in lake and not os.path.isdir(lake):
+    if not lake.is_uri and not os.path.isdir(lake):
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
     versions, run = pinned_run(lake, as_of)
     lake_con = connect(lake, as_of=run["run_id"] if run is not None else None)   # exactly the versions named

@@ -72,6 +72,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from pitwatch.lake import Lake
 from pitwatch.queries import alerts_view
 from pitwatch.queries.dealers import read_dealers, shipped_dealers
 from pitwatch.queries.errors import LakeQueryError, QueryInterrupted, QueryTooLarge
@@ -116,19 +117,12 @@ class Answer(tuple):
 # ---------------------------------------------------------------- the lake's files
 
 
-def _filesystem(lake: str) -> tuple[pafs.FileSystem, str]:
-    if "://" in lake:
-        fs, root = pafs.FileSystem.from_uri(lake)
-        return fs, root.rstrip("/")
-    return pafs.LocalFileSystem(), os.path.abspath(lake)
-
-
 def _visible_parquet(info: pafs.FileInfo) -> bool:
     return (info.type == pafs.FileType.File and info.base_name.endswith(".parquet")
             and not info.base_name.startswith("."))
 
 
-def table_files(lake: str, name: str, versions: dict | None = None) -> list[str]:
+def table_files(lake: Lake, name: str, versions: dict | None = None) -> list[str]:
     """The data files of lake table ``name``, sorted: what the table is.
 
     Every table is a Delta table (``docs/lake.md``): its files are those of the version the
@@ -155,7 +149,7 @@ def view_columns(name: str) -> pa.Schema:
     return schema
 
 
-def table_dataset(lake: str, name: str, versions: dict | None = None, files: list[str] | None = None) -> ds.Dataset:
+def table_dataset(lake: Lake, name: str, versions: dict | None = None, files: list[str] | None = None) -> ds.Dataset:
     """Lake table ``name`` as a ``pyarrow.dataset`` (no file is opened until it is scanned).
     ``runs``: the latest record of every run (a run writes one when it starts and one when it ends)."""
     schema = view_columns(name)
@@ -166,17 +160,12 @@ def table_dataset(lake: str, name: str, versions: dict | None = None, files: lis
         return ds.dataset(pa.Table.from_pylist(runs.latest_records(read_table(lake, "runs")), schema=schema))
     if files is None:
         files = table_files(lake, name, versions)
-    if not files:
-        return ds.dataset(schema.empty_table())
-    fs, root = _filesystem(lake)
-    if name not in PARTITIONED:
-        return ds.dataset(files, schema=schema, format="parquet", filesystem=fs)
-    partitioning = ds.partitioning(pa.schema([schema.field("gaming_day")]), flavor="hive")
-    return ds.dataset(files, schema=schema, format="parquet", filesystem=fs,
-                      partitioning=partitioning, partition_base_dir=f"{root}/{name}")
+    from pitwatch.lake import delta
+
+    return delta.dataset(lake, name, files, schema)
 
 
-def _versions(lake: str, as_of: str | None, tables: set[str] | None = None) -> tuple[dict, dict[str, list[str]]]:
+def _versions(lake: Lake, as_of: str | None, tables: set[str] | None = None) -> tuple[dict, dict[str, list[str]]]:
     """The table versions a reader reads: the last successful run's, or ``as_of``'s
     (:func:`pitwatch.queries.as_of.resolve`, refused with a clear :class:`LakeQueryError`), and the files of
     every table but ``runs`` at those versions (of ``tables`` only, when given, unless ``as_of``).  ``as_of`` a run whose files retention removed is
@@ -184,6 +173,7 @@ def _versions(lake: str, as_of: str | None, tables: set[str] | None = None) -> t
     from pitwatch.lake import versions as lake_versions
     from pitwatch.queries import as_of as as_of_mod
 
+    lake = Lake.of(lake)
     if as_of is not None:
         versions, chosen, records = as_of_mod.resolve(lake, as_of, with_records=True)
     else:
@@ -198,7 +188,7 @@ def _versions(lake: str, as_of: str | None, tables: set[str] | None = None) -> t
     files = {name: table_files(lake, name, versions) for name in LAKE_TABLES      # --as-of: every table,
              if name != "runs" and (tables is None or as_of is not None or name in tables)}   # to refuse a vacuumed run
     if as_of is not None:
-        as_of_mod.refuse_vacuumed(as_of, chosen, records, files, _filesystem(lake)[1])
+        as_of_mod.refuse_vacuumed(as_of, chosen, records, files, lake.root)
     return versions, files
 
 
@@ -253,7 +243,7 @@ def referenced_tables(*statements: str) -> set[str] | None:
     return names
 
 
-def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
+def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
             as_of: str | None = None, tables: set[str] | None = None,
             memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
     """The analysts' connection: the lake's tables and the seeds, no file system, settings locked.
@@ -268,8 +258,9 @@ def connect(lake: str, dealers: str | None = None, show_tz: str | None = None,
     ``alerts``' files; None: every table. ``memory_limit``: DuckDB's ``memory_limit`` in bytes
     (what its operators may hold; the process's own bound is :func:`run_sql`'s ``max_memory``).
     """
+    lake = Lake.of(lake)
     zone = "UTC" if show_tz is None else display_zone(show_tz)
-    if "://" not in lake and not os.path.isdir(lake):
+    if not lake.is_uri and not os.path.isdir(lake):
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
     roster = read_dealers(dealers or shipped_dealers())   # a bad file is refused before anything opens
     con = duckdb.connect(":memory:", config={"temp_directory": ""})

@@ -15,6 +15,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+from pitwatch.lake import Lake
+
 KEY_FIELDS = {
     "pack": ("pack_id",),
     "round": ("round_id",),
@@ -85,7 +87,7 @@ def compare(findings: list[dict], truth: list[dict]) -> dict[str, RuleComparison
     return out
 
 
-def lake_findings(lake_path: str) -> list[dict]:
+def lake_findings(lake_path: Lake) -> list[dict]:
     from pitwatch.lake.parquet import read_table
 
     return read_table(lake_path, "findings").to_pylist()
