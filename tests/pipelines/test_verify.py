@@ -22,9 +22,10 @@ import pytest
 from pitwatch.cli import exits
 from pitwatch.lake import chain, delta, runs
 from tests.conftest import line
+from tests.data import CLEAN_FLOOR
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 
-EXAMPLE = Path("/work/shared/examples/clean-floor-2h.jsonl")
+EXAMPLE = CLEAN_FLOOR                 # the clean example floor, gzipped (tests/data)
 ROOT = Path(__file__).resolve().parents[2]
 
 
