@@ -11,6 +11,15 @@ import traceback
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# --- Hypothesis: HYPOTHESIS_PROFILE=ci (.ci/run sets it) makes the property tests deterministic: the
+# same examples on every run (derandomize: a red CI run is red again on a laptop, no example database),
+# no deadline (a shared CI machine's timings say nothing), the tests' own max_examples or 100.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=100,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
 
 # --- Every test that runs a Beam pipeline in this process is marked slow (`make check` leaves them out):
 # a test (or a fixture it sets up) that runs one unmarked fails, saying so.  Pipelines run in a child
