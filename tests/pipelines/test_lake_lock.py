@@ -155,7 +155,7 @@ def test_after_the_holder_ends_the_second_run_proceeds(tmp_path, floor):
     finally:
         holder.kill()
         second.kill()
-    assert second.returncode in (exits.DONE, exits.FINDINGS), err
+    assert second.returncode == exits.DONE, err
     assert "got the lake's lock after" in err            # … then runs
     assert ": succeeded in " in out
     assert not (lake / lake_lock.HOLDER_FILE).exists()    # and lets go of the lake when it ends
@@ -182,7 +182,7 @@ def test_a_run_in_progress_holds_the_lake_against_a_second_run(tmp_path, floor):
     assert second.returncode == exits.LOCKED, second.stderr
     assert f"pid {first.pid}, on {socket.gethostname()}" in second.stderr
     assert f"(pitwatch run {floor} --lake {lake})" in second.stderr
-    assert first.returncode in (exits.DONE, exits.FINDINGS), err
+    assert first.returncode == exits.DONE, err
 
 
 # --- a killed holder frees the lock ---------------------------------------------------------------
