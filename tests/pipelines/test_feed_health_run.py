@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from pitwatch.simulator import simulate
 from pitwatch.simulator.truth import compare, lake_findings, read_truth
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs
 from tests.data import CLEAN_FLOOR
 
 EXAMPLE = CLEAN_FLOOR                 # the clean example floor, gzipped (tests/data)
-
-
-def pitwatch(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_rules_lists_the_feed_health_rules():

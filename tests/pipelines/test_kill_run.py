@@ -35,6 +35,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs killed
+
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ("events", "rejects", "rounds", "packs", "findings", "rules")
 pytestmark = pytest.mark.slow     # real pitwatch runs (Beam pipelines)
@@ -44,11 +46,6 @@ def _env() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
     env["PYTHONPATH"] = str(ROOT)
     return env
-
-
-def pitwatch(*args, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True,
-                          text=True, env=_env(), timeout=timeout)
 
 
 def start_run(*args) -> subprocess.Popen:

@@ -24,16 +24,9 @@ import pytest
 
 from pitwatch.cli import exits
 from pitwatch.lake import lock as lake_lock
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs that hold the lake's lock
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def pitwatch(*args, timeout: float = 600, **kw) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    env["PYTHONPATH"] = str(ROOT)
-    env.update(kw.pop("env", {}))
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout, **kw)
 
 
 def tree(root: Path) -> dict[str, str]:

@@ -11,24 +11,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs
+
 ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = "FROM findings ORDER BY finding_id"
 pytestmark = pytest.mark.slow     # the module's lake is written by two real runs (Beam pipelines)
-
-
-def pitwatch(*args, timeout: float = 600) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=timeout)
 
 
 def lake_bytes(lake: Path) -> dict[str, bytes]:
