@@ -1,7 +1,7 @@
 # pitwatch: the commands of the README, each doing its own set-up.
 #   make demo   virtual environment, install, simulate a gaming day, replay it, print the findings
-#   make check  the quick tests: engine (rules/), contract (schemas/), queries, none that runs Beam
-#               (-m "not slow"; under a minute)
+#   make check  every test not marked slow (-m "not slow": none that runs a Beam pipeline, builds a
+#               wheel or runs end to end), on both cores; the loop to run while working (about a minute)
 #   make lint   ruff on the whole tree, mypy on the packages whose types allow it (CI runs it before the tests)
 #   make test   virtual environment, install with the test extras, run the whole test suite (on every core)
 PYTHON ?= python3
@@ -21,10 +21,9 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/pitwatch demo
 
-# the engine, the event contract and the queries, without the tests marked slow (those that run a Beam
-# pipeline: tests/conftest.py fails an unmarked one), on both cores (pytest-xdist: most of these tests
-# start a real pitwatch process, which waits on its imports, not on the CPU)
-CHECK = tests/rules tests/schemas tests/queries tests/test_no_beam_internals.py tests/test_layers.py
+# every test under tests/ but those marked slow (those that run a Beam pipeline: tests/conftest.py fails
+# an unmarked one), on both cores (pytest-xdist)
+CHECK = tests
 
 check: install
 	$(BIN)/python -m pytest -q -n 2 -m "not slow" $(CHECK)

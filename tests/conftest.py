@@ -1,9 +1,25 @@
 """Shared test helpers: build contract-valid event lines tersely; every Beam test marked ``slow``."""
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# --- Hypothesis: HYPOTHESIS_PROFILE=ci (.ci/run sets it) makes the property tests deterministic: the
+# same examples on every run (derandomize: a red CI run is red again on a laptop, no example database),
+# no deadline (a shared CI machine's timings say nothing), the tests' own max_examples or 100.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=100,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
 
 # --- Every test that runs a Beam pipeline in this process is marked slow (`make check` leaves them out):
 # a test (or a fixture it sets up) that runs one unmarked fails, saying so.  Pipelines run in a child
@@ -85,3 +101,74 @@ def line(type_: str = "card_drawn", seq: int = 1, **fields) -> str:
 @pytest.fixture
 def make_line():
     return line
+
+
+# --- `pitwatch` in the test's own process (click's CliRunner) and as a real process -----------------
+# In process a command costs its own work only (no interpreter start, no imports again: 2-3.5 s a
+# process on a loaded machine); tests of what only a real process shows (the console script, signals,
+# a Beam pipeline's workers, `watch`) use `run_pitwatch_process`.  Both return a
+# subprocess.CompletedProcess: returncode, stdout, stderr.
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _clean_env(env: dict | None = None) -> dict:
+    """The environment a command sees: this one without the PITWATCH_* settings, then ``env``."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}, **(env or {})}
+
+
+def _forget_process_state() -> None:
+    """What pitwatch keeps between commands in one process: the lake snapshots and delta-rs handles
+    (a process normally runs one command; a test may rewrite a lake's files between two)."""
+    from pitwatch.lake import delta, delta_log
+
+    delta_log.forget()
+    delta.forget_handles()
+
+
+def run_pitwatch(*args, env: dict | None = None, cwd=None, input=None, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """``pitwatch ARGS`` in this process through click's CliRunner, as a real process would see it: no
+    PITWATCH_* variable but those of ``env``, its own working directory, fresh lake caches, the
+    logging set-up it changes put back; an uncaught exception is a traceback on stderr and exit 1
+    (``timeout``: taken for the real process's signature, not enforced)."""
+    from click.testing import CliRunner
+
+    from pitwatch.cli import main
+
+    argv = [str(a) for a in args]
+    unset = {k: None for k in os.environ if k.startswith("PITWATCH_")}
+    root, log = logging.getLogger(), logging.getLogger("pitwatch")
+    saved = (root.level, root.handlers[:], log.level, log.handlers[:], log.propagate)
+    _forget_process_state()
+    try:
+        with contextlib.chdir(cwd or os.getcwd()):
+            result = CliRunner().invoke(main, argv, env={**unset, **(env or {})}, input=input, prog_name="pitwatch")
+    finally:
+        _forget_process_state()
+        for h in log.handlers:
+            if h not in saved[3] and isinstance(h, logging.FileHandler):
+                h.close()
+        root.setLevel(saved[0])
+        root.handlers[:] = saved[1]
+        log.setLevel(saved[2])
+        log.handlers[:] = saved[3]
+        log.propagate = saved[4]
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(["pitwatch", *argv], result.exit_code, result.stdout, stderr)
+
+
+def run_pitwatch_process(*args, env: dict | None = None, cwd=None, input=None,
+                         timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python -m pitwatch.cli ARGS`` as a real process (this checkout first on its path), without the
+    PITWATCH_* variables but those of ``env``."""
+    full_env = _clean_env(env)
+    full_env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, input=input, timeout=timeout)
+
+
+@pytest.fixture
+def pitwatch():
+    """``pitwatch(*args, env=None, cwd=None, input=None)``: the command in this process (run_pitwatch)."""
+    return run_pitwatch

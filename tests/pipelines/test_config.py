@@ -1,6 +1,7 @@
 """``pitwatch.toml`` (issue 24): found with --config or PITWATCH_CONFIG, flags over environment over file,
 ``pitwatch config show``, an unknown key is exit 2 with a suggestion; the run record keeps the whole
-command line and every effective setting with its origin.  Real processes."""
+command line and every effective setting with its origin.  The runs and a missing file are real processes,
+the rest runs the command in this process."""
 from __future__ import annotations
 
 import hashlib
@@ -9,6 +10,7 @@ import pytest
 
 from pitwatch.cli import exits
 from pitwatch.config import SETTINGS, ConfigError, load
+from tests.conftest import run_pitwatch  # in this process; the runs and a missing file: real processes
 from tests.pipelines.test_exit_codes import inbox, pitwatch, run_records  # noqa: F401  (fixture)
 
 CONFIG = """\
@@ -31,7 +33,7 @@ def _config(tmp_path, text: str):
 def test_config_show_names_the_origin_of_every_setting(tmp_path):
     path = _config(tmp_path, 'lake = "../data/lake"\ntimezone = "America/Puerto_Rico"\ncutoff = "05:30"\n')
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    result = pitwatch("config", "show", "--cutoff", "07:00", env={"PITWATCH_CONFIG": str(path),
+    result = run_pitwatch("config", "show", "--cutoff", "07:00", env={"PITWATCH_CONFIG": str(path),
                                                                    "PITWATCH_FAIL_ON": "major"})
     assert result.returncode == exits.DONE, result.stderr
     lines = result.stdout.splitlines()
@@ -55,7 +57,7 @@ def test_config_show_names_the_origin_of_every_setting(tmp_path):
 
 
 def test_config_show_without_a_file():
-    result = pitwatch("config", "show")
+    result = run_pitwatch("config", "show")
     assert result.returncode == exits.DONE
     assert result.stdout.splitlines()[0] == "config file: none (give --config FILE or set PITWATCH_CONFIG)"
     assert f"{'timezone':<{max(map(len, SETTINGS))}}  UTC  [default]" in result.stdout
@@ -75,7 +77,7 @@ def test_config_show_without_a_file():
                                      ["rules"]])
 def test_a_bad_config_file_is_exit_2_on_every_command(tmp_path, text, message, command):
     path = _config(tmp_path, text)
-    result = pitwatch(*command, "--config", path)
+    result = run_pitwatch(*command, "--config", path)
     assert result.returncode == exits.USAGE
     assert result.stderr.startswith(f"Error: config file {path}") and message in result.stderr
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
@@ -160,7 +162,7 @@ def test_log_lines_are_timestamped_and_the_summary_has_no_slips(inbox, tmp_path)
 ])
 def test_a_hostile_config_file_is_one_error_line(tmp_path, make, message):
     path = make(tmp_path)
-    result = pitwatch("rules", "--config", path, timeout=60)
+    result = run_pitwatch("rules", "--config", path, timeout=60)
     assert result.returncode == exits.USAGE
     assert result.stderr == f"Error: config file {path} {message}" + (": not a pitwatch.toml\n" if "64 KB" in message
                                                                         else "\n")

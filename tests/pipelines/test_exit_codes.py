@@ -17,16 +17,9 @@ from pathlib import Path
 import pytest
 
 from pitwatch.cli import COMMANDS, exits
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: the exit codes as a scheduler sees them
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def pitwatch(*args, env: dict | None = None, cwd=None, timeout: float = 600) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    full_env["PYTHONPATH"] = str(ROOT)
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, timeout=timeout)
 
 
 def lake_bytes(lake: Path) -> dict[str, bytes]:

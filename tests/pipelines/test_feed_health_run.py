@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-import pathlib
-import subprocess
-import sys
 
 import pytest
 
 from pitwatch.simulator import simulate
 from pitwatch.simulator.truth import compare, lake_findings, read_truth
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs
+from tests.data import CLEAN_FLOOR
 
-EXAMPLE = pathlib.Path("/work/shared/examples/clean-floor-2h.jsonl")
-
-
-def pitwatch(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+EXAMPLE = CLEAN_FLOOR                 # the clean example floor, gzipped (tests/data)
 
 
 def test_rules_lists_the_feed_health_rules():
@@ -73,7 +67,6 @@ def test_the_nightly_form_reads_inbox_devices_csv(faulty_floor, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not EXAMPLE.exists(), reason="the shared example floor is not on this machine")
 def test_the_example_floor_without_a_registry_still_raises_nothing(tmp_path):
     assert not (EXAMPLE.parent / "devices.csv").exists()
     lake = tmp_path / "lake"

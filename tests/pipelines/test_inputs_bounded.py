@@ -24,17 +24,11 @@ import pytest
 
 from pitwatch.cli import exits
 from tests import lake_rows
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs
 from tests.pipelines.test_input_damaged import dealer_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 DAY = "2026-11-28"
-
-
-def pitwatch(*args, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
 
 
 def pitwatch_rss(*args, timeout: float = 300) -> tuple[int, str, str, int]:

@@ -25,6 +25,8 @@ from pitwatch.lake import delta, migrate, state
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import versions as lake_versions
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
+from tests.conftest import run_pitwatch as pitwatch  # in this process; a real one where the test says
+from tests.conftest import run_pitwatch_process
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "data" / "lake-v1"
@@ -91,11 +93,6 @@ def sql_rows(lake_path, statement: str) -> list[dict]:
     return [dict(zip(answer.columns, row)) for row in answer.rows]
 
 
-def pitwatch(*args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout)
-
-
 def migrated_record(lake_path) -> dict:
     from pitwatch.lake import runs
 
@@ -125,12 +122,12 @@ def test_migrated_lake_answers_exactly_the_rows_the_old_files_held(tmp_path):
     root = old_lake(tmp_path)
     before = everything_before(root)
     assert all(before[n] for n in ("events", "rounds", "packs", "findings", "rules", "runs"))
-    result = pitwatch("migrate", "--lake", str(root))
+    result = run_pitwatch_process("migrate", "--lake", str(root))          # the real command, as a process
     assert result.returncode == 0, result.stderr
     assert "migrated" in result.stdout and "Traceback" not in result.stderr
     assert_same_rows(before, root)
     # and through the real command, one table by its count
-    out = pitwatch("sql", "SELECT count(*) AS n FROM events", "--lake", str(root), "--format", "csv")
+    out = run_pitwatch_process("sql", "SELECT count(*) AS n FROM events", "--lake", str(root), "--format", "csv")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["n", str(len(before["events"]))]
 
@@ -390,7 +387,7 @@ def test_kill_9_at_each_step_then_migrate_again_gives_the_whole_lake(tmp_path):
         if step != "cleaned":
             assert (root / migrate.PLAN).exists(), step     # resumable: the plan says what is left
         if i in (0, len(chosen) - 1):       # the command's answer, at both ends
-            again = pitwatch("migrate", "--lake", str(root))
+            again = run_pitwatch_process("migrate", "--lake", str(root))
             assert again.returncode == 0, (step, again.stderr)
             assert ("nothing to migrate" in again.stdout) == (step == "cleaned"), (step, again.stdout)
         else:
@@ -496,11 +493,13 @@ def test_the_next_nightly_run_continues_from_the_migrated_state(tmp_path):
     work.mkdir(), ref.mkdir()
     shutil.copytree(FIXTURE / "lake", work / "lake")
     _inbox(work), _inbox(ref)
-    assert pitwatch("migrate", "--lake", "lake", cwd=work).returncode == 0
-    nights = [pitwatch("run", "--day", "2026-12-01", "--inbox", "inbox", "--lake", "lake", "--quiet", cwd=work)]
+    assert run_pitwatch_process("migrate", "--lake", "lake", cwd=work).returncode == 0
+    nights = [run_pitwatch_process("run", "--day", "2026-12-01", "--inbox", "inbox", "--lake", "lake", "--quiet",
+                                   cwd=work)]
     for day in ("2026-11-29", "2026-11-30", "2026-12-01"):
-        nights.append(pitwatch("run", "--day", day, "--inbox", "inbox", "--lake", "lake", "--quiet", cwd=ref))
-    assert all(n.returncode in (0, 1) for n in nights), [n.stderr[-2000:] for n in nights]
+        nights.append(run_pitwatch_process("run", "--day", day, "--inbox", "inbox", "--lake", "lake", "--quiet",
+                                           cwd=ref))
+    assert all(n.returncode == 0 for n in nights), [n.stderr[-2000:] for n in nights]
     runs_of_night = [r for r in sql_rows(work / "lake", "SELECT * FROM runs") if "--day 2026-12-01" in r["command"]]
     assert [r["status"] for r in runs_of_night] == ["succeeded"]
     assert json.loads(runs_of_night[0]["options"])["inbox_folders"] == {"2026-12-01": "the night's day"}

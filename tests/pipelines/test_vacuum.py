@@ -3,16 +3,13 @@ retention, legal holds honoured, under the lake's lock, with a ``runs`` record o
 
 Real Delta tables (``deltalake.write_deltalake``, partitioned by ``gaming_day``, days replaced with
 a ``predicate`` overwrite so that their earlier files are removed from the table but stay on disk),
-a real ``pitwatch vacuum`` process, the lake's bytes compared before and after.
+the ``pitwatch vacuum`` command (in this process; one test runs it as a real process), the lake's bytes compared before and after.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,20 +17,14 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from pitwatch.cli import exits
+from tests.conftest import run_pitwatch as pitwatch
+from tests.conftest import run_pitwatch_process
 
 ROOT = Path(__file__).resolve().parents[2]
 PROPERTIES = {"delta.enableExpiredLogCleanup": "false", "delta.deletedFileRetentionDuration": "interval 2555 days",
               "delta.logRetentionDuration": "interval 2555 days"}
 DAYS = ("2026-11-26", "2026-11-27", "2026-11-28")
 HELD = "2026-11-28"
-
-
-def pitwatch(*args, env: dict | None = None) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    full["PYTHONPATH"] = str(ROOT)
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
-                          env=full, timeout=300)
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -113,7 +104,7 @@ def test_vacuum_removes_replaced_files_but_a_held_days_and_the_current_version_r
     held_night_0 = read_sorted(lake / "events", version=0, day=HELD)
 
     cfg = config(tmp_path, f'retention_days = 0\nlegal_holds = ["{HELD}"]\n')
-    result = pitwatch("vacuum", "--lake", lake, "--config", cfg)
+    result = run_pitwatch_process("vacuum", "--lake", lake, "--config", cfg)     # the one real process
     assert result.returncode == exits.DONE, result.stderr
 
     for t in before_files:

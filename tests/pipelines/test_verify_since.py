@@ -18,6 +18,7 @@ import pytest
 from pitwatch.cli import exits
 from pitwatch.lake import anchor as anchors
 from pitwatch.lake import delta
+from tests.conftest import run_pitwatch
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _records, _rewrite, _run, named, three_runs, verify
 
@@ -227,16 +228,16 @@ def test_mistakes_are_one_error_line(lake, tmp_path):
         (("--since", lake.parent / "anchor.jsonl", "--key", tmp_path / "none.key"), "does not exist"),
     ]
     for args, message in cases:
-        result = pitwatch("verify", "--lake", lake, *args)
+        result = run_pitwatch("verify", "--lake", lake, *args)
         assert result.returncode == exits.USAGE, (args, result.stderr)
         assert message in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    result = pitwatch("verify", "--lake", tmp_path / "nowhere", "--since", lake.parent / "anchor.jsonl")
+    result = run_pitwatch("verify", "--lake", tmp_path / "nowhere", "--since", lake.parent / "anchor.jsonl")
     assert result.returncode == exits.USAGE and "no lake at" in result.stderr
     assert lake_bytes(lake) == before
 
 
 def test_help_names_since_with_an_example():
-    result = pitwatch("verify", "--help")
+    result = run_pitwatch("verify", "--help")
     assert result.returncode == exits.DONE
     assert "--since FILE" in result.stdout and "--since /worm/pitwatch/anchor.jsonl" in result.stdout
 

@@ -1,4 +1,5 @@
-"""Issue 29 items 3-5 as an analyst meets them, through real ``pitwatch`` processes over the small lake.
+"""Issue 29 items 3-5 as an analyst meets them, through the ``pitwatch`` command over the small lake
+(in this process; the terminal tests run real processes on a pseudo-terminal).
 
 * hints instead of empty answers (``no table bac-07; did you mean BAC-07?`` on stderr, exit 0);
 * ``--format text`` (one block per record, only non-empty columns), the default when a table is
@@ -20,14 +21,10 @@ import sys
 
 import pytest
 
+from tests.conftest import run_pitwatch as pitwatch  # in this process; the terminal tests start real ones
 from tests.queries.test_read_only import SEEDS, tree
 
 ENV = dict(os.environ)
-
-
-def pitwatch(*args, env=None, stdin=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True,
-                          env={**ENV, **(env or {})}, timeout=120, stdin=stdin)
 
 
 @pytest.fixture

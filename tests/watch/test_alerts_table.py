@@ -10,8 +10,6 @@ import collections
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,15 +18,11 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from tests.watch.conftest import ROOT, append_lines
+from tests.conftest import run_pitwatch_process as pitwatch  # a real process: beside real watchers
+from tests.watch.conftest import append_lines
 from tests.watch.scenario import interleave
 
 LOG = Path("alerts") / "_delta_log"
-
-
-def pitwatch(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
 
 
 def commits(lake: Path) -> list[dict]:

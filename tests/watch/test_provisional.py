@@ -14,12 +14,12 @@ import pytest
 from pitwatch.live.engine import LiveEngine
 from pitwatch.rules.table import TableReplay
 from pitwatch.schemas.decode import GamingDayConfig
+from tests.data import clean_floor_lines
 from tests.rules.stream import Baccarat
 from tests.watch.conftest import append_lines
 from tests.watch.floor_feed import FINAL, InputOrder, instant, late_provisionals, merged_lines
 
 CARD = re.compile(r"(?<![A-Za-z0-9])[A2-9TJQK][cdhs](?![A-Za-z0-9])")
-EXAMPLE = Path("/work/shared/examples/clean-floor-2h.jsonl")
 
 
 def _feed(events, now_of=None):
@@ -336,7 +336,7 @@ def test_a_shoe_reporting_each_card_after_the_terminal_raises_no_provisional_ale
 def test_a_clean_floor_raises_no_provisional_alert(tmp_path, start_watch):
     """The real command over the clean example floor, line by line: no alert at all, and the stop
     summary says 0 provisional (0 cleared)."""
-    lines = EXAMPLE.read_text().splitlines()
+    lines = [l.decode() for l in clean_floor_lines()]
     w = start_watch(tmp_path / "live", "--lake", tmp_path / "lake", "--no-lake-alerts", "--with-trigger")
     append_lines(tmp_path / "live", [("floor", l) for l in lines])
     w.caught_up(len(lines))
