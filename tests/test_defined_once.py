@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import re
 import tomllib
@@ -73,8 +74,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
 
 
+@functools.cache
 def _sources() -> dict[str, ast.Module]:
-    """Every module of the installed package (folder-relative path → its tree)."""
+    """Every module of the installed package (folder-relative path → its tree), parsed once for the
+    module's tests (they only read the trees)."""
     return {str(p.relative_to(ROOT)): ast.parse(p.read_text(encoding="utf-8"))
             for folder in sorted(set(FOLDERS.values())) for p in sorted((ROOT / folder).glob("*.py"))}
 

@@ -9,6 +9,7 @@ import textwrap
 import time
 
 import pyarrow as pa
+import pytest
 
 from pitwatch.lake import parquet as lakelib
 
@@ -23,6 +24,7 @@ def _events_like(n: int, tag: str) -> pa.Table:
     }, schema=schema)
 
 
+@pytest.mark.slow     # a real writer process, killed half way
 def test_killed_writer_leaves_the_old_partition_whole_and_next_run_cleans_up(tmp_path):
     """A data file is written straight under its final name and is part of the table only once a
     commit names it: killed half way, the file is there but no reader sees it, and the next run's

@@ -75,6 +75,7 @@ def a_lake_with_files(lake: Path) -> None:
 
 # --- a second run waits, names the holder, exits 4, and the lake is unchanged ---------------------
 
+@pytest.mark.slow     # a real run waits out a 2 s lock timeout
 def test_a_second_run_on_a_locked_lake_waits_names_the_holder_and_exits_4_with_the_lake_unchanged(tmp_path, floor):
     lake = tmp_path / "lake"
     a_lake_with_files(lake)
@@ -100,6 +101,7 @@ def test_a_second_run_on_a_locked_lake_waits_names_the_holder_and_exits_4_with_t
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
+@pytest.mark.slow     # real runs wait out the lock timeout
 def test_lock_timeout_from_the_config_file_and_a_bad_value_is_exit_2(tmp_path, floor):
     lake = tmp_path / "lake"
     a_lake_with_files(lake)
@@ -210,6 +212,7 @@ def test_a_run_after_a_killed_holder_is_not_kept_waiting(tmp_path):
     assert "waiting for the lake's lock" not in result.stderr and "nothing-here.jsonl" in result.stderr
 
 
+@pytest.mark.slow     # a real run stopped by the lock
 def test_a_run_that_stops_before_writing_leaves_the_lakes_bytes_as_they_were(tmp_path):
     lake = tmp_path / "lake"
     a_lake_with_files(lake)
@@ -341,6 +344,7 @@ def test_the_lock_is_reentrant_in_one_process_and_holder_update_names_the_run(tm
     assert not (lake / lake_lock.HOLDER_FILE).exists()
 
 
+@pytest.mark.slow     # waits 2.5 s of the real clock (hold takes no clock)
 def test_waiting_is_said_at_most_every_say_every_seconds(tmp_path, caplog):
     lake = tmp_path / "lake"
     holder = start_holder(lake)

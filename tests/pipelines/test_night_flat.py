@@ -26,6 +26,8 @@ from tests.pipelines.test_verify import _day, _run
 
 PROBE = "20990101T000000Z-probe000"       # the run id of the run that asks (its record is not written yet)
 
+pytestmark = pytest.mark.slow     # its aged lake starts with a real pitwatch run (a Beam pipeline)
+
 
 def _batch_record(run_id: str, status: str, started: _dt.datetime, ended=None, days=()) -> dict:
     """A record as ``pitwatch run`` writes it (its options name the Beam runner)."""

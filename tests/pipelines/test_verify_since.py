@@ -22,6 +22,8 @@ from tests.conftest import run_pitwatch
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _records, _rewrite, _run, named, three_runs, verify
 
+pytestmark = pytest.mark.slow     # its lakes are written by real pitwatch run processes (Beam pipelines)
+
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):

@@ -46,6 +46,8 @@ class Pair:
         self.map = read_id_map(self.reuse_out)
         self.unique_truth = [orjson.loads(x) for x in (self.unique_out / "truth.jsonl").read_bytes().splitlines()]
         self.reuse_truth = [orjson.loads(x) for x in (self.reuse_out / "truth.jsonl").read_bytes().splitlines()]
+        self._events: dict[str, list[tuple[str, dict]]] = {}
+        self._terminals: dict[str, list[dict]] = {}
 
     def renamed(self, ev: dict) -> dict:
         """A unique-id event under the reuse floor's ids."""
@@ -55,14 +57,21 @@ class Pair:
                 out[field] = self.map[(ev["table_id"], ev[field])][0]
         return out
 
-    def events(self, which: str):
-        """(gaming day, event) of every file of one floor."""
-        return [(rel.split("/")[0], ev) for rel, evs in getattr(self, which).items() for ev in evs]
+    def events(self, which: str) -> list[tuple[str, dict]]:
+        """(gaming day, event) of every file of one floor (listed once: the tests read it many times)."""
+        if which not in self._events:
+            self._events[which] = [(rel.split("/")[0], ev) for rel, evs in getattr(self, which).items() for ev in evs]
+        return self._events[which]
 
     def terminal(self, table_id: str) -> list[dict]:
         """The dealer terminal's events of a table in the unique floor, in seq order (over the days)."""
-        evs = [ev for _, ev in self.events("unique") if ev["table_id"] == table_id and ev["source"] == "dealer"]
-        return sorted(evs, key=lambda e: e["seq"])
+        if not self._terminals:
+            for _, ev in self.events("unique"):
+                if ev["source"] == "dealer":
+                    self._terminals.setdefault(ev["table_id"], []).append(ev)
+            for evs in self._terminals.values():
+                evs.sort(key=lambda e: e["seq"])
+        return self._terminals.get(table_id, [])
 
     def tables(self) -> dict[str, str]:
         return {ev["table_id"]: ev["game"] for _, ev in self.events("unique") if ev["type"] == "table_opened"}
@@ -132,11 +141,12 @@ def test_round_numbers_restart_with_each_pack(pair):
 
 
 def test_ids_really_repeat_within_a_day_and_across_days(pair):
+    by_table = collections.defaultdict(list)
+    for day, ev in pair.events("unique"):
+        by_table[ev["table_id"]].append((day, ev))
     for table_id, game in pair.tables().items():
         days_of = collections.defaultdict(set)     # (kind, id, use) -> gaming days it appears on
-        for day, ev in pair.events("unique"):
-            if ev["table_id"] != table_id:
-                continue
+        for day, ev in by_table[table_id]:
             for kind, field in (("pack", "pack_id"), ("round", "round_id")):
                 if ev.get(field) is not None:
                     days_of[(kind, *pair.map[(table_id, ev[field])])].add(day)

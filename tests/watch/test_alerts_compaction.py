@@ -323,6 +323,7 @@ for k in range(saved["next"], total):
 """
 
 
+@pytest.mark.slow     # real watcher processes killed -9 again and again
 def test_kill_9_at_any_moment_of_commits_and_compactions_loses_and_repeats_nothing(tmp_path):
     import random
     import signal

@@ -338,6 +338,7 @@ def run_lake(tmp_path_factory) -> Path:
     return base / "lake"
 
 
+@pytest.mark.slow     # its lake is written by a real pitwatch run (a Beam pipeline)
 def test_a_retention_shortened_on_findings_is_named_recorded_or_not(run_lake, tmp_path):
     """findings keeps its removes 100 years: a shorter retention is no pitwatch writer's, whether the
     insider records the commit (as a watcher's property change) or not."""

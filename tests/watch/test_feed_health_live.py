@@ -132,6 +132,7 @@ def test_a_missing_registry_is_one_error_line_exit_2(tmp_path):
     assert not (tmp_path / "lake" / "_watch").exists()
 
 
+@pytest.mark.slow     # a real watch process left to see the shoe fall silent
 def test_a_shoe_silent_while_its_table_plays_is_announced_once(tmp_path, scenario, start_watch):
     """DEVICE_SILENT (pitwatch.live.silence): the shoe stops, the terminal goes on; one notice on stderr
     and one info alert (stdout, the alerts file; not the lake: it is no finding)."""
