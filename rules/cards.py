@@ -53,6 +53,7 @@ def banker_draws(banker_total: int, player_total: int, player_third: str | None,
         return False
     if not player_drew:
         return banker_total <= 5
+    assert player_third is not None       # the player drew: its third card is known
     p = baccarat_value(player_third)
     if banker_total <= 2:
         return True
@@ -92,9 +93,9 @@ def verdicts(cards: Sequence[str | None], check: Callable[[list[str]], Hashable]
     if len(unknown) > limit:
         return None
     if not unknown:
-        return {check(list(cards))}
+        return {check([c for c in cards if c is not None])}
     out = set()
-    filled = list(cards)
+    filled: list[str] = [c if c is not None else "" for c in cards]     # each "" is filled below
     for combo in itertools.product(alphabet, repeat=len(unknown)):
         for i, c in zip(unknown, combo):
             filled[i] = c

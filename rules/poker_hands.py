@@ -113,6 +113,7 @@ class PokerHand:
     def describe(self) -> str:
         what = self.category.words
         if self.category is Category.ONE_PAIR:
+            assert self.pair_rank is not None       # a pair's hand names its rank
             what = f"pair of {RANK_NAMES[self.pair_rank]}"
         return f"{what} ({' '.join(self.cards)})"
 
@@ -188,7 +189,7 @@ def best_category(cards: Sequence[str]) -> tuple[Category, str | None]:
     for code in cards:
         if code not in _CODES:
             _card(code)  # raises: not a card code
-        r, s = code
+        r, s = code[0], code[1]
         counts[r] = counts.get(r, 0) + 1
         per_suit[s] = per_suit.get(s, 0) + 1
         suits.setdefault(s, set()).add(RANK_VALUE[r])

@@ -65,10 +65,10 @@ def _windows(pack: PackCards, n: int):
 def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = default_gaming_day,
                   run: int = RUN) -> list[Finding]:
     """Findings for every pack holding a ``run``-card run that an earlier pack's run repeats."""
-    packs = [p if isinstance(p, PackCards) else PackCards.from_record(p) for p in packs]
+    pack_cards = [p if isinstance(p, PackCards) else PackCards.from_record(p) for p in packs]
     first: dict[tuple, tuple] = {}   # run cards -> earliest (start ts, pack_id, table_id, window)
     occurrences = []
-    for p in packs:
+    for p in pack_cards:
         for key, w in _windows(p, run):
             order = (w[0][3], p.pack_id, p.table_id, p.raw_id)
             occurrences.append((key, order, p, w))
@@ -141,7 +141,8 @@ class RunKeys:
 
         import numpy as np
 
-        keys, owners, names = array.array("q"), array.array("q"), []
+        keys, owners = array.array("q"), array.array("q")
+        names: list = []
         for record in records:
             ks = run_keys(record, run)
             if ks:

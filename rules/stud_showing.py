@@ -232,7 +232,7 @@ def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | Non
     known = _CACHED.get(priority)
     if known is not None:
         # every card known: a seat's bounds are one value, and it leads unless a bigger one shows
-        values = {}
+        values: dict = {}
         for seat, cards in hands.items():
             if None in cards:
                 break

@@ -281,7 +281,7 @@ class TableReplay:
         """
         self.shoeless = self._is_shoeless()
         self._fver = 0
-        self._fclean = None
+        self._fclean: tuple[int, int] | None = None
         passed = [(pid, p) for pid, p in self.st["packs"].items() if p["shoe_done"] and p["term_done"]]
         self._ready = {pid for pid, p in passed if p["composition"] == "done"}
         self._held = {pid for pid, p in passed if p["composition"] != "done"}
