@@ -26,11 +26,12 @@ Why hand-made add actions and not ``write_deltalake``: the files are written by 
   that (``docs/lake.md``, "The alerts table"; set on an existing table by :func:`set_table_properties`).
 * **One clock** (:func:`pitwatch.lake.delta_log.now_ms`): every time pitwatch writes into a log (commit info, add, remove,
   app transaction) is read from it.
-* **No checkpoints** (:func:`post_commit`): delta-rs's automatic checkpoint (every 100 commits) and
-  log clean-up are off in every commit, so the JSON commit files are the whole log and each is
-  chained by the run that wrote it (:mod:`pitwatch.lake.chain`, ``docs/verify.md``).  A checkpoint
-  file found in a log was written by something else; ``pitwatch verify`` re-derives its files from
-  the JSON commits and compares them, it never trusts it.
+* **Checkpoints are pitwatch's own** (:func:`post_commit`): delta-rs's automatic checkpoint and log
+  clean-up are off in every commit; every writer checkpoints a table it committed once its version
+  is 100 past the last chained checkpoint and chains it in its ``runs`` record
+  (:mod:`pitwatch.lake.delta_log`).  Each JSON commit is chained by the run that wrote it
+  (:mod:`pitwatch.lake.chain`, ``docs/verify.md``); ``pitwatch verify`` re-derives every checkpoint
+  from the JSON commits and compares it action by action, it never trusts one.
 * **Every commit names its writer**: the run id in the commit info (:data:`RUN_ID_KEY`), schema
   changes included, so :func:`pitwatch.lake.runs.write_run_record` chains exactly the commits its
   writer made.
@@ -496,9 +497,6 @@ def _pitwatch_version() -> str:
 
 
 _HANDLES: dict[tuple[str, str], object] = {}
-# the kept delta-rs handles are dropped before the interpreter finalises, not during it (the abort
-# at exit that was seen had another cause, fixed where it was: chain.parquet_rows)
-atexit.register(lambda: forget_handles())
 
 
 def writer_handle(lake: Lake, name: str):
@@ -517,6 +515,12 @@ def writer_handle(lake: Lake, name: str):
         except Exception:                               # noqa: BLE001 - any failure: open it afresh
             _HANDLES.pop(key, None)
     table = DeltaTable(table_uri(lake, name))
+    if not _HANDLES:
+        # the kept delta-rs handles are dropped before the interpreter finalises, not during it (the
+        # abort at exit that was seen had another cause, fixed where it was: chain.parquet_rows);
+        # registered when a handle is first kept (importing the module does nothing), once
+        atexit.unregister(forget_handles)
+        atexit.register(forget_handles)
     _HANDLES[key] = table
     return table
 
