@@ -35,7 +35,7 @@ import os
 import zlib
 from typing import Iterator
 
-from pitwatch.config import NotRegularFile, kind_of  # noqa: F401  (the inputs' names for them)
+from pitwatch.config import kind_of
 from pitwatch.config import open_regular as open_stored
 from pitwatch.schemas.limits import MAX_LINE_BYTES
 

@@ -49,7 +49,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from pitwatch.lake import Lake, chain, delta_log
-from pitwatch.lake.delta_log import RETENTION_KEY, retention_ms  # noqa: F401 - the tables' retention, read and written
+from pitwatch.lake.delta_log import RETENTION_KEY
 from pitwatch.lake.files import DATA_FILE_MODE, replay_day_of, set_file_mode
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
@@ -201,7 +201,7 @@ def commit_replays(lake: Lake, name: str, files: list[DataFile], replayed_days: 
     """Commit ``files`` to table ``name`` in one transaction; return the table's new version.
 
     ``replayed_days``: every file the replays of those gaming days wrote before
-    (:func:`pitwatch.lake.parquet.replay_day_of`, in whatever partition) is removed in the same
+    (:func:`pitwatch.lake.files.replay_day_of`, in whatever partition) is removed in the same
     transaction, so a replayed day's rows are replaced whole; a day replayed with no rows left
     leaves none.  This is an overwrite by file rather than by partition filter, because the
     replay of day D also writes rows of D-1's partitions (a round started before the cutoff

@@ -60,7 +60,6 @@ import threading
 import time
 import uuid
 
-from pitwatch.config import parse_duration  # noqa: F401  (re-exported: how --lock-timeout values are read)
 from pitwatch.lake import Lake
 from pitwatch.lake.parquet import LakeError
 

@@ -20,7 +20,7 @@ The migration (:func:`migrate`), under a run id of its own:
    migrate`` again finds the plan and carries it out to the end; every step below is either
    done once or finds itself done.  The lake is not readable by either pitwatch in between
    (neither old nor new layout): finish it before anything else reads or writes it.
-3. **Rename** every data file to today's name (:func:`pitwatch.lake.parquet.replay_file_name` with the
+3. **Rename** every data file to today's name (:func:`pitwatch.lake.files.replay_file_name` with the
    migration's run id, so a later replay of that day replaces it): the bytes stay the same, so
    the SHA-256 the plan took before the move is the file's.
 4. **State**: each completed day (a ``manifest.json``) becomes rows of the ``state`` table
@@ -58,15 +58,15 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from pitwatch.lake import Lake, delta, runs, state
+from pitwatch.lake import files as lake_files
 from pitwatch.lake import parquet as lake
-from pitwatch.lake.migrate_survey import (  # noqa: F401  (PLAN, refuse_old_layout, MigrateError: the module's API)
+from pitwatch.lake.migrate_survey import (
     DAY_TABLES,
     OLD_STATE_FORMAT,
     PLAN,
     MigrateError,
     layout,
     old_files_beside_tables,
-    refuse_old_layout,
     sha256_of,
     survey,
 )
@@ -83,7 +83,7 @@ def _write_plan(fs, root: str, plan: dict) -> None:
     tmp = f"{root}/_migration/.plan.json.tmp-{plan['run_id']}"
     with fs.open_output_stream(tmp) as out:
         out.write(json.dumps(plan, indent=1, sort_keys=True).encode())
-    lake.set_file_mode(fs, tmp, lake.PRIVATE_FILE_MODE)
+    lake_files.set_file_mode(fs, tmp, lake_files.PRIVATE_FILE_MODE)
     fs.move(tmp, f"{root}/{PLAN}")
 
 
@@ -153,7 +153,7 @@ def _manifest_file(lake_path: Lake, day: str, run_id: str, manifest: dict):
     table = pa.Table.from_pylist([{"kind": "manifest", "key": day, "payload": body}],
                                  schema=state.STATE.remove(state.STATE.get_field_index("gaming_day")))
     name = lake.replay_file_name(day, run_id).replace(".parquet", "-manifest.parquet")
-    return lake.write_data_file(lake_path, state.TABLE, day, name, table, mode=lake.PRIVATE_FILE_MODE)
+    return lake.write_data_file(lake_path, state.TABLE, day, name, table, mode=lake_files.PRIVATE_FILE_MODE)
 
 
 def _day_input_files(lake_path: Lake, plan: dict, day: str) -> list[str]:

@@ -14,6 +14,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from pitwatch.lake import Lake, delta
+from pitwatch.lake import files as lake_files
 from pitwatch.lake import parquet as lake
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
@@ -152,18 +153,18 @@ def survey(lake_path: Lake, run_id: str) -> dict:
         elif m := _DAY_FILE.match(rel):
             name, day, _stem, replay_day = m.groups()
             replay_day = replay_day or day
-            new = f"{name}/gaming_day={day}/{lake.replay_file_name(replay_day, run_id)}"
+            new = f"{name}/gaming_day={day}/{lake_files.replay_file_name(replay_day, run_id)}"
             n = 1
             while new in seen:          # a one-off part-0 beside the nightly replay of its day
                 n += 1
-                new = f"{name}/gaming_day={day}/{lake.replay_file_name(replay_day, f'{run_id}-{n}')}"
+                new = f"{name}/gaming_day={day}/{lake_files.replay_file_name(replay_day, f'{run_id}-{n}')}"
             seen.add(new)
             rows = _check_columns(fs, path, name, lake.file_schema(name))
             moves.append({"table": name, "old": rel, "new": new, "gaming_day": day, "replay_day": replay_day,
                           "rows": rows})
         elif rel == "rules/part-0.parquet":
             rows = _check_columns(fs, path, "rules", LAKE_TABLES["rules"])
-            new = f"rules/{lake.replay_file_name(days[-1] if days else 'catalogue', run_id)}"
+            new = f"rules/{lake_files.replay_file_name(days[-1] if days else 'catalogue', run_id)}"
             moves.append({"table": "rules", "old": rel, "new": new, "gaming_day": None, "rows": rows})
         elif m := _RUN_FILE.match(rel):
             rows = _check_columns(fs, path, "runs", LAKE_TABLES["runs"])

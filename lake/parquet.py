@@ -34,11 +34,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from pitwatch.lake import Lake
-from pitwatch.lake.files import (  # noqa: F401  (the lake's file system, modes and names: shared with pitwatch.lake.delta)
+from pitwatch.lake.files import (
     DATA_FILE_MODE,
-    PRIVATE_FILE_MODE,
-    filesystem,
-    replay_day_of,
     replay_file_name,
     set_file_mode,
 )

@@ -15,7 +15,7 @@ state of the last successful run only::
     manifest    the day                       JSON: format, engine state, prior day, run, inputs
 
 Each kind is one file of the day (``replay-D-<run>-<kind>.parquet``), written with mode 0600
-(``lake.PRIVATE_FILE_MODE``): it holds the open shoes' drawn cards.  ``state`` is not one of
+(``lake_files.PRIVATE_FILE_MODE``): it holds the open shoes' drawn cards.  ``state`` is not one of
 the analysts' tables (``pitwatch.schemas.arrow.LAKE_TABLES``).  The manifest records the format
 version (:data:`FORMAT_VERSION`, plus the engine's ``STATE_VERSION``); a state written by a
 pitwatch whose format this one cannot read fails with a clear message naming the day to
@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pitwatch.lake import Lake, delta
+from pitwatch.lake import files as lake_files
 from pitwatch.lake import parquet as lake
 
 FORMAT_VERSION = 2
@@ -70,8 +71,8 @@ def write_state_file(lake_path: Lake, day: str, run_id: str, kind: str, rows: li
     """One kind of day ``day``'s state as a data file of the state table (not committed)."""
     rows = sorted((_row(kind, r) for r in rows), key=lambda r: (r["key"], r.get("pack_id") or ""))
     table = pa.Table.from_pylist(rows, schema=_FILE)
-    name = lake.replay_file_name(day, run_id).replace(".parquet", f"-{kind}.parquet")
-    return lake.write_data_file(lake_path, TABLE, day, name, table, mode=lake.PRIVATE_FILE_MODE)
+    name = lake_files.replay_file_name(day, run_id).replace(".parquet", f"-{kind}.parquet")
+    return lake.write_data_file(lake_path, TABLE, day, name, table, mode=lake_files.PRIVATE_FILE_MODE)
 
 
 def write_manifest(lake_path: Lake, day: str, run_id: str, manifest: dict):
@@ -79,8 +80,8 @@ def write_manifest(lake_path: Lake, day: str, run_id: str, manifest: dict):
 
     body = json.dumps({"format": FORMAT_VERSION, "engine_state": STATE_VERSION, **manifest}, sort_keys=True)
     table = pa.Table.from_pylist([{"kind": "manifest", "key": day, "payload": body}], schema=_FILE)
-    name = lake.replay_file_name(day, run_id).replace(".parquet", "-manifest.parquet")
-    return lake.write_data_file(lake_path, TABLE, day, name, table, mode=lake.PRIVATE_FILE_MODE)
+    name = lake_files.replay_file_name(day, run_id).replace(".parquet", "-manifest.parquet")
+    return lake.write_data_file(lake_path, TABLE, day, name, table, mode=lake_files.PRIVATE_FILE_MODE)
 
 
 def read_rows(lake_path: Lake, files: list[str], kind: str) -> list[dict]:

@@ -176,10 +176,10 @@ def _past_their_tombstones(table, retention_days: int) -> set[str]:
     file is about a day before its compaction removed it — older than both the retention and the
     table's tombstone retention (so a file a watcher has just written and not committed yet is never
     one).  Empty for every other table."""
-    from pitwatch.lake import delta
+    from pitwatch.lake import delta, delta_log
 
-    keep_ms = delta.retention_ms(table.metadata().configuration)
-    if keep_ms is None or keep_ms >= delta.retention_ms(delta.TABLE_PROPERTIES):
+    keep_ms = delta_log.retention_ms(table.metadata().configuration)
+    if keep_ms is None or keep_ms >= delta_log.retention_ms(delta.TABLE_PROPERTIES):
         return set()                # every remove still in the table's tombstones: listed by them
     hours = max(retention_days * 24, -(-keep_ms // 3_600_000))
     return set(table.vacuum(retention_hours=hours, dry_run=True, enforce_retention_duration=False, full=True))

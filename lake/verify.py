@@ -948,13 +948,13 @@ def _configuration(actions: list[dict]) -> dict | None:
     return None
 
 
-FOREVER_MS = delta.retention_ms(delta.TABLE_PROPERTIES)
+FOREVER_MS = delta_log.retention_ms(delta.TABLE_PROPERTIES)
 
 
 def _retention_of(conf: dict | None) -> int:
     """The tombstone retention (ms) a checkpoint honours under ``conf``: one pitwatch cannot read
     counts as pitwatch's own (every tombstone kept)."""
-    value = delta.retention_ms(conf)
+    value = delta_log.retention_ms(conf)
     return FOREVER_MS if value is None else value
 
 
@@ -967,23 +967,23 @@ def _properties_problem(name: str, before: dict | None, after: dict, record: Rec
     (:meth:`pitwatch.live.alerts_table.AlertsTable._set_retention`).  A retention shortened by anything else
     would let a checkpoint drop the table's removes: it is not honoured."""
     short = delta.SHORT_RETENTION_TABLES.get(name)
-    value = after.get(delta.RETENTION_KEY)
+    value = after.get(delta_log.RETENTION_KEY)
     watcher = record is not None and record.row is not None and record.row.get("command") == "watch"
     if before is None:
         if value in (None, delta.DELETED_FILE_RETENTION) or (short is not None and value == short and watcher):
             return None
-        return (f"it creates the table with {delta.RETENTION_KEY} {value!r}: pitwatch creates it with "
+        return (f"it creates the table with {delta_log.RETENTION_KEY} {value!r}: pitwatch creates it with "
                 f"{delta.DELETED_FILE_RETENTION!r}" + (f" ({short!r} by a watcher)" if short else "")
                 + "; a checkpoint's dropped removes are not taken as retention under it")
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     options = record.options() if watcher else None
-    if (changed == [delta.RETENTION_KEY] and short is not None and value == short and options is not None
-            and options.get("table_properties") == {delta.RETENTION_KEY: short}):
+    if (changed == [delta_log.RETENTION_KEY] and short is not None and value == short and options is not None
+            and options.get("table_properties") == {delta_log.RETENTION_KEY: short}):
         return None
     what = ", ".join(f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in changed)
     return (f"it changes the table's properties ({what}) and "
             + (f"{record.name()} does not say so" if record is not None else "no runs record names it")
-            + f": pitwatch changes none after creating a table but {delta.RETENTION_KEY} of alerts, to "
+            + f": pitwatch changes none after creating a table but {delta_log.RETENTION_KEY} of alerts, to "
             f"{delta.ALERTS_DELETED_FILE_RETENTION!r}, by a watcher's record naming it; not honoured: the "
             "table's checkpoints are checked under its retention before")
 

@@ -449,12 +449,12 @@ class AlertsTable:
         ``watch``, its options' ``table_properties``), once — the first watcher started after the
         upgrade makes it; the checkpoints after it drop the removes older than a day.  Local lakes
         only (a remote watcher does not compact: its table has no removes)."""
-        from pitwatch.lake import delta
+        from pitwatch.lake import delta, delta_log
 
         retention = delta.SHORT_RETENTION_TABLES.get(TABLE)
         if retention is None or not delta.local(self.lake) or not delta.is_table(self.lake, TABLE):
             return
-        want = {delta.RETENTION_KEY: retention}
+        want = {delta_log.RETENTION_KEY: retention}
         run_id = self._new_run_id()
         started = _dt.datetime.now(_dt.timezone.utc)
         for attempt in range(COMMIT_RETRIES):
@@ -553,13 +553,13 @@ def _our_retention(actions: list[dict]) -> bool:
     """A :data:`pitwatch.lake.delta.SET_PROPERTIES` commit is one :meth:`AlertsTable._set_retention` makes:
     its commit info and its metadata set the table's tombstone retention to the watcher's, nothing
     else (a restart records only such a commit of the log's end: never another writer's change)."""
-    from pitwatch.lake import delta
+    from pitwatch.lake import delta, delta_log
 
     want = delta.SHORT_RETENTION_TABLES.get(TABLE)
     metas = [a["metaData"] for a in actions if isinstance(a.get("metaData"), dict)]
     conf = (metas[0].get("configuration") or {}) if len(metas) == 1 else {}
-    return (want is not None and _properties_set(actions) == {delta.RETENTION_KEY: want}
-            and isinstance(conf, dict) and conf.get(delta.RETENTION_KEY) == want)
+    return (want is not None and _properties_set(actions) == {delta_log.RETENTION_KEY: want}
+            and isinstance(conf, dict) and conf.get(delta_log.RETENTION_KEY) == want)
 
 
 def _compaction_entry(compacted: str, replaced: list[str], digest: str) -> dict:

@@ -7,7 +7,7 @@ import re
 
 import pyarrow as pa
 
-from pitwatch.lake import delta, runs
+from pitwatch.lake import delta, files, runs
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import versions as lake_versions
 
@@ -52,7 +52,7 @@ def data_files(lake_path) -> dict[str, bytes]:
     the writing run's id).  The state's manifests are left out: each names the run that wrote it."""
     lake_path = str(lake_path)
     versions = lake_versions.pinned_versions(lake_path) or {}
-    _fs, root = lake.filesystem(lake_path)
+    _fs, root = files.filesystem(lake_path)
     out = {}
     for name, version in sorted(versions.items()):
         for path in delta.files_at(lake_path, name, version):

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from pitwatch.cli import exits
+from pitwatch.config import parse_duration
 from pitwatch.lake import lock as lake_lock
 from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs that hold the lake's lock
 
@@ -363,10 +364,10 @@ def test_waiting_is_said_at_most_every_say_every_seconds(tmp_path, caplog):
 @pytest.mark.parametrize("text, seconds", [("90s", 90), ("5m", 300), ("1h", 3600), ("1.5h", 5400), ("2", 2),
                                            (7, 7), ("0", 0), ("2d", 172800)])
 def test_lock_timeout_values(text, seconds):
-    assert lake_lock.parse_duration(text) == seconds
+    assert parse_duration(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["", "1 hour", "-5s", "5ms", "1e9", True, "367d", "nan"])
 def test_lock_timeout_bad_values(text):
     with pytest.raises(ValueError):
-        lake_lock.parse_duration(text)
+        parse_duration(text)

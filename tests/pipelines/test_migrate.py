@@ -21,7 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pitwatch.lake import delta, migrate, state
+from pitwatch.lake import delta, migrate, migrate_survey, state
+from pitwatch.lake import files as lake_files
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import versions as lake_versions
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
@@ -151,7 +152,7 @@ def test_every_data_file_keeps_its_bytes_under_its_new_name(tmp_path):
             continue
         assert hashlib.sha256((root / f["new"]).read_bytes()).hexdigest() == f["sha256"] == old_data[f["old"]]
         assert f["new"] in in_tables
-        assert lake.replay_day_of(f["new"]) or f["new"].startswith("runs/")
+        assert lake_files.replay_day_of(f["new"]) or f["new"].startswith("runs/")
     assert (root / "settings.json").read_bytes() == (FIXTURE / "lake" / "settings.json").read_bytes()
     assert not (root / "_migration").exists()
     assert not list(root.glob("state/gaming_day=*/*.json")) and not list(root.glob("state/gaming_day=*/tables.parquet"))
@@ -191,7 +192,7 @@ def test_nightly_state_becomes_the_state_table_with_the_old_manifest_kept(tmp_pa
         files = state.committed_files(str(root), day)
         for kind in state.KINDS:
             assert state.read_rows(str(root), files, kind) == old_state[(day, kind)], (day, kind)
-        assert all(os.stat(f).st_mode & 0o777 == lake.PRIVATE_FILE_MODE for f in files)
+        assert all(os.stat(f).st_mode & 0o777 == lake_files.PRIVATE_FILE_MODE for f in files)
 
 
 def test_the_migrate_record_pins_every_reader_and_names_what_was_converted(tmp_path):
@@ -322,14 +323,14 @@ def test_a_day_of_a_one_off_run_and_a_nightly_replay_keeps_both_files_as_the_old
 def test_readers_and_writers_are_told_to_migrate_an_old_or_half_migrated_lake(tmp_path):
     root = old_lake(tmp_path)
     with pytest.raises(lake.LakeError, match="pitwatch migrate --lake"):
-        migrate.refuse_old_layout(str(root))
+        migrate_survey.refuse_old_layout(str(root))
     (root / "_migration").mkdir()
-    (root / migrate.PLAN).write_text("{}")
+    (root / migrate_survey.PLAN).write_text("{}")
     with pytest.raises(lake.LakeError, match="half migrated"):
-        migrate.refuse_old_layout(str(root))
-    (root / migrate.PLAN).unlink()
+        migrate_survey.refuse_old_layout(str(root))
+    (root / migrate_survey.PLAN).unlink()
     migrate.migrate(str(root))
-    migrate.refuse_old_layout(str(root))        # today's layout: no objection
+    migrate_survey.refuse_old_layout(str(root))        # today's layout: no objection
 
 
 def test_a_run_on_an_old_lake_is_refused_before_it_removes_anything(tmp_path):
@@ -385,7 +386,7 @@ def test_kill_9_at_each_step_then_migrate_again_gives_the_whole_lake(tmp_path):
         child.join(120)
         assert child.exitcode == -signal.SIGKILL, (step, child.exitcode)
         if step != "cleaned":
-            assert (root / migrate.PLAN).exists(), step     # resumable: the plan says what is left
+            assert (root / migrate_survey.PLAN).exists(), step     # resumable: the plan says what is left
         if i in (0, len(chosen) - 1):       # the command's answer, at both ends
             again = run_pitwatch_process("migrate", "--lake", str(root))
             assert again.returncode == 0, (step, again.stderr)
@@ -394,7 +395,7 @@ def test_kill_9_at_each_step_then_migrate_again_gives_the_whole_lake(tmp_path):
             assert migrate.migrate(str(root))["status"] == "succeeded", step
         assert_same_rows(before, root)
         assert len(state.manifests(str(root))) == 2
-        assert not (root / migrate.PLAN).exists()
+        assert not (root / migrate_survey.PLAN).exists()
 
 
 class _Stop(Exception):
@@ -412,7 +413,7 @@ def test_a_move_stopped_between_its_copy_and_its_delete_is_finished(tmp_path, mo
     monkeypatch.setattr(migrate, "_after_step", stop)
     with pytest.raises(_Stop):
         migrate.migrate(str(root))
-    first = json.loads((root / migrate.PLAN).read_text())["moves"][0]
+    first = json.loads((root / migrate_survey.PLAN).read_text())["moves"][0]
     shutil.copy(root / first["old"], root / first["new"])
     monkeypatch.setattr(migrate, "_after_step", lambda step: None)
     assert migrate.migrate(str(root))["status"] == "succeeded"
@@ -423,10 +424,10 @@ def test_a_move_stopped_between_its_copy_and_its_delete_is_finished(tmp_path, mo
     monkeypatch.setattr(migrate, "_after_step", stop)
     with pytest.raises(_Stop):
         migrate.migrate(str(other))
-    first = json.loads((other / migrate.PLAN).read_text())["moves"][0]
+    first = json.loads((other / migrate_survey.PLAN).read_text())["moves"][0]
     (other / first["new"]).write_bytes(b"something else")
     monkeypatch.setattr(migrate, "_after_step", lambda step: None)
-    with pytest.raises(migrate.MigrateError, match="the lake changed during the migration"):
+    with pytest.raises(migrate_survey.MigrateError, match="the lake changed during the migration"):
         migrate.migrate(str(other))
     assert (other / first["old"]).exists()
 
@@ -443,7 +444,7 @@ def test_a_migration_stopped_after_its_running_record_says_so_until_it_is_finish
         migrate.migrate(str(root))
     assert migrated_record(root)["status"] == "interrupted: SIGINT"      # not left "running"
     with pytest.raises(lake.LakeError, match="half migrated"):
-        migrate.refuse_old_layout(str(root))
+        migrate_survey.refuse_old_layout(str(root))
     monkeypatch.setattr(migrate, "_after_step", lambda step: None)
     migrate.migrate(str(root))
     assert migrated_record(root)["status"] == "succeeded"
@@ -457,7 +458,7 @@ def test_kill_of_the_command_then_migrate_again(tmp_path, sig):
     proc = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "migrate", "--lake", str(root)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not (root / migrate.PLAN).exists() and proc.poll() is None and time.monotonic() < deadline:
+    while not (root / migrate_survey.PLAN).exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
     assert proc.poll() is None, "the migration ended before the signal"
     proc.send_signal(sig)
@@ -533,7 +534,7 @@ def test_a_migration_killed_between_its_tables_leaves_leftovers_its_intent_names
     monkeypatch.setattr(migrate, "_record_stop", lambda *a: None)      # killed: nothing recorded after
     with pytest.raises(_Stop):
         migrate.migrate(str(root))
-    run_id = json.loads((root / migrate.PLAN).read_text())["run_id"]
+    run_id = json.loads((root / migrate_survey.PLAN).read_text())["run_id"]
     report = verify.verify(str(root))
     # (a half-migrated lake's folders not converted yet, and its plan, are no table: verify names them)
     assert [p for p in report.problems if not (p.kind == "added" and p.what.endswith("/"))] == []

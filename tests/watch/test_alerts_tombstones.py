@@ -93,7 +93,7 @@ def test_a_checkpoint_after_the_retention_holds_no_old_removes_and_verify_is_int
     assert set(recent) <= tombstones            # kept: younger than it
     config = dict(pq.read_table(checkpoint).filter(pa.compute.invert(pa.compute.is_null(
         pq.read_table(checkpoint)["metaData"]))).to_pylist()[0]["metaData"]["configuration"])
-    assert config[delta.RETENTION_KEY] == delta.ALERTS_DELETED_FILE_RETENTION
+    assert config[delta_log.RETENTION_KEY] == delta.ALERTS_DELETED_FILE_RETENTION
     # the snapshot pitwatch reads at the head holds no old remove either (it never needs one)
     assert not set(delta_log.snapshot(str(lake), "alerts").removed) & set(old)
     result, report = verify(lake)
@@ -221,14 +221,14 @@ def test_a_watcher_gives_an_older_alerts_table_the_short_retention_by_a_recorded
         from pitwatch.live.alerts_table import AlertsTable
 
         meta = delta_log.snapshot(str(lake), "alerts").metadata
-        assert meta["configuration"][delta.RETENTION_KEY] == delta.DELETED_FILE_RETENTION
+        assert meta["configuration"][delta_log.RETENTION_KEY] == delta.DELETED_FILE_RETENTION
         again = AlertsTable(str(lake), "w1")
         again.recover(s.state())                 # the upgrade: one commit of the table's metadata, recorded
         return again
 
     _s, old, _recent, checkpoint = _age_then_checkpoint(lake, monkeypatch, legacy=True, before_checkpoint=restarted)
     (record,) = [r for r in _watch_options(lake) if "table_properties" in r]
-    assert record["table_properties"] == {delta.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION}
+    assert record["table_properties"] == {delta_log.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION}
     assert not _tombstones(checkpoint) & set(old)
     result, report = verify(lake)
     assert result.returncode == 0, report["problems"]
@@ -271,7 +271,7 @@ def test_a_retention_shortened_on_alerts_by_an_unrecorded_commit_is_named_and_no
 
     def forger(s):
         forged["version"] = delta.set_table_properties(
-            str(lake), "alerts", {delta.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION},
+            str(lake), "alerts", {delta_log.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION},
             run_id="20261128T000000Z-0badc0de", fence_at_start=delta.fence(str(lake), "alerts"))
         return s
 
@@ -295,14 +295,14 @@ def test_a_watcher_killed_between_the_retention_commit_and_its_record_records_it
     commit_days(s, DAYS[:1])
     monkeypatch.setattr(delta, "SHORT_RETENTION_TABLES", {"alerts": delta.ALERTS_DELETED_FILE_RETENTION})
     version = delta.set_table_properties(str(lake), "alerts",
-                                         {delta.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION},
+                                         {delta_log.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION},
                                          run_id=s._new_run_id(), fence_at_start=delta.fence(str(lake), "alerts"))
     result, report = verify(lake)
     assert result.returncode == 5 and named(report, "unrecorded commit") == [f"alerts/_delta_log/{version:020d}.json"]
     again = sink(lake, state=s.state())
     assert delta.current_version(str(lake), "alerts") == version          # recorded, not made again
     assert [r["table_properties"] for r in _watch_options(lake) if "table_properties" in r] == \
-        [{delta.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION}]
+        [{delta_log.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION}]
     again.send([alert(DAYS[1], 0)])
     again.flush()
     result, report = verify(lake)
@@ -315,11 +315,11 @@ def test_a_restart_records_no_other_property_change_and_sets_the_retention_back(
     lake = tmp_path / "lake"
     s = sink(lake)
     commit_days(s, DAYS[:1])
-    version = delta.set_table_properties(str(lake), "alerts", {delta.RETENTION_KEY: "interval 1 minutes"},
+    version = delta.set_table_properties(str(lake), "alerts", {delta_log.RETENTION_KEY: "interval 1 minutes"},
                                          run_id="20261128T000000Z-0badc0de", fence_at_start=delta.fence(str(lake), "alerts"))
     sink(lake, state=s.state())
     meta = delta_log.snapshot(str(lake), "alerts").metadata
-    assert meta["configuration"][delta.RETENTION_KEY] == delta.ALERTS_DELETED_FILE_RETENTION
+    assert meta["configuration"][delta_log.RETENTION_KEY] == delta.ALERTS_DELETED_FILE_RETENTION
     result, report = verify(lake)
     assert result.returncode == 5
     where = f"alerts/_delta_log/{version:020d}.json"
@@ -352,13 +352,13 @@ def test_a_retention_shortened_on_findings_is_named_recorded_or_not(run_lake, tm
         shutil.copytree(run_lake, lake)
         delta_log.forget()
         run_id = runs.new_run_id(dt.datetime.now(dt.timezone.utc))
-        version = delta.set_table_properties(str(lake), "findings", {delta.RETENTION_KEY: "interval 1 hours"},
+        version = delta.set_table_properties(str(lake), "findings", {delta_log.RETENTION_KEY: "interval 1 hours"},
                                              run_id=run_id, fence_at_start=delta.fence(str(lake), "findings"))
         if record:
             meta = {"run_id": run_id, "command": "watch", "versions": runs.versions(),
                     "started": dt.datetime.now(dt.timezone.utc).isoformat(),
                     "options": json.dumps({"watch_id": "w1", "table_properties": {
-                        delta.RETENTION_KEY: "interval 1 hours"}})}
+                        delta_log.RETENTION_KEY: "interval 1 hours"}})}
             runs.write_run_record(str(lake), runs.run_record(meta, "succeeded", {"replayed_days": []},
                                                              ended=dt.datetime.now(dt.timezone.utc)),
                                   since={"findings": version})
@@ -383,7 +383,7 @@ def test_verify_replays_a_days_removes_not_the_tables_history():
                 *({"remove": {"path": p, "deletionTimestamp": when}} for p in removes),
                 *({"add": {"path": p, "partitionValues": {}, "size": 1}} for p in adds)]
 
-    for retention, kept in ((DAY_MS, {"b"}), (delta.retention_ms(delta.TABLE_PROPERTIES), {"a", "b"})):
+    for retention, kept in ((DAY_MS, {"b"}), (delta_log.retention_ms(delta.TABLE_PROPERTIES), {"a", "b"})):
         replay = _Replay("alerts", {3})
         replay.apply(0, commit(0, now - 3 * DAY_MS, adds=("a", "b", "c")))
         replay.honour(0, retention)
