@@ -42,7 +42,7 @@ import pyarrow as pa
 
 from pitwatch.lake import Lake, state
 from pitwatch.lake import parquet as lake
-from pitwatch.lake.parquet import replay_file_name
+from pitwatch.lake.files import replay_file_name
 from pitwatch.pipelines import coders, progress
 from pitwatch.pipelines.ingest import (
     TAG_COUNTS,

@@ -117,7 +117,7 @@ def repeat_check_day(lake_path: Lake, plan, carried_in: tuple, lake_in: tuple, f
 
 def _write(lake_path: Lake, plan, old: dict, old_cross: set, findings, index: list[dict], committed: list[str]):
     from pitwatch.inputs.damage import incomplete_days
-    from pitwatch.lake.parquet import replay_file_name
+    from pitwatch.lake.files import replay_file_name
     from pitwatch.schemas.arrow import FINDINGS
 
     lake_path = Lake.of(lake_path)

@@ -127,7 +127,8 @@ def test_nothing_but_a_fifo_is_nothing_to_read(tmp_path):
 
 
 def test_a_file_swapped_for_a_fifo_after_the_listing_is_refused_at_the_open(tmp_path):
-    from pitwatch.inputs.stored import NotRegularFile, TextBlocks, open_stored
+    from pitwatch.config import NotRegularFile
+    from pitwatch.inputs.stored import TextBlocks, open_stored
 
     path = tmp_path / "a.jsonl"
     os.mkfifo(path)
