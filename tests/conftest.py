@@ -111,9 +111,11 @@ def make_line():
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _clean_env(env: dict | None = None) -> dict:
-    """The environment a command sees: this one without the PITWATCH_* settings, then ``env``."""
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}, **(env or {})}
+def process_env(env: dict | None = None) -> dict:
+    """The environment a real ``pitwatch`` process gets: this one without the PITWATCH_* settings,
+    this checkout first on its path, then ``env``."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}, "PYTHONPATH": str(ROOT),
+            **(env or {})}
 
 
 def _forget_process_state() -> None:
@@ -162,10 +164,8 @@ def run_pitwatch_process(*args, env: dict | None = None, cwd=None, input=None,
                          timeout: float = 600) -> subprocess.CompletedProcess:
     """``python -m pitwatch.cli ARGS`` as a real process (this checkout first on its path), without the
     PITWATCH_* variables but those of ``env``."""
-    full_env = _clean_env(env)
-    full_env["PYTHONPATH"] = str(ROOT)
     return subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, input=input, timeout=timeout)
+                          env=process_env(env), cwd=cwd, input=input, timeout=timeout)
 
 
 @pytest.fixture

@@ -35,17 +35,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.conftest import process_env
 from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs killed
 
-ROOT = Path(__file__).resolve().parents[2]
 TABLES = ("events", "rejects", "rounds", "packs", "findings", "rules")
 pytestmark = pytest.mark.slow     # real pitwatch runs (Beam pipelines)
 
 
 def _env() -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
-    env["PYTHONPATH"] = str(ROOT)
-    return env
+    return process_env()
 
 
 def start_run(*args) -> subprocess.Popen:

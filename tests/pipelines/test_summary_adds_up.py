@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
 from pitwatch.simulator import simulate
 from tests import lake_rows
+from tests.conftest import run_pitwatch_process
 
 pytestmark = pytest.mark.slow
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z pitwatch: ")
@@ -21,8 +20,7 @@ TABLES = ("events", "rounds", "packs", "findings", "rejects")
 
 
 def pitwatch(*args):
-    r = subprocess.run([sys.executable, "-m", "pitwatch.cli", *map(str, args)], capture_output=True, text=True,
-                       timeout=600)
+    r = run_pitwatch_process(*args)
     assert r.returncode == 0, r.stderr[-3000:]
     return r, [STAMP.sub("", line) for line in r.stderr.splitlines() if STAMP.match(line)]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pitwatch.queries import load_queries
+from tests.conftest import run_pitwatch_process
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -19,8 +20,7 @@ ENV = dict(os.environ)
 
 
 def pitwatch(args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**ENV, "PYTHONPATH": str(REPO)}, timeout=300)
+    return run_pitwatch_process(*args, cwd=cwd, timeout=300)
 
 
 @pytest.fixture(scope="module")

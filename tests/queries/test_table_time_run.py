@@ -10,18 +10,17 @@ from __future__ import annotations
 import csv
 import io
 import subprocess
-import sys
 
 import pytest
 
+from tests.conftest import run_pitwatch_process
 from tests.queries.test_read_only import tree
 
 pytestmark = pytest.mark.slow
 
 
 def pitwatch(*args, check=True) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "pitwatch.cli", *args], capture_output=True, text=True,
-                          timeout=900)
+    done = run_pitwatch_process(*args, timeout=900)
     if check:
         assert done.returncode == 0, done.stderr[-3000:]
     return done

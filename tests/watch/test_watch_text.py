@@ -21,7 +21,8 @@ import time
 import pytest
 
 from pitwatch.live.alert_text import alert_line, printable, video_window
-from tests.watch.conftest import ROOT, WATCH_MAIN, append_lines
+from tests.conftest import process_env
+from tests.watch.conftest import WATCH_MAIN, append_lines
 from tests.watch.scenario import interleave, write_batch_input
 from tests.watch.test_watch_local import _in_puerto_rico
 
@@ -32,7 +33,7 @@ LINE = re.compile(r"(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d\.\d{3}) (?
 
 
 def _env():
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+    return process_env()
 
 
 @pytest.mark.slow
