@@ -7,7 +7,7 @@ import re
 
 import pyarrow as pa
 
-from pitwatch.lake import delta, files, runs
+from pitwatch.lake import Lake, delta, runs
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import versions as lake_versions
 
@@ -15,15 +15,16 @@ _RUN_ID = re.compile(r"-\d{8}T\d{6}Z-[0-9a-f]{8}")
 
 
 def table(lake_path, name: str, columns=None) -> pa.Table:
-    """Table ``name`` as readers see it (``runs``: its latest version, every record)."""
-    lake_path = str(lake_path)
+    """Table ``name`` as readers see it (``runs``: its latest version, every record).  ``lake_path``,
+    here and below: the lake's folder, as the test has it (a string or a path)."""
+    at = Lake.at(lake_path)
     if name == "runs":
-        return lake.read_table(lake_path, "runs", columns)
-    versions = lake_versions.pinned_versions(lake_path) or {}
+        return lake.read_table(at, "runs", columns)
+    versions = lake_versions.pinned_versions(at) or {}
     if versions.get(name) is None:
         empty = lake.LAKE_TABLES[name].empty_table()
         return empty.select(columns) if columns else empty
-    return lake.read_table(lake_path, name, columns, version=versions[name])
+    return lake.read_table(at, name, columns, version=versions[name])
 
 
 def rows(lake_path, name: str, exclude=()) -> list[tuple]:
@@ -39,7 +40,7 @@ def dicts(lake_path, name: str) -> list[dict]:
 
 def run_records(lake_path) -> list[dict]:
     """The latest record of every run, oldest first."""
-    return runs.latest_records(lake.read_table(str(lake_path), "runs"))
+    return runs.latest_records(lake.read_table(Lake.at(lake_path), "runs"))
 
 
 def last_run(lake_path) -> dict:
@@ -50,12 +51,12 @@ def data_files(lake_path) -> dict[str, bytes]:
     """``{table/partition/file name without the run id: bytes}`` of every data file the pinned
     versions hold: a rerun over the same input must give the same bytes (the file names carry
     the writing run's id).  The state's manifests are left out: each names the run that wrote it."""
-    lake_path = str(lake_path)
-    versions = lake_versions.pinned_versions(lake_path) or {}
-    _fs, root = files.filesystem(lake_path)
+    at = Lake.at(lake_path)
+    versions = lake_versions.pinned_versions(at) or {}
+    root = at.root
     out = {}
     for name, version in sorted(versions.items()):
-        for path in delta.files_at(lake_path, name, version):
+        for path in delta.files_at(at, name, version):
             if path.endswith("-manifest.parquet"):
                 continue
             with open(path, "rb") as f:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import pytest
 
 from pitwatch.inputs.devices import load_registry
+from pitwatch.lake import Lake
 from pitwatch.pipelines.batch import run_batch
 from pitwatch.rules.catalog import RULES
 from pitwatch.simulator import SPECS, simulate
@@ -38,9 +39,9 @@ def _day(tmp_path, games, faults, seed=11, hours=HOURS, reuse_ids=False):
     feeds, lake = tmp_path / "feeds", tmp_path / "lake"
     simulate(feeds, tables={g: 1 for g in games}, hours=hours, seed=seed, faults=faults, reuse_ids=reuse_ids)
     days = sorted(str(d) for d in feeds.iterdir() if d.is_dir())
-    summary = run_batch(days, str(lake), devices=load_registry(str(feeds / "devices.csv")))
+    summary = run_batch(days, Lake.at(lake), devices=load_registry(str(feeds / "devices.csv")))
     assert summary.status == "succeeded" and summary.rejected == 0
-    return lake_findings(str(lake)), read_truth(feeds / "truth.jsonl")
+    return lake_findings(Lake.at(lake)), read_truth(feeds / "truth.jsonl")
 
 
 # A rule about a file, not about the events of a table (INPUT_DAMAGED: a file that cannot be read to its

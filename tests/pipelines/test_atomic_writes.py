@@ -11,6 +11,7 @@ import time
 import pyarrow as pa
 import pytest
 
+from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lakelib
 
 
@@ -32,15 +33,15 @@ def test_killed_writer_leaves_the_old_partition_whole_and_next_run_cleans_up(tmp
     from pitwatch.lake import delta
 
     lake = str(tmp_path / "lake")
-    lakelib.write_partition(lake, "rejects", "2026-11-28", [_events_like(1000, "old")])
+    lakelib.write_partition(Lake.at(lake), "rejects", "2026-11-28", [_events_like(1000, "old")])
     part = tmp_path / "lake" / "rejects" / "gaming_day=2026-11-28"
     committed = {p.name for p in part.iterdir()}
     writer = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {os.getcwd()!r})
         from tests.pipelines.test_atomic_writes import _events_like
-        from pitwatch.lake import parquet as lake
-        lake.write_partition({lake!r}, "rejects", "2026-11-28", [_events_like(6_000_000, "new")])
+        from pitwatch.lake import Lake, parquet as lake
+        lake.write_partition(Lake.at({lake!r}), "rejects", "2026-11-28", [_events_like(6_000_000, "new")])
     """)
     proc = subprocess.Popen([sys.executable, "-c", writer])
     try:
@@ -54,9 +55,9 @@ def test_killed_writer_leaves_the_old_partition_whole_and_next_run_cleans_up(tmp
         proc.wait()
     left = sorted({p.name for p in part.iterdir()} - committed)
     assert len(left) == 1, "the half-written file is there"
-    rows = lakelib.read_table(lake, "rejects")
+    rows = lakelib.read_table(Lake.at(lake), "rejects")
     assert rows.num_rows == 1000 and all(r.startswith("old-") for r in rows.column("raw").to_pylist())
-    assert delta.leftover_files(lake, ["rejects"]) == [str(part / left[0])]
-    assert delta.remove_leftovers(lake, ["rejects"]) == [str(part / left[0])]
+    assert delta.leftover_files(Lake.at(lake), ["rejects"]) == [str(part / left[0])]
+    assert delta.remove_leftovers(Lake.at(lake), ["rejects"]) == [str(part / left[0])]
     assert {p.name for p in part.iterdir()} == committed
-    assert lakelib.read_table(lake, "rejects").num_rows == 1000
+    assert lakelib.read_table(Lake.at(lake), "rejects").num_rows == 1000

@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from pitwatch.lake import Lake
 from pitwatch.pipelines.batch import run_batch
 from pitwatch.simulator import simulate
 from pitwatch.simulator.truth import lake_findings
@@ -22,13 +23,13 @@ def faulty_day(tmp_path_factory):
 
 
 def _ids(lake) -> list[tuple]:
-    return sorted((f["finding_id"], f["rule_id"], f["ts"], f["actual"]) for f in lake_findings(str(lake)))
+    return sorted((f["finding_id"], f["rule_id"], f["ts"], f["actual"]) for f in lake_findings(Lake.at(lake)))
 
 
 @pytest.mark.slow
 def test_split_shuffled_and_redelivered_input_gives_the_same_findings(faulty_day, tmp_path):
     feeds, lines = faulty_day
-    run_batch(sorted(str(d) for d in feeds.iterdir() if d.is_dir()), str(tmp_path / "a"))
+    run_batch(sorted(str(d) for d in feeds.iterdir() if d.is_dir()), Lake.at(tmp_path / "a"))
     reference = _ids(tmp_path / "a")
     assert len({r[1] for r in reference}) >= 5          # the day holds several kinds of finding
 
@@ -39,7 +40,7 @@ def test_split_shuffled_and_redelivered_input_gives_the_same_findings(faulty_day
     other.mkdir()
     for k in range(7):                                        # cut into seven files
         (other / f"part-{k}.jsonl").write_bytes(b"\n".join(shuffled[k::7]) + b"\n")
-    summary = run_batch([str(other)], str(tmp_path / "b"))
+    summary = run_batch([str(other)], Lake.at(tmp_path / "b"))
     assert summary.duplicates == len(lines) // 10 and summary.accepted == len(lines)
     assert _ids(tmp_path / "b") == reference
 
@@ -53,8 +54,8 @@ def test_worker_processes_write_the_same_lake_as_one_process(faulty_day, tmp_pat
     """The embedded runner's multi-process mode (the default for large inputs) changes nothing written."""
     feeds, _lines = faulty_day
     inputs = sorted(str(d) for d in feeds.iterdir() if d.is_dir())
-    run_batch(inputs, str(tmp_path / "one"), beam_args=["--direct_num_workers=1"])
-    run_batch(inputs, str(tmp_path / "two"),
+    run_batch(inputs, Lake.at(tmp_path / "one"), beam_args=["--direct_num_workers=1"])
+    run_batch(inputs, Lake.at(tmp_path / "two"),
               beam_args=["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
     one, two = _lake_files(tmp_path / "one"), _lake_files(tmp_path / "two")
     assert len(one) >= 6 and one == two

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from pitwatch.lake import Lake
 from pitwatch.simulator import simulate
 from pitwatch.simulator.truth import compare, lake_findings, read_truth
 from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs
@@ -34,7 +35,7 @@ def faulty_floor(tmp_path_factory):
 
 def _rules(lake) -> dict:
     out: dict = {}
-    for f in lake_findings(str(lake)):
+    for f in lake_findings(Lake.at(lake)):
         out[f["rule_id"]] = out.get(f["rule_id"], 0) + 1
     return out
 
@@ -45,7 +46,7 @@ def test_run_with_devices_raises_both_faults_exactly_as_the_truth_says(faulty_fl
     lake = tmp_path / "lake"
     r = pitwatch("run", *days, "--devices", faulty_floor / "devices.csv", "--lake", lake, "--quiet")
     assert r.returncode == 0, r.stderr
-    result = compare(lake_findings(str(lake)), read_truth(faulty_floor / "truth.jsonl"))
+    result = compare(lake_findings(Lake.at(lake)), read_truth(faulty_floor / "truth.jsonl"))
     assert set(result) == {"SHOE_SILENT", "UNKNOWN_DEVICE"}
     assert all(c.matches and c.found for c in result.values()), {k: (c.missed, c.extra) for k, c in result.items()}
     # without the registry: UNKNOWN_DEVICE is off, SHOE_SILENT still sees the shoe that wrote before
@@ -61,7 +62,7 @@ def test_the_nightly_form_reads_inbox_devices_csv(faulty_floor, tmp_path):
     r = pitwatch("run", "--day", day, "--inbox", faulty_floor, "--lake", lake, "--quiet")
     assert r.returncode == 0, r.stderr
     truth = [t for t in read_truth(faulty_floor / "truth.jsonl") if t["rule_id"] == "UNKNOWN_DEVICE"]
-    found = [f for f in lake_findings(str(lake)) if f["rule_id"] == "UNKNOWN_DEVICE"]
+    found = [f for f in lake_findings(Lake.at(lake)) if f["rule_id"] == "UNKNOWN_DEVICE"]
     assert sorted((f["table_id"], f["device_id"]) for f in found) == sorted((t["table_id"], t["device_id"])
                                                                              for t in truth)
 
@@ -72,4 +73,4 @@ def test_the_example_floor_without_a_registry_still_raises_nothing(tmp_path):
     lake = tmp_path / "lake"
     r = pitwatch("run", EXAMPLE, "--lake", lake, "--quiet")
     assert r.returncode == 0, r.stderr
-    assert lake_findings(str(lake)) == []
+    assert lake_findings(Lake.at(lake)) == []

@@ -35,6 +35,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pitwatch.lake import Lake
 from tests.conftest import process_env
 from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs killed
 
@@ -62,7 +63,7 @@ def table_hashes(lake) -> dict[str, str]:
     """SHA-256 of every table's whole rows (sorted), as the analysts' connection reads them."""
     from pitwatch.queries.lake_views import connect
 
-    con = connect(str(lake))
+    con = connect(Lake.at(lake))
     try:
         out = {}
         for name in TABLES:
@@ -100,7 +101,7 @@ def run_records(lake) -> dict[str, str]:
     from pitwatch.lake import parquet as lake_mod
     from pitwatch.lake import runs
 
-    return {r["run_id"]: r["status"] for r in runs.latest_records(lake_mod.read_table(str(lake), "runs"))}
+    return {r["run_id"]: r["status"] for r in runs.latest_records(lake_mod.read_table(Lake.at(lake), "runs"))}
 
 
 def log_versions(lake) -> dict[str, int]:
@@ -116,8 +117,8 @@ def files_read(lake) -> list[str]:
     from pitwatch.lake import versions as lake_versions
     from pitwatch.queries.lake_views import table_files
 
-    versions = lake_versions.pinned_versions(str(lake)) or {}
-    return [f for name in TABLES for f in table_files(str(lake), name, versions)]
+    versions = lake_versions.pinned_versions(Lake.at(lake)) or {}
+    return [f for name in TABLES for f in table_files(Lake.at(lake), name, versions)]
 
 
 def killed_run_id(lake, before: set[str]) -> str:
@@ -189,10 +190,10 @@ def _check_readers_on_the_first_night_then_rerun(floor, lake: Path, killed: str,
     from pitwatch.lake import delta
     from pitwatch.pipelines import lake_run
 
-    assert delta.leftover_files(str(lake), lake_run.ALL_TABLES) == []
+    assert delta.leftover_files(Lake.at(lake), lake_run.ALL_TABLES) == []
     assert not list((lake / "_staging").glob("*")), "a run's staging was left"   # the empty folder may stay
     for name in TABLES + ("state",):
-        current = delta.files_at(str(lake), name, delta.current_version(str(lake), name))
+        current = delta.files_at(Lake.at(lake), name, delta.current_version(Lake.at(lake), name))
         assert not [f for f in current if killed in f], f"{name} still holds the killed run's files"
     assert reader_answers(lake, tmp_path) == floor["reference_answers"]
 
@@ -230,7 +231,7 @@ def test_kill_9_during_a_days_replay_leaves_its_files_unread_and_the_next_run_re
     assert run_records(lake)[killed] == "running"
     assert {k: v for k, v in log_versions(lake).items() if k != "runs"} == \
         {k: v for k, v in logs_before.items() if k != "runs"}, "the kill came after a commit"
-    leftovers = delta.leftover_files(str(lake), lake_run.ALL_TABLES)
+    leftovers = delta.leftover_files(Lake.at(lake), lake_run.ALL_TABLES)
     assert leftovers and all(killed in f for f in leftovers)
     _check_readers_on_the_first_night_then_rerun(floor, lake, killed, tmp_path)
     assert not [f for f in leftovers if os.path.exists(f)], "the next run left the killed run's files"
@@ -250,8 +251,8 @@ def _kill_during_commit(floor, lake: Path) -> tuple[str, dict, dict]:
     for _attempt in range(3):
         before = _kill_when(lake, floor["night2"], a_table_committed)
         killed = killed_run_id(lake, before)
-        pinned = lake_versions.pinned_versions(str(lake))
-        current = {t: delta.current_version(str(lake), t) for t in TABLES + ("state",)}
+        pinned = lake_versions.pinned_versions(Lake.at(lake))
+        current = {t: delta.current_version(Lake.at(lake), t) for t in TABLES + ("state",)}
         if run_records(lake)[killed] == "running" and any(current[t] != pinned.get(t) for t in current):
             return killed, pinned, current
         # the whole commit landed before the kill: the lake is the reference; start from night one again
@@ -280,12 +281,12 @@ def test_the_next_commit_drops_what_a_half_committed_run_committed(floor, tmp_pa
     half = [t for t in current if current[t] != pinned.get(t)]
     assert half
     for t in half:
-        assert [f for f in delta.files_at(str(lake), t, current[t]) if killed in f], t
-        assert not [f for f in delta.files_at(str(lake), t, pinned[t]) if killed in f], t
+        assert [f for f in delta.files_at(Lake.at(lake), t, current[t]) if killed in f], t
+        assert not [f for f in delta.files_at(Lake.at(lake), t, pinned[t]) if killed in f], t
     again = pitwatch("run", floor["base"] / "n1" / "2026-11-28", "--lake", lake)   # night one again: no new day
     assert again.returncode == 0, again.stderr
     for t in TABLES + ("state",):
-        now = delta.files_at(str(lake), t, delta.current_version(str(lake), t))
+        now = delta.files_at(Lake.at(lake), t, delta.current_version(Lake.at(lake), t))
         assert not [f for f in now if killed in f], f"{t} kept the killed run's files"
     assert reader_answers(lake, tmp_path) == floor["first_answers"]     # night two was never committed
 
@@ -315,7 +316,7 @@ def test_a_killed_first_run_leaves_nothing_for_the_next_run(floor, tmp_path):
     assert done.returncode == 0, done.stderr
     # the lake is exactly the lake of that one run: the killed run's night is nowhere
     assert reader_answers(lake, tmp_path) == floor["first_answers"]
-    assert delta.files_at(str(lake), "events", delta.current_version(str(lake), "events"))
+    assert delta.files_at(Lake.at(lake), "events", delta.current_version(Lake.at(lake), "events"))
 
 
 def test_a_reader_polling_while_a_run_commits_sees_only_pairs_that_existed(floor, tmp_path):
@@ -325,7 +326,7 @@ def test_a_reader_polling_while_a_run_commits_sees_only_pairs_that_existed(floor
     shutil.copytree(floor["first"], lake)
 
     def pair() -> tuple[str, str]:
-        con = connect(str(lake))
+        con = connect(Lake.at(lake))
         try:
             return tuple(hashlib.sha256(json.dumps(con.execute(f"FROM {t} ORDER BY ALL").fetchall(),
                                                    default=str).encode()).hexdigest()

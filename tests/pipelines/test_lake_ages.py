@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pitwatch.cli import exits
-from pitwatch.lake import delta, delta_log, runs
+from pitwatch.lake import Lake, delta, delta_log, runs
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _run, named, verify
 
@@ -126,7 +126,7 @@ def _aged_by_the_watcher(lake: Path, commits: int, monkeypatch) -> None:
     from pitwatch.live.alerts_table import AlertsTable
 
     monkeypatch.setattr(delta_log, "CHECKPOINT_EVERY", 10)
-    table = AlertsTable(str(lake), "w1")
+    table = AlertsTable(Lake.at(lake), "w1")
     table.recover({})
     for i in range(commits):
         table.send([_alert(i)])
@@ -136,23 +136,23 @@ def _aged_by_the_watcher(lake: Path, commits: int, monkeypatch) -> None:
 def test_every_writer_checkpoints_chains_and_archives_and_verify_reads_the_archive(tmp_path, monkeypatch):
     lake = tmp_path / "lake"
     _aged_by_the_watcher(lake, 35, monkeypatch)
-    head = runs.runs_head(str(lake))
+    head = runs.runs_head(Lake.at(lake))
     chained = head["checkpoints"]
     assert set(chained) == {"alerts", "runs"}
     log = lake / "alerts" / "_delta_log"
     for table in ("alerts", "runs"):
         cp = chained[table]
-        on_disk = delta_log.read_log_file(str(lake), table, cp.parts[0][0])
+        on_disk = delta_log.read_log_file(Lake.at(lake), table, cp.parts[0][0])
         assert delta_log.hashlib.sha256(on_disk).hexdigest() == cp.parts[0][2]
-    kept = delta_log.log_versions(str(lake), "alerts")
+    kept = delta_log.log_versions(Lake.at(lake), "alerts")
     archived = sorted(int(p.name[:20]) for p in (lake / "alerts" / "_log_archive").glob("*.json"))
     assert archived and archived == list(range(0, kept[0]))         # nothing lost, nothing twice
     assert len(kept) <= 2 * 10 + 1
     assert sorted(p.name for p in log.glob("*.checkpoint.parquet")) and len(list(log.glob("*.checkpoint.parquet"))) <= 2
     result, report = verify(lake)
     assert result.returncode == exits.DONE, report["problems"]
-    assert report["checked"]["commits"] == len(delta.log_versions(str(lake), "alerts")) + \
-        len(delta.log_versions(str(lake), "runs"))
+    assert report["checked"]["commits"] == len(delta.log_versions(Lake.at(lake), "alerts")) + \
+        len(delta.log_versions(Lake.at(lake), "runs"))
     assert _count(lake, "alerts") == (exits.DONE, 35)
 
 
@@ -168,7 +168,7 @@ def test_readers_read_the_chained_checkpoint_not_the_history(tmp_path, monkeypat
 def test_a_changed_chained_checkpoint_stops_readers_with_exit_5_and_verify_names_it(tmp_path, monkeypatch):
     lake = tmp_path / "lake"
     _aged_by_the_watcher(lake, 25, monkeypatch)
-    cp = runs.runs_head(str(lake))["checkpoints"]["alerts"]
+    cp = runs.runs_head(Lake.at(lake))["checkpoints"]["alerts"]
     path = lake / "alerts" / "_delta_log" / cp.parts[0][0]
     rows = pq.read_table(path)
     pq.write_table(rows.slice(1), path)                     # one action fewer
@@ -184,20 +184,20 @@ def test_a_changed_chained_checkpoint_stops_readers_with_exit_5_and_verify_names
 
 @pytest.mark.slow
 def test_a_watchers_commits_after_the_night_leave_readers_on_the_nights_versions(lake):
-    night = runs.runs_head(str(lake))
+    night = runs.runs_head(Lake.at(lake))
     assert night["reader_versions"] is not None
     from pitwatch.live.alerts_table import AlertsTable
 
-    table = AlertsTable(str(lake), "w1")
+    table = AlertsTable(Lake.at(lake), "w1")
     table.recover({})
     table.send([_alert(1)])
     table.flush()
-    head = runs.runs_head(str(lake))
+    head = runs.runs_head(Lake.at(lake))
     assert head["run_id"] != night["run_id"] and head["reader_versions"] == night["reader_versions"]
     from pitwatch.lake import versions as lake_versions
 
-    assert lake_versions.pinned_versions(str(lake)) == json.loads(night["reader_versions"]) == \
-        runs.last_successful_versions(str(lake))
+    assert lake_versions.pinned_versions(Lake.at(lake)) == json.loads(night["reader_versions"]) == \
+        runs.last_successful_versions(Lake.at(lake))
 
 
 def test_an_append_written_by_pitwatch_reads_the_same_in_delta_rs_and_a_taken_version_is_refused(tmp_path, monkeypatch):
@@ -206,15 +206,15 @@ def test_an_append_written_by_pitwatch_reads_the_same_in_delta_rs_and_a_taken_ve
     lake = tmp_path / "lake"
     _aged_by_the_watcher(lake, 12, monkeypatch)
     theirs = DeltaTable(str(lake / "alerts"))
-    ours = delta_log.snapshot(str(lake), "alerts")
+    ours = delta_log.snapshot(Lake.at(lake), "alerts")
     assert theirs.version() == ours.version
     assert sorted(Path(u).name for u in theirs.file_uris()) == sorted(Path(p).name for p in ours.paths())
     assert theirs.transaction_version("pitwatch") == ours.txns["pitwatch"]
     # another writer takes the next version first: the append is refused, nothing of it committed
     taken = lake / "alerts" / "_delta_log" / delta_log.commit_name(ours.version + 1)
-    taken.write_bytes(delta_log.read_log_file(str(lake), "alerts", delta_log.commit_name(ours.version)))
+    taken.write_bytes(delta_log.read_log_file(Lake.at(lake), "alerts", delta_log.commit_name(ours.version)))
     before = taken.read_bytes()
     with pytest.raises(delta.StaleWriter):
-        delta._append(str(lake), "alerts", ours.version + 1, [], "a-run", ours.txns["pitwatch"], True, 0)
+        delta._append(Lake.at(lake), "alerts", ours.version + 1, [], "a-run", ours.txns["pitwatch"], True, 0)
     assert taken.read_bytes() == before
     assert not list((lake / "alerts" / "_delta_log").glob("_commit_*"))

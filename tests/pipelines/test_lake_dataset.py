@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 
-from pitwatch.lake import delta, parquet
+from pitwatch.lake import Lake, delta, parquet
 from pitwatch.queries import lake_views
 
 NAME = "rejects"
@@ -40,24 +40,24 @@ def _log_paths(lake: str) -> list[tuple[str, str]]:
 def _readers(lake: str) -> dict[str, list[str]]:
     from deltalake import DeltaTable
 
-    version = delta.current_version(lake, NAME)
+    version = delta.current_version(Lake.at(lake), NAME)
     return {
-        "files_at": sorted(delta.files_at(lake, NAME, version)),
-        "lake_views": sorted(lake_views.table_dataset(lake, NAME).files),
-        "dataset": sorted(delta.dataset(lake, NAME, delta.files_at(lake, NAME, version)).files),
+        "files_at": sorted(delta.files_at(Lake.at(lake), NAME, version)),
+        "lake_views": sorted(lake_views.table_dataset(Lake.at(lake), NAME).files),
+        "dataset": sorted(delta.dataset(Lake.at(lake), NAME, delta.files_at(Lake.at(lake), NAME, version)).files),
         "delta-rs": sorted(DeltaTable(os.path.join(lake, NAME)).file_uris()),
     }
 
 
 def test_a_name_that_needs_quoting_is_one_file_for_every_reader(tmp_path):
     lake = str(tmp_path / "lake")
-    parquet.write_partition(lake, NAME, DAY, [_rejects(3, "one")], run_id=FIRST)
+    parquet.write_partition(Lake.at(lake), NAME, DAY, [_rejects(3, "one")], run_id=FIRST)
     first = f"{os.path.abspath(lake)}/{NAME}/gaming_day={DAY}/replay-{DAY}-{FIRST}.parquet"
     assert os.path.isfile(first)
     readers = _readers(lake)
     assert all(files == [first] for files in readers.values()), readers
-    assert parquet.read_table(lake, NAME).num_rows == 3
-    assert lake_views.table_dataset(lake, NAME).to_table().num_rows == 3
+    assert parquet.read_table(Lake.at(lake), NAME).num_rows == 3
+    assert lake_views.table_dataset(Lake.at(lake), NAME).to_table().num_rows == 3
     ((kind, logged),) = _log_paths(lake)
     assert kind == "add" and unquote(logged) == f"gaming_day={DAY}/replay-{DAY}-{FIRST}.parquet"
 
@@ -66,13 +66,13 @@ def test_a_replay_removes_the_file_by_its_own_name(tmp_path):
     """The remove delta-rs writes names the file the add named (it was encoded twice: the old file
     stayed in the table beside the new one, its rows read twice)."""
     lake = str(tmp_path / "lake")
-    parquet.write_partition(lake, NAME, DAY, [_rejects(3, "one")], run_id=FIRST)
-    parquet.write_partition(lake, NAME, DAY, [_rejects(2, "two")], run_id=SECOND)
+    parquet.write_partition(Lake.at(lake), NAME, DAY, [_rejects(3, "one")], run_id=FIRST)
+    parquet.write_partition(Lake.at(lake), NAME, DAY, [_rejects(2, "two")], run_id=SECOND)
     second = f"{os.path.abspath(lake)}/{NAME}/gaming_day={DAY}/replay-{DAY}-{SECOND}.parquet"
     readers = _readers(lake)
     assert all(files == [second] for files in readers.values()), readers
-    assert parquet.read_table(lake, NAME).num_rows == 2
-    table = lake_views.table_dataset(lake, NAME).to_table()
+    assert parquet.read_table(Lake.at(lake), NAME).num_rows == 2
+    table = lake_views.table_dataset(Lake.at(lake), NAME).to_table()
     assert table.num_rows == 2 and {str(d) for d in table.column("gaming_day").to_pylist()} == {DAY}
     logged = _log_paths(lake)
     added = [unquote(p) for kind, p in logged if kind == "add"]
@@ -86,11 +86,11 @@ def test_vacuum_names_the_replaced_file_by_its_own_name(tmp_path):
     from pitwatch.lake import vacuum
 
     lake = str(tmp_path / "lake")
-    parquet.write_partition(lake, NAME, DAY, [_rejects(3, "one")], run_id=FIRST)
-    parquet.write_partition(lake, NAME, DAY, [_rejects(2, "two")], run_id=SECOND)
-    (table_plan,) = [p for p in vacuum.plan(lake, 0, vacuum.LegalHolds.parse([])) if p.table == NAME]
+    parquet.write_partition(Lake.at(lake), NAME, DAY, [_rejects(3, "one")], run_id=FIRST)
+    parquet.write_partition(Lake.at(lake), NAME, DAY, [_rejects(2, "two")], run_id=SECOND)
+    (table_plan,) = [p for p in vacuum.plan(Lake.at(lake), 0, vacuum.LegalHolds.parse([])) if p.table == NAME]
     first = f"gaming_day={DAY}/replay-{DAY}-{FIRST}.parquet"
     assert [c.path for c in table_plan.remove] == [first]
     assert table_plan.remove[0].file == os.path.join(os.path.abspath(lake), NAME, *first.split("/"))
     assert os.path.isfile(table_plan.remove[0].file) and not table_plan.keep
-    assert vacuum.current_files_missing(lake, [NAME]) == []
+    assert vacuum.current_files_missing(Lake.at(lake), [NAME]) == []

@@ -24,6 +24,7 @@ import pytest
 
 from pitwatch.cli import exits
 from pitwatch.config import parse_duration
+from pitwatch.lake import Lake
 from pitwatch.lake import lock as lake_lock
 from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs that hold the lake's lock
 
@@ -38,9 +39,9 @@ def tree(root: Path) -> dict[str, str]:
 
 HOLDER = textwrap.dedent("""
     import logging, sys, time
-    from pitwatch.lake import lock as lake_lock
+    from pitwatch.lake import Lake, lock as lake_lock
     holder = lake_lock.new_holder("pitwatch run --day 2026-11-28 (the holder)", run_id=sys.argv[2])
-    with lake_lock.hold(sys.argv[1], holder, 0, logging.getLogger("t")):
+    with lake_lock.hold(Lake.at(sys.argv[1]), holder, 0, logging.getLogger("t")):
         print("held", flush=True)
         sys.stdin.readline() if sys.argv[3] == "until-told" else time.sleep(float(sys.argv[3]))
     print("released", flush=True)
@@ -187,14 +188,14 @@ def test_a_holder_killed_with_kill_9_frees_the_lock(tmp_path):
     lake = tmp_path / "lake"
     holder = start_holder(lake, run_id="20261129T061502Z-dead0000")
     with pytest.raises(lake_lock.LakeLocked):            # held: not free while it lives
-        with lake_lock.hold(str(lake), lake_lock.new_holder("test"), 0, logging.getLogger("t")):
+        with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("test"), 0, logging.getLogger("t")):
             pass
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
     assert holder.returncode == -signal.SIGKILL
     assert json.loads((lake / lake_lock.HOLDER_FILE).read_text())["run_id"] == "20261129T061502Z-dead0000"
     began = time.monotonic()
-    with lake_lock.hold(str(lake), lake_lock.new_holder("the next run"), 0, logging.getLogger("t")) as mine:
+    with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("the next run"), 0, logging.getLogger("t")) as mine:
         assert time.monotonic() - began < 1
         recorded = json.loads((lake / lake_lock.HOLDER_FILE).read_text())
         assert recorded == mine and recorded["pid"] == os.getpid()   # the dead holder's record replaced
@@ -232,19 +233,19 @@ def test_a_waiter_on_the_file_a_holder_removed_takes_the_new_one(tmp_path):
     on a file no one else can see (two writers at once)."""
     lake = tmp_path / "lake"
     log = logging.getLogger("t")
-    with lake_lock.hold(str(lake), lake_lock.new_holder("first"), 0, log):
+    with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("first"), 0, log):
         stale = os.open(lake / lake_lock.LOCK_FILE, os.O_RDWR)    # what a waiter had open
     assert not (lake / lake_lock.LOCK_FILE).exists()
     import fcntl
 
     fcntl.flock(stale, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the removed file is free to lock …
     try:
-        with lake_lock.hold(str(lake), lake_lock.new_holder("second"), 0, log):
+        with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("second"), 0, log):
             probe = subprocess.run([sys.executable, "-c", textwrap.dedent("""
                 import logging, sys
-                from pitwatch.lake import lock as lake_lock
+                from pitwatch.lake import Lake, lock as lake_lock
                 try:
-                    with lake_lock.hold(sys.argv[1], lake_lock.new_holder("third"), 0, logging.getLogger("t")):
+                    with lake_lock.hold(Lake.at(sys.argv[1]), lake_lock.new_holder("third"), 0, logging.getLogger("t")):
                         print("got it")
                 except lake_lock.LakeLocked:
                     print("locked")
@@ -304,7 +305,7 @@ def test_a_folder_planted_as_the_holder_record_is_exit_2_and_the_lock_let_go(tmp
     assert result.stderr.startswith("Error: cannot write the lake's holder record ") and "Traceback" not in result.stderr
     assert sorted(p.name for p in lake.iterdir()) == [lake_lock.HOLDER_FILE]   # no lock or temporary file left
     (lake / lake_lock.HOLDER_FILE).rmdir()
-    with lake_lock.hold(str(lake), lake_lock.new_holder("t"), 0, logging.getLogger("t")):
+    with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("t"), 0, logging.getLogger("t")):
         assert (lake / lake_lock.HOLDER_FILE).is_file()   # the lock was let go: free at once
 
 @pytest.mark.parametrize("body, shown", [
@@ -319,7 +320,7 @@ def test_a_hostile_holder_record_is_shown_on_one_line_never_trusted(tmp_path, bo
     try:
         (lake / lake_lock.HOLDER_FILE).write_bytes(body)
         with pytest.raises(lake_lock.LakeLocked) as caught:
-            with lake_lock.hold(str(lake), lake_lock.new_holder("test"), 0, logging.getLogger("t")):
+            with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("test"), 0, logging.getLogger("t")):
                 pass
     finally:
         holder.kill()
@@ -332,16 +333,16 @@ def test_a_hostile_holder_record_is_shown_on_one_line_never_trusted(tmp_path, bo
 def test_the_lock_is_reentrant_in_one_process_and_holder_update_names_the_run(tmp_path):
     lake = tmp_path / "lake"
     log = logging.getLogger("t")
-    with lake_lock.hold(str(lake), lake_lock.new_holder("pitwatch run --day 2026-11-29"), 0, log):
-        assert lake_lock.holding(str(lake))
-        lake_lock.holder_update(str(lake), run_id="20261130T061502Z-0000beef")
-        with lake_lock.hold(str(lake), lake_lock.new_holder("inner"), 0, log) as inner:   # does not wait for itself
+    with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("pitwatch run --day 2026-11-29"), 0, log):
+        assert lake_lock.holding(Lake.at(lake))
+        lake_lock.holder_update(Lake.at(lake), run_id="20261130T061502Z-0000beef")
+        with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("inner"), 0, log) as inner:   # does not wait for itself
             assert inner["run_id"] == "20261130T061502Z-0000beef"
-        assert lake_lock.holding(str(lake))              # the inner block did not let go of the lake
+        assert lake_lock.holding(Lake.at(lake))              # the inner block did not let go of the lake
         recorded = json.loads((lake / lake_lock.HOLDER_FILE).read_text())
         assert recorded["run_id"] == "20261130T061502Z-0000beef" and recorded["command"] == "pitwatch run --day 2026-11-29"
-    assert not lake_lock.holding(str(lake))
-    lake_lock.holder_update(str(lake), run_id="x")        # holds none: nothing written
+    assert not lake_lock.holding(Lake.at(lake))
+    lake_lock.holder_update(Lake.at(lake), run_id="x")        # holds none: nothing written
     assert not (lake / lake_lock.HOLDER_FILE).exists()
 
 
@@ -352,7 +353,7 @@ def test_waiting_is_said_at_most_every_say_every_seconds(tmp_path, caplog):
     log = logging.getLogger("pitwatch.test_lake_lock")
     try:
         with caplog.at_level(logging.INFO, logger=log.name), pytest.raises(lake_lock.LakeLocked):
-            with lake_lock.hold(str(lake), lake_lock.new_holder("test"), 2.5, log, say_every=1.0):
+            with lake_lock.hold(Lake.at(lake), lake_lock.new_holder("test"), 2.5, log, say_every=1.0):
                 pass
     finally:
         holder.kill()

@@ -22,10 +22,10 @@ def _rejects(n: int, run: str) -> pa.Table:
 
 
 def _lake(tmp_path) -> str:
-    lake = str(tmp_path / "lake")
+    lake = Lake.at(tmp_path / "lake")
     parquet.write_partition(lake, NAME, "2024-01-02", [_rejects(3, "one")], run_id="run-one")
     parquet.write_partition(lake, NAME, "2024-01-03", [_rejects(2, "two")], run_id="run-two")
-    return lake
+    return str(lake)
 
 
 def test_a_lake_pickles_and_compares_by_its_location(tmp_path):
@@ -48,19 +48,18 @@ def test_a_relative_path_is_said_as_given_and_used_absolute(tmp_path, monkeypatc
 
 
 def test_the_table_reads_what_the_functions_read(tmp_path):
-    path = _lake(tmp_path)
-    lake = Lake.at(path)
+    lake = Lake.at(_lake(tmp_path))
     table = lake.table(NAME)
-    assert isinstance(table, Table) and table.version == delta.current_version(path, NAME) == 1
-    assert table.files() == delta.files_at(path, NAME, 1)
-    assert table.read().equals(parquet.read_table(path, NAME))
+    assert isinstance(table, Table) and table.version == delta.current_version(lake, NAME) == 1
+    assert table.files() == delta.files_at(lake, NAME, 1)
+    assert table.read().equals(parquet.read_table(lake, NAME))
     assert table.dataset(lake_views.view_columns(NAME)).to_table().equals(
-        lake_views.table_dataset(path, NAME).to_table())
-    assert table.fence() == delta.fence(path, NAME) == 2
-    assert lake.table(NAME, 0).files() == delta.files_at(path, NAME, 0) != table.files()
+        lake_views.table_dataset(lake, NAME).to_table())
+    assert table.fence() == delta.fence(lake, NAME) == 2
+    assert lake.table(NAME, 0).files() == delta.files_at(lake, NAME, 0) != table.files()
     assert lake.table(NAME, 0).read().num_rows == 3 and table.read().num_rows == 5
-    assert lake.fences([NAME]) == delta.fences(path, [NAME])
-    assert lake.pinned_versions() == versions.pinned_versions(path)
+    assert lake.fences([NAME]) == delta.fences(lake, [NAME])
+    assert lake.pinned_versions() == versions.pinned_versions(lake)
     assert lake.pinned(NAME).files() == table.files()
 
 

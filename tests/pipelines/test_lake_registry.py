@@ -10,6 +10,7 @@ import stat
 import pytest
 
 from pitwatch.inputs.devices import load_registry, parse_rows, write_registry
+from pitwatch.lake import Lake
 from pitwatch.simulator.truth import lake_findings
 from tests.pipelines.test_devices import _lake_bytes
 from tests.pipelines.test_feed_health_run import faulty_floor, pitwatch  # noqa: F401 - the fixture
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.slow
 def _run_records(lake) -> list[dict]:
     from pitwatch.lake import runs
 
-    return [r for r in runs.records_newest_first(str(lake)) if r["status"] == "succeeded" and not runs.is_watcher(r)]
+    return [r for r in runs.records_newest_first(Lake.at(lake)) if r["status"] == "succeeded" and not runs.is_watcher(r)]
 
 
 def _devices(record) -> dict | None:
@@ -28,7 +29,7 @@ def _devices(record) -> dict | None:
 
 
 def _unknown(lake) -> list[dict]:
-    return sorted((f for f in lake_findings(str(lake)) if f["rule_id"] == "UNKNOWN_DEVICE"),
+    return sorted((f for f in lake_findings(Lake.at(lake)) if f["rule_id"] == "UNKNOWN_DEVICE"),
                   key=lambda f: f["finding_id"])
 
 
@@ -156,7 +157,7 @@ def test_a_lake_whose_runs_used_a_registry_it_does_not_keep_says_so(nightly_lake
     meta = {"run_id": runs.new_run_id(now), "command": "pitwatch run old", "started": now.isoformat(),
             "versions": runs.versions(), "options": json.dumps(
                 {"night": None, "devices": {"path": "/etc/pitwatch/devices.csv", "sha256": "ab" * 32, "rows": 9}})}
-    runs.write_run_record(str(lake), runs.run_record(meta, "succeeded", ended=now))
+    runs.write_run_record(Lake.at(lake), runs.run_record(meta, "succeeded", ended=now))
     dealer = sorted((faulty_floor / nightly_lake[1]).glob("DT-*"))[0]
     r = pitwatch("run", dealer, "--lake", lake)
     assert r.returncode == 0, r.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lake
 from pitwatch.pipelines import coders
 from pitwatch.schemas.arrow import events_to_table
@@ -23,8 +24,8 @@ def _events(table_id: str, seqs, device="SHOE-1"):
 def test_pieces_of_one_table_each_are_written_in_sort_order(tmp_path):
     pieces = [_events("BAC-09", [3, 1, 2]), _events("BAC-01", [5, 4]), _events("BAC-05", [1], device="SHOE-0")]
     packed = [coders.pack(p) for p in pieces]
-    rows = lake.write_partition_file(str(tmp_path / "a"), "events", "2026-11-28", packed, PART, unpack=coders.unpack).rows
-    one = lake.write_partition_file(str(tmp_path / "b"), "events", "2026-11-28", [pa.concat_tables(pieces)], PART).rows
+    rows = lake.write_partition_file(Lake.at(tmp_path / "a"), "events", "2026-11-28", packed, PART, unpack=coders.unpack).rows
+    one = lake.write_partition_file(Lake.at(tmp_path / "b"), "events", "2026-11-28", [pa.concat_tables(pieces)], PART).rows
     a = pq.read_table(tmp_path / "a/events/gaming_day=2026-11-28/part-0.parquet")
     b = pq.read_table(tmp_path / "b/events/gaming_day=2026-11-28/part-0.parquet")
     assert rows == one == 6
@@ -35,7 +36,7 @@ def test_pieces_of_one_table_each_are_written_in_sort_order(tmp_path):
 
 def test_pieces_sharing_a_table_are_sorted_together(tmp_path):
     pieces = [_events("BAC-01", [3, 1]), _events("BAC-01", [2], device="SHOE-0")]
-    lake.write_partition_file(str(tmp_path), "events", "2026-11-28", pieces, PART)
+    lake.write_partition_file(Lake.at(tmp_path), "events", "2026-11-28", pieces, PART)
     t = pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
     assert t.column("event_id").to_pylist() == ["BAC-01-SHOE-0-2", "BAC-01-SHOE-1-1", "BAC-01-SHOE-1-3"]
 
@@ -50,8 +51,8 @@ def test_pieces_sorted_where_they_were_replayed_are_written_as_they_come(tmp_pat
         unpacked.append(item)
         return coders.unpack(item)
 
-    lake.write_partition_file(str(tmp_path / "a"), "events", "2026-11-28", marked, PART, unpack=counting_unpack, peek=coders.peek)
-    lake.write_partition_file(str(tmp_path / "b"), "events", "2026-11-28", [coders.pack(p) for p in pieces], PART,
+    lake.write_partition_file(Lake.at(tmp_path / "a"), "events", "2026-11-28", marked, PART, unpack=counting_unpack, peek=coders.peek)
+    lake.write_partition_file(Lake.at(tmp_path / "b"), "events", "2026-11-28", [coders.pack(p) for p in pieces], PART,
                          unpack=coders.unpack)
     part = "events/gaming_day=2026-11-28/part-0.parquet"
     assert (tmp_path / "a" / part).read_bytes() == (tmp_path / "b" / part).read_bytes()   # metadata not written
@@ -63,7 +64,7 @@ def test_a_piece_marked_sorted_is_not_sorted_again(tmp_path):
     # the mark is a promise the writer keeps: rows it says are sorted are written as they are
     rows = _events("BAC-01", [1, 2, 3])
     reversed_but_marked = rows.take([2, 1, 0]).replace_schema_metadata({lake.PIECE_SORTED: b"1"})
-    lake.write_partition_file(str(tmp_path), "events", "2026-11-28", [reversed_but_marked, _events("BAC-02", [1])], PART)
+    lake.write_partition_file(Lake.at(tmp_path), "events", "2026-11-28", [reversed_but_marked, _events("BAC-02", [1])], PART)
     t = pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
     assert t.column("seq").to_pylist() == [3, 2, 1, 1]
 
@@ -79,7 +80,7 @@ def test_a_single_marked_piece_is_written_as_it_comes_and_without_its_mark(tmp_p
     # a day whose events all come from one table: one piece, written in one go
     rows = _events("BAC-01", [1, 2, 3])
     reversed_but_marked = rows.take([2, 1, 0]).replace_schema_metadata({lake.PIECE_SORTED: b"1"})
-    lake.write_partition_file(str(tmp_path), "events", "2026-11-28", [coders.pack(reversed_but_marked)], PART,
+    lake.write_partition_file(Lake.at(tmp_path), "events", "2026-11-28", [coders.pack(reversed_but_marked)], PART,
                          unpack=coders.unpack, peek=coders.peek)
     t = pq.read_table(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
     assert t.column("seq").to_pylist() == [3, 2, 1]
@@ -96,7 +97,7 @@ def test_columns_that_never_repeat_are_written_without_a_dictionary(tmp_path):
     piece = _events("BAC-01", range(1, 200))
     piece = piece.set_column(piece.schema.get_field_index("cards"), "cards",
                              pa.array([["AS", "KH"]] * 199, pa.list_(pa.string())))
-    lake.write_partition_file(str(tmp_path), "events", "2026-11-28", [piece], PART)
+    lake.write_partition_file(Lake.at(tmp_path), "events", "2026-11-28", [piece], PART)
     encoded = _dictionary_encoded(tmp_path / "events/gaming_day=2026-11-28/part-0.parquet")
     assert {name for name, is_dict in encoded.items() if not is_dict} >= lake.NOT_DICTIONARY_ENCODED
     assert not any(encoded[name] for name in lake.NOT_DICTIONARY_ENCODED)
@@ -108,6 +109,6 @@ def test_a_list_of_structs_keeps_a_dictionary_on_each_leaf(tmp_path):
     table = pa.table({"run_id": ["r"], "inputs": pa.array(
         [[{"path": "a.jsonl", "sha256": "00", "bytes": 1}]],
         pa.list_(pa.struct([("path", pa.string()), ("sha256", pa.string()), ("bytes", pa.int64())])))})
-    lake.write_atomically(str(tmp_path), "runs", "r.parquet", table)
+    lake.write_atomically(Lake.at(tmp_path), "runs", "r.parquet", table)
     encoded = _dictionary_encoded(tmp_path / "runs/r.parquet")
     assert encoded["inputs.list.element.path"] and encoded["inputs.list.element.bytes"]

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from pitwatch.cli import main
+from pitwatch.lake import Lake
 from tests import lake_rows
 from tests.pipelines.late_week import DAYS, build
 
@@ -110,8 +111,8 @@ def _files_of(lake, day: str) -> set[str]:
     from pitwatch.lake import delta
     from pitwatch.lake import versions as lake_versions
 
-    versions = lake_versions.pinned_versions(str(lake))
-    return {p for name in TABLES for p in delta.files_at(str(lake), name, versions[name])
+    versions = lake_versions.pinned_versions(Lake.at(lake))
+    return {p for name in TABLES for p in delta.files_at(Lake.at(lake), name, versions[name])
             if f"replay-{day}-" in p}
 
 
@@ -196,7 +197,7 @@ def _files_in(lake, name: str) -> set[str]:
     from pitwatch.lake import delta
     from pitwatch.lake import versions as lake_versions
 
-    return set(delta.files_at(str(lake), name, lake_versions.pinned_versions(str(lake))[name]))
+    return set(delta.files_at(Lake.at(lake), name, lake_versions.pinned_versions(Lake.at(lake))[name]))
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pitwatch.lake import delta, migrate, migrate_survey, state
+from pitwatch.lake import Lake, delta, migrate, migrate_survey, state
 from pitwatch.lake import files as lake_files
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import versions as lake_versions
@@ -90,14 +90,14 @@ def sql_rows(lake_path, statement: str) -> list[dict]:
     """What ``pitwatch sql`` answers (its own connection and statement runner)."""
     from pitwatch.queries.lake_views import connect, run_sql
 
-    answer = run_sql(connect(str(lake_path)), statement)
+    answer = run_sql(connect(Lake.at(lake_path)), statement)
     return [dict(zip(answer.columns, row)) for row in answer.rows]
 
 
 def migrated_record(lake_path) -> dict:
     from pitwatch.lake import runs
 
-    recs = [r for r in runs.latest_records(lake.read_table(str(lake_path), "runs"))
+    recs = [r for r in runs.latest_records(lake.read_table(Lake.at(lake_path), "runs"))
             if r["command"].startswith("pitwatch migrate")]
     assert len(recs) == 1, recs
     return recs[0]
@@ -138,13 +138,13 @@ def test_every_data_file_keeps_its_bytes_under_its_new_name(tmp_path):
     old = lake_bytes(root)
     old_data = {rel: sha for rel, sha in old.items()
                 if rel.endswith(".parquet") and not rel.startswith("state/")}
-    assert migrate.migrate(str(root)) is not None
+    assert migrate.migrate(Lake.at(root)) is not None
     record = migrated_record(root)
     converted = [f for files in json.loads(record["options"])["files"].values() for f in files]
     assert sorted(f["old"] for f in converted) == sorted(old_data)       # every one, none twice
-    pinned = lake_versions.pinned_versions(str(root))
+    pinned = lake_versions.pinned_versions(Lake.at(root))
     assert pinned == json.loads(record["table_versions"])
-    in_tables = {p[len(str(root)) + 1:] for name in TABLES for p in delta.files_at(str(root), name, pinned[name])}
+    in_tables = {p[len(str(root)) + 1:] for name in TABLES for p in delta.files_at(Lake.at(root), name, pinned[name])}
     for f in converted:
         assert not (root / f["old"]).exists()
         if f["old"].startswith("runs/"):     # written again as a chained record; its SHA-256 is kept here
@@ -160,9 +160,9 @@ def test_every_data_file_keeps_its_bytes_under_its_new_name(tmp_path):
 
 def test_each_table_is_created_with_the_evidence_retention_properties(tmp_path):
     root = old_lake(tmp_path)
-    migrate.migrate(str(root))
+    migrate.migrate(Lake.at(root))
     for name in TABLES + ("runs", state.TABLE):
-        table = delta.open_table(str(root), name)
+        table = delta.open_table(Lake.at(root), name)
         assert table is not None, name
         config = table.metadata().configuration
         assert {k: config.get(k) for k in delta.TABLE_PROPERTIES} == delta.TABLE_PROPERTIES, name
@@ -177,8 +177,8 @@ def test_nightly_state_becomes_the_state_table_with_the_old_manifest_kept(tmp_pa
     old_state = {(p.parent.name.split("=")[1], p.stem): pq.read_table(p).to_pylist()
                  for p in sorted(root.glob("state/gaming_day=*/*.parquet"))}
     assert sorted(old_manifests) == ["2026-11-29", "2026-11-30"]
-    migrate.migrate(str(root))
-    manifests = state.manifests(str(root))
+    migrate.migrate(Lake.at(root))
+    manifests = state.manifests(Lake.at(root))
     assert sorted(manifests) == sorted(old_manifests)       # the one-off day had no state, has none
     run_id = migrated_record(root)["run_id"]
     for day, old in old_manifests.items():
@@ -189,15 +189,15 @@ def test_nightly_state_becomes_the_state_table_with_the_old_manifest_kept(tmp_pa
         events = pq.read_table(next(root.glob(f"events/gaming_day={day}/*.parquet")))
         assert new["files"] == sorted(set(events.column("file").to_pylist())) and new["files"]
         state.check_versions(day, new)       # the next run can read it
-        files = state.committed_files(str(root), day)
+        files = state.committed_files(Lake.at(root), day)
         for kind in state.KINDS:
-            assert state.read_rows(str(root), files, kind) == old_state[(day, kind)], (day, kind)
+            assert state.read_rows(Lake.at(root), files, kind) == old_state[(day, kind)], (day, kind)
         assert all(os.stat(f).st_mode & 0o777 == lake_files.PRIVATE_FILE_MODE for f in files)
 
 
 def test_the_migrate_record_pins_every_reader_and_names_what_was_converted(tmp_path):
     root = old_lake(tmp_path)
-    record = migrate.migrate(str(root))
+    record = migrate.migrate(Lake.at(root))
     stored = migrated_record(root)
     assert stored["status"] == "succeeded" and stored["run_id"] == record["run_id"]
     options = json.loads(stored["options"])
@@ -205,7 +205,7 @@ def test_the_migrate_record_pins_every_reader_and_names_what_was_converted(tmp_p
     assert sorted(options["files"]) == sorted(TABLES + ("runs",))
     versions = json.loads(stored["table_versions"])
     assert set(versions) == set(TABLES) | {state.TABLE}
-    assert lake_versions.pinned_versions(str(root)) == versions
+    assert lake_versions.pinned_versions(Lake.at(root)) == versions
     old_runs = [r for r in sql_rows(root, "SELECT run_id, table_versions FROM runs") if r["run_id"] != record["run_id"]]
     assert len(old_runs) == 3 and all(r["table_versions"] is None for r in old_runs)
 
@@ -223,7 +223,7 @@ def test_a_lake_already_migrated_has_nothing_to_migrate(tmp_path):
 
 def test_old_files_copied_into_a_migrated_lake_are_refused(tmp_path):
     root = old_lake(tmp_path)
-    assert migrate.migrate(str(root)) is not None
+    assert migrate.migrate(Lake.at(root)) is not None
     copied = "events/gaming_day=2026-11-29/replay-2026-11-29.parquet"
     shutil.copy(FIXTURE / "lake" / copied, root / copied)
     refused_unchanged(root, copied)
@@ -298,7 +298,7 @@ def test_leftovers_of_killed_old_writes_are_removed_and_recorded(tmp_path):
     (root / "_watch" / "w1" / "checkpoint.json").write_text("{}")
     (root / "_writer.lock").write_bytes(b"")                  # the writer lock's (pitwatch.lake.lock)
     (root / "_writer.holder.json").write_text('{"pid": 1}')
-    migrate.migrate(str(root))
+    migrate.migrate(Lake.at(root))
     assert (root / "_writer.lock").exists() and (root / "_writer.holder.json").read_text() == '{"pid": 1}'
     assert not any((root / rel).exists() for rel in leftovers)
     assert sorted(json.loads(migrated_record(root)["options"])["leftovers_removed"]) == sorted(leftovers)
@@ -323,14 +323,14 @@ def test_a_day_of_a_one_off_run_and_a_nightly_replay_keeps_both_files_as_the_old
 def test_readers_and_writers_are_told_to_migrate_an_old_or_half_migrated_lake(tmp_path):
     root = old_lake(tmp_path)
     with pytest.raises(lake.LakeError, match="pitwatch migrate --lake"):
-        migrate_survey.refuse_old_layout(str(root))
+        migrate_survey.refuse_old_layout(Lake.at(root))
     (root / "_migration").mkdir()
     (root / migrate_survey.PLAN).write_text("{}")
     with pytest.raises(lake.LakeError, match="half migrated"):
-        migrate_survey.refuse_old_layout(str(root))
+        migrate_survey.refuse_old_layout(Lake.at(root))
     (root / migrate_survey.PLAN).unlink()
-    migrate.migrate(str(root))
-    migrate_survey.refuse_old_layout(str(root))        # today's layout: no objection
+    migrate.migrate(Lake.at(root))
+    migrate_survey.refuse_old_layout(Lake.at(root))        # today's layout: no objection
 
 
 def test_a_run_on_an_old_lake_is_refused_before_it_removes_anything(tmp_path):
@@ -355,15 +355,15 @@ def _migrate_and_die_at(lake_path: str, step: str) -> None:
         if name == step:
             os.kill(os.getpid(), signal.SIGKILL)
     migrate._after_step = stop
-    migrate.migrate(lake_path)
+    migrate.migrate(Lake.at(lake_path))
 
 
 def _steps(tmp_path) -> list[str]:
-    root = old_lake(tmp_path / "steps")
+    root = Lake.at(old_lake(tmp_path / "steps"))
     seen = []
     real, migrate._after_step = migrate._after_step, seen.append
     try:
-        migrate.migrate(str(root))
+        migrate.migrate(root)
     finally:
         migrate._after_step = real
     return seen
@@ -392,9 +392,9 @@ def test_kill_9_at_each_step_then_migrate_again_gives_the_whole_lake(tmp_path):
             assert again.returncode == 0, (step, again.stderr)
             assert ("nothing to migrate" in again.stdout) == (step == "cleaned"), (step, again.stdout)
         else:
-            assert migrate.migrate(str(root))["status"] == "succeeded", step
+            assert migrate.migrate(Lake.at(root))["status"] == "succeeded", step
         assert_same_rows(before, root)
-        assert len(state.manifests(str(root))) == 2
+        assert len(state.manifests(Lake.at(root))) == 2
         assert not (root / migrate_survey.PLAN).exists()
 
 
@@ -412,23 +412,23 @@ def test_a_move_stopped_between_its_copy_and_its_delete_is_finished(tmp_path, mo
             raise _Stop
     monkeypatch.setattr(migrate, "_after_step", stop)
     with pytest.raises(_Stop):
-        migrate.migrate(str(root))
+        migrate.migrate(Lake.at(root))
     first = json.loads((root / migrate_survey.PLAN).read_text())["moves"][0]
     shutil.copy(root / first["old"], root / first["new"])
     monkeypatch.setattr(migrate, "_after_step", lambda step: None)
-    assert migrate.migrate(str(root))["status"] == "succeeded"
+    assert migrate.migrate(Lake.at(root))["status"] == "succeeded"
     assert not (root / first["old"]).exists()
     assert_same_rows(before, root)
     # a different file under the new name is not taken for the moved one
     other = old_lake(tmp_path / "other")
     monkeypatch.setattr(migrate, "_after_step", stop)
     with pytest.raises(_Stop):
-        migrate.migrate(str(other))
+        migrate.migrate(Lake.at(other))
     first = json.loads((other / migrate_survey.PLAN).read_text())["moves"][0]
     (other / first["new"]).write_bytes(b"something else")
     monkeypatch.setattr(migrate, "_after_step", lambda step: None)
     with pytest.raises(migrate_survey.MigrateError, match="the lake changed during the migration"):
-        migrate.migrate(str(other))
+        migrate.migrate(Lake.at(other))
     assert (other / first["old"]).exists()
 
 
@@ -441,12 +441,12 @@ def test_a_migration_stopped_after_its_running_record_says_so_until_it_is_finish
             raise KeyboardInterrupt
     monkeypatch.setattr(migrate, "_after_step", stop)
     with pytest.raises(KeyboardInterrupt):
-        migrate.migrate(str(root))
+        migrate.migrate(Lake.at(root))
     assert migrated_record(root)["status"] == "interrupted: SIGINT"      # not left "running"
     with pytest.raises(lake.LakeError, match="half migrated"):
-        migrate_survey.refuse_old_layout(str(root))
+        migrate_survey.refuse_old_layout(Lake.at(root))
     monkeypatch.setattr(migrate, "_after_step", lambda step: None)
-    migrate.migrate(str(root))
+    migrate.migrate(Lake.at(root))
     assert migrated_record(root)["status"] == "succeeded"
     assert_same_rows(before, root)
 
@@ -533,23 +533,23 @@ def test_a_migration_killed_between_its_tables_leaves_leftovers_its_intent_names
     monkeypatch.setattr(migrate, "_after_step", stop)
     monkeypatch.setattr(migrate, "_record_stop", lambda *a: None)      # killed: nothing recorded after
     with pytest.raises(_Stop):
-        migrate.migrate(str(root))
+        migrate.migrate(Lake.at(root))
     run_id = json.loads((root / migrate_survey.PLAN).read_text())["run_id"]
-    report = verify.verify(str(root))
+    report = verify.verify(Lake.at(root))
     # (a half-migrated lake's folders not converted yet, and its plan, are no table: verify names them)
     assert [p for p in report.problems if not (p.kind == "added" and p.what.endswith("/"))] == []
     assert [f.what for f in report.leftovers if f.kind == "commit of an unfinished run"] \
         == ["events/_delta_log/00000000000000000000.json"]
     forged = tmp_path / "forged"
     shutil.copytree(root, forged)
-    written = lake.write_partition_file(str(forged), "rounds", "2026-11-28",
+    written = lake.write_partition_file(Lake.at(forged), "rounds", "2026-11-28",
                                         [pa.table({"x": pa.array([], pa.int64())})], f"{run_id}-b.parquet")
-    delta.commit_replays(str(forged), "rounds", [written], None, run_id=run_id, fence_at_start=0,
+    delta.commit_replays(Lake.at(forged), "rounds", [written], None, run_id=run_id, fence_at_start=0,
                          schema=pa.schema([("x", pa.int64()), ("gaming_day", pa.date32())]))
-    report = verify.verify(str(forged))
+    report = verify.verify(Lake.at(forged))
     assert "rounds/_delta_log/00000000000000000000.json" in [p.what for p in report.problems
                                                              if p.kind == "unrecorded commit"]
     monkeypatch.setattr(migrate, "_after_step", lambda step: None)
-    assert migrate.migrate(str(root))["status"] == "succeeded"
-    report = verify.verify(str(root))
+    assert migrate.migrate(Lake.at(root))["status"] == "succeeded"
+    report = verify.verify(Lake.at(root))
     assert report.problems == [] and report.leftovers == []

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pitwatch.lake import delta, delta_log, runs
+from pitwatch.lake import Lake, delta, delta_log, runs
 from pitwatch.lake import parquet as lake
 from pitwatch.pipelines import lake_run
 from tests.pipelines.test_verify import _day, _run
@@ -46,7 +46,7 @@ def _watcher_commits(table, first: int, commits: int) -> None:
 
 def _whole_table(path: str) -> list[dict]:
     """Every run's latest record, as the functions read it before issue 35 (the whole table)."""
-    return runs.latest_records(lake.read_table(path, "runs"))
+    return runs.latest_records(lake.read_table(Lake.at(path), "runs"))
 
 
 @pytest.fixture(scope="module")
@@ -63,26 +63,26 @@ def aged(tmp_path_factory) -> tuple[Path, dict]:
     t0 = _dt.datetime.now(_dt.timezone.utc)      # runs start in the order they record (they hold the lock)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(delta_log, "CHECKPOINT_EVERY", 10)
-        table = AlertsTable(str(path), "w1")
+        table = AlertsTable(Lake.at(path), "w1")
         table.recover({})
         _watcher_commits(table, 0, 40)
         ids["killed_long_ago"] = "20261129T050000Z-killed01"
-        runs.write_run_record(str(path), _batch_record(ids["killed_long_ago"], "running", t0))
+        runs.write_run_record(Lake.at(path), _batch_record(ids["killed_long_ago"], "running", t0))
         _watcher_commits(table, 40, 20)
         ids["closed_by"] = []
         for n in range(5):
             run_id = f"20261130T0{n}0000Z-night00{n}"
             started = t0 + _dt.timedelta(hours=1 + n)
             if n == 0:      # the first of them finds the killed run, as run_batch does before its record
-                lake_run.record_killed_runs(str(path), run_id)
-            runs.write_run_record(str(path), _batch_record(run_id, "running", started))
+                lake_run.record_killed_runs(Lake.at(path), run_id)
+            runs.write_run_record(Lake.at(path), _batch_record(run_id, "running", started))
             _watcher_commits(table, 100 + 10 * n, 3)
-            runs.write_run_record(str(path), _batch_record(run_id, "succeeded", started,
+            runs.write_run_record(Lake.at(path), _batch_record(run_id, "succeeded", started,
                                                            started + _dt.timedelta(seconds=10 * (n + 1)),
                                                            days=[f"2026-11-{28 - k:02d}" for k in range(n + 1)]))
             ids["closed_by"].append(run_id)
         ids["killed_last"] = "20261206T050000Z-killed02"
-        runs.write_run_record(str(path), _batch_record(ids["killed_last"], "running", t0 + _dt.timedelta(hours=7)))
+        runs.write_run_record(Lake.at(path), _batch_record(ids["killed_last"], "running", t0 + _dt.timedelta(hours=7)))
         _watcher_commits(table, 200, 15)
     return path, ids
 
@@ -114,13 +114,13 @@ def _take_the_history_away(path: str, before_run: str) -> int:
     away the archived log files of ``runs`` before it and every other table's whole
     ``_log_archive``: what a reader of the head must not need.  The files gone."""
     root = Path(path)
-    versions = delta_log.history_versions(path, "runs")
+    versions = delta_log.history_versions(Lake.at(path), "runs")
     first = next(v for v in versions if any(p.startswith(f"run-{before_run}-")
-                                            for p in delta.added_paths(delta.read_commit(path, "runs", v)[1])))
+                                            for p in delta.added_paths(delta.read_commit(Lake.at(path), "runs", v)[1])))
     gone = 0
     for v in versions:
         if v < first:
-            for rel in delta.added_paths(delta.read_commit(path, "runs", v)[1]):
+            for rel in delta.added_paths(delta.read_commit(Lake.at(path), "runs", v)[1]):
                 (root / "runs" / rel).unlink()
                 gone += 1
     history = root.parent / "history"
@@ -212,8 +212,8 @@ def _watcher_record_files(path: str) -> list[Path]:
     from pitwatch.lake import chain
 
     out = []
-    for version in delta_log.history_versions(path, "runs"):
-        for rel in delta.added_paths(delta.read_commit(path, "runs", version)[1]):
+    for version in delta_log.history_versions(Lake.at(path), "runs"):
+        for rel in delta.added_paths(delta.read_commit(Lake.at(path), "runs", version)[1]):
             file = Path(path) / "runs" / rel
             if all(runs.is_watcher(r) for r in chain.parquet_rows(file.read_bytes())):
                 out.append(file)

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from pitwatch.cli import main
+from pitwatch.lake import Lake
 from pitwatch.schemas.decode import GamingDayConfig, decode_line
 from tests import lake_rows
 from tests.data import clean_floor_lines
@@ -311,7 +312,7 @@ def test_the_replays_repeat_check_reads_the_prior_pack_index_from_the_day_before
 
     carried = [pack("P-A", ts), pack("P-C", ts - 30 * 86_400_000_000)]      # P-C: out of the window
     rows = [_state_row(r) for r in carried]
-    lake = str(tmp_path / "lake")
+    lake = Lake.at(tmp_path / "lake")
     written = state.write_state_file(lake, "2026-11-28", "r0", "pack_cards", rows)
     files = (f"{tmp_path / 'lake'}/{state.TABLE}/{written.path}",)
     plan = DayPlan("2026-11-29", "2026-11-28", run_id="r", prior_state=files)
@@ -339,11 +340,11 @@ def test_state_differences_names_the_rows_that_differ_kind_by_kind(tmp_path):
     tables = [{"table_id": "T1", "state": json.dumps({"open": True})}, {"table_id": "T2", "state": "{}"}]
 
     def files(run_id, packs, tables):
-        return [f"{lake}/{state.TABLE}/{state.write_state_file(lake, '2026-11-28', run_id, kind, rows).path}"
+        return [f"{lake}/{state.TABLE}/{state.write_state_file(Lake.at(lake), '2026-11-28', run_id, kind, rows).path}"
                 for kind, rows in (("pack_cards", packs), ("tables", tables), ("devices", []))]
 
     mine = files("r1", packs, tables)
-    assert lake_run.state_differences(lake, mine, files("r2", list(reversed(packs)), tables)) == {}
+    assert lake_run.state_differences(Lake.at(lake), mine, files("r2", list(reversed(packs)), tables)) == {}
     other = files("r3", packs[:2] + [{**packs[2], "record": json.dumps({"k": 9})}],
                   [tables[0], {"table_id": "T2", "state": '{"open": true}'}])
-    assert lake_run.state_differences(lake, mine, other) == {"pack_cards": ["T1:P2"], "tables": ["T2"]}
+    assert lake_run.state_differences(Lake.at(lake), mine, other) == {"pack_cards": ["T1:P2"], "tables": ["T2"]}

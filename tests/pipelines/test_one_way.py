@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pitwatch.cli import main
+from pitwatch.lake import Lake
 from tests import lake_rows
 
 TABLES = ("events", "findings", "rounds", "packs")
@@ -129,9 +130,9 @@ def test_rebuild_from_leaves_no_row_of_the_replaced_runs(floor, tmp_path):
     from pitwatch.lake import delta
     from pitwatch.lake import versions as lake_versions
 
-    versions = lake_versions.pinned_versions(str(lake))
+    versions = lake_versions.pinned_versions(Lake.at(lake))
     for name in TABLES:
-        files_now = delta.files_at(str(lake), name, versions[name])
+        files_now = delta.files_at(Lake.at(lake), name, versions[name])
         assert files_now and all(last in f for f in files_now), (name, files_now)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from pitwatch.cli import exits
+from pitwatch.lake import Lake
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _run, named, verify
 
@@ -85,9 +86,9 @@ def history_files(lake: Path) -> set[str]:
     from pitwatch.lake import delta
 
     out = set()
-    for name in delta.tables_on_disk(str(lake)):
-        current = {Path(p).relative_to(lake).as_posix() for p in delta.files_at(str(lake), name,
-                                                                                delta.current_version(str(lake), name))}
+    for name in delta.tables_on_disk(Lake.at(lake)):
+        current = {Path(p).relative_to(lake).as_posix() for p in delta.files_at(Lake.at(lake), name,
+                                                                                delta.current_version(Lake.at(lake), name))}
         out |= {p.relative_to(lake).as_posix() for p in (lake / name).rglob("*.parquet")
                 if "_delta_log" not in p.parts} - current
     return out
@@ -183,9 +184,9 @@ def test_two_vacuums_then_verify_counts_both(lake, tmp_path):
 def test_an_interrupted_vacuum_then_verify_is_intact(lake):
     """SIGTERM as the first table is done (pitwatch.cli.common turns it into KeyboardInterrupt): the
     record says interrupted and lists what was removed; verify accepts exactly those."""
-    script = ("import sys\nfrom pitwatch.lake import vacuum\n"
+    script = ("import sys\nfrom pitwatch.lake import Lake, vacuum\n"
               "class Stop:\n    def info(self, *a):\n        raise KeyboardInterrupt('SIGTERM')\n"
-              "try:\n    vacuum.vacuum(sys.argv[1], 0, vacuum.LegalHolds(), 'pitwatch vacuum (test)', Stop())\n"
+              "try:\n    vacuum.vacuum(Lake.at(sys.argv[1]), 0, vacuum.LegalHolds(), 'pitwatch vacuum (test)', Stop())\n"
               "except KeyboardInterrupt:\n    sys.exit(3)\n")
     result = _python(script, lake)
     assert result.returncode == 3, result.stderr
@@ -199,9 +200,9 @@ def test_a_vacuum_killed_before_its_end_then_verify_is_intact_by_its_chained_pla
     """A vacuum killed (``os._exit``, as ``kill -9``) after its first table: its plan is chained (written
     before its first removal), its end is not; the files it removed are retention, named by that plan.
     The next vacuum finds them already gone: that does not make them tampering."""
-    script = ("import os, sys\nfrom pitwatch.lake import vacuum\n"
+    script = ("import os, sys\nfrom pitwatch.lake import Lake, vacuum\n"
               "class Kill:\n    def info(self, *a):\n        os._exit(9)\n"
-              "vacuum.vacuum(sys.argv[1], 0, vacuum.LegalHolds(), 'pitwatch vacuum (test)', Kill())\n")
+              "vacuum.vacuum(Lake.at(sys.argv[1]), 0, vacuum.LegalHolds(), 'pitwatch vacuum (test)', Kill())\n")
     history = history_files(lake)
     assert _python(script, lake).returncode == 9
     gone = sorted(p for p in history if not (lake / p).exists())
@@ -252,7 +253,7 @@ def test_a_current_file_deleted_after_a_vacuum_is_named(lake):
     from pitwatch.lake import delta
 
     vacuum(lake, "--retention-days", "0", "--no-config-holds")
-    target = Path(delta.files_at(str(lake), "events", delta.current_version(str(lake), "events"))[0])
+    target = Path(delta.files_at(Lake.at(lake), "events", delta.current_version(Lake.at(lake), "events"))[0])
     target.unlink()
     result, report = verify(lake)
     assert result.returncode == exits.NOT_INTACT

@@ -17,6 +17,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from pitwatch.cli import exits
+from pitwatch.lake import Lake
 from tests.conftest import run_pitwatch as pitwatch
 from tests.conftest import run_pitwatch_process
 
@@ -276,7 +277,7 @@ def test_a_vacuum_interrupted_after_its_first_table_records_exactly_what_it_remo
 
     old = {t: data_files(lake / t) - current_files(lake / t) for t in ("events", "findings")}
     with pytest.raises(KeyboardInterrupt):
-        vacuum.vacuum(str(lake), 0, vacuum.LegalHolds(), "pitwatch vacuum (test)", StopAfterFirstTable())
+        vacuum.vacuum(Lake.at(lake), 0, vacuum.LegalHolds(), "pitwatch vacuum (test)", StopAfterFirstTable())
     assert not (data_files(lake / "events") & old["events"])        # the first table (sorted): done
     assert data_files(lake / "findings") >= old["findings"]         # the next one: untouched
     (rec,) = [r for r in run_records(lake) if r["options"].get("command") == "vacuum"]

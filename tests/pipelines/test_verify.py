@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pitwatch.cli import exits
-from pitwatch.lake import chain, delta, runs
+from pitwatch.lake import Lake, chain, delta, runs
 from tests.conftest import line, run_pitwatch
 from tests.data import CLEAN_FLOOR
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
@@ -97,7 +97,7 @@ def lake(written, tmp_path) -> Path:
 
 
 def _current_file(lake: Path, table: str) -> Path:
-    files = delta.files_at(str(lake), table, delta.current_version(str(lake), table))
+    files = delta.files_at(Lake.at(lake), table, delta.current_version(Lake.at(lake), table))
     return Path(files[0])
 
 
@@ -118,8 +118,8 @@ def test_an_untouched_lake_of_runs_and_a_correction_is_intact(lake):
 @pytest.mark.slow
 def test_every_record_links_the_one_before_and_names_what_its_run_committed(lake):
     rows = []
-    for v in delta.log_versions(str(lake), "runs"):
-        _data, actions = delta.read_commit(str(lake), "runs", v)
+    for v in delta.log_versions(Lake.at(lake), "runs"):
+        _data, actions = delta.read_commit(Lake.at(lake), "runs", v)
         rows.append(pq.read_table(lake / "runs" / delta.added_paths(actions)[0]).to_pylist()[0])
     assert rows[0]["prev_record_sha256"] is None
     for before, after in zip(rows, rows[1:]):
@@ -232,7 +232,7 @@ def test_a_removed_commit_file_is_named(lake):
 
 @pytest.mark.slow
 def test_the_last_commits_of_a_table_removed_are_named(lake):
-    last = delta.log_versions(str(lake), "findings")[-1]
+    last = delta.log_versions(Lake.at(lake), "findings")[-1]
     (lake / "findings" / "_delta_log" / f"{last:020d}.json").unlink()      # the table back one version
     result, report = verify(lake)
     assert result.returncode == exits.NOT_INTACT
@@ -243,8 +243,8 @@ def test_the_last_commits_of_a_table_removed_are_named(lake):
 
 def _records(lake: Path) -> list[tuple[int, bytes, Path]]:
     out = []
-    for v in delta.log_versions(str(lake), "runs"):
-        data, actions = delta.read_commit(str(lake), "runs", v)
+    for v in delta.log_versions(Lake.at(lake), "runs"):
+        data, actions = delta.read_commit(Lake.at(lake), "runs", v)
         out.append((v, data, lake / "runs" / delta.added_paths(actions)[0]))
     return out
 
@@ -298,7 +298,7 @@ def test_a_recomputed_chain_is_caught_by_the_anchor_only(lake):
 def test_a_recomputed_chain_and_anchor_are_caught_by_the_signature(lake):
     recompute_chain(lake, 1, lambda r: {**r, "findings": 0, "findings_by_severity": "{}"})
     anchor = lake.parent / "anchor.jsonl"
-    head = runs.runs_head(str(lake))
+    head = runs.runs_head(Lake.at(lake))
     forged = []
     for raw in anchor.read_text().splitlines():        # the insider rewrites the anchor too, without the key
         entry = json.loads(raw)
@@ -323,7 +323,7 @@ def test_a_recomputed_chain_and_anchor_are_caught_by_the_signature(lake):
 
 @pytest.mark.slow
 def test_records_removed_from_the_end_of_the_chain_are_caught_by_the_anchor(lake):
-    last = delta.log_versions(str(lake), "runs")[-1]
+    last = delta.log_versions(Lake.at(lake), "runs")[-1]
     (lake / "runs" / "_delta_log" / f"{last:020d}.json").unlink()
     result, report = verify(lake, "--anchor", lake.parent / "anchor.jsonl")
     assert result.returncode == exits.NOT_INTACT
@@ -364,9 +364,9 @@ def test_a_commit_killed_half_way_and_its_roll_back_are_not_tampering(lake, tmp_
     killed = "20261130T070000Z-0badf00d"
     meta = {"run_id": killed, "command": "pitwatch run", "versions": "{}", "options": "{}",
             "started": "2026-11-30T07:00:00+00:00"}
-    runs.write_run_record(str(lake), runs.run_record(meta, "running"))
-    delta.commit_replays(str(lake), "findings", [], ["2026-11-28"], run_id=killed,
-                         fence_at_start=delta.fence(str(lake), "findings"))
+    runs.write_run_record(Lake.at(lake), runs.run_record(meta, "running"))
+    delta.commit_replays(Lake.at(lake), "findings", [], ["2026-11-28"], run_id=killed,
+                         fence_at_start=delta.fence(Lake.at(lake), "findings"))
     result, report = verify(lake)
     assert result.returncode == exits.DONE, report["problems"]
     assert "commit of an unfinished run" in {p["kind"] for p in report["leftovers"]}
@@ -459,7 +459,7 @@ def test_a_vacuum_that_records_through_write_run_record_is_chained_and_not_tampe
     assert gone, "the correction left removed files to vacuum"
     meta = {"run_id": writer, "command": "pitwatch vacuum", "versions": "{}", "options": "{}",
             "started": "2026-12-01T08:00:00+00:00"}
-    runs.write_run_record(str(lake), runs.run_record(meta, "succeeded", ended=None))
+    runs.write_run_record(Lake.at(lake), runs.run_record(meta, "succeeded", ended=None))
     rows = [pq.read_table(p).to_pylist()[0] for _v, _d, p in _records(lake)]
     ops = {(c["table"], c["operation"]) for c in rows[-1]["commits"]}
     assert ("findings", "VACUUM START") in ops and ("findings", "VACUUM END") in ops
@@ -544,7 +544,7 @@ def test_the_issues_truncation_is_caught_when_the_anchor_is_append_only(lake):
     append-only: WORM storage, a remote syslog). Kept append-only, the line stays, and the insider
     can only remove the record, or add a line: each is caught."""
     anchor, key = lake.parent / "anchor.jsonl", lake.parent / "anchor.key"
-    last = delta.log_versions(str(lake), "runs")[-1]
+    last = delta.log_versions(Lake.at(lake), "runs")[-1]
     (lake / "runs" / "_delta_log" / f"{last:020d}.json").unlink()
     result, report = verify(lake, "--anchor", anchor, "--key", key)
     assert result.returncode == exits.NOT_INTACT

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pitwatch.cli import exits
-from pitwatch.lake import delta, runs
+from pitwatch.lake import Lake, delta, runs
 from pitwatch.lake import parquet as lake_mod
 from pitwatch.lake import versions as lake_versions
 from tests.pipelines.test_exit_codes import lake_bytes
@@ -78,9 +78,9 @@ def criticals_by_day(lake: Path) -> dict[str, int]:
 
 def current_day_files(lake: Path, day: str, table: str = "findings") -> list[str]:
     """The files of ``day`` at the table's latest version (paths relative to its folder)."""
-    snap = delta.current_version(str(lake), table)
+    snap = delta.current_version(Lake.at(lake), table)
     return [p for p in (Path(f).relative_to(lake / table).as_posix()
-                        for f in delta.files_at(str(lake), table, snap)) if f"gaming_day={day}/" in p]
+                        for f in delta.files_at(Lake.at(lake), table, snap)) if f"gaming_day={day}/" in p]
 
 
 def without_criticals(lake: Path, paths: list[str]) -> pa.Table:
@@ -141,9 +141,9 @@ def killed_again(floor, tmp_path):
             return any(now[t] > logs_before[t] for t in TABLES)
 
         run_id = killed_run_id(lake, _kill_when(lake, floor["night2"], a_table_committed))
-        pinned = lake_versions.pinned_versions(str(lake))
+        pinned = lake_versions.pinned_versions(Lake.at(lake))
         if run_records(lake)[run_id] == "running" and any(
-                delta.current_version(str(lake), t) != pinned.get(t) for t in TABLES + ("state",)):
+                delta.current_version(Lake.at(lake), t) != pinned.get(t) for t in TABLES + ("state",)):
             return lake, run_id
         shutil.rmtree(lake)         # the whole commit landed before the kill: again
         shutil.copytree(reference(floor), lake)
@@ -218,8 +218,8 @@ def test_an_unrecorded_commit_naming_a_succeeded_run_is_tampering(floor, tmp_pat
 
 def _records(lake: Path) -> list[dict]:
     out = []
-    for v in delta.log_versions(str(lake), "runs"):
-        _data, actions = delta.read_commit(str(lake), "runs", v)
+    for v in delta.log_versions(Lake.at(lake), "runs"):
+        _data, actions = delta.read_commit(Lake.at(lake), "runs", v)
         out.append(pq.read_table(lake / "runs" / delta.added_paths(actions)[0]).to_pylist()[0])
     return out
 
@@ -228,17 +228,17 @@ def _started(lake: Path, run_id: str) -> dict:
     """A run's start as ``pitwatch run`` records it (this pitwatch: chain format 2)."""
     meta = {"run_id": run_id, "command": "pitwatch run", "versions": runs.versions(), "options": "{}",
             "started": "2026-11-30T07:00:00+00:00"}
-    runs.write_run_record(str(lake), runs.run_record(meta, "running"))
+    runs.write_run_record(Lake.at(lake), runs.run_record(meta, "running"))
     return meta
 
 
 def _day_commit(lake: Path, run_id: str, day: str, rows: pa.Table, table: str = "findings",
                 name: str | None = None) -> tuple[tuple, dict]:
     """The run's replay of ``day`` of ``table``: its file written, the arguments of its commit."""
-    written = lake_mod.write_partition_file(str(lake), table, day, [rows], name or lake_mod.replay_file_name(day, run_id))
-    pinned = lake_versions.pinned_versions(str(lake)) or {}
+    written = lake_mod.write_partition_file(Lake.at(lake), table, day, [rows], name or lake_mod.replay_file_name(day, run_id))
+    pinned = lake_versions.pinned_versions(Lake.at(lake)) or {}
     return ((str(lake), table, [written], [day]),
-            {"run_id": run_id, "fence_at_start": delta.fence(str(lake), table), "keep_only": pinned.get(table)})
+            {"run_id": run_id, "fence_at_start": delta.fence(Lake.at(lake), table), "keep_only": pinned.get(table)})
 
 
 def _day_rows(lake: Path, day: str, table: str = "findings") -> pa.Table:
@@ -257,8 +257,8 @@ def test_killed_after_its_intent_before_and_after_a_commit_is_a_leftover(floor, 
     day = max(criticals_by_day(lake), key=criticals_by_day(lake).get)
     args, kwargs = _day_commit(lake, run_id, day, _day_rows(lake, day))
     intended = delta.intended_commits(*args, **kwargs)
-    assert [(c["table"], c["version"]) for c in intended] == [("findings", delta.current_version(str(lake), "findings") + 1)]
-    runs.write_intent_record(str(lake), meta, intended)
+    assert [(c["table"], c["version"]) for c in intended] == [("findings", delta.current_version(Lake.at(lake), "findings") + 1)]
+    runs.write_intent_record(Lake.at(lake), meta, intended)
     code, report = verify(lake)                    # killed here: before the commit
     assert code == exits.DONE, report["problems"]
     assert "run with no end" in kinds(report["leftovers"])
@@ -280,10 +280,10 @@ def test_the_intended_commit_made_with_other_bytes_is_named(floor, tmp_path):
     day = max(criticals_by_day(lake), key=criticals_by_day(lake).get)
     rows = _day_rows(lake, day)
     args, kwargs = _day_commit(lake, run_id, day, rows)
-    runs.write_intent_record(str(lake), meta, delta.intended_commits(*args, **kwargs))
+    runs.write_intent_record(Lake.at(lake), meta, delta.intended_commits(*args, **kwargs))
     # killed; then the insider writes the same file again, without the criticals, and commits it
     (forged,) = args[2]
-    changed = lake_mod.write_partition_file(str(lake), "findings", day,
+    changed = lake_mod.write_partition_file(Lake.at(lake), "findings", day,
                                             [rows.filter(pc.not_equal(rows.column("severity"), "critical"))],
                                             lake_mod.replay_file_name(day, run_id))
     assert changed.path == forged.path and changed.sha256 != forged.sha256
@@ -300,19 +300,19 @@ def test_a_schema_change_and_a_table_creation_are_intended_as_committed(tmp_path
     planned with the digest verify recomputes from them."""
     from pitwatch.schemas.arrow import LAKE_TABLES
 
-    lake = tmp_path / "lake"
+    lake = Lake.at(tmp_path / "lake")
     full = LAKE_TABLES["findings"]
     narrow = full.remove(full.get_field_index(full.names[-1]))
     empty = pa.table({f.name: pa.nulls(0, f.type) for f in narrow if f.name != "gaming_day"})
     for run_id, schema in (("20261130T070000Z-00000001", narrow), ("20261130T070000Z-00000002", full)):
-        written = lake_mod.write_partition_file(str(lake), "findings", "2026-11-28", [empty],
+        written = lake_mod.write_partition_file(lake, "findings", "2026-11-28", [empty],
                                                 lake_mod.replay_file_name("2026-11-28", run_id))
-        kwargs = {"run_id": run_id, "fence_at_start": delta.fence(str(lake), "findings"), "schema": schema}
-        intended = delta.intended_commits(str(lake), "findings", [written], ["2026-11-28"], **kwargs)
-        delta.commit_replays(str(lake), "findings", [written], ["2026-11-28"], **kwargs)
+        kwargs = {"run_id": run_id, "fence_at_start": delta.fence(lake, "findings"), "schema": schema}
+        intended = delta.intended_commits(lake, "findings", [written], ["2026-11-28"], **kwargs)
+        delta.commit_replays(lake, "findings", [written], ["2026-11-28"], **kwargs)
         made = []
         for c in intended:
-            _data, actions = delta.read_commit(str(lake), "findings", c["version"])
+            _data, actions = delta.read_commit(lake, "findings", c["version"])
             made.append((delta.commit_operation(actions), delta.commit_digest(actions)))
         assert made == [(c["operation"], c["actions_sha256"]) for c in intended]
     assert [c["operation"] for c in intended] == ["ADD COLUMN", "WRITE"]
@@ -329,7 +329,7 @@ def test_a_run_of_a_pitwatch_before_intents_keeps_its_leftovers_until_a_later_ru
     old = "20261130T070000Z-0000old1"
     meta = {"run_id": old, "command": "pitwatch run", "versions": json.dumps({"pitwatch": "0.1.0"}), "options": "{}",
             "started": "2026-11-30T07:00:00+00:00"}
-    runs.write_run_record(str(lake), runs.run_record(meta, "running"))
+    runs.write_run_record(Lake.at(lake), runs.run_record(meta, "running"))
     day = max(criticals_by_day(lake), key=criticals_by_day(lake).get)
     args, kwargs = _day_commit(lake, old, day, _day_rows(lake, day))
     made = delta.commit_replays(*args, **kwargs)            # killed after it: no intent (an older pitwatch)

@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pitwatch.cli import exits
+from pitwatch.lake import Lake, delta
 from pitwatch.lake import anchor as anchors
-from pitwatch.lake import delta
 from tests.conftest import run_pitwatch
 from tests.pipelines.test_exit_codes import lake_bytes, pitwatch
 from tests.pipelines.test_verify import _day, _records, _rewrite, _run, named, three_runs, verify
@@ -151,9 +151,9 @@ def test_a_chain_record_after_the_anchor_edited_is_named(lake):
 
 def test_a_commit_after_the_anchor_edited_or_removed_is_named(lake, tmp_path):
     table = "events"
-    last = delta.current_version(str(lake), table)
+    last = delta.current_version(Lake.at(lake), table)
     commit = lake / table / "_delta_log" / f"{last:020d}.json"
-    assert delta.commit_writer(delta.read_commit(str(lake), table, last)[1]) == \
+    assert delta.commit_writer(delta.read_commit(Lake.at(lake), table, last)[1]) == \
         pitwatch_run_ids(lake)[-1]                       # the third run's commit: after the anchor
     saved = commit.read_bytes()
     commit.write_bytes(saved.replace(b'"dataChange":true', b'"dataChange":false', 1))
@@ -267,7 +267,7 @@ def test_a_watcher_commit_recorded_before_the_anchor_is_vouched_for_and_one_afte
     result, report = since(lake, "late.jsonl")
     assert result.returncode == exits.DONE, report.get("problems")
     assert report["checked"]["commits"] == 2 and report["checked"]["runs_records"] == 1   # the alerts commit, its record's
-    files = delta.files_at(str(lake), "alerts", delta.current_version(str(lake), "alerts"))
+    files = delta.files_at(Lake.at(lake), "alerts", delta.current_version(Lake.at(lake), "alerts"))
     before = next(Path(f) for f in files if "w-before" in f)
     _flip(before)                                    # before the anchor: vouched for
     result, report = since(lake, "late.jsonl")
@@ -288,12 +288,12 @@ def test_since_an_anchor_followed_by_several_checkpoints_reads_every_archived_co
 
     lake, anchor = tmp_path / "lake", tmp_path / "anchor.jsonl"
     _aged_by_the_watcher(lake, 12, monkeypatch)          # a checkpoint every 10 versions
-    anchors.append(str(anchor), str(lake))
+    anchors.append(str(anchor), Lake.at(lake))
     delta_log.forget()
     from pitwatch.live.alerts_table import AlertsTable
     from tests.pipelines.test_lake_ages import _alert
 
-    table = AlertsTable(str(lake), "w1")
+    table = AlertsTable(Lake.at(lake), "w1")
     table.recover({"n": 12})
     for i in range(12, 50):
         table.send([_alert(i)])
@@ -314,7 +314,7 @@ def test_since_holds_a_killed_run_after_the_anchor_to_its_intent(lake):
     meta = _started(lake, killed)
     rows = _day_rows(lake, "2026-11-28", "events")
     args, kwargs = _day_commit(lake, killed, "2026-11-28", rows, "events")
-    runs.write_intent_record(str(lake), meta, delta.intended_commits(*args, **kwargs))
+    runs.write_intent_record(Lake.at(lake), meta, delta.intended_commits(*args, **kwargs))
     made = delta.commit_replays(*args, **kwargs)
     result, report = since(lake, "head.jsonl")
     assert result.returncode == exits.DONE, report["problems"]

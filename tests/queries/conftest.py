@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from pitwatch.lake import Lake
 from tests.queries.lakes import build_lake
 
 
@@ -15,7 +16,7 @@ def lake(tmp_path_factory) -> str:
 def con(lake):
     from pitwatch.queries.lake_views import connect
 
-    con = connect(lake)
+    con = connect(Lake.at(lake))
     yield con
     con.close()
 

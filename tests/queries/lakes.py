@@ -20,6 +20,7 @@ import datetime as dt
 
 import pyarrow as pa
 
+from pitwatch.lake import Lake
 from pitwatch.lake.parquet import file_schema, write_partition
 from pitwatch.rules.catalog import RULE_BY_ID
 from pitwatch.schemas.arrow import rows_to_table
@@ -201,12 +202,13 @@ RUN_ID = "hand-built"     # the data files are replay-<day>-hand-built.parquet
 def build_lake(lake: str, *, with_findings: bool = True, with_replay: bool = True) -> str:
     """Write the lake described above under ``lake``; return it.  Without findings (and, unless
     ``with_replay``, without rounds and packs) it is a young lake: those tables have no files."""
+    at = Lake.at(lake)
     events = {DAY1: DAY1_EVENTS, DAY2: BAC07_EVENTS + TBP_EVENTS}
     for day, rows in events.items():
-        write_partition(lake, "events", day, [_table("events", rows)], run_id=RUN_ID)
+        write_partition(at, "events", day, [_table("events", rows)], run_id=RUN_ID)
     tables = ((("rounds", ROUNDS), ("packs", PACKS)) if with_replay else ()) + (
         (("findings", FINDINGS),) if with_findings else ())
     for name, rows in tables:
         for day, day_rows in _by_day(rows).items():
-            write_partition(lake, name, day, [_table(name, day_rows)], run_id=RUN_ID)
+            write_partition(at, name, day, [_table(name, day_rows)], run_id=RUN_ID)
     return lake

@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pitwatch.lake import Lake
 from tests.conftest import run_pitwatch_process as pitwatch  # a real process: runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,8 +134,8 @@ def _write_failed_run(lake: Path) -> str:
     now = dt.datetime.now(dt.timezone.utc)
     meta = {"run_id": runs.new_run_id(now), "command": "pitwatch run x.jsonl", "started": now.isoformat(),
             "versions": runs.versions(), "options": "{}"}
-    runs.write_run_record(str(lake), runs.run_record(meta, "running"))
-    runs.write_run_record(str(lake), runs.run_record(meta, "failed: the counts did not reconcile", ended=now))
+    runs.write_run_record(Lake.at(lake), runs.run_record(meta, "running"))
+    runs.write_run_record(Lake.at(lake), runs.run_record(meta, "failed: the counts did not reconcile", ended=now))
     return meta["run_id"]
 
 

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pitwatch.cli import main
+from pitwatch.lake import Lake
 from pitwatch.queries import load_queries
 from pitwatch.queries.catalog import MACRO_PARAM_PREFIX, run_query
 from pitwatch.queries.lake_views import connect
@@ -156,7 +157,7 @@ def _typed(query, given):
 @pytest.mark.parametrize("name", sorted(PARAMS))
 def test_the_exported_file_answers_like_pitwatch_query(lake, exported, name):
     query = load_queries()[name]
-    expected_columns, expected = run_query(connect(lake), name, PARAMS[name])
+    expected_columns, expected = run_query(connect(Lake.at(lake)), name, PARAMS[name])
     assert expected, f"{name}: pick PARAMS that give rows"
     values = _typed(query, PARAMS[name])
     args = ", ".join(f"{MACRO_PARAM_PREFIX}{p.name} := ${p.name}" if p.has_default else f"${p.name}"

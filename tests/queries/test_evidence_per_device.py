@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from pitwatch.lake import Lake
 from pitwatch.lake.parquet import write_partition
 from pitwatch.queries.catalog import run_query
 from pitwatch.queries.lake_views import connect
@@ -21,7 +22,7 @@ def _event(device, seq, card):
 
 
 def test_findings_evidence_cites_only_the_device_the_finding_names(tmp_path):
-    lake = str(tmp_path / "lake")
+    lake = Lake.at(tmp_path / "lake")
     write_partition(lake, "events", DAY, [rows_to_table([_event("SHOE-1", 1, "7h"), _event("DT-ZZ99", 1, "As")],
                                                         EVENTS)])
     finding = {"finding_id": "f-1", "rule_id": "UNACCOUNTED_CARD", "title": rule("UNACCOUNTED_CARD").title,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from pitwatch.lake import Lake
 from pitwatch.queries import load_queries
 from pitwatch.queries.catalog import run_query
 from tests.queries.lakes import DAY1, DAY2, at
@@ -203,7 +204,7 @@ def test_queries_answer_on_a_young_lake(tmp_path):
     from pitwatch.queries.lake_views import connect
     from tests.queries.lakes import build_lake
 
-    con = connect(build_lake(str(tmp_path / "young"), with_findings=False, with_replay=False))
+    con = connect(Lake.at(build_lake(str(tmp_path / "young"), with_findings=False, with_replay=False)))
     params = {"from_day": "2026-11-27", "to_day": "2026-11-28", "gaming_day": "2026-11-28", "table_id": "BAC-07",
               "pack_id": "P-1", "round_id": "R-1"}
     for q in load_queries().values():
@@ -227,7 +228,7 @@ def test_alerts_vs_findings(tmp_path):
     from pitwatch.queries.lake_views import connect
     from tests.queries.lakes import build_lake
 
-    lake = build_lake(str(tmp_path / "lake"))
+    lake = Lake.at(build_lake(str(tmp_path / "lake")))
     day = [f for f in read_table(lake, "findings").to_pylist() if f["gaming_day"].isoformat() == "2026-11-28"]
     assert len(day) >= 4
 

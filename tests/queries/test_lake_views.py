@@ -8,6 +8,7 @@ import os
 import duckdb
 import pytest
 
+from pitwatch.lake import Lake
 from pitwatch.queries.lake_views import LakeQueryError, connect, run_sql, seed_files, table_files, view_columns
 from pitwatch.schemas.arrow import LAKE_TABLES
 
@@ -29,7 +30,7 @@ def test_a_table_is_its_data_files_and_nothing_else(lake, tmp_path):
     writer's file and other files of the lake are no part of it."""
     from tests.queries.lakes import build_lake
 
-    lake = build_lake(str(tmp_path / "lake"))
+    lake = Lake.at(build_lake(str(tmp_path / "lake")))
     assert [os.path.relpath(f, lake) for f in table_files(lake, "findings")] == [
         "findings/gaming_day=2026-11-27/replay-2026-11-27-hand-built.parquet",
         "findings/gaming_day=2026-11-28/replay-2026-11-28-hand-built.parquet"]
@@ -47,8 +48,8 @@ def test_a_table_is_its_data_files_and_nothing_else(lake, tmp_path):
 def test_views_have_the_schema_columns_whether_written_or_not(lake, tmp_path):
     empty_lake = tmp_path / "empty"
     empty_lake.mkdir()
-    young = connect(str(empty_lake))
-    full = connect(lake)
+    young = connect(Lake.at(empty_lake))
+    full = connect(Lake.at(lake))
     for name in LAKE_TABLES:
         assert [c for c, _ in describe(young, name)] == view_columns(name).names, name
         assert young.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,)
@@ -132,7 +133,7 @@ def test_a_gaming_day_filter_prunes_the_other_partitions(tmp_path):
     """A corrupt file in another day's partition is never opened by a query filtered on gaming_day."""
     from tests.queries.lakes import build_lake
 
-    lake = build_lake(str(tmp_path / "lake"))
+    lake = Lake.at(build_lake(str(tmp_path / "lake")))
     from pitwatch.lake import delta
 
     bad = tmp_path / "lake" / "events" / "gaming_day=2026-11-29"
@@ -162,7 +163,7 @@ def test_seeds_are_views_of_the_csv_files(con):
 
 def test_a_missing_lake_is_a_clear_error(tmp_path):
     with pytest.raises(LakeQueryError, match="no lake at"):
-        connect(str(tmp_path / "nope"))
+        connect(Lake.at(tmp_path / "nope"))
 
 
 def test_a_duckdb_error_is_one_line(con):
@@ -193,18 +194,18 @@ def test_the_alerts_table_is_read_at_its_latest_version_and_a_plain_parquet_fold
     row = {"finding_id": "a" * 64, "rule_id": "BURN_SKIPPED", "title": "t", "severity": "major", "table_id": "BAC-07",
            "gaming_day": "2026-11-28", "ts": "2026-11-28T10:00:00Z", "event_ids": ["e"], "evidence": [],
            "expected": "x", "actual": "y", "source": "live"}
-    sink = AlertsTable(lake, "pit-1")
+    sink = AlertsTable(Lake.at(lake), "pit-1")
     sink.recover({})
     for n in range(2):
         sink.send([{**row, "finding_id": str(n) * 64}])
         sink.flush()
-        assert connect(lake).execute("SELECT count(*) FROM alerts").fetchone() == (n + 1,)
+        assert connect(Lake.at(lake)).execute("SELECT count(*) FROM alerts").fetchone() == (n + 1,)
     import duckdb
 
     from pitwatch.queries.export import export_database
 
     out = str(tmp_path / "audit.duckdb")
-    export_database(lake, out)                        # export-duckdb copies it too
+    export_database(Lake.at(lake), out)                        # export-duckdb copies it too
     assert duckdb.connect(out, read_only=True).execute("SELECT count(*) FROM alerts").fetchone() == (2,)
     shutil.rmtree(f"{lake}/alerts/_delta_log")        # what a watcher of before this table wrote
-    assert connect(lake).execute("SELECT count(*), min(gaming_day) FROM alerts").fetchone()[0] == 2
+    assert connect(Lake.at(lake)).execute("SELECT count(*), min(gaming_day) FROM alerts").fetchone()[0] == 2

@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from pitwatch.cli import main
+from pitwatch.lake import Lake
 from pitwatch.queries.errors import RefusedStatement
 from pitwatch.queries.lake_views import connect, seed_files
 from pitwatch.queries.statement_check import check_read_only
@@ -38,12 +39,12 @@ def lake(tmp_path_factory) -> str:
     from pitwatch.live.checkpoint import StateDir
 
     lake = build_lake(str(tmp_path_factory.mktemp("lake")))
-    files = [state.write_state_file(lake, "2026-11-28", "test", "tables",
+    files = [state.write_state_file(Lake.at(lake), "2026-11-28", "test", "tables",
                                     [{"table_id": "BAC-07", "state": '{"shoe": ["Qs"]}'}]),
-             state.write_manifest(lake, "2026-11-28", "test", {"pitwatch": "test", "inputs": []})]
+             state.write_manifest(Lake.at(lake), "2026-11-28", "test", {"pitwatch": "test", "inputs": []})]
     from pitwatch.lake import delta
 
-    delta.commit_replays(lake, state.TABLE, files, ["2026-11-28"], run_id="test", fence_at_start=0,
+    delta.commit_replays(Lake.at(lake), state.TABLE, files, ["2026-11-28"], run_id="test", fence_at_start=0,
                          schema=state.STATE, partitioned=True)
     watcher = StateDir(os.path.join(lake, "_watch", "default"))
     watcher.save({"BAC-07": b'{"undealt": ["Qs", "7d", "Kh"]}'}, b"{}")
@@ -172,7 +173,7 @@ def test_the_overwrite_as_written_through_the_installed_command(lake, untouched)
                              "--lake", lake], capture_output=True, text=True)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == "Error: refused: the lake is read-only and this query holds a COPY\n"
-    assert connect(lake).execute("select count(*) from findings where severity = 'critical'").fetchone() == (2,)
+    assert connect(Lake.at(lake)).execute("select count(*) from findings where severity = 'critical'").fetchone() == (2,)
 
 
 # ---------------------------------------------------------------- the first wall alone
@@ -191,7 +192,7 @@ READERS = ["read_text", "read_blob", "read_csv", "read_parquet", "read_json", "g
 @pytest.fixture(scope="module")
 def con(lake):
     """The analysts' connection, used directly: the statement check is not in the way."""
-    con = connect(lake)
+    con = connect(Lake.at(lake))
     yield con
     con.close()
 
@@ -428,13 +429,13 @@ def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
     old = os.umask(0)
     try:
         lake = build_lake(str(tmp_path / "lake"))
-        state.write_state_file(lake, "2026-11-28", "test", "tables", [{"table_id": "BAC-07", "state": "{}"}])
-        state.write_manifest(lake, "2026-11-28", "test", {})
+        state.write_state_file(Lake.at(lake), "2026-11-28", "test", "tables", [{"table_id": "BAC-07", "state": "{}"}])
+        state.write_manifest(Lake.at(lake), "2026-11-28", "test", {})
         watcher = StateDir(str(tmp_path / "lake" / "_watch" / "default"))
         watcher.save({"BAC-07": b"{}"}, b"{}")
         watcher.record("file", [("f-1", "2026-11-28")])
         watcher.close()
-        alerts = LakeSink(lake, "default")
+        alerts = LakeSink(Lake.at(lake), "default")
         alerts.send([{**FINDINGS[0], "ts": "2026-11-27T20:01:00Z", "gaming_day": "2026-11-27"}])
         alerts.flush()
     finally:

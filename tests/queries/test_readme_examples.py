@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pitwatch.lake import Lake
 from pitwatch.queries import load_queries
 from tests.conftest import run_pitwatch_process
 
@@ -67,7 +68,7 @@ def _demo_as_of(lake: str, example: str) -> str:
     from pitwatch.lake import runs
     from pitwatch.queries.as_of import RUN_ID
 
-    last = [r for r in runs.latest_records(lake_mod.read_table(lake, "runs")) if r["status"] == "succeeded"][-1]
+    last = [r for r in runs.latest_records(lake_mod.read_table(Lake.at(lake), "runs")) if r["status"] == "succeeded"][-1]
     return last["run_id"] if RUN_ID.match(example) else last["ended"].isoformat()
 
 

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pitwatch.cli import main
+from pitwatch.lake import Lake
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +27,7 @@ def test_injected_burn_faults_show_up_in_the_investigations(tmp_path):
     truth = [json.loads(l) for l in (out / "truth.jsonl").read_text().splitlines() if "BURN_SKIPPED" in l]
     assert truth, "the simulator injected no BURN_SKIPPED"
 
-    con = connect(str(lake))
+    con = connect(Lake.at(lake))
     (written,), = run_sql(con, "SELECT count(*) FROM findings WHERE rule_id = 'BURN_SKIPPED'")[1]
     assert written >= len(truth), f"{len(truth)} BURN_SKIPPED injected, {written} found"
     (first, last), = run_sql(con, "SELECT min(d), max(d) FROM (SELECT unnest(gaming_days) AS d FROM runs)")[1]

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from pitwatch.cli import main
+from pitwatch.lake import Lake
 from pitwatch.lake.parquet import file_schema, write_partition
 from pitwatch.schemas.arrow import rows_to_table
 from tests.queries.test_read_only import tree
@@ -58,7 +59,7 @@ def _write(lake: str, name: str, rows: list[dict], without: tuple[str, ...] = ()
     schema = file_schema(name)
     for column in without:     # a file written before the column existed
         schema = schema.remove(schema.get_field_index(column))
-    write_partition(lake, name, DAY, [rows_to_table(rows, schema)])
+    write_partition(Lake.at(lake), name, DAY, [rows_to_table(rows, schema)])
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pitwatch.lake import Lake
 from tests.watch.scenario import floor, write_batch_input
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +32,7 @@ def batch_lake(scenario, tmp_path_factory):
 
     base = tmp_path_factory.mktemp("batch")
     write_batch_input(scenario, base / "in")
-    run_batch([str(base / "in")], str(base / "lake"))
+    run_batch([str(base / "in")], Lake.at(base / "lake"))
     return base / "lake"
 
 
@@ -40,7 +41,7 @@ def batch_ids(batch_lake):
     """finding_ids the nightly batch writes for the scenario."""
     from pitwatch.lake.parquet import read_table
 
-    ids = read_table(str(batch_lake), "findings").column("finding_id").to_pylist()
+    ids = read_table(Lake.at(batch_lake), "findings").column("finding_id").to_pylist()
     assert len(ids) == len(set(ids)) >= 10
     return sorted(ids)
 
@@ -50,7 +51,7 @@ def batch_rule_of(batch_lake):
     """finding_id -> rule_id of the nightly batch's findings for the scenario."""
     from pitwatch.lake.parquet import read_table
 
-    t = read_table(str(batch_lake), "findings")
+    t = read_table(Lake.at(batch_lake), "findings")
     return dict(zip(t.column("finding_id").to_pylist(), t.column("rule_id").to_pylist()))
 
 

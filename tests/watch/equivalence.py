@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from pitwatch.lake import Lake
 from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
 
 SCHEMAS = {"findings": FINDINGS, "rounds": ROUNDS, "packs": PACKS}
@@ -49,8 +50,8 @@ def batch(inputs: list[str], lake: Path) -> dict[str, list[tuple]]:
     from pitwatch.lake.parquet import read_table
     from pitwatch.pipelines.batch import run_batch
 
-    run_batch([str(i) for i in inputs], str(lake))
-    return {name: canon(name, read_table(str(lake), name)) for name in SCHEMAS}
+    run_batch([str(i) for i in inputs], Lake.at(lake))
+    return {name: canon(name, read_table(Lake.at(lake), name)) for name in SCHEMAS}
 
 
 def live(inputs: list, state: Path) -> dict[str, list[tuple]]:
@@ -63,7 +64,7 @@ def live_run(inputs: list, state: Path) -> tuple[dict[str, list[tuple]], dict]:
     from pitwatch.live.service import WatchOptions, WatchService
 
     out = io.BytesIO()
-    svc = WatchService(WatchOptions(inputs=[str(i) for i in inputs], lake=str(state / "lake"), state_dir=str(state / "st"),
+    svc = WatchService(WatchOptions(inputs=[str(i) for i in inputs], lake=Lake.at(state / "lake"), state_dir=str(state / "st"),
                                     stop_after_idle=0.3, finalize_at_stop=True, lake_alerts=False, redact=False,
                                     poll=0.01, checkpoint_every=3600), stdout=out)
     rows: dict[str, list] = {"rounds": [], "packs": []}

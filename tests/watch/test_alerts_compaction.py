@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from pitwatch.lake import Lake
 from tests.pipelines.test_verify import named, verify
 from tests.watch.test_alerts_table import pitwatch, table_ids
 
@@ -29,7 +30,7 @@ def alert(day: str, k: int, **more) -> dict:
 def sink(lake: Path, watch_id: str = "w1", compaction: bool = True, state: dict | None = None):
     from pitwatch.live.alerts_table import AlertsTable
 
-    s = AlertsTable(str(lake), watch_id, compaction=compaction)
+    s = AlertsTable(Lake.at(lake), watch_id, compaction=compaction)
     s.recover(state or {})
     return s
 
@@ -61,7 +62,7 @@ def sql(lake: Path, statement: str) -> list[dict]:
 def compaction_records(lake: Path) -> list[dict]:
     from pitwatch.lake.parquet import read_table
 
-    return [json.loads(r["options"])["compaction"] for r in read_table(str(lake), "runs").to_pylist()
+    return [json.loads(r["options"])["compaction"] for r in read_table(Lake.at(lake), "runs").to_pylist()
             if r["command"] == "watch" and "compaction" in json.loads(r["options"])]
 
 
@@ -143,7 +144,7 @@ def test_verify_since_an_anchor_checks_a_compaction_made_after_it(uncompacted, t
     from pitwatch.lake import anchor as anchors
 
     anchor = tmp_path / "anchor.jsonl"
-    anchors.append(str(anchor), str(uncompacted))
+    anchors.append(str(anchor), Lake.at(uncompacted))
     s = sink(uncompacted)
     s.send([alert(DAYS[2], 7)])
     s.flush()
@@ -279,7 +280,7 @@ def test_a_compaction_that_dropped_a_row_with_its_own_digest_recorded_is_exit_5(
     _day, replaced = s.compaction_due()
     tables = [s._read(p) for p in replaced[1:]]
     rows = [r for t in tables for r in t.to_pylist()]
-    written = lake.write_data_file(str(uncompacted), "alerts", DAYS[0], "w1-00000002.compacted.parquet", tables[0])
+    written = lake.write_data_file(Lake.at(uncompacted), "alerts", DAYS[0], "w1-00000002.compacted.parquet", tables[0])
     _compact_by_hand(s, DAYS[0], written=written, digest=chain.rows_sha256(tables[0].to_pylist()))
     assert rows and len(table_ids(uncompacted)) == 8
     result, report = verify(uncompacted)
@@ -303,9 +304,10 @@ def test_a_compacted_file_edited_afterwards_is_exit_5(uncompacted):
 # the checkpoint saved), one alert a commit, three commits a gaming day, in a process of its own.
 WRITER = """
 import json, os, sys
+from pitwatch.lake import Lake
 from pitwatch.live.alerts_table import AlertsTable
 from tests.watch.test_alerts_compaction import alert
-lake, state_file, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
+lake, state_file, total = Lake.at(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 saved = json.load(open(state_file)) if os.path.exists(state_file) else {"table": {}, "next": 0}
 s = AlertsTable(lake, "w1")
 delivered = s.recover(saved["table"])

@@ -18,6 +18,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+from pitwatch.lake import Lake
 from tests.conftest import run_pitwatch_process as pitwatch  # a real process: beside real watchers
 from tests.watch.conftest import append_lines
 from tests.watch.scenario import interleave
@@ -53,7 +54,7 @@ def table_ids(lake: Path, live_only: bool | None = False) -> list[str]:
 def watch_records(lake: Path) -> list[dict]:
     from pitwatch.lake.parquet import read_table
 
-    return [r for r in read_table(str(lake), "runs").to_pylist() if r["command"] == "watch"]
+    return [r for r in read_table(Lake.at(lake), "runs").to_pylist() if r["command"] == "watch"]
 
 
 @pytest.mark.slow
@@ -152,7 +153,7 @@ def test_kill_9_after_the_commit_before_its_record_is_recorded_at_restart(tmp_pa
     w.caught_up(len(order))
     assert w.stop() == 0
     # a commit with no record: what a kill between commit and record leaves
-    sink = AlertsTable(str(lake), "default")
+    sink = AlertsTable(Lake.at(lake), "default")
     sink.n = 10 ** 6
     sink.send([{**w.alerts[0], "finding_id": "f" * 64}])
     sink._record = lambda *a, **k: None
@@ -191,7 +192,7 @@ def test_any_alert_row_goes_in_provisional_ones_and_unknown_members_included(tmp
     from pitwatch.live.alerts_table import AlertsTable
 
     lake = tmp_path / "lake"
-    sink = AlertsTable(str(lake), "w1")
+    sink = AlertsTable(Lake.at(lake), "w1")
     sink.recover({})
     base = {"finding_id": "a" * 64, "rule_id": "SHOE_CARD_MISMATCH", "title": "t", "severity": "critical",
             "table_id": "T1", "gaming_day": "2026-11-28", "ts": "2026-11-28T10:00:00.000Z", "event_ids": ["e1"],
@@ -208,7 +209,7 @@ def test_any_alert_row_goes_in_provisional_ones_and_unknown_members_included(tmp
     assert rows["b" * 64]["live_only"] is False and rows["a" * 64]["live_only"] is False   # not said: a finding's
     assert json.loads(rows["b" * 64]["readings"]) == {"shoe": "AS", "terminal": "KD"}
     assert rows["a" * 64]["readings"] is None and rows["a" * 64]["provisional_id"] is None
-    assert verify(str(lake)).intact
+    assert verify(Lake.at(lake)).intact
 
 
 def test_two_watchers_on_one_lake_append_to_one_table_and_the_chain_does_not_fork(tmp_path):
@@ -222,7 +223,7 @@ def test_two_watchers_on_one_lake_append_to_one_table_and_the_chain_does_not_for
     lake = tmp_path / "lake"
     base = {"rule_id": "BURN_SKIPPED", "title": "t", "severity": "high", "table_id": "T1",
             "gaming_day": "2026-11-28", "ts": "2026-11-28T10:00:00.000Z", "event_ids": ["e1"], "evidence": []}
-    sinks = [AlertsTable(str(lake), f"w{i}") for i in range(2)]
+    sinks = [AlertsTable(Lake.at(lake), f"w{i}") for i in range(2)]
 
     def work(i):
         s = sinks[i]
@@ -237,7 +238,7 @@ def test_two_watchers_on_one_lake_append_to_one_table_and_the_chain_does_not_for
         t.join(120)
     ids = table_ids(lake)
     assert len(ids) == 8 == len(set(ids))
-    report = verify(str(lake))
+    report = verify(Lake.at(lake))
     assert report.intact, report.problems
     recorded = [c["version"] for r in watch_records(lake) for c in r["commits"] if c["table"] == "alerts"]
     assert sorted(recorded) == list(range(len(commits(lake))))
@@ -260,12 +261,12 @@ def test_a_plain_parquet_alerts_folder_is_converted_into_the_table(tmp_path):
            "event_ids": ["e1"], "evidence": [], "expected": "a burn", "actual": "none", "source": "live"}
     schema = file_schema("findings")
     pq.write_table(rows_to_table([row], FINDINGS).select(schema.names).cast(schema), folder / "default-00000000.parquet")
-    sink = AlertsTable(str(lake), "default")
+    sink = AlertsTable(Lake.at(lake), "default")
     got = sink.recover({"n": 1})
     assert got == {}                        # before the checkpoint's counter: delivered long ago
     assert sink.n == 1
     assert table_ids(lake) == ["c" * 64]
-    assert verify(str(lake)).intact
+    assert verify(Lake.at(lake)).intact
     assert (folder / "default-00000000.parquet").exists()
     part = ds.partitioning(pa.schema([("gaming_day", pa.date32())]), flavor="hive")
     assert ds.dataset(str(lake / "alerts"), format="parquet", partitioning=part).count_rows() == 1
@@ -290,7 +291,7 @@ def test_a_commit_killed_after_its_files_leaves_a_leftover_the_restart_removes(t
     row = {"finding_id": "a" * 64, "rule_id": "BURN_SKIPPED", "title": "t", "severity": "major", "table_id": "T1",
            "gaming_day": "2026-11-28", "ts": "2026-11-28T10:00:00Z", "event_ids": ["e"], "evidence": [],
            "expected": "x", "actual": "y", "source": "live"}
-    sink = AlertsTable(str(lake), "w1")
+    sink = AlertsTable(Lake.at(lake), "w1")
     sink.recover({})
     sink.send([row])
     state = sink.state()                      # the checkpoint before the commit: n 0, the alert pending
@@ -298,15 +299,15 @@ def test_a_commit_killed_after_its_files_leaves_a_leftover_the_restart_removes(t
 
     def files_only(n, records):               # what _commit does before its Delta commit
         for day, part in sink._rows(records)[1].items():
-            write_data_file(str(lake), "alerts", day, f"w1-{n:08d}.parquet", part)
+            write_data_file(Lake.at(lake), "alerts", day, f"w1-{n:08d}.parquet", part)
     sink._commit = files_only
     sink.flush()
     left = lake / "alerts" / "gaming_day=2026-11-28" / "w1-00000000.parquet"
     assert left.exists() and table_ids(lake) == []
-    report = verify(str(lake))
+    report = verify(Lake.at(lake))
     assert report.intact and [f.kind for f in report.leftovers] == ["uncommitted alerts file"]
-    again = AlertsTable(str(lake), "w1")
+    again = AlertsTable(Lake.at(lake), "w1")
     assert again.recover(state) == {} and not left.exists()
     assert [r["finding_id"] for r in again.buffer] == ["a" * 64]
     again.flush()
-    assert table_ids(lake) == ["a" * 64] and verify(str(lake)).intact
+    assert table_ids(lake) == ["a" * 64] and verify(Lake.at(lake)).intact

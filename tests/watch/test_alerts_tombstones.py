@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pitwatch.lake import delta, delta_log
+from pitwatch.lake import Lake, delta, delta_log
 from tests.pipelines.test_verify import named, verify
 from tests.watch.test_alerts_compaction import DAYS, alert, commit_days, compaction_records, files_of, sink
 from tests.watch.test_alerts_table import pitwatch, table_ids
@@ -68,7 +68,7 @@ def _age_then_checkpoint(lake: Path, monkeypatch, legacy: bool = False, before_c
     s.flush()
     (recent,) = [sorted(r["replaced"]) for r in compaction_records(lake) if f"gaming_day={DAYS[2]}/" in r["compacted"]]
     assert len(recent) == 3
-    compacted_at = delta.current_version(str(lake), "alerts")
+    compacted_at = delta.current_version(Lake.at(lake), "alerts")
     for k in range(1, 30):
         if any(int(p.name[:20]) >= compacted_at for p in _checkpoints(lake)):
             break
@@ -95,7 +95,7 @@ def test_a_checkpoint_after_the_retention_holds_no_old_removes_and_verify_is_int
         pq.read_table(checkpoint)["metaData"]))).to_pylist()[0]["metaData"]["configuration"])
     assert config[delta_log.RETENTION_KEY] == delta.ALERTS_DELETED_FILE_RETENTION
     # the snapshot pitwatch reads at the head holds no old remove either (it never needs one)
-    assert not set(delta_log.snapshot(str(lake), "alerts").removed) & set(old)
+    assert not set(delta_log.snapshot(Lake.at(lake), "alerts").removed) & set(old)
     result, report = verify(lake)
     assert result.returncode == 0, report["problems"]
     assert report["checked"]["compactions"] == 3
@@ -109,7 +109,7 @@ def test_verify_since_an_anchor_before_the_checkpoint_is_intact(tmp_path, monkey
 
     def anchored(s):
         delta_log.forget()
-        anchors.append(str(anchor), str(lake))
+        anchors.append(str(anchor), Lake.at(lake))
         return s
 
     _age_then_checkpoint(lake, monkeypatch, before_checkpoint=anchored)
@@ -176,9 +176,10 @@ def test_the_watcher_restarts_after_such_a_checkpoint_and_compacts(aged, tmp_pat
     on_disk = sorted(str(p.relative_to(lake)) for p in (lake / "alerts").rglob("*.parquet") if "_delta_log" not in str(p))
     script = """
 import json, sys
+from pitwatch.lake import Lake
 from pitwatch.live.alerts_table import AlertsTable
 from tests.watch.test_alerts_compaction import alert
-s = AlertsTable(sys.argv[1], "w1")
+s = AlertsTable(Lake.at(sys.argv[1]), "w1")
 s.recover(json.load(open(sys.argv[2])))
 s.send([alert("2026-11-30", 0)])
 s.flush()
@@ -220,9 +221,9 @@ def test_a_watcher_gives_an_older_alerts_table_the_short_retention_by_a_recorded
     def restarted(s):
         from pitwatch.live.alerts_table import AlertsTable
 
-        meta = delta_log.snapshot(str(lake), "alerts").metadata
+        meta = delta_log.snapshot(Lake.at(lake), "alerts").metadata
         assert meta["configuration"][delta_log.RETENTION_KEY] == delta.DELETED_FILE_RETENTION
-        again = AlertsTable(str(lake), "w1")
+        again = AlertsTable(Lake.at(lake), "w1")
         again.recover(s.state())                 # the upgrade: one commit of the table's metadata, recorded
         return again
 
@@ -243,7 +244,7 @@ def test_verify_since_an_anchor_before_the_upgrade_of_an_older_table(tmp_path, m
     lake, anchor = tmp_path / "lake", tmp_path / "anchor.jsonl"
     s, old, _recent, first = _age_then_checkpoint(lake, monkeypatch, legacy=True)
     assert set(old) <= _tombstones(first)               # 100 years: kept
-    anchors.append(str(anchor), str(lake))
+    anchors.append(str(anchor), Lake.at(lake))
     again = sink(lake, state=s.state())                 # the upgrade, recorded
     for k in range(100, 130):
         if _checkpoints(lake)[-1] != first and int(_checkpoints(lake)[-1].name[:20]) > int(first.name[:20]):
@@ -260,7 +261,7 @@ def test_verify_since_an_anchor_before_the_upgrade_of_an_older_table(tmp_path, m
 def _watch_options(lake: Path) -> list[dict]:
     from pitwatch.lake.parquet import read_table
 
-    return [json.loads(r["options"]) for r in read_table(str(lake), "runs").to_pylist() if r["command"] == "watch"]
+    return [json.loads(r["options"]) for r in read_table(Lake.at(lake), "runs").to_pylist() if r["command"] == "watch"]
 
 
 def test_a_retention_shortened_on_alerts_by_an_unrecorded_commit_is_named_and_not_honoured(tmp_path, monkeypatch):
@@ -271,8 +272,8 @@ def test_a_retention_shortened_on_alerts_by_an_unrecorded_commit_is_named_and_no
 
     def forger(s):
         forged["version"] = delta.set_table_properties(
-            str(lake), "alerts", {delta_log.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION},
-            run_id="20261128T000000Z-0badc0de", fence_at_start=delta.fence(str(lake), "alerts"))
+            Lake.at(lake), "alerts", {delta_log.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION},
+            run_id="20261128T000000Z-0badc0de", fence_at_start=delta.fence(Lake.at(lake), "alerts"))
         return s
 
     _s, old, _recent, checkpoint = _age_then_checkpoint(lake, monkeypatch, legacy=True, before_checkpoint=forger)
@@ -294,13 +295,13 @@ def test_a_watcher_killed_between_the_retention_commit_and_its_record_records_it
     s = sink(lake)
     commit_days(s, DAYS[:1])
     monkeypatch.setattr(delta, "SHORT_RETENTION_TABLES", {"alerts": delta.ALERTS_DELETED_FILE_RETENTION})
-    version = delta.set_table_properties(str(lake), "alerts",
+    version = delta.set_table_properties(Lake.at(lake), "alerts",
                                          {delta_log.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION},
-                                         run_id=s._new_run_id(), fence_at_start=delta.fence(str(lake), "alerts"))
+                                         run_id=s._new_run_id(), fence_at_start=delta.fence(Lake.at(lake), "alerts"))
     result, report = verify(lake)
     assert result.returncode == 5 and named(report, "unrecorded commit") == [f"alerts/_delta_log/{version:020d}.json"]
     again = sink(lake, state=s.state())
-    assert delta.current_version(str(lake), "alerts") == version          # recorded, not made again
+    assert delta.current_version(Lake.at(lake), "alerts") == version          # recorded, not made again
     assert [r["table_properties"] for r in _watch_options(lake) if "table_properties" in r] == \
         [{delta_log.RETENTION_KEY: delta.ALERTS_DELETED_FILE_RETENTION}]
     again.send([alert(DAYS[1], 0)])
@@ -315,10 +316,10 @@ def test_a_restart_records_no_other_property_change_and_sets_the_retention_back(
     lake = tmp_path / "lake"
     s = sink(lake)
     commit_days(s, DAYS[:1])
-    version = delta.set_table_properties(str(lake), "alerts", {delta_log.RETENTION_KEY: "interval 1 minutes"},
-                                         run_id="20261128T000000Z-0badc0de", fence_at_start=delta.fence(str(lake), "alerts"))
+    version = delta.set_table_properties(Lake.at(lake), "alerts", {delta_log.RETENTION_KEY: "interval 1 minutes"},
+                                         run_id="20261128T000000Z-0badc0de", fence_at_start=delta.fence(Lake.at(lake), "alerts"))
     sink(lake, state=s.state())
-    meta = delta_log.snapshot(str(lake), "alerts").metadata
+    meta = delta_log.snapshot(Lake.at(lake), "alerts").metadata
     assert meta["configuration"][delta_log.RETENTION_KEY] == delta.ALERTS_DELETED_FILE_RETENTION
     result, report = verify(lake)
     assert result.returncode == 5
@@ -352,14 +353,14 @@ def test_a_retention_shortened_on_findings_is_named_recorded_or_not(run_lake, tm
         shutil.copytree(run_lake, lake)
         delta_log.forget()
         run_id = runs.new_run_id(dt.datetime.now(dt.timezone.utc))
-        version = delta.set_table_properties(str(lake), "findings", {delta_log.RETENTION_KEY: "interval 1 hours"},
-                                             run_id=run_id, fence_at_start=delta.fence(str(lake), "findings"))
+        version = delta.set_table_properties(Lake.at(lake), "findings", {delta_log.RETENTION_KEY: "interval 1 hours"},
+                                             run_id=run_id, fence_at_start=delta.fence(Lake.at(lake), "findings"))
         if record:
             meta = {"run_id": run_id, "command": "watch", "versions": runs.versions(),
                     "started": dt.datetime.now(dt.timezone.utc).isoformat(),
                     "options": json.dumps({"watch_id": "w1", "table_properties": {
                         delta_log.RETENTION_KEY: "interval 1 hours"}})}
-            runs.write_run_record(str(lake), runs.run_record(meta, "succeeded", {"replayed_days": []},
+            runs.write_run_record(Lake.at(lake), runs.run_record(meta, "succeeded", {"replayed_days": []},
                                                              ended=dt.datetime.now(dt.timezone.utc)),
                                   since={"findings": version})
         result, report = verify(lake)

@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from pitwatch.lake import Lake
 from tests.watch.conftest import append_lines
 from tests.watch.scenario import interleave, write_batch_input
 from tests.watch.test_alerts_table import data_commits, pitwatch
@@ -29,8 +30,8 @@ def test_a_days_alerts_against_the_batchs_findings_give_the_three_groups(tmp_pat
     table_b = {d: lines for d, lines in scenario.items() if d.endswith("BAC-B")}
     assert table_b and len(table_b) < len(scenario)
     write_batch_input(table_b, tmp_path / "in")
-    run_batch([str(tmp_path / "in")], str(lake))
-    found = read_table(str(lake), "findings").to_pylist()
+    run_batch([str(tmp_path / "in")], Lake.at(lake))
+    found = read_table(Lake.at(lake), "findings").to_pylist()
     feeds = tmp_path / "feeds"
     unaccounted = [f for f in found if f["rule_id"] == "UNACCOUNTED_CARD"]
     assert len(unaccounted) == 1

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from pitwatch.lake import Lake
 from tests.pipelines.test_kill_run import _env, pitwatch  # noqa: F401  (the real command, a clean environment)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ def test_runs_leave_the_watchers_alerts_and_checkpoint_byte_identical(floor, tmp
     # a killed run's file in a table folder: the next run removes it (so its clean-up does run)
     stray = lake / "findings" / "gaming_day=2026-11-28" / "replay-2026-11-28-20261128T070000Z-0badc0de.parquet"
     stray.write_bytes(b"left by a killed run")
-    assert str(stray) in delta.leftover_files(str(lake), lake_run.ALL_TABLES)
+    assert str(stray) in delta.leftover_files(Lake.at(lake), lake_run.ALL_TABLES)
 
     again = pitwatch("run", floor["n1"], "--lake", lake)  # replays 2026-11-28: the alerts' own day
     assert again.returncode == 0, again.stderr

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from pitwatch.lake import Lake
 from tests.watch import equivalence as eq
 from tests.watch.scenario import conflicting_copy, interleave, plain_ids, write_batch_input
 
@@ -59,7 +60,7 @@ def test_rows_equal_with_shared_event_ids_duplicates_gaps_rejects_and_a_conflict
 
     write_batch_input(attacked, tmp_path / "with-copy")
     assert eq.batch([tmp_path / "with-copy"], tmp_path / "lake-b") != expected
-    rejects = read_table(str(tmp_path / "lake-b"), "rejects").to_pylist()
+    rejects = read_table(Lake.at(tmp_path / "lake-b"), "rejects").to_pylist()
     conflicts = [r for r in rejects if r["reason"].startswith("conflicting duplicate")]
     assert [(r["device_id"], r["event_id"]) for r in conflicts] == [(shuffler, "E-00001")] * 2
 

@@ -29,6 +29,7 @@ import time  # noqa: E402
 
 import pytest  # noqa: E402
 
+from pitwatch.lake import Lake  # noqa: E402
 from tests.watch.conftest import ROOT, append_lines  # noqa: E402
 
 SOURCE_OF = {"DT": "dealer", "SHOE": "shoe", "SHF": "shuffler"}
@@ -53,7 +54,7 @@ def _batch_unknown(tmp_path, scenario, registry) -> list[str]:
                           cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
                           capture_output=True, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    t = read_table(str(tmp_path / "batch-lake"), "findings")
+    t = read_table(Lake.at(tmp_path / "batch-lake"), "findings")
     return sorted(f for f, r in zip(t.column("finding_id").to_pylist(), t.column("rule_id").to_pylist())
                   if r == "UNKNOWN_DEVICE")
 
@@ -104,7 +105,7 @@ def test_a_registry_given_to_a_watcher_is_the_lakes_next_version(tmp_path, scena
     append_lines(feeds, order)
     w.caught_up(len(order))
     assert w.stop() == 0
-    named = [json.loads(r["options"]).get("devices") for r in runs.records_newest_first(str(lake))]
+    named = [json.loads(r["options"]).get("devices") for r in runs.records_newest_first(Lake.at(lake))]
     named = [d for d in named if d is not None]
     assert len(named) == 1 and named[0]["version"] == 1 and named[0]["from"] == "given"
     assert (lake / named[0]["kept"]).read_bytes() == registry.read_bytes()

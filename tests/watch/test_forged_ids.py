@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from pitwatch.lake import Lake
 from tests.watch import equivalence as eq
 from tests.watch.scenario import FORGER, forged_dealer_in, write_batch_input
 
@@ -20,7 +21,7 @@ CARD_SWITCH = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD")
 def _lake_pairs(lake, name: str) -> set:
     from pitwatch.lake.parquet import read_table
 
-    t = read_table(str(lake), name, ["device_id", "event_id"])
+    t = read_table(Lake.at(lake), name, ["device_id", "event_id"])
     return set(zip(t.column("device_id").to_pylist(), t.column("event_id").to_pylist()))
 
 

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from pitwatch.lake import Lake
 from pitwatch.live.service import WatchOptions, WatchService
 from tests.watch.floor_feed import merged_lines
 
@@ -18,7 +19,7 @@ from tests.watch.floor_feed import merged_lines
 def _service(tmp_path, lines):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "floor.jsonl").write_text("\n".join(lines) + "\n")
-    return WatchService(WatchOptions(inputs=[str(tmp_path / "in")], lake=str(tmp_path / "lake"),
+    return WatchService(WatchOptions(inputs=[str(tmp_path / "in")], lake=Lake.at(tmp_path / "lake"),
                                      state_dir=str(tmp_path / "st"), lake_alerts=False, poll=0.01,
                                      checkpoint_every=3600), stdout=io.BytesIO())
 

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from pitwatch.lake import Lake
 from tests.watch import equivalence as eq
 from tests.watch.test_equivalence import cross_pack_repeat
 
@@ -66,7 +67,7 @@ def test_batch_live_and_beam_give_the_same_rows_on_a_floor_using_ids_again(tmp_p
     assert max(p["pack_use"] for p in packs) >= 3 and max(r["round_use"] for r in rounds) >= 3
     assert len({(p["table_id"], p["pack_id"], p["pack_use"]) for p in packs}) == len(packs)
     assert len({(r["table_id"], r["round_id"], r["round_use"]) for r in rounds}) == len(rounds)
-    rejects = read_table(str(tmp_path / "lake"), "rejects").to_pylist()
+    rejects = read_table(Lake.at(tmp_path / "lake"), "rejects").to_pylist()
     assert [(r["device_id"], r["event_id"]) for r in rejects] == [refused]
     assert "still open" in rejects[0]["reason"]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pitwatch.lake import Lake
 from pitwatch.live.engine import LiveEngine
 from pitwatch.rules.table import TableReplay
 from pitwatch.schemas.decode import GamingDayConfig
@@ -287,7 +288,7 @@ def test_the_service_on_a_simulated_day_sends_provisional_alerts_in_the_round_an
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "floor.jsonl").write_text("\n".join(lines) + "\n")
     out = io.BytesIO()
-    svc = WatchService(WatchOptions(inputs=[str(tmp_path / "in")], lake=str(tmp_path / "lake"),
+    svc = WatchService(WatchOptions(inputs=[str(tmp_path / "in")], lake=Lake.at(tmp_path / "lake"),
                                     state_dir=str(tmp_path / "st"), stop_after_idle=0.3, finalize_at_stop=True,
                                     lake_alerts=False, with_trigger=True, poll=0.01, checkpoint_every=3600),
                        stdout=out)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pitwatch.lake import Lake
 from pitwatch.lake import settings as lake_settings
 from pitwatch.schemas.decode import GamingDayConfig
 
@@ -27,7 +28,7 @@ def _watch(tmp_path, lake, *args):
 
 def test_watch_with_other_gaming_day_settings_than_the_lakes_is_exit_2(tmp_path):
     lake = tmp_path / "lake"
-    lake_settings.record(str(lake), GamingDayConfig("06:00", "America/Puerto_Rico"), "r-1")
+    lake_settings.record(Lake.at(lake), GamingDayConfig("06:00", "America/Puerto_Rico"), "r-1")
     before = _tree(lake)
     result = _watch(tmp_path, lake)          # watch's defaults: UTC, 06:00
     assert result.returncode == 2, result.stderr
@@ -38,6 +39,6 @@ def test_watch_with_other_gaming_day_settings_than_the_lakes_is_exit_2(tmp_path)
 
 def test_watch_with_the_lakes_settings_starts(tmp_path):
     lake = tmp_path / "lake"
-    lake_settings.record(str(lake), GamingDayConfig("06:00", "America/Puerto_Rico"), "r-1")
+    lake_settings.record(Lake.at(lake), GamingDayConfig("06:00", "America/Puerto_Rico"), "r-1")
     result = _watch(tmp_path, lake, "--timezone", "America/Puerto_Rico")
     assert result.returncode == 0, result.stderr
