@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pitwatch.lake import Lake
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -51,7 +53,7 @@ def alert(day: _dt.date, k: int) -> dict:
             "ts": f"{day.isoformat()}T{k % 24:02d}:00:00.000Z"}
 
 
-def build(lake: str, files: int, days: int) -> None:
+def build(lake: Lake, files: int, days: int) -> None:
     from pitwatch.live.alerts_table import AlertsTable
 
     sink = AlertsTable(lake, WATCH_ID, compaction=False)
@@ -84,24 +86,25 @@ def timed(args: list[str], repeat: int) -> tuple[float, str]:
     return statistics.median(seconds), outputs.pop()
 
 
-def table_files(lake: str) -> int:
+def table_files(lake: Lake) -> int:
     from pitwatch.lake import delta, delta_log
 
     delta_log.forget(lake)
     return len(delta.files_at(lake, "alerts", delta.current_version(lake, "alerts")))
 
 
-def measure(lake: str, repeat: int) -> dict:
+def measure(lake: Lake, repeat: int) -> dict:
+    at = str(lake)
     day = FIRST_DAY.isoformat()
-    count, count_out = timed(["sql", "select count(*) from alerts", "--lake", lake, "--format", "csv"], repeat)
+    count, count_out = timed(["sql", "select count(*) from alerts", "--lake", at, "--format", "csv"], repeat)
     select, select_out = timed(["sql", f"select * from alerts where gaming_day = DATE '{day}' order by finding_id",
-                                "--lake", lake, "--format", "csv", "--max-rows", "1000000"], repeat)
-    verify, _out = timed(["verify", "--lake", lake], 1)
+                                "--lake", at, "--format", "csv", "--max-rows", "1000000"], repeat)
+    verify, _out = timed(["verify", "--lake", at], 1)
     return {"files": table_files(lake), "count": count, "select": select, "verify": verify,
             "answers": (count_out, select_out)}
 
 
-def compact(lake: str) -> list[tuple[str, int, float]]:
+def compact(lake: Lake) -> list[tuple[str, int, float]]:
     """A restarted watcher's compactions, one closed day each: (day, files replaced, seconds)."""
     from pitwatch.live.alerts_table import AlertsTable
 
@@ -124,7 +127,7 @@ def main() -> None:
     parser.add_argument("--keep", metavar="DIR", help="build the lake in DIR (kept) rather than a temporary folder")
     opts = parser.parse_args()
     base = opts.keep or tempfile.mkdtemp(prefix="pitwatch-compaction-")
-    lake = os.path.join(base, "lake")
+    lake = Lake.at(os.path.join(base, "lake"))
     print(f"building {opts.files:,} alerts commits over {opts.days} closed days (+{OPEN_COMMITS} of the open day) "
           f"in {lake}", flush=True)
     t0 = time.perf_counter()

@@ -104,9 +104,10 @@ print(json.dumps({{"seconds": time.perf_counter() - t}}))
 
 PITWATCH = """
 import json, time, logging
+from pitwatch.lake import Lake
 from pitwatch.pipelines.batch import run_batch
 t = time.perf_counter()
-s = run_batch({inputs!r}, {lake!r}, beam_args={beam_args!r})
+s = run_batch({inputs!r}, Lake.at({lake!r}), beam_args={beam_args!r})
 print(json.dumps({{"seconds": time.perf_counter() - t, "accepted": s.accepted, "findings": s.findings}}))
 """
 
@@ -117,10 +118,11 @@ import pyarrow as pa
 from pitwatch.inputs.files import expand_inputs
 from pitwatch.pipelines.ingest import DecodeChunk, ReadChunks, deduplicate
 from pitwatch.pipelines.replay import replay_table, rows_and_events, split_by_day, finding_rows
-from pitwatch.lake import parquet as lakelib
+from pitwatch.lake import Lake, parquet as lakelib
 from pitwatch.schemas.arrow import FINDINGS, ROUNDS, PACKS, drop_empty_columns, rows_to_table
 from pitwatch.schemas.decode import GamingDayConfig
 cfg = GamingDayConfig()
+LAKE = Lake.at({lake!r})
 files = expand_inputs({inputs!r})
 gc.disable()   # as the pipeline's heavy steps run (pitwatch.pipelines.ingest.WithoutCyclicGC)
 t = time.perf_counter()
@@ -153,10 +155,10 @@ for k, v in tables.items():
     for key, rows in split_by_day("events", v, slices=True):
         pieces[key[1]].append(lakelib.sorted_piece("events", drop_empty_columns(rows), presorted=presorted[k]))
 for day, rows in pieces.items():
-    lakelib.write_partition({lake!r}, "events", day, rows)
+    lakelib.write_partition(LAKE, "events", day, rows)
 for name, parts in outs.items():
     for key, rows in split_by_day(name, pa.concat_tables(parts)):
-        lakelib.write_partition({lake!r}, name, key[1], [rows])
+        lakelib.write_partition(LAKE, name, key[1], [rows])
 write = time.perf_counter() - t
 print(json.dumps({{"read+decode": read_decode, "group": group, "replay": replay, "write": write}}))
 """

@@ -37,9 +37,10 @@ sys.path.insert(0, str(ROOT))
 
 RUN = """
 import json, time
+from pitwatch.lake import Lake
 from pitwatch.pipelines.batch import run_batch
 t = time.perf_counter()
-s = run_batch({inputs!r}, {lake!r}, beam_args=["--runner=FnApiRunner"])
+s = run_batch({inputs!r}, Lake.at({lake!r}), beam_args=["--runner=FnApiRunner"])
 print(json.dumps({{"seconds": time.perf_counter() - t, "days": s.gaming_days, "status": s.status}}))
 """
 

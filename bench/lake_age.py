@@ -118,8 +118,9 @@ def alert(day, n, k, of=1):
 WATCHER = r'''
 import json, time
 import pitwatch.lake.delta, pitwatch.lake.delta_log, pitwatch.lake.parquet, pitwatch.lake.runs
+from pitwatch.lake import Lake
 from pitwatch.live.alerts_table import AlertsTable
-sink = AlertsTable({lake!r}, {watch_id!r})
+sink = AlertsTable(Lake.at({lake!r}), {watch_id!r})
 sink.recover({{"n": {n}}})          # what the watcher's checkpoint holds after a restart
 times = []
 for i in range({count}):
@@ -133,8 +134,9 @@ print(json.dumps({{"seconds": sum(times), "times": times, "n": sink.n}}))
 COMMIT = r'''
 import json, statistics, time
 import deltalake, pitwatch.lake.delta, pitwatch.lake.delta_log, pitwatch.lake.parquet, pitwatch.lake.runs   # imported: not timed
+from pitwatch.lake import Lake
 from pitwatch.live.alerts_table import AlertsTable
-sink = AlertsTable({lake!r}, {watch_id!r})    # a watcher id of its own: new file names, n from 0, no recovery
+sink = AlertsTable(Lake.at({lake!r}), {watch_id!r})    # a watcher id of its own: new file names, n from 0, no recovery
 times = []
 for i in range({warm} + {steady}):
     sink.send([alert({day!r}, 10 ** 7 + i, 0)])
@@ -146,9 +148,10 @@ print(json.dumps({{"cold": times[0], "steady": statistics.median(times[{warm}:])
 
 RUN = r'''
 import json, time
+from pitwatch.lake import Lake
 from pitwatch.pipelines.batch import run_batch
 t = time.perf_counter()
-s = run_batch({inputs!r}, {lake!r}, beam_args={beam!r})
+s = run_batch({inputs!r}, Lake.at({lake!r}), beam_args={beam!r})
 print(json.dumps({{"seconds": time.perf_counter() - t, "days": s.gaming_days, "status": s.status,
                    "findings": s.findings, "accepted": s.accepted}}))
 '''
@@ -324,18 +327,19 @@ def fingerprint(lake: Path) -> set:
 
 def size_facts(lake: Path) -> list[tuple]:
     """(table, commits, files in _delta_log, files in _log_archive, data files now, data files on disk)."""
-    from pitwatch.lake import delta_log
+    from pitwatch.lake import Lake, delta_log
 
+    at = Lake.at(lake)
     rows = []
     for folder in sorted(p for p in lake.iterdir() if (p / delta_log.LOG_FOLDER).is_dir()):
         name = folder.name
-        snap = delta_log.snapshot(str(lake), name)
+        snap = delta_log.snapshot(at, name)
         on_disk = sum(1 for base, _d, files in os.walk(folder)
                       if delta_log.LOG_FOLDER not in base and delta_log.ARCHIVE_FOLDER not in base
                       for f in files if f.endswith(".parquet"))
-        rows.append((name, len(delta_log.history_versions(str(lake), name)),
-                     len(delta_log.listed(str(lake), name)),
-                     len(delta_log.listed(str(lake), name, delta_log.ARCHIVE_FOLDER)),
+        rows.append((name, len(delta_log.history_versions(at, name)),
+                     len(delta_log.listed(at, name)),
+                     len(delta_log.listed(at, name, delta_log.ARCHIVE_FOLDER)),
                      len(snap.adds) if snap else 0, on_disk))
     return rows
 
@@ -380,6 +384,7 @@ def main() -> None:
         wanted |= {"commit_cold", "commit_steady"} if "commit" in wanted else set()
         wanted |= {"night", "night_day"} if wanted & {"night", "night_day", "verify"} else set()
         ops = [op for op in ops if op in wanted]
+    from pitwatch.lake import Lake
     from pitwatch.lake import anchor as anchors
     times: dict[tuple[str, str], list[float]] = {(op, w): [] for op in ops for w in ("young", "aged")}
     answers: dict[tuple[str, str], str] = {}
@@ -397,7 +402,7 @@ def main() -> None:
         target = fresh(lake, r)
         anchor = work / f"anchor-{who}-{r}.jsonl"       # outside the lake, as pitwatch run --anchor keeps it
         anchor.unlink(missing_ok=True)
-        anchors.append(str(anchor), str(target))
+        anchors.append(str(anchor), Lake.at(target))
         n = child(RUN.format(inputs=[str(aging.inbox / aging.next)], lake=str(target), beam=BEAM))
         assert n["status"] == "succeeded", n
         times["night", who].append(n["seconds"])
