@@ -74,19 +74,19 @@ def vacuum(ctx, lake, retention_days, extra_holds, no_config_holds, dry_run, loc
         holds = LegalHolds.parse([*(loaded.values.get("legal_holds", []) if loaded else []), *extra_holds])
     except ValueError as exc:
         raise UserError(f"--hold: {exc}") from None
-    root = local_root(lake)
-    tables(root)          # a lake that is not there, or has no Delta table: exit 2 before the lock creates anything
+    local_root(lake)      # an object store: exit 2 (vacuum removes files from a local lake only)
+    tables(lake)          # a lake that is not there, or has no Delta table: exit 2 before the lock creates anything
     command = ctx.meta.get(COMMAND_META, "pitwatch vacuum")
     held = ", ".join(holds.texts()) or "none"
     if dry_run:
-        plans = plan(root, retention_days, holds)
+        plans = plan(lake, retention_days, holds)
         click.echo(f"vacuum of {lake} (dry run: nothing removed), retention {plural(retention_days, 'day')}, "
                    f"legal holds: {held}")
         _echo(summary(plans, None), "would remove")
         return
     with lake_lock(lake, lock_timeout, command, log):
         try:
-            outcome = carry_out(root, retention_days, holds, command, log,
+            outcome = carry_out(lake, retention_days, holds, command, log,
                                 holder_update=lambda **kw: holder_update(lake, **kw))
         except KeyboardInterrupt:
             raise Incomplete("interrupted: the runs record lists the files removed before it stopped; "

@@ -79,7 +79,6 @@ def read_key(path: str, lake_path: Lake | None = None) -> bytes:
 
 
 def _outside(path: str, lake_path: Lake, flag: str) -> None:
-    lake_path = Lake.of(lake_path)
     if lake_path.is_uri:
         return
     real, lake_real = os.path.realpath(path), os.path.realpath(lake_path.root)
@@ -99,7 +98,6 @@ def append(anchor_path: str, lake_path: Lake, key: bytes | None = None) -> dict 
     when the lake has no record yet."""
     from pitwatch.lake.runs import runs_head
 
-    lake_path = Lake.of(lake_path)
     _outside(anchor_path, lake_path, "--anchor")
     if os.path.isdir(anchor_path):
         raise AnchorError(f"anchor {anchor_path} is a folder, not a file")

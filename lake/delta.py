@@ -109,7 +109,6 @@ def post_commit():
 
 
 def table_uri(lake: Lake, name: str) -> str:
-    lake = Lake.of(lake)
     if lake.is_uri:
         return f"{lake.address.rstrip('/')}/{name}"
     return f"{lake.root}/{name}"
@@ -161,7 +160,6 @@ def files_at(lake: Lake, name: str, version: int | None, checkpoints=None) -> li
     the version was pinned from, default the chain head's)."""
     from pitwatch.lake import delta_log
 
-    lake = Lake.of(lake)
     if version is None:
         return []
     snap = delta_log.snapshot(lake, name, version, checkpoints)
@@ -182,7 +180,6 @@ def dataset(lake: Lake, name: str, files: list[str], schema: pa.Schema | None = 
     No file is opened until it is scanned; no files: an empty dataset of ``schema``."""
     import pyarrow.dataset as ds
 
-    lake = Lake.of(lake)
     schema = schema if schema is not None else LAKE_TABLES[name]
     if not files:
         return ds.dataset(schema.empty_table())
@@ -381,7 +378,6 @@ def _put_commit(lake: Lake, name: str, version: int, actions: list[dict]) -> int
     fails if another writer took that version (:class:`StaleWriter`)."""
     from pitwatch.lake import delta_log
 
-    lake = Lake.of(lake)
     body = "".join(json.dumps(a, separators=(",", ":")) + "\n" for a in actions).encode()
     root = lake.root
     folder = f"{root}/{name}/{LOG_FOLDER}"
@@ -419,7 +415,6 @@ def commit_compaction(lake: Lake, name: str, compacted: DataFile, replaced: list
     moved or a file to replace is no longer in the table: nothing committed."""
     from pitwatch.lake import delta_log
 
-    lake = Lake.of(lake)
     if not local(lake):
         raise ValueError(f"{lake}: a compaction is committed on a local lake only")
     snap = delta_log.snapshot(lake, name)
@@ -459,7 +454,6 @@ def set_table_properties(lake: Lake, name: str, properties: dict[str, str], *, r
     materialises the whole table).  The writer's record must say so: ``pitwatch verify`` accepts
     a change of a table's properties only as ``docs/verify.md`` ("Tombstones and the table's
     retention") says."""
-    lake = Lake.of(lake)
     if not local(lake):
         raise ValueError(f"{lake}: a table's properties are set on a local lake only")
     snap = delta_log.snapshot(lake, name)
@@ -505,7 +499,6 @@ def writer_handle(lake: Lake, name: str):
     that fails (its log moved to the archive meanwhile)."""
     from deltalake import DeltaTable
 
-    lake = Lake.of(lake)
     key = (lake.root, name)
     table = _HANDLES.get(key)
     if table is not None:
@@ -541,7 +534,6 @@ def _last_writer(lake: Lake, name: str, version: int) -> str | None:
 def set_log_modes(lake: Lake, name: str) -> None:
     """The log's files get the data files' mode whatever the umask (delta-rs writes them with the
     umask's): readable by all, written by the lake's owner only (``docs/lake.md``)."""
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     if not isinstance(fs, pafs.LocalFileSystem):
         return
@@ -619,7 +611,6 @@ def leftover_files(lake: Lake, names) -> list[str]:
     """Data files under the tables' folders that no commit added: what a killed run left behind.
     (The caller of ``runs`` holds :func:`pitwatch.lake.runs.runs_append_lock`: the watcher writes a
     record file there before committing it, outside the lake's lock.)"""
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     out = []
     for name in names:
@@ -658,7 +649,6 @@ def data_files_on_disk(fs: pafs.FileSystem, folder: str) -> dict[str, str]:
 
 
 def remove_leftovers(lake: Lake, names) -> list[str]:
-    lake = Lake.of(lake)
     fs = lake.fs
     gone = leftover_files(lake, names)
     for path in gone:
@@ -667,11 +657,10 @@ def remove_leftovers(lake: Lake, names) -> list[str]:
 
 
 def local(lake: Lake) -> bool:
-    return Lake.of(lake).local
+    return lake.local
 
 
 def table_names_on_disk(lake: Lake) -> list[str]:
-    lake = Lake.of(lake)
     root = lake.root
     return sorted(n for n in LAKE_TABLES if os.path.isdir(f"{root}/{n}/{LOG_FOLDER}"))
 
@@ -682,7 +671,6 @@ COMMIT_FILE_DIGITS = 20
 
 def tables_on_disk(lake: Lake) -> list[str]:
     """Every folder of the lake that holds a Delta log (the private ``state`` table included), sorted."""
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     if fs.get_file_info(root).type != pafs.FileType.Directory:
         return []
@@ -693,7 +681,6 @@ def tables_on_disk(lake: Lake) -> list[str]:
 
 def commit_path(lake: Lake, name: str, version: int) -> str:
     """The commit file of ``version`` of table ``name`` (``_delta_log/000…N.json``)."""
-    lake = Lake.of(lake)
     root = lake.root
     return f"{root}/{name}/{LOG_FOLDER}/{version:0{COMMIT_FILE_DIGITS}d}.json"
 
@@ -801,7 +788,6 @@ def archive_old_log(lake: Lake, name: str, keep_from: int) -> int:
     a local disk: the bytes, and so their SHA-256 in the chain, are unchanged."""
     from pitwatch.lake.delta_log import ARCHIVE_FOLDER, CHECKPOINT_FILE, COMMIT_FILE, listed
 
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     log, archive = f"{root}/{name}/{LOG_FOLDER}", f"{root}/{name}/{ARCHIVE_FOLDER}"
     moved = 0

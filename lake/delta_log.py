@@ -128,7 +128,6 @@ def dump_checkpoints(checkpoints: dict[str, Checkpoint]) -> str | None:
 
 
 def _folders(lake: Lake, name: str) -> tuple[pafs.FileSystem, str, str]:
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     return fs, f"{root}/{name}/{LOG_FOLDER}", f"{root}/{name}/{ARCHIVE_FOLDER}"
 
@@ -178,7 +177,6 @@ def parse_commit(data: bytes, name: str = "?", version: int = -1) -> list[dict]:
 
 def listed(lake: Lake, name: str, folder: str = LOG_FOLDER) -> list[str]:
     """The names of the files in the table's log (or archive) folder."""
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     path = f"{root}/{name}/{folder}"
     if fs.get_file_info(path).type != pafs.FileType.Directory:
@@ -320,11 +318,11 @@ _CACHE: dict[tuple[str, str], Snapshot] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def forget(lake: Lake | str | None = None) -> None:
+def forget(lake: Lake | None = None) -> None:
     """Drop the snapshots this process keeps (of one lake, or all): the next read starts again from
     the chain's checkpoint (tests that rewrite a lake's files behind pitwatch's back)."""
     with _CACHE_LOCK:
-        for key in [k for k in _CACHE if lake is None or k[0] == Lake.of(lake).root]:
+        for key in [k for k in _CACHE if lake is None or k[0] == lake.root]:
             del _CACHE[key]
 
 
@@ -337,7 +335,6 @@ def snapshot(lake: Lake, name: str, version: int | None = None,
     chain head's, :func:`head_checkpoints`), else from version 0; then applies
     the commits after it, from the log or the archive.  The latest version is the last commit
     found in order (a commit file appears whole: delta-rs writes it by a put-if-absent rename)."""
-    lake = Lake.of(lake)
     key = (lake.root, name)
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
@@ -388,7 +385,6 @@ def head_checkpoints(lake: Lake) -> dict[str, Checkpoint]:
     last commit of ``runs`` adds that record's one file.  {} when there is no record, or the head
     predates checkpoints.  (:func:`pitwatch.lake.runs.runs_head` reads the whole head; this module
     reads only what it needs, below ``runs`` in the import order.)"""
-    lake = Lake.of(lake)
     versions = log_versions(lake, RUNS) or history_versions(lake, RUNS)
     if not versions:
         return {}

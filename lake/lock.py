@@ -73,7 +73,7 @@ SUPPORTED = ("local disks", "POSIX file systems with flock (NFS v4, CephFS, Lust
 class LakeLocked(Exception):
     """Another writer held the lake's lock for longer than the timeout (the commands exit 4)."""
 
-    def __init__(self, lake: str, holder: dict | None, waited: float):
+    def __init__(self, lake: Lake, holder: dict | None, waited: float):
         self.lake, self.holder, self.waited = lake, holder, waited     # waited: the timeout it gave up at
         super().__init__(f"the lake {lake} is locked by {describe(holder)}; gave up after "
                          f"{format_duration(waited)} (--lock-timeout); run again when that one has ended")
@@ -91,18 +91,18 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / 3600:.4g} h"
 
 
-def local_root(lake: Lake | str) -> str:
+def local_root(lake: Lake) -> str:
     """The lake's local folder; :class:`LockUnsupported` for an object store."""
-    lake = lake.location if isinstance(lake, Lake) else lake
-    if lake.startswith("file://"):
-        lake = lake[len("file://"):]
-    elif "://" in lake:
-        scheme = lake.split("://", 1)[0]
+    location = lake.location
+    if location.startswith("file://"):
+        location = location[len("file://"):]
+    elif "://" in location:
+        scheme = location.split("://", 1)[0]
         raise LockUnsupported(
             f"the lake {lake} is on an object store ({scheme}://), where pitwatch has no lock that keeps "
             f"two writers apart: a lake is written only on {' or '.join(SUPPORTED)}; for object stores "
             "see docs/lake.md, \"Supported stores\"")
-    return os.path.abspath(lake)
+    return os.path.abspath(location)
 
 
 def new_holder(command: str, run_id: str | None = None) -> dict:
@@ -177,7 +177,7 @@ def _write_holder(held: _Held) -> None:
                         "writes it; remove what is there)") from None
 
 
-def holder_update(lake: Lake | str, **fields) -> None:
+def holder_update(lake: Lake, **fields) -> None:
     """Add to the holder record of the lock this process holds on ``lake`` (e.g. ``run_id=…`` once the
     run has one; a nightly run calls it for each day it replays).  Does nothing if it holds none."""
     try:
@@ -192,7 +192,7 @@ def holder_update(lake: Lake | str, **fields) -> None:
     _write_holder(held)
 
 
-def holding(lake: Lake | str) -> bool:
+def holding(lake: Lake) -> bool:
     """Whether this process holds the lake's lock."""
     try:
         root = local_root(lake)
@@ -249,7 +249,7 @@ def _lake_folder(root: str) -> bool:
 
 
 @contextlib.contextmanager
-def hold(lake: Lake | str, holder: dict, timeout: float, log, say_every: float = SAY_EVERY):
+def hold(lake: Lake, holder: dict, timeout: float, log, say_every: float = SAY_EVERY):
     """Hold the lake's lock for the ``with`` block, waiting up to ``timeout`` seconds for another writer.
 
     ``holder`` (:func:`new_holder`) is written beside the lock.  While waiting, ``log.info`` says who

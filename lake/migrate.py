@@ -124,7 +124,6 @@ def _rename(fs, root: str, plan: dict) -> None:
 def _state_files(lake_path: Lake, plan: dict) -> list:
     """The state table's files: each completed day's kinds and manifest, written (again) from the
     old files, which stay until the migration has succeeded."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     run_id, out = plan["run_id"], []
     for day, old in sorted(plan["state_days"].items()):
@@ -157,7 +156,6 @@ def _manifest_file(lake_path: Lake, day: str, run_id: str, manifest: dict):
 
 
 def _day_input_files(lake_path: Lake, plan: dict, day: str) -> list[str]:
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     names = set()
     for move in plan["moves"]:
@@ -180,7 +178,6 @@ def _commit_runs(lake_path: Lake, plan: dict, meta: dict) -> None:
     ``running`` record; each found done when resuming."""
     import pyarrow.parquet as pq
 
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     have = set()
     if delta.open_table(lake_path, "runs") is not None:
@@ -243,7 +240,6 @@ def _meta(lake_path: Lake, plan: dict) -> dict:
 
 
 def _clean_up(lake_path: Lake, plan: dict) -> None:
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     old_state = [f"state/gaming_day={d}/{k}" for d in list(plan["state_days"]) + plan["incomplete_state_days"]
                  for k in ("tables.parquet", "devices.parquet", "pack_cards.parquet", "manifest.json")]
@@ -256,7 +252,6 @@ def _clean_up(lake_path: Lake, plan: dict) -> None:
 def migrate(lake_path: Lake) -> dict:
     """Convert ``lake_path`` (see the module doc); the migration's ``runs`` record, or None when
     the lake is of today's layout already (nothing to migrate).  Raises :class:`MigrateError`."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     kind = layout(lake_path)
     if kind == "delta":

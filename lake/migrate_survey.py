@@ -72,7 +72,6 @@ def is_leftover(rel: str) -> bool:
 def layout(lake_path: Lake) -> str:
     """``"old"`` (the previous layout: migrate it), ``"migrating"`` (a migration to finish),
     ``"delta"`` (today's), or ``"empty"``."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     if fs.get_file_info(f"{root}/{PLAN}").type == pafs.FileType.File:
         return "migrating"
@@ -89,7 +88,6 @@ def layout(lake_path: Lake) -> str:
 def old_files_beside_tables(lake_path: Lake) -> list[str]:
     """Files of the previous layout in a lake of Delta tables (copied in, or restored from a
     backup over a migrated lake): no table has them, so they must not pass for migrated."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     return [f for f in _listing(fs, root)
             if _DAY_FILE.match(f) or _STATE_MANIFEST.match(f) or _STATE_FILE.match(f) or f == "rules/part-0.parquet"]
@@ -134,7 +132,6 @@ def _check_columns(fs, path: str, name: str, expected) -> int:
 
 def survey(lake_path: Lake, run_id: str) -> dict:
     """The migration's plan (see the module doc), from the lake as it is; changes nothing."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     if fs.get_file_info(root).type != pafs.FileType.Directory:
         raise MigrateError(f"no lake at {lake_path}: not a folder; nothing was changed")

@@ -70,7 +70,6 @@ class LakeError(ValueError):
 
 def check_writable(lake: Lake) -> None:
     """Fail early, with a clear reason, if the lake cannot be written."""
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.File:
@@ -154,7 +153,6 @@ def write_atomically(lake: Lake, relative_dir: str, file_name: str, table: pa.Ta
     """Write ``table`` (or, one after the other, ``schema``'s tables) to ``lake/relative_dir/file_name``
     via a hidden temp file and a move; the file gets ``mode`` (local lakes) before it is moved.
     For files outside the Delta tables (a watcher's own files); table data: :func:`write_data_file`."""
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     folder = f"{root}/{relative_dir}" if relative_dir else root
     fs.create_dir(folder, recursive=True)
@@ -179,7 +177,6 @@ def write_data_file(lake: Lake, name: str, gaming_day, file_name: str, table: pa
     """
     from pitwatch.lake.delta import DataFile
 
-    lake = Lake.of(lake)
     fs, root = lake.fs, lake.root
     relative = f"gaming_day={gaming_day}/{file_name}" if gaming_day is not None else file_name
     folder = f"{root}/{name}" + (f"/gaming_day={gaming_day}" if gaming_day is not None else "")

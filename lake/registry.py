@@ -87,7 +87,6 @@ def lake_registry(lake_path: Lake) -> tuple[dict | None, str | None]:
 def read_kept(lake_path: Lake, described: dict) -> DeviceRegistry:
     """The registry a record names, read from the lake and checked against its name; LakeError
     when it is gone or changed."""
-    lake_path = Lake.of(lake_path)
     name = described.get("kept")
     match = FILE.match(os.path.basename(str(name))) if name else None
     if match is None or name != kept_name(match.group(1)):
@@ -109,7 +108,6 @@ def read_kept(lake_path: Lake, described: dict) -> DeviceRegistry:
 def keep(lake_path: Lake, registry: DeviceRegistry) -> str:
     """Write the registry's bytes into the lake (once: a copy already there is checked, not
     rewritten); its name in the lake."""
-    lake_path = Lake.of(lake_path)
     name = kept_name(registry.sha256)
     path = os.path.join(lake_path, name)
     if os.path.exists(path):

@@ -199,7 +199,6 @@ def runs_append_lock(lake_path: Lake):
     on the fence's retry (:data:`CHAIN_RETRIES`)."""
     from pitwatch.lake import delta
 
-    lake_path = Lake.of(lake_path)
     if not delta.local(lake_path):
         yield
         return
@@ -215,7 +214,6 @@ def runs_append_lock(lake_path: Lake):
 def _append_record(lake_path: Lake, record: dict, written=None, since=None) -> int:
     from pitwatch.lake import delta, delta_log
 
-    lake_path = Lake.of(lake_path)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     commits, added = writer_commits(lake_path, record["run_id"], written or (), since)
     for attempt in range(CHAIN_RETRIES):
@@ -309,7 +307,6 @@ def runs_head(lake_path: Lake) -> dict | None:
     checkpoints and reader versions; None when the lake has no record.  What the next record
     links to and what the anchor keeps.  Reads the log folder's listing (kept short by the
     archive), one commit and one record file: the same cost on a lake of any age."""
-    lake_path = Lake.of(lake_path)
 
     from pitwatch.lake import delta, delta_log
 
@@ -352,7 +349,6 @@ def writer_commits(lake_path: Lake, run_id: str, written, since: dict[str, int] 
     :func:`write_run_record`)."""
     from pitwatch.lake import delta, delta_log
 
-    lake_path = Lake.of(lake_path)
     hashed = {(f.table, f.path): f for f in written}
     fs, root = lake_path.fs, lake_path.root
     commits, added = [], []
@@ -425,7 +421,6 @@ def records_newest_first(lake_path: Lake, skip_watchers: bool = False):
     older than the key: its file is read, and its watcher's records are given)."""
     from pitwatch.lake import delta, delta_log
 
-    lake_path = Lake.of(lake_path)
     if not delta.is_table(lake_path, "runs"):
         return
     versions = delta_log.log_versions(lake_path, "runs") or delta_log.history_versions(lake_path, "runs")

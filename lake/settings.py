@@ -74,7 +74,6 @@ def compare(in_file: dict, newest: dict | None, before: dict | None) -> str:
 
 def read_file(lake_path: Lake) -> dict | None:
     """What ``LAKE/settings.json`` says, or None when there is no such file."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     try:
         with fs.open_input_stream(f"{root}/{FILE}") as f:
@@ -123,7 +122,6 @@ def chained(lake_path: Lake) -> tuple[dict | None, dict | None]:
 
 
 def tampered(lake_path: Lake, in_file: dict, in_chain: dict) -> str:
-    lake_path = Lake.of(lake_path)
     return (f"{lake_path}/{FILE} says time zone {in_file['timezone']} with cutoff {in_file['cutoff']}, but "
             f"{in_chain['recorded_by']}, the newest succeeded run in the chain, ran with time zone "
             f"{in_chain['timezone']} and cutoff {in_chain['cutoff']}: the file was changed outside pitwatch "
@@ -171,7 +169,6 @@ def record(lake_path: Lake, config, run_id: str) -> None:
     """Write the lake's settings (atomically: a hidden temporary file moved into place)."""
     from pitwatch import __version__
 
-    lake_path = Lake.of(lake_path)
     body = json.dumps({"timezone": config.timezone, "cutoff": config.cutoff, "recorded_by": f"run {run_id}",
                        "recorded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                        "pitwatch": __version__}, indent=2, sort_keys=True).encode() + b"\n"

@@ -86,7 +86,6 @@ def write_manifest(lake_path: Lake, day: str, run_id: str, manifest: dict):
 
 def read_rows(lake_path: Lake, files: list[str], kind: str) -> list[dict]:
     """The rows of one ``kind`` in the given state files (old-style dicts)."""
-    lake_path = Lake.of(lake_path)
     fs = lake_path.fs
     out = []
     for path in files:
@@ -110,10 +109,9 @@ def committed_files(lake_path: Lake, day: str, version: int | None = None) -> li
 
 def manifests(lake_path: Lake, version: int | None = None) -> dict[str, dict]:
     """``{day: manifest}`` of every replayed day of the committed state table."""
-    lake_path = Lake.of(lake_path)
     if version is None:
         version = delta.current_version(lake_path, TABLE)
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     out = {}
     for path in delta.files_at(lake_path, TABLE, version):
         if path.endswith("-manifest.parquet"):

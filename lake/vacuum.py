@@ -122,36 +122,34 @@ class TablePlan:
     keep: list[Candidate]
 
 
-def tables(lake_root: Lake) -> list[str]:
+def tables(lake: Lake) -> list[str]:
     """The lake's Delta tables: folders with a ``_delta_log`` (a linked folder is not followed)."""
-    lake_root = Lake.of(lake_root)
     try:
-        names = sorted(os.listdir(lake_root))
+        names = sorted(os.listdir(lake))
     except FileNotFoundError:
-        raise LakeError(f"the lake {lake_root} does not exist") from None
+        raise LakeError(f"the lake {lake.root} does not exist") from None
     except NotADirectoryError:
-        raise LakeError(f"the lake {lake_root} is a file, not a folder") from None
+        raise LakeError(f"the lake {lake.root} is a file, not a folder") from None
     found = []
     for name in names:
-        folder = os.path.join(lake_root, name)
+        folder = os.path.join(lake, name)
         if name.startswith((".", "_")) or os.path.islink(folder) or not os.path.isdir(folder):
             continue
         if os.path.isdir(os.path.join(folder, "_delta_log")):
             found.append(name)
     if not found:
-        raise LakeError(f"the lake {lake_root} has no Delta table (no TABLE/_delta_log): nothing to vacuum; a lake "
+        raise LakeError(f"the lake {lake.root} has no Delta table (no TABLE/_delta_log): nothing to vacuum; a lake "
                         "of the previous layout is converted first with pitwatch migrate")
     return found
 
 
-def plan(lake_root: Lake, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
+def plan(lake: Lake, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
     """What vacuum would remove from each table, and what it keeps of the candidates (and why)."""
     from deltalake import DeltaTable
 
-    lake_root = Lake.of(lake_root)
     out = []
-    for name in tables(lake_root):
-        folder = os.path.join(lake_root, name)
+    for name in tables(lake):
+        folder = os.path.join(lake, name)
         table = DeltaTable(folder)
         by_day = table.metadata().partition_columns == ["gaming_day"]
         # the log's paths are URI-encoded: decoded once here; delta-rs's vacuum lists them decoded
@@ -236,14 +234,13 @@ def _sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def current_files_missing(lake_root: Lake, names: list[str]) -> list[str]:
+def current_files_missing(lake: Lake, names: list[str]) -> list[str]:
     """Files the tables' current versions reference that are not on disk (after a vacuum: none)."""
     from deltalake import DeltaTable
 
-    lake_root = Lake.of(lake_root)
     missing = []
     for name in names:
-        folder = os.path.join(lake_root, name)
+        folder = os.path.join(lake, name)
         for path in DeltaTable(folder).get_add_actions(flatten=True).column("path").to_pylist():
             if not os.path.isfile(os.path.join(folder, *unquote(path).split("/"))):
                 missing.append(f"{name}/{path}")
@@ -269,17 +266,17 @@ def summary(plans: list[TablePlan], removed: dict[str, list[Candidate]] | None) 
     return out
 
 
-def vacuum(lake_root: Lake, retention_days: int, holds: LegalHolds, command: str, log, holder_update=None) -> Outcome:
+def vacuum(lake: Lake, retention_days: int, holds: LegalHolds, command: str, log, holder_update=None) -> Outcome:
     """Remove what :func:`plan` lists, under the lake's lock (the caller holds it), with a ``runs`` record."""
     started = _dt.datetime.now(_dt.timezone.utc)
     run_id = runs.new_run_id(started)
     if holder_update is not None:
         holder_update(run_id=run_id)
-    plans = plan(lake_root, retention_days, holds)
+    plans = plan(lake, retention_days, holds)
     options = {"command": "vacuum", "retention_days": retention_days, "legal_holds": holds.texts()}
     meta = {"run_id": run_id, "command": command, "started": started.isoformat(), "versions": runs.versions(),
             "options": json.dumps({**options, "planned": summary(plans, None)}, sort_keys=True)}
-    runs.write_run_record(lake_root, runs.run_record(meta, "running"))
+    runs.write_run_record(lake, runs.run_record(meta, "running"))
     removed: dict[str, list[Candidate]] = {p.table: [] for p in plans}
     failed: list[tuple[Candidate, str]] = []
     status = "interrupted"
@@ -299,7 +296,7 @@ def vacuum(lake_root: Lake, retention_days: int, holds: LegalHolds, command: str
                 except OSError as exc:
                     failed.append((c, exc.strerror or str(exc)))
             log.info("vacuum %s: %s: removed %d files, kept %d", run_id, p.table, len(removed[p.table]), len(p.keep))
-        missing = current_files_missing(lake_root, [p.table for p in plans])
+        missing = current_files_missing(lake, [p.table for p in plans])
         if failed:
             status = (f"failed: {len(failed)} files could not be removed, first {failed[0][0].table}/"
                       f"{failed[0][0].path}: {failed[0][1]}")
@@ -314,5 +311,5 @@ def vacuum(lake_root: Lake, retention_days: int, holds: LegalHolds, command: str
         meta["options"] = json.dumps({**options, **({"failed": [
             {**c.row(), "error": why} for c, why in failed]} if failed else {}),
             "tables": summary(plans, removed)}, sort_keys=True)
-        runs.write_run_record(lake_root, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))
+        runs.write_run_record(lake, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))
     return Outcome(run_id, status, plans, removed, failed)

@@ -304,7 +304,6 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
     ``since`` (an anchor file), only what came after its last entry: that entry's record and
     everything before it are taken as verified (:func:`since_start`).  Raises
     :class:`pitwatch.lake.parquet.LakeError` when ``lake_path`` is no lake at all."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     if fs.get_file_info(root).type != pafs.FileType.Directory:
         raise lake.LakeError(f"no lake at {lake_path}")
@@ -390,7 +389,6 @@ def _no_links(lake_path: Lake, report: Report, since: bool = False) -> bool:
     age and of which the check reads only what is new — partitions (``gaming_day=D``) and log
     archives: each file it reads there is checked for a link as it is read (:func:`_linked`), so
     its cost is what is new, not seven years of folders."""
-    lake_path = Lake.of(lake_path)
     links, open_to_all = [], []
     todo = [lake_path.root]
     cut = len(lake_path.root.rstrip("/")) + 1
@@ -429,7 +427,6 @@ def _linked(lake_path: Lake, rel: str, report: Report) -> bool:
     """``verify --since``: is a file it is about to read at ``rel`` (inside a partition or a log
     archive, which its walk does not go into: :func:`_no_links`), or a folder on its way, a symbolic
     link?  Then it is a problem (named as the walk names one) and the file is not read (True)."""
-    lake_path = Lake.of(lake_path)
     if not delta.local(lake_path):
         return False
     path = lake_path.root.rstrip("/")
@@ -462,7 +459,6 @@ def read_record(lake_path: Lake, version: int, data: bytes | None = None, action
                 report: Report | None = None) -> Record:
     """The runs record runs ``version`` added, as found (FileNotFoundError when the log and the
     archive have no commit of that version); what is wrong with it goes to ``report``."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     if data is None:
         data, actions = delta.read_commit(lake_path, "runs", version)
@@ -612,7 +608,6 @@ def _commits(lake_path: Lake, name: str, report: Report, replay: _Replay | None 
     re-derive the checkpoints; when it starts from a checkpoint (``verify --since``), only the
     commits after it: the log folder is listed (names only, kept short by the archive), the
     archive is not — its commits after the checkpoint are read by name."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     after = replay.base if replay is not None else -1
     versions = set()
@@ -711,13 +706,12 @@ class _Replay:
                 del self.removed[path]
 
 
-def _table(lake_path, name, report, recorded_commits, recorded_files, status, removals, chained,
+def _table(lake_path: Lake, name, report, recorded_commits, recorded_files, status, removals, chained,
            start: Start | None = None, intents: Intents | None = None) -> None:
     """Replay the table's log; check each commit against the record that names it, each file
     against the hash its record names, each checkpoint against the log.  With ``start``
     (``verify --since``): replayed from the checkpoint the anchored record carries; the commits
     the anchored record (or a record before it) vouches for are replayed, not checked."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     base = _base(lake_path, name, start, report)
     replay = _Replay(name, _checkpoint_parts(lake_path, name, start, base), base)
@@ -1023,7 +1017,6 @@ def _compacted_rows(lake_path: Lake, name: str, where: str, record: Record, entr
     are still on disk: vacuum removes them in time) hash to the digest its record names
     (:func:`pitwatch.lake.chain.rows_sha256`); counted for the note.  A replaced file is read once: its
     SHA-256 (``hash_later``: the one recorded when it was added) from the same bytes as its rows."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     report.checked["compactions"] += 1
     report.checked["compacted_files"] += len(entry["replaced"])
@@ -1089,13 +1082,12 @@ def _retention_note(report: Report) -> None:
                         "not tampering")
 
 
-def _stray_files(lake_path, name, committed: set[str], report, status, start: Start | None = None,
+def _stray_files(lake_path: Lake, name, committed: set[str], report, status, start: Start | None = None,
                  added_by=None) -> None:
     """Files in the table's folder that no commit names: a killed run's, or added from outside.
     With ``start`` (``verify --since``): only in the folders of the files added since (the runs
     table's own folder), listed without recursion, and only files written after the anchored
     entry (their modification time): names and times, nothing read."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     folder = f"{root}/{name}"
     if start is None:
@@ -1326,11 +1318,10 @@ def _retention_at(replay: _Replay, version: int) -> int:
     return max(own, FOREVER_MS)
 
 
-def _checkpoints(lake_path, name, replay: _Replay, chained, report, start: Start | None = None) -> None:
+def _checkpoints(lake_path: Lake, name, replay: _Replay, chained, report, start: Start | None = None) -> None:
     """Every checkpoint of the table (log and archive) re-derived from the JSON commits, action by
     action (each add once, every field, metadata, protocol, transactions), its parts against the
     record that chained them, and ``_last_checkpoint`` against what the folder holds."""
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     parts = _checkpoint_parts(lake_path, name, start)
     chained_here = {v: rc for (t, v), rc in chained.items() if t == name}
@@ -1402,12 +1393,11 @@ def _checkpoints(lake_path, name, replay: _Replay, chained, report, start: Start
             report.problem("changed", where, f"it names checkpoint {version}, the log's newest is {max(parts)}")
 
 
-def _lake_folder(lake_path, tables, report, status) -> None:
+def _lake_folder(lake_path: Lake, tables, report, status) -> None:
     """The lake's own folder: its tables, settings.json, the staging of a run, the writer lock;
     nothing else."""
     from pitwatch.lake.lock import HOLDER_FILE, LOCK_FILE
 
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     for info in fs.get_file_info(pafs.FileSelector(root)):
         base = info.base_name
@@ -1456,7 +1446,7 @@ def _settings(lake_path: Lake, records: list, report: Report) -> None:
                             "(killed before it wrote the file): the next run writes it")
 
 
-def _registries(lake_path, records, report, start) -> None:
+def _registries(lake_path: Lake, records, report, start) -> None:
     """The device registries the lake keeps (:mod:`pitwatch.lake.registry`): each file's bytes
     hash to its name; each one a record names is there; one no record names was kept by a run
     killed before its first record (a leftover; with ``since`` only the new records are read, so
@@ -1469,7 +1459,6 @@ def _registries(lake_path, records, report, start) -> None:
             devices = None      # a record rewritten: its hash shows the change
         if isinstance(devices, dict) and isinstance(devices.get("kept"), str):
             named.setdefault(devices["kept"], r.name())
-    lake_path = Lake.of(lake_path)
     fs, root = lake_path.fs, lake_path.root
     folder = f"{root}/{lake_registry.FOLDER}"
     found = set()
