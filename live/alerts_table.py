@@ -89,7 +89,7 @@ class AlertsTable:
 
     def __init__(self, lake: Lake, watch_id: str, compaction: bool = True) -> None:
         self.name = f"lake:{watch_id}"
-        self.lake = lake = Lake.of(lake)
+        self.lake = lake
         self.watch_id = watch_id
         self.fs, self.root = lake.fs, lake.root
         self.n = 0

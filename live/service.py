@@ -94,7 +94,6 @@ class WatchOptions:
 
 
 def default_state_dir(lake: Lake, watch_id: str) -> str:
-    lake = Lake.of(lake)
     if lake.is_uri:
         raise ValueError("the lake is remote: give a local --state-dir for the watcher's checkpoint")
     return os.path.join(lake.location, "_watch", watch_id)

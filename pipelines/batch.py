@@ -357,7 +357,6 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
 def _remove_staging(lake_path: Lake, folder: str) -> None:
     import pyarrow.fs as pafs
 
-    lake_path = Lake.of(lake_path)
     fs = lake_path.fs
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         fs.delete_dir(folder)
@@ -378,13 +377,12 @@ def log_ingest(ingest: dict) -> None:
 
 def read_summary(lake_path: Lake, run_id: str, started: _dt.datetime, plans=()) -> RunSummary:
     """The run's record, and the rows it wrote to each table by gaming day (from its days' results)."""
-    lake_path = Lake.of(lake_path)
     rec = runs.read_run_record(lake_path, run_id)
     days = [d.isoformat() for d in rec["gaming_days"]]
     by_day: dict[str, dict[str, int]] = {}
     incomplete: list[str] = []
     for plan in plans:
-        fs = Lake.of(lake_path).fs
+        fs = lake_path.fs
         try:
             with fs.open_input_stream(plan.result_path) as f:
                 result = json.loads(f.read())

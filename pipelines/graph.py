@@ -170,7 +170,7 @@ class RecordDay(beam.DoFn):
             "files": sorted(set(totals.get("day_files", []))),   # the input files of the day's rows
         })
         totals = {**totals, "files": totals.get("files", []) + [manifest.to_dict()]}
-        fs = Lake.of(self.lake_path).fs
+        fs = self.lake_path.fs
         fs.create_dir(plan.result_path.rsplit("/", 1)[0], recursive=True)
         with fs.open_output_stream(plan.result_path) as out:
             out.write(json.dumps(totals, sort_keys=True, default=str).encode())
@@ -303,7 +303,6 @@ def run_digests(lake_path: Lake, run_id: str, run_files: frozenset) -> dict:
     run's ingest totals; ``{}`` when there are none to read)."""
     from pitwatch.pipelines.staging import staging_dir
 
-    lake_path = Lake.of(lake_path)
     fs = lake_path.fs
     try:
         with fs.open_input_stream(f"{staging_dir(lake_path, run_id)}/ingest.json") as f:

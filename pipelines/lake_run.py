@@ -64,7 +64,6 @@ def remove_leftovers(lake_path: Lake) -> list[str]:
     outside it: the watcher's records wait on that lock)."""
     import pyarrow.fs as pafs
 
-    lake_path = Lake.of(lake_path)
     gone = delta.remove_leftovers(lake_path, [name for name in ALL_TABLES if name != "runs"])
     with runs.runs_append_lock(lake_path):      # the watcher's record file between its write and its commit
         gone += delta.remove_leftovers(lake_path, ["runs"])     # (only runs: the watcher waits on the lock)
@@ -231,7 +230,7 @@ def _staged(lake_path: Lake, folder: str, kind: str, day: str | None) -> list[st
     (:func:`pitwatch.pipelines.staging.staging_dir`: under its root, no scheme)."""
     import pyarrow.fs as pafs
 
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     base = f"{folder}/{kind}" + (f"/gaming_day={day}" if day else "")
     if fs.get_file_info(base).type != pafs.FileType.Directory:
         return []
@@ -243,7 +242,7 @@ def _staged_reject_days(lake_path: Lake, folder: str) -> set[str]:
     row: :mod:`pitwatch.inputs.damage`); the others go under the run's day."""
     import pyarrow.fs as pafs
 
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     base = f"{folder}/rejects"
     if fs.get_file_info(base).type != pafs.FileType.Directory:
         return set()
@@ -252,7 +251,6 @@ def _staged_reject_days(lake_path: Lake, folder: str) -> set[str]:
 
 
 def read_json(lake_path: Lake, path: str) -> dict:
-    lake_path = Lake.of(lake_path)
     fs = lake_path.fs
     with fs.open_input_stream(path) as f:
         return json.loads(f.read())
@@ -305,7 +303,7 @@ def replay_days(plans: list[DayPlan], lake_path: Lake, meta: dict, ingest_option
         result = read_json(lake_path, plan.result_path)
         _log_day(plan.replay_day, result)
         replayed.append(plan)
-        root = Lake.of(lake_path).root
+        root = lake_path.root
         prior_files = tuple(f"{root}/{state.TABLE}/{f['path']}" for f in result.get("files", [])
                             if f["table"] == state.TABLE)
         differences = (state_differences(lake_path, prior_files, plan.committed_state) if plan.committed_state

@@ -69,7 +69,6 @@ def _partition_of(path: str) -> str:
 
 
 def _read(lake_path: Lake, path: str) -> pa.Table:
-    lake_path = Lake.of(lake_path)
     fs = lake_path.fs
     with fs.open_input_file(path) as f:
         return pq.read_table(f)
@@ -120,7 +119,6 @@ def _write(lake_path: Lake, plan, old: dict, old_cross: set, findings, index: li
     from pitwatch.lake.files import replay_file_name
     from pitwatch.schemas.arrow import FINDINGS
 
-    lake_path = Lake.of(lake_path)
     day = plan.replay_day
     name = replay_file_name(day, plan.run_id)
     by_partition: dict[str, list[pa.Table]] = {}
@@ -157,7 +155,7 @@ def _write(lake_path: Lake, plan, old: dict, old_cross: set, findings, index: li
     manifest["pitwatch"] = __version__
     written = state.write_manifest(lake_path, day, plan.run_id, manifest)
     out["files"].append(written.to_dict())
-    fs = Lake.of(lake_path).fs
+    fs = lake_path.fs
     fs.create_dir(plan.result_path.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(plan.result_path) as f:
         f.write(json.dumps(out, sort_keys=True, default=str).encode())

@@ -50,7 +50,6 @@ REJECT_ROWS = pa.schema([f for f in REJECTS if f.name != "gaming_day"])   # a re
 
 
 def staging_dir(lake_path: Lake, run_id: str) -> str:
-    lake_path = Lake.of(lake_path)
     root = lake_path.root
     return f"{root}/{STAGING}/{run_id}"
 
@@ -86,7 +85,7 @@ class StageEvents(WithoutCyclicGC):
     def process(self, kv):
         table_id, packed = kv
         table = coders.unpack(packed)
-        fs = Lake.of(self.lake_path).fs
+        fs = self.lake_path.fs
         days = table.column("gaming_day")
         for day in pc.unique(days).to_pylist():
             rows = table.filter(pc.equal(days, pa.scalar(day, days.type)))
@@ -116,7 +115,7 @@ class StageRejects(beam.DoFn):
     def process(self, rows):
         from pitwatch.inputs.damage import facts_day, facts_of_reject
 
-        fs = Lake.of(self.lake_path).fs
+        fs = self.lake_path.fs
         # a damaged file's row goes under the gaming day of its last line read (INPUT_DAMAGED's day,
         # pitwatch.inputs.damage); every other rejected line under the run's day (folder without day)
         facts = facts_of_reject(rows[0]) if len(rows) == 1 else None
@@ -135,7 +134,7 @@ class RecordIngest(beam.DoFn):
         self.lake_path = lake_path
 
     def process(self, totals):
-        fs = Lake.of(self.lake_path).fs
+        fs = self.lake_path.fs
         fs.create_dir(self.path.rsplit("/", 1)[0], recursive=True)    # a run with no file staged nothing
         with fs.open_output_stream(self.path) as out:
             out.write(json.dumps(totals, sort_keys=True, default=str).encode())
@@ -178,7 +177,7 @@ class ReadDaySource(WithoutCyclicGC):
 
     def process(self, source):
         kind, path, carried = source
-        fs = Lake.of(self.lake_path).fs
+        fs = self.lake_path.fs
         with fs.open_input_file(path) as f:
             # a day's events the lake held are one file of tens of millions of rows: read in pieces
             # rejects in smaller pieces: a day's rejects file may hold millions of long raw lines
@@ -250,7 +249,6 @@ def write_rejects(lake_path: Lake, day: str, file_name: str, sources: list[tuple
     """
     from pitwatch.lake.parquet import file_schema, write_data_file
 
-    lake_path = Lake.of(lake_path)
     schema = file_schema("rejects")
     fs = lake_path.fs
     streams = _staged_streams(fs, [p for p, carried in sources if not carried], schema)

@@ -39,7 +39,6 @@ def files(lake: Lake) -> list[str]:
     """The table's files at its latest version; a plain-Parquet folder's visible files."""
     from pitwatch.lake import delta
 
-    lake = Lake.of(lake)
     if delta.is_table(lake, TABLE):
         return delta.files_at(lake, TABLE, delta.current_version(lake, TABLE))
     fs, root = lake.fs, lake.root

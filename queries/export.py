@@ -93,7 +93,6 @@ def export_database(lake: Lake, out: str, *, force: bool = False, as_of: str | N
     """Write the database file ``out`` (mode 0444); refuse to replace an existing one unless ``force``.
     Returns its path and the run record whose table versions it copied (None: no successful run, or
     a lake no run wrote, copied as it is now)."""
-    lake = Lake.of(lake)
     out = os.path.abspath(out)
     if os.path.isdir(out):
         raise LakeQueryError(f"{out} is a folder")

@@ -173,7 +173,6 @@ def _versions(lake: Lake, as_of: str | None, tables: set[str] | None = None) -> 
     from pitwatch.lake import versions as lake_versions
     from pitwatch.queries import as_of as as_of_mod
 
-    lake = Lake.of(lake)
     if as_of is not None:
         versions, chosen, records = as_of_mod.resolve(lake, as_of, with_records=True)
     else:
@@ -258,7 +257,6 @@ def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
     ``alerts``' files; None: every table. ``memory_limit``: DuckDB's ``memory_limit`` in bytes
     (what its operators may hold; the process's own bound is :func:`run_sql`'s ``max_memory``).
     """
-    lake = Lake.of(lake)
     zone = "UTC" if show_tz is None else display_zone(show_tz)
     if not lake.is_uri and not os.path.isdir(lake):
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
