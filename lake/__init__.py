@@ -2,8 +2,8 @@
 settings and registry, and what keeps it (verify, vacuum, migrate).  No Beam.  See docs/lake.md.
 
 :class:`Lake` is where a lake is: its location, file system and root, resolved once
-(:meth:`Lake.at`) and handed to every function of these modules (they take a ``Lake``; one given a
-string location still works, resolved on the spot by :meth:`Lake.of`).  It hands out tables
+(:meth:`Lake.at`, where a location comes in: the CLI, a bench, a test) and handed to every function
+of these modules (they take a ``Lake``, never a path or a URI).  It hands out tables
 (:class:`Table`: files, dataset, fence, commit at a pinned version), the lake's lock and the runs
 chain.  It is thin: every method calls the module function that does the work.
 """
@@ -37,11 +37,6 @@ class Lake:
         refuses one says so first)."""
         location = os.fspath(location)
         return cls(location, location if "://" in location else os.path.abspath(location))
-
-    @classmethod
-    def of(cls, lake: Lake | str | os.PathLike) -> Lake:
-        """``lake`` itself, or the lake at a location given as a string (callers not converted yet)."""
-        return lake if isinstance(lake, Lake) else cls.at(lake)
 
     @functools.cached_property
     def _resolved(self) -> tuple[pafs.FileSystem, str]:

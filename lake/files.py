@@ -7,8 +7,6 @@ import re
 
 import pyarrow.fs as pafs
 
-from pitwatch.lake import Lake
-
 # File modes on a local lake (docs/lake.md): data files are readable by all and written by the
 # lake's owner only, whatever the umask; private state (the carried state, a watcher's
 # checkpoint) is readable by its owner only.
@@ -16,15 +14,14 @@ DATA_FILE_MODE = 0o644
 PRIVATE_FILE_MODE = 0o600
 
 
-def filesystem(lake: str | Lake) -> tuple[pafs.FileSystem, str]:
-    """The lake's file system and its root there (no trailing slash: a table's folder is ``root/name``).
-    Resolved once per lake by :meth:`pitwatch.lake.Lake.at`; a :class:`~pitwatch.lake.Lake` gives its own."""
-    if isinstance(lake, Lake):
-        return lake.fs, lake.root
-    if "://" in lake:
-        fs, root = pafs.FileSystem.from_uri(lake)
+def filesystem(address: str) -> tuple[pafs.FileSystem, str]:
+    """The file system of the lake at ``address`` (an absolute path or a URI) and its root there (no
+    trailing slash: a table's folder is ``root/name``).  What :class:`~pitwatch.lake.Lake` resolves, once,
+    when first used: everything else asks the lake (``lake.fs``, ``lake.root``)."""
+    if "://" in address:
+        fs, root = pafs.FileSystem.from_uri(address)
         return fs, root.rstrip("/") or root
-    return pafs.LocalFileSystem(), os.path.abspath(lake)
+    return pafs.LocalFileSystem(), os.path.abspath(address)
 
 
 def set_file_mode(fs: pafs.FileSystem, path: str, mode: int) -> None:

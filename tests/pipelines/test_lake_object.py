@@ -35,8 +35,7 @@ def test_a_lake_pickles_and_compares_by_its_location(tmp_path):
     assert again == lake and hash(again) == hash(lake)
     assert again.root == lake.root and type(again.fs) is type(lake.fs)
     assert again.table(NAME).files() == lake.table(NAME).files()
-    assert Lake.of(lake) is lake and Lake.of(str(lake)) == lake
-    assert filesystem(lake) == (lake.fs, lake.root)
+    assert filesystem(lake.address) == (lake.fs, lake.root)
     assert os.fspath(lake) == lake.root == os.path.abspath(tmp_path / "lake")
 
 
