@@ -88,11 +88,11 @@ def aged(tmp_path_factory) -> tuple[Path, dict]:
 
 
 @pytest.fixture
-def lake_copy(aged, tmp_path) -> tuple[str, dict]:
+def lake_copy(aged, tmp_path) -> tuple[Lake, dict]:
     path, ids = aged
     shutil.copytree(path, tmp_path / "lake")
     delta_log.forget()
-    return str(tmp_path / "lake"), ids
+    return Lake.at(tmp_path / "lake"), ids
 
 
 def _killed(records: list[dict], run_id: str) -> list[str]:

@@ -235,10 +235,11 @@ def _started(lake: Path, run_id: str) -> dict:
 def _day_commit(lake: Path, run_id: str, day: str, rows: pa.Table, table: str = "findings",
                 name: str | None = None) -> tuple[tuple, dict]:
     """The run's replay of ``day`` of ``table``: its file written, the arguments of its commit."""
-    written = lake_mod.write_partition_file(Lake.at(lake), table, day, [rows], name or lake_mod.replay_file_name(day, run_id))
-    pinned = lake_versions.pinned_versions(Lake.at(lake)) or {}
-    return ((str(lake), table, [written], [day]),
-            {"run_id": run_id, "fence_at_start": delta.fence(Lake.at(lake), table), "keep_only": pinned.get(table)})
+    at = Lake.at(lake)
+    written = lake_mod.write_partition_file(at, table, day, [rows], name or lake_mod.replay_file_name(day, run_id))
+    pinned = lake_versions.pinned_versions(at) or {}
+    return ((at, table, [written], [day]),
+            {"run_id": run_id, "fence_at_start": delta.fence(at, table), "keep_only": pinned.get(table)})
 
 
 def _day_rows(lake: Path, day: str, table: str = "findings") -> pa.Table:

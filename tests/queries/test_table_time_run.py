@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+from pitwatch.lake import Lake
 from tests.conftest import run_pitwatch_process
 from tests.queries.test_read_only import tree
 
@@ -43,7 +44,7 @@ def lake(tmp_path_factory) -> str:
 def test_findings_carry_the_offset_of_the_event_that_completed_their_evidence(lake):
     from pitwatch.queries.lake_views import connect, run_sql
 
-    con = connect(lake)
+    con = connect(Lake.at(lake))
     try:
         (terminals,), = run_sql(con, "SELECT list(DISTINCT device_id ORDER BY device_id) FROM events "
                                      "WHERE ts_offset = -240")[1]
