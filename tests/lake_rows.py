@@ -31,7 +31,7 @@ def rows(lake_path, name: str, exclude=()) -> list[tuple]:
     """Every row of table ``name`` (whole rows, but the ``exclude`` columns), sorted."""
     t = table(lake_path, name)
     t = t.select([c for c in t.column_names if c not in exclude])
-    return sorted(tuple(r.values()) for r in t.to_pylist())
+    return sorted(zip(*(column.to_pylist() for column in t.columns)))   # by column: 2x faster than by row
 
 
 def dicts(lake_path, name: str) -> list[dict]:
