@@ -24,8 +24,8 @@ from typing import cast
 import pyarrow as pa
 
 from pitwatch.queries.errors import LakeQueryError
+from pitwatch.schemas.contract import DEALER_ROSTER_COLUMNS
 
-COLUMNS = ("id", "name", "shift")
 MAX_BYTES = 16 * 1024 * 1024   # a floor's roster, many times over
 
 
@@ -49,16 +49,16 @@ def read_dealers(path: str) -> pa.Table:
     if not rows:
         raise LakeQueryError(f"dealers file {path}: empty; the first line must be the header id,name,shift")
     header = [h.strip() for h in rows[0]]
-    if sorted(header) != sorted(COLUMNS):
+    if sorted(header) != sorted(DEALER_ROSTER_COLUMNS):
         raise LakeQueryError(f"dealers file {path}: the header is {','.join(header)!r}; "
                              "it must name the columns id, name and shift")
-    where = [header.index(c) for c in COLUMNS]
-    out: dict[str, list[str]] = {c: [] for c in COLUMNS}
+    where = [header.index(c) for c in DEALER_ROSTER_COLUMNS]
+    out: dict[str, list[str]] = {c: [] for c in DEALER_ROSTER_COLUMNS}
     seen: dict[str, int] = {}
     for number, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue   # a blank line
-        if len(row) != len(COLUMNS):
+        if len(row) != len(DEALER_ROSTER_COLUMNS):
             raise LakeQueryError(f"dealers file {path}: line {number} has {len(row)} fields, not 3")
         values = [row[i].strip() for i in where]
         if not values[0]:
@@ -67,9 +67,9 @@ def read_dealers(path: str) -> pa.Table:
             raise LakeQueryError(f"dealers file {path}: dealer {values[0]} on line {seen[values[0]]} "
                                  f"and again on line {number}")
         seen[values[0]] = number
-        for c, v in zip(COLUMNS, values):
+        for c, v in zip(DEALER_ROSTER_COLUMNS, values):
             out[c].append(v)
-    return pa.table({c: pa.array(out[c], pa.string()) for c in COLUMNS})
+    return pa.table({c: pa.array(out[c], pa.string()) for c in DEALER_ROSTER_COLUMNS})
 
 
 def shipped_dealers() -> str:

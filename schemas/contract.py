@@ -49,6 +49,7 @@ ACTIONS = (
     "bet", "raise", "call", "check", "fold",
 )
 RESULTS = ("win", "lose", "push", "half_lose")
+DEALER_ROSTER_COLUMNS = ("id", "name", "shift")   # the dealers file (--dealers; the simulator writes one)
 RANKS = "A23456789TJQK"
 SUITS = "cdhs"  # lowest to highest
 CARD_PATTERN = r"^[A2-9TJQK][cdhs]$"

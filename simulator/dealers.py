@@ -15,6 +15,8 @@ import datetime as _dt
 import zlib
 from pathlib import Path
 
+from pitwatch.schemas.contract import DEALER_ROSTER_COLUMNS
+
 FIRST = ("Ana", "Luis", "Carmen", "Jorge", "Maria", "José", "Rosa", "Carlos", "Elena", "Pedro",
          "Lucía", "Miguel", "Sofía", "Rafael", "Isabel", "Tomás", "Paula", "Andrés", "Marta", "Diego")
 LAST = ("Rivera", "Santiago", "Colón", "Ortiz", "Vega", "Cruz", "Torres", "Ramos", "Morales", "Díaz",
@@ -37,7 +39,7 @@ def write_dealers(out: Path, dealer_ids, start: _dt.datetime) -> Path:
     shift = shift_of(start)
     with open(path, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["id", "name", "shift"])
+        w.writerow(DEALER_ROSTER_COLUMNS)
         for dealer_id in sorted(set(dealer_ids)):
             w.writerow([dealer_id, dealer_name(dealer_id), shift])
     return path

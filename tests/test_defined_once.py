@@ -4,7 +4,7 @@ floor) cover exactly the contract's games, so a game added or dropped in one pla
 
 Issue 38 ("each thing once"): the source is scanned so that a second literal of a defined-once list
 (the games, the shoe games, the stud games, the severities, the card ranks and suits, the device
-sources), a second ``def plural``, a second UNSHUFFLED_PACK text, a second reader of the operator's
+sources, the dealer roster's columns), a second ``def plural``, a second UNSHUFFLED_PACK text, a second reader of the operator's
 small files, an ``ImportError`` fallback for a required dependency, or the dead ``games`` side input
 of the batch's SEQ_GAP pass coming back fails here."""
 from __future__ import annotations
@@ -112,7 +112,8 @@ def test_each_list_is_written_once():
             "the ranks": (contract.RANKS, "schemas/contract.py"),
             "the suits": (contract.SUITS, "schemas/contract.py"),
             "the device sources": (contract.SOURCES, "schemas/contract.py"),
-            "the three bets": (contract.THREE_BETS, "schemas/contract.py")}
+            "the three bets": (contract.THREE_BETS, "schemas/contract.py"),
+            "the dealer roster's columns": (contract.DEALER_ROSTER_COLUMNS, "schemas/contract.py")}
     for what, (values, home) in once.items():
         places = literal_places(trees, values)
         assert [p.split(":")[0] for p in places] == ([home] if home else []), (what, places)
