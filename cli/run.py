@@ -254,6 +254,8 @@ def _flag_given(ctx, name: str) -> bool:
 
 def render_summary(s) -> str:
     """The run's summary; where rows went under other gaming days than the run's, it says so."""
+    from pitwatch.pipelines.graph import COUNTED_TABLES  # after a run: the batch is loaded already
+
     title = f"gaming day {s.replay_day}, run {s.run_id}" if s.replay_day else f"run {s.run_id}"
     sev = ", ".join(f"{k} {v:,}" for k, v in s.findings_by_severity.items() if v) or "none"
     lines = [
@@ -269,7 +271,7 @@ def render_summary(s) -> str:
         f"  findings    {s.findings:,} ({sev})",
         f"  lake        {s.lake}",
     ]
-    for name in ("events", "rounds", "packs", "findings", "rejects"):
+    for name in COUNTED_TABLES:
         lines.append(f"    {name:<9} {plural(s.rows.get(name, 0), 'row'):>15}{_elsewhere(s, name)}")
     if s.rejected:
         lines.append(f"  rejected lines are in {s.lake}/rejects/")

@@ -27,7 +27,7 @@ from pitwatch.lake import Lake, runs
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import settings as lake_settings
 from pitwatch.pipelines import progress
-from pitwatch.pipelines.graph import DAY_TABLES
+from pitwatch.pipelines.graph import COUNTED_TABLES
 from pitwatch.pipelines.ingest import MAX_REJECTS_IN_A_ROW, IngestOptions
 from pitwatch.wording import plural
 
@@ -390,12 +390,12 @@ def read_summary(lake_path: Lake, run_id: str, started: _dt.datetime, plans=()) 
             continue
         incomplete += result.get("input_damaged", [])
         for name, day, rows in result.get("written", []):
-            if day is not None and name in DAY_TABLES + ("rejects",):
+            if day is not None and name in COUNTED_TABLES:
                 by_day.setdefault(name, {})[day] = by_day.get(name, {}).get(day, 0) + rows
     by_day = {name: dict(sorted(per_day.items())) for name, per_day in sorted(by_day.items())}
     # the rows the run wrote: every replayed day's partitions whole (what the lake holds for those
     # days now), rejects too: the run's rejected lines, a damaged file's row and the day's earlier ones
-    rows = {name: sum(by_day.get(name, {}).values()) for name in DAY_TABLES + ("rejects",)}
+    rows = {name: sum(by_day.get(name, {}).values()) for name in COUNTED_TABLES}
     ended = rec["ended"] or _dt.datetime.now(_dt.timezone.utc)
     return RunSummary(
         run_id=run_id, lake=str(lake_path), inputs=rec["inputs"], lines_read=rec["lines_read"],

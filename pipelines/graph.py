@@ -72,6 +72,7 @@ from pitwatch.schemas.arrow import rows_to_table
 from pitwatch.wording import plural
 
 DAY_TABLES = ("events", "rounds", "packs", "findings")
+COUNTED_TABLES = DAY_TABLES + ("rejects",)   # the tables a run counts the rows of, in its summary's order
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,7 +264,7 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: Lake, run_meta: d
     # so a later replay keeps it and the file read again undamaged (its rows replaced) drops it
     damaged = decoded[TAG_REJECTS] | "FindDamagedFiles" >> beam.FlatMap(_damage_findings, day, options.gaming_day)
     # the day gets its rounds, packs, findings and rejects files, even empty (its events: always rows)
-    empty = p | "EmptyPartitionsOfDay" >> beam.Create([((t, day), None) for t in DAY_TABLES + ("rejects",)
+    empty = p | "EmptyPartitionsOfDay" >> beam.Create([((t, day), None) for t in COUNTED_TABLES
                                                        if t != "events"])
     rules_table = (
         p | "RuleCatalogue" >> beam.Create([None])

@@ -33,7 +33,7 @@ import apache_beam as beam
 
 from pitwatch.lake import Lake, delta, runs, state
 from pitwatch.lake.versions import pinned_versions
-from pitwatch.pipelines.graph import DAY_TABLES, DayPlan, build_pipeline
+from pitwatch.pipelines.graph import COUNTED_TABLES, DayPlan, build_pipeline
 from pitwatch.pipelines.staging import STAGING
 from pitwatch.wording import plural
 
@@ -325,7 +325,7 @@ def _log_day(day: str, result: dict) -> None:
     for name, part, n in result.get("written", []):
         if part is not None:            # not the rule catalogue
             rows[name] = rows.get(name, 0) + n
-    order: list[str] = [name for name in DAY_TABLES + ("rejects",) if name in rows]
+    order: list[str] = [name for name in COUNTED_TABLES if name in rows]
     order += sorted(set(rows) - set(order))
     log.info("gaming day %s replayed: %s", day, ", ".join(f"{name} {plural(rows[name], 'row')}" for name in order))
 
