@@ -30,7 +30,7 @@ import pyarrow as pa
 from pitwatch.lake import Lake
 from pitwatch.queries.catalog import DUCKDB_TYPES, MACRO_PARAM_PREFIX, Query, load_queries, sql_literal
 from pitwatch.queries.errors import LakeQueryError
-from pitwatch.queries.lake_views import VIEW_TABLES, connect, first_line, seed_files
+from pitwatch.queries.lake_views import LOCKDOWN, VIEW_TABLES, connect, first_line, seed_files
 
 EXPORT_MODE = 0o444
 
@@ -107,7 +107,8 @@ def export_database(lake: Lake, out: str, *, force: bool = False, as_of: str | N
     try:
         con = duckdb.connect(tmp)
         try:
-            con.execute("SET enable_external_access = false")   # it runs only the statements below
+            for setting in LOCKDOWN:   # as a user's statement: it runs only the statements below
+                con.execute(setting)
             _copy_tables(lake_con, con)
             _write_provenance(con, versions, run, as_of)
             queries = load_queries()
