@@ -50,6 +50,8 @@ import threading
 import time
 from pathlib import Path
 
+from pitwatch.schemas.contract import GAMES
+
 ROOT = Path(__file__).resolve().parents[1]
 WATCH_MAIN = "from pitwatch.cli.watch import watch; watch(prog_name='pitwatch watch')"
 PROVISIONAL = "CARD_DISAGREEMENT"
@@ -58,8 +60,7 @@ GAP_WAIT = 5.0                            # pitwatch watch's default --gap-wait
 GROUP = 10
 
 
-GAMES = ("baccarat", "three_bet_poker", "combate", "stud", "stud8", "razz")
-MIX = (0.25, 0.15, 0.15, 0.15, 0.15, 0.15)        # the default floor's share of each game's tables
+MIX = (0.25, 0.15, 0.15, 0.15, 0.15, 0.15)        # the default floor's share of each game's tables (GAMES' order)
 EVENTS_PER_TABLE_HOUR = 2000                       # about what the simulator writes (measured: 2,090)
 FIELD = {k: re.compile(rf'"{k}":"([^"]*)"') for k in ("ts", "table_id", "source", "device_id")}
 SEQ = re.compile(r'"seq":(-?\d+)')
