@@ -71,7 +71,7 @@ def actions_sha256(added, removed, metadata: dict | None = None) -> str:
     (absent for a commit with none).  Timestamps, sizes, statistics are left out: a writer cannot
     know them before delta-rs writes them; the files' bytes are bound by their SHA-256, which the
     intent lists apart."""
-    body = {"add": sorted(set(added)), "remove": sorted(set(removed))}
+    body: dict[str, list[str] | dict[str, list[str] | dict[str, str]]] = {"add": sorted(set(added)), "remove": sorted(set(removed))}
     if metadata is not None:
         body["metaData"] = {"columns": sorted(str(c) for c in metadata.get("columns") or ()),
                             "partitionColumns": [str(c) for c in metadata.get("partitionColumns") or ()],
@@ -147,8 +147,8 @@ def chain_problems(records: list[dict], hash_field: str, prev_field: str,
     ``broken link``, what): a record whose content does not hash to the hash it carries (changed
     after it was written), a record whose link is not the hash of the one before it (changed,
     removed, inserted or reordered), a first record that links to something."""
-    problems = []
-    previous = None
+    problems: list[tuple[int, str, str]] = []
+    previous: dict | None = None
     for i, r in enumerate(records):
         try:
             actual = record_sha256(r, hash_field)

@@ -186,7 +186,7 @@ def listed(lake: Lake, name: str, folder: str = LOG_FOLDER) -> list[str]:
 
 def history_versions(lake: Lake, name: str) -> list[int]:
     """Every version whose JSON commit the table keeps, in the log or the archive, sorted."""
-    out = set()
+    out: set[int] = set()
     for folder in (LOG_FOLDER, ARCHIVE_FOLDER):
         out.update(int(m.group(1)) for b in listed(lake, name, folder) if (m := COMMIT_FILE.match(b)))
     return sorted(out)
