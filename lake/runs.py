@@ -237,6 +237,7 @@ def _append_record(lake_path: Lake, record: dict, written=None, since=None) -> i
             fs.delete_file(f"{root}/runs/{written_file.path}")
             if attempt == CHAIN_RETRIES - 1:
                 raise
+    raise AssertionError("unreachable: the last attempt re-raises its StaleWriter")
 
 
 def _new_checkpoints(lake_path: Lake, head: dict | None, tables) -> dict:
@@ -369,7 +370,9 @@ def writer_commits(lake_path: Lake, run_id: str, written, since: dict[str, int] 
                 break
             mine.append((version, data, actions))
         for version, data, actions in reversed(mine):
-            paths = delta_log.snapshot(lake_path, name, version).paths()
+            snap = delta_log.snapshot(lake_path, name, version)
+            assert snap is not None             # its commit was just read: the table has this version
+            paths = snap.paths()
             commits.append({"table": name, "version": version, "sha256": chain.bytes_sha256(data),
                             "files_sha256": chain.paths_sha256(paths), "operation": delta.commit_operation(actions)})
             for action in actions:
