@@ -43,6 +43,7 @@ import dataclasses
 import json
 import os
 import uuid
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -52,6 +53,9 @@ from pitwatch.lake import Lake, chain, delta_log
 from pitwatch.lake.delta_log import RETENTION_KEY
 from pitwatch.lake.files import DATA_FILE_MODE, replay_day_of, set_file_mode
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
 
 APP_ID = "pitwatch"
 RUN_ID_KEY = "pitwatch.run_id"
@@ -239,6 +243,7 @@ def commit_replays(lake: Lake, name: str, files: list[DataFile], replayed_days: 
     if now != fence_at_start:
         raise StaleWriter(f"table {name} was committed by another writer since this run started "
                           f"(fence {fence_at_start}, now {now}): nothing of this run was committed to it")
+    assert snap is not None             # is_table: the table has a commit
     declared = snap.arrow_schema()
     plain_append = not (replayed_days or replace_all or keep_only != "current")
     if plain_append and local(lake) and declared is not None and set(schema.names) <= set(declared.names):
@@ -256,7 +261,9 @@ def commit_replays(lake: Lake, name: str, files: list[DataFile], replayed_days: 
     table.create_write_transaction(removes + adds, mode="append", schema=schema, partition_by=partition_by,
                                    commit_properties=props, post_commithook_properties=post_commit())
     set_log_modes(lake, name)
-    return delta_log.snapshot(lake, name).version        # reads the new commit only
+    snap = delta_log.snapshot(lake, name)                # reads the new commit only
+    assert snap is not None                             # the commit just made
+    return snap.version
 
 
 def _replaced(lake: Lake, name: str, snap, replayed_days, replace_all: bool, keep_only) -> list[tuple[str, dict]]:
@@ -312,6 +319,7 @@ def intended_commits(lake: Lake, name: str, files: list[DataFile], replayed_days
         have = list(declared.names) if declared is not None else []
         missing = [n for n in schema.names if n not in set(have)]
         if missing:
+            assert snap.metadata is not None    # a table's first commit carries its metaData
             conf = {str(k): str(v) for k, v in delta_log._map_items(snap.metadata.get("configuration")).items()}
             meta = {"columns": have + missing, "partitionColumns": list(snap.metadata.get("partitionColumns") or []),
                     "configuration": conf}
@@ -490,10 +498,10 @@ def _pitwatch_version() -> str:
     return __version__
 
 
-_HANDLES: dict[tuple[str, str], object] = {}
+_HANDLES: dict[tuple[str, str], DeltaTable] = {}
 
 
-def writer_handle(lake: Lake, name: str):
+def writer_handle(lake: Lake, name: str) -> DeltaTable:
     """The ``DeltaTable`` this process commits ``name`` through, kept open and brought up to date
     with ``update_incremental`` (it reads only the commits since its last use); opened again when
     that fails (its log moved to the archive meanwhile)."""
@@ -612,7 +620,7 @@ def leftover_files(lake: Lake, names) -> list[str]:
     (The caller of ``runs`` holds :func:`pitwatch.lake.runs.runs_append_lock`: the watcher writes a
     record file there before committing it, outside the lake's lock.)"""
     fs, root = lake.fs, lake.root
-    out = []
+    out: list[str] = []
     for name in names:
         folder = f"{root}/{name}"
         if fs.get_file_info(folder).type != pafs.FileType.Directory:
