@@ -157,7 +157,8 @@ def plan(lake: Lake, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
         listed = set(table.vacuum(retention_hours=retention_days * 24, dry_run=True, enforce_retention_duration=False,
                                   full=False))
         listed |= _past_their_tombstones(table, retention_days)
-        remove, keep = [], []
+        remove: list[Candidate] = []
+        keep: list[Candidate] = []
         for path in sorted(listed):
             c = _candidate(name, folder, path, by_day, current, holds)
             (keep if c.why_kept else remove).append(c)
@@ -177,7 +178,9 @@ def _past_their_tombstones(table, retention_days: int) -> set[str]:
     from pitwatch.lake import delta, delta_log
 
     keep_ms = delta_log.retention_ms(table.metadata().configuration)
-    if keep_ms is None or keep_ms >= delta_log.retention_ms(delta.TABLE_PROPERTIES):
+    pitwatch_ms = delta_log.retention_ms(delta.TABLE_PROPERTIES)
+    assert pitwatch_ms is not None      # pitwatch's own retention, an interval it reads
+    if keep_ms is None or keep_ms >= pitwatch_ms:
         return set()                # every remove still in the table's tombstones: listed by them
     hours = max(retention_days * 24, -(-keep_ms // 3_600_000))
     return set(table.vacuum(retention_hours=hours, dry_run=True, enforce_retention_duration=False, full=True))
@@ -284,6 +287,7 @@ def vacuum(lake: Lake, retention_days: int, holds: LegalHolds, command: str, log
         for p in plans:
             for c in p.remove:
                 full = c.file
+                assert full is not None     # _candidate keeps (why_kept) every file it gives none
                 try:
                     if os.path.lexists(full):
                         if not stat.S_ISREG(os.lstat(full).st_mode):     # swapped since it was planned
