@@ -138,7 +138,7 @@ def _tail(fd: int) -> tuple[int, bytes | None]:
     lines = [line for line in tail.splitlines() if line.strip()]
     last = lines[-1] if lines else None
     try:
-        n = json.loads(last)["n"]
+        n = json.loads(last)["n"] if last is not None else None     # a blank tail: no number
     except (TypeError, ValueError, KeyError):
         n = None
     if type(n) is int and n > 0:
@@ -244,6 +244,7 @@ def check(anchor_path: str, key: bytes | None, records: list, report) -> None:
         if problem:
             report.problem("anchor", line, problem)
             continue
+        assert entry is not None        # entry_problem names a line that is no entry
         version = entry["runs_version"]
         if version < last:
             report.problem("anchor", line, f"runs version {version} after {last}: entries out of order")

@@ -54,8 +54,10 @@ def recorded(lake_path: Lake) -> dict | None:
                            "inferred": True}
     verdict = compare(in_file, newest, before)
     if verdict == "tampered":
+        assert newest is not None       # compare: "same" when the chain has no record
         raise SettingsTampered(tampered(lake_path, in_file, newest))
     if verdict == "behind":     # written after the rebuild's record, and killed before: the chain's hold
+        assert newest is not None
         return {**newest, "inferred": True}
     return in_file if newest is None else {**in_file, "recorded_by": newest["recorded_by"]}
 
