@@ -210,7 +210,9 @@ def _commit_tables(lake_path: Lake, plan: dict, state_files: list | None, meta: 
     for name in DAY_TABLES + ("rules", state.TABLE):
         files = state_files if name == state.TABLE else _data_files(plan, name)
         if files is None:           # the state table was committed before the interruption
-            versions[name] = delta.current_version(lake_path, name)
+            version = delta.current_version(lake_path, name)
+            assert version is not None
+            versions[name] = version
             continue
         if not files and name != state.TABLE:
             continue
@@ -249,7 +251,7 @@ def _clean_up(lake_path: Lake, plan: dict) -> None:
     fs.delete_dir(f"{root}/_migration")
 
 
-def migrate(lake_path: Lake) -> dict:
+def migrate(lake_path: Lake) -> dict | None:
     """Convert ``lake_path`` (see the module doc); the migration's ``runs`` record, or None when
     the lake is of today's layout already (nothing to migrate).  Raises :class:`MigrateError`."""
     fs, root = lake_path.fs, lake_path.root
