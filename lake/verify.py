@@ -251,7 +251,8 @@ def intents_of(records: list[Record]) -> Intents:
                     and isinstance(e.get("actions_sha256"), str)):
                 continue
             out.commits.setdefault((r.run_id, e["table"], e["version"]), {}).setdefault(e["actions_sha256"], r)
-            for f in e.get("files") if isinstance(e.get("files"), list) else ():
+            files = e.get("files")
+            for f in files if isinstance(files, list) else ():
                 if isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("sha256"), str):
                     out.files.setdefault((e["table"], f["path"]), (r, f["sha256"]))
     return out
@@ -360,10 +361,10 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
         report.notes.append(f"compaction: {plural(report.checked['compacted_files'], 'file')} of the alerts table "
                             f"replaced by {plural(report.checked['compactions'], 'compacted file')}, each replacement "
                             "named by a watcher's chained runs record with its rows' digest (checked): not tampering")
-    if records and records[-1].row:
+    if records and (row := records[-1].row):
         last = records[-1]
-        report.head = {"runs_version": last.version, "run_id": last.run_id, "status": str(last.row.get("status")),
-                       "record_sha256": last.row.get(HASH_FIELD) if isinstance(last.row.get(HASH_FIELD), str) else None,
+        report.head = {"runs_version": last.version, "run_id": last.run_id, "status": str(row.get("status")),
+                       "record_sha256": row.get(HASH_FIELD) if isinstance(row.get(HASH_FIELD), str) else None,
                        "record_file_sha256": last.file_sha256,
                        "runs_commit_sha256": last.commit_sha256}
     if start is not None:
@@ -446,7 +447,8 @@ def _linked(lake_path: Lake, rel: str, report: Report) -> bool:
 def _recorded(records: list[Record]) -> tuple[dict, dict]:
     """``(table, version)`` -> [(record, its commits entry)] and ``(table, path)`` -> (record, its
     added_files entry), of ``records``."""
-    recorded_commits, recorded_files = {}, {}
+    recorded_commits: dict[tuple[str, int], list[tuple[Record, dict]]] = {}
+    recorded_files: dict[tuple[str, str], tuple[Record, dict]] = {}
     for r in records:
         for c in r.entries("commits", {"table": str, "version": int, "sha256": str}):
             recorded_commits.setdefault((c["table"], c["version"]), []).append((r, c))
@@ -462,6 +464,7 @@ def read_record(lake_path: Lake, version: int, data: bytes | None = None, action
     fs, root = lake_path.fs, lake_path.root
     if data is None:
         data, actions = delta.read_commit(lake_path, "runs", version)
+    assert actions is not None          # given with data, or read with it
     commit_sha = chain.bytes_sha256(data)
     stamp = _commit_ms(actions)
     problem = report.problem if report is not None else (lambda *_a: None)
@@ -512,11 +515,14 @@ def since_start(lake_path: Lake, anchor_path: str, key: bytes | None, report: Re
         raise anchors.AnchorError(f"anchor {anchor_path} holds no entry: nothing to verify since")
     n, entry, _raw = entries[-1]
     line = f"{os.path.basename(anchor_path)} line {n}"
-    problem = anchors.entry_problem(entry, key) or anchors.sequence_problem(
-        entry, len(entries), entries[-2][2] if len(entries) > 1 else None)
+    problem = anchors.entry_problem(entry, key)
+    if problem is None:
+        assert entry is not None        # entry_problem names a line that is no entry
+        problem = anchors.sequence_problem(entry, len(entries), entries[-2][2] if len(entries) > 1 else None)
     if problem:
         report.problem("anchor", line, problem + ": nothing can be verified since it")
         return None
+    assert entry is not None            # entry_problem names a line that is no entry
     version = entry["runs_version"]
     try:
         record = read_record(lake_path, version)
@@ -530,6 +536,7 @@ def since_start(lake_path: Lake, anchor_path: str, key: bytes | None, report: Re
     if differ:
         report.problem("anchor", line, anchors.rewritten_problem(entry, differ))
         return None
+    assert record.row is not None       # a record without a row differs from every entry (its run id, a str)
     try:
         checkpoints = delta_log.parse_checkpoints(record.row.get("checkpoints"))
     except delta_log.LogError:
@@ -557,6 +564,7 @@ def _base(lake_path: Lake, name: str, start: Start | None, report: Report) -> tu
     cp = start.checkpoints.get(name) if start is not None else None
     if cp is None:
         return -1, None
+    assert start is not None
     try:
         return cp.version, delta_log.read_checkpoint(lake_path, cp)
     except (delta_log.LogError, pa.ArrowException, OSError, KeyError, TypeError) as exc:
@@ -579,7 +587,7 @@ def _runs_chain(lake_path: Lake, report: Report, replay: _Replay, start: Start |
         records.append(read_record(lake_path, version, data, actions, report))
     report.checked["runs_records"] = len(records)
     readable = [r for r in records if r.row is not None]
-    for i, kind, problem in chain.chain_problems([r.row for r in readable], HASH_FIELD, PREV_FIELD,
+    for i, kind, problem in chain.chain_problems([r.row for r in readable if r.row is not None], HASH_FIELD, PREV_FIELD,
                                                  name=lambda i, _r: readable[i].name()):
         if start is not None and i == 0 and kind == "broken link":
             continue            # the anchored record: its link to the one before is what the anchor vouches for
