@@ -758,7 +758,7 @@ def _table(lake_path: Lake, name, report, recorded_commits, recorded_files, stat
                 walked = start.earlier(lake_path, name, replay.base)
                 earlier = (_recorded(walked)[0], {r.run_id: str(r.row.get("status") or "") for r in reversed(walked)
                                                   if r.row}, intents_of(walked))
-            if version <= trusted or (name, version) in earlier[0]:
+            if version <= trusted or (earlier is not None and (name, version) in earlier[0]):    # (set: past trusted)
                 last_recorded_state, unfinished_since = state, []
                 if new_conf is not None:        # vouched for, its properties too
                     conf = new_conf
@@ -783,7 +783,7 @@ def _table(lake_path: Lake, name, report, recorded_commits, recorded_files, stat
             record, c = by[0]
             recorded_by = max(recorded_by, record.version)
             unintended = (record.run_id == writer and last is not None and last != "succeeded"
-                          and _unintended(writer, name, version, actions, intents, earlier))
+                          and writer is not None and _unintended(writer, name, version, actions, intents, earlier))
             if unintended:
                 report.problem("unrecorded commit", where, f"{record.name()} chains it, but as the end recorded for "
                                f"run {writer}, which did not succeed ({last}): {unintended}")
@@ -800,12 +800,12 @@ def _table(lake_path: Lake, name, report, recorded_commits, recorded_files, stat
                 entry = _compaction_problem(report, where, record, actions, before)
                 if entry is not None:
                     compactions.append((where, record, entry))
-        elif last is not None and last != "succeeded" and (
+        elif last is not None and last != "succeeded" and writer is not None and (
                 unintended := _unintended(writer, name, version, actions, intents, earlier, recorded_by)):
             kind = "foreign"
             report.problem("unrecorded commit", where, f"no runs record names this commit ({operation}, written by "
                            f"run {writer}, whose last record says {last}): {unintended}")
-        elif last is not None and last != "succeeded":
+        elif last is not None and last != "succeeded" and writer is not None:   # (a last status names a run)
             kind = "unfinished"
             unfinished_since.append((version, writer))
             report.leftover("commit of an unfinished run", where,
@@ -950,7 +950,9 @@ def _configuration(actions: list[dict]) -> dict | None:
     return None
 
 
-FOREVER_MS = delta_log.retention_ms(delta.TABLE_PROPERTIES)
+_PITWATCH_RETENTION_MS = delta_log.retention_ms(delta.TABLE_PROPERTIES)
+assert _PITWATCH_RETENTION_MS is not None       # pitwatch's own retention: an interval it reads
+FOREVER_MS: int = _PITWATCH_RETENTION_MS
 
 
 def _retention_of(conf: dict | None) -> int:
@@ -978,7 +980,7 @@ def _properties_problem(name: str, before: dict | None, after: dict, record: Rec
                 f"{delta.DELETED_FILE_RETENTION!r}" + (f" ({short!r} by a watcher)" if short else "")
                 + "; a checkpoint's dropped removes are not taken as retention under it")
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    options = record.options() if watcher else None
+    options = record.options() if watcher and record is not None else None
     if (changed == [delta_log.RETENTION_KEY] and short is not None and value == short and options is not None
             and options.get("table_properties") == {delta_log.RETENTION_KEY: short}):
         return None
@@ -1436,8 +1438,8 @@ def _settings(lake_path: Lake, records: list, report: Report) -> None:
     except lake.LakeError as exc:
         report.problem("changed", lake_settings.FILE, str(exc))
         return
-    found = [(r, lake_settings.of_record(r.row)) for r in records if r.row]
-    found = [(r, f) for r, f in found if f is not None]
+    of_records = [(r, lake_settings.of_record(r.row)) for r in records if r.row]
+    found = [(r, f) for r, f in of_records if f is not None]
     if not found:
         return
     newest = found[-1][1]
