@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TYPED = ["pitwatch", "schemas", "rules", "engine", "inputs", "seeds", "cli", "queries", "pipelines", "simulator"]
+TYPED = ["pitwatch", "schemas", "rules", "engine", "inputs", "seeds", "cli", "queries", "pipelines", "simulator", "lake"]
 
 
 def main() -> int:
