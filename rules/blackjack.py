@@ -142,15 +142,20 @@ def settle_second_bet(
     return Settlement("lose", -stake)
 
 
-def describe_hand(cards: Sequence[str], *, split: bool = False) -> str:
-    """Cards and total in words, for findings: ``"Ah 6s Qc (17)"``."""
+def describe_hand(cards: Sequence[str | None], *, split: bool = False) -> str:
+    """Cards and total in words, for findings: ``"Ah 6s Qc (17)"``; a hand holding a card the
+    terminal could not read has no total: ``"Kc 6d and a card not read"``."""
     if not cards:
         return "no cards"
-    if is_blackjack(cards, split=split):
+    known = [c for c in cards if c is not None]
+    if len(known) < len(cards):
+        unread = len(cards) - len(known)
+        return " ".join(known + [f"and {'a card' if unread == 1 else f'{unread} cards'} not read"])
+    if is_blackjack(known, split=split):
         what = "blackjack"
-    elif is_six_card_winner(cards):
-        what = f"six cards, {hand_total(cards[:SIX_CARDS])}"
+    elif is_six_card_winner(known):
+        what = f"six cards, {hand_total(known[:SIX_CARDS])}"
     else:
-        total = hand_total(cards)
+        total = hand_total(known)
         what = f"{total}, bust" if total.points > 21 else str(total)
-    return f"{' '.join(cards)} ({what})"
+    return f"{' '.join(known)} ({what})"

@@ -463,3 +463,21 @@ def test_001_D_players_act_in_turn_from_the_dealers_left():
     found = c.replay()
     assert rule_ids(found) == ["DEAL_ORDER"]
     assert found[0].expected == "card 8 of the round should go to seat 4 or the dealer"
+
+
+def test_001_F_the_dealer_standing_on_a_hand_with_a_card_not_read_is_told_without_a_total():
+    """The hole card unread, the dealer's three cards total 6 to 16 whatever it is: standing on them
+    is DEALER_DRAWING all the same (found while typing the state: the text's total crashed on it)."""
+    c = CombateTable()
+    c.start(seats=(1,), spots=("first", "second"))
+    c.deal("seat:1", "Th", "up")
+    c.deal("dealer", "2c", "up")
+    c.pay(1, "first", "win", 10)
+    c.deal("seat:1", "8d", "up")
+    c.deal("dealer", None, "down")
+    c.act(1, "stand")
+    c.deal("dealer", "3d", "up")
+    c.pay(1, "second", "win", 10)
+    c.end()
+    found = [f for f in c.replay() if f.rule_id == "DEALER_DRAWING"]
+    assert [f.actual for f in found] == ["the dealer stood on 2c 3d and a card not read"]
