@@ -266,15 +266,14 @@ class TableDriver:
 
     def take_rows(self) -> Rows:
         """The rows final since the last call (removed from the replay's state)."""
-        rp, st = self.replay, self.replay.st
-        return Rows(rp.drain_rounds() if st["out_rounds"] else [],
-                    rp.drain_packs() if st["out_packs"] else [],
-                    rp.drain_pack_sequences() if st["out_seqs"] else [])
+        rp, table = self.replay, self.replay.table
+        return Rows(rp.drain_rounds() if table.out_rounds else [],
+                    rp.drain_packs() if table.out_packs else [],
+                    rp.drain_pack_sequences() if table.out_seqs else [])
 
     def state(self) -> dict:
         return self.replay.state()
 
     def state_json(self) -> bytes:
         """The state as JSON bytes (``TableReplay.state_json()``: no deep copy first)."""
-        out = self.replay.state_json()
-        return out.encode() if isinstance(out, str) else out
+        return self.replay.state_json()

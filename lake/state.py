@@ -76,7 +76,7 @@ def write_state_file(lake_path: Lake, day: str, run_id: str, kind: str, rows: li
 
 
 def write_manifest(lake_path: Lake, day: str, run_id: str, manifest: dict):
-    from pitwatch.rules.table import STATE_VERSION
+    from pitwatch.rules.state import STATE_VERSION
 
     body = json.dumps({"format": FORMAT_VERSION, "engine_state": STATE_VERSION, **manifest}, sort_keys=True)
     table = pa.Table.from_pylist([{"kind": "manifest", "key": day, "payload": body}], schema=_FILE)
@@ -136,8 +136,9 @@ def read_manifest(lake_path: Lake, day: str) -> dict | None:
 def check_versions(day: str, manifest: dict) -> None:
     """The day's state can be read: format :data:`FORMAT_VERSION`, and an engine state of this
     pitwatch's version or one it migrates when it loads a table's state
-    (:data:`pitwatch.rules.table.MIGRATES_FROM`, :func:`pitwatch.rules.table.migrate_state`)."""
-    from pitwatch.rules.table import MIGRATES_FROM, STATE_VERSION
+    (:data:`pitwatch.rules.migrations.MIGRATES_FROM`, :func:`pitwatch.rules.migrations.migrate`)."""
+    from pitwatch.rules.migrations import MIGRATES_FROM
+    from pitwatch.rules.state import STATE_VERSION
 
     engine = manifest.get("engine_state")
     if manifest.get("format") != FORMAT_VERSION or (engine != STATE_VERSION and engine not in MIGRATES_FROM):

@@ -37,9 +37,13 @@ State (``state()``/``restore()``): the packs waiting and the ids raised.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from pitwatch.rules.finding import make_finding
 from pitwatch.rules.packs import unshuffled_pack
+
+if TYPE_CHECKING:
+    from pitwatch.rules.state import Pack
 
 MAX_RAISED = 4096
 MAX_PENDING = 64        # per table: a feed inventing packs keeps only the newest waiting
@@ -79,13 +83,14 @@ class EarlyUnshuffled:
         now = time.monotonic() if now is None else now
         waiting = self.pending.get(driver.table_id)
         if ev.type in ("card_drawn", "card_dealt"):       # only a card makes a pack played
-            for pid, pack in driver.replay.st["packs"].items():
-                if pack["unshuffled"] != "open" or pack["shuffles"] or (waiting is not None and pid in waiting):
+            for pack in driver.replay.open_packs():
+                pid = pack.pack_id
+                if pack.unshuffled != "open" or pack.shuffles or (waiting is not None and pid in waiting):
                     continue
-                refs = [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None]
+                refs = [r for r in (pack.first_shoe, pack.first_term) if r is not None]
                 if refs and f"{driver.table_id}/{pid}" not in self.done:
                     waiting = self.pending.setdefault(driver.table_id, {})
-                    waiting[pid] = [min(r[1] for r in refs), now]
+                    waiting[pid] = [min(r.ts for r in refs), now]
                     if len(waiting) > MAX_PENDING:
                         del waiting[next(iter(waiting))]
         return self.due(driver, now) if waiting else []
@@ -96,16 +101,16 @@ class EarlyUnshuffled:
         if not waiting:
             return []
         now = time.monotonic() if now is None else now
-        st = driver.replay.st
-        shoeless = getattr(driver.replay, "shoeless", False)
+        replay = driver.replay
+        shoeless = getattr(replay, "shoeless", False)
         devs = self.shufflers.get(driver.table_id, ())
         out = []
         for pid, (first_ts, arrived) in list(waiting.items()):
-            pack = st["packs"].get(pid)
-            if pack is None or pack["unshuffled"] != "open" or pack["shuffles"]:
+            pack = replay.pack(pid)
+            if pack is None or pack.unshuffled != "open" or pack.shuffles:
                 del waiting[pid]                 # shuffled, or decided by the engine
                 continue
-            if pack["first_term"] is None or (pack["first_shoe"] is None and not shoeless):
+            if pack.first_term is None or (pack.first_shoe is None and not shoeless):
                 continue                         # the batch's evidence is not complete yet
             past = bool(devs) and all(self.latest.get(d, -1) >= first_ts + self.wait_us for d in devs)
             if not (past or now - arrived >= self.wait):
@@ -122,12 +127,12 @@ class EarlyUnshuffled:
             self.pending.pop(driver.table_id, None)
         return out
 
-    def _finding(self, driver, pack):
+    def _finding(self, driver, pack: Pack):
         """The finding ``pitwatch.rules.packs.settle`` raises at ``close()`` (``TableReplay.emit``: key
         (pack, no round), no dealer but the evidence's), built by the same builder."""
-        raw, use = driver.replay.id_use(pack["pack_id"])     # the key is the use key, as the engine's
+        raw, use = driver.replay.id_use(pack.pack_id)     # the key is the use key, as the engine's
         return make_finding("UNSHUFFLED_PACK", table_id=driver.table_id, game=driver.game,
-                            key=[pack["pack_id"], None], **unshuffled_pack(pack), gaming_day=self.gaming_day, pack_id=raw, pack_use=use)
+                            key=[pack.pack_id, None], **unshuffled_pack(pack), gaming_day=self.gaming_day, pack_id=raw, pack_use=use)
 
     def state(self) -> dict:
         return {"pending": {t: {p: [v[0]] for p, v in w.items()} for t, w in self.pending.items()},

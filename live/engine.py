@@ -99,7 +99,7 @@ class LiveEngine:
         tid = ev.table_id
         rp = self._replay(tid)
         self.early.observe(ev)
-        snap = self.cards.before(tid, rp.replay.st)
+        snap = self.cards.before(tid, rp.replay)
         out = self._early(rp.feed(ev))
         self.refused = rp.take_rejects()
         if self.guard is not None and not self.refused:
@@ -133,7 +133,7 @@ class LiveEngine:
         self.raised, self.cleared = [], []
         for tid in sorted(self.tables if table_ids is None else table_ids):
             rp = self.tables[tid]
-            snap = self.cards.before(tid, rp.replay.st)
+            snap = self.cards.before(tid, rp.replay)
             got = self._early(rp.close())
             raised, cleared = self.raised, self.cleared
             self._provisional(rp, None, got, snap)
@@ -150,7 +150,7 @@ class LiveEngine:
         return [f for f in findings if f.finding_id not in raised] if raised else findings
 
     def _provisional(self, rp: TableDriver, ev, findings: list, snap: dict) -> None:
-        self.raised, self.cleared, links = self.cards.after(rp.table_id, rp.game, rp.replay.st, ev, findings, snap)
+        self.raised, self.cleared, links = self.cards.after(rp.table_id, rp.game, rp.replay, ev, findings, snap)
         if links:
             self.provisional_of.update(links)
 

@@ -54,11 +54,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from pitwatch.live.sinks import COLUMNS, rfc3339
 from pitwatch.rules import alignment
 from pitwatch.rules.packs import SHOE_ONLY_EXPECTED, TERM_ONLY_EXPECTED, same_card_expected
+from pitwatch.rules.state import Alignment, Pack, Ref
 from pitwatch.rules.uses import split_key, use_key
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 RULE_ID = "CARD_DISAGREEMENT"
 CLEARED_ID = "CARD_DISAGREEMENT_CLEARED"
@@ -96,27 +103,27 @@ class CardWatch:
     def __init__(self, guard=None, gaming_day=None) -> None:
         self.guard = guard
         self.gaming_day = gaming_day
-        self.open: dict[str, list[dict]] = {}   # table_id -> open provisional alerts (plain data)
+        self.open: dict[str, list[dict]] = {}   # table_id -> open provisional alerts (plain data, refs as Ref)
         self.counts = {"raised": 0, "confirmed": 0, "cleared": 0}
         self.ended: dict[str, int] = {}          # table_id -> ts of round_ended, while it is the terminal's last event
 
     # --- around one feed -------------------------------------------------------
-    def before(self, table_id: str, st: dict) -> dict:
+    def before(self, table_id: str, replay: TableReplay) -> dict:
         """The undecided place of every pack with an open alert, before the engine is fed."""
         snap = {}
         for p in self.open.get(table_id, ()):
-            pack = st["packs"].get(p["pack_id"])
+            pack = replay.pack(p["pack_id"])
             if pack is not None and p["pack_id"] not in snap:
-                al = pack["al"]
-                snap[p["pack_id"]] = (al, al["i"], al["j"])
+                al = pack.alignment
+                snap[p["pack_id"]] = (al, al.shoe_at, al.term_at)
         return snap
 
-    def after(self, table_id: str, game, st: dict, ev, findings: list, snap: dict):
+    def after(self, table_id: str, game, replay: TableReplay, ev, findings: list, snap: dict):
         """After the engine was fed ``ev`` (None: closed): ``(raised, cleared, links)`` — the
         provisional alerts raised now, the clearing alerts, and ``finding_id -> provisional id``."""
         raised, cleared, links = [], [], {}
         finals = [f for f in findings if f.rule_id in FINAL_RULES]
-        packs = self._packs(st) if (finals or self.open.get(table_id)) else {}
+        packs = self._packs(replay) if (finals or self.open.get(table_id)) else {}
         self._resolve(table_id, packs, snap, finals, links, cleared)
         for f in finals:                        # decided before it was ever seen: raised now, first
             if f.finding_id not in links:
@@ -132,7 +139,7 @@ class CardWatch:
                     self.ended[table_id] = ev.ts
                 else:
                     self.ended.pop(table_id, None)
-            for pack in self._touched(st, ev, between):
+            for pack in self._touched(replay, ev, between):
                 p = self._seen(table_id, game, pack, ev, between)
                 if p is not None:
                     raised.append(self._alert(p))
@@ -144,21 +151,21 @@ class CardWatch:
         return raised, cleared, links
 
     @staticmethod
-    def _touched(st: dict, ev, between) -> list:
+    def _touched(replay: TableReplay, ev, between) -> list[Pack]:
         """The packs whose undecided place ``ev`` can show a disagreement at: every open pack for a
         shoe event, a round's end or the terminal's event after one; a terminal card's own pack."""
-        packs = st["packs"]
         if ev.source == "shoe" or ev.type == "round_ended" or between is not None:
-            return list(packs.values())
+            return replay.open_packs()
         if ev.type == "card_dealt":
-            pack = packs.get(ev.pack_id) if ev.pack_id is not None else None
-            return [pack] if pack is not None else list(packs.values())
+            pack = replay.pack(ev.pack_id) if ev.pack_id is not None else None
+            return [pack] if pack is not None else replay.open_packs()
         return []
 
     @staticmethod
-    def _packs(st: dict) -> dict:
-        out = {p["pack_id"]: p for p in st.get("out_packs", ())}
-        out.update(st["packs"])
+    def _packs(replay: TableReplay) -> dict[str, Pack]:
+        """Every pack an alert may name: the finished ones not yet drained, then the open ones."""
+        out = {p.pack_id: p for p in replay.finished_packs()}
+        out.update((p.pack_id, p) for p in replay.open_packs())
         return out
 
     # --- deciding the open ones --------------------------------------------------
@@ -184,7 +191,7 @@ class CardWatch:
                     p["bad"] = True
                 elif hit:
                     p["matched"].append([kind, si, tj])
-            if not ((p["si"] is None or al["i"] > p["si"]) and (p["tj"] is None or al["j"] > p["tj"])):
+            if not ((p["si"] is None or al.shoe_at > p["si"]) and (p["tj"] is None or al.term_at > p["tj"])):
                 still.append(p)
                 continue
             ids = {p["shoe_event"], p["term_event"]} - {None}
@@ -214,58 +221,59 @@ class CardWatch:
             return draw_ts < ev.ts
         return between is not None and between < draw_ts < ev.ts
 
-    def _seen(self, table_id, game, pack, ev, between=None) -> dict | None:
-        al = pack["al"]
-        s, t = al["s"], al["t"]
+    def _seen(self, table_id, game, pack: Pack, ev, between=None) -> dict | None:
+        al = pack.alignment
+        s, t = al.shoe, al.term
         if not s or not t:
             return None
-        i, j = al["i"], al["j"]
+        i, j = al.shoe_at, al.term_at
         at = alignment.disagreement(al)
         if at is not None:
             return self._new(table_id, game, pack, "differ", at[0], at[1], ev)
         if j >= len(t) and i < len(s):
             c = s[i]
-            if c[1] is not None and c[2] is not None and c[3] is not None and self._passed(ev, c[3], between):
+            if c.card is not None and c.event_id is not None and c.ts is not None and self._passed(ev, c.ts, between):
                 return self._new(table_id, game, pack, "shoe_only", i, None, ev)
         elif i >= len(s) and j < len(t):
             c = t[j]
-            if c[0] is not None and ev.source == "dealer" and ev.type == "round_ended":
+            if c.card is not None and ev.source == "dealer" and ev.type == "round_ended":
                 return self._new(table_id, game, pack, "term_only", None, j, ev)
         return None
 
-    def _new(self, table_id, game, pack, kind, si, tj, ev) -> dict | None:
-        pid = pack["pack_id"]
+    def _new(self, table_id, game, pack: Pack, kind, si, tj, ev) -> dict | None:
+        pid = pack.pack_id
         for p in self.open.get(table_id, ()):
             if p["pack_id"] == pid and ((si is not None and p["si"] == si) or (tj is not None and p["tj"] == tj)):
                 return None                     # that card is already announced
         return self._make(table_id, game, pack, kind, si, tj, getattr(ev, "event_id", None))
 
-    def _make(self, table_id, game, pack, kind, si, tj, trigger_id) -> dict:
-        s, t = pack["al"]["s"], pack["al"]["t"]
+    def _make(self, table_id, game, pack: Pack, kind, si, tj, trigger_id) -> dict:
+        """The open alert (plain data, but for its refs: :class:`pitwatch.rules.state.Ref`)."""
+        s, t = pack.alignment.shoe, pack.alignment.term
         sc = s[si] if si is not None else None
         tc = t[tj] if tj is not None else None
         if tc is not None:
-            round_id = tc[4]
+            round_id = tc.round_id
         else:
-            j = pack["al"]["j"]
-            round_id = t[j - 1][4] if 0 < j <= len(t) else None
+            j = pack.alignment.term_at
+            round_id = t[j - 1].round_id if 0 < j <= len(t) else None
         return {
-            "id": _id(RULE_ID, table_id, pack["pack_id"], sc and sc[2], tc and tc[1]),
-            "kind": kind, "table_id": table_id, "game": game, "pack_id": pack["pack_id"], "round_id": round_id,
-            "si": si, "tj": tj, "shoe_event": sc[2] if sc else None, "term_event": tc[1] if tc else None,
-            "shoe_draw": sc[0] if sc else None, "shoe_card": sc[1] if sc else None,
-            "terminal_place": tj + 1 if tc else None, "terminal_card": tc[0] if tc else None,
-            "shoe_ref": alignment.shoe_ref(sc) if sc else None, "term_ref": alignment.term_ref(tc) if tc else None,
+            "id": _id(RULE_ID, table_id, pack.pack_id, sc and sc.event_id, tc and tc.event_id),
+            "kind": kind, "table_id": table_id, "game": game, "pack_id": pack.pack_id, "round_id": round_id,
+            "si": si, "tj": tj, "shoe_event": sc.event_id if sc else None, "term_event": tc.event_id if tc else None,
+            "shoe_draw": sc.index if sc else None, "shoe_card": sc.card if sc else None,
+            "terminal_place": tj + 1 if tc else None, "terminal_card": tc.card if tc else None,
+            "shoe_ref": sc.ref() if sc else None, "term_ref": tc.ref() if tc else None,
             "seen_at": trigger_id, "bad": False, "matched": [],
         }
 
-    def _from_finding(self, table_id, game, pack, f) -> dict | None:
+    def _from_finding(self, table_id, game, pack: Pack | None, f) -> dict | None:
         if pack is None:
             return None
         ids = set(f.event_ids)
-        s, t = pack["al"]["s"], pack["al"]["t"]
-        si = next((k for k, c in enumerate(s) if c[2] in ids), None)
-        tj = next((k for k, c in enumerate(t) if c[1] in ids), None)
+        s, t = pack.alignment.shoe, pack.alignment.term
+        si = next((k for k, c in enumerate(s) if c.event_id in ids), None)
+        tj = next((k for k, c in enumerate(t) if c.event_id in ids), None)
         if si is None and tj is None:
             return None
         kind = "differ" if si is not None and tj is not None else "shoe_only" if si is not None else "term_only"
@@ -290,29 +298,29 @@ class CardWatch:
             expected = TERM_ONLY_EXPECTED
             actual = (f"the terminal's card {term} of the pack ({b}) was not drawn by the shoe by the round's "
                       "end (provisional)")
-        refs = [r for r in (p["shoe_ref"], p["term_ref"]) if r is not None]
-        ids = tuple(sorted(r[0] for r in refs))
+        refs: list[Ref] = [r for r in (p["shoe_ref"], p["term_ref"]) if r is not None]
+        ids = tuple(sorted(r.event_id for r in refs))
         shown = _Texts(p["table_id"], p["pack_id"], ids, expected, actual)
         if self.guard is not None:
             shown = self.guard.apply(shown)
         masked = shown.expected != expected or shown.actual != actual
-        ts = max(r[1] for r in refs if r[1] is not None)
+        ts = max(r.ts for r in refs if r.ts is not None)
         return {
             "finding_id": p["id"], "provisional_id": p["id"], "rule_id": RULE_ID, "title": TITLE,
             "severity": "critical", "game": p["game"], "table_id": p["table_id"], **_ids(p),
-            "dealer_id": p["term_ref"][2] if p["term_ref"] else None,
-            "ts_us": ts, "ts_offset": refs[-1][4], "expected": shown.expected, "actual": shown.actual,
-            "event_ids": list(ids), "evidence": [{"device_id": r[3], "event_id": r[0]} for r in refs],
+            "dealer_id": p["term_ref"].dealer_id if p["term_ref"] else None,
+            "ts_us": ts, "ts_offset": refs[-1].ts_offset, "expected": shown.expected, "actual": shown.actual,
+            "event_ids": list(ids), "evidence": [{"device_id": r.device_id, "event_id": r.event_id} for r in refs],
             "shoe_draw": draw, "shoe_card": MASK if masked and a is not None else a,
             "terminal_place": term, "terminal_card": MASK if masked and b is not None else b,
             "seen_at": p["seen_at"],
         }
 
-    def _cleared(self, p: dict, al: dict) -> dict:
-        s = al["s"]
+    def _cleared(self, p: dict, al: Alignment) -> dict:
+        s = al.shoe
         said = []
         for _kind, si, tj in p["matched"]:
-            said.append(f"the shoe's draw {s[si][0]} matched the terminal's card {tj + 1} of the pack")
+            said.append(f"the shoe's draw {s[si].index} matched the terminal's card {tj + 1} of the pack")
         how = {"differ": "the streams realigned (an offset)",
                "shoe_only": "the terminal recorded the draw after all (its line came late)",
                "term_only": "the shoe's draw came after all (its line came late)"}[p["kind"]]
@@ -320,7 +328,7 @@ class CardWatch:
         return {
             "finding_id": _id(CLEARED_ID, p["id"]), "provisional_id": p["id"], "rule_id": CLEARED_ID,
             "title": CLEARED_TITLE, "severity": "info", "game": p["game"], "table_id": p["table_id"], **_ids(p),
-            "ts_us": max(r[1] for r in (p["shoe_ref"], p["term_ref"]) if r is not None and r[1] is not None),
+            "ts_us": max(r.ts for r in (p["shoe_ref"], p["term_ref"]) if r is not None and r.ts is not None),
             "expected": f"the provisional alert {p['id']} is decided by the alignment",
             "actual": f"cleared: {reason}; no card was switched or unaccounted there",
             "event_ids": [], "evidence": [],
@@ -328,12 +336,22 @@ class CardWatch:
 
     # --- checkpoint ------------------------------------------------------------------
     def state(self) -> dict:
-        return {"open": self.open, "counts": self.counts, "ended": self.ended}
+        """Plain data (the refs as the arrays :class:`pitwatch.rules.state.Ref` is written as)."""
+        return {"open": msgspec.to_builtins(self.open), "counts": self.counts, "ended": self.ended}
 
     def restore(self, state: dict) -> None:
-        self.open = {k: [dict(p) for p in v] for k, v in state.get("open", {}).items()}
+        self.open = {k: [_restored(p) for p in v] for k, v in state.get("open", {}).items()}
         self.counts.update(state.get("counts", {}))
         self.ended = dict(state.get("ended", {}))
+
+
+def _restored(p: dict) -> dict:
+    """An open alert as :meth:`CardWatch.state` saved it: its refs read back as records."""
+    p = dict(p)
+    for k in ("shoe_ref", "term_ref"):
+        if p.get(k) is not None:
+            p[k] = msgspec.convert(p[k], Ref)
+    return p
 
 
 def alert_records(alerts: list[dict], gaming_day, local: bool = False) -> list[dict]:

@@ -45,27 +45,26 @@ class LiveRepeats:
         if ev.type == "card_drawn" and ev.source == "shoe":
             if getattr(driver.replay, "shoeless", False):
                 return []
-            pack = driver.replay.st["packs"].get(driver.replay.current_key("shoe", ev.pack_id))
-            if pack is None or not pack["al"]["s"] or pack["al"]["s"][-1][2] != ev.event_id:
+            pack = driver.replay.pack(driver.replay.current_key("shoe", ev.pack_id))
+            d = pack.last_draw() if pack is not None else None
+            if d is None or d.event_id != ev.event_id:
                 return []
-            c = pack["al"]["s"][-1]
-            card = (c[0], c[1], c[2], c[3], c[4], c[5])
+            card = (d.index, d.card, d.event_id, d.ts, d.device_id, d.ts_offset)
         elif ev.type == "card_dealt" and ev.source == "dealer" and getattr(driver.replay, "shoeless", False):
-            pack = next((p for p in driver.replay.st["packs"].values()
-                         if p["al"]["t"] and p["al"]["t"][-1][1] == ev.event_id), None)
+            pack = next((p for p in driver.replay.open_packs()
+                         if (tc := p.last_term_card()) is not None and tc.event_id == ev.event_id), None)
             if pack is None:
                 return []
-            t = pack["al"]["t"]
-            c = t[-1]
-            card = (len(t), c[0], c[1], c[2], c[6], c[7])
+            c = pack.last_term_card()
+            card = (len(pack.alignment.term), c.card, c.event_id, c.ts, c.device_id, c.ts_offset)
         else:
             return []
-        if pack.get("run_found") and not (pack["shoe_done"] and pack["term_done"]) and ev.source == "shoe":
+        if pack.run_found and not (pack.shoe_passed and pack.term_passed) and ev.source == "shoe":
             within = True          # the shoe showed 8 cards in new-deck order: that pack is alerted already
         else:
             within = False
-        return self._add(driver.table_id, driver.game, pack["pack_id"], card, within,
-                         driver.replay.id_use(pack["pack_id"])[1])
+        return self._add(driver.table_id, driver.game, pack.pack_id, card, within,
+                         driver.replay.id_use(pack.pack_id)[1])
 
     def _add(self, table_id, game, pack_id, card, within: bool, use: int = 1) -> list:
         """``pack_id``: the engine's use key of the pack (``use``: its use number)."""

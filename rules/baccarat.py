@@ -25,19 +25,24 @@ drawing rule, payouts, and the plug-in glue.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from pitwatch.rules import baccarat_shoe as shoe
 from pitwatch.rules.cards import baccarat_total, banker_draws, player_draws, verdicts
 from pitwatch.rules.finding import ref
 from pitwatch.rules.game import GameProcedure
 from pitwatch.rules.rounds import bet_total
+from pitwatch.rules.state import Pack, Round
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 _ORDER = ("player", "banker", "player", "banker")
 
 
-def _hands(rnd: dict) -> tuple[list, list]:
-    player = [c[3] for c in rnd["cards"] if c[0] == "player"]
-    banker = [c[3] for c in rnd["cards"] if c[0] == "banker"]
+def _hands(rnd: Round) -> tuple[list, list]:
+    player = [c.card for c in rnd.cards if c.target == "player"]
+    banker = [c.card for c in rnd.cards if c.target == "banker"]
     return player, banker
 
 
@@ -69,44 +74,42 @@ def drawing_verdict(player: list, banker: list) -> str | None:
 
 class Baccarat(GameProcedure):
     game = "baccarat"
-
-    def new_pack_state(self) -> dict:
-        return shoe.new_state()
+    pack_state_type = shoe.ShoePack
 
     # --- pack procedure ------------------------------------------------------
-    def on_pack_event(self, ctx, pack, ev) -> None:
+    def on_pack_event(self, ctx: TableReplay, pack: Pack, ev) -> None:
         shoe.on_pack_event(ctx, pack, ev)
 
-    def settle_pack(self, ctx, pack) -> None:
+    def settle_pack(self, ctx: TableReplay, pack: Pack) -> None:
         shoe.settle(ctx, pack)
 
-    def on_pack_done(self, ctx, pack) -> None:
+    def on_pack_done(self, ctx: TableReplay, pack: Pack) -> None:
         shoe.check_burn(ctx, pack, None)
         shoe.settle(ctx, pack)
 
-    def on_close(self, ctx) -> None:
-        for pack in list(ctx.st["packs"].values()):
+    def on_close(self, ctx: TableReplay) -> None:
+        for pack in list(ctx.open_packs()):
             shoe.on_close(ctx, pack)
 
-    def pack_open(self, ctx, pack) -> bool:
+    def pack_open(self, ctx: TableReplay, pack: Pack) -> bool:
         return shoe.pack_open(pack)
 
-    def pack_columns(self, ctx, pack) -> dict:
+    def pack_columns(self, ctx: TableReplay, pack: Pack) -> dict:
         return shoe.columns(pack)
 
     # --- the coup --------------------------------------------------------------
-    def on_round_start(self, ctx, rnd, ev) -> None:
+    def on_round_start(self, ctx: TableReplay, rnd: Round, ev) -> None:
         pack = ctx.pack(ev.pack_id)
         if pack is not None:
-            pack["g"]["coups"].append([ev.round_id, ctx.st["dealer_pos"], ref(ev)])
+            pack.game_state.coups.append(shoe.Coup(ev.round_id, ctx.table.dealer_pos, ref(ev)))
 
-    def on_card(self, ctx, rnd, ev) -> None:
-        pack = ctx.pack(rnd["cards"][-1][6])
-        if pack is not None and pack["g"]["first_coup"] is None:
+    def on_card(self, ctx: TableReplay, rnd: Round, ev) -> None:
+        pack = ctx.pack(rnd.cards[-1].pack_id)
+        if pack is not None and pack.game_state.first_coup is None:
             shoe.on_first_coup_card(ctx, pack, rnd, ev)
 
-    def allowed_targets(self, ctx, rnd, ev):
-        dealt = [c[0] for c in rnd["cards"]]
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev):
+        dealt = [c.target for c in rnd.cards]
         n = len(dealt)
         if n < 4:
             return (_ORDER[n],)
@@ -116,8 +119,8 @@ class Baccarat(GameProcedure):
             return ("banker",)
         return ()
 
-    def on_round_end(self, ctx, rnd, ev) -> None:
-        if rnd["voided"]:
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev) -> None:
+        if rnd.voided:
             return
         player, banker = _hands(rnd)
         if len(player) < 2 or len(banker) < 2:
@@ -131,25 +134,25 @@ class Baccarat(GameProcedure):
             return
         wrong = answers.pop()
         if wrong is not None:
-            thirds = [c[5] for c in rnd["cards"] if c[0] in ("player", "banker")]
+            thirds = [c.ref for c in rnd.cards if c.target in ("player", "banker")]
             ctx.emit("DRAWING_RULE", rnd=rnd, key=(), evidence=thirds,
                      expected="third cards drawn or not as the punto banco tableau says", actual=wrong)
 
     _coup: tuple = (None, 0, [], [])  # the last coup's cards list, how many it held, its hands
 
-    def _coup_hands(self, rnd: dict) -> tuple[list, list]:
+    def _coup_hands(self, rnd: Round) -> tuple[list, list]:
         """``_hands(rnd)``, kept while the coup gets no card: each payout of a coup asks for it.
 
         Keyed on the cards list itself and its length, which is enough because a
         round's cards are only ever appended (no entry changes in place)."""
-        cards = rnd["cards"]
+        cards = rnd.cards
         seen, n, player, banker = self._coup
         if seen is not cards or n != len(cards):
             player, banker = _hands(rnd)
             self._coup = (cards, len(cards), player, banker)
         return player, banker
 
-    def payout_candidates(self, ctx, rnd, ev):
+    def payout_candidates(self, ctx: TableReplay, rnd: Round, ev):
         player, banker = self._coup_hands(rnd)
         if len(player) < 2 or len(banker) < 2:
             return []
@@ -173,12 +176,12 @@ class Baccarat(GameProcedure):
             return ("win", amount * (r.player_pays if winner == "player" else r.banker_pays))
         return ("lose", -amount)
 
-    def outcome(self, ctx, rnd) -> str | None:
+    def outcome(self, ctx: TableReplay, rnd: Round) -> str | None:
         player, banker = _hands(rnd)
-        if rnd["voided"] or len(player) < 2 or len(banker) < 2 or None in player + banker:
+        if rnd.voided or len(player) < 2 or len(banker) < 2 or None in player + banker:
             return None
         winner, pt, bt = _winner(player + banker, len(player))
         return f"{winner} {pt}-{bt}"
 
-    def seats_dealt(self, ctx, rnd) -> list[int]:
-        return sorted({b[0] for b in rnd["bets"]})
+    def seats_dealt(self, ctx: TableReplay, rnd: Round) -> list[int]:
+        return sorted({b.seat for b in rnd.bets})

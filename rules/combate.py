@@ -51,6 +51,10 @@ and :mod:`pitwatch.rules.poker_hands`; this module follows the round.  Interpret
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import msgspec
+
 from pitwatch.rules.blackjack import dealer_must_hit, describe_hand, is_live, is_six_card_winner, settle_second_bet
 from pitwatch.rules.cards import verdicts
 from pitwatch.rules.combate_payouts import settle_first_bet, table_rules_from_settings, third_bet_settlement
@@ -58,14 +62,92 @@ from pitwatch.rules.finding import ref
 from pitwatch.rules.game import GameProcedure, seat_of
 from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
 from pitwatch.rules.rounds import bet_total
+from pitwatch.rules.state import Ref, Round
 from pitwatch.rules.words import cards as cards_word
 from pitwatch.rules.words import ordinal, settlement
 from pitwatch.schemas.contract import RANKS, SUITS, THREE_BETS
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 RANK_CARDS = tuple(r + "c" for r in RANKS)  # a card per rank: suits never matter in blackjack
 ALL_CARDS = tuple(r + s for r in RANKS for s in SUITS)
 SPOTS = THREE_BETS
 SIX = 6
+
+
+# --- the round's record ----------------------------------------------------------
+class BetSeats(msgspec.Struct, gc=False):
+    """The seats holding each of the three bets, ascending: those dealt each phase
+    (``first``: the Combate card, ``second``: blackjack, ``third``: the poker hand)."""
+
+    first: list[int] = msgspec.field(default_factory=list)
+    second: list[int] = msgspec.field(default_factory=list)
+    third: list[int] = msgspec.field(default_factory=list)
+
+
+class PhaseCounts(msgspec.Struct, gc=False):
+    """Cards dealt so far in each dealing phase: the Combate card round (``p1``, the dealer's
+    up card included), the blackjack second card round (``p2``, the hole card included) and the
+    poker deal (``p3``)."""
+
+    p1: int = 0
+    p2: int = 0
+    p3: int = 0
+
+
+class CombateHand(msgspec.Struct, gc=False):
+    """One blackjack hand of a seat (``hand`` 1, or 2 … after a split of aces): its cards as
+    dealt (None: unreadable) and their evidence; ``split`` a hand of a split, ``doubled`` the
+    player doubled on it, ``after_split`` the cards it received after the split."""
+
+    seat: int
+    hand: int
+    cards: list[str | None] = msgspec.field(default_factory=list)
+    refs: list[Ref] = msgspec.field(default_factory=list)
+    split: bool = False
+    doubled: bool = False
+    after_split: int = 0
+
+
+class PendingAction(msgspec.Struct, array_like=True, gc=False):
+    """A player's ``hit``, ``double`` or ``split`` (one per resulting hand) still waiting for its card."""
+
+    seat: int
+    hand: int
+    ref: Ref
+
+
+class LastPaid(msgspec.Struct, array_like=True, gc=False):
+    """The latest seat paid or collected on a spot (settled right to left) and its payout."""
+
+    seat: int
+    ref: Ref
+
+
+class CombateRound(msgspec.Struct, gc=False):
+    """One coup of combate as the dealing goes.
+
+    ``stage``: ``p1`` (the Combate card round), ``p2`` (the blackjack second card round, to the
+    dealer's hole card), ``play`` (players act), ``draw`` (the dealer draws), ``settled`` (second
+    bets being paid), ``p3`` (the poker deal).  ``seats``: the seats of each bet, fixed when bets
+    close (None before); ``n``: cards dealt per phase; ``p3``: the poker deal's order of seat
+    targets, fixed at its first card (None before); ``hands``: the blackjack hands by
+    ``"SSS/H"`` (seat, hand); ``dealer``/``dealer_refs``: the dealer's cards and their evidence;
+    ``pending``: actions waiting for their card; ``last_paid``: per spot, the latest seat settled;
+    ``stand_checked``: "stands below 17" judged; ``turn``: the highest seat served an action."""
+
+    stage: str = "p1"
+    seats: BetSeats | None = None
+    n: PhaseCounts = msgspec.field(default_factory=PhaseCounts)
+    p3: list[str] | None = None
+    hands: dict[str, CombateHand] = msgspec.field(default_factory=dict)
+    dealer: list[str | None] = msgspec.field(default_factory=list)
+    dealer_refs: list[Ref] = msgspec.field(default_factory=list)
+    pending: list[PendingAction] = msgspec.field(default_factory=list)
+    last_paid: dict[str, LastPaid] = msgspec.field(default_factory=dict)
+    stand_checked: bool = False
+    turn: int = 0
 
 
 # expected_face by what the card is (Combate._kind)
@@ -94,81 +176,77 @@ def _decide(groups, check, alphabet=RANK_CARDS, limit: int = 2):
 
 class Combate(GameProcedure):
     game = "combate"
+    round_state_type = CombateRound
 
     def __init__(self, reference: TableReference = DEFAULT_REFERENCE) -> None:
         super().__init__(reference)
         self.rules = table_rules_from_settings(dict(self.ref.settings))
 
-    def new_round_state(self) -> dict:
-        return {"stage": "p1", "seats": None, "n": {"p1": 0, "p2": 0, "p3": 0}, "p3": None,
-                "hands": {}, "dealer": [], "dealer_refs": [], "pending": [], "last_paid": {},
-                "stand_checked": False, "turn": 0}
-
     # --- who plays which phase -------------------------------------------
-    def _seats(self, rnd: dict) -> dict:
-        g = rnd["g"]
-        if g["seats"] is None:
-            g["seats"] = {spot: sorted({b[0] for b in rnd["bets"] if b[1] == spot}) for spot in SPOTS}
-        return g["seats"]
+    def _seats(self, rnd: Round) -> BetSeats:
+        g: CombateRound = rnd.game_state
+        if g.seats is None:
+            g.seats = BetSeats(**{spot: sorted({b.seat for b in rnd.bets if b.spot == spot}) for spot in SPOTS})
+        return g.seats
 
-    def on_bets_closed(self, ctx, rnd, ev) -> None:
+    def on_bets_closed(self, ctx: TableReplay, rnd: Round, ev) -> None:
         self._seats(rnd)
 
-    def _hands(self, g) -> list:
+    def _hands(self, g: CombateRound) -> list[CombateHand]:
         """The blackjack hands: those of seats holding a ``second`` bet."""
-        playing = set(g["seats"]["second"]) if g["seats"] else set()
-        return [g["hands"][k] for k in sorted(g["hands"]) if g["hands"][k]["seat"] in playing]
+        playing = set(g.seats.second) if g.seats else set()
+        return [g.hands[k] for k in sorted(g.hands) if g.hands[k].seat in playing]
 
-    def _live(self, g):
+    def _live(self, g: CombateRound):
         """Whether some player hand is live (None: an unreadable card decides it)."""
         hands = self._hands(g)
-        return _decide([h["cards"] for h in hands],
-                       lambda *cs: any(is_live(c, split=h["split"]) for c, h in zip(cs, hands)))
+        return _decide([h.cards for h in hands],
+                       lambda *cs: any(is_live(c, split=h.split) for c, h in zip(cs, hands)))
 
-    def _seat_count(self, rnd, seat: int) -> int:
-        return [c[0] for c in rnd["cards"]].count(f"seat:{seat}")  # no generator: asked per card
+    def _seat_count(self, rnd: Round, seat: int) -> int:
+        return [c.target for c in rnd.cards].count(f"seat:{seat}")  # no generator: asked per card
 
-    def _p3_order(self, rnd) -> list[str]:
-        g = rnd["g"]
-        if g["p3"] is None:
-            return [f"seat:{s}" for s in self._seats(rnd)["third"] for _ in range(SIX - self._seat_count(rnd, s))]
-        return g["p3"]
+    def _p3_order(self, rnd: Round) -> list[str]:
+        g: CombateRound = rnd.game_state
+        if g.p3 is None:
+            return [f"seat:{s}" for s in self._seats(rnd).third for _ in range(SIX - self._seat_count(rnd, s))]
+        return g.p3
 
-    def _p3_first(self, rnd) -> tuple:
+    def _p3_first(self, rnd: Round) -> tuple:
         """``tuple(self._p3_order(rnd)[:1])``: the first third-bet seat short of six cards."""
-        g = rnd["g"]
-        if g["p3"] is not None:
-            return tuple(g["p3"][:1])
-        for s in self._seats(rnd)["third"]:
+        g: CombateRound = rnd.game_state
+        if g.p3 is not None:
+            return tuple(g.p3[:1])
+        for s in self._seats(rnd).third:
             if self._seat_count(rnd, s) < SIX:
                 return (f"seat:{s}",)
         return ()
 
     # --- the dealing order and faces --------------------------------------
-    def allowed_targets(self, ctx, rnd, ev):
-        g, seats = rnd["g"], self._seats(rnd)
-        stage = g["stage"]
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev):
+        g: CombateRound = rnd.game_state
+        seats = self._seats(rnd)
+        stage = g.stage
         if stage in ("p1", "p2"):  # the phase's seats in order, then the dealer
-            order = seats["first" if stage == "p1" else "second"]
-            k = g["n"][stage]
+            order, k = (seats.first, g.n.p1) if stage == "p1" else (seats.second, g.n.p2)
             return (f"seat:{order[k]}",) if k < len(order) else ("dealer",) if k == len(order) else ()
         if stage == "p3":
             p3 = self._p3_order(rnd)
-            k = g["n"]["p3"]
+            k = g.n.p3
             return (p3[k],) if k < len(p3) else ()
-        if g["pending"] and stage != "draw":
-            seat = g["pending"][0][0]
-            if seat >= g["turn"]:
+        if g.pending and stage != "draw":
+            seat = g.pending[0].seat
+            if seat >= g.turn:
                 return (f"seat:{seat}",)
-            return tuple(f"seat:{s}" for s in seats["second"] if s >= g["turn"]) + ("dealer",)
+            return tuple(f"seat:{s}" for s in seats.second if s >= g.turn) + ("dealer",)
         allowed = self._p3_first(rnd)
         if stage in ("play", "draw") and self._live(g) is not False:
             allowed = ("dealer",) + allowed
         return allowed
 
-    def _kind(self, g, ev) -> str:
+    def _kind(self, g: CombateRound, ev) -> str:
         """What the card ``ev`` is, in the round's current stage."""
-        stage, seat = g["stage"], seat_of(ev.target)
+        stage, seat = g.stage, seat_of(ev.target)
         if stage == "p1":
             return "p1"
         if stage == "p2":
@@ -179,215 +257,217 @@ class Combate(GameProcedure):
             return "hit"
         return "p3" if seat is not None else "extra"
 
-    def expected_face(self, ctx, rnd, ev):
-        return _FACE_OF_KIND.get(self._kind(rnd["g"], ev))
+    def expected_face(self, ctx: TableReplay, rnd: Round, ev):
+        return _FACE_OF_KIND.get(self._kind(rnd.game_state, ev))
 
     @staticmethod
-    def _pending_for(g, seat, hand):
-        for i, (s, h, _r) in enumerate(g["pending"]):
-            if s == seat and (hand is None or h == hand):
+    def _pending_for(g: CombateRound, seat, hand):
+        for i, p in enumerate(g.pending):
+            if p.seat == seat and (hand is None or p.hand == hand):
                 return i
         return None
 
     # --- following the cards ----------------------------------------------
-    def on_card(self, ctx, rnd, ev) -> None:
-        g = rnd["g"]
+    def on_card(self, ctx: TableReplay, rnd: Round, ev) -> None:
+        g: CombateRound = rnd.game_state
         kind, seat = self._kind(g, ev), seat_of(ev.target)
         if kind in ("p1", "p2", "hole"):
-            g["n"]["p1" if kind == "p1" else "p2"] += 1
+            if kind == "p1":
+                g.n.p1 += 1
+            else:
+                g.n.p2 += 1
             if ev.target == "dealer":
-                g["dealer"].append(ev.card)
-                g["dealer_refs"].append(ref(ev))
-                g["stage"] = "p2" if kind == "p1" else "play"
+                g.dealer.append(ev.card)
+                g.dealer_refs.append(ref(ev))
+                g.stage = "p2" if kind == "p1" else "play"
             elif seat is not None:
                 hand = self._hand(g, seat, 1)
-                hand["cards"].append(ev.card)
-                hand["refs"].append(ref(ev))
+                hand.cards.append(ev.card)
+                hand.refs.append(ref(ev))
         elif kind == "hit":
-            s, h, _r = g["pending"].pop(self._pending_for(g, seat, ev.hand))
-            g["turn"] = max(g["turn"], s)
-            self._deal_to_hand(ctx, rnd, self._hand(g, s, h), ev)
+            p = g.pending.pop(self._pending_for(g, seat, ev.hand))
+            g.turn = max(g.turn, p.seat)
+            self._deal_to_hand(ctx, rnd, self._hand(g, p.seat, p.hand), ev)
         elif kind == "draw":
             self._dealer_draw(ctx, rnd, ev)
         elif kind == "p3":
-            if g["stage"] != "p3":
+            if g.stage != "p3":
                 self._end_of_phase_2(ctx, rnd, ref(ev))
-                g["p3"] = [f"seat:{s}" for s in self._seats(rnd)["third"]
-                           for _ in range(SIX - self._seat_count(rnd, s) + (1 if s == seat else 0))]
-                g["stage"] = "p3"
-            g["n"]["p3"] += 1
+                g.p3 = [f"seat:{s}" for s in self._seats(rnd).third
+                        for _ in range(SIX - self._seat_count(rnd, s) + (1 if s == seat else 0))]
+                g.stage = "p3"
+            g.n.p3 += 1
 
     @staticmethod
-    def _hand(g, seat: int, hand: int) -> dict:
+    def _hand(g: CombateRound, seat: int, hand: int) -> CombateHand:
         key = f"{seat:03d}/{hand}"
-        if key not in g["hands"]:
-            g["hands"][key] = {"seat": seat, "hand": hand, "cards": [], "refs": [], "split": False,
-                               "doubled": False, "after_split": 0}
-        return g["hands"][key]
+        if key not in g.hands:
+            g.hands[key] = CombateHand(seat, hand)
+        return g.hands[key]
 
-    def _deal_to_hand(self, ctx, rnd, hand: dict, ev) -> None:
-        who = f"seat {hand['seat']}" + (f"'s {ordinal(hand['hand'])} hand" if hand["split"] else "")
-        if _decide([hand["cards"]], lambda cs: len(cs) >= SIX and is_six_card_winner(cs)):
-            ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)],
+    def _deal_to_hand(self, ctx: TableReplay, rnd: Round, hand: CombateHand, ev) -> None:
+        who = f"seat {hand.seat}" + (f"'s {ordinal(hand.hand)} hand" if hand.split else "")
+        if _decide([hand.cards], lambda cs: len(cs) >= SIX and is_six_card_winner(cs)):
+            ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand.refs[:SIX] + [ref(ev)],
                      expected=f"no more cards to {who}: six cards without going over 21 win automatically",
-                     actual=f"{who} received {ev.card or 'a card'} holding {describe_hand(hand['cards'])}"
-                     if None not in hand["cards"] else f"{who} received a seventh card")
-        if hand["split"]:
-            hand["after_split"] += 1
-            if hand["after_split"] > 1:
-                ctx.emit("ILLEGAL_SPLIT", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
+                     actual=f"{who} received {ev.card or 'a card'} holding {describe_hand(hand.cards)}"
+                     if None not in hand.cards else f"{who} received a seventh card")
+        if hand.split:
+            hand.after_split += 1
+            if hand.after_split > 1:
+                ctx.emit("ILLEGAL_SPLIT", rnd=rnd, key=(), evidence=hand.refs + [ref(ev)],
                          expected=f"one single card to each split ace hand, {who} included",
-                         actual=f"{who} received {ev.card or 'a card'}, its {ordinal(hand['after_split'])} card "
+                         actual=f"{who} received {ev.card or 'a card'}, its {ordinal(hand.after_split)} card "
                                 "after the split")
-        hand["cards"].append(ev.card)
-        hand["refs"].append(ref(ev))
+        hand.cards.append(ev.card)
+        hand.refs.append(ref(ev))
 
-    def _dealer_draw(self, ctx, rnd, ev) -> None:
-        g = rnd["g"]
-        g["stage"] = "draw"
+    def _dealer_draw(self, ctx: TableReplay, rnd: Round, ev) -> None:
+        g: CombateRound = rnd.game_state
+        g.stage = "draw"
         live = self._live(g)
-        must = _decide([g["dealer"]], lambda d: dealer_must_hit(d, self.rules.blackjack)) if live else None
+        must = _decide([g.dealer], lambda d: dealer_must_hit(d, self.rules.blackjack)) if live else None
         if live is None or (live and must is None):
             ctx.undecided(rnd, "DEALER_DRAWING")
         elif live and must is False:
-            ctx.emit("DEALER_DRAWING", rnd=rnd, key=(), evidence=g["dealer_refs"] + [ref(ev)],
+            ctx.emit("DEALER_DRAWING", rnd=rnd, key=(), evidence=g.dealer_refs + [ref(ev)],
                      expected=self._drawing_rule(),
-                     actual=f"the dealer drew {ev.card or 'a card'} holding {describe_hand(g['dealer'])}")
-        g["dealer"].append(ev.card)
-        g["dealer_refs"].append(ref(ev))
+                     actual=f"the dealer drew {ev.card or 'a card'} holding {describe_hand(g.dealer)}")
+        g.dealer.append(ev.card)
+        g.dealer_refs.append(ref(ev))
 
     def _drawing_rule(self) -> str:
         soft = "hits" if self.rules.blackjack.dealer_hits_soft_17 else "stands on"
         return f"while a player hand is live the dealer draws below 17 and stands on 17 or more, and {soft} soft 17"
 
-    def _end_of_phase_2(self, ctx, rnd, end_ref) -> None:
+    def _end_of_phase_2(self, ctx: TableReplay, rnd: Round, end_ref: Ref) -> None:
         """The dealer's last chance to draw has passed: DEALER_DRAWING "stands below 17"."""
-        g = rnd["g"]
-        if g["stand_checked"] or g["stage"] not in ("play", "draw"):
+        g: CombateRound = rnd.game_state
+        if g.stand_checked or g.stage not in ("play", "draw"):
             return
-        g["stand_checked"] = True
+        g.stand_checked = True
         live = self._live(g)
-        must = _decide([g["dealer"]], lambda d: dealer_must_hit(d, self.rules.blackjack)) if live else None
+        must = _decide([g.dealer], lambda d: dealer_must_hit(d, self.rules.blackjack)) if live else None
         if live is None or (live and must is None):
             ctx.undecided(rnd, "DEALER_DRAWING")
         elif live and must:
-            ctx.emit("DEALER_DRAWING", rnd=rnd, key=(), evidence=g["dealer_refs"] + [end_ref],
+            ctx.emit("DEALER_DRAWING", rnd=rnd, key=(), evidence=g.dealer_refs + [end_ref],
                      expected=self._drawing_rule(),
-                     actual=f"the dealer stood on {describe_hand(g['dealer'])}")
+                     actual=f"the dealer stood on {describe_hand(g.dealer)}")
 
     # --- player actions -----------------------------------------------------
-    def on_round_event(self, ctx, rnd, ev) -> None:
+    def on_round_event(self, ctx: TableReplay, rnd: Round, ev) -> None:
         if ev.type != "player_action" or ev.action not in ("hit", "double", "split"):
             return
-        g = rnd["g"]
+        g: CombateRound = rnd.game_state
         hand = self._hand(g, ev.seat, ev.hand or 1)
-        who = f"seat {ev.seat}" + (f"'s {ordinal(hand['hand'])} hand" if hand["split"] else "")
+        who = f"seat {ev.seat}" + (f"'s {ordinal(hand.hand)} hand" if hand.split else "")
         if ev.action == "double":
-            if len(hand["cards"]) != 2:
-                ctx.emit("ILLEGAL_DOUBLE", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
+            if len(hand.cards) != 2:
+                ctx.emit("ILLEGAL_DOUBLE", rnd=rnd, key=(), evidence=hand.refs + [ref(ev)],
                          expected="a double only on a hand of exactly two cards (\"en cualquier dos cartas\")",
-                         actual=f"{who} doubled holding {cards_word(len(hand['cards']))}: {describe_hand(hand['cards'])}"
-                         if None not in hand["cards"] else f"{who} doubled holding {cards_word(len(hand['cards']))}")
-            hand["doubled"] = True
+                         actual=f"{who} doubled holding {cards_word(len(hand.cards))}: {describe_hand(hand.cards)}"
+                         if None not in hand.cards else f"{who} doubled holding {cards_word(len(hand.cards))}")
+            hand.doubled = True
         elif ev.action == "split":
             self._split(ctx, rnd, g, hand, who, ev)
             return
-        g["pending"].append([ev.seat, hand["hand"], ref(ev)])
+        g.pending.append(PendingAction(ev.seat, hand.hand, ref(ev)))
 
-    def _split(self, ctx, rnd, g, hand, who, ev) -> None:
-        cards = hand["cards"]
+    def _split(self, ctx: TableReplay, rnd: Round, g: CombateRound, hand: CombateHand, who: str, ev) -> None:
+        cards = hand.cards
         aces = _decide([cards], lambda cs: len(cs) == 2 and all(c[0] == "A" for c in cs), ("Ac", "2c"))
-        wrong = "a hand that was already split" if hand["split"] else None
+        wrong = "a hand that was already split" if hand.split else None
         if wrong is None and aces is False:
             wrong = f"{' '.join(c or '??' for c in cards) or 'no cards'}"
         if wrong is not None:
-            ctx.emit("ILLEGAL_SPLIT", rnd=rnd, key=(), evidence=hand["refs"] + [ref(ev)],
+            ctx.emit("ILLEGAL_SPLIT", rnd=rnd, key=(), evidence=hand.refs + [ref(ev)],
                      expected="a split only of two aces, each receiving one single card",
                      actual=f"{who} split {wrong}")
         elif aces is None:
             ctx.undecided(rnd, "ILLEGAL_SPLIT")
-        second = self._hand(g, ev.seat, 1 + max(h["hand"] for h in g["hands"].values() if h["seat"] == ev.seat))
+        second = self._hand(g, ev.seat, 1 + max(h.hand for h in g.hands.values() if h.seat == ev.seat))
         if cards:
-            second["cards"], second["refs"] = cards[1:], hand["refs"][1:]
-            hand["cards"], hand["refs"] = cards[:1], hand["refs"][:1]
-        hand["split"] = second["split"] = True
-        g["pending"] += [[ev.seat, hand["hand"], ref(ev)], [ev.seat, second["hand"], ref(ev)]]
+            second.cards, second.refs = cards[1:], hand.refs[1:]
+            hand.cards, hand.refs = cards[:1], hand.refs[:1]
+        hand.split = second.split = True
+        g.pending += [PendingAction(ev.seat, hand.hand, ref(ev)), PendingAction(ev.seat, second.hand, ref(ev))]
 
     # --- settlement ---------------------------------------------------------
-    def payout_candidates(self, ctx, rnd, ev):
-        g = rnd["g"]
+    def payout_candidates(self, ctx: TableReplay, rnd: Round, ev):
+        g: CombateRound = rnd.game_state
         amount = bet_total(rnd, ev.seat, ev.spot)
         if ev.spot not in SPOTS or amount is None:
             return [("no bet", 0.0)]
         target = f"seat:{ev.seat}"
         if ev.spot == "first":
-            combate_card = next(([c[3]] for c in rnd["cards"] if c[0] == target), None)  # the seat's first card
-            if combate_card is None or not g["dealer"]:
+            combate_card = next(([c.card] for c in rnd.cards if c.target == target), None)  # the seat's first card
+            if combate_card is None or not g.dealer:
                 return []
-            got = _decide([combate_card, g["dealer"][:1]], lambda p, d: settle_first_bet(p[0], d[0], amount))
+            got = _decide([combate_card, g.dealer[:1]], lambda p, d: settle_first_bet(p[0], d[0], amount))
         elif ev.spot == "second":
-            hand = g["hands"].get(f"{ev.seat:03d}/{ev.hand or 1}")
-            if hand is None or len(g["dealer"]) < 2:
+            hand = g.hands.get(f"{ev.seat:03d}/{ev.hand or 1}")
+            if hand is None or len(g.dealer) < 2:
                 return []
-            got = _decide([hand["cards"], g["dealer"]], lambda p, d: settle_second_bet(
-                p, d, amount, doubled=hand["doubled"], split=hand["split"], rules=self.rules.blackjack))
+            got = _decide([hand.cards, g.dealer], lambda p, d: settle_second_bet(
+                p, d, amount, doubled=hand.doubled, split=hand.split, rules=self.rules.blackjack))
         else:
-            seat_cards = [c[3] for c in rnd["cards"] if c[0] == target]
+            seat_cards = [c.card for c in rnd.cards if c.target == target]
             if len(seat_cards) != SIX:
                 return []
             got = _decide([seat_cards], lambda cs: third_bet_settlement(cs, amount, self.rules.paytable),
                           ALL_CARDS, limit=1)  # the settlement needs the best hand's category only
         return [] if got is None else [(got.result, got.amount)]
 
-    def on_payout(self, ctx, rnd, ev) -> None:
-        g = rnd["g"]
+    def on_payout(self, ctx: TableReplay, rnd: Round, ev) -> None:
+        g: CombateRound = rnd.game_state
         if ev.spot == "second":
             self._end_of_phase_2(ctx, rnd, ref(ev))
-            if g["stage"] in ("play", "draw"):
-                g["stage"] = "settled"
-            hand = g["hands"].get(f"{ev.seat:03d}/{ev.hand or 1}")
-            if hand is not None and ev.result != "win" and not rnd["voided"] and \
-                    _decide([hand["cards"]], is_six_card_winner):
-                ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)], seat=ev.seat,
+            if g.stage in ("play", "draw"):
+                g.stage = "settled"
+            hand = g.hands.get(f"{ev.seat:03d}/{ev.hand or 1}")
+            if hand is not None and ev.result != "win" and not rnd.voided and \
+                    _decide([hand.cards], is_six_card_winner):
+                ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand.refs[:SIX] + [ref(ev)], seat=ev.seat,
                          expected=f"seat {ev.seat}'s second bet paid as a win: six cards without going over 21 win",
-                         actual=f"it was settled as {settlement(ev.result, ev.amount)} on {describe_hand(hand['cards'])}")
-        last = g["last_paid"].get(ev.spot)
-        if last is not None and ev.seat > last[0]:
-            ctx.emit("SETTLEMENT_ORDER", rnd=rnd, key=(), evidence=[last[1], ref(ev)],
+                         actual=f"it was settled as {settlement(ev.result, ev.amount)} on {describe_hand(hand.cards)}")
+        last = g.last_paid.get(ev.spot)
+        if last is not None and ev.seat > last.seat:
+            ctx.emit("SETTLEMENT_ORDER", rnd=rnd, key=(), evidence=[last.ref, ref(ev)],
                      expected=f"{ev.spot} bets settled right to left, in descending seat order",
-                     actual=f"seat {ev.seat}'s {ev.spot} bet was settled after seat {last[0]}'s")
-        g["last_paid"][ev.spot] = [ev.seat, ref(ev)]
+                     actual=f"seat {ev.seat}'s {ev.spot} bet was settled after seat {last.seat}'s")
+        g.last_paid[ev.spot] = LastPaid(ev.seat, ref(ev))
 
-    def on_round_end(self, ctx, rnd, ev) -> None:
-        g = rnd["g"]
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev) -> None:
+        g: CombateRound = rnd.game_state
         self._end_of_phase_2(ctx, rnd, ref(ev))
-        if rnd["voided"]:
+        if rnd.voided:
             return
-        paid = {(p[0], p[2]) for p in rnd["payouts"] if p[1] == "second"}
+        paid = {(p.seat, p.hand) for p in rnd.payouts if p.spot == "second"}
         for hand in self._hands(g):
-            if (hand["seat"], hand["hand"]) not in paid and bet_total(rnd, hand["seat"], "second") is not None \
-                    and _decide([hand["cards"]], is_six_card_winner):
-                ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand["refs"][:SIX] + [ref(ev)],
-                         seat=hand["seat"],
-                         expected=f"seat {hand['seat']}'s second bet paid as a win: six cards without going over 21 win",
-                         actual=f"the round ended with that bet never settled, the hand being {describe_hand(hand['cards'])}")
+            if (hand.seat, hand.hand) not in paid and bet_total(rnd, hand.seat, "second") is not None \
+                    and _decide([hand.cards], is_six_card_winner):
+                ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand.refs[:SIX] + [ref(ev)],
+                         seat=hand.seat,
+                         expected=f"seat {hand.seat}'s second bet paid as a win: six cards without going over 21 win",
+                         actual=f"the round ended with that bet never settled, the hand being {describe_hand(hand.cards)}")
 
     # --- misdeal and the round row ------------------------------------------
-    def expected_holdings(self, ctx, rnd):
-        if rnd["voided"] and rnd["g"]["stage"] != "p3":
+    def expected_holdings(self, ctx: TableReplay, rnd: Round):
+        if rnd.voided and rnd.game_state.stage != "p3":
             return None  # voided before the poker deal: the deal was never completed
         seats = self._seats(rnd)
         want = dict(self.holdings(ctx, rnd))
-        betting = set(seats["first"]) | set(seats["second"]) | set(seats["third"])
+        betting = set(seats.first) | set(seats.second) | set(seats.third)
         for position in list(want):
             if seat_of(position) is not None and seat_of(position) not in betting:
                 want[position] = 0
-        for s in seats["third"]:
+        for s in seats.third:
             want[f"seat:{s}"] = SIX
         return want
 
-    def outcome(self, ctx, rnd) -> str | None:
-        dealer = rnd["g"]["dealer"]
-        if rnd["voided"] or len(dealer) < 2 or None in dealer:
+    def outcome(self, ctx: TableReplay, rnd: Round) -> str | None:
+        dealer = rnd.game_state.dealer
+        if rnd.voided or len(dealer) < 2 or None in dealer:
             return None
         return f"dealer {describe_hand(dealer)}; combate card {dealer[0][0]}"

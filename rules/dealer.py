@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pitwatch.rules import packs, rounds
 from pitwatch.rules.finding import ref
+from pitwatch.rules.state import Action, Bet, IdUse, Pack, Payout, Round, Seat, Shuffle
 from pitwatch.rules.uses import LEFT, NOTES, PREPARES, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS, again, use_key
 from pitwatch.schemas.events import Event
 
@@ -41,72 +42,72 @@ def resolve(rp, ev: Event):
 def _round_key(rp, ev: Event, rid: str):
     """The use of round id ``rid`` the event names: a ``round_started`` starts a new use of an id
     whose round ended (or never started one), any other event names the latest use."""
-    uses = rp.st["uses"]["round"]
+    uses = rp.table.uses.round
     rec = uses.get(rid)
     t = ev.type
     if rec is not None and t != "round_started" and t != "round_ended":
-        return rid if rec[0] == 1 else use_key(rid, rec[0])    # the usual case: the latest use
-    if rec is None and t == "round_started" and rid in rp.st["done_rounds"]:
-        rec = [1, _ENDED]       # its count forgotten, its first use still remembered as finished
+        return rid if rec.n == 1 else use_key(rid, rec.n)    # the usual case: the latest use
+    if rec is None and t == "round_started" and rid in rp.table.done_rounds:
+        rec = IdUse(1, _ENDED)       # its count forgotten, its first use still remembered as finished
         again(uses, rid, rec)
     if rec is None:
-        again(uses, rid, [1, _STARTED if ev.type == "round_started" else _ENDED if ev.type == "round_ended"
-                          else _NAMED])
+        again(uses, rid, IdUse(1, _STARTED if ev.type == "round_started" else _ENDED if ev.type == "round_ended"
+                          else _NAMED))
         return rid
     if ev.type == "round_started":
-        if rec[1] == _STARTED:
-            rnd = rp.st["rounds"].get(use_key(rid, rec[0]))
-            since = f" (started by event {rnd['start_ref'][0]})" if rnd is not None and rnd["start_ref"] else ""
-            rp._rejects.append((ev, f"round_started names round {rid!r}, which is still open on table "
+        if rec.status == _STARTED:
+            rnd = rp.table.rounds.get(use_key(rid, rec.n))
+            since = f" (started by event {rnd.start_ref.event_id})" if rnd is not None and rnd.start_ref else ""
+            rp.reject(ev, f"round_started names round {rid!r}, which is still open on table "
                                     f"{rp.table_id}{since}: a round id is used again only after its round "
-                                    "ended (round_ended); this line is rejected and the round goes on"))
+                                    "ended (round_ended); this line is rejected and the round goes on")
             return None
-        if rec[1] == _ENDED:
+        if rec.status == _ENDED:
             again(uses, rid, rec)
-            rec[0] += 1
-            rec[1] = _STARTED
-            return rp._use(rid, rec[0])
-        rec[1] = _STARTED
+            rec.n += 1
+            rec.status = _STARTED
+            return rp.new_use(rid, rec.n)
+        rec.status = _STARTED
     elif ev.type == "round_ended":
-        rec[1] = _ENDED
-    return use_key(rid, rec[0])
+        rec.status = _ENDED
+    return use_key(rid, rec.n)
 
 
 def _table_event(rp, ev: Event) -> None:
-    st = rp.st
+    st = rp.table
     t = ev.type
     if t == "table_opened":
-        rp._set_game(ev.game)
-        st["decks"] = ev.decks
-        st["seated"] = []
-        st["packs_since_open"] = 0
+        rp.set_game(ev.game)
+        st.decks = ev.decks
+        st.seated = []
+        st.packs_since_open = 0
     elif t == "table_closed":
-        for rec in st["uses"]["term"].values():   # every pack has left play
-            rec[1] = LEFT
-        for pid in list(st["packs"]):
-            rp._passes(pid, "term_done")
-        st["play_pack"] = st["prep_pack"] = None
-        st["seated"] = []
+        for rec in st.uses.term.values():   # every pack has left play
+            rec.status = LEFT
+        for pid in list(st.packs):
+            rp.passes(pid, "term")
+        st.play_pack = st.prep_pack = None
+        st.seated = []
     elif t == "player_seated":
-        if ev.seat not in [s for s, _o in st["seated"]]:
-            st["seat_counter"] += 1
-            st["seated"].append([ev.seat, st["seat_counter"]])
+        if ev.seat not in [s.seat for s in st.seated]:
+            st.seat_counter += 1
+            st.seated.append(Seat(ev.seat, st.seat_counter))
     elif t == "player_left":
-        st["seated"] = [s for s in st["seated"] if s[0] != ev.seat]
+        st.seated = [s for s in st.seated if s.seat != ev.seat]
     rp.proc.on_table_event(rp, ev)
 
 
-def names(rp, pack_id: str, ev: Event) -> dict:
+def names(rp, pack_id: str, ev: Event) -> Pack:
     """The terminal names ``pack_id``: number it among the table's packs and hand it
     the preparation events that were waiting for a pack name."""
-    st = rp.st
-    pack = rp._pack(pack_id, ev)
-    if pack["open_ordinal"] is None:
-        st["packs_since_open"] += 1
-        pack["open_ordinal"] = st["packs_since_open"]
-        if not pack["dealt"]:
-            st["prep_pack"] = pack_id
-        waiting, st["unnamed_prep"] = st["unnamed_prep"], []
+    st = rp.table
+    pack = rp.open_pack(pack_id, ev)
+    if pack.open_ordinal is None:
+        st.packs_since_open += 1
+        pack.open_ordinal = st.packs_since_open
+        if not pack.dealt:
+            st.prep_pack = pack_id
+        waiting, st.unnamed_prep = st.unnamed_prep, []
         for raw in waiting:
             rp.proc.on_pack_event(rp, pack, Event.from_row(raw))
     return pack
@@ -114,64 +115,64 @@ def names(rp, pack_id: str, ev: Event) -> dict:
 
 def plays(rp, pack_id: str) -> None:
     """The terminal deals from ``pack_id``: it has passed the pack it dealt from before."""
-    st = rp.st
-    if st["play_pack"] not in (None, pack_id):
-        rp.left("term", st["play_pack"])
-        rp._passes(st["play_pack"], "term_done")
-    st["play_pack"] = pack_id
-    if st["prep_pack"] == pack_id:
-        st["prep_pack"] = None
+    st = rp.table
+    if st.play_pack not in (None, pack_id):
+        rp.left("term", st.play_pack)
+        rp.passes(st.play_pack, "term")
+    st.play_pack = pack_id
+    if st.prep_pack == pack_id:
+        st.prep_pack = None
 
 
 def _prep(rp, ev: Event) -> None:
-    st = rp.st
+    st = rp.table
     pid = ev.pack_id
     if pid is None:
-        prep = st["prep_pack"]
-        if prep is None or prep not in st["packs"] or st["packs"][prep]["dealt"]:
-            st["unnamed_prep"].append({n: getattr(ev, n) for n in ("event_id", "ts", "source", "type", "table_id",
+        prep = st.prep_pack
+        if prep is None or prep not in st.packs or st.packs[prep].dealt:
+            st.unnamed_prep.append({n: getattr(ev, n) for n in ("event_id", "ts", "source", "type", "table_id",
                                        "device_id", "seq", "dealer_id", "by", "to", "position", "stack_size",
                                        "from_back", "method") if getattr(ev, n) is not None})
             return
         pid = prep
     pack = names(rp, pid, ev)
-    if not pack["dealt"]:
-        st["prep_pack"] = pid
-    pack = rp._pack(pid, ev)
+    if not pack.dealt:
+        st.prep_pack = pid
+    pack = rp.open_pack(pid, ev)
     if ev.type == "shuffle":
         rp.terminal_shuffled(pid, ev.method)
-        pack["shuffles"].append(["dealer", ev.method, ref(ev)])
+        pack.shuffles.append(Shuffle("dealer", ev.method, ref(ev)))
     rp.proc.on_pack_event(rp, pack, ev)
-    rp._settle(pack)
+    rp.settle(pack)
 
 
 def _loose_card(rp, ev: Event) -> None:
     """A card_dealt outside any round: a burn of the pack being started (003 4.7)."""
-    st = rp.st
-    pid = ev.pack_id or st["prep_pack"] or st["play_pack"]
+    st = rp.table
+    pid = ev.pack_id or st.prep_pack or st.play_pack
     if pid is None:
         return
     names(rp, pid, ev)
     plays(rp, pid)
-    pack = rp._pack(pid, ev)
+    pack = rp.open_pack(pid, ev)
     rp.dealt("term", pid)
-    packs.record_term_card(pack, ev, None, st["dealer_pos"])
+    packs.record_term_card(pack, ev, None, st.dealer_pos)
     rp.proc.on_pack_event(rp, pack, ev)
-    rp._align(pack)
-    rp._settle(pack)
+    rp.align(pack)
+    rp.settle(pack)
 
 
 def _pack_note(rp, ev: Event) -> None:
-    st = rp.st
-    rnd = st["rounds"].get(ev.round_id) if ev.round_id else None
-    pid = ev.pack_id or (rnd["packs"][-1] if rnd and rnd["packs"] else None) or st["play_pack"]
+    st = rp.table
+    rnd = st.rounds.get(ev.round_id) if ev.round_id else None
+    pid = ev.pack_id or (rnd.packs[-1] if rnd and rnd.packs else None) or st.play_pack
     if pid is None:
         return
-    pack = rp._pack(pid, ev)
+    pack = rp.open_pack(pid, ev)
     if ev.type == "stub_counted":
-        pack["stub_counts"].append(ev.stub)
+        pack.stub_counts.append(ev.stub)
     rp.proc.on_pack_event(rp, pack, ev)
-    rp._settle(pack)
+    rp.settle(pack)
 
 
 def round_event(rp, ev: Event) -> None:
@@ -179,78 +180,78 @@ def round_event(rp, ev: Event) -> None:
     rid = ev.round_id
     if rid is None:
         return
-    _ROUND.get(ev.type, _round_other)(rp, rp._round(rid, ev), ev)
+    _ROUND.get(ev.type, _round_other)(rp, rp.open_round(rid, ev), ev)
 
 
-def _round_started(rp, rnd: dict, ev: Event) -> None:
-    st = rp.st
-    if st["game"] is None:
-        rp._set_game(ev.game)
+def _round_started(rp, rnd: Round, ev: Event) -> None:
+    st = rp.table
+    if st.game is None:
+        rp.set_game(ev.game)
     pid = ev.pack_id
-    rnd.update(pack_id=pid, game=ev.game, dealer_id=ev.dealer_id, started=ev.ts,
-               start_ref=ref(ev), start_pos=st["dealer_pos"])
-    if pid not in rnd["packs"]:
-        rnd["packs"].append(pid)
+    rnd.pack_id, rnd.game, rnd.dealer_id, rnd.started = pid, ev.game, ev.dealer_id, ev.ts
+    rnd.start_ref, rnd.start_pos = ref(ev), st.dealer_pos
+    if pid not in rnd.packs:
+        rnd.packs.append(pid)
     names(rp, pid, ev)
     plays(rp, pid)
-    pack = rp._pack(pid, ev)
-    pack["rounds"].append(ev.round_id)
+    pack = rp.open_pack(pid, ev)
+    pack.rounds.append(ev.round_id)
     rp.proc.on_round_start(rp, rnd, ev)
-    rp._settle(pack)
+    rp.settle(pack)
 
 
-def _bet_placed(rp, rnd: dict, ev: Event) -> None:
-    rnd["bets"].append([ev.seat, ev.spot, ev.amount, bool(ev.all_in), ref(ev)])
+def _bet_placed(rp, rnd: Round, ev: Event) -> None:
+    rnd.bets.append(Bet(ev.seat, ev.spot, ev.amount, bool(ev.all_in), ref(ev)))
     rp.proc.on_bet(rp, rnd, ev)
 
 
-def _bets_closed(rp, rnd: dict, ev: Event) -> None:
-    if rnd["bets_closed"] is None:
-        rnd["bets_closed"] = ref(ev)
+def _bets_closed(rp, rnd: Round, ev: Event) -> None:
+    if rnd.bets_closed is None:
+        rnd.bets_closed = ref(ev)
     rp.proc.on_bets_closed(rp, rnd, ev)
 
 
-def _payout(rp, rnd: dict, ev: Event) -> None:
+def _payout(rp, rnd: Round, ev: Event) -> None:
     rounds.check_payout(rp, rnd, ev)
-    rnd["payouts"].append([ev.seat, ev.spot, ev.hand or 1, ev.result, ev.amount, ref(ev)])
+    rnd.payouts.append(Payout(ev.seat, ev.spot, ev.hand or 1, ev.result, ev.amount, ref(ev)))
     rp.proc.on_payout(rp, rnd, ev)
 
 
-def _reshuffle(rp, rnd: dict, ev: Event) -> None:
+def _reshuffle(rp, rnd: Round, ev: Event) -> None:
     pid = ev.pack_id
     names(rp, pid, ev)
     plays(rp, pid)
-    pack = rp._pack(pid, ev)
-    pack["shuffles"].append(["reshuffle", None, ref(ev)])
-    if pid not in rnd["packs"]:
-        rnd["packs"].append(pid)
-    pack["rounds"].append(ev.round_id)
+    pack = rp.open_pack(pid, ev)
+    pack.shuffles.append(Shuffle("reshuffle", None, ref(ev)))
+    if pid not in rnd.packs:
+        rnd.packs.append(pid)
+    pack.rounds.append(ev.round_id)
     rp.proc.on_round_event(rp, rnd, ev)
-    rp._settle(pack)
+    rp.settle(pack)
 
 
-def _round_ended(rp, rnd: dict, ev: Event) -> None:
-    st = rp.st
+def _round_ended(rp, rnd: Round, ev: Event) -> None:
+    st = rp.table
     rounds.check_misdeal(rp, rnd)
-    rnd["ended"] = ev.ts
-    rnd["done"] = True
+    rnd.ended = ev.ts
+    rnd.done = True
     rp.proc.on_round_end(rp, rnd, ev)
     rid = ev.round_id
-    if rid not in st["ending"] and rid in st["rounds"]:
-        st["ending"].append(rid)
+    if rid not in st.ending and rid in st.rounds:
+        st.ending.append(rid)
 
 
-def _player_action(rp, rnd: dict, ev: Event) -> None:
-    rnd["actions"].append([ev.seat, ev.hand or 1, ev.action, ev.amount, bool(ev.all_in), ev.street, ref(ev)])
+def _player_action(rp, rnd: Round, ev: Event) -> None:
+    rnd.actions.append(Action(ev.seat, ev.hand or 1, ev.action, ev.amount, bool(ev.all_in), ev.street, ref(ev)))
     rp.proc.on_round_event(rp, rnd, ev)
 
 
-def _round_voided(rp, rnd: dict, ev: Event) -> None:
-    rnd["voided"] = True
+def _round_voided(rp, rnd: Round, ev: Event) -> None:
+    rnd.voided = True
     rp.proc.on_round_event(rp, rnd, ev)
 
 
-def _round_other(rp, rnd: dict, ev: Event) -> None:
+def _round_other(rp, rnd: Round, ev: Event) -> None:
     rp.proc.on_round_event(rp, rnd, ev)
 
 
@@ -260,32 +261,32 @@ def _card_dealt(rp, ev: Event) -> None:
     if rid is None:
         _loose_card(rp, ev)
         return
-    rnd = rp._round(rid, ev)
-    st = rp.st
-    pid = ev.pack_id or (rnd["packs"][-1] if rnd["packs"] else None) or st["play_pack"]
+    rnd = rp.open_round(rid, ev)
+    st = rp.table
+    pid = ev.pack_id or (rnd.packs[-1] if rnd.packs else None) or st.play_pack
     tpos = pack = None
     if pid is not None:
-        named = st["packs"].get(pid)
-        if named is None or named["open_ordinal"] is None:  # else names() changes nothing
+        named = st.packs.get(pid)
+        if named is None or named.open_ordinal is None:  # else names() changes nothing
             names(rp, pid, ev)
-        if st["play_pack"] != pid or st["prep_pack"] == pid:  # else plays() changes nothing
+        if st.play_pack != pid or st.prep_pack == pid:  # else plays() changes nothing
             plays(rp, pid)
-        pack = rp._pack(pid, ev)
-        if not pack["dealt"]:
+        pack = rp.open_pack(pid, ev)
+        if not pack.dealt:
             rp.dealt("term", pid)
-        tpos = packs.record_term_card(pack, ev, ev.round_id, st["dealer_pos"])
-        if pid not in rnd["packs"]:
-            rnd["packs"].append(pid)
-            pack["rounds"].append(ev.round_id)
-        if rnd["pack_id"] is None:
-            rnd["pack_id"] = pid
+        tpos = packs.record_term_card(pack, ev, ev.round_id, st.dealer_pos)
+        if pid not in rnd.packs:
+            rnd.packs.append(pid)
+            pack.rounds.append(ev.round_id)
+        if rnd.pack_id is None:
+            rnd.pack_id = pid
     rounds.on_card(rp, rnd, ev, pid, tpos)
-    if rnd["done"]:
-        rp._fver += 1  # a card after round_ended: the round's finality is to be looked at again
+    if rnd.done:
+        rp.round_may_end()  # a card after round_ended: the round's finality is to be looked at again
     rp.proc.on_card(rp, rnd, ev)
     if pack is not None:
-        rp._align(pack)
-        rp._settle(pack)
+        rp.align(pack)
+        rp.settle(pack)
 
 
 # dealer event type -> what replays it (any other type: :func:`round_event`); TableReplay.feed routes by it

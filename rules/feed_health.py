@@ -53,28 +53,22 @@ for that table and for ``*`` (a back-room shuffler serving any table), as
     ``close()``, so the row does not depend on arrival order.  The texts
     name the event's type and id, never its card.
 
-State: one versioned record in the table state, ``st["feed"]``
-(:func:`new_state`); a pack's SHOE_SILENT decision is kept in the pack
-(``pack["shoe_silent"]``: absent while open, ``"done"`` once decided).
+State: one record in the table's state, ``ctx.table.feed``
+(:class:`pitwatch.rules.state.FeedRecord`); whether a pack's SHOE_SILENT is
+decided is kept in the pack (``pack.shoe_silent_decided``).
 """
 from __future__ import annotations
 
 import datetime as _dt
 
-from pitwatch.rules.alignment import term_ref
 from pitwatch.rules.finding import ref
+from pitwatch.rules.state import FeedRecord, Pack, UnknownDevice
 from pitwatch.schemas.contract import SHOE_GAMES
 
 #: a registry row: (device_id, source, table_id or "*", from_day or None, to_day or None), days inclusive
 DeviceRow = tuple
 
-STATE_VERSION = 1
 _MINUTE = 60_000_000  # a gaming day changes at most on a minute (HH:MM cutoff, whole-minute zone offsets)
-
-
-def new_state() -> dict:
-    """``st["feed"]``: earliest shoe ts of the table, devices reported, unknown devices waiting for the game."""
-    return {"v": STATE_VERSION, "shoe_ts": None, "reported": [], "pending": []}
 
 
 def _on(day: _dt.date, first, last) -> bool:
@@ -82,7 +76,7 @@ def _on(day: _dt.date, first, last) -> bool:
 
 
 class FeedHealth:
-    """The feed-health table check of one table (configuration only; state in ``ctx.st["feed"]``)."""
+    """The feed-health table check of one table (configuration only; state in ``ctx.table.feed``)."""
 
     def __init__(self, ref) -> None:
         rows = getattr(ref, "devices", None)
@@ -97,12 +91,10 @@ class FeedHealth:
 
     # --- state ----------------------------------------------------------------
     @staticmethod
-    def record(ctx) -> dict:
-        rec = ctx.st.get("feed")
+    def record(ctx) -> FeedRecord:
+        rec = ctx.table.feed
         if rec is None:
-            rec = ctx.st["feed"] = new_state()
-        elif rec.get("v") != STATE_VERSION:
-            raise ValueError(f"feed-health state version {rec.get('v')!r}, expected {STATE_VERSION}")
+            rec = ctx.table.feed = FeedRecord()
         return rec
 
     # --- hooks ----------------------------------------------------------------
@@ -110,35 +102,34 @@ class FeedHealth:
         """Every event of the table, after the engine replayed it."""
         if ev.source == "shoe":
             rec = self.record(ctx)
-            if rec["shoe_ts"] is None or ev.ts < rec["shoe_ts"]:
-                rec["shoe_ts"] = ev.ts
+            if rec.shoe_ts is None or ev.ts < rec.shoe_ts:
+                rec.shoe_ts = ev.ts
         if not self.registry:
             return
         if not self._listed(ctx, ev):
             rec = self.record(ctx)
-            if ev.device_id not in rec["reported"]:
-                rec["reported"].append(ev.device_id)
-                rec["pending"].append([ev.device_id, ev.source, ev.type,
-                                       ref(ev)])
-        if ctx.st["game"] is not None:
-            rec = ctx.st.get("feed")
-            if rec is not None and rec["pending"]:
+            if ev.device_id not in rec.reported:
+                rec.reported.append(ev.device_id)
+                rec.pending.append(UnknownDevice(ev.device_id, ev.source, ev.type, ref(ev)))
+        if ctx.game is not None:
+            rec = ctx.table.feed
+            if rec is not None and rec.pending:
                 self._report(ctx, rec)
 
-    def on_pack_done(self, ctx, pack: dict) -> None:
+    def on_pack_done(self, ctx, pack: Pack) -> None:
         self._decide(ctx, pack, closing=False)
 
-    def pack_open(self, ctx, pack: dict) -> bool:
+    def pack_open(self, ctx, pack: Pack) -> bool:
         """True while the pack's SHOE_SILENT is undecided (its row waits)."""
-        if "shoe_silent" not in pack:
+        if not pack.shoe_silent_decided:
             self._decide(ctx, pack, closing=False)
-        return "shoe_silent" not in pack
+        return not pack.shoe_silent_decided
 
     def on_close(self, ctx) -> None:
-        for pack in list(ctx.st["packs"].values()):
+        for pack in ctx.open_packs():
             self._decide(ctx, pack, closing=True)
-        rec = ctx.st.get("feed")
-        if rec is not None and rec["pending"]:
+        rec = ctx.table.feed
+        if rec is not None and rec.pending:
             self._report(ctx, rec)
 
     # --- UNKNOWN_DEVICE -------------------------------------------------------------
@@ -158,10 +149,11 @@ class FeedHealth:
         self._seen[key] = (minute, listed)
         return listed
 
-    def _report(self, ctx, rec: dict) -> None:
-        pending, rec["pending"] = rec["pending"], []
-        for device_id, source, typ, evidence in pending:
-            day = ctx.gaming_day(evidence[1])
+    def _report(self, ctx, rec: FeedRecord) -> None:
+        pending, rec.pending = rec.pending, []
+        for unknown in pending:
+            device_id, source, typ, evidence = unknown.device_id, unknown.source, unknown.type, unknown.ref
+            day = ctx.gaming_day(evidence.ts)
             listed = sorted({s for (d, s) in self.allowed if d == device_id})
             why = (f"the registry lists it for this table only as {', '.join(listed)}" if listed and source not in listed
                    else "the registry lists it for this table on other days" if listed
@@ -169,32 +161,32 @@ class FeedHealth:
             ctx.emit("UNKNOWN_DEVICE", key=(device_id,), evidence=[evidence], device_id=device_id,
                      expected=f"every device writing for {ctx.table_id} is in devices.csv for its source "
                               f"and that table on gaming day {day}",
-                     actual=f"{source} {device_id} wrote a {typ.replace('_', ' ')} event ({evidence[0]}) for {ctx.table_id} "
+                     actual=f"{source} {device_id} wrote a {typ.replace('_', ' ')} event ({evidence.event_id}) for {ctx.table_id} "
                             f"on gaming day {day}: {why}")
 
     # --- SHOE_SILENT --------------------------------------------------------------
-    def _decide(self, ctx, pack: dict, closing: bool) -> None:
-        if "shoe_silent" in pack:
+    def _decide(self, ctx, pack: Pack, closing: bool) -> None:
+        if pack.shoe_silent_decided:
             return
-        al = pack["al"]
+        al = pack.alignment
         # called once both card streams passed the pack (on_pack_done, pack_open) or at close()
-        if ctx.st["game"] not in SHOE_GAMES or ctx.shoeless or al["s"] or not al["t"]:
-            pack["shoe_silent"] = "done"   # a shoe drew from it, nothing was dealt, or no shoe at this game
+        if ctx.game not in SHOE_GAMES or ctx.shoeless or al.shoe or not al.term:
+            pack.shoe_silent_decided = True   # a shoe drew from it, nothing was dealt, or no shoe at this game
             return
-        t = al["t"]
-        first = min(t, key=lambda c: (c[2], c[5]))
-        why = self._shoe_expected(ctx, first[2])
+        t = al.term
+        first = min(t, key=lambda c: (c.ts, c.dealer_pos))
+        why = self._shoe_expected(ctx, first.ts)
         if why is None and not closing and not self.registry:
             return                          # a shoe event with an earlier ts may still arrive
-        pack["shoe_silent"] = "done"
+        pack.shoe_silent_decided = True
         if why is None:
             return
-        last = max(t, key=lambda c: (c[2], c[5]))
+        last = max(t, key=lambda c: (c.ts, c.dealer_pos))
         ctx.emit("SHOE_SILENT", pack=pack, key=(),
-                 evidence=[term_ref(first), term_ref(last)],
+                 evidence=[first.ref(), last.ref()],
                  expected=f"the shoe draws every card of the pack: {why}",
                  actual=f"the terminal recorded {len(t)} card{'s' if len(t) != 1 else ''} of pack "
-                        f"{ctx.label(pack['pack_id'])} and no shoe drew any")
+                        f"{ctx.label(pack.pack_id)} and no shoe drew any")
 
     def _shoe_expected(self, ctx, first_ts: int) -> str | None:
         """Why the table is expected to have a shoe when the pack's first card was dealt; None: not (yet)."""
@@ -204,7 +196,7 @@ class FeedHealth:
             if not listed:
                 return None
             return f"the registry lists shoe {', '.join(listed)} for {ctx.table_id} on gaming day {day}"
-        shoe_ts = (ctx.st.get("feed") or {}).get("shoe_ts")
+        shoe_ts = ctx.table.feed.shoe_ts if ctx.table.feed is not None else None
         if shoe_ts is not None and shoe_ts < first_ts:
             return f"a shoe wrote for {ctx.table_id} before the pack's first card"
         return None

@@ -25,10 +25,11 @@ order the devices' events arrived in.  Hence:
   reference of the finding's game (:meth:`pitwatch.rules.catalog.Rule.source_for`);
   ``expected`` / ``actual`` are sentences a person reads (:mod:`pitwatch.rules.words`).
 
-Evidence travels through the engine's state as *refs*: plain lists
-``[event_id, ts, dealer_id, device_id, ts_offset]`` (see :func:`ref`).  A ref
-of three items (a state written before version 2) has no device:
-``device_id`` None; one of four (written before ``ts_offset``) no offset.
+Evidence travels through the engine's state as *refs*
+(:class:`pitwatch.rules.state.Ref`: ``event_id``, ``ts``, ``dealer_id``,
+``device_id``, ``ts_offset``; see :func:`ref`).  A ref of a state written
+before version 2 has no device (``device_id`` None), one written before
+``ts_offset`` no offset.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ import json
 from typing import Callable, Iterable, Sequence
 
 from pitwatch.rules.catalog import rule
+from pitwatch.rules.state import Ref
 from pitwatch.schemas.events import micros_to_datetime
 
 GamingDay = Callable[[int], _dt.date]
@@ -56,19 +58,9 @@ def gaming_day_from_config(config) -> GamingDay:
     return lambda ts: config.gaming_day(micros_to_datetime(ts))
 
 
-def ref(ev) -> list:
-    """The evidence ref of an event: ``[event_id, ts, dealer_id, device_id, ts_offset]`` (plain data)."""
-    return [ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None, ev.device_id, ev.ts_offset]
-
-
-def ref_offset(r) -> int | None:
-    """The ``ts_offset`` of an evidence ref (None for a ref of a state written before it)."""
-    return r[4] if len(r) > 4 else None
-
-
-def ref_device(r) -> str | None:
-    """The device of an evidence ref (None for a three-item ref of an older state)."""
-    return r[3] if len(r) > 3 else None
+def ref(ev) -> Ref:
+    """The evidence ref of an event (:class:`pitwatch.rules.state.Ref`)."""
+    return Ref(ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None, ev.device_id, ev.ts_offset)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -125,32 +117,32 @@ def finding_id(rule_id: str, table_id: str | None, key: Sequence, evidence: Iter
 
 
 def make_finding(
-    rule_id: str, *, table_id: str, game: str | None, key: Sequence, evidence: Sequence[Sequence],
+    rule_id: str, *, table_id: str, game: str | None, key: Sequence, evidence: Sequence[Ref],
     expected: str, actual: str, gaming_day: GamingDay = default_gaming_day,
     pack_id: str | None = None, round_id: str | None = None, seat: int | None = None,
     spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None,
     pack_use: int | None = None, round_use: int | None = None,
 ) -> Finding:
-    """Build a finding from evidence refs (``[event_id, ts, dealer_id, device_id, ts_offset]``); see the module doc."""
+    """Build a finding from evidence refs (:class:`pitwatch.rules.state.Ref`); see the module doc."""
     if not evidence:
         raise ValueError(f"{rule_id}: a finding needs at least one evidence event")
     r = rule(rule_id)
-    refs = sorted({(ref_device(e), e[0]): e for e in evidence}.values(),
-                  key=lambda e: (e[1], e[0], ref_device(e) or ""))
-    ts = refs[-1][1]
-    first_ts = min(e[1] for e in refs)
+    refs = sorted({(e.device_id, e.event_id): e for e in evidence}.values(),
+                  key=lambda e: (e.ts, e.event_id, e.device_id or ""))
+    ts = refs[-1].ts
+    first_ts = min(e.ts for e in refs)
     if dealer_id is None:
-        dealers = [e for e in refs if e[2] is not None]
-        dealer_id = dealers[-1][2] if dealers else None
-    pairs = tuple(sorted(((ref_device(e), e[0]) for e in refs), key=_pair_key))
-    ids = tuple(sorted(e[0] for e in refs))
+        dealers = [e for e in refs if e.dealer_id is not None]
+        dealer_id = dealers[-1].dealer_id if dealers else None
+    pairs = tuple(sorted(((e.device_id, e.event_id) for e in refs), key=_pair_key))
+    ids = tuple(sorted(e.event_id for e in refs))
     return Finding(
         finding_id=finding_id(rule_id, table_id, key, pairs), rule_id=rule_id, title=r.title,
         severity=r.severity,
         game=game, table_id=table_id, pack_id=pack_id, round_id=round_id, seat=seat, spot=spot,
         device_id=device_id, dealer_id=dealer_id, ts=ts, gaming_day=gaming_day(ts),
         expected=expected, actual=actual, event_ids=ids, source=r.source_for(game), evidence=pairs,
-        ts_offset=ref_offset(refs[-1]), evidence_from=first_ts,
+        ts_offset=refs[-1].ts_offset, evidence_from=first_ts,
         pack_use=pack_use if pack_use is not None or pack_id is None else 1,
         round_use=round_use if round_use is not None or round_id is None else 1,
     )

@@ -8,28 +8,36 @@ in :mod:`pitwatch.rules.procedures`.
 
 **State.** A plug-in object holds no replay state, only configuration (the
 table's :class:`~pitwatch.rules.reference.TableReference` as ``self.ref``).  Its state
-lives in plain dicts the engine keeps and checkpoints: ``ctx.st["g"]``
-(table), ``pack["g"]`` and ``rnd["g"]``, created by :meth:`new_table_state`,
-:meth:`new_pack_state`, :meth:`new_round_state`.  Put only JSON data there
-(dict with str keys, list, str, int, float, bool, None).  Keep evidence as
-refs (:func:`pitwatch.rules.finding.ref`: ``[event_id, ts, dealer_id, device_id, ts_offset]``).
+lives in records the engine keeps and checkpoints: ``ctx.table.game_state``
+(table), ``pack.game_state`` and ``rnd.game_state``, of the :class:`msgspec.Struct`
+types the plug-in names in :attr:`GameProcedure.table_state_type`,
+:attr:`~GameProcedure.pack_state_type`, :attr:`~GameProcedure.round_state_type`
+(defined in its own module; None: it keeps none), created by :meth:`new_table_state` …
+and read back from a saved state by ``msgspec.convert`` — so a record's fields
+keep the names (or ``msgspec.field(name=…)`` the keys) a saved state has, and a
+field added later has a default.  Keep evidence as refs
+(:func:`pitwatch.rules.finding.ref`: a :class:`pitwatch.rules.state.Ref`).
 
-**What the engine keeps for you** (read freely, do not rewrite):
+**What the engine keeps for you** (read freely, change only through ``ctx``):
 
-* ``ctx.st``: ``game``, ``decks``, ``seated`` ([seat, arrival order] of
-  occupied seats), ``dealer_id``; ``ctx.occupied()`` the seats, ascending.
-* ``pack``: ``pack_id``, ``shuffles``, ``shuffler`` (the shuffler's report),
-  ``shoe_loaded``, ``al`` (alignment: ``al["s"]`` shoe draws
-  ``[index, card, event_id, ts]``, ``al["t"]`` terminal cards), ``s_round``
-  (round of each aligned shoe draw), ``rounds``, ``shoe_done``, ``term_done``
-  (``shoe_done`` is True from the start on a table without a shoe: the
+* ``ctx.table`` (:class:`pitwatch.rules.state.Table`): ``game`` (also ``ctx.game``),
+  ``decks``, ``seated`` (:class:`~pitwatch.rules.state.Seat`: seat, arrival order),
+  ``dealer_id``, ``dealer_pos``; ``ctx.occupied()`` the seats, ascending;
+  ``ctx.open_packs()``, ``ctx.pack(pack_id)``, ``ctx.round(round_id)``.
+* ``pack`` (:class:`~pitwatch.rules.state.Pack`): ``pack_id``, ``shuffles``,
+  ``shuffler`` (the shuffler's report), ``shoe_loaded``, ``alignment`` (``shoe``:
+  the shoe's draws, :class:`~pitwatch.rules.state.ShoeDraw`; ``term``: the
+  terminal's cards, :class:`~pitwatch.rules.state.TermCard`), ``shoe_rounds``
+  (round of each aligned shoe draw), ``rounds``, ``shoe_passed``, ``term_passed``
+  (``shoe_passed`` is True from the start on a table without a shoe: the
   class attribute :attr:`GameProcedure.dealt_from_shoe` unless the table's
   reference ``shoe`` says otherwise; shoe events are then never seen).
-* ``rnd``: ``round_id``, ``pack_id``, ``cards`` (``[target, hand, face, card,
-  street, ref, pack_id, term_pos]`` in dealing order, burns included),
-  ``bets`` (``[seat, spot, amount, all_in, ref]``), ``payouts`` (``[seat,
-  spot, hand, result, amount, ref]``), ``actions`` (``[seat, hand, action,
-  amount, all_in, street, ref]``), ``bets_closed`` (ref or None), ``voided``.
+* ``rnd`` (:class:`~pitwatch.rules.state.Round`): ``round_id``, ``pack_id``,
+  ``cards`` (:class:`~pitwatch.rules.state.RoundCard`: target, hand, face, card,
+  street, ref, pack_id, term_pos; in dealing order, burns included), ``bets``
+  (:class:`~pitwatch.rules.state.Bet`), ``payouts``
+  (:class:`~pitwatch.rules.state.Payout`), ``actions``
+  (:class:`~pitwatch.rules.state.Action`), ``bets_closed`` (ref or None), ``voided``.
 
 **Hooks** (all optional; ``ev`` is a :class:`pitwatch.schemas.events.Event`):
 
@@ -81,19 +89,23 @@ with the table's reference, run beside the game's plug-in.  The engine calls
 ``on_event(ctx, ev)`` after replaying every event of the table,
 ``on_pack_done(ctx, pack)``, ``pack_open(ctx, pack)`` (True holds the pack's
 row back, as :meth:`GameProcedure.pack_open`) and ``on_close(ctx)`` (after
-the game's).  Their state lives in ``ctx.st`` under a key of their own, as a
-versioned record, and in keys of their own in the pack dicts.
+the game's).  Their state lives in a field of their own of
+:class:`~pitwatch.rules.state.Table` and :class:`~pitwatch.rules.state.Pack` (``feed``,
+``shoe_silent_decided``).
 
 **Ordering** (see :mod:`pitwatch.rules.table`): each device's events come in ``seq``
 order, devices interleaved arbitrarily.  A hook may decide at once from one
 stream's events; a decision needing two streams must wait until both sides'
 evidence is present, and a decision on an *absence* until the stream has
-passed the point (``pack["shoe_done"]``, ``pack["term_done"]``) or
+passed the point (``pack.shoe_passed``, ``pack.term_passed``) or
 ``on_close``.  Never compare timestamps of different devices.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
+from pitwatch.rules.state import Pack, Round
 
 
 def seat_of(target: str | None) -> int | None:
@@ -123,83 +135,91 @@ class GameProcedure:
         self.ref = ref
 
     # --- state -------------------------------------------------------------
-    def new_table_state(self) -> dict:
-        return {}
+    #: The plug-in's own records (:class:`msgspec.Struct` classes of its module) for a table, a
+    #: pack and a round, kept by the engine as ``ctx.table.game_state``, ``pack.game_state`` and
+    #: ``rnd.game_state``; None: the game keeps nothing there.  Saved states are read back into
+    #: these types (:meth:`pitwatch.rules.table.TableReplay.from_state`).
+    table_state_type: type | None = None
+    pack_state_type: type | None = None
+    round_state_type: type | None = None
 
-    def new_pack_state(self) -> dict:
-        return {}
+    def new_table_state(self) -> Any:
+        return None if self.table_state_type is None else self.table_state_type()
 
-    def new_round_state(self) -> dict:
-        return {}
+    def new_pack_state(self) -> Any:
+        return None if self.pack_state_type is None else self.pack_state_type()
+
+    def new_round_state(self) -> Any:
+        return None if self.round_state_type is None else self.round_state_type()
 
     # --- hooks -------------------------------------------------------------
     def on_table_event(self, ctx, ev) -> None: ...
 
-    def on_pack_event(self, ctx, pack: dict, ev) -> None: ...
+    def on_pack_event(self, ctx, pack: Pack, ev) -> None: ...
 
-    def on_shoe_card(self, ctx, pack: dict, ev) -> None: ...
+    def on_shoe_card(self, ctx, pack: Pack, ev) -> None: ...
 
-    def on_round_start(self, ctx, rnd: dict, ev) -> None: ...
+    def on_round_start(self, ctx, rnd: Round, ev) -> None: ...
 
-    def on_bet(self, ctx, rnd: dict, ev) -> None: ...
+    def on_bet(self, ctx, rnd: Round, ev) -> None: ...
 
-    def on_bets_closed(self, ctx, rnd: dict, ev) -> None: ...
+    def on_bets_closed(self, ctx, rnd: Round, ev) -> None: ...
 
-    def on_card(self, ctx, rnd: dict, ev) -> None: ...
+    def on_card(self, ctx, rnd: Round, ev) -> None: ...
 
-    def on_round_event(self, ctx, rnd: dict, ev) -> None: ...
+    def on_round_event(self, ctx, rnd: Round, ev) -> None: ...
 
-    def on_payout(self, ctx, rnd: dict, ev) -> None: ...
+    def on_payout(self, ctx, rnd: Round, ev) -> None: ...
 
-    def on_round_end(self, ctx, rnd: dict, ev) -> None: ...
+    def on_round_end(self, ctx, rnd: Round, ev) -> None: ...
 
-    def settle_pack(self, ctx, pack: dict) -> None: ...
+    def settle_pack(self, ctx, pack: Pack) -> None: ...
 
-    def on_pack_done(self, ctx, pack: dict) -> None: ...
+    def on_pack_done(self, ctx, pack: Pack) -> None: ...
 
     def on_close(self, ctx) -> None: ...
 
     # --- shared machinery --------------------------------------------------
-    def allowed_targets(self, ctx, rnd: dict, ev) -> tuple[str, ...] | None:
+    def allowed_targets(self, ctx, rnd: Round, ev) -> tuple[str, ...] | None:
         """Targets the next card of ``rnd`` may go to (before ``ev`` is recorded); None: no check."""
         return None
 
-    def expected_face(self, ctx, rnd: dict, ev) -> str | None:
+    def expected_face(self, ctx, rnd: Round, ev) -> str | None:
         """``up`` / ``down`` for the card ``ev``; None: no check."""
         return None
 
-    def expected_holdings(self, ctx, rnd: dict) -> dict[str, int] | None:
+    def expected_holdings(self, ctx, rnd: Round) -> dict[str, int] | None:
         """Cards each position must hold when the deal is complete (others: none); None: no check."""
         return None
 
-    def holdings(self, ctx, rnd: dict) -> dict[str, int]:
+    def holdings(self, ctx, rnd: Round) -> dict[str, int]:
         """Cards each position holds (burns excluded), compared with :meth:`expected_holdings`."""
         out: dict[str, int] = {}
-        for c in rnd["cards"]:
-            if c[0] != "burn":
-                out[c[0]] = out.get(c[0], 0) + 1
+        for c in rnd.cards:
+            if c.target != "burn":
+                out[c.target] = out.get(c.target, 0) + 1
         return out
 
-    def payout_candidates(self, ctx, rnd: dict, ev) -> list[tuple[str, float]] | None:
+    def payout_candidates(self, ctx, rnd: Round, ev) -> list[tuple[str, float]] | None:
         """Correct settlements of payout ``ev`` over the unknown cards' values.
 
         None: no PAYOUT check; ``[]``: undecided (too many unknown cards).
         """
         return None
 
-    def round_open(self, ctx, rnd: dict) -> bool:
+    def round_open(self, ctx, rnd: Round) -> bool:
         return False
 
-    def pack_open(self, ctx, pack: dict) -> bool:
+    def pack_open(self, ctx, pack: Pack) -> bool:
         return False
 
-    def outcome(self, ctx, rnd: dict) -> str | None:
+    def outcome(self, ctx, rnd: Round) -> str | None:
         return None
 
-    def pack_columns(self, ctx, pack: dict) -> dict:
+    def pack_columns(self, ctx, pack: Pack) -> dict:
         """Game columns of the pack row (``pitwatch.schemas.arrow.PACKS``: cut, cutting card, burn …)."""
         return {}
 
-    def seats_dealt(self, ctx, rnd: dict) -> list[int]:
-        targets = {c[0] for c in rnd["cards"]}     # a few targets, each dealt many cards
+    def seats_dealt(self, ctx, rnd: Round) -> list[int]:
+        targets = {c.target for c in rnd.cards}     # a few targets, each dealt many cards
         return sorted({int(t[5:]) for t in targets if t.startswith("seat:")})

@@ -13,19 +13,20 @@ from __future__ import annotations
 
 from pitwatch.rules import packs
 from pitwatch.rules.finding import ref
+from pitwatch.rules.state import ShoeLoad, Shuffle, ShufflerReport
 from pitwatch.rules.uses import PREPARES, STARTS
 from pitwatch.schemas.events import EVENT_FIELDS, Event
 
 
 def hold(rp, ev: Event) -> None:
-    """Keep a shoe/shuffler event until the game (its plug-in) is known, as plain data."""
-    rp.st["early"].append({n: getattr(ev, n) for n in EVENT_FIELDS
+    """Keep a shoe/shuffler event until the game (its plug-in) is known, as its row (field name → value)."""
+    rp.table.early.append({n: getattr(ev, n) for n in EVENT_FIELDS
                            if getattr(ev, n) is not None and n not in ("gaming_day", "file", "line")})
 
 
 def release_early(rp) -> None:
     """Shoe and shuffler events that came before the game was known, in their arrival order."""
-    early, rp.st["early"] = rp.st["early"], []
+    early, rp.table.early = rp.table.early, []
     for raw in early:
         ev = Event.from_row(raw)
         (shoe if ev.source == "shoe" else shuffler)(rp, ev)
@@ -37,52 +38,52 @@ def shuffler(rp, ev: Event) -> None:
     key = rp.shuffler_key(ev.pack_id)   # its n-th report of an id is the id's use n
     if key != ev.pack_id:
         ev = ev._replace(pack_id=key)
-    pack = rp._pack(ev.pack_id, ev)
-    if pack["shuffler"] is None:
-        pack["shuffler"] = {"decks": ev.decks, "card_count": ev.card_count, "missing": list(ev.missing or []),
-                            "extra": list(ev.extra or []), "preshuffled": bool(ev.preshuffled), "ref": ref(ev)}
-    pack["shuffles"].append(["shuffler", None, ref(ev)])
+    pack = rp.open_pack(ev.pack_id, ev)
+    if pack.shuffler is None:
+        pack.shuffler = ShufflerReport(ev.decks, ev.card_count, list(ev.missing or []), list(ev.extra or []),
+                                       bool(ev.preshuffled), ref(ev))
+    pack.shuffles.append(Shuffle("shuffler", None, ref(ev)))
     rp.proc.on_pack_event(rp, pack, ev)
-    rp._settle(pack)
+    rp.settle(pack)
 
 
 def shoe(rp, ev: Event) -> None:
     if rp.shoeless:
         return  # no shoe at this table: its events are ignored (see pitwatch.rules.table)
-    st = rp.st
+    st = rp.table
     if ev.pack_id is None:
         return
     # a new use once the shoe left the id's latest (or loads it again after drawing from it)
     key = rp.stream_key("shoe", ev.pack_id, PREPARES if ev.type == "shoe_loaded" else STARTS)
     if key != ev.pack_id:
         ev = ev._replace(pack_id=key)
-    if st["shoe_pack"] not in (None, ev.pack_id):
-        rp.left("shoe", st["shoe_pack"])
-        rp._passes(st["shoe_pack"], "shoe_done")
-    pack = rp._pack(ev.pack_id, ev)
-    st["shoe_pack"] = ev.pack_id
+    if st.shoe_pack not in (None, ev.pack_id):
+        rp.left("shoe", st.shoe_pack)
+        rp.passes(st.shoe_pack, "shoe")
+    pack = rp.open_pack(ev.pack_id, ev)
+    st.shoe_pack = ev.pack_id
     t = ev.type
     if t == "shoe_loaded":
-        if pack["shoe_loaded"] is None:
-            pack["shoe_loaded"] = {"card_count": ev.card_count, "ref": ref(ev)}
+        if pack.shoe_loaded is None:
+            pack.shoe_loaded = ShoeLoad(ev.card_count, ref(ev))
         rp.proc.on_pack_event(rp, pack, ev)
     elif t == "card_drawn":
-        if not pack["shoe_seen"]:
+        if not pack.shoe_seen:
             rp.dealt("shoe", ev.pack_id)
-        pack["shoe_seen"] = True
+        pack.shoe_seen = True
         packs.record_shoe_card(rp, pack, ev)
         rp.proc.on_shoe_card(rp, pack, ev)
-        rp._align(pack)
+        rp.align(pack)
     else:  # cut_card_drawn, shoe_emptied
-        if not pack["shoe_seen"]:
+        if not pack.shoe_seen:
             rp.dealt("shoe", ev.pack_id)
-        pack["shoe_seen"] = True
+        pack.shoe_seen = True
         if t == "shoe_emptied":
-            pack["stub_remaining"] = ev.remaining
+            pack.stub_remaining = ev.remaining
         rp.proc.on_pack_event(rp, pack, ev)
-    rp._settle(pack)
+    rp.settle(pack)
     if t == "shoe_emptied":
         rp.left("shoe", ev.pack_id)
-        rp._passes(ev.pack_id, "shoe_done")
-        if st["shoe_pack"] == ev.pack_id:
-            st["shoe_pack"] = None
+        rp.passes(ev.pack_id, "shoe")
+        if st.shoe_pack == ev.pack_id:
+            st.shoe_pack = None

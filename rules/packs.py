@@ -3,7 +3,7 @@
 ``UNSHUFFLED_PACK``, ``PACK_COMPOSITION``, ``SHOE_CARD_MISMATCH``,
 ``UNACCOUNTED_CARD`` and the within-pack ``UNSHUFFLED_SEQUENCE`` (8 cards in
 new-deck order).  Functions here take the replay (``ctx``, a
-:class:`pitwatch.rules.table.TableReplay`) and a pack dict (:func:`new_pack`).
+:class:`pitwatch.rules.table.TableReplay`) and a pack (:class:`pitwatch.rules.state.Pack`).
 
 When each is decided (so that any interleaving of devices gives the same
 findings, see :mod:`pitwatch.rules.table`):
@@ -43,7 +43,7 @@ findings, see :mod:`pitwatch.rules.table`):
   shoe may have read null where the terminal knew the card.
 
 On a table without a shoe (stud, stud8, razz; the reference's ``shoe``) a
-pack is created with ``shoe_done`` set (see :mod:`pitwatch.rules.table`): there is
+pack is created with ``shoe_passed`` set (see :mod:`pitwatch.rules.table`): there is
 nothing to match, the terminal's run is searched once the terminal has passed
 the pack, and a count waiting for the shoe is decided as at ``close()``.
 """
@@ -52,6 +52,7 @@ from __future__ import annotations
 from pitwatch.rules import alignment
 from pitwatch.rules.cards import RANK_INDEX, new_deck_run
 from pitwatch.rules.finding import ref
+from pitwatch.rules.state import Pack, ShoeDraw, TermCard
 from pitwatch.rules.words import listing
 from pitwatch.schemas.events import micros_to_datetime
 from pitwatch.wording import plural
@@ -59,41 +60,23 @@ from pitwatch.wording import plural
 RUN = 8
 
 
-def new_pack(pack_id: str, game_state: dict, use: int = 1) -> dict:
-    """``pack_id``: the use key (:mod:`pitwatch.rules.uses`); ``use``: its use number."""
-    return {
-        "pack_id": pack_id, "use": use, "min_ts": None, "open_ordinal": None,
-        "shuffles": [], "shuffler": None, "shoe_loaded": None, "shoe_seen": False,
-        "al": alignment.new(), "s_round": [], "first_shoe": None, "first_term": None,
-        "rounds": [], "dealt": False, "shoe_done": False, "term_done": False,
-        "unshuffled": "open", "composition": "open", "run_found": False,
-        "stub_counts": [], "stub_remaining": None, "fired": [], "findings": 0,
-        "g": game_state,
-    }
-
-
-def touch(pack: dict, ev) -> None:
-    if pack["min_ts"] is None or ev.ts < pack["min_ts"]:
-        pack["min_ts"] = ev.ts
-
-
-def record_shoe_card(ctx, pack: dict, ev) -> None:
-    al = pack["al"]
-    if not alignment.add_shoe(al, ev.index, ev.card, ev.event_id, ev.ts, ev.device_id, ev.ts_offset):
+def record_shoe_card(ctx, pack: Pack, ev) -> None:
+    al = pack.alignment
+    if not alignment.add_shoe(al, ShoeDraw(ev.index, ev.card, ev.event_id, ev.ts, ev.device_id, ev.ts_offset)):
         return
-    s, s_round = al["s"], pack["s_round"]
+    s, s_round = al.shoe, pack.shoe_rounds
     if len(s) == len(s_round) + 1:
         s_round.append(None)  # the usual case: one draw added
     else:
         s_round.extend([None] * (len(s) - len(s_round)))
-    if pack["first_shoe"] is None:
-        pack["first_shoe"] = ref(ev)
-    if not pack["run_found"] and len(s) >= RUN and _may_end_run(s[-2][1], s[-1][1]):
+    if pack.first_shoe is None:
+        pack.first_shoe = ref(ev)
+    if not pack.run_found and len(s) >= RUN and _may_end_run(s[-2].card, s[-1].card):
         window = s[-RUN:]
-        if new_deck_run([c[1] for c in window], RUN) == 0:
-            pack["run_found"] = True
-            _run_finding(ctx, pack, [alignment.shoe_ref(c) for c in window],
-                         [(c[0], c[1]) for c in window], "the shoe's draws")
+        if new_deck_run([c.card for c in window], RUN) == 0:
+            pack.run_found = True
+            _run_finding(ctx, pack, [c.ref() for c in window],
+                         [(c.index, c.card) for c in window], "the shoe's draws")
 
 
 def _may_end_run(a: str | None, b: str | None) -> bool:
@@ -102,12 +85,12 @@ def _may_end_run(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a[1] == b[1] and abs(RANK_INDEX[b[0]] - RANK_INDEX[a[0]]) == 1
 
 
-def record_term_card(pack: dict, ev, round_id, dealer_pos: int) -> int:
-    pack["dealt"] = True
-    if pack["first_term"] is None:
-        pack["first_term"] = ref(ev)
-    return alignment.add_term(pack["al"], ev.card, ev.event_id, ev.ts, ev.dealer_id, round_id, dealer_pos,
-                              ev.device_id, ev.ts_offset)
+def record_term_card(pack: Pack, ev, round_id, dealer_pos: int) -> int:
+    pack.dealt = True
+    if pack.first_term is None:
+        pack.first_term = ref(ev)
+    return alignment.add_term(pack.alignment, TermCard(ev.card, ev.event_id, ev.ts, ev.dealer_id, round_id, dealer_pos,
+                                                       ev.device_id, ev.ts_offset))
 
 
 def _run_finding(ctx, pack, evidence, cards, where) -> None:
@@ -117,50 +100,52 @@ def _run_finding(ctx, pack, evidence, cards, where) -> None:
              actual=f"{where} {cards[0][0]} to {cards[-1][0]} are in new-deck order: {shown}")
 
 
-def align(ctx, pack: dict) -> bool:
+def align(ctx, pack: Pack) -> bool:
     """Advance the matching; returns True when anything was decided."""
-    al = pack["al"]
-    s, t = al["s"], al["t"]
+    al = pack.alignment
+    s, t = al.shoe, al.term
     if not s or not t or alignment.idle(al):
         return False
     outcomes = alignment.step(al)
     if not outcomes:
         return False
-    s_round = pack["s_round"]
+    s_round = pack.shoe_rounds
     for kind, si, tj in outcomes:
+        if kind == "term_only":
+            tc = t[tj]
+            ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=tc.round_id, key=(),
+                     evidence=[tc.ref()],
+                     expected=TERM_ONLY_EXPECTED,
+                     actual=f"the terminal's card {tc.card or '(unreadable)'} was never drawn by the shoe")
+            continue
+        assert si is not None       # match, mismatch, shoe_only: a shoe draw
         if kind == "match":
-            s_round[si] = t[tj][4]
+            s_round[si] = t[tj].round_id
         elif kind == "mismatch":
-            s_round[si] = t[tj][4]
+            s_round[si] = t[tj].round_id
             sc, tc = s[si], t[tj]
-            ctx.emit("SHOE_CARD_MISMATCH", pack=pack, round_id=tc[4], key=(),
-                     evidence=[alignment.shoe_ref(sc), alignment.term_ref(tc)],
-                     expected=same_card_expected(sc[0]),
-                     actual=f"the shoe read {sc[1]}; the terminal recorded {tc[0]}")
-        elif kind == "shoe_only":
-            s_round[si] = t[tj][4] if tj >= 0 else None
-            if s[si][2] is not None:
+            ctx.emit("SHOE_CARD_MISMATCH", pack=pack, round_id=tc.round_id, key=(),
+                     evidence=[sc.ref(), tc.ref()],
+                     expected=same_card_expected(sc.index),
+                     actual=f"the shoe read {sc.card}; the terminal recorded {tc.card}")
+        else:   # shoe_only
+            s_round[si] = t[tj].round_id if tj >= 0 else None
+            if s[si].event_id is not None:
                 sc = s[si]
                 ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=s_round[si], key=(),
-                         evidence=[alignment.shoe_ref(sc)],
+                         evidence=[sc.ref()],
                          expected=SHOE_ONLY_EXPECTED,
-                         actual=f"the shoe's draw {sc[0]} ({sc[1] or 'unreadable'}) was never recorded by the "
+                         actual=f"the shoe's draw {sc.index} ({sc.card or 'unreadable'}) was never recorded by the "
                                 "dealer terminal")
-        elif kind == "term_only":
-            tc = t[tj]
-            ctx.emit("UNACCOUNTED_CARD", pack=pack, round_id=tc[4], key=(),
-                     evidence=[alignment.term_ref(tc)],
-                     expected=TERM_ONLY_EXPECTED,
-                     actual=f"the terminal's card {tc[0] or '(unreadable)'} was never drawn by the shoe")
     return True
 
 
-def aligned_through(pack: dict, tpos: int) -> bool:
+def aligned_through(pack: Pack, tpos: int) -> bool:
     """Every finding about terminal card ``tpos`` (and shoe cards belonging to its round) is decided."""
-    al = pack["al"]
-    if pack["shoe_done"] and pack["term_done"] and (not al["s"] or not al["t"]):
+    al = pack.alignment
+    if pack.shoe_passed and pack.term_passed and (not al.shoe or not al.term):
         return True
-    return al["j"] > tpos + 1 or alignment.complete(al)
+    return al.term_at > tpos + 1 or alignment.complete(al)
 
 
 # what the card-stream findings expect, also the live service's provisional alerts' (pitwatch.live.provisional)
@@ -173,121 +158,119 @@ def same_card_expected(draw) -> str:
     return f"the shoe and the dealer terminal should show the same card at draw {draw}"
 
 
-def unshuffled_pack(pack: dict) -> dict:
+def unshuffled_pack(pack: Pack) -> dict:
     """The UNSHUFFLED_PACK finding's evidence, expected and actual for a pack closed with no shuffle (the one
     builder: ``settle`` raises it at ``close()``, the live service early, ``pitwatch.live.early``)."""
-    return {"evidence": [r for r in (pack["first_shoe"], pack["first_term"]) if r is not None],
+    return {"evidence": [r for r in (pack.first_shoe, pack.first_term) if r is not None],
             "expected": "the pack should be shuffled before play",
             "actual": "cards were dealt from it with no shuffle recorded, by the shuffler or the dealer"}
 
 
-def settle(ctx, pack: dict, closing: bool = False) -> None:
+def settle(ctx, pack: Pack, closing: bool = False) -> None:
     """Decide the pack-level shared rules whose facts are final now."""
-    if pack["unshuffled"] == "open":
-        if pack["shuffles"]:
-            pack["unshuffled"] = "done"
+    if pack.unshuffled == "open":
+        if pack.shuffles:
+            pack.unshuffled = "done"
         elif closing:
-            pack["unshuffled"] = "done"
+            pack.unshuffled = "done"
             finding = unshuffled_pack(pack)
             if finding["evidence"]:
                 ctx.emit("UNSHUFFLED_PACK", pack=pack, key=(), **finding)
-    if pack["composition"] == "open":
+    if pack.composition == "open":
         _composition(ctx, pack, closing)
-    if (pack["shoe_done"] and pack["term_done"] or closing) and not pack["run_found"]:
-        pack["run_found"] = True  # decided either way
-        t = pack["al"]["t"]
-        start = new_deck_run([c[0] for c in t], RUN)
+    if (pack.shoe_passed and pack.term_passed or closing) and not pack.run_found:
+        pack.run_found = True  # decided either way
+        t = pack.alignment.term
+        start = new_deck_run([c.card for c in t], RUN)
         if start is not None:
             w = t[start:start + RUN]
-            _run_finding(ctx, pack, [alignment.term_ref(c) for c in w],
-                         [(start + k + 1, c[0]) for k, c in enumerate(w)], "the terminal's cards")
+            _run_finding(ctx, pack, [c.ref() for c in w],
+                         [(start + k + 1, c.card) for k, c in enumerate(w)], "the terminal's cards")
 
 
-def _composition(ctx, pack: dict, closing: bool) -> None:
-    played = pack["first_shoe"] is not None or pack["first_term"] is not None
+def _composition(ctx, pack: Pack, closing: bool) -> None:
+    played = pack.first_shoe is not None or pack.first_term is not None
     if not played:
         if closing:
             ctx.composition_decided(pack)
         return
     per_deck = ctx.ref.cards_per_deck
-    sh = pack["shuffler"]
+    sh = pack.shuffler
     if sh is not None:
         bad = []
-        if sh["missing"]:
-            bad.append(f"{' '.join(sh['missing'])} missing")
-        if sh["extra"]:
-            bad.append(f"{' '.join(sh['extra'])} extra")
-        if sh["card_count"] != sh["decks"] * per_deck:
-            bad.append(f"{plural(sh['card_count'], 'card')} counted")
+        if sh.missing:
+            bad.append(f"{' '.join(sh.missing)} missing")
+        if sh.extra:
+            bad.append(f"{' '.join(sh.extra)} extra")
+        if sh.card_count != sh.decks * per_deck:
+            bad.append(f"{plural(sh.card_count, 'card')} counted")
         if bad:
             ctx.composition_decided(pack)
-            ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sh["ref"]],
-                     expected=f"{plural(sh['decks'] * per_deck, 'card')} ({plural(sh['decks'], 'deck')}), "
+            ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sh.ref],
+                     expected=f"{plural(sh.decks * per_deck, 'card')} ({plural(sh.decks, 'deck')}), "
                               "none missing or extra",
                      actual="the shuffler's check found " + listing(bad))
             return
-    elif not (closing or pack["shoe_done"] and pack["term_done"] and shuffled_at_the_table(pack)):
+    elif not (closing or pack.shoe_passed and pack.term_passed and shuffled_at_the_table(pack)):
         return
-    sl = pack["shoe_loaded"]
-    if sl is None and not (pack["shoe_seen"] or pack["shoe_done"] or closing):
+    sl = pack.shoe_loaded
+    if sl is None and not (pack.shoe_seen or pack.shoe_passed or closing):
         return
     ctx.composition_decided(pack)
-    decks = sh["decks"] if sh is not None else ctx.st["decks"]
-    if sl is not None and decks and sl["card_count"] != decks * per_deck:
-        ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sl["ref"]],
+    decks = sh.decks if sh is not None else ctx.table.decks
+    if sl is not None and decks and sl.card_count != decks * per_deck:
+        ctx.emit("PACK_COMPOSITION", pack=pack, key=(), evidence=[sl.ref],
                  expected=f"{plural(decks * per_deck, 'card')} ({plural(decks, 'deck')}) loaded in the shoe",
-                 actual=f"the shoe counted {plural(sl['card_count'], 'card')} loaded")
+                 actual=f"the shoe counted {plural(sl.card_count, 'card')} loaded")
 
 
-def shuffled_at_the_table(pack: dict) -> bool:
+def shuffled_at_the_table(pack: Pack) -> bool:
     """The pack's shuffles are all the table's own (hand, riffle, a rebuilt stack): no shuffler report
     is to come (see ``PACK_COMPOSITION`` above)."""
-    shuffles = pack["shuffles"]
-    return bool(shuffles) and all(src == "reshuffle" or src == "dealer" and method in ("hand", "riffle")
-                                  for src, method, _r in shuffles)
+    shuffles = pack.shuffles
+    return bool(shuffles) and all(sh.by == "reshuffle" or sh.by == "dealer" and sh.method in ("hand", "riffle")
+                                  for sh in shuffles)
 
 
-def final(ctx, pack: dict, closing: bool) -> bool:
-    return (pack["shoe_done"] and pack["term_done"] and pack["unshuffled"] == "done"
-            and pack["composition"] == "done" and pack["run_found"]
-            and (closing or aligned_through(pack, len(pack["al"]["t"])))
+def final(ctx, pack: Pack, closing: bool) -> bool:
+    return (pack.shoe_passed and pack.term_passed and pack.unshuffled == "done"
+            and pack.composition == "done" and pack.run_found
+            and (closing or aligned_through(pack, len(pack.alignment.term)))
             and (closing or not (ctx.proc.pack_open(ctx, pack) or any(c.pack_open(ctx, pack) for c in ctx.checks))))
 
 
-def row(ctx, pack: dict) -> dict:
-    sh, sl = pack["shuffler"], pack["shoe_loaded"]
-    dealer_methods = [m for src, m, _r in pack["shuffles"] if src == "dealer"]
-    method = dealer_methods[0] if dealer_methods else ("machine" if sh and not sh["preshuffled"] else None)
-    shuffle_ts = [r[1] for _s, _m, r in pack["shuffles"]]
-    s = pack["al"]["s"]
-    raw, use = ctx.id_use(pack["pack_id"])
+def row(ctx, pack: Pack) -> dict:
+    sh, sl = pack.shuffler, pack.shoe_loaded
+    dealer_methods = [sh_.method for sh_ in pack.shuffles if sh_.by == "dealer"]
+    method = dealer_methods[0] if dealer_methods else ("machine" if sh and not sh.preshuffled else None)
+    shuffle_ts = [sh_.ref.ts for sh_ in pack.shuffles]
+    s = pack.alignment.shoe
+    raw, use = ctx.id_use(pack.pack_id)
     out = {
         "table_id": ctx.table_id, "game": ctx.game, "pack_id": raw, "pack_use": use,
-        "decks": sh["decks"] if sh else ctx.st["decks"],
-        "card_count": sh["card_count"] if sh else (sl["card_count"] if sl else None),
-        "shuffle_method": method, "preshuffled": sh["preshuffled"] if sh else None,
+        "decks": sh.decks if sh else ctx.table.decks,
+        "card_count": sh.card_count if sh else (sl.card_count if sl else None),
+        "shuffle_method": method, "preshuffled": sh.preshuffled if sh else None,
         "shuffled_at": micros_to_datetime(min(shuffle_ts)) if shuffle_ts else None,
-        "cards_drawn": s[-1][0] if s else len(pack["al"]["t"]),
-        "rounds_played": len(pack["rounds"]), "stub_counts": list(pack["stub_counts"]),
-        "stub_remaining": pack["stub_remaining"], "findings": pack["findings"],
-        "gaming_day": ctx.gaming_day(pack["min_ts"]),
+        "cards_drawn": s[-1].index if s else len(pack.alignment.term),
+        "rounds_played": len(pack.rounds), "stub_counts": list(pack.stub_counts),
+        "stub_remaining": pack.stub_remaining, "findings": pack.findings,
+        "gaming_day": ctx.gaming_day(pack.min_ts),
     }
     out.update(ctx.proc.pack_columns(ctx, pack))
     return out
 
 
-def sequence(ctx, pack: dict) -> dict:
+def sequence(ctx, pack: Pack) -> dict:
     """The pack's drawn cards by index (the shoe's when it drew any, else the terminal's)."""
-    s, t = pack["al"]["s"], pack["al"]["t"]
+    s, t = pack.alignment.shoe, pack.alignment.term
     if s:
-        cards = [[c[0], c[1], c[2], c[3], c[4] if len(c) > 4 else None, c[5] if len(c) > 5 else None]
-                 for c in s if c[2] is not None]
+        cards = [[c.index, c.card, c.event_id, c.ts, c.device_id, c.ts_offset] for c in s if c.event_id is not None]
         source = "shoe"
     else:
-        cards = [[k + 1, c[0], c[1], c[2], c[6] if len(c) > 6 else None, c[7] if len(c) > 7 else None]
-                 for k, c in enumerate(t)]
+        cards = [[k + 1, c.card, c.event_id, c.ts, c.device_id, c.ts_offset] for k, c in enumerate(t)]
         source = "terminal"
     # pack_id: the use key, what tells the packs apart (pitwatch.rules.repeated_runs shows the id and use)
-    return {"table_id": ctx.table_id, "pack_id": pack["pack_id"], "pack_use": ctx.id_use(pack["pack_id"])[1],
+    return {"table_id": ctx.table_id, "pack_id": pack.pack_id, "pack_use": ctx.id_use(pack.pack_id)[1],
             "game": ctx.game,
             "first_ts": cards[0][3] if cards else None, "source": source, "cards": cards}

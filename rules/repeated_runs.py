@@ -24,6 +24,7 @@ import dataclasses
 from typing import Iterable, Sequence
 
 from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+from pitwatch.rules.state import Ref
 from pitwatch.schemas.contract import RANKS, SUITS
 
 RUN = 10
@@ -85,7 +86,7 @@ def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = def
             hits[pk] = (order, p, w, earliest_order, earliest_w)
     out = []
     for (_table, _pack), (_order, p, w, eorder, ew) in sorted(hits.items()):
-        evidence = [[c[2], c[3], None, c[4] if len(c) > 4 else None, c[5] if len(c) > 5 else None]
+        evidence = [Ref(c[2], c[3], None, c[4] if len(c) > 4 else None, c[5] if len(c) > 5 else None)
                     for c in (*w, *ew)]
         out.append(make_finding(
             "UNSHUFFLED_SEQUENCE", table_id=p.table_id, game=p.game, key=(p.pack_id,), evidence=evidence,

@@ -16,26 +16,10 @@ from __future__ import annotations
 from pitwatch.rules.catalog import rule
 from pitwatch.rules.finding import ref
 from pitwatch.rules.packs import aligned_through
+from pitwatch.rules.state import PackReach, Round, RoundCard, RoundTail
 from pitwatch.rules.words import cards as n_cards
 from pitwatch.rules.words import listing, place, places, settlement
 from pitwatch.schemas.events import micros_to_datetime
-
-
-def new_round(round_id: str, game_state: dict, use: int = 1) -> dict:
-    """``round_id``: the use key (:mod:`pitwatch.rules.uses`); ``use``: its use number; ``pack_id``, ``packs``: use keys."""
-    return {
-        "round_id": round_id, "use": use, "pack_id": None, "packs": [], "game": None, "dealer_id": None,
-        "started": None, "start_ref": None, "start_pos": None, "ended": None, "first_ts": None,
-        "bets": [], "bets_closed": None, "cards": [], "payouts": [], "actions": [],
-        "voided": False, "done": False, "tail": None, "misdeal_checked": False,
-        "fired": [], "findings": 0, "undecided": [], "g": game_state,
-    }
-
-
-def touch(rnd: dict, ev) -> None:
-    if rnd["first_ts"] is None or ev.ts < rnd["first_ts"]:
-        rnd["first_ts"] = ev.ts
-
 
 # Which games each shared round check applies to (the catalogue is constant data).
 _BEFORE_BETS_GAMES = frozenset(rule("CARDS_BEFORE_BETS_CLOSED").games)
@@ -45,11 +29,11 @@ _MISDEAL_GAMES = frozenset(rule("MISDEAL").games)
 _PAYOUT_GAMES = frozenset(rule("PAYOUT").games)
 
 
-def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
+def on_card(ctx, rnd: Round, ev, pack_id: str | None, tpos: int | None) -> None:
     """Shared checks of a dealt card, then record it in the round."""
-    game = ctx.st["game"]  # ctx.game without the property call (once per card)
-    if rnd["bets_closed"] is None and game in _BEFORE_BETS_GAMES:
-        evidence = [r for r in (rnd["start_ref"], ref(ev)) if r is not None]
+    game = ctx.table.game  # ctx.game without the property call (once per card)
+    if rnd.bets_closed is None and game in _BEFORE_BETS_GAMES:
+        evidence = [r for r in (rnd.start_ref, ref(ev)) if r is not None]
         ctx.emit("CARDS_BEFORE_BETS_CLOSED", rnd=rnd, key=(), evidence=evidence,
                  expected="the dealer calls \"no more bets\" before the first card of the round",
                  actual=f"a card went to {place(ev.target)} before \"no more bets\" was called")
@@ -57,7 +41,7 @@ def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
     if game in _DEAL_ORDER_GAMES:
         allowed = proc.allowed_targets(ctx, rnd, ev)
         if allowed is not None and ev.target not in allowed:
-            n = len(rnd["cards"]) + 1
+            n = len(rnd.cards) + 1
             ctx.emit("DEAL_ORDER", rnd=rnd, key=(), evidence=[ref(ev)],
                      expected=(f"card {n} of the round should go to {places(allowed)}" if allowed
                                else f"the deal should be complete after {n_cards(n - 1)}"),
@@ -68,21 +52,21 @@ def on_card(ctx, rnd: dict, ev, pack_id: str | None, tpos: int | None) -> None:
             ctx.emit("CARD_FACE", rnd=rnd, key=(), evidence=[ref(ev)],
                      expected=f"the card to {place(ev.target)} should be dealt face {face}",
                      actual=f"it was dealt face {ev.face}")
-    rnd["cards"].append([ev.target, ev.hand or 1, ev.face, ev.card, ev.street, ref(ev), pack_id, tpos])
+    rnd.cards.append(RoundCard(ev.target, ev.hand or 1, ev.face, ev.card, ev.street, ref(ev), pack_id, tpos))
 
 
-def check_misdeal(ctx, rnd: dict) -> None:
+def check_misdeal(ctx, rnd: Round) -> None:
     """MISDEAL: compare the holdings with the plug-in's expectation (once per round)."""
-    if rnd["misdeal_checked"] or ctx.game not in _MISDEAL_GAMES:
+    if rnd.misdeal_checked or ctx.game not in _MISDEAL_GAMES:
         return
-    rnd["misdeal_checked"] = True
+    rnd.misdeal_checked = True
     want = ctx.proc.expected_holdings(ctx, rnd)
     if want is None:
         return
     have = ctx.proc.holdings(ctx, rnd)
     wrong = sorted(p for p in set(want) | set(have) if have.get(p, 0) != want.get(p, 0))
     if wrong:
-        evidence = [c[5] for c in rnd["cards"] if c[0] in wrong] or [c[5] for c in rnd["cards"][-1:]]
+        evidence = [c.ref for c in rnd.cards if c.target in wrong] or [c.ref for c in rnd.cards[-1:]]
         if not evidence:
             return
         ctx.emit("MISDEAL", rnd=rnd, key=(), evidence=evidence,
@@ -90,9 +74,9 @@ def check_misdeal(ctx, rnd: dict) -> None:
                  actual=listing(f"{place(p)} holds {n_cards(have.get(p, 0))}" for p in wrong))
 
 
-def check_payout(ctx, rnd: dict, ev) -> None:
+def check_payout(ctx, rnd: Round, ev) -> None:
     """PAYOUT: one finding for every wrong payout (key: round, seat, spot, hand, the payout)."""
-    if ctx.st["game"] not in _PAYOUT_GAMES or rnd["voided"]:   # ctx.game, once per payout
+    if ctx.table.game not in _PAYOUT_GAMES or rnd.voided:   # ctx.game, once per payout
         return
     candidates = ctx.proc.payout_candidates(ctx, rnd, ev)
     if candidates is None:
@@ -111,50 +95,50 @@ def check_payout(ctx, rnd: dict, ev) -> None:
              actual=f"it was settled as {settlement(ev.result, ev.amount)}")
 
 
-def bet_total(rnd: dict, seat: int, spot: str) -> float | None:
-    amounts = [b[2] for b in rnd["bets"] if b[0] == seat and b[1] == spot]
+def bet_total(rnd: Round, seat: int, spot: str) -> float | None:
+    amounts = [b.amount for b in rnd.bets if b.seat == seat and b.spot == spot]
     return sum(amounts) if amounts else None
 
 
 ALIGNING = "aligning"  # final_status(): the round waits for the card matching of one of its packs
 
 
-def final(ctx, rnd: dict, closing: bool) -> bool:
+def final(ctx, rnd: Round, closing: bool) -> bool:
     return closing or final_status(ctx, rnd) is True
 
 
-def final_status(ctx, rnd: dict):
+def final_status(ctx, rnd: Round):
     """True once the round's row is final; :data:`ALIGNING` while the card matching of a pack
     it was dealt from has not decided its cards (it stays so until that matching progresses,
     the pack's streams pass it, or the round gets another card); False otherwise."""
-    if not rnd["done"]:
+    if not rnd.done:
         return False
-    tail = rnd.get("tail")
-    cards = rnd["cards"]
-    if tail is None or len(cards) != tail[0]:
+    tail = rnd.tail
+    cards = rnd.cards
+    if tail is None or len(cards) != tail.cards:
         last: dict[str, int] = {}
         for c in cards:
-            if c[7] is not None:
-                last[c[6]] = max(last.get(c[6], -1), c[7])
-        tail = rnd["tail"] = [len(cards), sorted(last.items())]
-    packs = ctx.st["packs"]
-    for pack_id, tpos in tail[1]:
-        pack = packs.get(pack_id)
-        if pack is not None and not aligned_through(pack, tpos):
+            if c.term_pos is not None and c.pack_id is not None:
+                last[c.pack_id] = max(last.get(c.pack_id, -1), c.term_pos)
+        tail = rnd.tail = RoundTail(len(cards), [PackReach(pid, pos) for pid, pos in sorted(last.items())])
+    packs = ctx.table.packs
+    for reach in tail.reach:
+        pack = packs.get(reach.pack_id)
+        if pack is not None and not aligned_through(pack, reach.term_pos):
             return ALIGNING
     return not ctx.proc.round_open(ctx, rnd)
 
 
-def row(ctx, rnd: dict) -> dict:
-    day_ts = rnd["started"] if rnd["started"] is not None else rnd["first_ts"]
-    round_id, round_use = ctx.id_use(rnd["round_id"])
-    pack_id, pack_use = ctx.id_use(rnd["pack_id"])
+def row(ctx, rnd: Round) -> dict:
+    day_ts = rnd.started if rnd.started is not None else rnd.first_ts
+    round_id, round_use = ctx.id_use(rnd.round_id)
+    pack_id, pack_use = ctx.id_use(rnd.pack_id)
     return {
-        "table_id": ctx.table_id, "game": rnd["game"] or ctx.game, "round_id": round_id,
-        "pack_id": pack_id, "dealer_id": rnd["dealer_id"],
-        "started": micros_to_datetime(rnd["started"]) if rnd["started"] is not None else None,
-        "ended": micros_to_datetime(rnd["ended"]) if rnd["ended"] is not None else None,
+        "table_id": ctx.table_id, "game": rnd.game or ctx.game, "round_id": round_id,
+        "pack_id": pack_id, "dealer_id": rnd.dealer_id,
+        "started": micros_to_datetime(rnd.started) if rnd.started is not None else None,
+        "ended": micros_to_datetime(rnd.ended) if rnd.ended is not None else None,
         "seats_dealt": ctx.proc.seats_dealt(ctx, rnd), "outcome": ctx.proc.outcome(ctx, rnd),
-        "voided": rnd["voided"], "findings": rnd["findings"], "undecided": sorted(rnd["undecided"]),
+        "voided": rnd.voided, "findings": rnd.findings, "undecided": sorted(rnd.undecided),
         "gaming_day": ctx.gaming_day(day_ts), "round_use": round_use, "pack_use": pack_use,
     }

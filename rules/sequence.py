@@ -21,15 +21,17 @@ Decisions:
 """
 from __future__ import annotations
 
+import msgspec
+
 from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+from pitwatch.rules.state import DeviceSeq, Ref
 from pitwatch.wording import plural
 
 
 class SeqTracker:
     def __init__(self, gaming_day: GamingDay = default_gaming_day) -> None:
         self._gaming_day = gaming_day
-        # device_id -> [seq, table_id, event_id, ts, ts_offset] (a state written before ts_offset: four items)
-        self._last: dict[str, list] = {}
+        self._last: dict[str, DeviceSeq] = {}   # device_id -> its last event
 
     def feed(self, device_id: str, seq: int, table_id: str | None = None, event_id: str | None = None,
              ts: int | None = None, game: str | None = None, ts_offset: int | None = None) -> list[Finding]:
@@ -37,17 +39,16 @@ class SeqTracker:
         if device_id is None or seq is None:
             return []
         last = self._last.get(device_id)
-        if last is not None and seq <= last[0]:
+        if last is not None and seq <= last.seq:
             return []
-        self._last[device_id] = [seq, table_id, event_id, ts, ts_offset]
-        if last is None or seq == last[0] + 1:
+        self._last[device_id] = DeviceSeq(seq, table_id, event_id, ts, ts_offset)
+        if last is None or seq == last.seq + 1:
             return []
-        before_seq, before_table, before_id, before_ts = last[:4]
-        before_offset = last[4] if len(last) > 4 else None
-        evidence = [[i, t, None, device_id, o] for i, t, o in ((before_id, before_ts, before_offset),
-                                                               (event_id, ts, ts_offset))
+        before_seq = last.seq
+        evidence = [Ref(i, t, None, device_id, o) for i, t, o in ((last.event_id, last.ts, last.ts_offset),
+                                                                  (event_id, ts, ts_offset))
                     if i is not None and t is not None]
-        table = table_id or before_table
+        table = table_id or last.table_id
         if not evidence or table is None:
             return []
         first, final = before_seq + 1, seq - 1
@@ -77,7 +78,7 @@ class SeqTracker:
 
         n = len(seqs)
         last = self._last.get(device_id)
-        start = 0 if last is None else int(np.searchsorted(seqs, last[0], side="right"))
+        start = 0 if last is None else int(np.searchsorted(seqs, last.seq, side="right"))
         if start >= n:
             return []
 
@@ -91,9 +92,9 @@ class SeqTracker:
 
         findings = fed(start)
         for i in (np.flatnonzero(np.diff(seqs[start:]) != 1) + start + 1).tolist():
-            self._last[device_id] = [int(seqs[i - 1]), *arrival(i - 1)]
+            self._last[device_id] = DeviceSeq(int(seqs[i - 1]), *arrival(i - 1))
             findings.extend(fed(i))
-        self._last[device_id] = [int(seqs[n - 1]), *arrival(n - 1)]
+        self._last[device_id] = DeviceSeq(int(seqs[n - 1]), *arrival(n - 1))
         return findings
 
     def feed_event(self, ev, game: str | None = None) -> list[Finding]:
@@ -104,10 +105,11 @@ class SeqTracker:
         return self.feed(reject.device_id, reject.seq, reject.table_id, reject.event_id, None)
 
     def state(self) -> dict:
-        return {"last": {d: list(v) for d, v in sorted(self._last.items())}}
+        """Plain data (each device's last event as ``[seq, table_id, event_id, ts, ts_offset]``)."""
+        return {"last": msgspec.to_builtins(dict(sorted(self._last.items())))}
 
     @classmethod
     def from_state(cls, state: dict, gaming_day: GamingDay = default_gaming_day) -> "SeqTracker":
         t = cls(gaming_day)
-        t._last = {d: list(v) for d, v in state["last"].items()}
+        t._last = msgspec.convert(state["last"], dict[str, DeviceSeq])
         return t

@@ -2,8 +2,9 @@
 
 Thin adapters between :class:`pitwatch.rules.game.GameProcedure` and the hand logic
 of :mod:`pitwatch.rules.stud_hand` (one round) and :mod:`pitwatch.rules.stud_showing` (who acts
-first, the short-stack branches).  The round's state is ``rnd["g"]``, plain
-JSON data made by :func:`pitwatch.rules.stud_hand.new_hand_state`.
+first, the short-stack branches).  The round's state is ``rnd.game_state``, a
+:class:`pitwatch.rules.stud_hand.StudHandState` record made by
+:func:`pitwatch.rules.stud_hand.new_hand_state` when the round starts.
 
 Rules raised here, keyed by round: ``BURN_SKIPPED``, ``EXPOSED_CARD``,
 ``CARD_TO_DEAD_HAND``, ``BRING_IN``, ``FIRST_TO_ACT``,
@@ -21,8 +22,14 @@ different number raises ``PACK_COMPOSITION`` on its own.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pitwatch.rules.game import GameProcedure
-from pitwatch.rules.stud_hand import StudHand, new_hand_state
+from pitwatch.rules.state import Round
+from pitwatch.rules.stud_hand import StudHand, StudHandState, new_hand_state
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 
 class Stud(GameProcedure):
@@ -31,33 +38,33 @@ class Stud(GameProcedure):
     game = "stud"
     dealt_from_shoe = False  # dealt by hand from the deck machine's pack (no shoe stream)
 
-    def new_round_state(self) -> dict:
-        return {}
+    #: the hand's record; its ``game`` stays None until the hand begins (:meth:`on_round_start`)
+    round_state_type = StudHandState
 
     # --- state ---------------------------------------------------------------------
-    def _cards_left(self, ctx, pack_id: str | None) -> int | None:
-        decks = ctx.st.get("decks")
+    def _cards_left(self, ctx: TableReplay, pack_id: str | None) -> int | None:
+        decks = ctx.table.decks
         if not decks:
             return None
         pack = ctx.pack(pack_id)
-        dealt = len(pack["al"]["t"]) if pack is not None else 0
+        dealt = len(pack.alignment.term) if pack is not None else 0
         return decks * self.ref.cards_per_deck - dealt
 
     _view: StudHand | None = None  # the last round's view: a card asks for one up to four times
 
-    def _hand(self, ctx, rnd: dict, ev=None) -> StudHand:
-        g = rnd["g"]
+    def _hand(self, ctx: TableReplay, rnd: Round, ev=None) -> StudHand:
+        g = rnd.game_state
         view = self._view
-        if view is not None and view.s is g:  # the view keeps nothing but the dict (it has "game":
-            return view                       # on_round_start refills it the moment it clears it)
-        if "game" not in g:  # the round's first event was not its round_started
-            pack_id = getattr(ev, "pack_id", None) or rnd.get("pack_id")
-            g.update(new_hand_state(rnd.get("game") or ctx.game or self.game, seats=ctx.occupied(),
-                                    pack_id=pack_id, cards_left=None, decks=ctx.st.get("decks")))
+        if view is not None and view.s is g:  # the view keeps nothing but the record (on_round_start
+            return view                       # puts a new one in the round)
+        if g is None or g.game is None:  # the round's first event was not its round_started
+            pack_id = getattr(ev, "pack_id", None) or rnd.pack_id
+            rnd.game_state = g = new_hand_state(rnd.game or ctx.game or self.game, seats=ctx.occupied(),
+                                                pack_id=pack_id, cards_left=None, decks=ctx.table.decks)
         self._view = view = StudHand(g)
         return view
 
-    def _feed(self, ctx, rnd: dict, ev) -> None:
+    def _feed(self, ctx: TableReplay, rnd: Round, ev) -> None:
         hand = self._hand(ctx, rnd, ev)
         hand.feed(ev)
         if hand.findings:  # this event's: taken, so that the next event starts with none
@@ -71,36 +78,35 @@ class Stud(GameProcedure):
                 ctx.undecided(rnd, rule_id)
 
     # --- hooks -----------------------------------------------------------------------
-    def on_round_start(self, ctx, rnd: dict, ev) -> None:
-        rnd["g"].clear()
-        rnd["g"].update(new_hand_state(
+    def on_round_start(self, ctx: TableReplay, rnd: Round, ev) -> None:
+        rnd.game_state = new_hand_state(
             ev.game or ctx.game or self.game, small_bet=ev.small_bet, big_bet=ev.big_bet,
             seats=ctx.occupied(), pack_id=ev.pack_id, cards_left=self._cards_left(ctx, ev.pack_id),
-            decks=ctx.st.get("decks")))
+            decks=ctx.table.decks)
 
-    def on_bet(self, ctx, rnd: dict, ev) -> None:
+    def on_bet(self, ctx: TableReplay, rnd: Round, ev) -> None:
         self._feed(ctx, rnd, ev)
 
-    def on_card(self, ctx, rnd: dict, ev) -> None:
+    def on_card(self, ctx: TableReplay, rnd: Round, ev) -> None:
         self._feed(ctx, rnd, ev)
 
-    def on_round_event(self, ctx, rnd: dict, ev) -> None:
+    def on_round_event(self, ctx: TableReplay, rnd: Round, ev) -> None:
         self._feed(ctx, rnd, ev)
 
-    def on_round_end(self, ctx, rnd: dict, ev) -> None:
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev) -> None:
         self._feed(ctx, rnd, ev)
 
     # --- shared machinery ------------------------------------------------------------
-    def allowed_targets(self, ctx, rnd: dict, ev):
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev):
         return self._hand(ctx, rnd, ev).allowed_targets(ev)
 
-    def expected_face(self, ctx, rnd: dict, ev):
+    def expected_face(self, ctx: TableReplay, rnd: Round, ev):
         return self._hand(ctx, rnd, ev).expected_face(ev)
 
-    def expected_holdings(self, ctx, rnd: dict):
+    def expected_holdings(self, ctx: TableReplay, rnd: Round):
         return self._hand(ctx, rnd).expected_holdings()
 
-    def holdings(self, ctx, rnd: dict) -> dict[str, int]:
+    def holdings(self, ctx: TableReplay, rnd: Round) -> dict[str, int]:
         """The engine's count less the cards already reported as ``CARD_TO_DEAD_HAND``."""
         have = super().holdings(ctx, rnd)
         for target, n in self._hand(ctx, rnd).holdings_excluded().items():

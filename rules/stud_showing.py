@@ -349,15 +349,18 @@ BRANCH_WORDS = {  # what the dealer should do, as a finding says it
 }
 
 
-def short_deck_followed(branch: str, stack: int, reshuffles, community_cards: int, seat_cards: int) -> bool:
+def short_deck_followed(branch: str, stack: int, reshuffles: Sequence[Sequence[int | None]], community_cards: int,
+                        seat_cards: int) -> bool:
     """Whether what the dealer did before 7th-street betting is the ``branch``.
 
-    ``reshuffles``: ``[burns_added, card_count]`` of each ``reshuffle``; a
+    ``reshuffles``: ``(burns_added, card_count)`` of each ``reshuffle``; a
     right one adds the 3 burns ("mit den 3 vorherigen Burn-Karten") and, when
     it says how many cards it gathered, holds exactly ``stack`` + 3.
     """
-    good_reshuffle = len(reshuffles) == 1 and reshuffles[0][0] == PREVIOUS_BURNS and (
-        reshuffles[0][1] is None or reshuffles[0][1] == stack + PREVIOUS_BURNS)
+    good_reshuffle = False
+    if len(reshuffles) == 1:
+        (burns, count), = reshuffles
+        good_reshuffle = burns == PREVIOUS_BURNS and (count is None or count == stack + PREVIOUS_BURNS)
     if branch == NORMAL:
         return not reshuffles and community_cards == 0
     if branch == RESHUFFLE_WITH_BURNS:

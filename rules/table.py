@@ -51,7 +51,7 @@ Tables without a shoe
 Stud, stud8 and razz are dealt by hand: there is no shoe stream (the table's
 reference ``shoe``, default by game, :meth:`pitwatch.rules.reference.TableReference.has_shoe`).
 On such a table the shoe side of every pack counts as passed from the start
-(``pack["shoe_done"]`` is True when the pack is created, or when the game
+(``pack.shoe_passed`` is True when the pack is created, or when the game
 becoming known makes the table shoeless), exactly as if the shoe had emptied
 before drawing a card: nothing is matched across streams, so a pack and its
 rounds are final once the terminal has passed the pack, and what needs both
@@ -136,31 +136,42 @@ one, and which depends on the interleaving.  That is the per-stream rule's limit
 as they are: a device id holding ``#`` and digits could meet another id's use
 key (``X#2``); none of the contract's examples does.
 
-State is plain data (``state()``: dicts, lists, str, int, float, bool,
-None; JSON-serialisable) so a nightly run hands it to the next night and a
-live service checkpoints it: ``TableReplay.from_state(json.loads(...))``;
-``state_json()`` gives the same as JSON text without copying the state first.
+State is one typed record, :class:`pitwatch.rules.state.Table` (its packs,
+rounds, card matching … are records of :mod:`pitwatch.rules.state`, each
+game's own records are its plug-in's), so a nightly run hands it to the next
+night and a live service checkpoints it: ``state_json()`` writes it as JSON
+(msgspec), ``TableReplay.from_state(...)`` reads it back — an older version's
+state through :mod:`pitwatch.rules.migrations` — checking every field's type.
+
+**What other modules may touch.**  Game plug-ins (:mod:`pitwatch.rules.game`)
+read ``ctx.table`` and their own records, and act through the plug-in API
+(``emit``, ``undecided``, ``check_misdeal``, ``composition_decided``, ``pack``,
+``round``, ``open_packs``, ``occupied``, ``label``).  The engine's streams
+(:mod:`pitwatch.rules.dealer`, :mod:`pitwatch.rules.machines`) also use the
+stream API (``open_pack``, ``open_round``, ``passes``, ``align``, ``settle``,
+``set_game``, ``new_use``, ``reject``, ``round_may_end`` and the use keys).
+The live service reads only the views (``open_packs``, ``open_rounds``,
+``finished_packs``, ``pack``, ``round``, ``current_key``, ``id_use``) and never
+changes anything.  Nothing outside this class touches its ``_`` attributes:
+``tests/rules/test_plugin_api.py`` fails if a module does.
 """
 from __future__ import annotations
 
-import copy
-
-import orjson
+import msgspec
 
 from pitwatch.rules import machines, packs, rounds
 from pitwatch.rules.dealer import HANDLERS, resolve, round_event
 from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
+from pitwatch.rules.migrations import migrate
 from pitwatch.rules.procedures import checks_for, procedure_for
 from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
+from pitwatch.rules.state import STATE_VERSION, IdUse, KeyUse, Pack, Ref, Round, Table
 from pitwatch.rules.uses import (
     DEALT,
     KEEP_KEYS,
-    KEEP_USES,
     LEFT,
     NAMED,
     ROUND_ENDED,
-    ROUND_NAMED,
-    ROUND_STARTED,
     STARTS,
     again,
     prune,
@@ -168,74 +179,10 @@ from pitwatch.rules.uses import (
 )
 from pitwatch.schemas.events import Event
 
-STATE_VERSION = 2
-MIGRATES_FROM = (1,)     # older state versions :func:`migrate_state` brings to STATE_VERSION
+__all__ = ["STATE_VERSION", "TableReplay"]
+
 _KEEP_DONE = 64  # finished pack/round keys remembered, to ignore late stragglers
-_STREAMS = ("shuffler", "shoe", "term", "round")
-
-
-def _new_state(table_id: str) -> dict:
-    return {
-        "v": STATE_VERSION, "table_id": table_id, "game": None, "decks": None, "dealer_id": None,
-        "dealer_pos": 0, "seated": [], "seat_counter": 0, "packs_since_open": 0,
-        "prep_pack": None, "play_pack": None, "shoe_pack": None, "unnamed_prep": [],
-        "packs": {}, "rounds": {}, "ending": [], "done_packs": [], "done_rounds": [],
-        "fired": [], "out_rounds": [], "out_packs": [], "out_seqs": [], "g": {}, "early": [],
-        "uses": {name: {} for name in _STREAMS}, "keys": {}, "table_shuffled": {},
-    }
-
-
-def migrate_state(state: dict) -> dict:
-    """A replay state of an older version brought to :data:`STATE_VERSION` (a new dict; the
-    argument is not changed).  Version 1 (before ids used again) keyed packs and rounds by their
-    raw ids: those keys are the first uses' keys of version 2, so the open packs and rounds stay
-    as they are and gain their use number 1; each stream's use counter starts from what the state
-    shows the stream named (the recently finished packs and rounds, ``done_packs`` and
-    ``done_rounds``, as named and left by every stream; an open pack as named by the streams that
-    have events in it, left by those that passed it), so an id named again after the upgrade is a
-    new use exactly when version 2 would have made it one, but for a finished pack the table
-    shuffled by hand, which version 1 does not tell (``table_shuffled`` starts empty: the
-    shuffler's next report of its id is taken as that pack's use, as version 1 did).  Version 1 kept the last 64 finished
-    packs and rounds (this version's streams remember the last ``KEEP_USES`` ids): an id finished
-    before those is a new use all the same, numbered 1 again where a replay of the whole feed by
-    this version would number it 2 or more — its rows and findings are the same apart from that
-    number."""
-    v = state.get("v")
-    if v == STATE_VERSION:
-        return state
-    if v != 1:
-        raise ValueError(f"replay state version {v!r}, expected {STATE_VERSION} (or 1, migrated)")
-    st = copy.deepcopy(state)
-    uses: dict = {name: {} for name in _STREAMS}
-    for pid in st["done_packs"]:
-        uses["shuffler"][pid] = 1
-        uses["shoe"][pid] = [1, LEFT]
-        uses["term"][pid] = [1, LEFT]
-    for pid, pack in st["packs"].items():
-        pack["use"] = 1
-        if pack["shuffler"] is not None:
-            uses["shuffler"][pid] = 1
-        if pack["shoe_loaded"] is not None or pack["shoe_seen"] or pack["al"]["s"]:
-            uses["shoe"][pid] = [1, LEFT if pack["shoe_done"] else DEALT if pack["al"]["s"] else NAMED]
-        if pack["open_ordinal"] is not None or pack["dealt"] or pack["rounds"]:
-            uses["term"][pid] = [1, LEFT if pack["term_done"] else DEALT if pack["dealt"] else NAMED]
-    for rid in st["done_rounds"]:
-        uses["round"][rid] = [1, ROUND_ENDED]
-    for rid, rnd in st["rounds"].items():
-        rnd["use"] = 1
-        uses["round"][rid] = [1, ROUND_ENDED if rnd["done"] else ROUND_STARTED if rnd["started"] is not None
-                              else ROUND_NAMED]
-    for rnd in st["out_rounds"]:
-        rnd["use"] = 1
-    for pack in st["out_packs"]:
-        pack["use"] = 1
-    for name in _STREAMS:
-        prune(uses[name], KEEP_USES)
-    st["uses"] = uses
-    st["keys"] = {}
-    st["table_shuffled"] = {}
-    st["v"] = STATE_VERSION
-    return st
+_ENCODER = msgspec.json.Encoder()
 
 
 class TableReplay:
@@ -246,7 +193,7 @@ class TableReplay:
         self.table_id = table_id
         self.ref = reference or DEFAULT_REFERENCE
         self.gaming_day = gaming_day or default_gaming_day
-        self.st = _new_state(table_id)
+        self.table = Table(table_id)
         self.proc = procedure_for(None, self.ref)
         self.checks = checks_for(self.ref)  # table checks beside the game's plug-in (pitwatch.rules.procedures.CHECKS)
         self._out: list[Finding] = []
@@ -256,15 +203,15 @@ class TableReplay:
     def _is_shoeless(self) -> bool:
         """The table deals without a card-reading shoe (see "Tables without a shoe"); while
         the game is unknown, only a table whose reference says so.  Kept in ``shoeless``."""
-        if self.st["game"] is None and self.ref.shoe is None:
+        if self.table.game is None and self.ref.shoe is None:
             return False
         return not self.ref.has_shoe(self.proc.dealt_from_shoe)
 
     def _no_shoe_passes(self) -> None:
         """On a table without a shoe, mark the shoe side of every open pack passed."""
         if self.shoeless:
-            for pid in list(self.st["packs"]):
-                self._passes(pid, "shoe_done")
+            for pid in list(self.table.packs):
+                self.passes(pid, "shoe")
 
     def _caches(self) -> None:
         """Bookkeeping that only saves work (derived from ``st``, never part of the state).
@@ -282,30 +229,30 @@ class TableReplay:
         self.shoeless = self._is_shoeless()
         self._fver = 0
         self._fclean: tuple[int, int] | None = None
-        passed = [(pid, p) for pid, p in self.st["packs"].items() if p["shoe_done"] and p["term_done"]]
-        self._ready = {pid for pid, p in passed if p["composition"] == "done"}
-        self._held = {pid for pid, p in passed if p["composition"] != "done"}
+        passed = [(pid, p) for pid, p in self.table.packs.items() if p.shoe_passed and p.term_passed]
+        self._ready = {pid for pid, p in passed if p.composition == "done"}
+        self._held = {pid for pid, p in passed if p.composition != "done"}
 
     # --- public API ----------------------------------------------------------
     @property
     def game(self) -> str | None:
-        return self.st["game"]
+        return self.table.game
 
     def feed(self, ev: Event) -> list[Finding]:
         """Replay one event; returns the findings it completes."""
         if ev.table_id != self.table_id:
             raise ValueError(f"event {ev.event_id} is for table {ev.table_id}, not {self.table_id}")
-        st = self.st
+        st = self.table
         source = ev.source
         if source == "dealer":  # the terminal's stream: pitwatch.rules.dealer
             if ev.pack_id is not None or ev.round_id is not None:
                 ev = resolve(self, ev)  # which use of its pack and round (see "Ids used again")
                 if ev is None:
                     return []   # refused (drain_rejects): as if it never came
-            st["dealer_pos"] += 1
-            st["dealer_id"] = ev.dealer_id
+            st.dealer_pos += 1
+            st.dealer_id = ev.dealer_id
             HANDLERS.get(ev.type, round_event)(self, ev)
-        elif st["game"] is None:
+        elif st.game is None:
             machines.hold(self, ev)  # held until the game (its plug-in) is known
         elif source == "shoe":
             machines.shoe(self, ev)
@@ -313,7 +260,7 @@ class TableReplay:
             machines.shuffler(self, ev)
         for check in self.checks:
             check.on_event(self, ev)
-        ending = st["ending"]
+        ending = st.ending
         if self._ready or ending and self._fclean != (self._fver, len(ending)):
             self._flush(False)  # else it would find nothing to do
         out = self._out
@@ -322,42 +269,40 @@ class TableReplay:
 
     def close(self) -> list[Finding]:
         """End of input: decide everything pending; every open round and pack is handed out."""
-        st = self.st
-        st["unnamed_prep"] = []
-        for name in ("shoe", "term"):   # every pack has left play: an id named again is a new use
-            for rec in st["uses"][name].values():
-                rec[1] = LEFT
-        for rec in st["uses"]["round"].values():
-            rec[1] = ROUND_ENDED        # ... and every round has ended
+        st = self.table
+        st.unnamed_prep = []
+        for rec in (*st.uses.shoe.values(), *st.uses.term.values()):
+            rec.status = LEFT           # every pack has left play: an id named again is a new use
+        for rec in st.uses.round.values():
+            rec.status = ROUND_ENDED    # ... and every round has ended
         machines.release_early(self)
-        for pack in list(st["packs"].values()):
-            for flag, al_flag in (("shoe_done", "s_done"), ("term_done", "t_done")):
-                pack[flag] = pack["al"][al_flag] = True
-            self._ready.add(pack["pack_id"])
-            self._held.discard(pack["pack_id"])
+        for pack in list(st.packs.values()):
+            pack.alignment.shoe_passed = pack.alignment.term_passed = True
+            self._ready.add(pack.pack_id)
+            self._held.discard(pack.pack_id)
             self._fver += 1
             packs.align(self, pack)
             packs.settle(self, pack, closing=True)
         self.proc.on_close(self)
         for check in self.checks:
             check.on_close(self)
-        for rid in list(st["rounds"]):
-            if rid not in st["ending"]:
-                st["ending"].append(rid)
+        for rid in list(st.rounds):
+            if rid not in st.ending:
+                st.ending.append(rid)
         self._flush(True)
         out, self._out = self._out, []
         return out
 
     def drain_rounds(self) -> list[dict]:
         """Completed rows of the ``rounds`` table (pitwatch.schemas.arrow.ROUNDS), removed once returned."""
-        out = [rounds.row(self, r) for r in self.st["out_rounds"]]
-        self.st["out_rounds"] = []
+        out = [rounds.row(self, r) for r in self.table.out_rounds]
+        self.table.out_rounds = []
         return out
 
     def drain_packs(self) -> list[dict]:
         """Completed rows of the ``packs`` table (pitwatch.schemas.arrow.PACKS), removed once returned."""
-        out = [packs.row(self, p) for p in self.st["out_packs"]]
-        self.st["out_packs"] = []
+        out = [packs.row(self, p) for p in self.table.out_packs]
+        self.table.out_packs = []
         return out
 
     def drain_rejects(self) -> list:
@@ -369,52 +314,76 @@ class TableReplay:
 
     def drain_pack_sequences(self) -> list[dict]:
         """Per completed pack: table_id, pack_id, game, first_ts, source and cards
-        ``[index, card, event_id, ts]`` — the input of :func:`pitwatch.rules.repeated_runs.repeated_runs`."""
-        out, self.st["out_seqs"] = self.st["out_seqs"], []
+        ``[index, card, event_id, ts, device_id, ts_offset]`` — the input of
+        :func:`pitwatch.rules.repeated_runs.repeated_runs` (output rows, like the other drains)."""
+        out, self.table.out_seqs = self.table.out_seqs, []
         return out
 
     def state(self) -> dict:
-        """The replay state as plain, JSON-serialisable data (a copy)."""
-        return copy.deepcopy(self.st)
+        """The replay state as plain data (JSON types: what :meth:`state_json` writes)."""
+        return msgspec.to_builtins(self.table)
 
-    def state_json(self) -> str:
-        """The replay state as JSON text (what ``json.dumps(state())`` gives, compact), without
-        the deep copy of :meth:`state`: for checkpoints.  ``from_state(json.loads(text))``
-        restores it.  Written with orjson (a dependency of pitwatch: same data as :mod:`json`, faster)."""
-        return orjson.dumps(self.st).decode("utf-8")
+    def state_json(self) -> bytes:
+        """The replay state as JSON (UTF-8 bytes), for the nightly state and the live checkpoints;
+        :meth:`from_state` reads it back."""
+        return _ENCODER.encode(self.table)
 
     @classmethod
-    def from_state(cls, state: dict, reference: TableReference | None = None,
+    def from_state(cls, state: dict | str | bytes, reference: TableReference | None = None,
                    gaming_day: GamingDay | None = None) -> "TableReplay":
-        obj = cls(state["table_id"], reference, gaming_day)
-        obj.st = copy.deepcopy(state) if state.get("v") == STATE_VERSION else migrate_state(state)
-        obj.proc = procedure_for(obj.st["game"], obj.ref)
+        """The replay of a saved state: :meth:`state_json`'s JSON or :meth:`state`'s data, of this
+        version or an older one (:func:`pitwatch.rules.migrations.migrate`).  A state that is not
+        a table's state of a known version raises ValueError (``msgspec.ValidationError`` is one)."""
+        if isinstance(state, (str, bytes)):
+            state = msgspec.json.decode(state)
+        if not isinstance(state, dict):
+            raise ValueError(f"a replay state is a JSON object, not {type(state).__name__}")
+        table = msgspec.convert(migrate(state), Table)
+        obj = cls(table.table_id, reference, gaming_day)
+        obj.table = table
+        obj.proc = procedure_for(table.game, obj.ref)
+        obj._typed_game_states()
         obj._caches()
         obj._no_shoe_passes()  # a state saved before the table was known to be shoeless
         return obj
 
+    def _typed_game_states(self) -> None:
+        """A saved state holds each game's records as plain data: read them into the plug-in's types."""
+        proc, table = self.proc, self.table
+
+        def typed(kind: type | None, data):
+            if kind is None or data is None or isinstance(data, kind):
+                return None if kind is None else data
+            return msgspec.convert(data, kind)
+
+        table.game_state = typed(proc.table_state_type, table.game_state)
+        for pack in (*table.packs.values(), *table.out_packs):
+            pack.game_state = typed(proc.pack_state_type, pack.game_state)
+        for rnd in (*table.rounds.values(), *table.out_rounds):
+            rnd.game_state = typed(proc.round_state_type, rnd.game_state)
+
     # --- the plug-in API (ctx) ----------------------------------------------
     def occupied(self) -> list[int]:
-        return sorted(s for s, _order in self.st["seated"])
+        return sorted(s.seat for s in self.table.seated)
 
-    def emit(self, rule_id: str, *, key, evidence, expected: str, actual: str, rnd: dict | None = None,
-             pack: dict | None = None, round_id: str | None = None, seat: int | None = None,
+    def emit(self, rule_id: str, *, key, evidence: list[Ref], expected: str, actual: str, rnd: Round | None = None,
+             pack: Pack | None = None, round_id: str | None = None, seat: int | None = None,
              spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None):
         """Raise a finding (at most once per rule + pack + round + key); returns it or None."""
-        st = self.st
+        st = self.table
         if rnd is None and round_id is not None:
-            rnd = st["rounds"].get(round_id)
+            rnd = st.rounds.get(round_id)
         if rnd is not None:
-            round_id = rnd["round_id"]
-        pack_id = pack["pack_id"] if pack is not None else (rnd["pack_id"] if rnd is not None else None)
+            round_id = rnd.round_id
+        pack_id = pack.pack_id if pack is not None else (rnd.pack_id if rnd is not None else None)
         # pack_id, round_id: the use keys (the finding's key); its columns show the ids and use numbers
         holder = rnd if rnd is not None else pack if pack is not None else st
         fired_key = [rule_id, pack_id, round_id] + [None if k is None else str(k) for k in key]
-        if fired_key in holder["fired"]:
+        if fired_key in holder.fired:
             return None
-        holder["fired"].append(fired_key)
-        if dealer_id is None and rnd is not None and not any(e[2] for e in evidence):
-            dealer_id = rnd["dealer_id"]
+        holder.fired.append(fired_key)
+        if dealer_id is None and rnd is not None and not any(e.dealer_id for e in evidence):
+            dealer_id = rnd.dealer_id
         raw_pack, pack_use = self.id_use(pack_id)
         raw_round, round_use = self.id_use(round_id)
         f = make_finding(rule_id, table_id=self.table_id, game=self.game, key=fired_key[1:],
@@ -422,41 +391,41 @@ class TableReplay:
                          pack_id=raw_pack, round_id=raw_round, seat=seat, spot=spot,
                          device_id=device_id, dealer_id=dealer_id, pack_use=pack_use, round_use=round_use)
         if rnd is not None:
-            rnd["findings"] += 1
+            rnd.findings += 1
         elif pack is not None:
-            pack["findings"] += 1
+            pack.findings += 1
         self._out.append(f)
         return f
 
-    def undecided(self, rnd: dict, rule_id: str) -> None:
-        if rule_id not in rnd["undecided"]:
-            rnd["undecided"].append(rule_id)
+    def undecided(self, rnd: Round, rule_id: str) -> None:
+        if rule_id not in rnd.undecided:
+            rnd.undecided.append(rule_id)
 
-    def check_misdeal(self, rnd: dict) -> None:
+    def check_misdeal(self, rnd: Round) -> None:
         rounds.check_misdeal(self, rnd)
 
-    def pack(self, pack_id: str | None) -> dict | None:
+    def pack(self, pack_id: str | None) -> Pack | None:
         """The open pack of a use key (an event's ``pack_id`` as the engine resolved it)."""
-        return self.st["packs"].get(pack_id)
+        return None if pack_id is None else self.table.packs.get(pack_id)
 
     def id_use(self, key: str | None) -> tuple:
         """``(id, use number)`` of a pack's or round's use key (None: ``(None, None)``)."""
         if key is None:
             return None, None
-        known = self.st["keys"].get(key)
-        return (key, 1) if known is None else (known[0], known[1])
+        known = self.table.keys.get(key)
+        return (key, 1) if known is None else (known.raw, known.n)
 
     def label(self, key: str | None) -> str | None:
         """A use key as a person reads it in a finding's text: the id the devices wrote."""
         return self.id_use(key)[0]
 
     # --- ids used again (see the module doc) ---------------------------------
-    def _use(self, raw: str, n: int) -> str:
+    def new_use(self, raw: str, n: int) -> str:
         """The key of use ``n`` of ``raw``, remembered for the rows when it is not the id itself."""
         key = use_key(raw, n)
         if n > 1:
-            keys = self.st["keys"]
-            keys[key] = [raw, n]
+            keys = self.table.keys
+            keys[key] = KeyUse(raw, n)
             if len(keys) > KEEP_KEYS:
                 prune(keys, KEEP_KEYS)
         return key
@@ -468,34 +437,34 @@ class TableReplay:
         :data:`STARTS` (an event that can start a pack: the next use once the stream has left the
         latest), :data:`PREPARES` (an event that prepares a pack — a shuffle, a cut, a shoe's
         load: the next use once the stream has dealt or drawn from the latest, or left it)."""
-        uses = self.st["uses"][stream]
+        uses = self.table.uses.of(stream)
         rec = uses.get(raw)
         if rec is None:
-            again(uses, raw, [1, NAMED])
+            again(uses, raw, IdUse(1, NAMED))
             return raw
-        if rec[1] >= how:
+        if rec.status >= how:
             again(uses, raw, rec)   # the most recently started last: the oldest are forgotten first
-            rec[0] += 1
-            rec[1] = NAMED
-            return self._use(raw, rec[0])
-        return raw if rec[0] == 1 else use_key(raw, rec[0])
+            rec.n += 1
+            rec.status = NAMED
+            return self.new_use(raw, rec.n)
+        return raw if rec.n == 1 else use_key(raw, rec.n)
 
     def current_key(self, stream: str, raw: str | None) -> str | None:
         """The use key of ``stream``'s latest use of pack id ``raw`` (``shoe``, ``term``,
         ``shuffler``) or round id (``round``): where its last event of that id went."""
         if raw is None:
             return None
-        rec = self.st["uses"][stream].get(raw)
-        n = 1 if rec is None else rec if isinstance(rec, int) else rec[0]
+        rec = self.table.uses.shuffler.get(raw) if stream == "shuffler" else self.table.uses.of(stream).get(raw)
+        n = 1 if rec is None else rec if isinstance(rec, int) else rec.n
         return raw if n == 1 else use_key(raw, n)
 
     def _mark(self, stream: str, key: str | None, what: int) -> None:
         if key is None:
             return
         raw, n = self.id_use(key)
-        rec = self.st["uses"][stream].get(raw)
-        if rec is not None and rec[0] == n and rec[1] < what:
-            rec[1] = what
+        rec = self.table.uses.of(stream).get(raw)
+        if rec is not None and rec.n == n and rec.status < what:
+            rec.status = what
 
     def left(self, stream: str, key: str | None) -> None:
         """``stream`` (``shoe``, ``term``) has left the pack of use key ``key``."""
@@ -509,13 +478,13 @@ class TableReplay:
         """The use of pack id ``raw`` a shuffler report names: the next use after its last report of
         the id that the terminal has not shuffled at the table alone (:meth:`terminal_shuffled`: a
         pack shuffled by hand or riffled, which the shuffler never reports)."""
-        uses = self.st["uses"]["shuffler"]
+        uses = self.table.uses.shuffler
         n = uses.get(raw, 0) + 1
-        at_table = self.st.get("table_shuffled", {}).get(raw, ())
+        at_table = self.table.table_shuffled.get(raw, ())
         while n in at_table:
             n += 1
         again(uses, raw, n)
-        return self._use(raw, n)
+        return self.new_use(raw, n)
 
     def terminal_shuffled(self, key: str, method: str | None) -> None:
         """The terminal shuffled the pack of use key ``key`` by ``method``: a use whose every
@@ -524,84 +493,116 @@ class TableReplay:
         of the id names the use after it (:meth:`shuffler_key`).  Remembered for the last
         ``KEEP_USES`` ids, a few uses each."""
         raw, n = self.id_use(key)
-        shuffled = self.st.setdefault("table_shuffled", {})
+        shuffled = self.table.table_shuffled
         at_table = shuffled.get(raw, [])
         if method in ("hand", "riffle"):
-            pack = self.st["packs"].get(key)
-            if n not in at_table and not (pack is not None and pack["shuffler"] is not None) \
-                    and not (pack is not None and any(m == "machine" for _s, m, _r in pack["shuffles"])):
+            pack = self.table.packs.get(key)
+            if n not in at_table and not (pack is not None and pack.shuffler is not None) \
+                    and not (pack is not None and any(sh.method == "machine" for sh in pack.shuffles)):
                 again(shuffled, raw, (at_table + [n])[-4:])
         elif n in at_table:
             again(shuffled, raw, [u for u in at_table if u != n])
 
-    def round(self, round_id: str | None) -> dict | None:
-        return self.st["rounds"].get(round_id)
+    def round(self, round_id: str | None) -> Round | None:
+        """The open round of a use key."""
+        return None if round_id is None else self.table.rounds.get(round_id)
 
-    # --- packs and rounds ---------------------------------------------------
-    def _pack(self, pack_id: str, ev: Event) -> dict:
-        st = self.st
-        pack = st["packs"].get(pack_id)
+    def open_packs(self) -> list[Pack]:
+        """The open packs, in the order they began (read them; change them only through this API)."""
+        return list(self.table.packs.values())
+
+    def open_rounds(self) -> list[Round]:
+        """The open rounds, in the order they began."""
+        return list(self.table.rounds.values())
+
+    def finished_packs(self) -> list[Pack]:
+        """The packs finished since the last :meth:`drain_packs` (their rows not yet handed out)."""
+        return list(self.table.out_packs)
+
+    def composition_decided(self, pack: Pack) -> None:
+        """PACK_COMPOSITION is decided for ``pack`` (``pitwatch.rules.packs``): it may become final."""
+        pack.composition = "done"
+        if pack.pack_id in self._held:
+            self._held.discard(pack.pack_id)
+            self._ready.add(pack.pack_id)
+
+    # --- the streams' API (pitwatch.rules.dealer, pitwatch.rules.machines) ----------
+    def open_pack(self, pack_id: str, ev: Event) -> Pack:
+        """The open pack of use key ``pack_id``, begun by ``ev`` if it is new (a straggler of a
+        finished pack gets a detached pack, not kept)."""
+        st = self.table
+        pack = st.packs.get(pack_id)
         if pack is None:
-            pack = packs.new_pack(pack_id, self.proc.new_pack_state(), self.id_use(pack_id)[1])
+            pack = Pack(pack_id, use=self.id_use(pack_id)[1], game_state=self.proc.new_pack_state())
             if self.shoeless:  # no shoe stream: its side of the pack is passed from the start
-                pack["shoe_done"] = pack["al"]["s_done"] = True
-            if pack_id in st["done_packs"]:
+                pack.alignment.shoe_passed = True
+            if pack_id in st.done_packs:
                 return pack  # a straggler for a finished pack: detached, not kept
-            st["packs"][pack_id] = pack
-        if pack["min_ts"] is None or ev.ts < pack["min_ts"]:  # packs.touch
-            pack["min_ts"] = ev.ts
+            st.packs[pack_id] = pack
+        if pack.min_ts is None or ev.ts < pack.min_ts:
+            pack.min_ts = ev.ts
         return pack
 
-    def _round(self, round_id: str, ev: Event) -> dict:
-        st = self.st
-        rnd = st["rounds"].get(round_id)
+    def open_round(self, round_id: str, ev: Event) -> Round:
+        """The open round of use key ``round_id``, begun by ``ev`` if it is new."""
+        st = self.table
+        rnd = st.rounds.get(round_id)
         if rnd is None:
-            rnd = rounds.new_round(round_id, self.proc.new_round_state(), self.id_use(round_id)[1])
-            rnd["dealer_id"] = ev.dealer_id
-            if round_id not in st["done_rounds"]:
-                st["rounds"][round_id] = rnd
-        if rnd["first_ts"] is None or ev.ts < rnd["first_ts"]:  # rounds.touch
-            rnd["first_ts"] = ev.ts
+            rnd = Round(round_id, use=self.id_use(round_id)[1], dealer_id=ev.dealer_id,
+                        game_state=self.proc.new_round_state())
+            if round_id not in st.done_rounds:
+                st.rounds[round_id] = rnd
+        if rnd.first_ts is None or ev.ts < rnd.first_ts:
+            rnd.first_ts = ev.ts
         return rnd
 
-    def composition_decided(self, pack: dict) -> None:
-        """PACK_COMPOSITION is decided for ``pack`` (``pitwatch.rules.packs``): it may become final."""
-        pack["composition"] = "done"
-        if pack["pack_id"] in self._held:
-            self._held.discard(pack["pack_id"])
-            self._ready.add(pack["pack_id"])
-
-    def _settle(self, pack: dict) -> None:
+    def settle(self, pack: Pack) -> None:
+        """Decide what the pack's facts decide now (shared rules, then the game's)."""
         packs.settle(self, pack)
         self.proc.settle_pack(self, pack)
 
-    def _align(self, pack: dict) -> None:
+    def align(self, pack: Pack) -> None:
+        """Advance the pack's card matching (and settle the game's checks if it moved)."""
         if packs.align(self, pack):
             self._fver += 1
             self.proc.settle_pack(self, pack)
 
-    def _passes(self, pack_id: str | None, side: str) -> None:
-        pack = self.st["packs"].get(pack_id)
-        if pack is None or pack[side]:
-            return
-        pack[side] = True
-        pack["al"]["s_done" if side == "shoe_done" else "t_done"] = True
+    def round_may_end(self) -> None:
+        """Something changed that can make an ended round final (a card after its ``round_ended``)."""
         self._fver += 1
-        if pack["shoe_done"] and pack["term_done"]:
-            (self._ready if pack["composition"] == "done" else self._held).add(pack_id)
-        self._align(pack)
-        self._settle(pack)
-        if pack["shoe_done"] and pack["term_done"]:
+
+    def reject(self, ev: Event, reason: str) -> None:
+        """Refuse ``ev``: the state does not change; :meth:`drain_rejects` hands it out with ``reason``."""
+        self._rejects.append((ev, reason))
+
+    def passes(self, pack_id: str | None, stream: str) -> None:
+        """Card stream ``stream`` (``shoe``, ``term``) has passed the pack: all its cards of it are in."""
+        pack = None if pack_id is None else self.table.packs.get(pack_id)
+        if pack is None:
+            return
+        al = pack.alignment
+        if al.shoe_passed if stream == "shoe" else al.term_passed:
+            return
+        if stream == "shoe":
+            al.shoe_passed = True
+        else:
+            al.term_passed = True
+        self._fver += 1
+        if pack.shoe_passed and pack.term_passed:
+            (self._ready if pack.composition == "done" else self._held).add(pack.pack_id)
+        self.align(pack)
+        self.settle(pack)
+        if pack.shoe_passed and pack.term_passed:
             self.proc.on_pack_done(self, pack)
             for check in self.checks:
                 check.on_pack_done(self, pack)
-            self._settle(pack)
+            self.settle(pack)
 
     def _flush(self, closing: bool) -> None:
-        st = self.st
-        ending = st["ending"]
+        st = self.table
+        ending = st.ending
         if ending and (closing or self._fclean != (self._fver, len(ending))):
-            live = st["rounds"]
+            live = st.rounds
             waiting = True  # every round left waits on the card matching
             for rid in list(ending):
                 rnd = live.get(rid)
@@ -611,8 +612,8 @@ class TableReplay:
                 status = True if closing else rounds.final_status(self, rnd)
                 if status is True:
                     ending.remove(rid)
-                    st["out_rounds"].append(live.pop(rid))
-                    st["done_rounds"] = (st["done_rounds"] + [rid])[-_KEEP_DONE:]
+                    st.out_rounds.append(live.pop(rid))
+                    st.done_rounds = (st.done_rounds + [rid])[-_KEEP_DONE:]
                 elif status is not rounds.ALIGNING:
                     waiting = False
             self._fclean = (self._fver, len(ending)) if waiting else None
@@ -620,38 +621,42 @@ class TableReplay:
         if not (ready or closing):
             return  # a pack is final only once both card streams passed it
         if closing or len(ready) > 1:
-            candidates = [pid for pid in st["packs"] if closing or pid in ready]   # in the order packs began
+            candidates = [pid for pid in st.packs if closing or pid in ready]   # in the order packs began
         else:
             candidates = list(ready)
         for pid in candidates:
-            pack = st["packs"].get(pid)
+            pack = st.packs.get(pid)
             if pack is None:    # left the table's packs another way
                 ready.discard(pid)
                 continue
             if packs.final(self, pack, closing):
-                st["out_packs"].append(st["packs"].pop(pid))
+                st.out_packs.append(st.packs.pop(pid))
                 ready.discard(pid)
                 self._fver += 1
-                st["out_seqs"].append(packs.sequence(self, pack))
-                st["done_packs"] = (st["done_packs"] + [pid])[-_KEEP_DONE:]
-                for key in ("prep_pack", "play_pack", "shoe_pack"):
-                    if st[key] == pid:
-                        st[key] = None
+                st.out_seqs.append(packs.sequence(self, pack))
+                st.done_packs = (st.done_packs + [pid])[-_KEEP_DONE:]
+                if st.prep_pack == pid:
+                    st.prep_pack = None
+                if st.play_pack == pid:
+                    st.play_pack = None
+                if st.shoe_pack == pid:
+                    st.shoe_pack = None
 
     # --- streams (terminal: pitwatch.rules.dealer, from feed; shoe and shuffler: pitwatch.rules.machines)
-    def _set_game(self, game: str | None) -> None:
-        if game and game != self.st["game"]:
-            was_unknown = self.st["game"] is None
-            self.st["game"] = game
+    def set_game(self, game: str | None) -> None:
+        """The table's game is known (or changed): its plug-in takes over."""
+        if game and game != self.table.game:
+            was_unknown = self.table.game is None
+            self.table.game = game
             self.proc = procedure_for(game, self.ref)
             self.shoeless = self._is_shoeless()
-            self.st["g"] = self.proc.new_table_state()
-            for pack in self.st["packs"].values():
-                if not pack["g"]:
-                    pack["g"] = self.proc.new_pack_state()
-            for rnd in self.st["rounds"].values():
-                if not rnd["g"]:
-                    rnd["g"] = self.proc.new_round_state()
+            self.table.game_state = self.proc.new_table_state()
+            for pack in self.table.packs.values():
+                if pack.game_state is None:
+                    pack.game_state = self.proc.new_pack_state()
+            for rnd in self.table.rounds.values():
+                if rnd.game_state is None:
+                    rnd.game_state = self.proc.new_round_state()
             if was_unknown:  # packs named before the game was known
                 self._no_shoe_passes()
             machines.release_early(self)

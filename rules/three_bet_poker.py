@@ -48,12 +48,19 @@ Interpretations:
 """
 from __future__ import annotations
 
-from pitwatch.rules import alignment
+from typing import TYPE_CHECKING
+
+import msgspec
+
 from pitwatch.rules.finding import ref
 from pitwatch.rules.game import GameProcedure
+from pitwatch.rules.state import Pack, Ref, Round
 from pitwatch.rules.words import cards, listing, place
 from pitwatch.schemas.contract import THREE_BETS
 from pitwatch.wording import plural
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 SPOTS = frozenset(THREE_BETS)
 PASSES = 3
@@ -65,146 +72,197 @@ def _cards_word(n: int) -> str:
     return plural(n, "card")
 
 
+# --- the game's records ------------------------------------------------------
+class UncountedRound(msgspec.Struct, array_like=True, gc=False):
+    """A round that ended with no stub count, and the evidence of its ``round_ended``."""
+
+    round_id: str
+    ref: Ref
+
+
+class ThreeBetTable(msgspec.Struct, gc=False):
+    """The table's rounds ended in a row since the stub was last counted (E: at least once
+    every five rounds)."""
+
+    uncounted: list[UncountedRound] = msgspec.field(default_factory=list)
+
+
+class PackStubCount(msgspec.Struct, array_like=True, gc=False):
+    """A ``stub_counted`` of the pack: the round it was counted in, the dealer's ``stub`` and
+    ``layout`` counts, its evidence, the terminal's cards of the pack at the time of the count
+    (``term_n``), and whether the count has been judged against the true stub (``decided``)."""
+
+    round_id: str | None
+    stub: int
+    layout: int
+    ref: Ref
+    term_n: int
+    decided: bool = False
+
+
+class ThreeBetPack(msgspec.Struct, gc=False):
+    """The pack's stub counts (judged once the shoe has passed the pack) and whether the shoe's
+    draws after the deal's last card (an exposed stub) have been checked."""
+
+    counts: list[PackStubCount] = msgspec.field(default_factory=list)
+    exposure_checked: bool = False
+
+
+class RoundStubCount(msgspec.Struct, array_like=True, gc=False):
+    """A stub count recorded for the round: the ``stub``, the cards on the ``layout``, its evidence."""
+
+    stub: int
+    layout: int
+    ref: Ref
+
+
+class ThreeBetRound(msgspec.Struct, gc=False):
+    """One coup: the seats that placed all three bets (``eligible``, fixed when bets close or at
+    the first card; None before), the stub counts recorded for it, the evidence of its end."""
+
+    eligible: list[int] | None = None
+    counts: list[RoundStubCount] = msgspec.field(default_factory=list)
+    ended_ref: Ref | None = None
+
+
 class ThreeBetPoker(GameProcedure):
     game = "three_bet_poker"
 
     # --- state -------------------------------------------------------------
-    def new_table_state(self) -> dict:
-        return {"uncounted": []}  # [round_id, round_ended ref] since the last stub count
-
-    def new_pack_state(self) -> dict:
-        # counts: [round_id, stub, layout, ref, terminal cards at the count, decided]
-        return {"counts": [], "exposure_checked": False}
-
-    def new_round_state(self) -> dict:
-        return {"eligible": None, "counts": [], "ended_ref": None}
+    table_state_type = ThreeBetTable
+    pack_state_type = ThreeBetPack
+    round_state_type = ThreeBetRound
 
     # --- eligibility and the deal -----------------------------------------
-    def _eligible(self, rnd: dict) -> list[int]:
-        g = rnd["g"]
-        if g["eligible"] is None:
+    def _eligible(self, rnd: Round) -> list[int]:
+        g: ThreeBetRound = rnd.game_state
+        if g.eligible is None:
             spots: dict[int, set] = {}
-            for seat, spot, _amount, _all_in, _ref in rnd["bets"]:
-                spots.setdefault(seat, set()).add(spot)
-            g["eligible"] = sorted(s for s, placed in spots.items() if SPOTS <= placed)
-        return g["eligible"]
+            for bet in rnd.bets:
+                if bet.seat is not None:
+                    spots.setdefault(bet.seat, set()).add(bet.spot)
+            g.eligible = sorted(s for s, placed in spots.items() if SPOTS <= placed)
+        return g.eligible
 
-    def on_bets_closed(self, ctx, rnd, ev) -> None:
+    def on_bets_closed(self, ctx: TableReplay, rnd: Round, ev) -> None:
         self._eligible(rnd)
 
-    def allowed_targets(self, ctx, rnd, ev):
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev):
         seats = self._eligible(rnd)
-        k, one_pass = len(rnd["cards"]), len(seats) + 1  # a pass: every eligible seat, then community
+        k, one_pass = len(rnd.cards), len(seats) + 1  # a pass: every eligible seat, then community
         if k >= one_pass * PASSES:
             return ()
         k %= one_pass  # the card's place in its pass
         return (f"seat:{seats[k]}",) if k < len(seats) else ("community",)
 
-    def expected_face(self, ctx, rnd, ev):
+    def expected_face(self, ctx: TableReplay, rnd: Round, ev):
         return "down"
 
-    def expected_holdings(self, ctx, rnd):
+    def expected_holdings(self, ctx: TableReplay, rnd: Round):
         want = {f"seat:{s}": CARDS_EACH for s in self._eligible(rnd)}
         want["community"] = CARDS_EACH
         return want
 
-    def _misdealt(self, ctx, rnd) -> list[str]:
-        if not any(c[0] != "burn" for c in rnd["cards"]):
+    def _misdealt(self, ctx: TableReplay, rnd: Round) -> list[str]:
+        if not any(c.target != "burn" for c in rnd.cards):
             return []
         want, have = self.expected_holdings(ctx, rnd), self.holdings(ctx, rnd)
         return [f"{place(p)} holds {cards(have.get(p, 0))} instead of {want.get(p, 0)}"
                 for p in sorted(set(want) | set(have)) if have.get(p, 0) != want.get(p, 0)]
 
     # --- stub events --------------------------------------------------------
-    def _pack_size(self, ctx, pack) -> int:
-        sh = pack["shuffler"]
-        decks = (sh["decks"] if sh else None) or ctx.st["decks"] or 1
+    def _pack_size(self, ctx: TableReplay, pack: Pack) -> int:
+        sh = pack.shuffler
+        decks = (sh.decks if sh else None) or ctx.table.decks or 1
         return decks * ctx.ref.cards_per_deck
 
-    def on_pack_event(self, ctx, pack, ev) -> None:
+    def on_pack_event(self, ctx: TableReplay, pack: Pack, ev) -> None:
         if ev.type == "stub_counted":
-            pack["g"]["counts"].append([ev.round_id, ev.stub, ev.layout, ref(ev), len(pack["al"]["t"]), False])
+            pack.game_state.counts.append(
+                PackStubCount(ev.round_id, ev.stub, ev.layout, ref(ev), len(pack.alignment.term), False))
             rnd = ctx.round(ev.round_id)
             if rnd is not None:
-                rnd["g"]["counts"].append([ev.stub, ev.layout, ref(ev)])
-                if rnd["done"]:
+                rnd.game_state.counts.append(RoundStubCount(ev.stub, ev.layout, ref(ev)))
+                if rnd.done:
                     self._check_void(ctx, rnd, late=True)
-            runs = ctx.st["g"]["uncounted"]
-            ids = [r[0] for r in runs]
+            table: ThreeBetTable = ctx.table.game_state
+            ids = [r.round_id for r in table.uncounted]
             if ev.round_id in ids:  # a count recorded after its round ended
-                ctx.st["g"]["uncounted"] = runs[ids.index(ev.round_id) + 1:]
+                table.uncounted = table.uncounted[ids.index(ev.round_id) + 1:]
         elif ev.type == "stub_discarded" and ev.exposed:
-            rid = ev.round_id or (pack["rounds"][-1] if pack["rounds"] else None)
+            rid = ev.round_id or (pack.rounds[-1] if pack.rounds else None)
             ctx.emit("STUB_EXPOSED", round_id=rid, pack=pack, key=(), evidence=[ref(ev)],
                      expected="the stub taken from the shoe and put in the discard rack without showing its cards",
-                     actual=f"the dealer terminal recorded the stub of pack {ctx.label(pack['pack_id'])} "
+                     actual=f"the dealer terminal recorded the stub of pack {ctx.label(pack.pack_id)} "
                             "discarded exposed")
 
     # --- round end: void, count overdue -----------------------------------
-    def on_round_end(self, ctx, rnd, ev) -> None:
-        rnd["g"]["ended_ref"] = ref(ev)
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev) -> None:
+        rnd.game_state.ended_ref = ref(ev)
         self._check_void(ctx, rnd, late=False)
-        runs = ctx.st["g"]["uncounted"]
-        if rnd["g"]["counts"]:
-            ctx.st["g"]["uncounted"] = []
+        table: ThreeBetTable = ctx.table.game_state
+        runs = table.uncounted
+        if rnd.game_state.counts:
+            table.uncounted = []
             return
-        runs.append([rnd["round_id"], ref(ev)])
+        runs.append(UncountedRound(rnd.round_id, ref(ev)))
         if len(runs) >= OVERDUE_AFTER:
-            ctx.st["g"]["uncounted"] = []
-            ctx.emit("STUB_COUNT_OVERDUE", rnd=rnd, key=(), evidence=[r[1] for r in runs],
+            table.uncounted = []
+            ctx.emit("STUB_COUNT_OVERDUE", rnd=rnd, key=(), evidence=[r.ref for r in runs],
                      expected=f"the stub counted at least once every {plural(OVERDUE_AFTER, 'round')}",
                      actual=f"{plural(len(runs), 'round')} in a row ended with no stub count: "
-                            + listing(r[0] for r in runs))
+                            + listing(r.round_id for r in runs))
 
-    def _check_void(self, ctx, rnd, late: bool) -> None:
-        if rnd["voided"]:
+    def _check_void(self, ctx: TableReplay, rnd: Round, late: bool) -> None:
+        if rnd.voided:
             return
-        pack = ctx.pack(rnd["pack_id"])
+        pack = ctx.pack(rnd.pack_id)
         size = self._pack_size(ctx, pack) if pack is not None else ctx.ref.cards_per_deck
         reasons, evidence = [], []
         if not late:
             wrong = self._misdealt(ctx, rnd)
             if wrong:
                 reasons.append("the cards were misdealt (" + listing(wrong) + ")")
-                evidence += [c[5] for c in rnd["cards"]][-1:]
-        counts = rnd["g"]["counts"][-1:] if late else rnd["g"]["counts"]
-        for stub, layout, r in counts:
+                evidence += [c.ref for c in rnd.cards][-1:]
+        g: ThreeBetRound = rnd.game_state
+        for count in g.counts[-1:] if late else g.counts:
+            stub, layout = count.stub, count.layout
             if stub + layout != size:
                 reasons.append(f"the stub count ({stub}) and the cards on the layout ({layout}) "
                                f"make {stub + layout}, not {size}")
-                evidence.append(r)
+                evidence.append(count.ref)
         if not reasons:
             return
-        end = rnd["g"]["ended_ref"]
+        end = g.ended_ref
         ctx.emit("VOID_NOT_DECLARED", rnd=rnd, key=(), evidence=evidence + ([end] if end else []),
                  expected="all hands declared void before the round ends, because " + listing(reasons),
-                 actual=f"round {ctx.label(rnd['round_id'])} ended without being voided")
+                 actual=f"round {ctx.label(rnd.round_id)} ended without being voided")
 
     # --- pack-level decisions: the true stub, draws after the deal ---------
-    def settle_pack(self, ctx, pack) -> None:
-        if pack["shoe_done"]:  # else _decide waits for the shoe
+    def settle_pack(self, ctx: TableReplay, pack: Pack) -> None:
+        if pack.shoe_passed:  # else _decide waits for the shoe
             self._decide(ctx, pack, closing=False)
 
-    def on_close(self, ctx) -> None:
-        for pack in list(ctx.st["packs"].values()):
+    def on_close(self, ctx: TableReplay) -> None:
+        for pack in list(ctx.open_packs()):
             self._decide(ctx, pack, closing=True)
 
-    def pack_open(self, ctx, pack) -> bool:
-        g = pack["g"]
-        return not g["exposure_checked"] or any(not c[5] for c in g["counts"])
+    def pack_open(self, ctx: TableReplay, pack: Pack) -> bool:
+        g: ThreeBetPack = pack.game_state
+        return not g.exposure_checked or any(not c.decided for c in g.counts)
 
-    def round_open(self, ctx, rnd) -> bool:
-        pack = ctx.pack(rnd["pack_id"])
+    def round_open(self, ctx: TableReplay, rnd: Round) -> bool:
+        pack = ctx.pack(rnd.pack_id)
         return pack is not None and self.pack_open(ctx, pack)
 
-    def _card_count(self, ctx, pack, closing: bool):
+    def _card_count(self, ctx: TableReplay, pack: Pack, closing: bool):
         """(cards in the pack, how that is known, evidence ref) or None while unknown."""
-        if pack["shoe_loaded"] is not None:
-            n = pack["shoe_loaded"]["card_count"]
-            return n, f"the shoe counted {_cards_word(n)} loaded", pack["shoe_loaded"]["ref"]
-        if pack["shuffler"] is not None:
-            n = pack["shuffler"]["card_count"]
-            return n, f"the shuffler counted {_cards_word(n)}", pack["shuffler"]["ref"]
+        if pack.shoe_loaded is not None:
+            n = pack.shoe_loaded.card_count
+            return n, f"the shoe counted {_cards_word(n)} loaded", pack.shoe_loaded.ref
+        if pack.shuffler is not None:
+            n = pack.shuffler.card_count
+            return n, f"the shuffler counted {_cards_word(n)}", pack.shuffler.ref
         if closing:
             n = self._pack_size(ctx, pack)
             decks = plural(n // ctx.ref.cards_per_deck, "deck")
@@ -212,78 +270,78 @@ class ThreeBetPoker(GameProcedure):
         return None
 
     @staticmethod
-    def _deal_end(pack, term_n: int) -> int | None:
+    def _deal_end(pack: Pack, term_n: int) -> int | None:
         """Shoe draws the deal took out, given the terminal's first ``term_n`` cards; None: no shoe."""
-        s, t = pack["al"]["s"], pack["al"]["t"]
+        s, t = pack.alignment.shoe, pack.alignment.term
         if not s:
             return None
         if term_n == 0 or len(s) < term_n:
             return min(len(s), term_n)
-        last = t[term_n - 1][0]
+        last = t[term_n - 1].card
         end = next((q for q in range(term_n - 1, len(s))
-                    if s[q][1] is None or last is None or s[q][1] == last), term_n - 1)
+                    if s[q].card is None or last is None or s[q].card == last), term_n - 1)
         return end + 1
 
-    def _decide(self, ctx, pack, closing: bool) -> None:
-        shoe_passed = pack["shoe_done"] or closing
+    def _decide(self, ctx: TableReplay, pack: Pack, closing: bool) -> None:
+        shoe_passed = pack.shoe_passed or closing
         if not shoe_passed:
             return
-        g = pack["g"]
-        for count in g["counts"]:
-            if not count[5]:
+        g: ThreeBetPack = pack.game_state
+        for count in g.counts:
+            if not count.decided:
                 self._check_count(ctx, pack, count, closing)
-        rounds = [ctx.round(r) for r in pack["rounds"]]
-        dealt_out = bool(rounds) and all(r is None or r["done"] for r in rounds)
-        if not g["exposure_checked"] and (closing or pack["term_done"] or dealt_out):
-            g["exposure_checked"] = True
+        rounds = [ctx.round(r) for r in pack.rounds]
+        dealt_out = bool(rounds) and all(r is None or r.done for r in rounds)
+        if not g.exposure_checked and (closing or pack.term_passed or dealt_out):
+            g.exposure_checked = True
             self._check_exposure(ctx, pack)
 
-    def _check_count(self, ctx, pack, count, closing: bool) -> None:
-        round_id, stub, layout, count_ref, term_n, _ = count
+    def _check_count(self, ctx: TableReplay, pack: Pack, count: PackStubCount, closing: bool) -> None:
+        round_id, stub, layout, count_ref, term_n = count.round_id, count.stub, count.layout, count.ref, count.term_n
         known = self._card_count(ctx, pack, closing)
         if known is None:
             return
-        count[5] = True
+        count.decided = True
         size, size_words, size_ref = known
         drawn = self._deal_end(pack, term_n)
         if drawn is not None:
-            s = pack["al"]["s"]
+            s = pack.alignment.shoe
             how = f"the shoe drew {_cards_word(drawn)} for the deal" + (
-                f" (draws 1 to {s[drawn - 1][0]})" if drawn > 1 else "")
+                f" (draws 1 to {s[drawn - 1].index})" if drawn > 1 else "")
             if drawn != term_n:
                 how += f", while the dealer terminal recorded {_cards_word(term_n)} dealt"
             last = s[drawn - 1] if drawn else None
-            last_ref = alignment.shoe_ref(last) if last and last[2] else None
+            last_ref = last.ref() if last and last.event_id else None
         else:
             how = f"the dealer terminal recorded {_cards_word(term_n)} dealt (the shoe read none of this pack)"
-            t = pack["al"]["t"]
-            last_ref = alignment.term_ref(t[term_n - 1]) if term_n else None
+            t = pack.alignment.term
+            last_ref = t[term_n - 1].ref() if term_n else None
             drawn = term_n
         left = size - drawn
         if stub == left:
             return
         evidence = [count_ref] + [r for r in (size_ref, last_ref) if r is not None]
         ctx.emit("STUB_MISCOUNT", round_id=round_id, pack=pack, key=(), evidence=evidence,
-                 expected=(f"{_cards_word(left)} in the stub of pack {ctx.label(pack['pack_id'])}: "
+                 expected=(f"{_cards_word(left)} in the stub of pack {ctx.label(pack.pack_id)}: "
                            f"{size_words} and {how}"),
                  actual=f"the dealer counted {_cards_word(stub)} in the stub, and {layout} face down "
                         f"on the layout: {abs(stub - left)} {'more' if stub > left else 'fewer'} than were left")
 
-    def _check_exposure(self, ctx, pack) -> None:
-        t = pack["al"]["t"]
+    def _check_exposure(self, ctx: TableReplay, pack: Pack) -> None:
+        t = pack.alignment.term
         end = self._deal_end(pack, len(t))
         if not t or end is None:
             return
-        after = [c for c in pack["al"]["s"][end:] if c[2] is not None]
-        if not after or not pack["rounds"]:
+        after = [c for c in pack.alignment.shoe[end:] if c.event_id is not None]
+        if not after or not pack.rounds:
             return
-        shown = ", ".join(f"draw {c[0]} ({c[1] or 'unreadable'})" for c in after)
-        ctx.emit("STUB_EXPOSED", round_id=pack["rounds"][-1], pack=pack, key=(),
-                 evidence=[alignment.shoe_ref(c) for c in after],
-                 expected=f"no card drawn from pack {ctx.label(pack['pack_id'])} after the deal's last card "
-                          f"({t[-1][0] or 'unreadable'}, the shoe's draw {end}) until the stub is removed",
+        shown = ", ".join(f"draw {c.index} ({c.card or 'unreadable'})" for c in after)
+        ctx.emit("STUB_EXPOSED", round_id=pack.rounds[-1], pack=pack, key=(),
+                 evidence=[c.ref() for c in after],
+                 expected=f"no card drawn from pack {ctx.label(pack.pack_id)} after the deal's last card "
+                          f"({t[-1].card or 'unreadable'}, the shoe's draw {end}) until the stub is removed",
                  actual=f"the shoe drew {_cards_word(len(after))} after the deal was complete: {shown}")
 
     # --- the round row ------------------------------------------------------
-    def outcome(self, ctx, rnd) -> str | None:
-        return "voided" if rnd["voided"] else None
+    def outcome(self, ctx: TableReplay, rnd: Round) -> str | None:
+        return "voided" if rnd.voided else None

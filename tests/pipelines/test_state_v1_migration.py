@@ -4,7 +4,7 @@
 table (in the batch's feed order) replayed by ``main`` at 5470725 through its driver, nightly
 (no close), rows taken: the states a night of that pitwatch leaves for the next
 (``written_by``, ``cut``: the first event of the rest and its position).  Loaded by this
-pitwatch (:func:`pitwatch.rules.table.migrate_state`), the rest gives exactly the findings and rows a
+pitwatch (:func:`pitwatch.rules.migrations.migrate`), the rest gives exactly the findings and rows a
 replay of the whole feed by this pitwatch gives after the cut — also when the rest uses the
 first part's pack and round ids again.
 """
@@ -20,7 +20,8 @@ import pytest
 from pitwatch.engine.driver import TableDriver, feed_order
 from pitwatch.lake.state import StateError, check_versions
 from pitwatch.rules.finding import gaming_day_from_config
-from pitwatch.rules.table import STATE_VERSION, migrate_state
+from pitwatch.rules.migrations import migrate
+from pitwatch.rules.state import STATE_VERSION
 from pitwatch.schemas.decode import GamingDayConfig, decode_line
 from tests.data import clean_floor_lines
 
@@ -54,7 +55,7 @@ def _reusing(first, rest, state):
     order (the first part's oldest pack and round ids used again).  Only ids the version 1
     ``state`` remembers are used again: it kept the last 64 finished packs and rounds, this
     engine's streams remember 256 ids (pitwatch.rules.uses.KEEP_USES), and an id the old state forgot
-    starts again at use 1 after the upgrade (pitwatch.rules.table.migrate_state).  Only ids of packs the
+    starts again at use 1 after the upgrade (pitwatch.rules.migrations.migrate).  Only ids of packs the
     shuffler reported are used again: the shuffler's next report of an id whose last use was
     shuffled at the table names the use after it (pitwatch.rules.table, "Ids used again",
     ``table_shuffled``), which version 1's finished-pack list cannot tell; the upgrade takes
@@ -102,23 +103,23 @@ def test_a_night_on_a_version_1_state_gives_the_rows_of_a_fresh_replay(reuse):
         fresh.take_rows()
         want = _rest(fresh, rest)
         migrated = TableDriver(tid, gd, saved["states"][tid])
-        assert migrated.replay.st["v"] == STATE_VERSION
+        assert migrated.replay.table.v == STATE_VERSION
         got = _rest(migrated, rest)
         assert got == want, tid
         reused_any += sum(1 for r in want[2] if r["pack_use"] > 1) + sum(1 for r in want[1] if r["round_use"] > 1)
     assert reused_any > 0 if reuse else reused_any == 0
 
 
-def test_migrate_state_leaves_its_argument_and_keys_as_they_were():
+def test_migrate_leaves_its_argument_and_keys_as_they_were():
     state = _saved()["states"]["BAC-01"]
     before = json.dumps(state, sort_keys=True)
-    v2 = migrate_state(state)
+    now = migrate(state)
     assert json.dumps(state, sort_keys=True) == before
-    assert v2["v"] == STATE_VERSION and set(v2["packs"]) == set(state["packs"])
-    assert set(v2["rounds"]) == set(state["rounds"]) and all(p["use"] == 1 for p in v2["packs"].values())
-    assert migrate_state(v2) is v2
-    with pytest.raises(ValueError):
-        migrate_state({**state, "v": 0})
+    assert now["v"] == STATE_VERSION and set(now["packs"]) == set(state["packs"])
+    assert set(now["rounds"]) == set(state["rounds"]) and all(p["use"] == 1 for p in now["packs"].values())
+    assert migrate(now) is now
+    with pytest.raises(ValueError, match="replay state version 0"):
+        migrate({**state, "v": 0})
 
 
 def test_a_nights_manifest_of_engine_state_1_is_read_and_another_is_refused():

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from pitwatch.rules.catalog import RULES, rule, rule_rows
 from pitwatch.rules.finding import default_gaming_day, make_finding
+from pitwatch.rules.state import Ref
 from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
 from pitwatch.schemas.arrow import RULES as RULES_SCHEMA
 from pitwatch.schemas.decode import GamingDayConfig, decode_line
@@ -27,9 +28,9 @@ def test_catalog_holds_every_rule_of_rules_md():
 
 
 def test_finding_id_and_ts_come_from_the_evidence_not_its_order():
-    a = make_finding("SEQ_GAP", table_id="T", game=None, key=("D", 3, 4), evidence=[["e2", 20, None], ["e1", 10, "D-1"]],
+    a = make_finding("SEQ_GAP", table_id="T", game=None, key=("D", 3, 4), evidence=[Ref("e2", 20, None), Ref("e1", 10, "D-1")],
                      expected="x", actual="y", device_id="D")
-    b = make_finding("SEQ_GAP", table_id="T", game=None, key=("D", 3, 4), evidence=[["e1", 10, "D-1"], ["e2", 20, None]],
+    b = make_finding("SEQ_GAP", table_id="T", game=None, key=("D", 3, 4), evidence=[Ref("e1", 10, "D-1"), Ref("e2", 20, None)],
                      expected="x", actual="y", device_id="D")
     assert a == b and a.ts == 20 and a.event_ids == ("e1", "e2") and a.dealer_id == "D-1"
     assert a.gaming_day == default_gaming_day(20)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from pitwatch.rules.reference import TableReference
+from pitwatch.rules.state import STATE_VERSION
 from pitwatch.rules.table import TableReplay
 from tests.rules.stream import Baccarat, rule_ids
 
@@ -128,7 +129,7 @@ def test_shoe_silent_the_earlier_shoe_comes_from_the_state_carried_from_the_nigh
     rp = TableReplay("BAC-T")
     first = [f for e in night_1 for f in rp.feed(e)]
     state = json.loads(rp.state_json())
-    assert state["feed"]["v"] == 1 and state["feed"]["shoe_ts"] is not None
+    assert state["v"] == STATE_VERSION and state["feed"]["shoe_ts"] is not None
     second, _ = replay(night_2, state=state)
     whole, _ = replay(events)
     assert [f.finding_id for f in first + second] == [f.finding_id for f in whole]
@@ -137,14 +138,16 @@ def test_shoe_silent_the_earlier_shoe_comes_from_the_state_carried_from_the_nigh
     assert "SHOE_SILENT" not in rule_ids(replay(night_2)[0])
 
 
-def test_shoe_silent_state_of_another_version_is_refused():
+def test_shoe_silent_a_damaged_feed_record_in_a_state_is_refused():
+    """A state whose feed-health record is not one (a hand-edited or damaged checkpoint) is refused
+    with the field named, never half-loaded."""
     _b, events = two_packs()
     rp = TableReplay("BAC-T")
     for e in events[:20]:
         rp.feed(e)
     state = rp.state()
-    state["feed"]["v"] = 99
-    with pytest.raises(ValueError, match="feed-health state version 99"):
+    state["feed"]["shoe_ts"] = "yesterday"
+    with pytest.raises(ValueError, match=r"feed\.shoe_ts"):
         replay(events[20:], state=state)
 
 

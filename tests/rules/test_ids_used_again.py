@@ -15,7 +15,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pitwatch.rules.table import STATE_VERSION
+from pitwatch.rules.migrations import MIGRATES_FROM
+from pitwatch.rules.state import STATE_VERSION
 from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
 from tests.rules.stream import Baccarat, replay
 from tests.rules.test_engine import _merge, faulty_shoe
@@ -67,8 +68,8 @@ def two_packs(second: str = "P-1", restart_rounds: bool = False, table_closed: b
     return b
 
 
-def test_state_version_is_2():
-    assert STATE_VERSION == 2
+def test_state_version_is_3_and_reads_1_and_2():
+    assert STATE_VERSION == 3 and MIGRATES_FROM == (1, 2)
 
 
 def test_a_pack_id_used_again_after_its_stub_was_taken_out_is_a_new_pack():

@@ -116,7 +116,7 @@ def test_the_shoe_setting_defaults_by_game():
     for game, shoe in (("baccarat", True), ("three_bet_poker", True), ("combate", True),
                        ("stud", False), ("stud8", False), ("razz", False), ("blackjack", True)):
         rp = TableReplay("T")
-        rp._set_game(game)
+        rp.set_game(game)
         assert rp.shoeless is not shoe, game
     assert not TableReplay("T").shoeless  # game unknown: as today
     assert TableReplay("T", dataclasses.replace(ref, shoe=False)).shoeless
@@ -171,7 +171,7 @@ def test_stud_state_stays_bounded_over_a_long_night():
             started += 1
             if started in (10, 300, 500):
                 sizes[started] = len(rp.state_json())
-                assert len(rp.st["rounds"]) == 1 and len(rp.st["packs"]) == 1  # the hand being dealt
+                assert len(rp.open_rounds()) == 1 and len(rp.open_packs()) == 1  # the hand being dealt
     # ~2 KB for the hand being dealt, + ~1 KB once the remembered finished ids (64) are full, + ~10 KB
     # once the use counters of the last 256 ids per stream are (pitwatch.rules.uses.KEEP_USES): full by hand 300
     assert sizes[500] <= 1.05 * sizes[300] and max(sizes.values()) < 20000, sizes
@@ -184,7 +184,7 @@ def test_a_checkpoint_from_before_the_setting_releases_its_stud_rows():
     old = TableReplay(events[0].table_id, WITH_SHOE)  # a state saved by the engine before `shoe`
     for ev in events[:cut]:
         old.feed(ev)
-    assert old.drain_rounds() == [] and not any(p["shoe_done"] for p in old.st["packs"].values())
+    assert old.drain_rounds() == [] and not any(p.shoe_passed for p in old.open_packs())
     resumed = TableReplay.from_state(json.loads(json.dumps(old.state())))
     resumed.feed(events[cut])
     assert len(resumed.drain_rounds()) == 5 and len(resumed.drain_packs()) == 5
@@ -225,7 +225,7 @@ def test_stud_state_of_hand_1000_is_no_bigger_than_hand_100s(game):
             started += 1
             if started in (300, 1000):     # by hand 300 the use counters (pitwatch.rules.uses.KEEP_USES: 256) are full
                 sizes[started] = len(rp.state_json())
-                assert len(rp.st["rounds"]) == 1 and len(rp.st["packs"]) == 1
+                assert len(rp.open_rounds()) == 1 and len(rp.open_packs()) == 1
     assert started == 1000 and sizes[1000] <= sizes[300] + 64 * 4, sizes
 
 
@@ -241,7 +241,7 @@ def _open_packs_at_each_hand(events) -> list[int]:
         rp.feed(ev)
         rp.drain_rounds(), rp.drain_packs(), rp.drain_pack_sequences()
         if ev.type == "round_started":
-            out.append(len(rp.st["packs"]))
+            out.append(len(rp.open_packs()))
     return out
 
 

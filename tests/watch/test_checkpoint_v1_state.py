@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from pitwatch.live.engine import LiveEngine
-from pitwatch.rules.table import STATE_VERSION
+from pitwatch.rules.state import STATE_VERSION
 from pitwatch.schemas.decode import GamingDayConfig
 from tests.pipelines.test_state_v1_migration import _reusing, _saved, _tables
 
@@ -37,6 +37,6 @@ def test_a_checkpoint_of_version_1_states_goes_on_as_a_watcher_that_saw_everythi
                 fresh.feed(ev)
             rests[tid] = _reusing(order[:k], order[k:], saved["states"][tid]) if reuse else order[k:]
         restored.restore(saved["states"], {})
-        assert all(d.replay.st["v"] == STATE_VERSION for d in restored.tables.values())
+        assert all(d.replay.table.v == STATE_VERSION for d in restored.tables.values())
         rest = [ev for tid in sorted(rests) for ev in rests[tid]]
         assert _rest(restored, rest) == _rest(fresh, rest), reuse

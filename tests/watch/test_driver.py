@@ -27,10 +27,30 @@ CALL_TEXT = re.compile(r"\bTableReplay(\.from_state)?\(|\.(drain_rounds|drain_pa
                        r"from rules\.table import[^\n]*\bTableReplay\b")
 
 
+def _types_only(tree: ast.AST) -> set[ast.AST]:
+    """The nodes that only name types: ``if TYPE_CHECKING:`` blocks and annotations (a module may
+    say it takes a replay to read its views; it may not make or feed one)."""
+    roots: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            roots.extend(node.body)
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            roots.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            roots.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+    return {n for root in roots for n in ast.walk(root)}
+
+
 def engine_callers(source: str) -> list[str]:
     """What in ``source`` reaches ``TableReplay`` or its row hand-out: ``name (line)``."""
     found = [f"{m.group(0)} (line {source.count(chr(10), 0, m.start()) + 1})" for m in CALL_TEXT.finditer(source)]
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    skip = _types_only(tree)
+    for node in ast.walk(tree):
+        if node in skip:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module == "pitwatch.rules.table":
             found += [f"import {a.name} ({node.lineno})" for a in node.names if a.name in ("TableReplay", "*")]
         elif isinstance(node, ast.Import):
@@ -50,6 +70,10 @@ def test_the_scan_sees_a_second_driver():
                     'PHASES = """\nrp = TableReplay(k)\nrp.drain_packs()\n"""'):
         assert engine_callers(snippet), snippet
     assert engine_callers("from pitwatch.rules.table import STATE_VERSION\ndriver.feed(ev)\nTableDriver('T', day)") == []
+    types_only = ("if TYPE_CHECKING:\n    from pitwatch.rules.table import TableReplay\n"
+                  "def before(table_id: str, replay: TableReplay) -> TableReplay | None:\n    return replay.pack('P')\n")
+    assert engine_callers(types_only) == []
+    assert "TableReplay (5)" in engine_callers(types_only + "TableReplay('T')\n")
 
 
 def test_only_the_driver_feeds_table_replay():
@@ -160,18 +184,19 @@ def test_live_a_silent_device_is_forgotten_one_holding_lines_is_not():
 
 def test_finding_id_hashes_device_event_pairs_and_rows_carry_the_evidence_column():
     from pitwatch.rules.finding import make_finding
+    from pitwatch.rules.state import Ref
     from pitwatch.schemas.arrow import FINDINGS, rows_to_table
 
     def card(device):
         return make_finding("UNACCOUNTED_CARD", table_id="BAC-1", game="baccarat", key=(),
-                            evidence=[["E-1", 10, None, device]], expected="x", actual="y")
+                            evidence=[Ref("E-1", 10, None, device)], expected="x", actual="y")
 
     a, b = card("SHOE-1"), card("SHOE-2")
     assert a.event_ids == b.event_ids == ("E-1",) and a.finding_id != b.finding_id
     row = rows_to_table([a.to_row()], FINDINGS).to_pylist()[0]
     assert row["evidence"] == [{"device_id": "SHOE-1", "event_id": "E-1"}]
     both = make_finding("SEQ_GAP", table_id="BAC-1", game=None, key=("D", 2, 2), expected="x", actual="y",
-                        evidence=[["E-1", 10, None, "SHOE-1"], ["E-1", 20, None, "SHOE-2"]])
+                        evidence=[Ref("E-1", 10, None, "SHOE-1"), Ref("E-1", 20, None, "SHOE-2")])
     assert both.evidence == (("SHOE-1", "E-1"), ("SHOE-2", "E-1")) and both.event_ids == ("E-1", "E-1")
 
 

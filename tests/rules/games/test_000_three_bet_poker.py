@@ -9,9 +9,20 @@ from __future__ import annotations
 import collections
 import random
 
+import msgspec
 import pytest
 
+from pitwatch.rules.state import Ref
 from pitwatch.rules.table import TableReplay
+from pitwatch.rules.three_bet_poker import (
+    PackStubCount,
+    RoundStubCount,
+    ThreeBetPack,
+    ThreeBetPoker,
+    ThreeBetRound,
+    ThreeBetTable,
+    UncountedRound,
+)
 from pitwatch.schemas.decode import GamingDayConfig, decode_line
 from tests.data import CLEAN_FLOOR, clean_floor_lines
 from tests.rules.stream import Floor, rule_ids
@@ -248,3 +259,26 @@ def test_000_001_clean_example_tables_raise_nothing(table_id):
     rows = rp.drain_rounds()
     assert len(rows) == {"TBP-01": 30, "COM-01": 35}[table_id]
     assert not any(r["undecided"] for r in rows)
+
+
+def test_000_states_saved_as_dicts_read_into_the_records():
+    """The table, pack and round states as version 2 kept them (dicts, positional lists, refs as
+    lists; one ref of a state before version 2, three items) read into the game's records."""
+    r = ["E-9", 9000, "D-1", "DT-1", 12]
+    old_ref = ["E-8", 8000, "D-1"]
+    table = msgspec.convert({"uncounted": [["R-1", r], ["R-2", old_ref]]}, ThreeBetTable)
+    assert table == ThreeBetTable([UncountedRound("R-1", Ref("E-9", 9000, "D-1", "DT-1", 12)),
+                                   UncountedRound("R-2", Ref("E-8", 8000, "D-1"))])
+    pack = msgspec.convert({"counts": [["R-1", 40, 12, r, 12, False], ["R-2", 41, 11, r, 23, True]],
+                            "exposure_checked": True}, ThreeBetPack)
+    assert pack.exposure_checked and [c.decided for c in pack.counts] == [False, True]
+    assert pack.counts[0] == PackStubCount("R-1", 40, 12, Ref("E-9", 9000, "D-1", "DT-1", 12), 12, False)
+    rnd = msgspec.convert({"eligible": [1, 3], "counts": [[40, 12, r]], "ended_ref": old_ref}, ThreeBetRound)
+    assert rnd == ThreeBetRound([1, 3], [RoundStubCount(40, 12, Ref("E-9", 9000, "D-1", "DT-1", 12))],
+                                Ref("E-8", 8000, "D-1"))
+    fresh = msgspec.convert({"eligible": None, "counts": [], "ended_ref": None}, ThreeBetRound)
+    assert fresh == ThreeBetPoker().new_round_state()
+    assert msgspec.convert({"counts": [], "exposure_checked": False}, ThreeBetPack) == ThreeBetPoker().new_pack_state()
+    assert msgspec.convert({"uncounted": []}, ThreeBetTable) == ThreeBetPoker().new_table_state()
+    # written back, the records are the dicts they were read from (refs in full)
+    assert msgspec.json.decode(msgspec.json.encode(pack))["counts"][1] == ["R-2", 41, 11, r, 23, True]

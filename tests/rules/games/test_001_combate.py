@@ -7,9 +7,13 @@ of rules raised.
 """
 from __future__ import annotations
 
+import msgspec
+
 from pitwatch.rules.blackjack import settle_second_bet
+from pitwatch.rules.combate import BetSeats, Combate, CombateHand, CombateRound, LastPaid, PendingAction, PhaseCounts
 from pitwatch.rules.combate_payouts import settle_first_bet, settle_third_bet
 from pitwatch.rules.reference import TableReference
+from pitwatch.rules.state import Ref
 from pitwatch.rules.table import TableReplay
 from tests.rules.stream import Floor, rule_ids
 
@@ -463,6 +467,36 @@ def test_001_D_players_act_in_turn_from_the_dealers_left():
     found = c.replay()
     assert rule_ids(found) == ["DEAL_ORDER"]
     assert found[0].expected == "card 8 of the round should go to seat 4 or the dealer"
+
+
+def test_001_a_round_state_saved_as_the_old_dict_still_reads():
+    """A version-2 checkpoint holds the round's state as a dict, with positional lists and list refs."""
+    r1 = ["E1", 10, "D-1", "dealer-1", 3]
+    r2 = ["E2", 20, "D-1"]  # a ref written before version 2: no device, no offset
+    old = {"stage": "p1", "seats": None, "n": {"p1": 0, "p2": 0, "p3": 0}, "p3": None,
+           "hands": {}, "dealer": [], "dealer_refs": [], "pending": [], "last_paid": {},
+           "stand_checked": False, "turn": 0}  # the old new_round_state()
+    assert msgspec.convert(old, CombateRound) == Combate().new_round_state() == CombateRound()
+    old.update({"stage": "play", "seats": {"first": [1, 4], "second": [1], "third": [4]},
+                "n": {"p1": 3, "p2": 2, "p3": 0}, "p3": ["seat:4", "seat:4"],
+                "hands": {"001/1": {"seat": 1, "hand": 1, "cards": ["Ah"], "refs": [r1], "split": True,
+                                    "doubled": False, "after_split": 1},
+                          "001/2": {"seat": 1, "hand": 2, "cards": [None], "refs": [r2], "split": True,
+                                    "doubled": True, "after_split": 0}},
+                "dealer": ["9c", None], "dealer_refs": [r1, r2],
+                "pending": [[1, 2, r2]], "last_paid": {"first": [4, r1]}, "stand_checked": True, "turn": 1})
+    g = msgspec.convert(old, CombateRound)
+    ref1, ref2 = Ref("E1", 10, "D-1", "dealer-1", 3), Ref("E2", 20, "D-1")
+    assert g == CombateRound(
+        stage="play", seats=BetSeats([1, 4], [1], [4]), n=PhaseCounts(3, 2, 0), p3=["seat:4", "seat:4"],
+        hands={"001/1": CombateHand(1, 1, ["Ah"], [ref1], split=True, after_split=1),
+               "001/2": CombateHand(1, 2, [None], [ref2], split=True, doubled=True)},
+        dealer=["9c", None], dealer_refs=[ref1, ref2], pending=[PendingAction(1, 2, ref2)],
+        last_paid={"first": LastPaid(4, ref1)}, stand_checked=True, turn=1)
+    assert g.pending[0].ref.device_id is None and g.last_paid["first"].seat == 4
+    # written back, the record has the old layout (refs now of five items)
+    r2[3:] = [None, None]
+    assert msgspec.json.decode(msgspec.json.encode(g)) == old
 
 
 def test_001_F_the_dealer_standing_on_a_hand_with_a_card_not_read_is_told_without_a_total():

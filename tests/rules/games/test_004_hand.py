@@ -6,12 +6,13 @@ hand to 7th street with chosen folds and a chosen 7th-street procedure.
 """
 from __future__ import annotations
 
-import json
 import random
 
+import msgspec
 import pytest
 
-from pitwatch.rules.stud_hand import StudHand
+from pitwatch.rules.state import Ref
+from pitwatch.rules.stud_hand import Reshuffle, SeventhStreet, StudHand, StudHandState, UpCard
 from pitwatch.rules.stud_showing import bring_in_seat, first_to_act_seat, short_deck_branch
 from pitwatch.schemas.events import Event
 
@@ -456,10 +457,54 @@ def test_004_hand_state_survives_a_json_checkpoint_mid_hand():
     half = len(h.events) // 2
     for ev in h.events[1:half]:
         hand.feed(ev)
-    hand = StudHand(json.loads(json.dumps(hand.s)), shared_checks=True)
+    hand = StudHand(msgspec.json.decode(msgspec.json.encode(hand.s), type=StudHandState), shared_checks=True)
     for ev in h.events[half:]:
         hand.feed(ev)
     assert fired(hand) == {"SHORT_DECK_PROCEDURE"}
+
+
+def _old_hand_state() -> dict:
+    """A hand's state on 7th street as the dict version 2 kept (what ``new_hand_state`` and the
+    events made of it): refs as lists, up cards as ``[street, card, ref]``, reshuffles as
+    ``[burns_added, card_count]``; one ref from before version 2 (three items)."""
+    r = ["E-1", 1000, "D-1", "DT-1", None]
+    return {
+        "game": "stud", "small_bet": 400.0, "big_bet": 800, "occupied": [1, 3, 5],
+        "decks": 1, "pack_id": "P-1", "cards_left": 30,
+        "antes": [1, 3, 5], "all_in": [], "ante_all_in": [], "absent": [], "folded": [5], "dealt_in": [1, 3, 5],
+        "count": {"3": {"1": 3, "3": 3, "5": 3}, "4": {"1": 1, "3": 1}},
+        "up": {"1": [[3, "2c", r], [4, None, ["E-2", 2000, "D-1"]]], "3": [[3, "9d", r]]},
+        "exposed_third": [], "known": ["2c", "9d"], "street": 7, "burned": False, "expected": [3],
+        "acted": [3, 4], "replacement_due": None, "replaced": {}, "dead_cards": {"5": 1},
+        "seventh": {"stack": 6, "live": 2, "reshuffles": [[3, 9]], "judged": False, "events": [r]},
+        "street_live": {"3": [1, 3, 5], "4": [1, 3]}, "community": 0, "ended": False, "fired": ["BURN_SKIPPED"],
+        "dead_refs": {"5": r}, "exposed_refs": {},
+    }
+
+
+def test_004_a_hand_state_saved_as_a_dict_reads_into_the_record():
+    state = msgspec.convert(_old_hand_state(), StudHandState)
+    r = Ref("E-1", 1000, "D-1", "DT-1", None)
+    assert state.game == "stud" and state.small_bet == 400.0 and state.big_bet == 800.0
+    assert state.up["1"] == [UpCard(3, "2c", r), UpCard(4, None, Ref("E-2", 2000, "D-1"))]
+    assert state.seventh == SeventhStreet(stack=6, live=2, reshuffles=[Reshuffle(3, 9)], judged=False, events=[r])
+    assert state.count["4"] == {"1": 1, "3": 1} and state.dead_cards == {"5": 1} and state.dead_refs == {"5": r}
+    assert state.street == 7 and state.expected == [3] and state.fired == ["BURN_SKIPPED"]
+    # what the record writes is the dict it was read from (refs written in full)
+    again = msgspec.json.decode(msgspec.json.encode(state))
+    old = _old_hand_state()
+    old["big_bet"] = 800.0
+    old["up"]["1"][1][2] = ["E-2", 2000, "D-1", None, None]
+    assert again == old
+    # the view reads it: seat 1's shown cards through 4th street, the dead hand left out
+    hand = StudHand(state)
+    assert hand.live_seats() == [1, 3] and hand.dealt(4, 1) == 1
+    assert hand.holdings_excluded() == {"seat:5": 1}
+
+
+def test_004_a_round_state_saved_before_its_round_started_reads_as_a_hand_not_begun():
+    assert msgspec.convert({}, StudHandState) == StudHandState()
+    assert StudHandState().game is None
 
 
 def test_004_no_ante_and_no_seat_known_leaves_third_street_unjudged():
