@@ -61,11 +61,24 @@ def layer_of(module: str) -> tuple[int, str]:
     return best
 
 
+def _types_only(tree: ast.AST) -> set[ast.AST]:
+    """The imports under ``if TYPE_CHECKING:``: they name types for annotations (the plug-in API's
+    ``ctx: TableReplay``, a driver's ``devices: DeviceRegistry``) and never run, so they are no
+    dependency of the module and no edge of the layers or the import graph."""
+    return {n for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            for stmt in node.body for n in ast.walk(stmt)}
+
+
 def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The project modules ``name`` imports (resolved to the longest existing module name)."""
     is_package = path.name == "__init__.py"
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _types_only(tree)
+    for node in ast.walk(tree):
+        if node in skip:
+            continue
         targets = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
@@ -156,3 +169,13 @@ def test_the_import_graph_has_no_cycle():
 def test_a_cycle_is_found():
     # the check itself: two modules importing each other are one cycle
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+def test_an_import_for_annotations_only_is_no_edge_but_one_that_runs_is(tmp_path):
+    modules = {"pitwatch.rules.game": tmp_path / "game.py", "pitwatch.rules.table": tmp_path / "table.py"}
+    typed = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pitwatch.rules.table import TableReplay\n"
+             "def hook(ctx: TableReplay) -> None: ...\n")
+    modules["pitwatch.rules.game"].write_text(typed)
+    assert imports_of("pitwatch.rules.game", modules["pitwatch.rules.game"], modules) == set()
+    modules["pitwatch.rules.game"].write_text(typed + "from pitwatch.rules.table import TableReplay as R\n")
+    assert imports_of("pitwatch.rules.game", modules["pitwatch.rules.game"], modules) == {"pitwatch.rules.table"}
