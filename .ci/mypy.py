@@ -5,7 +5,8 @@ package by ``[tool.setuptools.package-dir]`` (pyproject.toml), which mypy cannot
 builds that package as a tree of symbolic links under ``build/mypy/pitwatch`` and checks it there.
 
 ``TYPED`` lists the subpackages checked (``pitwatch``: the base modules); the others are named in docs/layout.md
-("Types") with their error counts and what keeps them out.  ``python .ci/mypy.py lake`` checks one subpackage.
+("Types") with their error counts and what keeps them out.  ``STRICT``: those checked again with ``--strict``
+(the engine: its state and plug-in API are typed through).  ``python .ci/mypy.py lake`` checks one subpackage.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPED = ["pitwatch", "schemas", "rules", "engine", "inputs", "seeds", "cli", "queries", "pipelines", "simulator", "lake"]
+STRICT = ["rules", "engine"]
 
 
 def main() -> int:
@@ -31,8 +33,12 @@ def main() -> int:
     targets = [str(tree / f) if f != "pitwatch" else str(tree / "__init__.py") for f in sys.argv[1:] or TYPED]
     if "pitwatch" in (sys.argv[1:] or TYPED):
         targets += [str(p) for p in tree.glob("*.py") if p.name != "__init__.py"]
-    return subprocess.call([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), *targets],
-                           cwd=tree.parent)
+    mypy = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml")]
+    status = subprocess.call([*mypy, *targets], cwd=tree.parent)
+    strict = [str(tree / f) for f in STRICT if f in (sys.argv[1:] or TYPED)]
+    if strict:
+        status = subprocess.call([*mypy, "--strict", *strict], cwd=tree.parent) or status
+    return status
 
 
 def _link(at: Path, to: Path) -> None:

@@ -46,10 +46,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pitwatch.rules.finding import Finding
+    from collections.abc import Iterable, Iterator
+
+    from pitwatch.inputs.devices import DeviceRegistry
+    from pitwatch.rules.finding import Finding, GamingDay
+    from pitwatch.rules.reference import TableReference
+    from pitwatch.rules.sequence import SeqTracker
+    from pitwatch.schemas.events import Event
 
 DUPLICATE, CONFLICT, STALE, LATE = "duplicate", "conflict", "stale", "late"
 
@@ -88,7 +94,7 @@ LIVE_DIFFERENCES = (
 )
 
 
-def event_key(ev) -> tuple[str, str]:
+def event_key(ev: Event) -> tuple[str, str]:
     """What identifies an event: (device_id, event_id)."""
     return ev.device_id, ev.event_id
 
@@ -104,6 +110,11 @@ def conflict_reason(device_id: str | None, event_id: str, copies: int = 2, every
              "this copy is rejected (the first copy was already replayed live; the nightly run rejects every copy)")
     return (f"conflicting duplicate: event_id {event_id!r} of device {device_id!r} arrived in "
             f"{'copies' if copies > 1 else 'another copy'} with different content; {which}")
+
+
+#: a copy ``DeviceGate.recent`` remembers: ``[hash (str), seq (int)]``, a list of two types (plain data: it lives
+#: in a checkpoint and in Beam state as JSON), which a list type cannot spell element by element
+_Copy = list[Any]
 
 
 class DeviceGate:
@@ -132,10 +143,11 @@ class DeviceGate:
 
     __slots__ = ("recent", "window", "holes")
 
-    def __init__(self, recent: dict | None = None, window: int = RECENT_WINDOW, holes: list | None = None) -> None:
-        self.recent = {} if recent is None else recent
+    def __init__(self, recent: dict[str, _Copy] | None = None, window: int = RECENT_WINDOW,
+                 holes: list[list[int]] | None = None) -> None:
+        self.recent: dict[str, _Copy] = {} if recent is None else recent
         self.window = window
-        self.holes = [] if holes is None else holes
+        self.holes: list[list[int]] = [] if holes is None else holes
 
     def admit(self, event_id: str | None, seq: int, h: str, last: int | None) -> str | None:
         """None: a new event (remembered); else why the line goes no further:
@@ -176,14 +188,14 @@ class DeviceGate:
         return False
 
 
-def new_seq_tracker(gaming_day, state: dict | None = None):
+def new_seq_tracker(gaming_day: GamingDay, state: dict[str, Any] | None = None) -> SeqTracker:
     """The SEQ_GAP tracker (one per device, over all its tables)."""
     from pitwatch.rules.sequence import SeqTracker
 
     return SeqTracker(gaming_day) if state is None else SeqTracker.from_state(state, gaming_day)
 
 
-def feed_order(events):
+def feed_order(events: Iterable[Event]) -> Iterator[Event]:
     """The batch's feed order: each device's events by seq, devices merged by ts (ties: device, seq)."""
     import heapq
     import itertools
@@ -195,15 +207,15 @@ def feed_order(events):
 
 @dataclasses.dataclass
 class Rows:
-    rounds: list
-    packs: list
-    sequences: list
+    rounds: list[dict[str, Any]]
+    packs: list[dict[str, Any]]
+    sequences: list[dict[str, Any]]
 
     def __bool__(self) -> bool:
         return bool(self.rounds or self.packs or self.sequences)
 
 
-def load_reference(table_id: str, devices=None):
+def load_reference(table_id: str, devices: DeviceRegistry | None = None) -> TableReference:
     """The table's reference (seeds), with its rows of the device registry (``pitwatch.inputs.devices``) if any."""
     import dataclasses
 
@@ -219,7 +231,8 @@ class TableDriver:
 
     __slots__ = ("table_id", "replay")
 
-    def __init__(self, table_id: str, gaming_day, state: dict | None = None, devices=None) -> None:
+    def __init__(self, table_id: str, gaming_day: GamingDay | None, state: dict[str, Any] | None = None,
+                 devices: DeviceRegistry | None = None) -> None:
         from pitwatch.rules.table import TableReplay
 
         self.table_id = table_id
@@ -231,11 +244,11 @@ class TableDriver:
     def game(self) -> str | None:
         return self.replay.game
 
-    def feed(self, ev) -> list:
+    def feed(self, ev: Event) -> list[Finding]:
         """One accepted event (its device's events in seq order): the findings it completes."""
         return self.replay.feed(ev)
 
-    def feed_all(self, events) -> list:
+    def feed_all(self, events: Iterable[Event]) -> list[Finding]:
         """Events in feed order (:func:`feed_order`): every finding they complete."""
         from pitwatch.engine.gc_pause import no_cyclic_gc
 
@@ -246,18 +259,18 @@ class TableDriver:
                 found(feed(ev))
         return findings
 
-    def take_rejects(self) -> list:
+    def take_rejects(self) -> list[tuple[Event, str]]:
         """``(event, reason)`` of each event the engine refused since the last call (a
         ``round_started`` naming a round still open, events.md ``round_id``): the caller stores
         its line as rejected with the reason and counts it so (not accepted); the replay went on
         as if it never came.  The batch, live and Beam streaming all take them here."""
         return self.replay.drain_rejects()
 
-    def close(self) -> list:
+    def close(self) -> list[Finding]:
         """Decide everything kept for the end of input (also the live idle close)."""
         return self.replay.close()
 
-    def end_of_input(self, nightly: bool = False, last_dealer_type: str | None = None) -> list:
+    def end_of_input(self, nightly: bool = False, last_dealer_type: str | None = None) -> list[Finding]:
         """The batch's close policy: a plain run closes; a nightly run closes only a table whose
         terminal's last event was ``table_closed`` (or that sent none): see the module doc."""
         if not nightly or last_dealer_type in (None, "table_closed"):
@@ -269,9 +282,9 @@ class TableDriver:
         rp, table = self.replay, self.replay.table
         return Rows(rp.drain_rounds() if table.out_rounds else [],
                     rp.drain_packs() if table.out_packs else [],
-                    rp.drain_pack_sequences() if table.out_seqs else [])
+                    rp.drain_pack_sequences() if table.out_sequences else [])
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         return self.replay.state()
 
     def state_json(self) -> bytes:

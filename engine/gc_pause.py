@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def no_cyclic_gc():
+def no_cyclic_gc() -> Iterator[None]:
     """Pause Python's cyclic garbage collector around hot loops (decoding a chunk, replaying a table).
 
     Replaying allocates many small objects (events, state dicts) that are

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from pitwatch.rules.repeated_runs import CARD_CODE, RUN, PackCards, repeated_runs
+from pitwatch.rules.repeated_runs import CARD_CODE, RUN, PackCard, PackCards, repeated_runs
 from pitwatch.rules.uses import use_key
 
 MAX_PACKS = 512
@@ -103,9 +103,10 @@ class LiveRepeats:
         if earlier is None or earlier["day"] != rec["day"]:
             return []
         rec["hit"] = True
-        found = repeated_runs([PackCards(best[1][0], best[1][1], earlier["game"], None, tuple(earlier["cards"]),
-                                         earlier.get("use", 1)),
-                               PackCards(table_id, pack_id, game, None, tuple(cards), use)], self.gaming_day, self.run)
+        found = repeated_runs([PackCards(best[1][0], best[1][1], earlier["game"], None,
+                                         tuple(PackCard(*c) for c in earlier["cards"]), earlier.get("use", 1)),
+                               PackCards(table_id, pack_id, game, None, tuple(PackCard(*c) for c in cards), use)],
+                              self.gaming_day, self.run)
         return [f for f in found if f.table_id == table_id and use_key(f.pack_id, f.pack_use or 1) == pack_id]
 
     def _forget(self, k, rec) -> None:

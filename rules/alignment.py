@@ -55,7 +55,7 @@ def add_term(al: Alignment, card: TermCard) -> int:
     return len(al.term) - 1
 
 
-def _agree(a, b) -> bool:
+def _agree(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b
 
 

@@ -32,7 +32,8 @@ from pitwatch.rules.cards import baccarat_total, banker_draws, player_draws, ver
 from pitwatch.rules.finding import ref
 from pitwatch.rules.game import GameProcedure
 from pitwatch.rules.rounds import bet_total
-from pitwatch.rules.state import Pack, Round
+from pitwatch.rules.state import Pack, Round, RoundCard
+from pitwatch.schemas.events import Event
 
 if TYPE_CHECKING:
     from pitwatch.rules.table import TableReplay
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 _ORDER = ("player", "banker", "player", "banker")
 
 
-def _hands(rnd: Round) -> tuple[list, list]:
+def _hands(rnd: Round) -> tuple[list[str | None], list[str | None]]:
     player = [c.card for c in rnd.cards if c.target == "player"]
     banker = [c.card for c in rnd.cards if c.target == "banker"]
     return player, banker
@@ -52,13 +53,13 @@ def _winner(cards: list[str], n_player: int) -> tuple[str, int, int]:
 
 
 @functools.lru_cache(maxsize=64)  # every payout of a coup asks again: a coup's worth of entries
-def _winners(cards: tuple, n_player: int) -> frozenset | None:
+def _winners(cards: tuple[str | None, ...], n_player: int) -> frozenset[str] | None:
     """The winners the coup ``cards`` (player's ``n_player`` first) could have; None: too many unknown."""
     results = verdicts(cards, lambda cs: _winner(cs, n_player)[0])
     return None if results is None else frozenset(results)
 
 
-def drawing_verdict(player: list, banker: list) -> str | None:
+def drawing_verdict(player: list[str], banker: list[str]) -> str | None:
     """None when the draws follow the tableau, else what went wrong (all cards known)."""
     pt, bt = baccarat_total(player[:2]), baccarat_total(banker[:2])
     p_drew, b_drew = len(player) >= 3, len(banker) >= 3
@@ -77,7 +78,7 @@ class Baccarat(GameProcedure):
     pack_state_type = shoe.ShoePack
 
     # --- pack procedure ------------------------------------------------------
-    def on_pack_event(self, ctx: TableReplay, pack: Pack, ev) -> None:
+    def on_pack_event(self, ctx: TableReplay, pack: Pack, ev: Event) -> None:
         shoe.on_pack_event(ctx, pack, ev)
 
     def settle_pack(self, ctx: TableReplay, pack: Pack) -> None:
@@ -94,21 +95,21 @@ class Baccarat(GameProcedure):
     def pack_open(self, ctx: TableReplay, pack: Pack) -> bool:
         return shoe.pack_open(pack)
 
-    def pack_columns(self, ctx: TableReplay, pack: Pack) -> dict:
+    def pack_columns(self, ctx: TableReplay, pack: Pack) -> dict[str, str | int | None]:
         return shoe.columns(pack)
 
     # --- the coup --------------------------------------------------------------
-    def on_round_start(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_round_start(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         pack = ctx.pack(ev.pack_id)
         if pack is not None:
             pack.game_state.coups.append(shoe.Coup(ev.round_id, ctx.table.dealer_pos, ref(ev)))
 
-    def on_card(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_card(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         pack = ctx.pack(rnd.cards[-1].pack_id)
         if pack is not None and pack.game_state.first_coup is None:
             shoe.on_first_coup_card(ctx, pack, rnd, ev)
 
-    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev):
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev: Event) -> tuple[str, ...]:
         dealt = [c.target for c in rnd.cards]
         n = len(dealt)
         if n < 4:
@@ -119,7 +120,7 @@ class Baccarat(GameProcedure):
             return ("banker",)
         return ()
 
-    def on_round_end(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         if rnd.voided:
             return
         player, banker = _hands(rnd)
@@ -138,9 +139,10 @@ class Baccarat(GameProcedure):
             ctx.emit("DRAWING_RULE", rnd=rnd, key=(), evidence=thirds,
                      expected="third cards drawn or not as the punto banco tableau says", actual=wrong)
 
-    _coup: tuple = (None, 0, [], [])  # the last coup's cards list, how many it held, its hands
+    # the last coup's cards list, how many it held, its hands
+    _coup: tuple[list[RoundCard] | None, int, list[str | None], list[str | None]] = (None, 0, [], [])
 
-    def _coup_hands(self, rnd: Round) -> tuple[list, list]:
+    def _coup_hands(self, rnd: Round) -> tuple[list[str | None], list[str | None]]:
         """``_hands(rnd)``, kept while the coup gets no card: each payout of a coup asks for it.
 
         Keyed on the cards list itself and its length, which is enough because a
@@ -152,7 +154,7 @@ class Baccarat(GameProcedure):
             self._coup = (cards, len(cards), player, banker)
         return player, banker
 
-    def payout_candidates(self, ctx: TableReplay, rnd: Round, ev):
+    def payout_candidates(self, ctx: TableReplay, rnd: Round, ev: Event) -> list[tuple[str, float]]:
         player, banker = self._coup_hands(rnd)
         if len(player) < 2 or len(banker) < 2:
             return []
@@ -180,7 +182,7 @@ class Baccarat(GameProcedure):
         player, banker = _hands(rnd)
         if rnd.voided or len(player) < 2 or len(banker) < 2 or None in player + banker:
             return None
-        winner, pt, bt = _winner(player + banker, len(player))
+        winner, pt, bt = _winner([c for c in player + banker if c is not None], len(player))  # all known: list[str]
         return f"{winner} {pt}-{bt}"
 
     def seats_dealt(self, ctx: TableReplay, rnd: Round) -> list[int]:

@@ -36,6 +36,7 @@ import msgspec
 from pitwatch.rules.finding import ref
 from pitwatch.rules.state import Pack, Ref, Round
 from pitwatch.rules.words import cards, place, places
+from pitwatch.schemas.events import Event
 
 if TYPE_CHECKING:
     from pitwatch.rules.table import TableReplay
@@ -134,7 +135,7 @@ class ShoePack(msgspec.Struct, gc=False):
     checks: ShoeChecks = msgspec.field(default_factory=ShoeChecks)
 
 
-def on_pack_event(ctx: TableReplay, pack: Pack, ev) -> None:
+def on_pack_event(ctx: TableReplay, pack: Pack, ev: Event) -> None:
     g: ShoePack = pack.game_state
     t = ev.type
     if t == "cut_offered":
@@ -187,7 +188,7 @@ def _next_after(occupied: list[int], offered: list[str], refused_by: str) -> str
     return "supervisor"
 
 
-def _offer(ctx: TableReplay, pack: Pack, g: ShoePack, ev) -> None:
+def _offer(ctx: TableReplay, pack: Pack, g: ShoePack, ev: Event) -> None:
     offered = [o.to for o in g.offers]
     if not offered:
         want = _designated(ctx, pack)
@@ -202,7 +203,7 @@ def _offer(ctx: TableReplay, pack: Pack, g: ShoePack, ev) -> None:
                  expected=f"the cut offered to {place(want)}, {why}", actual=f"it was offered to {place(ev.to)}")
 
 
-def _cut(ctx: TableReplay, pack: Pack, g: ShoePack, ev) -> None:
+def _cut(ctx: TableReplay, pack: Pack, g: ShoePack, ev: Event) -> None:
     first = g.cut is None
     if first:
         g.cut = Cut(ev.by, ev.position, ev.stack_size, ref(ev))
@@ -228,7 +229,7 @@ def _cut(ctx: TableReplay, pack: Pack, g: ShoePack, ev) -> None:
                  actual=f"the stack was cut at card {ev.position}")
 
 
-def on_first_coup_card(ctx: TableReplay, pack: Pack, rnd: Round, ev) -> None:
+def on_first_coup_card(ctx: TableReplay, pack: Pack, rnd: Round, ev: Event) -> None:
     """The first coup of the pack is being dealt: the burn is complete (4.7)."""
     g: ShoePack = pack.game_state
     if g.first_coup is not None:
@@ -365,7 +366,7 @@ def pack_open(pack: Pack) -> bool:
     return "open" in (c.cut_card, c.riffle, c.last_coup, c.after_cut)   # the burn never holds the pack back
 
 
-def columns(pack: Pack) -> dict:
+def columns(pack: Pack) -> dict[str, str | int | None]:
     g: ShoePack = pack.game_state
     cut, ins, cc = g.cut, g.insert, g.cut_card
     return {

@@ -8,11 +8,13 @@ decided answer (the same for all) from an undecided one.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Hashable, Sequence, TypeVar
 
 from pitwatch.schemas.contract import RANKS  # new-deck order, ace low
 
 RANK_INDEX = {r: i for i, r in enumerate(RANKS)}
+
+_Answer = TypeVar("_Answer", bound=Hashable)
 
 # One representative card per baccarat value 0..9 (T J Q K all count 0).
 BACCARAT_VALUE_CARDS = ("Tc", "Ac", "2c", "3c", "4c", "5c", "6c", "7c", "8c", "9c")
@@ -82,8 +84,8 @@ def coup(shoe: Sequence[str]) -> tuple[list[str], list[str]]:
     return player, banker
 
 
-def verdicts(cards: Sequence[str | None], check: Callable[[list[str]], Hashable],
-             alphabet: Sequence[str] = BACCARAT_VALUE_CARDS, limit: int = 4) -> set | None:
+def verdicts(cards: Sequence[str | None], check: Callable[[list[str]], _Answer],
+             alphabet: Sequence[str] = BACCARAT_VALUE_CARDS, limit: int = 4) -> set[_Answer] | None:
     """The set of answers of ``check`` over every value the unknown (None) cards could take.
 
     Returns None when more than ``limit`` cards are unknown (too many to enumerate:
@@ -94,7 +96,7 @@ def verdicts(cards: Sequence[str | None], check: Callable[[list[str]], Hashable]
         return None
     if not unknown:
         return {check([c for c in cards if c is not None])}
-    out = set()
+    out: set[_Answer] = set()
     filled: list[str] = [c if c is not None else "" for c in cards]     # each "" is filled below
     for combo in itertools.product(alphabet, repeat=len(unknown)):
         for i, c in zip(unknown, combo):

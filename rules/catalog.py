@@ -41,6 +41,7 @@ document of the game governs the rule:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from pitwatch.schemas.contract import GAMES as ALL_GAMES
 from pitwatch.schemas.contract import SHOE_GAMES, STUD_GAMES
@@ -65,14 +66,16 @@ class Rule:
                 return cite
         return self.source.split(";")[0].strip()
 
-    def to_row(self) -> dict:
+    def to_row(self) -> dict[str, str | list[str]]:
         """A row of the lake's ``rules`` table (pitwatch.schemas.arrow.RULES)."""
         return {"rule_id": self.rule_id, "title": self.title, "severity": self.severity,
                 "games": list(self.games), "source": self.source, "summary": self.summary}
 
 
-def _r(rule_id, title, severity, games, source, key, summary, cites=None) -> Rule:
-    flat = []
+def _r(rule_id: str, title: str, severity: str, games: Iterable[str], source: str, key: str, summary: str,
+       cites: dict[str | tuple[str, ...], str] | None = None) -> Rule:
+    """``cites``: {game or games: their one reference}."""
+    flat: list[tuple[str, str]] = []
     for games_of, cite in (cites or {}).items():
         for g in (games_of,) if isinstance(games_of, str) else games_of:
             flat.append((g, cite))
@@ -192,6 +195,6 @@ def rule(rule_id: str) -> Rule:
         raise KeyError(f"unknown rule_id {rule_id!r}") from None
 
 
-def rule_rows() -> list[dict]:
+def rule_rows() -> list[dict[str, str | list[str]]]:
     """Every rule as rows of the lake's ``rules`` table."""
     return [r.to_row() for r in RULES]

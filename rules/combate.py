@@ -51,7 +51,7 @@ and :mod:`pitwatch.rules.poker_hands`; this module follows the round.  Interpret
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Hashable, Sequence, TypeVar
 
 import msgspec
 
@@ -66,6 +66,7 @@ from pitwatch.rules.state import Ref, Round
 from pitwatch.rules.words import cards as cards_word
 from pitwatch.rules.words import ordinal, settlement
 from pitwatch.schemas.contract import RANKS, SUITS, THREE_BETS
+from pitwatch.schemas.events import Event
 
 if TYPE_CHECKING:
     from pitwatch.rules.table import TableReplay
@@ -74,6 +75,8 @@ RANK_CARDS = tuple(r + "c" for r in RANKS)  # a card per rank: suits never matte
 ALL_CARDS = tuple(r + s for r in RANKS for s in SUITS)
 SPOTS = THREE_BETS
 SIX = 6
+
+_Answer = TypeVar("_Answer", bound=Hashable)
 
 
 # --- the round's record ----------------------------------------------------------
@@ -154,7 +157,8 @@ class CombateRound(msgspec.Struct, gc=False):
 _FACE_OF_KIND = {"p1": "up", "p2": "up", "hole": "down", "hit": "up", "draw": "up", "p3": "down"}
 
 
-def _decide(groups, check, alphabet=RANK_CARDS, limit: int = 2):
+def _decide(groups: Sequence[Sequence[str | None]], check: Callable[..., _Answer],
+            alphabet: Sequence[str] = RANK_CARDS, limit: int = 2) -> _Answer | None:
     """``check(*groups)`` over every value of the unknown cards: the answer, or None if undecided."""
     for g in groups:
         if None in g:
@@ -163,8 +167,9 @@ def _decide(groups, check, alphabet=RANK_CARDS, limit: int = 2):
         return check(*[list(g) for g in groups])
     sizes = [len(g) for g in groups]
 
-    def run(flat):
-        out, k = [], 0
+    def run(flat: list[str]) -> _Answer:
+        out: list[list[str]] = []
+        k = 0
         for n in sizes:
             out.append(flat[k:k + n])
             k += n
@@ -189,7 +194,7 @@ class Combate(GameProcedure):
             g.seats = BetSeats(**{spot: sorted({b.seat for b in rnd.bets if b.spot == spot}) for spot in SPOTS})
         return g.seats
 
-    def on_bets_closed(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_bets_closed(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         self._seats(rnd)
 
     def _hands(self, g: CombateRound) -> list[CombateHand]:
@@ -197,7 +202,7 @@ class Combate(GameProcedure):
         playing = set(g.seats.second) if g.seats else set()
         return [g.hands[k] for k in sorted(g.hands) if g.hands[k].seat in playing]
 
-    def _live(self, g: CombateRound):
+    def _live(self, g: CombateRound) -> bool | None:
         """Whether some player hand is live (None: an unreadable card decides it)."""
         hands = self._hands(g)
         return _decide([h.cards for h in hands],
@@ -212,7 +217,7 @@ class Combate(GameProcedure):
             return [f"seat:{s}" for s in self._seats(rnd).third for _ in range(SIX - self._seat_count(rnd, s))]
         return g.p3
 
-    def _p3_first(self, rnd: Round) -> tuple:
+    def _p3_first(self, rnd: Round) -> tuple[str, ...]:
         """``tuple(self._p3_order(rnd)[:1])``: the first third-bet seat short of six cards."""
         g: CombateRound = rnd.game_state
         if g.p3 is not None:
@@ -223,7 +228,7 @@ class Combate(GameProcedure):
         return ()
 
     # --- the dealing order and faces --------------------------------------
-    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev):
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev: Event) -> tuple[str, ...]:
         g: CombateRound = rnd.game_state
         seats = self._seats(rnd)
         stage = g.stage
@@ -244,7 +249,7 @@ class Combate(GameProcedure):
             allowed = ("dealer",) + allowed
         return allowed
 
-    def _kind(self, g: CombateRound, ev) -> str:
+    def _kind(self, g: CombateRound, ev: Event) -> str:
         """What the card ``ev`` is, in the round's current stage."""
         stage, seat = g.stage, seat_of(ev.target)
         if stage == "p1":
@@ -257,18 +262,18 @@ class Combate(GameProcedure):
             return "hit"
         return "p3" if seat is not None else "extra"
 
-    def expected_face(self, ctx: TableReplay, rnd: Round, ev):
+    def expected_face(self, ctx: TableReplay, rnd: Round, ev: Event) -> str | None:
         return _FACE_OF_KIND.get(self._kind(rnd.game_state, ev))
 
     @staticmethod
-    def _pending_for(g: CombateRound, seat, hand):
+    def _pending_for(g: CombateRound, seat: int | None, hand: int | None) -> int | None:
         for i, p in enumerate(g.pending):
             if p.seat == seat and (hand is None or p.hand == hand):
                 return i
         return None
 
     # --- following the cards ----------------------------------------------
-    def on_card(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_card(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         g: CombateRound = rnd.game_state
         kind, seat = self._kind(g, ev), seat_of(ev.target)
         if kind in ("p1", "p2", "hole"):
@@ -285,7 +290,9 @@ class Combate(GameProcedure):
                 hand.cards.append(ev.card)
                 hand.refs.append(ref(ev))
         elif kind == "hit":
-            p = g.pending.pop(self._pending_for(g, seat, ev.hand))
+            i = self._pending_for(g, seat, ev.hand)
+            assert i is not None  # _kind said "hit": an action is pending for this card
+            p = g.pending.pop(i)
             g.turn = max(g.turn, p.seat)
             self._deal_to_hand(ctx, rnd, self._hand(g, p.seat, p.hand), ev)
         elif kind == "draw":
@@ -305,7 +312,7 @@ class Combate(GameProcedure):
             g.hands[key] = CombateHand(seat, hand)
         return g.hands[key]
 
-    def _deal_to_hand(self, ctx: TableReplay, rnd: Round, hand: CombateHand, ev) -> None:
+    def _deal_to_hand(self, ctx: TableReplay, rnd: Round, hand: CombateHand, ev: Event) -> None:
         who = f"seat {hand.seat}" + (f"'s {ordinal(hand.hand)} hand" if hand.split else "")
         if _decide([hand.cards], lambda cs: len(cs) >= SIX and is_six_card_winner(cs)):
             ctx.emit("SIX_CARD_RULE", rnd=rnd, key=(), evidence=hand.refs[:SIX] + [ref(ev)],
@@ -322,7 +329,7 @@ class Combate(GameProcedure):
         hand.cards.append(ev.card)
         hand.refs.append(ref(ev))
 
-    def _dealer_draw(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def _dealer_draw(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         g: CombateRound = rnd.game_state
         g.stage = "draw"
         live = self._live(g)
@@ -356,7 +363,7 @@ class Combate(GameProcedure):
                      actual=f"the dealer stood on {describe_hand(g.dealer)}")
 
     # --- player actions -----------------------------------------------------
-    def on_round_event(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_round_event(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         if ev.type != "player_action" or ev.action not in ("hit", "double", "split"):
             return
         g: CombateRound = rnd.game_state
@@ -374,7 +381,7 @@ class Combate(GameProcedure):
             return
         g.pending.append(PendingAction(ev.seat, hand.hand, ref(ev)))
 
-    def _split(self, ctx: TableReplay, rnd: Round, g: CombateRound, hand: CombateHand, who: str, ev) -> None:
+    def _split(self, ctx: TableReplay, rnd: Round, g: CombateRound, hand: CombateHand, who: str, ev: Event) -> None:
         cards = hand.cards
         aces = _decide([cards], lambda cs: len(cs) == 2 and all(c[0] == "A" for c in cs), ("Ac", "2c"))
         wrong = "a hand that was already split" if hand.split else None
@@ -394,7 +401,7 @@ class Combate(GameProcedure):
         g.pending += [PendingAction(ev.seat, hand.hand, ref(ev)), PendingAction(ev.seat, second.hand, ref(ev))]
 
     # --- settlement ---------------------------------------------------------
-    def payout_candidates(self, ctx: TableReplay, rnd: Round, ev):
+    def payout_candidates(self, ctx: TableReplay, rnd: Round, ev: Event) -> list[tuple[str, float]]:
         g: CombateRound = rnd.game_state
         amount = bet_total(rnd, ev.seat, ev.spot)
         if ev.spot not in SPOTS or amount is None:
@@ -419,7 +426,7 @@ class Combate(GameProcedure):
                           ALL_CARDS, limit=1)  # the settlement needs the best hand's category only
         return [] if got is None else [(got.result, got.amount)]
 
-    def on_payout(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_payout(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         g: CombateRound = rnd.game_state
         if ev.spot == "second":
             self._end_of_phase_2(ctx, rnd, ref(ev))
@@ -438,7 +445,7 @@ class Combate(GameProcedure):
                      actual=f"seat {ev.seat}'s {ev.spot} bet was settled after seat {last.seat}'s")
         g.last_paid[ev.spot] = LastPaid(ev.seat, ref(ev))
 
-    def on_round_end(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         g: CombateRound = rnd.game_state
         self._end_of_phase_2(ctx, rnd, ref(ev))
         if rnd.voided:
@@ -453,7 +460,7 @@ class Combate(GameProcedure):
                          actual=f"the round ended with that bet never settled, the hand being {describe_hand(hand.cards)}")
 
     # --- misdeal and the round row ------------------------------------------
-    def expected_holdings(self, ctx: TableReplay, rnd: Round):
+    def expected_holdings(self, ctx: TableReplay, rnd: Round) -> dict[str, int] | None:
         if rnd.voided and rnd.game_state.stage != "p3":
             return None  # voided before the poker deal: the deal was never completed
         seats = self._seats(rnd)

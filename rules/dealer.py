@@ -7,11 +7,16 @@ the ordering policy in :mod:`pitwatch.rules.table`.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable
+
 from pitwatch.rules import packs, rounds
 from pitwatch.rules.finding import ref
 from pitwatch.rules.state import Action, Bet, IdUse, Pack, Payout, Round, Seat, Shuffle
 from pitwatch.rules.uses import LEFT, NOTES, PREPARES, ROUND_ENDED, ROUND_NAMED, ROUND_STARTED, STARTS, again, use_key
 from pitwatch.schemas.events import Event
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 _PREP = {"shuffle", "riffle_requested", "cut_offered", "cut_refused", "cut", "cut_card_inserted"}
 _TABLE = {"table_opened", "table_closed", "dealer_in", "player_seated", "player_left"}
@@ -21,7 +26,7 @@ _HOW = {"last_coup_announced": NOTES, "stub_counted": NOTES, "stub_discarded": N
 _NAMED, _STARTED, _ENDED = ROUND_NAMED, ROUND_STARTED, ROUND_ENDED
 
 
-def resolve(rp, ev: Event):
+def resolve(rp: TableReplay, ev: Event) -> Event | None:
     """The terminal's event with its ``pack_id`` and ``round_id`` as the use keys they name (see
     "Ids used again" in :mod:`pitwatch.rules.table`), or None when it is refused: a ``round_started``
     naming a round still open (kept with its reason for :meth:`pitwatch.rules.table.TableReplay.drain_rejects`;
@@ -39,7 +44,7 @@ def resolve(rp, ev: Event):
     return ev._replace(round_id=rkey, pack_id=key)
 
 
-def _round_key(rp, ev: Event, rid: str):
+def _round_key(rp: TableReplay, ev: Event, rid: str) -> str | None:
     """The use of round id ``rid`` the event names: a ``round_started`` starts a new use of an id
     whose round ended (or never started one), any other event names the latest use."""
     uses = rp.table.uses.round
@@ -73,7 +78,7 @@ def _round_key(rp, ev: Event, rid: str):
     return use_key(rid, rec.n)
 
 
-def _table_event(rp, ev: Event) -> None:
+def _table_event(rp: TableReplay, ev: Event) -> None:
     st = rp.table
     t = ev.type
     if t == "table_opened":
@@ -97,7 +102,7 @@ def _table_event(rp, ev: Event) -> None:
     rp.proc.on_table_event(rp, ev)
 
 
-def names(rp, pack_id: str, ev: Event) -> Pack:
+def names(rp: TableReplay, pack_id: str, ev: Event) -> Pack:
     """The terminal names ``pack_id``: number it among the table's packs and hand it
     the preparation events that were waiting for a pack name."""
     st = rp.table
@@ -113,7 +118,7 @@ def names(rp, pack_id: str, ev: Event) -> Pack:
     return pack
 
 
-def plays(rp, pack_id: str) -> None:
+def plays(rp: TableReplay, pack_id: str) -> None:
     """The terminal deals from ``pack_id``: it has passed the pack it dealt from before."""
     st = rp.table
     if st.play_pack not in (None, pack_id):
@@ -124,7 +129,7 @@ def plays(rp, pack_id: str) -> None:
         st.prep_pack = None
 
 
-def _prep(rp, ev: Event) -> None:
+def _prep(rp: TableReplay, ev: Event) -> None:
     st = rp.table
     pid = ev.pack_id
     if pid is None:
@@ -146,7 +151,7 @@ def _prep(rp, ev: Event) -> None:
     rp.settle(pack)
 
 
-def _loose_card(rp, ev: Event) -> None:
+def _loose_card(rp: TableReplay, ev: Event) -> None:
     """A card_dealt outside any round: a burn of the pack being started (003 4.7)."""
     st = rp.table
     pid = ev.pack_id or st.prep_pack or st.play_pack
@@ -162,7 +167,7 @@ def _loose_card(rp, ev: Event) -> None:
     rp.settle(pack)
 
 
-def _pack_note(rp, ev: Event) -> None:
+def _pack_note(rp: TableReplay, ev: Event) -> None:
     st = rp.table
     rnd = st.rounds.get(ev.round_id) if ev.round_id else None
     pid = ev.pack_id or (rnd.packs[-1] if rnd and rnd.packs else None) or st.play_pack
@@ -175,7 +180,7 @@ def _pack_note(rp, ev: Event) -> None:
     rp.settle(pack)
 
 
-def round_event(rp, ev: Event) -> None:
+def round_event(rp: TableReplay, ev: Event) -> None:
     """A dealer event of a round (other than a card: :func:`_card_dealt`), by its type."""
     rid = ev.round_id
     if rid is None:
@@ -183,7 +188,7 @@ def round_event(rp, ev: Event) -> None:
     _ROUND.get(ev.type, _round_other)(rp, rp.open_round(rid, ev), ev)
 
 
-def _round_started(rp, rnd: Round, ev: Event) -> None:
+def _round_started(rp: TableReplay, rnd: Round, ev: Event) -> None:
     st = rp.table
     if st.game is None:
         rp.set_game(ev.game)
@@ -200,24 +205,24 @@ def _round_started(rp, rnd: Round, ev: Event) -> None:
     rp.settle(pack)
 
 
-def _bet_placed(rp, rnd: Round, ev: Event) -> None:
+def _bet_placed(rp: TableReplay, rnd: Round, ev: Event) -> None:
     rnd.bets.append(Bet(ev.seat, ev.spot, ev.amount, bool(ev.all_in), ref(ev)))
     rp.proc.on_bet(rp, rnd, ev)
 
 
-def _bets_closed(rp, rnd: Round, ev: Event) -> None:
+def _bets_closed(rp: TableReplay, rnd: Round, ev: Event) -> None:
     if rnd.bets_closed is None:
         rnd.bets_closed = ref(ev)
     rp.proc.on_bets_closed(rp, rnd, ev)
 
 
-def _payout(rp, rnd: Round, ev: Event) -> None:
+def _payout(rp: TableReplay, rnd: Round, ev: Event) -> None:
     rounds.check_payout(rp, rnd, ev)
     rnd.payouts.append(Payout(ev.seat, ev.spot, ev.hand or 1, ev.result, ev.amount, ref(ev)))
     rp.proc.on_payout(rp, rnd, ev)
 
 
-def _reshuffle(rp, rnd: Round, ev: Event) -> None:
+def _reshuffle(rp: TableReplay, rnd: Round, ev: Event) -> None:
     pid = ev.pack_id
     names(rp, pid, ev)
     plays(rp, pid)
@@ -230,7 +235,7 @@ def _reshuffle(rp, rnd: Round, ev: Event) -> None:
     rp.settle(pack)
 
 
-def _round_ended(rp, rnd: Round, ev: Event) -> None:
+def _round_ended(rp: TableReplay, rnd: Round, ev: Event) -> None:
     st = rp.table
     rounds.check_misdeal(rp, rnd)
     rnd.ended = ev.ts
@@ -241,21 +246,21 @@ def _round_ended(rp, rnd: Round, ev: Event) -> None:
         st.ending.append(rid)
 
 
-def _player_action(rp, rnd: Round, ev: Event) -> None:
+def _player_action(rp: TableReplay, rnd: Round, ev: Event) -> None:
     rnd.actions.append(Action(ev.seat, ev.hand or 1, ev.action, ev.amount, bool(ev.all_in), ev.street, ref(ev)))
     rp.proc.on_round_event(rp, rnd, ev)
 
 
-def _round_voided(rp, rnd: Round, ev: Event) -> None:
+def _round_voided(rp: TableReplay, rnd: Round, ev: Event) -> None:
     rnd.voided = True
     rp.proc.on_round_event(rp, rnd, ev)
 
 
-def _round_other(rp, rnd: Round, ev: Event) -> None:
+def _round_other(rp: TableReplay, rnd: Round, ev: Event) -> None:
     rp.proc.on_round_event(rp, rnd, ev)
 
 
-def _card_dealt(rp, ev: Event) -> None:
+def _card_dealt(rp: TableReplay, ev: Event) -> None:
     """A card of a round; outside any round, a burn (:func:`_loose_card`)."""
     rid = ev.round_id
     if rid is None:
@@ -264,7 +269,8 @@ def _card_dealt(rp, ev: Event) -> None:
     rnd = rp.open_round(rid, ev)
     st = rp.table
     pid = ev.pack_id or (rnd.packs[-1] if rnd.packs else None) or st.play_pack
-    tpos = pack = None
+    tpos: int | None = None
+    pack: Pack | None = None
     if pid is not None:
         named = st.packs.get(pid)
         if named is None or named.open_ordinal is None:  # else names() changes nothing
@@ -290,9 +296,11 @@ def _card_dealt(rp, ev: Event) -> None:
 
 
 # dealer event type -> what replays it (any other type: :func:`round_event`); TableReplay.feed routes by it
-HANDLERS = {**{t: _table_event for t in _TABLE}, **{t: _prep for t in _PREP}, "card_dealt": _card_dealt,
-             "last_coup_announced": _pack_note, "stub_counted": _pack_note, "stub_discarded": _pack_note}
+HANDLERS: dict[str, Callable[[TableReplay, Event], None]] = {
+    **{t: _table_event for t in _TABLE}, **{t: _prep for t in _PREP}, "card_dealt": _card_dealt,
+    "last_coup_announced": _pack_note, "stub_counted": _pack_note, "stub_discarded": _pack_note}
 # a round's event type -> its handler (:func:`round_event`; any other type: :func:`_round_other`)
-_ROUND = {"round_started": _round_started, "bet_placed": _bet_placed, "bets_closed": _bets_closed,
-          "payout": _payout, "reshuffle": _reshuffle, "round_ended": _round_ended,
-          "player_action": _player_action, "round_voided": _round_voided}
+_ROUND: dict[str, Callable[[TableReplay, Round, Event], None]] = {
+    "round_started": _round_started, "bet_placed": _bet_placed, "bets_closed": _bets_closed,
+    "payout": _payout, "reshuffle": _reshuffle, "round_ended": _round_ended,
+    "player_action": _player_action, "round_voided": _round_voided}

@@ -60,29 +60,35 @@ decided is kept in the pack (``pack.shoe_silent_decided``).
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TYPE_CHECKING
 
 from pitwatch.rules.finding import ref
+from pitwatch.rules.reference import TableReference
 from pitwatch.rules.state import FeedRecord, Pack, UnknownDevice
 from pitwatch.schemas.contract import SHOE_GAMES
+from pitwatch.schemas.events import Event
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 #: a registry row: (device_id, source, table_id or "*", from_day or None, to_day or None), days inclusive
-DeviceRow = tuple
+DeviceRow = tuple[str, str, str, _dt.date | None, _dt.date | None]
 
 _MINUTE = 60_000_000  # a gaming day changes at most on a minute (HH:MM cutoff, whole-minute zone offsets)
 
 
-def _on(day: _dt.date, first, last) -> bool:
+def _on(day: _dt.date, first: _dt.date | None, last: _dt.date | None) -> bool:
     return (first is None or first <= day) and (last is None or day <= last)
 
 
 class FeedHealth:
     """The feed-health table check of one table (configuration only; state in ``ctx.table.feed``)."""
 
-    def __init__(self, ref) -> None:
+    def __init__(self, ref: TableReference) -> None:
         rows = getattr(ref, "devices", None)
         self.registry = rows is not None
-        self.allowed: dict[tuple[str, str], list] = {}
-        self.shoes: list = []
+        self.allowed: dict[tuple[str, str], list[tuple[_dt.date | None, _dt.date | None]]] = {}
+        self.shoes: list[tuple[str, _dt.date | None, _dt.date | None]] = []
         for device_id, source, _table, first, last in rows or ():
             self.allowed.setdefault((device_id, source), []).append((first, last))
             if source == "shoe":
@@ -91,14 +97,14 @@ class FeedHealth:
 
     # --- state ----------------------------------------------------------------
     @staticmethod
-    def record(ctx) -> FeedRecord:
+    def record(ctx: TableReplay) -> FeedRecord:
         rec = ctx.table.feed
         if rec is None:
             rec = ctx.table.feed = FeedRecord()
         return rec
 
     # --- hooks ----------------------------------------------------------------
-    def on_event(self, ctx, ev) -> None:
+    def on_event(self, ctx: TableReplay, ev: Event) -> None:
         """Every event of the table, after the engine replayed it."""
         if ev.source == "shoe":
             rec = self.record(ctx)
@@ -112,20 +118,20 @@ class FeedHealth:
                 rec.reported.append(ev.device_id)
                 rec.pending.append(UnknownDevice(ev.device_id, ev.source, ev.type, ref(ev)))
         if ctx.game is not None:
-            rec = ctx.table.feed
-            if rec is not None and rec.pending:
-                self._report(ctx, rec)
+            feed = ctx.table.feed
+            if feed is not None and feed.pending:
+                self._report(ctx, feed)
 
-    def on_pack_done(self, ctx, pack: Pack) -> None:
+    def on_pack_done(self, ctx: TableReplay, pack: Pack) -> None:
         self._decide(ctx, pack, closing=False)
 
-    def pack_open(self, ctx, pack: Pack) -> bool:
+    def pack_open(self, ctx: TableReplay, pack: Pack) -> bool:
         """True while the pack's SHOE_SILENT is undecided (its row waits)."""
         if not pack.shoe_silent_decided:
             self._decide(ctx, pack, closing=False)
         return not pack.shoe_silent_decided
 
-    def on_close(self, ctx) -> None:
+    def on_close(self, ctx: TableReplay) -> None:
         for pack in ctx.open_packs():
             self._decide(ctx, pack, closing=True)
         rec = ctx.table.feed
@@ -133,7 +139,7 @@ class FeedHealth:
             self._report(ctx, rec)
 
     # --- UNKNOWN_DEVICE -------------------------------------------------------------
-    def _listed(self, ctx, ev) -> bool:
+    def _listed(self, ctx: TableReplay, ev: Event) -> bool:
         key = (ev.device_id, ev.source)
         minute = ev.ts // _MINUTE
         seen = self._seen.get(key)
@@ -149,7 +155,7 @@ class FeedHealth:
         self._seen[key] = (minute, listed)
         return listed
 
-    def _report(self, ctx, rec: FeedRecord) -> None:
+    def _report(self, ctx: TableReplay, rec: FeedRecord) -> None:
         pending, rec.pending = rec.pending, []
         for unknown in pending:
             device_id, source, typ, evidence = unknown.device_id, unknown.source, unknown.type, unknown.ref
@@ -165,7 +171,7 @@ class FeedHealth:
                             f"on gaming day {day}: {why}")
 
     # --- SHOE_SILENT --------------------------------------------------------------
-    def _decide(self, ctx, pack: Pack, closing: bool) -> None:
+    def _decide(self, ctx: TableReplay, pack: Pack, closing: bool) -> None:
         if pack.shoe_silent_decided:
             return
         al = pack.alignment
@@ -188,7 +194,7 @@ class FeedHealth:
                  actual=f"the terminal recorded {len(t)} card{'s' if len(t) != 1 else ''} of pack "
                         f"{ctx.label(pack.pack_id)} and no shoe drew any")
 
-    def _shoe_expected(self, ctx, first_ts: int) -> str | None:
+    def _shoe_expected(self, ctx: TableReplay, first_ts: int) -> str | None:
         """Why the table is expected to have a shoe when the pack's first card was dealt; None: not (yet)."""
         if self.registry:
             day = ctx.gaming_day(first_ts)

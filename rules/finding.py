@@ -37,11 +37,14 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from pitwatch.rules.catalog import rule
 from pitwatch.rules.state import Ref
-from pitwatch.schemas.events import micros_to_datetime
+from pitwatch.schemas.events import Event, micros_to_datetime
+
+if TYPE_CHECKING:
+    from pitwatch.schemas.decode import GamingDayConfig
 
 GamingDay = Callable[[int], _dt.date]
 
@@ -53,12 +56,12 @@ def default_gaming_day(ts_micros: int) -> _dt.date:
     return (micros_to_datetime(ts_micros) - _CUTOFF).date()
 
 
-def gaming_day_from_config(config) -> GamingDay:
+def gaming_day_from_config(config: GamingDayConfig) -> GamingDay:
     """Adapt a :class:`pitwatch.schemas.decode.GamingDayConfig` to ``ts micros -> date``."""
     return lambda ts: config.gaming_day(micros_to_datetime(ts))
 
 
-def ref(ev) -> Ref:
+def ref(ev: Event) -> Ref:
     """The evidence ref of an event (:class:`pitwatch.rules.state.Ref`)."""
     return Ref(ev.event_id, ev.ts, ev.dealer_id if ev.source == "dealer" else None, ev.device_id, ev.ts_offset)
 
@@ -89,7 +92,7 @@ class Finding:
     pack_use: int | None = None         # which use of pack_id (ids used again, events.md 2.1); None: no pack
     round_use: int | None = None        # which use of round_id; None: no round
 
-    def to_row(self) -> dict:
+    def to_row(self) -> dict[str, Any]:
         """A row for ``pitwatch.schemas.arrow.rows_to_table(rows, FINDINGS)`` (ts as aware UTC datetime)."""
         row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         row["ts"] = micros_to_datetime(self.ts)
@@ -99,16 +102,17 @@ class Finding:
         return row
 
 
-def evidence_rows(pairs: Iterable[Sequence]) -> list[dict]:
+def evidence_rows(pairs: Iterable[tuple[str | None, str]]) -> list[dict[str, str | None]]:
     """The ``evidence`` column's value: ``[{"device_id": …, "event_id": …}, …]``."""
     return [{"device_id": d, "event_id": e} for d, e in pairs]
 
 
-def _pair_key(pair: Sequence) -> tuple[str, str]:
+def _pair_key(pair: tuple[str | None, str]) -> tuple[str, str]:
     return ("" if pair[0] is None else pair[0], pair[1])
 
 
-def finding_id(rule_id: str, table_id: str | None, key: Sequence, evidence: Iterable[Sequence]) -> str:
+def finding_id(rule_id: str, table_id: str | None, key: Sequence[object],
+               evidence: Iterable[tuple[str | None, str]]) -> str:
     """``evidence``: (device_id, event_id) pairs (order and repeats do not matter)."""
     pairs = sorted({(d, e) for d, e in evidence}, key=_pair_key)
     payload = json.dumps([rule_id, table_id, [None if k is None else str(k) for k in key],
@@ -117,7 +121,7 @@ def finding_id(rule_id: str, table_id: str | None, key: Sequence, evidence: Iter
 
 
 def make_finding(
-    rule_id: str, *, table_id: str, game: str | None, key: Sequence, evidence: Sequence[Ref],
+    rule_id: str, *, table_id: str, game: str | None, key: Sequence[object], evidence: Sequence[Ref],
     expected: str, actual: str, gaming_day: GamingDay = default_gaming_day,
     pack_id: str | None = None, round_id: str | None = None, seat: int | None = None,
     spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None,

@@ -102,10 +102,16 @@ passed the point (``pack.shoe_passed``, ``pack.term_passed``) or
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
 from pitwatch.rules.state import Pack, Round
+from pitwatch.schemas.events import Event
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 
 def seat_of(target: str | None) -> int | None:
@@ -120,7 +126,7 @@ def seat_of(target: str | None) -> int | None:
     return seat
 
 
-_SEATS: dict = {}  # seat_of's answers: target -> seat number or None
+_SEATS: dict[str | None, int | None] = {}  # seat_of's answers: target -> seat number or None
 
 
 class GameProcedure:
@@ -139,60 +145,60 @@ class GameProcedure:
     #: pack and a round, kept by the engine as ``ctx.table.game_state``, ``pack.game_state`` and
     #: ``rnd.game_state``; None: the game keeps nothing there.  Saved states are read back into
     #: these types (:meth:`pitwatch.rules.table.TableReplay.from_state`).
-    table_state_type: type | None = None
-    pack_state_type: type | None = None
-    round_state_type: type | None = None
+    table_state_type: type[msgspec.Struct] | None = None
+    pack_state_type: type[msgspec.Struct] | None = None
+    round_state_type: type[msgspec.Struct] | None = None
 
-    def new_table_state(self) -> Any:
+    def new_table_state(self) -> msgspec.Struct | None:
         return None if self.table_state_type is None else self.table_state_type()
 
-    def new_pack_state(self) -> Any:
+    def new_pack_state(self) -> msgspec.Struct | None:
         return None if self.pack_state_type is None else self.pack_state_type()
 
-    def new_round_state(self) -> Any:
+    def new_round_state(self) -> msgspec.Struct | None:
         return None if self.round_state_type is None else self.round_state_type()
 
     # --- hooks -------------------------------------------------------------
-    def on_table_event(self, ctx, ev) -> None: ...
+    def on_table_event(self, ctx: TableReplay, ev: Event) -> None: ...
 
-    def on_pack_event(self, ctx, pack: Pack, ev) -> None: ...
+    def on_pack_event(self, ctx: TableReplay, pack: Pack, ev: Event) -> None: ...
 
-    def on_shoe_card(self, ctx, pack: Pack, ev) -> None: ...
+    def on_shoe_card(self, ctx: TableReplay, pack: Pack, ev: Event) -> None: ...
 
-    def on_round_start(self, ctx, rnd: Round, ev) -> None: ...
+    def on_round_start(self, ctx: TableReplay, rnd: Round, ev: Event) -> None: ...
 
-    def on_bet(self, ctx, rnd: Round, ev) -> None: ...
+    def on_bet(self, ctx: TableReplay, rnd: Round, ev: Event) -> None: ...
 
-    def on_bets_closed(self, ctx, rnd: Round, ev) -> None: ...
+    def on_bets_closed(self, ctx: TableReplay, rnd: Round, ev: Event) -> None: ...
 
-    def on_card(self, ctx, rnd: Round, ev) -> None: ...
+    def on_card(self, ctx: TableReplay, rnd: Round, ev: Event) -> None: ...
 
-    def on_round_event(self, ctx, rnd: Round, ev) -> None: ...
+    def on_round_event(self, ctx: TableReplay, rnd: Round, ev: Event) -> None: ...
 
-    def on_payout(self, ctx, rnd: Round, ev) -> None: ...
+    def on_payout(self, ctx: TableReplay, rnd: Round, ev: Event) -> None: ...
 
-    def on_round_end(self, ctx, rnd: Round, ev) -> None: ...
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev: Event) -> None: ...
 
-    def settle_pack(self, ctx, pack: Pack) -> None: ...
+    def settle_pack(self, ctx: TableReplay, pack: Pack) -> None: ...
 
-    def on_pack_done(self, ctx, pack: Pack) -> None: ...
+    def on_pack_done(self, ctx: TableReplay, pack: Pack) -> None: ...
 
-    def on_close(self, ctx) -> None: ...
+    def on_close(self, ctx: TableReplay) -> None: ...
 
     # --- shared machinery --------------------------------------------------
-    def allowed_targets(self, ctx, rnd: Round, ev) -> tuple[str, ...] | None:
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev: Event) -> tuple[str, ...] | None:
         """Targets the next card of ``rnd`` may go to (before ``ev`` is recorded); None: no check."""
         return None
 
-    def expected_face(self, ctx, rnd: Round, ev) -> str | None:
+    def expected_face(self, ctx: TableReplay, rnd: Round, ev: Event) -> str | None:
         """``up`` / ``down`` for the card ``ev``; None: no check."""
         return None
 
-    def expected_holdings(self, ctx, rnd: Round) -> dict[str, int] | None:
+    def expected_holdings(self, ctx: TableReplay, rnd: Round) -> dict[str, int] | None:
         """Cards each position must hold when the deal is complete (others: none); None: no check."""
         return None
 
-    def holdings(self, ctx, rnd: Round) -> dict[str, int]:
+    def holdings(self, ctx: TableReplay, rnd: Round) -> dict[str, int]:
         """Cards each position holds (burns excluded), compared with :meth:`expected_holdings`."""
         out: dict[str, int] = {}
         for c in rnd.cards:
@@ -200,26 +206,26 @@ class GameProcedure:
                 out[c.target] = out.get(c.target, 0) + 1
         return out
 
-    def payout_candidates(self, ctx, rnd: Round, ev) -> list[tuple[str, float]] | None:
+    def payout_candidates(self, ctx: TableReplay, rnd: Round, ev: Event) -> list[tuple[str, float]] | None:
         """Correct settlements of payout ``ev`` over the unknown cards' values.
 
         None: no PAYOUT check; ``[]``: undecided (too many unknown cards).
         """
         return None
 
-    def round_open(self, ctx, rnd: Round) -> bool:
+    def round_open(self, ctx: TableReplay, rnd: Round) -> bool:
         return False
 
-    def pack_open(self, ctx, pack: Pack) -> bool:
+    def pack_open(self, ctx: TableReplay, pack: Pack) -> bool:
         return False
 
-    def outcome(self, ctx, rnd: Round) -> str | None:
+    def outcome(self, ctx: TableReplay, rnd: Round) -> str | None:
         return None
 
-    def pack_columns(self, ctx, pack: Pack) -> dict:
+    def pack_columns(self, ctx: TableReplay, pack: Pack) -> dict[str, Any]:
         """Game columns of the pack row (``pitwatch.schemas.arrow.PACKS``: cut, cutting card, burn …)."""
         return {}
 
-    def seats_dealt(self, ctx, rnd: Round) -> list[int]:
+    def seats_dealt(self, ctx: TableReplay, rnd: Round) -> list[int]:
         targets = {c.target for c in rnd.cards}     # a few targets, each dealt many cards
         return sorted({int(t[5:]) for t in targets if t.startswith("seat:")})

@@ -31,6 +31,7 @@ No I/O: the facts come from the reader (:mod:`pitwatch.inputs.damage`).
 from __future__ import annotations
 
 import datetime as _dt
+from typing import Any
 
 from pitwatch.rules.catalog import rule
 from pitwatch.rules.finding import Finding, finding_id
@@ -40,7 +41,7 @@ RULE_ID = "INPUT_DAMAGED"
 FACTS_KEY = "input_damaged"     # the damaged-file rejects row's ``raw``: {FACTS_KEY: facts} as JSON
 
 
-def damage_key(facts: dict) -> list[str]:
+def damage_key(facts: dict[str, Any]) -> list[str]:
     """The finding's key: the file's name without folders and the SHA-256 of the bytes read."""
     return [facts["name"], facts["sha256"]]
 
@@ -52,7 +53,7 @@ def _names(items: list[str], word: str) -> str:
     return f"{plural(len(items), word)} {shown}"
 
 
-def input_damaged(facts: dict, day: _dt.date, day_start_micros: int) -> Finding:
+def input_damaged(facts: dict[str, Any], day: _dt.date, day_start_micros: int) -> Finding:
     """The ``INPUT_DAMAGED`` finding of a damaged file's facts (see the module doc); ``day`` and
     ``day_start_micros``: the run's gaming day and its start, used only when no line was read."""
     r = rule(RULE_ID)

@@ -11,20 +11,25 @@ game is known are held (:func:`hold`) and replayed by :func:`release_early`.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pitwatch.rules import packs
 from pitwatch.rules.finding import ref
 from pitwatch.rules.state import ShoeLoad, Shuffle, ShufflerReport
 from pitwatch.rules.uses import PREPARES, STARTS
 from pitwatch.schemas.events import EVENT_FIELDS, Event
 
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
-def hold(rp, ev: Event) -> None:
+
+def hold(rp: TableReplay, ev: Event) -> None:
     """Keep a shoe/shuffler event until the game (its plug-in) is known, as its row (field name → value)."""
     rp.table.early.append({n: getattr(ev, n) for n in EVENT_FIELDS
                            if getattr(ev, n) is not None and n not in ("gaming_day", "file", "line")})
 
 
-def release_early(rp) -> None:
+def release_early(rp: TableReplay) -> None:
     """Shoe and shuffler events that came before the game was known, in their arrival order."""
     early, rp.table.early = rp.table.early, []
     for raw in early:
@@ -32,7 +37,7 @@ def release_early(rp) -> None:
         (shoe if ev.source == "shoe" else shuffler)(rp, ev)
 
 
-def shuffler(rp, ev: Event) -> None:
+def shuffler(rp: TableReplay, ev: Event) -> None:
     if ev.type != "shuffle_completed" or ev.pack_id is None:
         return
     key = rp.shuffler_key(ev.pack_id)   # its n-th report of an id is the id's use n
@@ -47,7 +52,7 @@ def shuffler(rp, ev: Event) -> None:
     rp.settle(pack)
 
 
-def shoe(rp, ev: Event) -> None:
+def shoe(rp: TableReplay, ev: Event) -> None:
     if rp.shoeless:
         return  # no shoe at this table: its events are ignored (see pitwatch.rules.table)
     st = rp.table

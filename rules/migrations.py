@@ -17,7 +17,8 @@ version  what changed
          kept once (the alignment's, ``s_done`` / ``t_done``; version 2 also had
          ``shoe_done`` / ``term_done``); the feed-health record has no version of
          its own and its SHOE_SILENT mark is a bool; a game with no state keeps
-         None instead of ``{}``
+         None instead of ``{}``; the packs whose card sequences are not yet
+         drained are kept as packs (``out_seqs``)
 =======  ==========================================================================
 
 Records whose layout did not change (a shoe draw, a terminal card …) need no
@@ -66,7 +67,7 @@ def _v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
     this version would number it 2 or more — its rows and findings are the same apart from that
     number."""
     st = copy.deepcopy(state)
-    uses: dict = {name: {} for name in _STREAMS}
+    uses: dict[str, dict[str, Any]] = {name: {} for name in _STREAMS}
     for pid in st["done_packs"]:
         uses["shuffler"][pid] = 1
         uses["shoe"][pid] = [1, LEFT]
@@ -121,6 +122,9 @@ def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
     feed = st.get("feed")
     if feed is not None:
         feed.pop("v", None)
+    if st.get("out_seqs"):      # version 3 keeps the finished packs themselves until drained
+        raise ValueError("a version 2 replay state holding pack sequences not drained: every saver takes "
+                         "the rows first, so this state was not written by pitwatch")
     st["v"] = 3
     return st
 

@@ -49,20 +49,26 @@ the pack, and a count waiting for the shoe is decided as at ``close()``.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypedDict
+
 from pitwatch.rules import alignment
 from pitwatch.rules.cards import RANK_INDEX, new_deck_run
 from pitwatch.rules.finding import ref
-from pitwatch.rules.state import Pack, ShoeDraw, TermCard
+from pitwatch.rules.state import Pack, Ref, ShoeDraw, TermCard
 from pitwatch.rules.words import listing
-from pitwatch.schemas.events import micros_to_datetime
+from pitwatch.schemas.events import Event, micros_to_datetime
 from pitwatch.wording import plural
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 RUN = 8
 
 
-def record_shoe_card(ctx, pack: Pack, ev) -> None:
+def record_shoe_card(ctx: TableReplay, pack: Pack, ev: Event) -> None:
     al = pack.alignment
-    if not alignment.add_shoe(al, ShoeDraw(ev.index, ev.card, ev.event_id, ev.ts, ev.device_id, ev.ts_offset)):
+    draw = ShoeDraw(ev.index, ev.card, ev.event_id, ev.ts, ev.device_id, ev.ts_offset)
+    if not alignment.add_shoe(al, draw):
         return
     s, s_round = al.shoe, pack.shoe_rounds
     if len(s) == len(s_round) + 1:
@@ -85,7 +91,7 @@ def _may_end_run(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a[1] == b[1] and abs(RANK_INDEX[b[0]] - RANK_INDEX[a[0]]) == 1
 
 
-def record_term_card(pack: Pack, ev, round_id, dealer_pos: int) -> int:
+def record_term_card(pack: Pack, ev: Event, round_id: str | None, dealer_pos: int) -> int:
     pack.dealt = True
     if pack.first_term is None:
         pack.first_term = ref(ev)
@@ -93,14 +99,15 @@ def record_term_card(pack: Pack, ev, round_id, dealer_pos: int) -> int:
                                                        ev.device_id, ev.ts_offset))
 
 
-def _run_finding(ctx, pack, evidence, cards, where) -> None:
+def _run_finding(ctx: TableReplay, pack: Pack, evidence: list[Ref], cards: list[tuple[int, str | None]],
+                 where: str) -> None:
     shown = " ".join(f"{c}" for _i, c in cards)
     ctx.emit("UNSHUFFLED_SEQUENCE", pack=pack, key=(), evidence=evidence,
              expected=f"a shuffled pack: no {RUN} cards of one suit in a row in new-deck order",
              actual=f"{where} {cards[0][0]} to {cards[-1][0]} are in new-deck order: {shown}")
 
 
-def align(ctx, pack: Pack) -> bool:
+def align(ctx: TableReplay, pack: Pack) -> bool:
     """Advance the matching; returns True when anything was decided."""
     al = pack.alignment
     s, t = al.shoe, al.term
@@ -153,12 +160,20 @@ SHOE_ONLY_EXPECTED = "every card the shoe draws should be recorded by the dealer
 TERM_ONLY_EXPECTED = "every card the dealer terminal records should have been drawn by the shoe"
 
 
-def same_card_expected(draw) -> str:
+def same_card_expected(draw: int) -> str:
     """SHOE_CARD_MISMATCH's ``expected`` at the shoe's draw ``draw``."""
     return f"the shoe and the dealer terminal should show the same card at draw {draw}"
 
 
-def unshuffled_pack(pack: Pack) -> dict:
+class UnshuffledPack(TypedDict):
+    """What :func:`unshuffled_pack` gives: ``ctx.emit``'s keywords of the UNSHUFFLED_PACK finding."""
+
+    evidence: list[Ref]
+    expected: str
+    actual: str
+
+
+def unshuffled_pack(pack: Pack) -> UnshuffledPack:
     """The UNSHUFFLED_PACK finding's evidence, expected and actual for a pack closed with no shuffle (the one
     builder: ``settle`` raises it at ``close()``, the live service early, ``pitwatch.live.early``)."""
     return {"evidence": [r for r in (pack.first_shoe, pack.first_term) if r is not None],
@@ -166,7 +181,7 @@ def unshuffled_pack(pack: Pack) -> dict:
             "actual": "cards were dealt from it with no shuffle recorded, by the shuffler or the dealer"}
 
 
-def settle(ctx, pack: Pack, closing: bool = False) -> None:
+def settle(ctx: TableReplay, pack: Pack, closing: bool = False) -> None:
     """Decide the pack-level shared rules whose facts are final now."""
     if pack.unshuffled == "open":
         if pack.shuffles:
@@ -188,7 +203,7 @@ def settle(ctx, pack: Pack, closing: bool = False) -> None:
                          [(start + k + 1, c.card) for k, c in enumerate(w)], "the terminal's cards")
 
 
-def _composition(ctx, pack: Pack, closing: bool) -> None:
+def _composition(ctx: TableReplay, pack: Pack, closing: bool) -> None:
     played = pack.first_shoe is not None or pack.first_term is not None
     if not played:
         if closing:
@@ -197,7 +212,7 @@ def _composition(ctx, pack: Pack, closing: bool) -> None:
     per_deck = ctx.ref.cards_per_deck
     sh = pack.shuffler
     if sh is not None:
-        bad = []
+        bad: list[str] = []
         if sh.missing:
             bad.append(f"{' '.join(sh.missing)} missing")
         if sh.extra:
@@ -232,20 +247,21 @@ def shuffled_at_the_table(pack: Pack) -> bool:
                                   for sh in shuffles)
 
 
-def final(ctx, pack: Pack, closing: bool) -> bool:
+def final(ctx: TableReplay, pack: Pack, closing: bool) -> bool:
     return (pack.shoe_passed and pack.term_passed and pack.unshuffled == "done"
             and pack.composition == "done" and pack.run_found
             and (closing or aligned_through(pack, len(pack.alignment.term)))
             and (closing or not (ctx.proc.pack_open(ctx, pack) or any(c.pack_open(ctx, pack) for c in ctx.checks))))
 
 
-def row(ctx, pack: Pack) -> dict:
+def row(ctx: TableReplay, pack: Pack) -> dict[str, Any]:
     sh, sl = pack.shuffler, pack.shoe_loaded
     dealer_methods = [sh_.method for sh_ in pack.shuffles if sh_.by == "dealer"]
     method = dealer_methods[0] if dealer_methods else ("machine" if sh and not sh.preshuffled else None)
     shuffle_ts = [sh_.ref.ts for sh_ in pack.shuffles]
     s = pack.alignment.shoe
     raw, use = ctx.id_use(pack.pack_id)
+    assert pack.min_ts is not None, "the event that opens a pack sets min_ts"
     out = {
         "table_id": ctx.table_id, "game": ctx.game, "pack_id": raw, "pack_use": use,
         "decks": sh.decks if sh else ctx.table.decks,
@@ -261,9 +277,10 @@ def row(ctx, pack: Pack) -> dict:
     return out
 
 
-def sequence(ctx, pack: Pack) -> dict:
+def sequence(ctx: TableReplay, pack: Pack) -> dict[str, Any]:
     """The pack's drawn cards by index (the shoe's when it drew any, else the terminal's)."""
     s, t = pack.alignment.shoe, pack.alignment.term
+    cards: list[list[int | str | None]]
     if s:
         cards = [[c.index, c.card, c.event_id, c.ts, c.device_id, c.ts_offset] for c in s if c.event_id is not None]
         source = "shoe"

@@ -86,6 +86,12 @@ _LOOKUP = StandardHighHand.lookup
 _CARD_CACHE: dict[str, Card] = {}
 _ROYAL = frozenset("TJQKA")
 
+# A hand's ordering key: its category, then pokerkit's lookup index (five of a kind: the rank's value)
+# or, for a flush, its rank values highest first.
+_Key = tuple[Category, int | tuple[int, ...]]
+# What a hand's shape decides: (key, category, pair_rank).
+_Shape = tuple[_Key, Category, str | None]
+
 
 def _card(code: str) -> Card:
     card = _CARD_CACHE.get(code)
@@ -105,7 +111,7 @@ class PokerHand:
     of the pair of a one-pair hand (``"A"`` for a pair of aces), else ``None``.
     """
 
-    key: tuple
+    key: _Key
     category: Category = dataclasses.field(compare=False)
     cards: tuple[str, ...] = dataclasses.field(compare=False)
     pair_rank: str | None = dataclasses.field(compare=False, default=None)
@@ -137,10 +143,10 @@ def rank_five(cards: Sequence[str]) -> PokerHand:
 # A hand's (key, category, pair_rank) depends on its ranks and whether all five are suited only
 # (pokerkit keys its lookup by the ranks' prime product and that flag): computed once per shape.
 _CODES = frozenset(r + s for r in RANK_ORDER for s in SUITS)
-_SHAPES: dict[tuple, tuple] = {}
+_SHAPES: dict[tuple[tuple[str, ...], bool], _Shape] = {}
 
 
-def _shape(five: tuple[str, ...]) -> tuple:
+def _shape(five: tuple[str, ...]) -> _Shape:
     parsed = tuple(_card(c) for c in five)
     ranks = [c[0] for c in five]
     suited = len({c[1] for c in five}) == 1
@@ -184,7 +190,7 @@ def best_category(cards: Sequence[str]) -> tuple[Category, str | None]:
     if len(cards) < 5:
         raise ValueError(f"need at least five cards, got {len(cards)}")
     counts: dict[str, int] = {}
-    suits: dict[str, set] = {}
+    suits: dict[str, set[int]] = {}
     per_suit: dict[str, int] = {}
     for code in cards:
         if code not in _CODES:
@@ -223,7 +229,7 @@ def best_category(cards: Sequence[str]) -> tuple[Category, str | None]:
     return Category.HIGH_CARD, None
 
 
-def _straight_high(values: set) -> int | None:
+def _straight_high(values: set[int]) -> int | None:
     """The top rank of the highest straight among the rank values (ace also low), or None."""
     if 14 in values:
         values = values | {1}
@@ -289,7 +295,8 @@ class Paytable:
             category = Category.FOUR_OF_A_KIND
         for name, cat in PAYTABLE_HANDS:
             if cat is category:
-                return getattr(self, name)
+                pays: float = getattr(self, name)      # a field named after the row
+                return pays
         raise KeyError(category)
 
 

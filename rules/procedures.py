@@ -7,9 +7,15 @@ without a plug-in gets :class:`pitwatch.rules.game.GameProcedure` (the shared ru
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Protocol
 
 from pitwatch.rules.game import GameProcedure
 from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
+
+if TYPE_CHECKING:
+    from pitwatch.rules.state import Pack
+    from pitwatch.rules.table import TableReplay
+    from pitwatch.schemas.events import Event
 
 PROCEDURES: dict[str, str] = {
     "baccarat": "pitwatch.rules.baccarat:Baccarat",
@@ -24,9 +30,18 @@ PROCEDURES: dict[str, str] = {
 CHECKS: tuple[str, ...] = ("pitwatch.rules.feed_health:FeedHealth",)
 
 
-def checks_for(ref: TableReference = DEFAULT_REFERENCE) -> tuple:
+class TableCheck(Protocol):
+    """What the engine calls on a table check (see "Table checks" in :mod:`pitwatch.rules.game`)."""
+
+    def on_event(self, ctx: TableReplay, ev: Event) -> None: ...
+    def on_pack_done(self, ctx: TableReplay, pack: Pack) -> None: ...
+    def pack_open(self, ctx: TableReplay, pack: Pack) -> bool: ...
+    def on_close(self, ctx: TableReplay) -> None: ...
+
+
+def checks_for(ref: TableReference = DEFAULT_REFERENCE) -> tuple[TableCheck, ...]:
     """The table checks of one table (:data:`CHECKS`), built with its reference."""
-    out = []
+    out: list[TableCheck] = []
     for target in CHECKS:
         module, name = target.split(":")
         out.append(getattr(importlib.import_module(module), name)(ref))
@@ -40,4 +55,5 @@ def procedure_for(game: str | None, ref: TableReference = DEFAULT_REFERENCE) -> 
         proc.game = game
         return proc
     module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)(ref)
+    plugin: GameProcedure = getattr(importlib.import_module(module), name)(ref)
+    return plugin

@@ -20,6 +20,7 @@ combate yes; stud, stud8, razz no (dealt by hand).  See :mod:`pitwatch.rules.tab
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 
 # 003 4.8: "a ten, jack, queen and king shall have a face value of ten and an ace a face value of one"
 DEFAULT_BURN_VALUES: tuple[tuple[str, int], ...] = (
@@ -48,7 +49,7 @@ class TableReference:
     settings: tuple[tuple[str, str], ...] = ()
     # the device registry's rows for this table and for "*" (pitwatch.rules.feed_health.DeviceRow:
     # device_id, source, table_id, from_day, to_day); None: the run has no registry
-    devices: tuple[tuple, ...] | None = None
+    devices: tuple[tuple[str, str, str, _dt.date | None, _dt.date | None], ...] | None = None
 
     def burn_value(self, rank: str) -> int:
         return dict(self.burn_values)[rank]

@@ -21,13 +21,34 @@ with :func:`one_per_key`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+
+import msgspec
 
 from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
 from pitwatch.rules.state import Ref
 from pitwatch.schemas.contract import RANKS, SUITS
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 RUN = 10
+#: a pack's card sequence as :meth:`pitwatch.rules.table.TableReplay.drain_pack_sequences` hands it out and the
+#: lake's ``pack_cards`` state keeps it (JSON): table_id, pack_id, pack_use, game, first_ts, source, cards
+PackRecord = dict[str, Any]
+
+
+class PackCard(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """One drawn card of a pack sequence, as the record's ``cards`` array holds it (a record written
+    before ``device_id`` / ``ts_offset`` has shorter arrays: those read as None)."""
+
+    index: int
+    card: str | None
+    event_id: str
+    ts: int
+    device_id: str | None = None
+    ts_offset: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,14 +57,13 @@ class PackCards:
     pack_id: str
     game: str | None
     first_ts: int | None
-    # (index, card or None, event_id, ts, device_id), by index (no device_id: a record before version 2)
-    cards: tuple[tuple, ...]
+    cards: tuple[PackCard, ...]     # by index
     pack_use: int = 1   # pack_id is the engine's use key (pitwatch.rules.uses): the id for use 1, ``id#n`` after
 
     @classmethod
-    def from_record(cls, rec: dict) -> "PackCards":
+    def from_record(cls, rec: PackRecord) -> "PackCards":
         return cls(rec["table_id"], rec["pack_id"], rec.get("game"), rec.get("first_ts"),
-                   tuple(tuple(c) for c in rec["cards"]), rec.get("pack_use") or 1)
+                   msgspec.convert(rec["cards"], tuple[PackCard, ...]), rec.get("pack_use") or 1)
 
     @property
     def raw_id(self) -> str:
@@ -52,31 +72,35 @@ class PackCards:
         return self.pack_id if n == 1 else self.pack_id[:-len(f"#{n}")]
 
 
-def _windows(pack: PackCards, n: int):
+Window = tuple[PackCard, ...]
+Order = tuple[int, str, str, str]   # a run's start ts, pack (use key), table, pack id as written
+
+
+def _windows(pack: PackCards, n: int) -> Iterator[tuple[tuple[str | None, ...], Window]]:
     cards = pack.cards
     for i in range(len(cards) - n + 1):
         w = cards[i:i + n]
-        if any(c[1] is None for c in w):
+        if any(c.card is None for c in w):
             continue
-        if any(w[k + 1][0] != w[k][0] + 1 for k in range(n - 1)):
+        if any(w[k + 1].index != w[k].index + 1 for k in range(n - 1)):
             continue  # a lost card (index gap) breaks a run
-        yield tuple(c[1] for c in w), w
+        yield tuple(c.card for c in w), w
 
 
-def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = default_gaming_day,
+def repeated_runs(packs: Iterable[PackCards | PackRecord], gaming_day: GamingDay = default_gaming_day,
                   run: int = RUN) -> list[Finding]:
     """Findings for every pack holding a ``run``-card run that an earlier pack's run repeats."""
     pack_cards = [p if isinstance(p, PackCards) else PackCards.from_record(p) for p in packs]
-    first: dict[tuple, tuple] = {}   # run cards -> earliest (start ts, pack_id, table_id, window)
+    first: dict[tuple[str | None, ...], tuple[Order, Window]] = {}   # run cards -> earliest (order, window)
     occurrences = []
     for p in pack_cards:
         for key, w in _windows(p, run):
-            order = (w[0][3], p.pack_id, p.table_id, p.raw_id)
+            order = (w[0].ts, p.pack_id, p.table_id, p.raw_id)
             occurrences.append((key, order, p, w))
             best = first.get(key)
             if best is None or order < best[0]:
                 first[key] = (order, w)
-    hits: dict[tuple, tuple] = {}
+    hits: dict[tuple[str, str], tuple[Order, PackCards, Window, Order, Window]] = {}
     for key, order, p, w in occurrences:
         earliest_order, earliest_w = first[key]
         if (earliest_order[1], earliest_order[2]) == (p.pack_id, p.table_id) or earliest_order >= order:
@@ -86,13 +110,12 @@ def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = def
             hits[pk] = (order, p, w, earliest_order, earliest_w)
     out = []
     for (_table, _pack), (_order, p, w, eorder, ew) in sorted(hits.items()):
-        evidence = [Ref(c[2], c[3], None, c[4] if len(c) > 4 else None, c[5] if len(c) > 5 else None)
-                    for c in (*w, *ew)]
+        evidence = [Ref(c.event_id, c.ts, None, c.device_id, c.ts_offset) for c in (*w, *ew)]
         out.append(make_finding(
             "UNSHUFFLED_SEQUENCE", table_id=p.table_id, game=p.game, key=(p.pack_id,), evidence=evidence,
             expected=f"a shuffled pack: no run of {run} cards repeating an earlier pack's",
-            actual=(f"cards {w[0][0]} to {w[-1][0]} ({' '.join(c[1] for c in w)}) repeat cards "
-                    f"{ew[0][0]} to {ew[-1][0]} of pack {eorder[3]} on table {eorder[2]}"),
+            actual=(f"cards {w[0].index} to {w[-1].index} ({' '.join(str(c.card) for c in w)}) repeat cards "
+                    f"{ew[0].index} to {ew[-1].index} of pack {eorder[3]} on table {eorder[2]}"),
             gaming_day=gaming_day, pack_id=p.raw_id, pack_use=p.pack_use,
         ))
     return out
@@ -101,7 +124,7 @@ def repeated_runs(packs: Iterable[PackCards | dict], gaming_day: GamingDay = def
 CARD_CODE = {r + s: i for i, (r, s) in enumerate((r, s) for r in RANKS for s in SUITS)}   # a card's number 0..51
 
 
-def run_keys(record: dict, run: int = RUN) -> list[int]:
+def run_keys(record: PackRecord, run: int = RUN) -> list[int]:
     """One exact integer per ``run``-card window of a pack record (base-52 digits of its cards).
 
     Windows that an unreadable card or a lost index breaks have no key, as in
@@ -133,17 +156,17 @@ class RunKeys:
 
     __slots__ = ("keys", "owners", "names")
 
-    def __init__(self, keys, owners, names: list[tuple[str, str]]):
+    def __init__(self, keys: npt.NDArray[np.int64], owners: npt.NDArray[np.int64], names: list[tuple[str, str]]):
         self.keys, self.owners, self.names = keys, owners, names
 
     @classmethod
-    def of(cls, records: Iterable[dict], run: int = RUN) -> "RunKeys":
+    def of(cls, records: Iterable[PackRecord], run: int = RUN) -> "RunKeys":
         import array
 
         import numpy as np
 
         keys, owners = array.array("q"), array.array("q")
-        names: list = []
+        names: list[tuple[str, str]] = []
         for record in records:
             ks = run_keys(record, run)
             if ks:
@@ -156,7 +179,8 @@ class RunKeys:
         import orjson
 
         head = orjson.dumps([len(self.keys), self.names])
-        return len(head).to_bytes(8, "little") + head + self.keys.tobytes() + self.owners.tobytes()
+        body: bytes = self.keys.tobytes() + self.owners.tobytes()
+        return len(head).to_bytes(8, "little") + head + body
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "RunKeys":
@@ -171,7 +195,7 @@ class RunKeys:
         return cls(keys, owners, [tuple(x) for x in names])
 
 
-def packs_sharing_a_run(records: Iterable[dict] = (), run: int = RUN,
+def packs_sharing_a_run(records: Iterable[PackRecord] = (), run: int = RUN,
                         reduced: Iterable[RunKeys] = ()) -> set[tuple[str, str]]:
     """(table_id, pack_id) of every pack holding a run that another pack also holds.
 
@@ -204,7 +228,7 @@ def packs_sharing_a_run(records: Iterable[dict] = (), run: int = RUN,
 
 def one_per_key(findings: Sequence[Finding]) -> list[Finding]:
     """Keep one UNSHUFFLED_SEQUENCE finding per (table, pack): the earliest ts, then finding_id."""
-    best: dict[tuple, Finding] = {}
+    best: dict[tuple[str | None, str | None, int], Finding] = {}
     rest = []
     for f in findings:
         if f.rule_id != "UNSHUFFLED_SEQUENCE":

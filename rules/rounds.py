@@ -13,13 +13,18 @@ single-stream decision, taken at once.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal
+
 from pitwatch.rules.catalog import rule
 from pitwatch.rules.finding import ref
 from pitwatch.rules.packs import aligned_through
 from pitwatch.rules.state import PackReach, Round, RoundCard, RoundTail
 from pitwatch.rules.words import cards as n_cards
 from pitwatch.rules.words import listing, place, places, settlement
-from pitwatch.schemas.events import micros_to_datetime
+from pitwatch.schemas.events import Event, micros_to_datetime
+
+if TYPE_CHECKING:
+    from pitwatch.rules.table import TableReplay
 
 # Which games each shared round check applies to (the catalogue is constant data).
 _BEFORE_BETS_GAMES = frozenset(rule("CARDS_BEFORE_BETS_CLOSED").games)
@@ -29,7 +34,7 @@ _MISDEAL_GAMES = frozenset(rule("MISDEAL").games)
 _PAYOUT_GAMES = frozenset(rule("PAYOUT").games)
 
 
-def on_card(ctx, rnd: Round, ev, pack_id: str | None, tpos: int | None) -> None:
+def on_card(ctx: TableReplay, rnd: Round, ev: Event, pack_id: str | None, tpos: int | None) -> None:
     """Shared checks of a dealt card, then record it in the round."""
     game = ctx.table.game  # ctx.game without the property call (once per card)
     if rnd.bets_closed is None and game in _BEFORE_BETS_GAMES:
@@ -55,7 +60,7 @@ def on_card(ctx, rnd: Round, ev, pack_id: str | None, tpos: int | None) -> None:
     rnd.cards.append(RoundCard(ev.target, ev.hand or 1, ev.face, ev.card, ev.street, ref(ev), pack_id, tpos))
 
 
-def check_misdeal(ctx, rnd: Round) -> None:
+def check_misdeal(ctx: TableReplay, rnd: Round) -> None:
     """MISDEAL: compare the holdings with the plug-in's expectation (once per round)."""
     if rnd.misdeal_checked or ctx.game not in _MISDEAL_GAMES:
         return
@@ -74,7 +79,7 @@ def check_misdeal(ctx, rnd: Round) -> None:
                  actual=listing(f"{place(p)} holds {n_cards(have.get(p, 0))}" for p in wrong))
 
 
-def check_payout(ctx, rnd: Round, ev) -> None:
+def check_payout(ctx: TableReplay, rnd: Round, ev: Event) -> None:
     """PAYOUT: one finding for every wrong payout (key: round, seat, spot, hand, the payout)."""
     if ctx.table.game not in _PAYOUT_GAMES or rnd.voided:   # ctx.game, once per payout
         return
@@ -100,14 +105,14 @@ def bet_total(rnd: Round, seat: int, spot: str) -> float | None:
     return sum(amounts) if amounts else None
 
 
-ALIGNING = "aligning"  # final_status(): the round waits for the card matching of one of its packs
+ALIGNING: Literal["aligning"] = "aligning"  # final_status(): the round waits for the card matching of one of its packs
 
 
-def final(ctx, rnd: Round, closing: bool) -> bool:
+def final(ctx: TableReplay, rnd: Round, closing: bool) -> bool:
     return closing or final_status(ctx, rnd) is True
 
 
-def final_status(ctx, rnd: Round):
+def final_status(ctx: TableReplay, rnd: Round) -> bool | Literal["aligning"]:
     """True once the round's row is final; :data:`ALIGNING` while the card matching of a pack
     it was dealt from has not decided its cards (it stays so until that matching progresses,
     the pack's streams pass it, or the round gets another card); False otherwise."""
@@ -129,8 +134,9 @@ def final_status(ctx, rnd: Round):
     return not ctx.proc.round_open(ctx, rnd)
 
 
-def row(ctx, rnd: Round) -> dict:
+def row(ctx: TableReplay, rnd: Round) -> dict[str, Any]:
     day_ts = rnd.started if rnd.started is not None else rnd.first_ts
+    assert day_ts is not None, "a round's first event sets first_ts"
     round_id, round_use = ctx.id_use(rnd.round_id)
     pack_id, pack_use = ctx.id_use(rnd.pack_id)
     return {

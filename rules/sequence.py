@@ -21,11 +21,24 @@ Decisions:
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
 import msgspec
 
 from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
 from pitwatch.rules.state import DeviceSeq, Ref
 from pitwatch.wording import plural
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from pitwatch.schemas.decode import Reject
+    from pitwatch.schemas.events import Event
+
+#: an arrival as :meth:`SeqTracker.feed_sorted` reads it: (table_id, event_id, ts, ts_offset)
+_Arrival = tuple[str | None, str | None, int | None, int | None]
 
 
 class SeqTracker:
@@ -33,7 +46,7 @@ class SeqTracker:
         self._gaming_day = gaming_day
         self._last: dict[str, DeviceSeq] = {}   # device_id -> its last event
 
-    def feed(self, device_id: str, seq: int, table_id: str | None = None, event_id: str | None = None,
+    def feed(self, device_id: str | None, seq: int | None, table_id: str | None = None, event_id: str | None = None,
              ts: int | None = None, game: str | None = None, ts_offset: int | None = None) -> list[Finding]:
         """One event (or readable rejected line) of ``device_id``; returns the gap it closes, if any."""
         if device_id is None or seq is None:
@@ -61,7 +74,9 @@ class SeqTracker:
             gaming_day=self._gaming_day, device_id=device_id,
         )]
 
-    def feed_sorted(self, device_id: str, seqs, row, game_of) -> list[Finding]:
+    def feed_sorted(self, device_id: str, seqs: npt.NDArray[np.int64],
+                    row: Callable[[int], Sequence[str | int | None]],
+                    game_of: Mapping[str | None, str | None]) -> list[Finding]:
         """Every arrival of ``device_id`` at once: the same findings and state as :meth:`feed`
         called on each in turn, visiting only the rows either side of a gap.
 
@@ -82,9 +97,9 @@ class SeqTracker:
         if start >= n:
             return []
 
-        def arrival(i: int) -> tuple:
+        def arrival(i: int) -> _Arrival:
             got = tuple(row(i))
-            return got if len(got) > 3 else got + (None,)
+            return cast("_Arrival", got if len(got) > 3 else got + (None,))  # row(i)'s values in that order
 
         def fed(i: int) -> list[Finding]:
             table_id, event_id, ts, ts_offset = arrival(i)
@@ -97,19 +112,19 @@ class SeqTracker:
         self._last[device_id] = DeviceSeq(int(seqs[n - 1]), *arrival(n - 1))
         return findings
 
-    def feed_event(self, ev, game: str | None = None) -> list[Finding]:
+    def feed_event(self, ev: Event, game: str | None = None) -> list[Finding]:
         return self.feed(ev.device_id, ev.seq, ev.table_id, ev.event_id, ev.ts, game, ev.ts_offset)
 
-    def feed_reject(self, reject) -> list[Finding]:
+    def feed_reject(self, reject: Reject) -> list[Finding]:
         """A rejected line (``pitwatch.schemas.decode.Reject``) whose device_id and seq were readable."""
         return self.feed(reject.device_id, reject.seq, reject.table_id, reject.event_id, None)
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         """Plain data (each device's last event as ``[seq, table_id, event_id, ts, ts_offset]``)."""
         return {"last": msgspec.to_builtins(dict(sorted(self._last.items())))}
 
     @classmethod
-    def from_state(cls, state: dict, gaming_day: GamingDay = default_gaming_day) -> "SeqTracker":
+    def from_state(cls, state: dict[str, Any], gaming_day: GamingDay = default_gaming_day) -> "SeqTracker":
         t = cls(gaming_day)
         t._last = msgspec.convert(state["last"], dict[str, DeviceSeq])
         return t

@@ -345,7 +345,8 @@ class Table(msgspec.Struct, gc=False):
     pack events naming no pack, and ``early`` the machines' events before the game is known —
     held events, kept as the input's rows (field name → value); ``ending`` rounds ended but not
     yet final; ``done_packs``/``done_rounds`` recently finished ones (stragglers are detached);
-    ``out_*`` finished records not yet drained; ``keys`` the id and use number of each later
+    ``out_*`` finished records not yet drained (``out_sequences``: the finished packs whose card
+    sequences are not yet drained); ``keys`` the id and use number of each later
     use key; ``table_shuffled`` the uses of each pack id shuffled at the table alone."""
 
     table_id: str
@@ -369,7 +370,7 @@ class Table(msgspec.Struct, gc=False):
     fired: list[list[str | None]] = msgspec.field(default_factory=list)
     out_rounds: list[Round] = msgspec.field(default_factory=list)
     out_packs: list[Pack] = msgspec.field(default_factory=list)
-    out_seqs: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    out_sequences: list[Pack] = msgspec.field(default_factory=list, name="out_seqs")
     game_state: Any = msgspec.field(default=None, name="g")
     early: list[dict[str, Any]] = msgspec.field(default_factory=list)
     uses: Uses = msgspec.field(default_factory=Uses)

@@ -30,6 +30,7 @@ from pitwatch.rules.stud_hand import StudHand, StudHandState, new_hand_state
 
 if TYPE_CHECKING:
     from pitwatch.rules.table import TableReplay
+    from pitwatch.schemas.events import Event
 
 
 class Stud(GameProcedure):
@@ -52,8 +53,8 @@ class Stud(GameProcedure):
 
     _view: StudHand | None = None  # the last round's view: a card asks for one up to four times
 
-    def _hand(self, ctx: TableReplay, rnd: Round, ev=None) -> StudHand:
-        g = rnd.game_state
+    def _hand(self, ctx: TableReplay, rnd: Round, ev: Event | None = None) -> StudHand:
+        g: StudHandState | None = rnd.game_state
         view = self._view
         if view is not None and view.s is g:  # the view keeps nothing but the record (on_round_start
             return view                       # puts a new one in the round)
@@ -64,7 +65,7 @@ class Stud(GameProcedure):
         self._view = view = StudHand(g)
         return view
 
-    def _feed(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def _feed(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         hand = self._hand(ctx, rnd, ev)
         hand.feed(ev)
         if hand.findings:  # this event's: taken, so that the next event starts with none
@@ -78,32 +79,32 @@ class Stud(GameProcedure):
                 ctx.undecided(rnd, rule_id)
 
     # --- hooks -----------------------------------------------------------------------
-    def on_round_start(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_round_start(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         rnd.game_state = new_hand_state(
             ev.game or ctx.game or self.game, small_bet=ev.small_bet, big_bet=ev.big_bet,
             seats=ctx.occupied(), pack_id=ev.pack_id, cards_left=self._cards_left(ctx, ev.pack_id),
             decks=ctx.table.decks)
 
-    def on_bet(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_bet(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         self._feed(ctx, rnd, ev)
 
-    def on_card(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_card(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         self._feed(ctx, rnd, ev)
 
-    def on_round_event(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_round_event(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         self._feed(ctx, rnd, ev)
 
-    def on_round_end(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         self._feed(ctx, rnd, ev)
 
     # --- shared machinery ------------------------------------------------------------
-    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev):
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev: Event) -> tuple[str, ...] | None:
         return self._hand(ctx, rnd, ev).allowed_targets(ev)
 
-    def expected_face(self, ctx: TableReplay, rnd: Round, ev):
+    def expected_face(self, ctx: TableReplay, rnd: Round, ev: Event) -> str | None:
         return self._hand(ctx, rnd, ev).expected_face(ev)
 
-    def expected_holdings(self, ctx: TableReplay, rnd: Round):
+    def expected_holdings(self, ctx: TableReplay, rnd: Round) -> dict[str, int]:
         return self._hand(ctx, rnd).expected_holdings()
 
     def holdings(self, ctx: TableReplay, rnd: Round) -> dict[str, int]:

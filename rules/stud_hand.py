@@ -48,7 +48,7 @@ How document 004 is read here (the German decides where rules.md is silent):
 from __future__ import annotations
 
 import functools
-from typing import Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, TypedDict, Unpack
 
 import msgspec
 
@@ -68,6 +68,9 @@ from pitwatch.rules.words import amount, place, places
 from pitwatch.rules.words import cards as n_cards
 from pitwatch.rules.words import street as street_name
 from pitwatch.wording import plural
+
+if TYPE_CHECKING:
+    from pitwatch.schemas.events import Event
 
 _FACE_ON_STREET = {4: "up", 5: "up", 6: "up", 7: "down"}  # expected_face after 3rd street
 _only = functools.lru_cache(maxsize=256)(lambda seat: (f"seat:{seat}",))  # allowed_targets: that seat only
@@ -148,7 +151,29 @@ class StudHandState(msgspec.Struct, gc=False):
     exposed_refs: dict[str, Ref] = msgspec.field(default_factory=dict)
 
 
-def new_hand_state(game: str, *, small_bet=None, big_bet=None, seats: Iterable[int] = (),
+class HandFinding(TypedDict):
+    """A finding as :attr:`StudHand.findings` collects it (the plug-in emits it)."""
+
+    rule_id: str
+    expected: str
+    actual: str
+    evidence: list[Ref]
+    seat: int | None
+
+
+class _HandOptions(TypedDict, total=False):
+    """:func:`new_hand_state`'s keyword arguments (what :meth:`StudHand.start` passes on)."""
+
+    small_bet: float | None
+    big_bet: float | None
+    seats: Iterable[int]
+    pack_id: str | None
+    cards_left: int | None
+    decks: int | None
+
+
+def new_hand_state(game: str, *, small_bet: float | None = None, big_bet: float | None = None,
+                   seats: Iterable[int] = (),
                    pack_id: str | None = None, cards_left: int | None = None,
                    decks: int | None = 1) -> StudHandState:
     """The state of a hand about to be dealt."""
@@ -164,11 +189,11 @@ class StudHand:
     def __init__(self, state: StudHandState, shared_checks: bool = False) -> None:
         self.s = state
         self.shared_checks = shared_checks
-        self.findings: list[dict] = []
+        self.findings: list[HandFinding] = []
         self.undecided: set[str] = set()
 
     @classmethod
-    def start(cls, game: str, shared_checks: bool = True, **kwargs) -> "StudHand":
+    def start(cls, game: str, shared_checks: bool = True, **kwargs: Unpack[_HandOptions]) -> "StudHand":
         return cls(new_hand_state(game, **kwargs), shared_checks)
 
     # --- reading the state ---------------------------------------------------------
@@ -177,23 +202,23 @@ class StudHand:
         absent, folded = s.absent, s.folded
         return [x for x in sorted(s.dealt_in) if x not in absent and x not in folded]
 
-    def dealt(self, street, seat: int) -> int:
+    def dealt(self, street: int | None, seat: int) -> int:
         return self.s.count.get(str(street), {}).get(str(seat), 0)
 
-    def _up_cards(self, through: int) -> dict[int, list]:
+    def _up_cards(self, through: int) -> dict[int, list[str | None]]:
         up, hands = self.s.up, {}
         for x in self.live_seats():  # a loop, not nested comprehensions: asked on every first action
             shown = up.get(str(x))
             hands[x] = [u.card for u in shown if u.street <= through] if shown else []
         return hands
 
-    def _up_refs(self, seats, through: int) -> list:
+    def _up_refs(self, seats: Iterable[int | None], through: int) -> list[Ref]:
         return [u.ref for x in seats if x is not None for u in self.s.up.get(str(x), []) if u.street <= through]
 
-    def _unseen(self):
+    def _unseen(self) -> frozenset[str]:
         return ALL_CARDS - set(self.s.known) if self.s.decks == 1 else ALL_CARDS
 
-    def _fire(self, rule_id: str, expected: str, actual: str, evidence, seat: int | None = None) -> None:
+    def _fire(self, rule_id: str, expected: str, actual: str, evidence: Iterable[Ref], seat: int | None = None) -> None:
         if rule_id not in self.s.fired:  # at most once per round
             self.s.fired.append(rule_id)
             self.findings.append({"rule_id": rule_id, "expected": expected, "actual": actual,
@@ -202,22 +227,22 @@ class StudHand:
     def _undecided(self, rule_id: str) -> None:
         self.undecided.add(rule_id)
 
-    def _street_order(self, street) -> list[int]:
+    def _street_order(self, street: int | None) -> list[int]:
         if street == 3:
             return sorted(self.s.antes) * 3 or self.s.occupied * 3
         return self.live_seats()
 
     # --- what the procedure wants of the next card (asked before it is applied) ----
-    def _to_dead_hand(self, seat: int | None, street) -> bool:
+    def _to_dead_hand(self, seat: int | None, street: int | None) -> bool:
         """A card to ``seat`` (``seat_of`` its target) on ``street`` goes to a dead hand."""
         s = self.s  # a dead hand: absent or folded (asked up to three times a card)
         return seat is not None and (street or 0) >= 4 and (seat in s.absent or seat in s.folded)
 
-    def _replacement(self, seat: int | None, street) -> bool:
+    def _replacement(self, seat: int | None, street: int | None) -> bool:
         """A card to ``seat`` on ``street`` replaces its exposed 7th-street card (004 B)."""
         return street == 7 and seat is not None and self.s.replacement_due == seat and self.dealt(7, seat) > 0
 
-    def allowed_targets(self, ev) -> tuple[str, ...] | None:
+    def allowed_targets(self, ev: Event) -> tuple[str, ...] | None:
         """Targets the card ``ev`` may go to (``DEAL_ORDER``); None: not checked."""
         target, street, seat = ev.target, ev.street, seat_of(ev.target)
         if ev.type != "card_dealt" or target == "burn" or self._to_dead_hand(seat, street) \
@@ -231,7 +256,7 @@ class StudHand:
         expected = s.expected if street == s.street else self._street_order(street)
         return _only(expected[0]) if expected else ()
 
-    def expected_face(self, ev) -> str | None:
+    def expected_face(self, ev: Event) -> str | None:
         """``up`` / ``down`` for the card ``ev`` (``CARD_FACE``); None: not checked."""
         seat, street = seat_of(ev.target), ev.street
         if ev.type != "card_dealt" or seat is None or self._to_dead_hand(seat, street):
@@ -263,7 +288,7 @@ class StudHand:
         return {f"seat:{x}": n for x, n in self.s.dead_cards.items()}
 
     # --- events ----------------------------------------------------------------------
-    def feed(self, ev, cards_left: int | None = None) -> None:
+    def feed(self, ev: Event, cards_left: int | None = None) -> None:
         """Take the round's next dealer event (``cards_left``: override the stack count)."""
         if cards_left is not None:
             self.s.cards_left = cards_left
@@ -282,27 +307,27 @@ class StudHand:
                            f"dealt face {face}", f"it was dealt face {ev.face}", [ref(ev)], seat_of(ev.target))
         handler(self, ev)
 
-    def _add(self, key: str, seat) -> None:
-        seats = getattr(self.s, key)
+    def _add(self, key: str, seat: int | None) -> None:
+        seats: list[int] = getattr(self.s, key)     # one of the state's seat lists
         if seat is not None and seat not in seats:
             seats.append(seat)
 
-    def _on_bet_placed(self, ev) -> None:
+    def _on_bet_placed(self, ev: Event) -> None:
         if ev.spot == "ante":
             self._add("antes", ev.seat)
             if ev.all_in:
                 self._add("ante_all_in", ev.seat)
                 self._add("all_in", ev.seat)
 
-    def _on_player_absent(self, ev) -> None:
+    def _on_player_absent(self, ev: Event) -> None:
         self._add("absent", ev.seat)
         self.s.dead_refs.setdefault(str(ev.seat), ref(ev))
 
-    def _on_reshuffle(self, ev) -> None:
+    def _on_reshuffle(self, ev: Event) -> None:
         self._begin_seventh(ev).reshuffles.append(Reshuffle(ev.burns_added, ev.card_count))
         self.s.pack_id, self.s.cards_left, self.s.burned = ev.pack_id, ev.card_count, False
 
-    def _on_card_dealt(self, ev) -> None:
+    def _on_card_dealt(self, ev: Event) -> None:
         s, street, target, card = self.s, ev.street, ev.target, ev.card
         seat = seat_of(target)
         if street == 7:
@@ -350,7 +375,7 @@ class StudHand:
         if face == "up" and street is not None and street <= 6:
             s.up.setdefault(key, []).append(UpCard(street, card, ref(ev)))
 
-    def _begin_street(self, ev) -> None:
+    def _begin_street(self, ev: Event) -> None:
         s, street = self.s, ev.street
         s.street = street
         if not s.burned:
@@ -361,7 +386,7 @@ class StudHand:
         if street == 7 and ev.target == "community":
             s.street_live["7"] = []
 
-    def _on_card_exposed(self, ev) -> None:
+    def _on_card_exposed(self, ev: Event) -> None:
         s, seat = self.s, seat_of(ev.target)
         if seat is None:
             return
@@ -378,7 +403,7 @@ class StudHand:
                 s.replacement_due = seat
                 s.exposed_refs[str(seat)] = ref(ev)
 
-    def _on_player_action(self, ev) -> None:
+    def _on_player_action(self, ev: Event) -> None:
         self._replacement_due(ev, "the next action")
         s, street = self.s, ev.street
         if street == 7 and s.seventh is not None and not s.seventh.judged:
@@ -394,7 +419,7 @@ class StudHand:
         if ev.all_in:
             self._add("all_in", ev.seat)
 
-    def _on_round_ended(self, ev) -> None:
+    def _on_round_ended(self, ev: Event) -> None:
         self._replacement_due(ev, "the end of the round")
         if self.s.seventh is not None and not self.s.seventh.judged:
             self._judge_seventh(ev)
@@ -402,7 +427,7 @@ class StudHand:
 
     _on_round_voided = _on_round_ended
 
-    def _replacement_due(self, ev, before: str) -> None:
+    def _replacement_due(self, ev: Event, before: str) -> None:
         seat = self.s.replacement_due
         if seat is not None:
             self._fire("EXPOSED_CARD", f"seat {seat}'s exposed card on 7th street replaced while betting "
@@ -411,7 +436,7 @@ class StudHand:
             self.s.replacement_due = None
 
     # --- first action on each street --------------------------------------------------
-    def _check_first_action(self, ev) -> None:
+    def _check_first_action(self, ev: Event) -> None:
         street, seat = ev.street, ev.seat
         if not 3 <= street <= 7:
             return
@@ -434,13 +459,14 @@ class StudHand:
         if right is UNDECIDED:
             self._undecided(rule)
         elif right is not None and right != seat:
+            assert isinstance(right, int)      # a seat: UNDECIDED and None are handled above
             shown = ", ".join(f"seat {x} {' '.join(c or '(unreadable)' for c in cs)}" for x, cs in sorted(hands.items()))
             action = (ev.action or "an action").replace("_", "-")
             self._fire(rule, f"on {street_name(street)} {what} by seat {right}, given the up cards ({shown})",
                        f"seat {seat} acted first, with a {action}" if ev.action else f"seat {seat} acted first",
                        [ref(ev)] + self._up_refs([seat, right], min(street, 6)), seat)
 
-    def _check_fourth_street_double(self, ev) -> None:
+    def _check_fourth_street_double(self, ev: Event) -> None:
         big = self.s.big_bet
         if big is None or ev.amount is None or abs(float(ev.amount) - big) > 0.005:
             return
@@ -459,14 +485,14 @@ class StudHand:
             self._undecided("FOURTH_STREET_DOUBLE")
 
     # --- 7th street from a short stack -------------------------------------------------
-    def _begin_seventh(self, ev) -> SeventhStreet:
+    def _begin_seventh(self, ev: Event) -> SeventhStreet:
         s = self.s
         if s.seventh is None:
             s.seventh = SeventhStreet(stack=s.cards_left, live=len(self.live_seats()))
         s.seventh.events.append(ref(ev))
         return s.seventh
 
-    def _judge_seventh(self, ev) -> None:
+    def _judge_seventh(self, ev: Event) -> None:
         s, sv = self.s, self.s.seventh
         assert sv is not None, "judged only once 7th street began (both callers check)"
         sv.judged = True
@@ -488,4 +514,5 @@ class StudHand:
                        f"and {n_cards(seat_cards)} to seats", sv.events + [ref(ev)])
 
 
-_HANDLERS = {name[4:]: fn for name, fn in vars(StudHand).items() if name.startswith("_on_")}  # feed's, by type
+_HANDLERS: dict[str, Callable[[StudHand, Event], None]] = {  # feed's, by type
+    name[4:]: fn for name, fn in vars(StudHand).items() if name.startswith("_on_")}

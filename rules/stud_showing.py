@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import functools
 from itertools import combinations
-from typing import Collection, Iterable, Mapping, Sequence
+from typing import Callable, ClassVar, Collection, Iterable, Mapping, Sequence, cast
 
 from pitwatch.schemas.contract import RANKS, SUITS
 from pitwatch.schemas.contract import STUD_GAMES as GAMES
@@ -52,13 +52,20 @@ _LOW_RANK = {r: v for v, r in enumerate(RANKS, start=1)}  # A low (razz)
 _SUIT = {s: v for v, s in enumerate(SUITS)}
 _MAX_ENUMERATED_UNKNOWNS = 2  # per seat; beyond this a seat can be anything
 
+# A showing hand's strength: its class and its ranks (see _class_and_ranks).
+_Strength = tuple[int, tuple[int, ...]]
+# A priority's answer (first_to_act_priority's, bring_in_priority's): a tuple, compared only with the
+# answers of the same priority; a priority as _bounds and possible_leaders call it: on (game, cards tuple).
+_Priority = tuple[object, ...]
+_PriorityFn = Callable[[str, tuple[str, ...]], _Priority]
+
 
 class _Undecided:
     """The answer depends on an unreadable card (rules.md: never guessed)."""
 
-    _instance = None
+    _instance: ClassVar[_Undecided | None] = None
 
-    def __new__(cls):
+    def __new__(cls) -> _Undecided:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -66,7 +73,7 @@ class _Undecided:
     def __repr__(self) -> str:
         return "UNDECIDED"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[_Undecided], tuple[()]]:
         return (_Undecided, ())
 
 
@@ -126,7 +133,7 @@ def _class_and_ranks(ranks: Sequence[int]) -> tuple[int, tuple[int, ...]]:
     return cls, tuple(r for r in ordered for _ in range(counts[r]))
 
 
-def showing_strength(game: str, cards: Iterable[str]) -> tuple:
+def showing_strength(game: str, cards: Iterable[str]) -> _Strength:
     """How good the up cards show: a bigger value is a better showing hand.
 
     stud, stud8: the high hand (A high).  razz: the ace-to-five low hand, so a
@@ -139,7 +146,7 @@ def showing_strength(game: str, cards: Iterable[str]) -> tuple:
     return _strength(low, [r for r, _s in _orders(low, cards)])
 
 
-def _strength(low: bool, ranks: Sequence[int]) -> tuple:
+def _strength(low: bool, ranks: Sequence[int]) -> _Strength:
     """:func:`showing_strength` from the cards' ranks (A low in razz, ``low``; else A high)."""
     cls, ordered = _class_and_ranks(ranks)
     if low:
@@ -147,7 +154,7 @@ def _strength(low: bool, ranks: Sequence[int]) -> tuple:
     return (cls, ordered)
 
 
-def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple:
+def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple[_Strength, tuple[tuple[int, int], ...]]:
     """Total order of showing hands on 4th-7th street: the biggest acts first.
 
     Equal hands are ordered by their highest single card by suit (004 D: "die
@@ -163,13 +170,13 @@ def first_to_act_priority(game: str, cards: Iterable[str]) -> tuple:
 
 
 @functools.lru_cache(maxsize=8192)
-def _strength_of_ranks(low: bool, ranks: tuple[int, ...]) -> tuple:
+def _strength_of_ranks(low: bool, ranks: tuple[int, ...]) -> _Strength:
     """:func:`_strength`, remembered: it does not depend on the order of the ranks, so a hand's
     ranks sorted are a key shared by every hand of those ranks (~2,400 of up to four cards)."""
     return _strength(low, ranks)
 
 
-def bring_in_priority(game: str, cards: Iterable[str]) -> tuple:
+def bring_in_priority(game: str, cards: Iterable[str]) -> tuple[int, int]:
     """Total order of 3rd-street up cards: the biggest must bring it in.
 
     stud, stud8: the lowest card (A high), a rank tie to the lower suit
@@ -185,7 +192,8 @@ def bring_in_priority(game: str, cards: Iterable[str]) -> tuple:
 # --- deciding with unknown cards ----------------------------------------------
 
 
-def _bounds(priority, game: str, cards: Sequence[str | None], unseen: frozenset[str]):
+def _bounds(priority: _PriorityFn, game: str, cards: Sequence[str | None],
+            unseen: frozenset[str]) -> tuple[_Priority | None, _Priority | None]:
     """The lowest and highest priority the seat's up cards could have.
 
     ``None`` stands for no bound (the seat could be anything).
@@ -206,20 +214,21 @@ def _bounds(priority, game: str, cards: Sequence[str | None], unseen: frozenset[
 
 
 @functools.lru_cache(maxsize=16384)
-def _cached_first_to_act(game: str, cards: tuple) -> tuple:
+def _cached_first_to_act(game: str, cards: tuple[str, ...]) -> tuple[_Strength, tuple[tuple[int, int], ...]]:
     return first_to_act_priority(game, cards)
 
 
 @functools.lru_cache(maxsize=16384)
-def _cached_bring_in(game: str, cards: tuple) -> tuple:
+def _cached_bring_in(game: str, cards: tuple[str, ...]) -> tuple[int, int]:
     return bring_in_priority(game, cards)
 
 
 # this module's priorities (pure functions of game and cards) with their answers remembered; cards as a tuple
-_CACHED = {first_to_act_priority: _cached_first_to_act, bring_in_priority: _cached_bring_in}
+_CACHED: dict[_PriorityFn, _PriorityFn] = {first_to_act_priority: _cached_first_to_act,
+                                           bring_in_priority: _cached_bring_in}
 
 
-def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | None]],
+def possible_leaders(priority: _PriorityFn, game: str, hands: Mapping[int, Sequence[str | None]],
                      unseen: Collection[str] | None = None) -> set[int]:
     """Seats whose hand may be the biggest, whatever the unknown cards are.
 
@@ -232,14 +241,15 @@ def possible_leaders(priority, game: str, hands: Mapping[int, Sequence[str | Non
     known = _CACHED.get(priority)
     if known is not None:
         # every card known: a seat's bounds are one value, and it leads unless a bigger one shows
-        values: dict = {}
+        values: dict[int, _Priority] = {}
         for seat, cards in hands.items():
             if None in cards:
                 break
-            values[seat] = known(game, tuple(cards))
+            values[seat] = known(game, cast("tuple[str, ...]", tuple(cards)))  # no None: checked above
         else:
             top = max(values.values(), default=None)
-            return {seat for seat, value in values.items() if not top > value}
+            # top is None only when there is no seat (and so no value) at all
+            return {seat for seat, value in values.items() if top is None or not top > value}
     if unseen is None:
         seen = {c for cards in hands.values() for c in cards if c is not None}
         unseen = ALL_CARDS - seen
@@ -270,7 +280,8 @@ def next_seat_to_act(seat: int, live_seats: Collection[int],
     return None
 
 
-def _decide(priority, game, hands, all_in, unseen):
+def _decide(priority: _PriorityFn, game: str, hands: Mapping[int, Sequence[str | None]], all_in: Collection[int],
+            unseen: Collection[str] | None) -> int | _Undecided | None:
     if not hands:
         return None
     leaders = possible_leaders(priority, game, hands, unseen)
@@ -281,7 +292,7 @@ def _decide(priority, game, hands, all_in, unseen):
 
 
 def bring_in_seat(game: str, up_cards: Mapping[int, Sequence[str | None]],
-                  all_in: Collection[int] = (), unseen: Collection[str] | None = None):
+                  all_in: Collection[int] = (), unseen: Collection[str] | None = None) -> int | _Undecided | None:
     """The seat whose action must open 3rd street (rules.md ``BRING_IN``; 004 D, E).
 
     ``up_cards``: every live seat of the hand (dead hands left out) with its
@@ -295,7 +306,7 @@ def bring_in_seat(game: str, up_cards: Mapping[int, Sequence[str | None]],
 
 
 def first_to_act_seat(game: str, up_cards: Mapping[int, Sequence[str | None]],
-                      all_in: Collection[int] = (), unseen: Collection[str] | None = None):
+                      all_in: Collection[int] = (), unseen: Collection[str] | None = None) -> int | _Undecided | None:
     """The seat that must act first on 4th-6th street (rules.md ``FIRST_TO_ACT``).
 
     ``up_cards``: every live seat with all its up cards so far (a 3rd-street

@@ -157,6 +157,8 @@ changes anything.  Nothing outside this class touches its ``_`` attributes:
 """
 from __future__ import annotations
 
+from typing import Any, Sequence, overload
+
 import msgspec
 
 from pitwatch.rules import machines, packs, rounds
@@ -197,7 +199,7 @@ class TableReplay:
         self.proc = procedure_for(None, self.ref)
         self.checks = checks_for(self.ref)  # table checks beside the game's plug-in (pitwatch.rules.procedures.CHECKS)
         self._out: list[Finding] = []
-        self._rejects: list = []    # (event, reason): events the replay refused (drain_rejects)
+        self._rejects: list[tuple[Event, str]] = []    # (event, reason): events the replay refused (drain_rejects)
         self._caches()
 
     def _is_shoeless(self) -> bool:
@@ -246,9 +248,10 @@ class TableReplay:
         source = ev.source
         if source == "dealer":  # the terminal's stream: pitwatch.rules.dealer
             if ev.pack_id is not None or ev.round_id is not None:
-                ev = resolve(self, ev)  # which use of its pack and round (see "Ids used again")
-                if ev is None:
+                resolved = resolve(self, ev)  # which use of its pack and round (see "Ids used again")
+                if resolved is None:
                     return []   # refused (drain_rejects): as if it never came
+                ev = resolved
             st.dealer_pos += 1
             st.dealer_id = ev.dealer_id
             HANDLERS.get(ev.type, round_event)(self, ev)
@@ -293,35 +296,37 @@ class TableReplay:
         out, self._out = self._out, []
         return out
 
-    def drain_rounds(self) -> list[dict]:
+    def drain_rounds(self) -> list[dict[str, Any]]:
         """Completed rows of the ``rounds`` table (pitwatch.schemas.arrow.ROUNDS), removed once returned."""
         out = [rounds.row(self, r) for r in self.table.out_rounds]
         self.table.out_rounds = []
         return out
 
-    def drain_packs(self) -> list[dict]:
+    def drain_packs(self) -> list[dict[str, Any]]:
         """Completed rows of the ``packs`` table (pitwatch.schemas.arrow.PACKS), removed once returned."""
         out = [packs.row(self, p) for p in self.table.out_packs]
         self.table.out_packs = []
         return out
 
-    def drain_rejects(self) -> list:
+    def drain_rejects(self) -> list[tuple[Event, str]]:
         """``(event, reason)`` of each event the replay refused since the last call (a
         ``round_started`` naming a round still open): the caller stores the line as rejected
         with that reason; the replay went on as if it never came."""
         out, self._rejects = self._rejects, []
         return out
 
-    def drain_pack_sequences(self) -> list[dict]:
+    def drain_pack_sequences(self) -> list[dict[str, Any]]:
         """Per completed pack: table_id, pack_id, game, first_ts, source and cards
         ``[index, card, event_id, ts, device_id, ts_offset]`` — the input of
         :func:`pitwatch.rules.repeated_runs.repeated_runs` (output rows, like the other drains)."""
-        out, self.table.out_seqs = self.table.out_seqs, []
+        out = [packs.sequence(self, p) for p in self.table.out_sequences]
+        self.table.out_sequences = []
         return out
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         """The replay state as plain data (JSON types: what :meth:`state_json` writes)."""
-        return msgspec.to_builtins(self.table)
+        data: dict[str, Any] = msgspec.to_builtins(self.table)
+        return data
 
     def state_json(self) -> bytes:
         """The replay state as JSON (UTF-8 bytes), for the nightly state and the live checkpoints;
@@ -329,7 +334,7 @@ class TableReplay:
         return _ENCODER.encode(self.table)
 
     @classmethod
-    def from_state(cls, state: dict | str | bytes, reference: TableReference | None = None,
+    def from_state(cls, state: dict[str, Any] | str | bytes, reference: TableReference | None = None,
                    gaming_day: GamingDay | None = None) -> "TableReplay":
         """The replay of a saved state: :meth:`state_json`'s JSON or :meth:`state`'s data, of this
         version or an older one (:func:`pitwatch.rules.migrations.migrate`).  A state that is not
@@ -351,13 +356,13 @@ class TableReplay:
         """A saved state holds each game's records as plain data: read them into the plug-in's types."""
         proc, table = self.proc, self.table
 
-        def typed(kind: type | None, data):
+        def typed(kind: type[msgspec.Struct] | None, data: object) -> object:
             if kind is None or data is None or isinstance(data, kind):
                 return None if kind is None else data
             return msgspec.convert(data, kind)
 
         table.game_state = typed(proc.table_state_type, table.game_state)
-        for pack in (*table.packs.values(), *table.out_packs):
+        for pack in (*table.packs.values(), *table.out_packs, *table.out_sequences):
             pack.game_state = typed(proc.pack_state_type, pack.game_state)
         for rnd in (*table.rounds.values(), *table.out_rounds):
             rnd.game_state = typed(proc.round_state_type, rnd.game_state)
@@ -366,9 +371,10 @@ class TableReplay:
     def occupied(self) -> list[int]:
         return sorted(s.seat for s in self.table.seated)
 
-    def emit(self, rule_id: str, *, key, evidence: list[Ref], expected: str, actual: str, rnd: Round | None = None,
-             pack: Pack | None = None, round_id: str | None = None, seat: int | None = None,
-             spot: str | None = None, device_id: str | None = None, dealer_id: str | None = None):
+    def emit(self, rule_id: str, *, key: Sequence[object], evidence: list[Ref], expected: str, actual: str,
+             rnd: Round | None = None, pack: Pack | None = None, round_id: str | None = None, seat: int | None = None,
+             spot: str | None = None, device_id: str | None = None,
+             dealer_id: str | None = None) -> Finding | None:
         """Raise a finding (at most once per rule + pack + round + key); returns it or None."""
         st = self.table
         if rnd is None and round_id is not None:
@@ -408,7 +414,13 @@ class TableReplay:
         """The open pack of a use key (an event's ``pack_id`` as the engine resolved it)."""
         return None if pack_id is None else self.table.packs.get(pack_id)
 
-    def id_use(self, key: str | None) -> tuple:
+    @overload
+    def id_use(self, key: str) -> tuple[str, int]: ...
+    @overload
+    def id_use(self, key: None) -> tuple[None, None]: ...
+    @overload
+    def id_use(self, key: str | None) -> tuple[str, int] | tuple[None, None]: ...
+    def id_use(self, key: str | None) -> tuple[str, int] | tuple[None, None]:
         """``(id, use number)`` of a pack's or round's use key (None: ``(None, None)``)."""
         if key is None:
             return None, None
@@ -633,7 +645,7 @@ class TableReplay:
                 st.out_packs.append(st.packs.pop(pid))
                 ready.discard(pid)
                 self._fver += 1
-                st.out_seqs.append(packs.sequence(self, pack))
+                st.out_sequences.append(pack)
                 st.done_packs = (st.done_packs + [pid])[-_KEEP_DONE:]
                 if st.prep_pack == pid:
                     st.prep_pack = None

@@ -57,6 +57,7 @@ from pitwatch.rules.game import GameProcedure
 from pitwatch.rules.state import Pack, Ref, Round
 from pitwatch.rules.words import cards, listing, place
 from pitwatch.schemas.contract import THREE_BETS
+from pitwatch.schemas.events import Event
 from pitwatch.wording import plural
 
 if TYPE_CHECKING:
@@ -137,17 +138,17 @@ class ThreeBetPoker(GameProcedure):
     def _eligible(self, rnd: Round) -> list[int]:
         g: ThreeBetRound = rnd.game_state
         if g.eligible is None:
-            spots: dict[int, set] = {}
+            spots: dict[int, set[str]] = {}
             for bet in rnd.bets:
                 if bet.seat is not None:
                     spots.setdefault(bet.seat, set()).add(bet.spot)
             g.eligible = sorted(s for s, placed in spots.items() if SPOTS <= placed)
         return g.eligible
 
-    def on_bets_closed(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_bets_closed(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         self._eligible(rnd)
 
-    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev):
+    def allowed_targets(self, ctx: TableReplay, rnd: Round, ev: Event) -> tuple[str, ...]:
         seats = self._eligible(rnd)
         k, one_pass = len(rnd.cards), len(seats) + 1  # a pass: every eligible seat, then community
         if k >= one_pass * PASSES:
@@ -155,10 +156,10 @@ class ThreeBetPoker(GameProcedure):
         k %= one_pass  # the card's place in its pass
         return (f"seat:{seats[k]}",) if k < len(seats) else ("community",)
 
-    def expected_face(self, ctx: TableReplay, rnd: Round, ev):
+    def expected_face(self, ctx: TableReplay, rnd: Round, ev: Event) -> str:
         return "down"
 
-    def expected_holdings(self, ctx: TableReplay, rnd: Round):
+    def expected_holdings(self, ctx: TableReplay, rnd: Round) -> dict[str, int]:
         want = {f"seat:{s}": CARDS_EACH for s in self._eligible(rnd)}
         want["community"] = CARDS_EACH
         return want
@@ -176,7 +177,7 @@ class ThreeBetPoker(GameProcedure):
         decks = (sh.decks if sh else None) or ctx.table.decks or 1
         return decks * ctx.ref.cards_per_deck
 
-    def on_pack_event(self, ctx: TableReplay, pack: Pack, ev) -> None:
+    def on_pack_event(self, ctx: TableReplay, pack: Pack, ev: Event) -> None:
         if ev.type == "stub_counted":
             pack.game_state.counts.append(
                 PackStubCount(ev.round_id, ev.stub, ev.layout, ref(ev), len(pack.alignment.term), False))
@@ -197,7 +198,7 @@ class ThreeBetPoker(GameProcedure):
                             "discarded exposed")
 
     # --- round end: void, count overdue -----------------------------------
-    def on_round_end(self, ctx: TableReplay, rnd: Round, ev) -> None:
+    def on_round_end(self, ctx: TableReplay, rnd: Round, ev: Event) -> None:
         rnd.game_state.ended_ref = ref(ev)
         self._check_void(ctx, rnd, late=False)
         table: ThreeBetTable = ctx.table.game_state
@@ -255,7 +256,7 @@ class ThreeBetPoker(GameProcedure):
         pack = ctx.pack(rnd.pack_id)
         return pack is not None and self.pack_open(ctx, pack)
 
-    def _card_count(self, ctx: TableReplay, pack: Pack, closing: bool):
+    def _card_count(self, ctx: TableReplay, pack: Pack, closing: bool) -> tuple[int, str, Ref | None] | None:
         """(cards in the pack, how that is known, evidence ref) or None while unknown."""
         if pack.shoe_loaded is not None:
             n = pack.shoe_loaded.card_count

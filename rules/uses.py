@@ -8,6 +8,11 @@ never uses an id again is keyed (finding ids included) as before.
 """
 from __future__ import annotations
 
+from typing import TypeVar, overload
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
 # how far a stream is with the latest use of a pack id (the state's ``uses[stream][id]``: [use, this]),
 # and how far it must be for an event to start the next use (pitwatch.rules.table.TableReplay.stream_key)
 NAMED, DEALT, LEFT = 0, 1, 2
@@ -24,13 +29,13 @@ def use_key(raw_id: str, use: int) -> str:
     return raw_id if use == 1 else f"{raw_id}#{use}"
 
 
-def prune(d: dict, keep: int) -> None:
+def prune(d: dict[_K, _V], keep: int) -> None:
     """Forget the oldest entries of ``d`` (insertion order) beyond ``keep``."""
     while len(d) > keep:
         del d[next(iter(d))]
 
 
-def again(d: dict, key: str, value) -> None:
+def again(d: dict[str, _V], key: str, value: _V) -> None:
     """(Re)insert ``d[key] = value`` as the newest entry, forgetting the oldest beyond :data:`KEEP_USES`."""
     d.pop(key, None)
     d[key] = value
@@ -38,7 +43,13 @@ def again(d: dict, key: str, value) -> None:
         prune(d, KEEP_USES)
 
 
-def split_key(key: str | None) -> tuple:
+@overload
+def split_key(key: str) -> tuple[str, int]: ...
+@overload
+def split_key(key: None) -> tuple[None, None]: ...
+@overload
+def split_key(key: str | None) -> tuple[str, int] | tuple[None, None]: ...
+def split_key(key: str | None) -> tuple[str, int] | tuple[None, None]:
     """``(id, use)`` read back from a use key alone (None: ``(None, None)``), for display where the
     use number is not at hand (live provisional alerts): an id that itself ends in ``#`` and digits
     reads as a later use of a shorter id.  The engine's rows use the number it remembers

@@ -60,8 +60,10 @@ def ordinal(n: int) -> str:
 _SUFFIX = {1: "st", 2: "nd", 3: "rd"}
 
 
-def street(n) -> str:
+def street(n: int | str | None) -> str:
     """A stud street by its name: ``3rd street``, ``7th street``."""
+    if n is None:  # what int(None)'s TypeError below gave
+        return "an unknown street"
     try:
         return f"{ordinal(int(n))} street"
     except (TypeError, ValueError):

@@ -1,7 +1,7 @@
 """Rules every game shares (rules.md "Every game"): pack and card integrity, raised and not raised."""
 from __future__ import annotations
 
-from pitwatch.rules.repeated_runs import PackCards, one_per_key, repeated_runs
+from pitwatch.rules.repeated_runs import PackCard, PackCards, one_per_key, repeated_runs
 from pitwatch.rules.sequence import SeqTracker
 from pitwatch.schemas.decode import Reject
 from tests.rules.stream import Baccarat, new_deck_pack, rule_ids
@@ -93,7 +93,7 @@ def test_003_4_1_unshuffled_sequence_found_on_the_terminal_without_a_shoe():
 
 def _pack(table, pack, cards, t0):
     return PackCards(table, pack, "baccarat", t0,
-                     tuple((i + 1, c, f"{table}-{pack}-{i}", t0 + i) for i, c in enumerate(cards)))
+                     tuple(PackCard(i + 1, c, f"{table}-{pack}-{i}", t0 + i) for i, c in enumerate(cards)))
 
 
 def test_000_A_repeated_ten_card_run_across_packs_and_tables():
