@@ -158,7 +158,7 @@ def _anchor_key(lake: Lake, anchor: str | None, anchor_key: str | None) -> bytes
         raise UserError("--key goes with --anchor (it signs the anchor's entries)")
     try:
         if anchor:
-            anchors._outside(anchor, lake, "--anchor")
+            anchors.outside_the_lake(anchor, lake, "--anchor")
         return anchors.read_key(anchor_key, lake) if anchor_key else None
     except anchors.AnchorError as exc:
         raise UserError(str(exc)) from None

@@ -59,7 +59,7 @@ def read_key(path: str, lake_path: Lake | None = None) -> bytes:
     """The signing key: the file's bytes, white space at either end left out; at least
     :data:`MIN_KEY_BYTES`.  A key inside the lake is refused (whoever edits the lake would hold it)."""
     if lake_path is not None:
-        _outside(path, lake_path, "--key")
+        outside_the_lake(path, lake_path, "--key")
     try:
         key = read_small(path, MAX_KEY_BYTES).strip()     # never blocks: a FIFO or a device is refused
     except NotRegularFile:
@@ -78,7 +78,7 @@ def read_key(path: str, lake_path: Lake | None = None) -> bytes:
     return key
 
 
-def _outside(path: str, lake_path: Lake, flag: str) -> None:
+def outside_the_lake(path: str, lake_path: Lake, flag: str) -> None:
     if lake_path.is_uri:
         return
     real, lake_real = os.path.realpath(path), os.path.realpath(lake_path.root)
@@ -98,7 +98,7 @@ def append(anchor_path: str, lake_path: Lake, key: bytes | None = None) -> dict 
     when the lake has no record yet."""
     from pitwatch.lake.runs import runs_head
 
-    _outside(anchor_path, lake_path, "--anchor")
+    outside_the_lake(anchor_path, lake_path, "--anchor")
     if os.path.isdir(anchor_path):
         raise AnchorError(f"anchor {anchor_path} is a folder, not a file")
     head = runs_head(lake_path)

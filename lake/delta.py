@@ -320,7 +320,7 @@ def intended_commits(lake: Lake, name: str, files: list[DataFile], replayed_days
         missing = [n for n in schema.names if n not in set(have)]
         if missing:
             assert snap.metadata is not None    # a table's first commit carries its metaData
-            conf = {str(k): str(v) for k, v in delta_log._map_items(snap.metadata.get("configuration")).items()}
+            conf = {str(k): str(v) for k, v in delta_log.map_items(snap.metadata.get("configuration")).items()}
             meta = {"columns": have + missing, "partitionColumns": list(snap.metadata.get("partitionColumns") or []),
                     "configuration": conf}
             out.append({"table": name, "version": version, "operation": "ADD COLUMN",
@@ -348,7 +348,7 @@ def commit_digest(actions: list[dict]) -> str:
             from pitwatch.lake import delta_log
 
             meta = {"columns": columns, "partitionColumns": list(m.get("partitionColumns") or []),
-                    "configuration": delta_log._map_items(m.get("configuration"))}
+                    "configuration": delta_log.map_items(m.get("configuration"))}
     return chain.actions_sha256(added_paths(actions), removed_paths(actions), meta)
 
 
@@ -467,7 +467,7 @@ def set_table_properties(lake: Lake, name: str, properties: dict[str, str], *, r
     snap = delta_log.snapshot(lake, name)
     if snap is None or snap.metadata is None:
         raise StaleWriter(f"table {name} has no metadata to change")
-    conf = {str(k): str(v) for k, v in delta_log._map_items(snap.metadata.get("configuration")).items()}
+    conf = {str(k): str(v) for k, v in delta_log.map_items(snap.metadata.get("configuration")).items()}
     if all(conf.get(k) == v for k, v in properties.items()):
         return None
     now = snap.txns.get(APP_ID, 0)
@@ -479,7 +479,7 @@ def set_table_properties(lake: Lake, name: str, properties: dict[str, str], *, r
     new = {"id": meta.get("id"), **({"name": meta["name"]} if meta.get("name") is not None else {}),
            **({"description": meta["description"]} if meta.get("description") is not None else {}),
            "format": {"provider": fmt.get("provider") or "parquet",
-                      "options": {str(k): str(v) for k, v in delta_log._map_items(fmt.get("options")).items()}},
+                      "options": {str(k): str(v) for k, v in delta_log.map_items(fmt.get("options")).items()}},
            "schemaString": meta.get("schemaString"), "partitionColumns": list(meta.get("partitionColumns") or []),
            "configuration": {**conf, **properties},
            **({"createdTime": meta["createdTime"]} if meta.get("createdTime") is not None else {})}
@@ -577,7 +577,7 @@ def committed_paths(lake: Lake, name: str) -> set[str]:
     for version in delta_log.history_versions(lake, name):
         for action in delta_log.parse_commit(delta_log.read_log_file(lake, name, delta_log.commit_name(version))):
             if "add" in action:
-                paths.add(_unquote(action["add"]["path"]))
+                paths.add(unquote_path(action["add"]["path"]))
     return paths
 
 
@@ -609,7 +609,7 @@ def committed_among(lake: Lake, name: str, paths) -> set[str]:
     return placed
 
 
-def _unquote(path: str) -> str:
+def unquote_path(path: str) -> str:
     from urllib.parse import unquote
 
     return unquote(path)
@@ -719,11 +719,11 @@ def commit_writer(actions: list[dict]) -> str | None:
 
 
 def added_paths(actions: list[dict]) -> list[str]:
-    return [_unquote(a["add"]["path"]) for a in actions if isinstance(a.get("add"), dict)]
+    return [unquote_path(a["add"]["path"]) for a in actions if isinstance(a.get("add"), dict)]
 
 
 def removed_paths(actions: list[dict]) -> list[str]:
-    return [_unquote(a["remove"]["path"]) for a in actions if isinstance(a.get("remove"), dict)]
+    return [unquote_path(a["remove"]["path"]) for a in actions if isinstance(a.get("remove"), dict)]
 
 
 def commit_operation(actions: list[dict]) -> str | None:
@@ -770,7 +770,7 @@ def checkpoint_if_due(lake: Lake, name: str, chained: dict):
     if table.version() != version:
         return None                 # committed by another writer in between: checkpointed by the next one
     snap = snapshot(lake, name, version, chained)
-    theirs = sorted(_unquote(p) for p in pa.table(table.get_add_actions(flatten=True)).column("path").to_pylist())
+    theirs = sorted(unquote_path(p) for p in pa.table(table.get_add_actions(flatten=True)).column("path").to_pylist())
     if snap is None or theirs != snap.paths():
         raise LogError(f"{name}: delta-rs reads files at version {version} other than the chained log gives: a "
                        f"checkpoint or commit in {name}/{LOG_FOLDER} was put there outside pitwatch; no checkpoint "

@@ -76,7 +76,7 @@ def retention_ms(configuration: dict | None) -> int | None:
     """How long a checkpoint keeps a table's removes (``delta.deletedFileRetentionDuration`` of its
     configuration, ``interval N unit``), in ms: Delta's week when it names none, None when it names
     one pitwatch cannot read."""
-    value = _map_items(configuration).get(RETENTION_KEY)
+    value = map_items(configuration).get(RETENTION_KEY)
     if value is None:
         return DEFAULT_TOMBSTONE_RETENTION_MS
     m = _INTERVAL.match(str(value))
@@ -224,7 +224,7 @@ class Snapshot:
             if isinstance(action.get("remove"), dict):
                 path = unquote(action["remove"]["path"])
                 self.adds.pop(path, None)
-                self.removed[path] = _stamp(action["remove"].get("deletionTimestamp"))
+                self.removed[path] = removal_stamp(action["remove"].get("deletionTimestamp"))
             elif isinstance(action.get("add"), dict):
                 self.adds[unquote(action["add"]["path"])] = action["add"]
             elif isinstance(action.get("metaData"), dict):
@@ -264,7 +264,7 @@ class Snapshot:
         return pa.schema(Schema.from_json(self.metadata["schemaString"]).to_arrow())
 
 
-def _stamp(value) -> int:
+def removal_stamp(value) -> int:
     """A remove's ``deletionTimestamp`` (ms) as an int; 0 when it has none (Delta's reading)."""
     try:
         return int(value or 0)
@@ -272,7 +272,7 @@ def _stamp(value) -> int:
         return 0
 
 
-def _map_items(value) -> dict:
+def map_items(value) -> dict:
     """A Parquet map read by pyarrow (a list of pairs) or a JSON object, as a dict."""
     if value is None:
         return {}
@@ -298,14 +298,14 @@ def read_checkpoint(lake: Lake, checkpoint: Checkpoint) -> Snapshot:
         for row in chain.parquet_rows(data):       # on this thread (chain.parquet_rows: the abort at exit)
             if row.get("add"):
                 add = dict(row["add"])
-                add["partitionValues"] = _map_items(add.get("partitionValues"))
+                add["partitionValues"] = map_items(add.get("partitionValues"))
                 snap.adds[unquote(add["path"])] = add
             elif row.get("metaData"):
                 meta = dict(row["metaData"])
-                meta["configuration"] = _map_items(meta.get("configuration"))
+                meta["configuration"] = map_items(meta.get("configuration"))
                 snap.metadata = meta
             elif row.get("remove"):
-                snap.removed[unquote(row["remove"]["path"])] = _stamp(row["remove"].get("deletionTimestamp"))
+                snap.removed[unquote(row["remove"]["path"])] = removal_stamp(row["remove"].get("deletionTimestamp"))
             elif row.get("protocol"):
                 snap.protocol = row["protocol"]
             elif row.get("txn"):

@@ -509,7 +509,7 @@ def since_start(lake_path: Lake, anchor_path: str, key: bytes | None, report: Re
     holds no entry at all."""
     from pitwatch.lake import anchor as anchors
 
-    anchors._outside(anchor_path, lake_path, "--since")       # an anchor the lake's writers can edit vouches for nothing
+    anchors.outside_the_lake(anchor_path, lake_path, "--since")       # an anchor the lake's writers can edit vouches for nothing
     entries = anchors.read_lines(anchor_path)
     if not entries:
         raise anchors.AnchorError(f"anchor {anchor_path} holds no entry: nothing to verify since")
@@ -687,12 +687,12 @@ class _Replay:
     def apply(self, version: int, actions: list[dict]) -> None:
         for action in actions:
             if isinstance(action.get("remove"), dict):
-                path, stamp = delta._unquote(action["remove"]["path"]), \
-                    delta_log._stamp(action["remove"].get("deletionTimestamp"))
+                path, stamp = delta.unquote_path(action["remove"]["path"]), \
+                    delta_log.removal_stamp(action["remove"].get("deletionTimestamp"))
                 self.removed[path] = stamp
                 self._queue.append((stamp, path))
             elif isinstance(action.get("add"), dict):
-                self.removed.pop(delta._unquote(action["add"]["path"]), None)
+                self.removed.pop(delta.unquote_path(action["add"]["path"]), None)
         self.snap.apply(version, actions)
         self.snap.removed.clear()
         committed = _commit_ms(actions)
@@ -726,7 +726,7 @@ def _table(lake_path: Lake, name, report, recorded_commits, recorded_files, stat
     live: set[str] = set(replay.snap.adds)
     conf = None             # the table's configuration (its properties) as the log has it so far
     if replay.snap.metadata is not None:        # the anchored checkpoint's: vouched for
-        conf = dict(delta_log._map_items(replay.snap.metadata.get("configuration")))
+        conf = dict(delta_log.map_items(replay.snap.metadata.get("configuration")))
         replay.honour(replay.base, _retention_of(conf))
     trusted = start.trusted.get(name, -1) if start is not None else -1
     intents = intents if intents is not None else Intents()
@@ -946,7 +946,7 @@ def _configuration(actions: list[dict]) -> dict | None:
     for action in actions:
         meta = action.get("metaData")
         if isinstance(meta, dict):
-            return {str(k): str(v) for k, v in delta_log._map_items(meta.get("configuration")).items()}
+            return {str(k): str(v) for k, v in delta_log.map_items(meta.get("configuration")).items()}
     return None
 
 
@@ -1197,7 +1197,7 @@ def _canonical_add(add: dict) -> dict:
         pass
     values = add.get("partitionValues")
     values = dict(values) if isinstance(values, (list, tuple)) else (values or {})
-    return {"path": delta._unquote(add["path"]), "partitionValues": {str(k): v for k, v in values.items()},
+    return {"path": delta.unquote_path(add["path"]), "partitionValues": {str(k): v for k, v in values.items()},
             "size": add.get("size"), "modificationTime": add.get("modificationTime"),
             "dataChange": add.get("dataChange"), "stats": stats, "tags": add.get("tags") or None,
             "deletionVector": add.get("deletionVector")}
@@ -1266,7 +1266,7 @@ def _checkpoint_differences(rows: list[dict], snap: delta_log.Snapshot, removed:
     for row in rows:
         kinds = [k for k, v in row.items() if v is not None]
         if kinds == ["add"]:
-            adds.setdefault(delta._unquote(row["add"]["path"]), []).append(row["add"])
+            adds.setdefault(delta.unquote_path(row["add"]["path"]), []).append(row["add"])
         elif kinds == ["metaData"]:
             metas.append(row["metaData"])
         elif kinds == ["protocol"]:
@@ -1274,7 +1274,7 @@ def _checkpoint_differences(rows: list[dict], snap: delta_log.Snapshot, removed:
         elif kinds == ["txn"]:
             txns[row["txn"]["appId"]] = row["txn"]["version"]
         elif kinds == ["remove"]:
-            tombstones.add(delta._unquote(row["remove"]["path"]))
+            tombstones.add(delta.unquote_path(row["remove"]["path"]))
         else:
             other += 1
     twice = sorted(p for p, v in adds.items() if len(v) > 1)
@@ -1324,7 +1324,7 @@ def _retention_at(replay: _Replay, version: int) -> int:
     if honoured:
         return replay.retention[max(honoured)]
     snap = replay.at[version][0]
-    own = _retention_of(delta_log._map_items(snap.metadata.get("configuration")) if snap.metadata else None)
+    own = _retention_of(delta_log.map_items(snap.metadata.get("configuration")) if snap.metadata else None)
     return max(own, FOREVER_MS)
 
 

@@ -1,11 +1,11 @@
-"""The plug-in API is the only way into the engine: no module reaches into another's privates.
+"""The plug-in API is the only way into the engine, and no module reaches into another's privates.
 
 Game plug-ins (pitwatch.rules.game), the engine's streams (pitwatch.rules.dealer,
 pitwatch.rules.machines), the table checks and the live service act on a table's
 replay through :class:`pitwatch.rules.table.TableReplay`'s public methods and read
 its records (pitwatch.rules.state); an attribute whose name starts with ``_`` is
-private to the module that defines it.  This test reads every module of the
-engine's packages and fails on ``x._name`` where ``x`` is not ``self``/``cls`` and
+private to the module that defines it, in every package.  This test reads every
+module of pitwatch and fails on ``x._name`` where ``x`` is not ``self``/``cls`` and
 ``_name`` is not defined in that module (``rp._fver += 1``, ``rp._pack(...)``,
 ``driver.replay._out`` ...).  The named-tuple API (``ev._replace``) and ``os._exit`` are public.
 """
@@ -17,7 +17,8 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PACKAGES = ("rules", "engine", "live")
+PACKAGES = ("pitwatch", "schemas", "rules", "engine", "inputs", "seeds", "lake", "queries", "pipelines", "live",
+            "simulator", "cli")
 NAMED_TUPLE_API = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
 DOCUMENTED = {("os", "_exit")}     # the standard library's documented underscore names
 
