@@ -38,7 +38,9 @@ state is dicts (today) or typed records.  Three measurements:
    them; no file written), the nightly form of all of them (the cyclic collector off, as in the
    batch's replay step), and the watcher's restore of all of them from the checkpoint's fragments
    read back (``TableDriver(table_id, gaming_day, state)``, collector on).  Medians of ``--repeat``
-   runs.
+   runs.  Before those, untimed but counted: how many objects the tables' state adds to the cyclic
+   collector's heap, and the time of a full collection over it (what the watcher's ``gc.freeze``,
+   :mod:`pitwatch.live.heap`, spares it).
 
 ``--before CHECKOUT`` (a folder holding another checkout of the repository, or a git revision,
 checked out for the run into a temporary worktree and removed after) runs the same measuring
@@ -194,6 +196,8 @@ def measure(floor: Path, repeat: int, snapshot_tables: int) -> dict:
     # 3. a snapshot of many busy tables, each built by feeding
     order = list(tables)
     floor_tables = []
+    gc.collect()
+    tracked_before = len(gc.get_objects())
     for k in range(snapshot_tables):
         tid = order[k % len(order)]
         d = TableDriver(tid, gaming_day)
@@ -202,8 +206,14 @@ def measure(floor: Path, repeat: int, snapshot_tables: int) -> dict:
         d.take_rejects()
         floor_tables.append((f"{tid}#{k // len(order)}", tid, d))
     gc.collect()
+    tracked = len(gc.get_objects()) - tracked_before   # what the tables' state adds to the collector's heap
+    collections = []
+    for _ in range(repeat):     # a full collection walking that heap: what gc.freeze spares the watcher
+        t = time.perf_counter()
+        gc.collect()
+        collections.append(time.perf_counter() - t)
     gc.freeze()
-    snap = {"checkpoint": [], "nightly": [], "restore": []}
+    snap = {"checkpoint": [], "nightly": [], "restore": [], "full_collection": collections}
     size = 0
     for _ in range(repeat):
         t = time.perf_counter()
@@ -229,7 +239,7 @@ def measure(floor: Path, repeat: int, snapshot_tables: int) -> dict:
             "games": games, "engine_s": medians(engine_runs), "plain_s": medians(plain_runs),
             "state_bytes": state_bytes, "cut_events": cuts,
             "snapshot_s": {k: statistics.median(v) for k, v in snap.items()}, "snapshot_bytes": size,
-            "snapshot_tables": snapshot_tables}
+            "snapshot_tables": snapshot_tables, "tracked_objects": tracked}
 
 
 # --- the parent: the floor, the children, the table --------------------------------------------------
@@ -285,6 +295,8 @@ def lines(result: dict, games: tuple) -> list[tuple[str, list[tuple[str, float, 
         ("checkpoint: bytes", result["snapshot_bytes"], "{:,.0f} B"),
         ("nightly form of all", snap["nightly"] * 1000, "{:,.1f} ms"),
         ("restore all from the checkpoint", snap["restore"] * 1000, "{:,.1f} ms"),
+        ("objects the collector tracks for them", result["tracked_objects"], "{:,.0f}"),
+        ("a full collection over them", snap["full_collection"] * 1000, "{:,.1f} ms"),
     ]))
     return sections
 
