@@ -1,6 +1,6 @@
 """Write the replay states a pitwatch checkout saves, for the migration tests (run under that checkout).
 
-    git worktree add /tmp/old <commit> && cd /tmp/old && python3 -m venv .venv && .venv/bin/pip install -e .
+    git worktree add /tmp/old <commit> && cd /tmp/old && python3 -m venv .venv && PITWATCH_PURE=1 .venv/bin/pip install -e .
     .venv/bin/python /path/to/this/file OUT.json.gz
 
 What it writes is what a night of that pitwatch leaves for the next, for each table of the clean
@@ -11,8 +11,8 @@ batch's feed order, replayed through its driver, nightly (no close), rows taken 
 checkpoint of the same instant: the live engine's table fragments and other state as the service's
 ``checkpoint.json`` holds them (``tables``: table → the fragment's JSON text; ``engine``).
 
-It uses only what every version since 5470725 has: ``TableDriver``, ``feed_order``,
-``decode_line``, ``GamingDayConfig`` and, for the checkpoint, ``LiveEngine``.
+It uses only what every version since e586e4f has (then in top-level packages: ``pipelines.driver`` …):
+``TableDriver``, ``feed_order``, ``decode_line``, ``GamingDayConfig`` and, for the checkpoint, ``LiveEngine``.
 """
 from __future__ import annotations
 
@@ -22,15 +22,25 @@ import json
 import subprocess
 import sys
 
-from pitwatch.engine.driver import TableDriver, feed_order
-from pitwatch.live.engine import LiveEngine
-from pitwatch.rules.finding import gaming_day_from_config
-from pitwatch.schemas.decode import GamingDayConfig, decode_line
+try:
+    from pitwatch.engine.driver import TableDriver, feed_order
+    from pitwatch.live.engine import LiveEngine
+    from pitwatch.rules.finding import gaming_day_from_config
+    from pitwatch.schemas.decode import GamingDayConfig, decode_line
+except ImportError:     # a checkout before the one pitwatch package (e586e4f: top-level packages)
+    from pipelines.driver import TableDriver, feed_order
+
+    from live.engine import LiveEngine
+    from rules.finding import gaming_day_from_config
+    from schemas.decode import GamingDayConfig, decode_line
 
 try:
     from pitwatch.rules.state import STATE_VERSION
 except ImportError:     # a checkout before the typed records
-    from pitwatch.rules.table import STATE_VERSION
+    try:
+        from pitwatch.rules.table import STATE_VERSION
+    except ImportError:
+        from rules.table import STATE_VERSION
 
 
 def clean_floor_lines():

@@ -1,7 +1,9 @@
-"""Replay states saved by the pitwatch before the typed records (engine state version 2) go on.
+"""Replay states saved by ``main`` at each earlier engine state version go on in this pitwatch.
 
-``tests/data/state-v2-clean-floor.json.gz``: written by ``main`` at 555ec7e with
-``tests/data/make_saved_states.py`` (how: its docstring) — the clean floor's first three fifths of
+``tests/data/state-v1-e586e4f-clean-floor.json.gz`` (engine state 1, ``main`` at e586e4f) and
+``tests/data/state-v2-clean-floor.json.gz`` (engine state 2, ``main`` at 555ec7e, the last before the
+typed records), each written with ``tests/data/make_saved_states.py`` under that checkout (how:
+its docstring) — the clean floor's first three fifths of
 every table (in the batch's feed order) replayed through its driver, nightly (no close), rows
 taken: the states a night leaves for the next; and the live engine's checkpoint of the same
 instant (the table fragments and the rest of the engine's state, as ``checkpoint.json`` holds
@@ -26,12 +28,16 @@ from pitwatch.rules.table import TableReplay
 from pitwatch.schemas.decode import GamingDayConfig
 from tests.pipelines.test_state_v1_migration import _rest, _reusing, _tables
 
-FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "data" / "state-v2-clean-floor.json.gz"
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
+#: commit -> (file, engine state version it wrote)
+SAVED = {"e586e4f": ("state-v1-e586e4f-clean-floor.json.gz", 1), "555ec7e": ("state-v2-clean-floor.json.gz", 2)}
 CFG = GamingDayConfig()
+by_commit = pytest.mark.parametrize("commit", list(SAVED))
+reuses = pytest.mark.parametrize("reuse", [False, True], ids=["same-ids", "ids-used-again"])
 
 
-def _saved() -> dict:
-    with gzip.open(FIXTURE, "rt") as f:
+def _saved(commit: str = "555ec7e") -> dict:
+    with gzip.open(DATA / SAVED[commit][0], "rt") as f:
         return json.load(f)
 
 
@@ -39,20 +45,23 @@ def _key(row) -> str:
     return json.dumps(row, sort_keys=True, default=str)
 
 
-def test_the_fixture_is_a_state_of_version_2_written_by_main():
-    saved = _saved()
-    assert saved["engine_state"] == 2 and saved["written_by"] == "pitwatch main 555ec7e"
+@by_commit
+def test_the_fixture_is_a_state_main_wrote_at_that_commit(commit):
+    saved, (name, version) = _saved(commit), SAVED[commit]
+    assert saved["engine_state"] == version and saved["written_by"] == f"pitwatch main {commit}"
     states = saved["states"].values()
-    assert all(s["v"] == 2 and "uses" in s for s in states)
-    # the shapes version 3 changed: a pack's passes kept twice, the feed record's own version
+    assert all(s["v"] == version and ("uses" in s) == (version >= 2) for s in states)
+    # the shapes version 3 changed: a pack's passes kept twice; every table has an open pack
+    assert all(s["packs"] for s in states)
     assert any("shoe_done" in p for s in states for p in s["packs"].values())
-    assert all(json.loads(t)["v"] == 2 for t in saved["checkpoint"]["tables"].values())
-    assert FIXTURE.stat().st_size < 100_000
+    assert all(json.loads(t)["v"] == version for t in saved["checkpoint"]["tables"].values())
+    assert (DATA / name).stat().st_size < 100_000
 
 
-@pytest.mark.parametrize("reuse", [False, True], ids=["same-ids", "ids-used-again"])
-def test_a_night_on_a_version_2_state_gives_the_rows_of_a_fresh_replay(reuse):
-    saved, tables = _saved(), _tables()
+@by_commit
+@reuses
+def test_a_night_on_a_saved_state_gives_the_rows_of_a_fresh_replay(commit, reuse):
+    saved, tables = _saved(commit), _tables()
     gd = gaming_day_from_config(CFG)
     reused_any = 0
     for tid, order in sorted(tables.items()):
@@ -70,8 +79,9 @@ def test_a_night_on_a_version_2_state_gives_the_rows_of_a_fresh_replay(reuse):
     assert reused_any > 0 if reuse else reused_any == 0
 
 
-def test_a_migrated_state_saves_as_this_versions_state_and_reads_back_the_same():
-    saved = _saved()
+@by_commit
+def test_a_migrated_state_saves_as_this_versions_state_and_reads_back_the_same(commit):
+    saved = _saved(commit)
     for tid, state in saved["states"].items():
         rp = TableReplay.from_state(state)
         text = rp.state_json()
@@ -93,9 +103,10 @@ def _watch(engine: LiveEngine, events) -> tuple:
             sorted(map(_key, rows["packs"])))
 
 
-@pytest.mark.parametrize("reuse", [False, True], ids=["same-ids", "ids-used-again"])
-def test_a_watchers_version_2_checkpoint_goes_on_as_a_watcher_that_saw_everything(reuse):
-    saved, tables = _saved(), _tables()
+@by_commit
+@reuses
+def test_a_watchers_checkpoint_goes_on_as_a_watcher_that_saw_everything(commit, reuse):
+    saved, tables = _saved(commit), _tables()
     fresh, restored = LiveEngine(CFG), LiveEngine(CFG)
     rests = {}
     for tid, order in tables.items():
