@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from pitwatch.rules.repeated_runs import CARD_CODE, RUN, PackCard, PackCards, repeated_runs
+from pitwatch.rules.repeated_runs import CARD_CODE, RUN, PackCards, repeated_runs
+from pitwatch.rules.state import PackCard
 from pitwatch.rules.uses import use_key
 
 MAX_PACKS = 512

@@ -17,8 +17,7 @@ version  what changed
          kept once (the alignment's, ``s_done`` / ``t_done``; version 2 also had
          ``shoe_done`` / ``term_done``); the feed-health record has no version of
          its own and its SHOE_SILENT mark is a bool; a game with no state keeps
-         None instead of ``{}``; the packs whose card sequences are not yet
-         drained are kept as packs (``out_seqs``)
+         None instead of ``{}``
 =======  ==========================================================================
 
 Records whose layout did not change (a shoe draw, a terminal card …) need no
@@ -122,9 +121,6 @@ def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
     feed = st.get("feed")
     if feed is not None:
         feed.pop("v", None)
-    if st.get("out_seqs"):      # version 3 keeps the finished packs themselves until drained
-        raise ValueError("a version 2 replay state holding pack sequences not drained: every saver takes "
-                         "the rows first, so this state was not written by pitwatch")
     st["v"] = 3
     return st
 

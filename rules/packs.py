@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pitwatch.rules import alignment
 from pitwatch.rules.cards import RANK_INDEX, new_deck_run
 from pitwatch.rules.finding import ref
-from pitwatch.rules.state import Pack, Ref, ShoeDraw, TermCard
+from pitwatch.rules.state import Pack, PackCard, PackSequence, Ref, ShoeDraw, TermCard
 from pitwatch.rules.words import listing
 from pitwatch.schemas.events import Event, micros_to_datetime
 from pitwatch.wording import plural
@@ -277,17 +277,16 @@ def row(ctx: TableReplay, pack: Pack) -> dict[str, Any]:
     return out
 
 
-def sequence(ctx: TableReplay, pack: Pack) -> dict[str, Any]:
-    """The pack's drawn cards by index (the shoe's when it drew any, else the terminal's)."""
+def sequence(ctx: TableReplay, pack: Pack) -> PackSequence:
+    """The pack's drawn cards by index (the shoe's when it drew any, else the terminal's), as it finishes."""
     s, t = pack.alignment.shoe, pack.alignment.term
-    cards: list[list[int | str | None]]
     if s:
-        cards = [[c.index, c.card, c.event_id, c.ts, c.device_id, c.ts_offset] for c in s if c.event_id is not None]
+        cards = [PackCard(c.index, c.card, c.event_id, c.ts, c.device_id, c.ts_offset)
+                 for c in s if c.event_id is not None and c.ts is not None]
         source = "shoe"
     else:
-        cards = [[k + 1, c.card, c.event_id, c.ts, c.device_id, c.ts_offset] for k, c in enumerate(t)]
+        cards = [PackCard(k + 1, c.card, c.event_id, c.ts, c.device_id, c.ts_offset) for k, c in enumerate(t)]
         source = "terminal"
     # pack_id: the use key, what tells the packs apart (pitwatch.rules.repeated_runs shows the id and use)
-    return {"table_id": ctx.table_id, "pack_id": pack.pack_id, "pack_use": ctx.id_use(pack.pack_id)[1],
-            "game": ctx.game,
-            "first_ts": cards[0][3] if cards else None, "source": source, "cards": cards}
+    return PackSequence(ctx.table_id, pack.pack_id, ctx.id_use(pack.pack_id)[1], ctx.game,
+                        cards[0].ts if cards else None, source, cards)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 import msgspec
 
 from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_finding
-from pitwatch.rules.state import Ref
+from pitwatch.rules.state import PackCard, Ref
 from pitwatch.schemas.contract import RANKS, SUITS
 
 if TYPE_CHECKING:
@@ -37,18 +37,6 @@ RUN = 10
 #: a pack's card sequence as :meth:`pitwatch.rules.table.TableReplay.drain_pack_sequences` hands it out and the
 #: lake's ``pack_cards`` state keeps it (JSON): table_id, pack_id, pack_use, game, first_ts, source, cards
 PackRecord = dict[str, Any]
-
-
-class PackCard(msgspec.Struct, array_like=True, frozen=True, gc=False):
-    """One drawn card of a pack sequence, as the record's ``cards`` array holds it (a record written
-    before ``device_id`` / ``ts_offset`` has shorter arrays: those read as None)."""
-
-    index: int
-    card: str | None
-    event_id: str
-    ts: int
-    device_id: str | None = None
-    ts_offset: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -133,6 +133,33 @@ class ShoeLoad(msgspec.Struct, gc=False):
     ref: Ref
 
 
+class PackCard(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """One drawn card of a pack's sequence (the shoe's draw, or the terminal's card when the shoe drew
+    none, numbered from 1), as a pack sequence's ``cards`` array holds it (one written before
+    ``device_id`` / ``ts_offset`` has shorter arrays: those read as None)."""
+
+    index: int
+    card: str | None
+    event_id: str
+    ts: int
+    device_id: str | None = None
+    ts_offset: int | None = None
+
+
+class PackSequence(msgspec.Struct, gc=False):
+    """A finished pack's drawn cards by index, for the cross-pack ``UNSHUFFLED_SEQUENCE``
+    (:mod:`pitwatch.rules.repeated_runs`), taken when the pack finished: its ``game`` and use then.
+    ``source``: ``shoe`` or ``terminal``; ``pack_id`` the use key."""
+
+    table_id: str
+    pack_id: str
+    pack_use: int
+    game: str | None
+    first_ts: int | None
+    source: str
+    cards: list[PackCard]
+
+
 class Pack(msgspec.Struct, gc=False):
     """One use of a pack at a table (``pack_id`` is the use key, :mod:`pitwatch.rules.uses`).
 
@@ -345,8 +372,8 @@ class Table(msgspec.Struct, gc=False):
     pack events naming no pack, and ``early`` the machines' events before the game is known —
     held events, kept as the input's rows (field name → value); ``ending`` rounds ended but not
     yet final; ``done_packs``/``done_rounds`` recently finished ones (stragglers are detached);
-    ``out_*`` finished records not yet drained (``out_sequences``: the finished packs whose card
-    sequences are not yet drained); ``keys`` the id and use number of each later
+    ``out_*`` finished records not yet drained (``out_sequences``: the finished packs' card
+    sequences); ``keys`` the id and use number of each later
     use key; ``table_shuffled`` the uses of each pack id shuffled at the table alone."""
 
     table_id: str
@@ -370,7 +397,7 @@ class Table(msgspec.Struct, gc=False):
     fired: list[list[str | None]] = msgspec.field(default_factory=list)
     out_rounds: list[Round] = msgspec.field(default_factory=list)
     out_packs: list[Pack] = msgspec.field(default_factory=list)
-    out_sequences: list[Pack] = msgspec.field(default_factory=list, name="out_seqs")
+    out_sequences: list[PackSequence] = msgspec.field(default_factory=list, name="out_seqs")
     game_state: Any = msgspec.field(default=None, name="g")
     early: list[dict[str, Any]] = msgspec.field(default_factory=list)
     uses: Uses = msgspec.field(default_factory=Uses)

@@ -157,6 +157,7 @@ changes anything.  Nothing outside this class touches its ``_`` attributes:
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Sequence, overload
 
 import msgspec
@@ -319,7 +320,7 @@ class TableReplay:
         """Per completed pack: table_id, pack_id, game, first_ts, source and cards
         ``[index, card, event_id, ts, device_id, ts_offset]`` — the input of
         :func:`pitwatch.rules.repeated_runs.repeated_runs` (output rows, like the other drains)."""
-        out = [packs.sequence(self, p) for p in self.table.out_sequences]
+        out: list[dict[str, Any]] = [msgspec.to_builtins(s) for s in self.table.out_sequences]
         self.table.out_sequences = []
         return out
 
@@ -344,6 +345,9 @@ class TableReplay:
         if not isinstance(state, dict):
             raise ValueError(f"a replay state is a JSON object, not {type(state).__name__}")
         table = msgspec.convert(migrate(state), Table)
+        # convert copies every typed field; the held events' rows are field name -> any value, kept
+        # as given: copied, so that nothing the caller still holds is shared with the replay
+        table.early, table.unnamed_prep = copy.deepcopy(table.early), copy.deepcopy(table.unnamed_prep)
         obj = cls(table.table_id, reference, gaming_day)
         obj.table = table
         obj.proc = procedure_for(table.game, obj.ref)
@@ -362,7 +366,7 @@ class TableReplay:
             return msgspec.convert(data, kind)
 
         table.game_state = typed(proc.table_state_type, table.game_state)
-        for pack in (*table.packs.values(), *table.out_packs, *table.out_sequences):
+        for pack in (*table.packs.values(), *table.out_packs):
             pack.game_state = typed(proc.pack_state_type, pack.game_state)
         for rnd in (*table.rounds.values(), *table.out_rounds):
             rnd.game_state = typed(proc.round_state_type, rnd.game_state)
@@ -645,7 +649,7 @@ class TableReplay:
                 st.out_packs.append(st.packs.pop(pid))
                 ready.discard(pid)
                 self._fver += 1
-                st.out_sequences.append(pack)
+                st.out_sequences.append(packs.sequence(self, pack))
                 st.done_packs = (st.done_packs + [pid])[-_KEEP_DONE:]
                 if st.prep_pack == pid:
                     st.prep_pack = None
@@ -663,11 +667,14 @@ class TableReplay:
             self.proc = procedure_for(game, self.ref)
             self.shoeless = self._is_shoeless()
             self.table.game_state = self.proc.new_table_state()
+            # an open pack or round without the new plug-in's record gets a new one (begun before the
+            # game was known, or under another game: another plug-in's record is no use to this one)
+            pack_kind, round_kind = self.proc.pack_state_type, self.proc.round_state_type
             for pack in self.table.packs.values():
-                if pack.game_state is None:
+                if pack_kind is None or not isinstance(pack.game_state, pack_kind):
                     pack.game_state = self.proc.new_pack_state()
             for rnd in self.table.rounds.values():
-                if rnd.game_state is None:
+                if round_kind is None or not isinstance(rnd.game_state, round_kind):
                     rnd.game_state = self.proc.new_round_state()
             if was_unknown:  # packs named before the game was known
                 self._no_shoe_passes()

@@ -122,12 +122,3 @@ def test_a_watchers_checkpoint_goes_on_as_a_watcher_that_saw_everything(commit, 
     assert _watch(restored, rest) == want
     assert want[1] and want[2]      # rows came: the comparison is not of two empty lists
 
-
-def test_a_version_2_state_holding_undrained_pack_sequences_is_refused_not_emptied():
-    """Every saver takes the rows before saving, so a version 2 state with sequences left is not pitwatch's:
-    refused with a reason, rather than its sequences silently dropped (version 3 keeps the packs instead)."""
-    state = dict(_saved()["states"]["BAC-01"])
-    state["out_seqs"] = [{"table_id": "BAC-01", "pack_id": "P-X", "game": "baccarat", "first_ts": 1,
-                          "source": "shoe", "cards": [[1, "As", "E-1", 1, "SHOE-1", 0]]}]
-    with pytest.raises(ValueError, match="pack sequences not drained"):
-        TableReplay.from_state(state)

@@ -1,8 +1,9 @@
 """Rules every game shares (rules.md "Every game"): pack and card integrity, raised and not raised."""
 from __future__ import annotations
 
-from pitwatch.rules.repeated_runs import PackCard, PackCards, one_per_key, repeated_runs
+from pitwatch.rules.repeated_runs import PackCards, one_per_key, repeated_runs
 from pitwatch.rules.sequence import SeqTracker
+from pitwatch.rules.state import PackCard
 from pitwatch.schemas.decode import Reject
 from tests.rules.stream import Baccarat, new_deck_pack, rule_ids
 
