@@ -83,7 +83,7 @@ class SeqTracker:
         ``seqs``: a NumPy integer array sorted ascending with no repeats (of
         several arrivals of one ``seq`` only the first in feed order is
         passed; :meth:`feed` ignores the others).  ``row(i)``: ``(table_id,
-        event_id, ts, ts_offset)`` of arrival ``i`` (``ts_offset`` may be left out: None).  ``game_of``: table_id → game.
+        event_id, ts, ts_offset)`` of arrival ``i``.  ``game_of``: table_id → game.
 
         Between two gaps the seqs run consecutively, and feeding such a run
         one by one only moves ``last`` along it; so ``last`` is set to the
@@ -98,8 +98,7 @@ class SeqTracker:
             return []
 
         def arrival(i: int) -> _Arrival:
-            got = tuple(row(i))
-            return cast("_Arrival", got if len(got) > 3 else got + (None,))  # row(i)'s values in that order
+            return cast("_Arrival", tuple(row(i)))  # row(i)'s values in that order
 
         def fed(i: int) -> list[Finding]:
             table_id, event_id, ts, ts_offset = arrival(i)

@@ -217,7 +217,7 @@ class TableReplay:
                 self.passes(pid, "shoe")
 
     def _caches(self) -> None:
-        """Bookkeeping that only saves work (derived from ``st``, never part of the state).
+        """Bookkeeping that only saves work (derived from ``table``, never part of the state).
 
         ``_fver`` counts changes that can make a round waiting on the card matching final
         (matching progress, a stream passing a pack, a pack handed out, a card to an ended

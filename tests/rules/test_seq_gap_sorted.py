@@ -25,7 +25,7 @@ def _both(rows, prior_seq):
         expected += one.feed("DT-1", seq, tab, eid, ts, {"BAC-1": "baccarat"}.get(tab))
     first = [r for k, r in enumerate(rows) if k == 0 or r[0] != rows[k - 1][0]]
     got = many.feed_sorted("DT-1", np.array([r[0] for r in first], np.int64),
-                           lambda i: first[i][1:], {"BAC-1": "baccarat"}) if first else []
+                           lambda i: (*first[i][1:], None), {"BAC-1": "baccarat"}) if first else []
     return expected, got, one.state(), many.state()
 
 
