@@ -105,10 +105,8 @@ def _v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
     none) becomes None."""
     st = copy.deepcopy(state)
     for pack in (*st["packs"].values(), *st["out_packs"]):
-        pack["al"]["s_done"] = bool(pack["al"]["s_done"] or pack.pop("shoe_done", False))
-        pack["al"]["t_done"] = bool(pack["al"]["t_done"] or pack.pop("term_done", False))
-        pack.pop("shoe_done", None)
-        pack.pop("term_done", None)
+        al, shoe_done, term_done = pack["al"], pack.pop("shoe_done", False), pack.pop("term_done", False)
+        al["s_done"], al["t_done"] = bool(al["s_done"] or shoe_done), bool(al["t_done"] or term_done)
         if "shoe_silent" in pack:   # the feed-health check's mark: "done" once decided
             pack["shoe_silent"] = True
         if pack.get("g") == {}:

@@ -168,7 +168,7 @@ from pitwatch.rules.finding import Finding, GamingDay, default_gaming_day, make_
 from pitwatch.rules.migrations import migrate
 from pitwatch.rules.procedures import checks_for, procedure_for
 from pitwatch.rules.reference import DEFAULT_REFERENCE, TableReference
-from pitwatch.rules.state import STATE_VERSION, IdUse, KeyUse, Pack, Ref, Round, Table
+from pitwatch.rules.state import IdUse, KeyUse, Pack, Ref, Round, Table
 from pitwatch.rules.uses import (
     DEALT,
     KEEP_KEYS,
@@ -181,8 +181,6 @@ from pitwatch.rules.uses import (
     use_key,
 )
 from pitwatch.schemas.events import Event
-
-__all__ = ["STATE_VERSION", "TableReplay"]
 
 _KEEP_DONE = 64  # finished pack/round keys remembered, to ignore late stragglers
 _ENCODER = msgspec.json.Encoder()
