@@ -10,17 +10,21 @@ Every command is a :class:`StrictCommand` (``@click.command(cls=StrictCommand)``
   them; the effective values and where each came from are in
   ``ctx.meta[SETTINGS_META]``, the whole command line in ``ctx.meta[COMMAND_META]``;
 * its ``--help`` ends with the exit-code table of :mod:`pitwatch.cli.exits`;
-* SIGTERM is handled like Ctrl-C (SIGINT): the command stops, says so, exit 3.
+* SIGTERM is handled like Ctrl-C (SIGINT): the command stops, says so, exit 3; once it has
+  said so the process ends within :data:`ENDS_WITHIN_AFTER_INTERRUPT` seconds, whatever thread
+  of a library the interrupt left waiting (:func:`end_after_interrupt`).
 """
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import functools
 import logging
 import os
 import shlex
 import signal
 import sys
+import threading
 import time
 
 import click
@@ -87,10 +91,45 @@ def signal_name(exc: BaseException) -> str:
     return name if name in ("SIGINT", "SIGTERM") else "SIGINT"
 
 
+ENDS_WITHIN_AFTER_INTERRUPT = 20.0     # seconds
+_interrupted = threading.Event()        # a signal interrupted the command this process ran
+
+
+def end_after_interrupt(seconds: float | None = None) -> None:
+    """After a command a signal interrupted (its ``Error: …`` line printed, its run record
+    written, its lock released): the process ends within ``seconds``.
+
+    The interpreter's exit waits for every non-daemon thread and ``atexit`` handler.  An
+    interrupt can leave a library's thread waiting for work that will never come (seen once in
+    CI: ``pitwatch run`` printed its ``Error: interrupted`` line and did not end in 120 s; Beam's
+    multi-process runner has the same known fault, apache/beam#19674).  A daemon timer
+    gives the normal exit ``seconds``; then it prints every thread's stack to stderr (what
+    held the process, for a bug report) and ends it with exit 3, as the command said.
+    Nothing is left to write by then: whatever the command does on an interrupt is done
+    before its error is printed.  A command not interrupted arms nothing.
+    """
+    if not _interrupted.is_set():
+        return
+    if seconds is None:
+        seconds = ENDS_WITHIN_AFTER_INTERRUPT
+
+    def end() -> None:
+        sys.stderr.write(f"pitwatch: the process had not ended {seconds:g} s after the interrupted command; "
+                         "ending it (exit 3). What held it:\n")
+        sys.stderr.flush()
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        os._exit(exits.INCOMPLETE)
+
+    timer = threading.Timer(seconds, end)
+    timer.daemon = True
+    timer.start()
+
+
 @contextlib.contextmanager
 def signals_interrupt():
     """While the command runs, SIGTERM and SIGINT raise :class:`Interrupted` in the main thread."""
     def handler(signum, _frame):
+        _interrupted.set()
         raise Interrupted(signal.Signals(signum).name)
 
     try:
@@ -186,7 +225,14 @@ class StrictCommand(click.Command):
 
 
 class StrictGroup(click.Group):
-    """A group of pitwatch commands: a mistyped option of the group itself is exit 2 with a suggestion."""
+    """A group of pitwatch commands: a mistyped option of the group itself is exit 2 with a suggestion;
+    a process whose command a signal interrupted ends within a bound (:func:`end_after_interrupt`)."""
+
+    def main(self, *args, **kwargs):
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            end_after_interrupt()
 
     def parse_args(self, ctx, args):
         try:

@@ -330,3 +330,50 @@ def test_a_signal_during_a_run_is_exit_3_recorded_interrupted_and_the_next_run_p
     assert again.returncode == exits.DONE, again.stderr
     assert [r["status"] for r in run_records(lake)] == [f"interrupted: {sig.name}", "succeeded"]
     assert not [p for p in lake.rglob(".tmp-*")]
+
+
+# a command a signal interrupted, in a process a library's thread would keep alive: it still ends
+_STUCK_COMMAND = """
+import os, signal, sys, threading, time
+import click
+from pitwatch.cli import common
+
+common.ENDS_WITHIN_AFTER_INTERRUPT = float(sys.argv[1])
+
+@click.group(cls=common.StrictGroup)
+def group():
+    pass
+
+@group.command(cls=common.StrictCommand)
+@click.option("--leave-a-thread", is_flag=True)
+def stuck(leave_a_thread):
+    if leave_a_thread:      # not a daemon, waits for ever: the interpreter's exit would wait for it
+        threading.Thread(target=threading.Event().wait, name="left-waiting").start()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(30)
+
+group(["stuck", *sys.argv[2:]])
+"""
+
+
+@pytest.mark.parametrize("leave_a_thread", [True, False])
+def test_an_interrupted_command_ends_even_when_a_thread_would_hold_the_process(leave_a_thread, tmp_path):
+    """CI once saw ``pitwatch run`` print its ``Error: interrupted by SIGINT`` line and not end in
+    120 s: the process ends ENDS_WITHIN_AFTER_INTERRUPT after the command, printing what held it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
+    env["PYTHONPATH"] = str(ROOT)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", _STUCK_COMMAND, "2"] + (["--leave-a-thread"] if leave_a_thread else []),
+                          capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    took = time.monotonic() - started
+    assert done.returncode == exits.INCOMPLETE, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Error: interrupted by SIGINT: the command did not complete"
+    if leave_a_thread:
+        assert lines[1] == ("pitwatch: the process had not ended 2 s after the interrupted command; "
+                            "ending it (exit 3). What held it:")
+        assert any(line.strip().startswith('File "') and line.strip().endswith("in wait") for line in lines[2:])
+        assert 2 <= took < 30
+    else:
+        assert lines == ["Error: interrupted by SIGINT: the command did not complete"]
+        assert took < 30
