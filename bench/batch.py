@@ -2,22 +2,30 @@
 
 Usage::
 
-    .venv/bin/python bench/batch.py                    # 2M events, 3 repeats
+    .venv/bin/python bench/batch.py                    # 2M events, 3 repeats, one file per device
     .venv/bin/python bench/batch.py --events 20000000 --repeat 1
+    .venv/bin/python bench/batch.py --layout one       # the same events as one time-ordered file
+    .venv/bin/python bench/batch.py --layout both      # both layouts, one after the other, and a summary
     .venv/bin/python bench/batch.py --events 500000 --beam-arg=--direct_num_workers=2 \\
         --beam-arg=--direct_running_mode=multi_processing
     git worktree add /tmp/before 819993f && make -C /tmp/before install
     .venv/bin/python bench/batch.py --before /tmp/before    # (c): the other checkout, same repeats
 
 Simulates a floor of about ``--events`` events (default mix, 24 h, scaled by
-tables), then times, each ``--repeat`` times in child processes (so peak
-memory is each one's own):
+tables) as one JSONL file per device (``WORK/feeds/<gaming-day>/``), and for
+``--layout one`` (or ``both``) also writes, once, every line of those files
+into one time-ordered file, ``WORK/one/all.jsonl`` (what a collector or a broker
+export gives: the lines byte for byte, stably sorted by their ``ts``). Then, for
+each layout, times, each ``--repeat`` times in child processes (so peak memory
+is each one's own):
 
 (a) DuckDB: ``COPY (SELECT * FROM read_json(files)) TO … (FORMAT parquet)``;
 (b) ``pitwatch run`` over the same files into a fresh lake.
 
-Prints events/s of both, the ratio (b)/(a) with its spread over the repeats,
-peak memory (max RSS) of both, and pitwatch's time per phase, measured by
+Prints, per layout, events/s of both, the ratio (b)/(a) with its spread over the
+repeats, peak memory (max RSS of the process tree) of both and the events
+pitwatch accepted; with ``--layout both`` a two-line summary after. Then
+pitwatch's time per phase on the per-device files, measured by
 running the pipeline's own functions outside Beam on the same files:
 read+decode, group (dedup, feed order and events per table), replay, write (each table's
 day slices sorted, then the partitions).
@@ -31,7 +39,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from datetime import datetime
 from pathlib import Path
+
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -45,6 +57,46 @@ def floor_for(events: float) -> dict[str, int]:
 
     scale = max(1, round(events / (EVENTS_PER_TABLE_HOUR * 24))) / sum(DEFAULT_TABLES.values())
     return {g: max(1, round(n * scale)) for g, n in DEFAULT_TABLES.items()}
+
+
+def _instant(ts: str) -> datetime:
+    """An event's ``ts`` (RFC 3339) as an instant."""
+    return datetime.fromisoformat(ts[:-1] + "+00:00" if ts.endswith("Z") else ts)
+
+
+def one_file(files: list[str], path: Path) -> Path:
+    """Every line of ``files`` in one time-ordered JSONL file at ``path``, as a collector or a broker
+    export gives: the lines byte for byte (a last line without its line end gets one), stably
+    sorted by the instant of their ``ts``, so ties keep the order of (file name, line). Written
+    once: an existing ``path`` is reused, like the simulated feeds."""
+    if path.exists():
+        return path
+    t = time.perf_counter()
+    lines: list[bytes] = []
+    instants: list[datetime] = []
+    for f in sorted(files):
+        with open(f, "rb") as fh:
+            for line in fh:
+                lines.append(line if line.endswith(b"\n") else line + b"\n")
+                instants.append(_instant(orjson.loads(line)["ts"]))
+    order = sorted(range(len(lines)), key=instants.__getitem__)   # sorted() is stable
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")   # an interrupted write is not taken for the file
+    with open(partial, "wb") as out:
+        out.writelines(lines[i] for i in order)
+    partial.replace(path)
+    print(f"  wrote {path}: {len(lines):,} lines from {len(files)} files in {time.perf_counter() - t:.0f} s",
+          flush=True)
+    return path
+
+
+def count_lines(files: list[str]) -> tuple[int, int]:
+    """(lines, bytes) of ``files``."""
+    n = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            n += sum(1 for _ in fh)
+    return n, sum(Path(f).stat().st_size for f in files)
 
 
 _PEAK = """
@@ -164,10 +216,78 @@ print(json.dumps({{"read+decode": read_decode, "group": group, "replay": replay,
 """
 
 
+def _accepted(runs: list[dict]) -> str:
+    """The events a pitwatch accepted: one number if every repeat agrees, else each repeat's."""
+    counts = [r["accepted"] for r in runs]
+    return f"{counts[0]:,}" if len(set(counts)) == 1 else " / ".join(f"{c:,}" for c in counts)
+
+
+def measure(layout: str, files: list[str], inputs: list[str], work: Path, args) -> dict:
+    """Time (a) DuckDB's COPY and (b) pitwatch run (and (c) ``--before``'s) over one layout's
+    input, alternated in each of ``--repeat`` repeats; print the layout's block of results and
+    return its summary."""
+    n_events, size = count_lines(files)
+    print(f"layout {layout}: {len(files)} file(s), {n_events:,} events, {size / 1e6:,.0f} MB", flush=True)
+    beam_args = ["--runner=FnApiRunner", *args.beam_arg]
+    duck, pit, before = [], [], []
+    for r in range(args.repeat):
+        out = work / f"duck-{r}.parquet"
+        duck.append(child(DUCKDB.format(files=files, out=str(out))))
+        out.unlink(missing_ok=True)
+        lake = work / f"lake-{r}"
+        pit.append(child(PITWATCH.format(inputs=inputs, lake=str(lake), beam_args=beam_args)))
+        shutil.rmtree(lake, ignore_errors=True)
+        said = (f"  repeat {r + 1}: duckdb {duck[-1]['seconds']:.1f} s, "
+                f"pitwatch {pit[-1]['seconds']:.1f} s ({pit[-1]['accepted']:,} accepted)")
+        if args.before:
+            before.append(child(PITWATCH.format(inputs=inputs, lake=str(lake), beam_args=beam_args), args.before))
+            shutil.rmtree(lake, ignore_errors=True)
+            said += f", before {before[-1]['seconds']:.1f} s ({before[-1]['accepted']:,} accepted)"
+        print(said, flush=True)
+
+    ratios = [p["seconds"] / d["seconds"] for p, d in zip(pit, duck)]
+    d_s = statistics.median(d["seconds"] for d in duck)
+    p_s = statistics.median(p["seconds"] for p in pit)
+    p_peak = max(p["max_rss_mb"] for p in pit)
+    print()
+    print(f"{'layout ' + layout:24}{'events/s':>12}{'median s':>10}{'peak MB':>10}{'accepted':>14}")
+    print(f"{'(a) duckdb COPY':24}{n_events / d_s:>12,.0f}{d_s:>10.1f}{max(d['max_rss_mb'] for d in duck):>10,.0f}")
+    print(f"{'(b) pitwatch run':24}{n_events / p_s:>12,.0f}{p_s:>10.1f}{p_peak:>10,.0f}{_accepted(pit):>14}")
+    if before:
+        b_s = statistics.median(b["seconds"] for b in before)
+        print(f"{'(c) before: ' + args.before.name:24}{n_events / b_s:>12,.0f}{b_s:>10.1f}"
+              f"{max(b['max_rss_mb'] for b in before):>10,.0f}{_accepted(before):>14}")
+    spread = f"{min(ratios):.1f}-{max(ratios):.1f}" if len(ratios) > 1 else "n/a"
+    print(f"ratio (b)/(a): {statistics.median(ratios):.1f} (range {spread} over {len(ratios)} repeat(s))")
+    if before:
+        after_before = [p["seconds"] / b["seconds"] for p, b in zip(pit, before)]
+        print(f"ratio (b)/(c), this pitwatch against the one before: {statistics.median(after_before):.3f} "
+              f"(range {min(after_before):.3f}-{max(after_before):.3f}); peak memory "
+              f"{p_peak:,.0f} MB against {max(b['max_rss_mb'] for b in before):,.0f} MB")
+    print(flush=True)
+    return {"layout": layout, "ratio": statistics.median(ratios), "events_s": n_events / p_s, "peak_mb": p_peak}
+
+
+def print_phases(inputs: list[str], n_events: int, work: Path) -> None:
+    """pitwatch's time per phase: its own functions, outside Beam, in one process."""
+    phases = child(PHASES.format(inputs=inputs, lake=str(work / "lake-phases")))
+    shutil.rmtree(work / "lake-phases", ignore_errors=True)
+    total = sum(v for k, v in phases.items() if k != "max_rss_mb")
+    print("pitwatch per phase (its own functions, run outside Beam, one core; one file per device):")
+    for k, v in phases.items():
+        if k != "max_rss_mb":
+            print(f"  {k:<12} {v:7.1f} s  {100 * v / total:4.0f} %  {n_events / v:>12,.0f} events/s")
+    print(f"  {'total':<12} {total:7.1f} s   (one core; (b) runs the same work in Beam, in one worker"
+          " process per CPU for inputs of 32 MB or more)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=float, default=2e6)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--layout", choices=("one", "device", "both"), default="device",
+                    help="the input's layout: one JSONL file per device (as simulated), one time-ordered "
+                         "file of all events (as a collector or a broker export gives), or both in turn")
     ap.add_argument("--work", default=None, help="folder for the simulated day and the outputs (default: a temp dir)")
     ap.add_argument("--beam-arg", action="append", default=[], help="extra Beam option for pitwatch run")
     ap.add_argument("--no-phases", action="store_true", help="skip the per-phase measurement")
@@ -187,55 +307,23 @@ def main() -> None:
         sim = simulate(feeds, tables=tables, hours=hours, seed=1, faults={}, workers=2)
         print(f"  {sim.events:,} events in {sim.seconds:.0f} s", flush=True)
     files = sorted(str(p) for p in feeds.rglob("*.jsonl"))
-    n_events = sum(1 for f in files for _ in open(f, "rb"))
-    size = sum(Path(f).stat().st_size for f in files)
+    days = [str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()]
+    n_events, size = count_lines(files)
     print(f"input: {len(files)} files, {n_events:,} events, {size / 1e6:,.0f} MB\n", flush=True)
 
-    duck, pit, before = [], [], []
-    inputs = [str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()]
-    for r in range(args.repeat):
-        out = work / f"duck-{r}.parquet"
-        duck.append(child(DUCKDB.format(files=files, out=str(out))))
-        out.unlink(missing_ok=True)
-        lake = work / f"lake-{r}"
-        pit.append(child(PITWATCH.format(inputs=inputs, lake=str(lake), beam_args=["--runner=FnApiRunner", *args.beam_arg])))
-        shutil.rmtree(lake, ignore_errors=True)
-        said = f"  repeat {r + 1}: duckdb {duck[-1]['seconds']:.1f} s, pitwatch {pit[-1]['seconds']:.1f} s"
-        if args.before:
-            before.append(child(PITWATCH.format(inputs=inputs, lake=str(lake),
-                                                beam_args=["--runner=FnApiRunner", *args.beam_arg]), args.before))
-            shutil.rmtree(lake, ignore_errors=True)
-            said += f", before {before[-1]['seconds']:.1f} s"
-        print(said, flush=True)
-
-    ratios = [p["seconds"] / d["seconds"] for p, d in zip(pit, duck)]
-    d_s = statistics.median(d["seconds"] for d in duck)
-    p_s = statistics.median(p["seconds"] for p in pit)
-    print()
-    print(f"{'':24}{'events/s':>12}{'median s':>10}{'peak MB':>10}")
-    print(f"{'(a) duckdb COPY':24}{n_events / d_s:>12,.0f}{d_s:>10.1f}{max(d['max_rss_mb'] for d in duck):>10,.0f}")
-    print(f"{'(b) pitwatch run':24}{n_events / p_s:>12,.0f}{p_s:>10.1f}{max(p['max_rss_mb'] for p in pit):>10,.0f}")
-    if before:
-        b_s = statistics.median(b["seconds"] for b in before)
-        print(f"{'(c) before: ' + args.before.name:24}{n_events / b_s:>12,.0f}{b_s:>10.1f}"
-              f"{max(b['max_rss_mb'] for b in before):>10,.0f}")
-    spread = f"{min(ratios):.1f}-{max(ratios):.1f}" if len(ratios) > 1 else "n/a"
-    print(f"ratio (b)/(a): {statistics.median(ratios):.1f} (range {spread} over {len(ratios)} repeat(s))")
-    if before:
-        after_before = [p["seconds"] / b["seconds"] for p, b in zip(pit, before)]
-        print(f"ratio (b)/(c), this pitwatch against the one before: {statistics.median(after_before):.3f} "
-              f"(range {min(after_before):.3f}-{max(after_before):.3f}); peak memory "
-              f"{max(p['max_rss_mb'] for p in pit):,.0f} MB against {max(b['max_rss_mb'] for b in before):,.0f} MB")
+    summaries = []
+    if args.layout in ("device", "both"):
+        summaries.append(measure("device", files, days, work, args))
+    if args.layout in ("one", "both"):
+        one = str(one_file(files, work / "one" / "all.jsonl"))
+        summaries.append(measure("one", [one], [one], work, args))
+    if len(summaries) > 1:
+        print(f"{'layout':10}{'ratio (b)/(a)':>15}{'(b) events/s':>14}{'(b) peak MB':>13}")
+        for s in summaries:
+            print(f"{s['layout']:10}{s['ratio']:>15.1f}{s['events_s']:>14,.0f}{s['peak_mb']:>13,.0f}")
+        print(flush=True)
     if not args.no_phases:
-        phases = child(PHASES.format(inputs=[str(feeds / d.name) for d in sorted(feeds.iterdir()) if d.is_dir()],
-                                     lake=str(work / "lake-phases")))
-        total = sum(v for k, v in phases.items() if k != "max_rss_mb")
-        print("\npitwatch per phase (its own functions, run outside Beam, one core):")
-        for k, v in phases.items():
-            if k != "max_rss_mb":
-                print(f"  {k:<12} {v:7.1f} s  {100 * v / total:4.0f} %  {n_events / v:>12,.0f} events/s")
-        print(f"  {'total':<12} {total:7.1f} s   (one core; (b) runs the same work in Beam, in one worker"
-              " process per CPU for inputs of 32 MB or more)")
+        print_phases(days, n_events, work)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -241,7 +241,7 @@ _BOM = b"\xef\xbb\xbf"
 _BRACE = ord("{")
 
 
-def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20, source: TextBlocks | None = None
+def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20, source=None, first_line: int = 1
                       ) -> Generator[LineBlock | list[tuple[int, bytes]] | Damage, None, None]:
     """The lines of a JSONL file in chunks of at most ``chunk_lines``: the same lines, numbers and
     order as :func:`iter_line_chunks`, a chunk of plain lines as one :class:`LineBlock`.
@@ -255,12 +255,13 @@ def iter_jsonl_chunks(path: str, chunk_lines: int, block_size: int = 4 << 20, so
     mark stripped), exactly as :func:`iter_line_chunks` reads it.  Lines are
     found with NumPy on whole read blocks: no Python object per line.  A damaged file's
     last item is its :class:`Damage`.  ``source``: the file's reader (the batch's: a
-    ``TextBlocks(path, fixed=True)``, whose ``digest`` is of the bytes read), else one of
-    ``block_size``.
+    ``TextBlocks(path, fixed=True)``, whose ``digest`` is of the bytes read; or a range's
+    :class:`pitwatch.inputs.ranges.RangeBlocks`, its first line numbered ``first_line``), else
+    one of ``block_size``.
     """
     import numpy as np
 
-    number = 1                     # the line number of the first line in ``rest``
+    number = first_line            # the line number of the first line in ``rest``
     rest = b""
     source = source if source is not None else TextBlocks(path, block_size)
     blocks = iter(source)

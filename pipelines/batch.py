@@ -272,7 +272,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
     from pitwatch.lake import delta
     from pitwatch.lake import registry as lake_registry
     from pitwatch.pipelines import lake_run
-    from pitwatch.pipelines.staging import build_ingest, staging_dir
+    from pitwatch.pipelines.staging import staging_dir
     from pitwatch.schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
@@ -329,9 +329,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
         with worker_reports(options), whole_bundle_inputs(), beam.Pipeline(options=options) as p:
             yield p
     try:
-        with pipeline() as p:
-            build_ingest(p, files, folder, lake_path, ingest_options)
-        ingest = lake_run.read_json(lake_path, f"{folder}/ingest.json")
+        ingest = _ingest(pipeline, files, folder, lake_path, ingest_options)
         log_ingest(ingest)
         staged_days = sorted({entry[0] for entry in ingest.get("staged", [])})
         reject_day = max(staged_days) if staged_days else (night.day if night else meta["fallback_day"])
@@ -352,6 +350,36 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
         raise
     finally:
         _remove_staging(lake_path, folder)
+
+
+def _ingest(pipeline, files: list[str], folder: str, lake_path: Lake, options: IngestOptions) -> dict:
+    """Read and stage the run's inputs (:func:`pitwatch.pipelines.staging.build_ingest`): its
+    ``ingest.json``.  Each large plain file is read in ranges by every worker
+    (:mod:`pitwatch.inputs.ranges`, planned here by one read of it); a split file whose ranges
+    cannot give what a whole read gives (changed since, or a row of rejected lines that could
+    stop it) is read again whole, with every other file, into a fresh staging folder."""
+    from pitwatch.inputs.ranges import plan_ranges, splittable, whole_reads_needed
+    from pitwatch.pipelines import lake_run
+    from pitwatch.pipelines.staging import build_ingest
+
+    ranges = {}
+    for path in files:
+        if splittable(path):
+            planned = plan_ranges(path)
+            if planned:
+                ranges[path] = planned
+                log.info("read %s in %s", path, plural(len(planned), "range"))
+    with pipeline() as p:
+        build_ingest(p, files, folder, lake_path, options, ranges)
+    ingest = lake_run.read_json(lake_path, f"{folder}/ingest.json")
+    again = whole_reads_needed(ingest.get("split_reads", []), options.max_rejects_in_a_row)
+    if not again:
+        return ingest
+    log.info("read again whole (its ranges cannot give what a whole read gives): %s", ", ".join(again))
+    _remove_staging(lake_path, folder)
+    with pipeline() as p:
+        build_ingest(p, files, folder, lake_path, options, {k: v for k, v in ranges.items() if k not in again})
+    return lake_run.read_json(lake_path, f"{folder}/ingest.json")
 
 
 def _remove_staging(lake_path: Lake, folder: str) -> None:

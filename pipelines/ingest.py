@@ -41,6 +41,7 @@ from pitwatch.inputs.files import (
     iter_line_chunks,
     iter_parquet_chunks,
 )
+from pitwatch.inputs.ranges import FileRange
 from pitwatch.lake import Lake
 from pitwatch.pipelines import progress
 from pitwatch.pipelines.coders import pack, unpack
@@ -193,11 +194,15 @@ class ReadAndDecode(WithoutCyclicGC):
         self.chunk_lines, self.config, self.max_rejects = chunk_lines, config, max_rejects
 
     def process(self, element):
-        """``element``: a path, or a list of small files' paths (:func:`input_groups`), whose plain
+        """``element``: a path, a list of small files' paths (:func:`input_groups`), whose plain
         lines are decoded together (:class:`pitwatch.inputs.files.JoinedLines`): a file of one line must
-        not cost a columnar pass, a staged file and a replay read of its own."""
+        not cost a columnar pass, a staged file and a replay read of its own; or a range of a large
+        file (:class:`pitwatch.inputs.ranges.FileRange`)."""
         if isinstance(element, str):
             yield from self._file(element)
+            return
+        if isinstance(element, FileRange):
+            yield from self._range(element)
             return
 
         decode = DecodeChunk(self.config)
@@ -248,6 +253,47 @@ class ReadAndDecode(WithoutCyclicGC):
         finally:
             chunks.close()
 
+    def _range(self, r: FileRange):
+        """A range of a large file, decoded as a whole read decodes its lines; then its report for
+        :func:`pitwatch.inputs.ranges.whole_reads_needed` (``split_reads``): whether its bytes were
+        the launcher's, and its rows of rejected lines at its start and end.  A row reaching
+        ``max_rejects`` within the range stops it (the file is read again whole)."""
+        from pitwatch.inputs.ranges import RangeBlocks, read_range
+
+        if r.fingerprint is not None:           # the launcher's read of the whole file: its digest
+            yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"inputs": [r.fingerprint]})
+        data = read_range(r)
+        if data is None:
+            yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"split_reads": [[r.path, r.index, r.count, "changed",
+                                                                          0, 0, False]]})
+            return
+        decode = DecodeChunk(self.config)
+        leading = trailing = 0
+        accepted = False
+        status = "read"
+        for items in iter_jsonl_chunks(r.path, self.chunk_lines, source=RangeBlocks(data), first_line=r.first_line):
+            outputs = list(decode.process((r.path, "jsonl", items)))
+            yield from outputs
+            rejected = _rejected_lines(outputs)
+            if not rejected:
+                accepted, trailing = True, 0
+                continue
+            for number in _line_numbers(items):
+                if number not in rejected:
+                    accepted, trailing = True, 0
+                    continue
+                trailing += 1
+                leading += not accepted
+                if self.max_rejects and trailing >= self.max_rejects:
+                    status = "tripped"
+                    break
+            if status != "read":
+                break
+        progress.step_log().debug("read %s: range %d of %d (bytes %d to %d)", r.path, r.index + 1, r.count,
+                                  r.start, r.end)
+        yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"split_reads": [[r.path, r.index, r.count, status, leading,
+                                                                      trailing, not accepted]]})
+
     def _file(self, path: str):
         decode = DecodeChunk(self.config)
         reader = ReadChunks(self.chunk_lines)
@@ -260,9 +306,8 @@ class ReadAndDecode(WithoutCyclicGC):
                 if kind in ("damage", "read") or not self.max_rejects:
                     yield from outputs
                     continue
-                rejected = {r["line"] for out in outputs if getattr(out, "tag", None) == TAG_REJECTS
-                            for r in out.value}
-                numbers = items.line_numbers().tolist() if isinstance(items, LineBlock) else [n for n, _ in items]
+                rejected = _rejected_lines(outputs)
+                numbers = _line_numbers(items)
                 stop = None
                 for i, number in enumerate(numbers):
                     streak = streak + 1 if number in rejected else 0
@@ -294,23 +339,39 @@ class ReadAndDecode(WithoutCyclicGC):
             chunks.close()
 
 
+def _rejected_lines(outputs: list) -> set:
+    return {r["line"] for out in outputs if getattr(out, "tag", None) == TAG_REJECTS for r in out.value}
+
+
+def _line_numbers(items) -> list[int]:
+    return items.line_numbers().tolist() if isinstance(items, LineBlock) else [n for n, _ in items]
+
+
 SMALL_FILE = 256 << 10      # stored bytes: a file smaller is read with others (ReadAndDecode)
 GROUP_BYTES = 4 << 20       # stored bytes of a group of small files
 GROUP_FILES = 1000
 JOINED_BYTES = 4 << 20      # lines of small files decoded in one pass: at most a chunk's lines, about these bytes
 
 
-def input_groups(files: list[str]) -> list:
+def input_groups(files: list[str], ranges: dict | None = None) -> list:
     """The elements ingest reads: each file of ``SMALL_FILE`` bytes or more (or remote) alone, the
     others in groups of consecutive files (``GROUP_BYTES``, at most ``GROUP_FILES`` files), so that
-    a night of many small files costs a few decodes, staged files and replay reads, not one each.
-    In the order of ``files`` (sorted): a group's rejected lines are in (file, line) order."""
+    a night of many small files costs a few decodes, staged files and replay reads, not one each;
+    a file the launcher split (``ranges``: path → its :class:`pitwatch.inputs.ranges.FileRange` s)
+    as its ranges.  In the order of ``files`` (sorted): a group's rejected lines are in (file, line) order."""
     import os
 
     out: list = []
     group: list[str] = []
     size = 0
+    ranges = ranges or {}
     for path in files:
+        if path in ranges:
+            if group:
+                out.append(group)
+                group, size = [], 0
+            out.extend(ranges[path])
+            continue
         try:
             stored = os.path.getsize(path) if "://" not in path else SMALL_FILE
         except OSError:

@@ -141,8 +141,12 @@ class RecordIngest(beam.DoFn):
         yield totals
 
 
-def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: Lake, options: IngestOptions) -> None:
-    paths = p | "ListInputs" >> beam.Create(input_groups(files))   # a path, or a group of small files' paths
+def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: Lake, options: IngestOptions,
+                 ranges: dict | None = None) -> None:
+    """``ranges``: the large files the launcher split (:func:`pitwatch.inputs.ranges.plan_ranges`),
+    read a range per element."""
+    # a path, a group of small files' paths, or a range of a large file
+    paths = p | "ListInputs" >> beam.Create(input_groups(files, ranges))
     # each file's SHA-256 and size come with its counts, from the read that read it (ReadChunks):
     # of exactly the bytes the run read, never a second read of the file
     decoded = (
