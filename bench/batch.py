@@ -168,7 +168,7 @@ import json, time, gc
 from collections import defaultdict
 import pyarrow as pa
 from pitwatch.inputs.files import expand_inputs
-from pitwatch.pipelines.ingest import DecodeChunk, ReadChunks, deduplicate
+from pitwatch.pipelines.ingest import DecodeChunk, ReadChunks, deduplicate, split_by_key
 from pitwatch.pipelines.replay import replay_table, rows_and_events, split_by_day, finding_rows
 from pitwatch.lake import Lake, parquet as lakelib
 from pitwatch.schemas.arrow import FINDINGS, ROUNDS, PACKS, drop_empty_columns, rows_to_table
@@ -183,8 +183,9 @@ read, decode = ReadChunks(20000), DecodeChunk(cfg)
 for f in files:
     for chunk in read.process(f):
         for out in decode.process(chunk):
-            if isinstance(out, tuple):
-                by_table[out[0]].append(out[1])
+            if isinstance(out, pa.Table):      # a chunk's events: every table's
+                for table_id, rows in split_by_key(out, "table_id"):
+                    by_table[table_id].append(rows)
 read_decode = time.perf_counter() - t
 t = time.perf_counter()
 tables = {{k: drop_empty_columns(deduplicate(v, frozenset()).events) for k, v in by_table.items()}}

@@ -337,9 +337,9 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
                                    input_files=lake_run.input_files_by_day(ingest))
         lake_run.announce(lake_path, plans, night, staged_days)
         plans = lake_run.replay_days(plans, lake_path, meta, ingest_options, registry.registry, pipeline)
-        lake_run.commit_pipeline(pipeline, lake_path, meta, f"{folder}/ingest.json",
-                                 [plan.result_path for plan in plans], [plan.replay_day for plan in plans],
-                                 tuple(plan.replay_day for plan in plans if plan.repeats_only))
+        lake_run.commit_run(lake_path, meta, f"{folder}/ingest.json", [plan.result_path for plan in plans],
+                            [plan.replay_day for plan in plans],
+                            tuple(plan.replay_day for plan in plans if plan.repeats_only))
         return dataclasses.replace(read_summary(lake_path, run_id, started, plans), registry=registry.said,
                                    refused=refused)
     except BaseException as exc:

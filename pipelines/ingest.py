@@ -44,7 +44,7 @@ from pitwatch.inputs.files import (
 from pitwatch.inputs.ranges import FileRange
 from pitwatch.lake import Lake
 from pitwatch.pipelines import progress
-from pitwatch.pipelines.coders import pack, unpack
+from pitwatch.pipelines.coders import unpack
 from pitwatch.schemas.arrow import EVENTS, concat_conformed, drop_empty_columns
 from pitwatch.schemas.columnar import decode_block, decode_joined
 from pitwatch.schemas.decode import (
@@ -403,9 +403,15 @@ def rejects_in_a_row(path: str, line: int, count: int) -> Damage:
 
 
 class DecodeChunk(WithoutCyclicGC):
-    """A chunk → per-table event tables (main), rejects, ids, seqs, counts.
+    """A chunk → its events (main: one Arrow table, every table's rows), rejects, counts.
 
-    Tables travel packed (:mod:`pitwatch.pipelines.coders`): compressed Arrow IPC bytes.
+    The events go to :class:`pitwatch.pipelines.staging.StageEvents`, the next step of the same
+    worker (Beam fuses the two: nothing crosses a process), which stages them by gaming day.  Until
+    issue 40 they came split by table and packed (compressed Arrow IPC), unpacked at once by the
+    stager, and one staged file a table, a chunk and a day (2,034 small files for a day's one file
+    of 1.45M events); and this step built the events' ids and seq arrivals too, which nobody read
+    (each day's replay takes them from its staged files: ``ReadDaySource``).  Those were 31 % and
+    ~40 % of ingest's CPU.
     """
 
     def __init__(self, config: GamingDayConfig):
@@ -454,12 +460,7 @@ class DecodeChunk(WithoutCyclicGC):
         parts = [t for t in (fast_events, rows_to_events_table(rows) if rows else None) if t is not None and t.num_rows]
         events = (pa.concat_tables(parts) if len(parts) > 1 else parts[0]) if parts else None
         if events is not None:
-            for table_id, rows in split_by_key(events, "table_id"):
-                yield table_id, pack(drop_empty_columns(rows))
-        for bucket, ids in split_by_key(id_table(events, rejects), "bucket"):
-            yield beam.pvalue.TaggedOutput(TAG_IDS, (bucket, pack(ids.drop_columns(["bucket"]))))
-        for device_id, seqs in split_by_key(arrival_table(events, rejects), "device_id"):
-            yield beam.pvalue.TaggedOutput(TAG_SEQS, (device_id, pack(seqs.drop_columns(["device_id"]))))
+            yield drop_empty_columns(events)
         if rejects:
             yield beam.pvalue.TaggedOutput(TAG_REJECTS, rejects)
         yield beam.pvalue.TaggedOutput(TAG_COUNTS, {"read": len(items), "rejected": len(rejects)})

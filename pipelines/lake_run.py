@@ -12,7 +12,7 @@ from the first day it changed, and commits everything at once.
    (:func:`replay_days`; a day where only the carried pack index differs gets the cross-pack
    repeat check alone: :mod:`pitwatch.pipelines.late_repeats`).  A run replaying more than its night says
    so first (:func:`announce`).
-4. **Commit** (:class:`CommitRun`, a pipeline step, so any runner runs it): when the counts
+4. **Commit** (:func:`commit_run`, in the launcher once the pipelines have ended): when the counts
    reconcile, the run's intent (one chained ``runs`` record naming every commit it is about to
    make: :func:`pitwatch.lake.delta.intended_commits`, ``docs/verify.md`` "Intents"), each table's
    files in one Delta transaction (:mod:`pitwatch.lake.delta`: a replayed day's earlier files removed
@@ -28,8 +28,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-
-import apache_beam as beam
 
 from pitwatch.lake import Lake, delta, runs, state
 from pitwatch.lake.versions import pinned_versions
@@ -58,7 +56,7 @@ class Night:
 def remove_leftovers(lake_path: Lake) -> list[str]:
     """Remove the files of runs that never committed them (killed, failed) and their staging.
     (Files a run killed *during* its commit did commit are no part of the versions readers read
-    and are removed from the tables by the next commit: :class:`CommitRun`.)  ``runs`` under its
+    and are removed from the tables by the next commit: :func:`commit_run`.)  ``runs`` under its
     append lock: the watcher appends its records without the lake's lock, each a record file
     written and then committed, and a file between the two is no leftover (the other tables
     outside it: the watcher's records wait on that lock)."""
@@ -330,55 +328,46 @@ def _log_day(day: str, result: dict) -> None:
     log.info("gaming day %s replayed: %s", day, ", ".join(f"{name} {plural(rows[name], 'row')}" for name in order))
 
 
-class CommitRun(beam.DoFn):
-    """The run's last step: reconcile its counts, record its intent, commit every table, then its
-    ``runs`` record."""
+def commit_run(lake_path: Lake, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
+               repeats_only: tuple = ()) -> dict:
+    """The run's last step, in the launcher once its pipelines have ended (not a pipeline of one
+    element: on a cluster that is one more job launched, on the embedded runner one more start of
+    its workers): reconcile its counts, record its intent, commit every table, then its ``runs``
+    record, which it returns.  ``days``: the days replayed; ``repeats_only``: those whose findings
+    and state only were rewritten (:mod:`pitwatch.pipelines.late_repeats`)."""
+    from pitwatch.pipelines.late_repeats import TABLES
 
-    def __init__(self, lake_path: Lake, meta: dict, ingest_path: str, result_paths: list[str], days: list[str],
-                 repeats_only: tuple = ()):
-        self.lake_path = lake_path
-        self.meta = meta
-        self.ingest_path = ingest_path
-        self.result_paths = result_paths
-        self.days = days
-        self.repeats_only = frozenset(repeats_only)   # days whose findings and state only were rewritten
+    def days_of(name: str) -> list[str]:    # the days whose earlier files of table ``name`` the commit replaces
+        return [d for d in days if d not in repeats_only or name in TABLES]
 
-    def days_of(self, name: str) -> list[str]:
-        """The days whose earlier files of table ``name`` the commit replaces."""
-        from pitwatch.pipelines.late_repeats import TABLES
-
-        return [d for d in self.days if d not in self.repeats_only or name in TABLES]
-
-    def process(self, _):
-        totals = run_totals(read_json(self.lake_path, self.ingest_path),
-                            [read_json(self.lake_path, p) for p in self.result_paths], self.days)
-        record = runs.finished_run_record(self.meta, totals)
-        if record["status"] == "succeeded":
-            versions = {}
-            files = [delta.DataFile(**f) for f in totals["files"]]
-            commits = {}            # table -> the arguments of its commit
-            for name in DATA_TABLES:
-                mine = [f for f in files if f.table == name]
-                if not mine and not delta.is_table(self.lake_path, name) and name != state.TABLE:
-                    continue
-                if name == "rules" and not mine:     # no day replayed whole: the catalogue stands
-                    versions[name] = self.meta["pinned"].get(name, delta.current_version(self.lake_path, name))
-                    continue
-                kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
-                commits[name] = ((self.lake_path, name, mine, None if name == "rules" else self.days_of(name)),
-                                 {"run_id": self.meta["run_id"], "fence_at_start": self.meta["fences"].get(name, 0),
-                                  "replace_all": name == "rules", "keep_only": self.meta["pinned"].get(name), **kwargs})
-            # the intent first, chained: every commit below, so that verify tells a commit of this
-            # run killed half way (a leftover) from one made in its name (docs/verify.md, "Intents")
-            runs.write_intent_record(self.lake_path, self.meta, [
-                c for args, kwargs in commits.values() for c in delta.intended_commits(*args, **kwargs)])
-            for name, (args, kwargs) in commits.items():
-                versions[name] = delta.commit_replays(*args, **kwargs)
-            record["table_versions"] = json.dumps(versions, sort_keys=True)
-            runs.write_run_record(self.lake_path, record, written=files)   # chained with the files' hashes
-        else:
-            runs.write_run_record(self.lake_path, record)
-        yield record
+    totals = run_totals(read_json(lake_path, ingest_path), [read_json(lake_path, p) for p in result_paths], days)
+    record = runs.finished_run_record(meta, totals)
+    if record["status"] != "succeeded":
+        runs.write_run_record(lake_path, record)
+        return record
+    versions = {}
+    files = [delta.DataFile(**f) for f in totals["files"]]
+    commits = {}            # table -> the arguments of its commit
+    for name in DATA_TABLES:
+        mine = [f for f in files if f.table == name]
+        if not mine and not delta.is_table(lake_path, name) and name != state.TABLE:
+            continue
+        if name == "rules" and not mine:     # no day replayed whole: the catalogue stands
+            versions[name] = meta["pinned"].get(name, delta.current_version(lake_path, name))
+            continue
+        kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
+        commits[name] = ((lake_path, name, mine, None if name == "rules" else days_of(name)),
+                         {"run_id": meta["run_id"], "fence_at_start": meta["fences"].get(name, 0),
+                          "replace_all": name == "rules", "keep_only": meta["pinned"].get(name), **kwargs})
+    # the intent first, chained: every commit below, so that verify tells a commit of this
+    # run killed half way (a leftover) from one made in its name (docs/verify.md, "Intents")
+    runs.write_intent_record(lake_path, meta, [
+        c for args, kwargs in commits.values() for c in delta.intended_commits(*args, **kwargs)])
+    for name, (args, kwargs) in commits.items():
+        versions[name] = delta.commit_replays(*args, **kwargs)
+    record["table_versions"] = json.dumps(versions, sort_keys=True)
+    runs.write_run_record(lake_path, record, written=files)   # chained with the files' hashes
+    return record
 
 
 def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
@@ -391,14 +380,6 @@ def run_totals(ingest: dict, days: list[dict], replayed: list[str]) -> dict:
             out[k] = out.get(k, [] if isinstance(v, list) else 0) + v
     out["replayed_days"] = replayed
     return out
-
-
-def commit_pipeline(pipeline, lake_path: Lake, meta: dict, ingest_path: str, results: list[str], days: list[str],
-                    repeats_only: tuple = ()):
-    with pipeline() as p:
-        (p | "Commit" >> beam.Create([None])
-         | "CommitRun" >> beam.ParDo(CommitRun(lake_path, meta, ingest_path, results, days, repeats_only)))
-
 
 
 def announce(lake_path: Lake, plans: list[DayPlan], night: Night | None, staged_days: list[str]) -> str | None:

@@ -76,20 +76,18 @@ class MergeCounts(beam.CombineFn):
 
 
 class StageEvents(WithoutCyclicGC):
-    """(table_id, packed events) → one staged file per gaming day of them."""
+    """A chunk's events (every table's) → one staged file per gaming day of them."""
 
     def __init__(self, folder: str, lake_path: Lake):
         self.folder = folder
         self.lake_path = lake_path
 
-    def process(self, kv):
-        table_id, packed = kv
-        table = coders.unpack(packed)
+    def process(self, table: pa.Table):
         fs = self.lake_path.fs
         days = table.column("gaming_day")
         for day in pc.unique(days).to_pylist():
             rows = table.filter(pc.equal(days, pa.scalar(day, days.type)))
-            name = _name(table_id, rows.column("file")[0].as_py(), rows.column("line")[0].as_py(), day)
+            name = _name(rows.column("file")[0].as_py(), rows.column("line")[0].as_py(), day)
             path = f"{self.folder}/events/gaming_day={day.isoformat()}/{name}.parquet"
             fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
             with fs.open_output_stream(path) as out:
@@ -98,13 +96,13 @@ class StageEvents(WithoutCyclicGC):
             yield {"staged": [[day.isoformat(), path, rows.num_rows, files]]}
 
 
-def _name(table_id: str, file: str, line, day) -> str:
+def _name(file: str, line, day) -> str:
     """A staged file's name from what is in it (its first row's file and line), never random: the
     day's replay reads the staged files in name order, so a rerun reads them in the same order
     and decides every tie alike (byte-identical output)."""
     import hashlib
 
-    return hashlib.sha256(f"{table_id}\0{file}\0{line}\0{day}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{file}\0{line}\0{day}".encode()).hexdigest()[:32]
 
 
 class StageRejects(beam.DoFn):
@@ -121,7 +119,7 @@ class StageRejects(beam.DoFn):
         facts = facts_of_reject(rows[0]) if len(rows) == 1 else None
         day = facts_day(facts) if facts is not None else None
         folder = f"{self.folder}/rejects" + (f"/gaming_day={day}" if day else "")
-        path = f"{folder}/{_name('', rows[0]['file'], rows[0]['line'], None)}.parquet"
+        path = f"{folder}/{_name(rows[0]['file'], rows[0]['line'], None)}.parquet"
         fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with fs.open_output_stream(path) as out:
             pq.write_table(pa.Table.from_pylist(rows, schema=REJECT_ROWS), out)
@@ -153,7 +151,7 @@ def build_ingest(p: beam.Pipeline, files: list[str], folder: str, lake_path: Lak
         paths
         | "ReadDecodeChunks" >> beam.ParDo(ReadAndDecode(options.chunk_lines, options.gaming_day,
                                                          options.max_rejects_in_a_row)).with_outputs(
-            TAG_REJECTS, TAG_IDS, TAG_SEQS, TAG_COUNTS, main="events")
+            TAG_REJECTS, TAG_COUNTS, main="events")
     )
     staged = decoded.events | "StageEvents" >> beam.ParDo(StageEvents(folder, lake_path))
     rejects = decoded[TAG_REJECTS] | "StageRejects" >> beam.ParDo(StageRejects(folder, lake_path))

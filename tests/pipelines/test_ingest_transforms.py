@@ -10,11 +10,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline as BeamTestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pitwatch.pipelines.coders import unpack
 from pitwatch.pipelines.ingest import (
     REJECTED_KEY,
     TAG_COUNTS,
-    TAG_IDS,
     TAG_REJECTS,
     DecodeChunk,
     FindConflictingIds,
@@ -32,13 +30,13 @@ def _chunk(lines, path="f.jsonl"):
 
 
 @pytest.mark.slow
-def test_decode_chunk_splits_events_by_table_and_tags_rejects_and_counts():
+def test_decode_chunk_gives_the_chunks_events_as_one_table_and_tags_rejects_and_counts():
     lines = [line(seq=1), line(seq=2, table_id="BAC-08"), line(seq=3, card="Zz"), "not json"]
     with BeamTestPipeline(options=OPTIONS) as p:
         out = (p | beam.Create([_chunk(lines)])
-               | beam.ParDo(DecodeChunk(GamingDayConfig())).with_outputs(TAG_REJECTS, TAG_COUNTS, TAG_IDS, main="events"))
-        assert_that(out.events | beam.Map(lambda kv: (kv[0], unpack(kv[1]).num_rows)),
-                    equal_to([("BAC-07", 1), ("BAC-08", 1)]), label="events")
+               | beam.ParDo(DecodeChunk(GamingDayConfig())).with_outputs(TAG_REJECTS, TAG_COUNTS, main="events"))
+        assert_that(out.events | beam.Map(lambda t: (t.column("table_id").to_pylist(), t.column("line").to_pylist())),
+                    equal_to([(["BAC-07", "BAC-08"], [1, 2])]), label="events")
         assert_that(out[TAG_REJECTS] | beam.FlatMap(lambda rows: [(r["line"], r["reason"][:14]) for r in rows]),
                     equal_to([(3, "field 'card' i"), (4, "not valid JSON")]), label="rejects")
         assert_that(out[TAG_COUNTS], equal_to([{"read": 4, "rejected": 2}]), label="counts")

@@ -195,14 +195,13 @@ def test_a_gzip_bomb_is_read_in_flat_memory_and_stops_after_the_rejects_in_a_row
 
 def _decoded(outputs) -> tuple[list, list, dict]:
     """Events (as row dicts), reject rows and counts of what ReadAndDecode yields."""
-    from pitwatch.pipelines.coders import unpack
     from pitwatch.pipelines.ingest import TAG_COUNTS, TAG_REJECTS
 
     events, rejects, counts = [], [], {}
     for out in outputs:
         tag = getattr(out, "tag", None)
         if tag is None:
-            events += [{k: v for k, v in row.items() if v is not None} for row in unpack(out[1]).to_pylist()]
+            events += [{k: v for k, v in row.items() if v is not None} for row in out.to_pylist()]
         elif tag == TAG_REJECTS:
             rejects += out.value
         elif tag == TAG_COUNTS:

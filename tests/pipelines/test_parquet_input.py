@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pitwatch.inputs.files import Damage, iter_parquet_chunks
-from pitwatch.pipelines.coders import unpack
 from pitwatch.pipelines.ingest import TAG_REJECTS, DecodeChunk
 from pitwatch.schemas.decode import GamingDayConfig, Reject, decode_line
 from pitwatch.schemas.events import datetime_to_micros
@@ -39,7 +38,7 @@ def decode_parquet(path) -> dict[int, tuple]:
                 if item.tag == TAG_REJECTS:
                     out.update({r["line"]: ("reject", r["reason"]) for r in item.value})
                 continue
-            out.update({r["line"]: ("accept", r) for r in unpack(item[1]).to_pylist()})
+            out.update({r["line"]: ("accept", r) for r in item.to_pylist()})
     return out
 
 

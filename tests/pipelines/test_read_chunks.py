@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pitwatch.inputs.files import LineBlock, iter_jsonl_chunks, iter_line_chunks
-from pitwatch.pipelines.coders import unpack
 from pitwatch.pipelines.ingest import DecodeChunk, ReadChunks
 from pitwatch.schemas.decode import GamingDayConfig
 from tests.conftest import line
@@ -73,4 +72,4 @@ def test_a_block_decodes_as_its_lines_do(tmp_path, bad):
     assert as_block == outputs((str(path), "jsonl", [(i + 1, s.encode()) for i, s in enumerate(lines)]))
     rejected = [r["line"] for tag, rows in as_block if tag == "rejects" for r in rows]
     assert rejected == ([] if bad is None else [bad + 1])
-    assert sum(len(unpack(value[1])) for tag, value in as_block if tag == "events") == 5 - len(rejected)
+    assert sum(value.num_rows for tag, value in as_block if tag == "events") == 5 - len(rejected)

@@ -12,7 +12,6 @@ import datetime as _dt
 from apache_beam.pvalue import TaggedOutput
 
 from pitwatch.inputs.files import LineBlock
-from pitwatch.pipelines.coders import unpack
 from pitwatch.pipelines.ingest import TAG_COUNTS, TAG_REJECTS, DecodeChunk
 from pitwatch.schemas.arrow import EVENTS
 from pitwatch.schemas.decode import Reject, decode_line
@@ -51,9 +50,7 @@ def columnar(lines: list[bytes], config, kind: str = "jsonl") -> dict[int, tuple
             elif item.tag == TAG_COUNTS:
                 counts.append(item.value)
             continue
-        _table_id, packed = item
-        table = unpack(packed)
-        for row in table.to_pylist():
+        for row in item.to_pylist():     # the chunk's events, one Arrow table
             assert row["line"] not in out
             out[row["line"]] = ("accept", _as_event_row(row))
     assert counts == [{"read": len(lines), "rejected": sum(v[0] == "reject" for v in out.values())}]
