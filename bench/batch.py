@@ -139,7 +139,9 @@ def child(code: str, checkout: Path = ROOT) -> dict:
     process's peak memory: the largest sum of the RSS of it and its descendants (Beam's
     worker processes), sampled every 0.5 s, or its own max RSS if larger."""
     python = sys.executable if checkout == ROOT else str(checkout / ".venv" / "bin" / "python")
-    out = subprocess.run([python, "-c", _PEAK + code], cwd=checkout, check=True, capture_output=True, text=True)
+    out = subprocess.run([python, "-c", _PEAK + code], cwd=checkout, capture_output=True, text=True)
+    if out.returncode:      # what it said last: a failed run's own error, not only its exit status
+        sys.exit(f"the measured process ({python}) ended with {out.returncode}:\n" + "\n".join(out.stderr.splitlines()[-25:]))
     result = json.loads(out.stdout.strip().splitlines()[-1])
     peak = [l for l in out.stderr.splitlines() if l.startswith("PEAK_KB ")][-1]
     result["max_rss_mb"] = int(peak.split()[1]) / 1024

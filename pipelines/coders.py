@@ -14,12 +14,45 @@ an event less for the round trip) but ships ~70 bytes an event against ~38,
 and on the embedded runner every byte between steps crosses the runner
 process over gRPC (measured: ~2 s for the ~170 MB of a day's events into
 the writer), serially, where the packing runs in parallel in the workers.
+
+The replayed events, the bulk of a day, do not travel at all: each table's
+are written by the step that replayed them to a file of the run's staging
+folder (:func:`spill`), and only a :class:`Spilled` reference crosses to the
+writer, which reads them back one table at a time.  The embedded runner
+holds a grouping's elements in memory until they are read: with the day's
+events in it, a day of 11.8M events held 4.4 GB in the runner and 3.95 GB
+in the one worker writing them (``bench/README.md``, "Memory").
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pyarrow as pa
 
+from pitwatch.lake import Lake
+
 _OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd")
+_SPILL_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")   # written and read once, on the same disk: speed
+
+
+@dataclasses.dataclass(frozen=True)
+class Spilled:
+    """A table written to a file (:func:`spill`) rather than shipped between steps: where it is,
+    and its schema metadata (what :func:`peek` answers without reading it)."""
+
+    lake: Lake
+    path: str
+    metadata: dict
+
+
+def spill(lake: Lake, path: str, table: pa.Table) -> Spilled:
+    """Write ``table`` to ``path`` on the lake's file system (an Arrow IPC file), for :func:`unpack`.
+    The same ``path`` written again (a retried bundle) is overwritten with the same rows."""
+    fs = lake.fs
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    with fs.open_output_stream(path) as out, pa.ipc.new_file(out, table.schema, options=_SPILL_OPTIONS) as writer:
+        writer.write_table(table)
+    return Spilled(lake, path, dict(table.schema.metadata or {}))
 
 
 def pack(table: pa.Table) -> bytes:
@@ -31,19 +64,24 @@ def pack(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def unpack(data: bytes | pa.Table | None) -> pa.Table | None:
-    """A packed table back (a table or None passes through)."""
+def unpack(data: bytes | Spilled | pa.Table | None) -> pa.Table | None:
+    """A packed or spilled table back (a table or None passes through)."""
     if data is None or isinstance(data, pa.Table):
         return data
+    if isinstance(data, Spilled):
+        with data.lake.fs.open_input_file(data.path) as f:
+            return pa.ipc.open_file(f).read_all()
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
-def peek(data: bytes | pa.Table | None) -> dict | None:
-    """A packed table's schema metadata, read without unpacking its rows."""
+def peek(data: bytes | Spilled | pa.Table | None) -> dict | None:
+    """A packed or spilled table's schema metadata, read without unpacking its rows."""
     if data is None:
         return None
     if isinstance(data, pa.Table):
         return data.schema.metadata
+    if isinstance(data, Spilled):
+        return data.metadata
     return pa.ipc.open_stream(pa.py_buffer(data)).schema.metadata
 
 

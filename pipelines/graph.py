@@ -67,7 +67,7 @@ from pitwatch.pipelines.replay import (
     ReplayDeviceSeq,
     ReplayTable,
 )
-from pitwatch.pipelines.staging import REJECT_ROWS, REJECTS_FILE, MergeCounts, ReadDaySource, write_rejects
+from pitwatch.pipelines.staging import REJECT_ROWS, REJECTS_FILE, MergeCounts, ReadDaySource, staging_dir, write_rejects
 from pitwatch.schemas.arrow import rows_to_table
 from pitwatch.wording import plural
 
@@ -222,7 +222,8 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: Lake, run_meta: d
     replayed = (
         _with_prior_state(p, "Table", decoded.events, "events", lake_path, plan, "tables", "table_id")
         | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, not plan.close_at_end, devices, plan.run_files,
-                                                   RecordedDigests(lake_path, digests)),
+                                                   RecordedDigests(lake_path, digests),
+                                                   (lake_path, f"{staging_dir(lake_path, plan.run_id)}/replayed")),
                                        beam.pvalue.AsList(conflict_ids))
         .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
                       TAG_EVENTS, TAG_DAYS, main="partitions")
@@ -302,8 +303,6 @@ def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: Lake, run_meta: d
 def run_digests(lake_path: Lake, run_id: str, run_files: frozenset) -> dict:
     """Each of the run's input files → the digest its read recorded (``{"sha256", "bytes"}``, from the
     run's ingest totals; ``{}`` when there are none to read)."""
-    from pitwatch.pipelines.staging import staging_dir
-
     fs = lake_path.fs
     try:
         with fs.open_input_stream(f"{staging_dir(lake_path, run_id)}/ingest.json") as f:

@@ -32,7 +32,7 @@ from pitwatch.engine.driver import SEQ_GAP_GAME, TableDriver, feed_order, new_se
 from pitwatch.lake import Lake
 from pitwatch.lake.parquet import sorted_piece
 from pitwatch.pipelines import progress
-from pitwatch.pipelines.coders import pack, pack_bytes, unpack, unpack_bytes
+from pitwatch.pipelines.coders import pack, pack_bytes, spill, unpack, unpack_bytes
 from pitwatch.pipelines.ingest import TAG_COUNTS, WithoutCyclicGC, deduplicate, rebuilt_event
 from pitwatch.rules.finding import gaming_day_from_config
 from pitwatch.rules.uses import use_key
@@ -44,7 +44,7 @@ TAG_CONFLICTS = "conflicts"
 TAG_PACK_CARDS = "pack_cards"
 TAG_FIRED_SEQUENCES = "fired_sequences"
 TAG_STATE = "state"
-TAG_EVENTS = "events"           # (("events", day), packed rows of one table): the bulk, grouped on its own
+TAG_EVENTS = "events"           # (("events", day), one table's rows, spilled or packed): the bulk, grouped on its own
 TAG_DAYS = "days"               # each gaming day a table's events fall on
 
 
@@ -206,7 +206,8 @@ def _last_dealer_type(in_order: list) -> str | None:
 class ReplayTable(WithoutCyclicGC):
     """(table_id, {"events": [packed event tables], "state": [prior JSON state]}) → the table's outputs."""
 
-    def __init__(self, gaming_day_config, nightly: bool = False, devices=None, run_files=None, digests=None):
+    def __init__(self, gaming_day_config, nightly: bool = False, devices=None, run_files=None, digests=None,
+                 spill_to: tuple[Lake, str] | None = None):
         self.gaming_day_config = gaming_day_config
         self.nightly = nightly
         self.devices = devices      # pitwatch.inputs.devices.DeviceRegistry or None
@@ -215,6 +216,8 @@ class ReplayTable(WithoutCyclicGC):
         self.run_files = None if run_files is None else pa.array(sorted(run_files), pa.string())
         self._conflicts_cache: frozenset | None = None
         self.digests = digests      # pitwatch.pipelines.ingest.RecordedDigests: a file's lines are read again only if unchanged
+        # (lake, folder): each table's replayed events are written there, not shipped (pitwatch.pipelines.coders.spill)
+        self.spill_to = spill_to
 
     def _conflicts(self, conflict_ids) -> frozenset:
         if self._conflicts_cache is None:
@@ -252,7 +255,7 @@ class ReplayTable(WithoutCyclicGC):
                 yield beam.pvalue.TaggedOutput(TAG_DAYS, key[1])
                 # in the writer's order, sorted here (in parallel) if sorted_for_writer did not (lake.sorted_piece)
                 piece = sorted_piece("events", drop_empty_columns(rows), presorted=presorted)
-                yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, pack(piece)))
+                yield beam.pvalue.TaggedOutput(TAG_EVENTS, (key, self._ship(table_id, key[1], piece)))
         rows = replay.take_rows()
         sequences = rows.sequences
         if sequences:   # one JSON blob per table (a million small objects would be slow to ship),
@@ -274,6 +277,17 @@ class ReplayTable(WithoutCyclicGC):
         progress.step_log().debug(      # --verbose; the day's line sums them up
             "replayed %s (%s): %s, %s", table_id, replay.game or "no game",
             plural(len(events), "event"), plural(len(findings), "finding"))
+
+    def _ship(self, table_id: str, day, piece: pa.Table):
+        """A table's events of one day as they go to the writer: spilled to a file named after the
+        table and the day (a retried bundle writes the same file again), or packed."""
+        if self.spill_to is None:
+            return pack(piece)
+        import hashlib
+
+        lake_path, folder = self.spill_to
+        name = hashlib.sha256(f"{table_id}\0{day}".encode()).hexdigest()[:32]
+        return spill(lake_path, f"{folder}/gaming_day={day}/{name}.arrow", piece)
 
     def _counts(self, dedup, refused=()) -> dict:
         """Accepted and duplicate copies, the run's apart from the ones the lake held (``carried``:
