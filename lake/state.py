@@ -24,8 +24,10 @@ rebuild from.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pitwatch.lake import Lake, delta
@@ -67,10 +69,34 @@ def _unrow(r: dict) -> dict:
     return {"table_id": r["key"], "pack_id": r["pack_id"], "first_ts": r["first_ts"], "record": r["payload"]}
 
 
-def write_state_file(lake_path: Lake, day: str, run_id: str, kind: str, rows: list[dict]):
-    """One kind of day ``day``'s state as a data file of the state table (not committed)."""
-    rows = sorted((_row(kind, r) for r in rows), key=lambda r: (r["key"], r.get("pack_id") or ""))
-    table = pa.Table.from_pylist(rows, schema=_FILE)
+def state_table(kind: str, rows: Iterable[dict], tables: Iterable[pa.Table] = (), chunk: int = 10_000) -> pa.Table:
+    """Rows of one ``kind`` (old-style dicts, turned into columns ``chunk`` at a time: a week of a
+    floor's packs is hundreds of megabytes of records) and tables of them already turned, as one
+    state file's table, in its order: by key, then pack."""
+    parts, batch = list(tables), []
+    for r in rows:
+        batch.append(_row(kind, r))
+        if len(batch) == chunk:
+            parts.append(pa.Table.from_pylist(batch, schema=_FILE))
+            batch = []
+    parts.append(pa.Table.from_pylist(batch, schema=_FILE))
+    table = pa.concat_tables(parts)
+    if table.num_rows < 2:
+        return table
+    # a kind's rows all have a pack (pack_cards) or none have one (tables, devices): nulls never meet values
+    return table.take(pc.sort_indices(table, sort_keys=[("key", "ascending"), ("pack_id", "ascending")]))
+
+
+def rows_of(table: pa.Table) -> list[dict]:
+    """A :func:`state_table`'s rows as old-style dicts (what :func:`read_rows` gives)."""
+    return [_unrow(r) for r in table.to_pylist()]
+
+
+def write_state_file(lake_path: Lake, day: str, run_id: str, kind: str, rows: Iterable[dict],
+                     tables: Iterable[pa.Table] = ()):
+    """One kind of day ``day``'s state as a data file of the state table (not committed): ``rows``
+    (old-style dicts) and ``tables`` (of :func:`state_table`) together."""
+    table = state_table(kind, rows, tables)
     name = lake_files.replay_file_name(day, run_id).replace(".parquet", f"-{kind}.parquet")
     return lake.write_data_file(lake_path, TABLE, day, name, table, mode=lake_files.PRIVATE_FILE_MODE)
 

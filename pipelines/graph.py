@@ -2,18 +2,19 @@
 
 ::
 
-    ListDaySources ─ ReadDaySources ─┬ events ─ (+ prior table states) ─ ReplayTables ─┐
-                                     ├ ids ─ FindConflictingIds (side input) ┘    │     │
-                                     │                     each table's events ───┤     │
-                                     │                           WriteEventPartitions ──┤
-                                     ├ seqs (+ prior device states) ─ ReplayDeviceSeqs ─┤
-                                     │        pack cards (+ prior) ─ FindRepeatedRuns ──┤
-                                     ├ (damaged files' rows) ─── FindDamagedFiles ──────┤
-                    the day's rejects files (by reference) + conflicts ─ KeyRejects ──┤
-                                     └ counts ──────────────────────────┐               │
-                                             WritePartitions (rounds, packs, findings, …) ◄┘
-                                             WriteState ◄────────────────┤
-                                                └─ RecordDay ◄───────────┘
+    ReadDayEvents ─┬ events (by table) ────────────┬─ ReplayTables ─┬ rounds, packs, findings ──────────┐
+                   ├ ids ─ FindConflictingIds ─────┘  (side input)  ├ events ─ WriteDayEvents            │
+                   │                                                ├ conflicts ─ RejectConflictingCopies ┤
+                   │                                                └ pack cards ─ FindCrossPackRepeats ──┤
+                   ├ seqs (by device) ─ FindSeqGaps ──────────────────────────────────────────────────────┤
+                   ├ damaged files' rows ─ FindDamagedFiles ──────────────────────────────────────────────┤
+                   │                       the day's rejects files (by reference) ────────────────────────┤
+                   │                                                                 WriteDayPartitions ◄─┘
+                   │                   each table's, device's and the pack index's state ─ WriteDayState
+                   └ counts ─────────────────────────── every step's counts, files ─ RecordDayTotals
+
+Each box is a composite transform (:class:`ReadDayEvents` …), tested alone in
+``tests/pipelines/test_day_transforms.py``; :func:`build_pipeline` wires them.
 
 A run (:mod:`pitwatch.pipelines.lake_run`) reads its input files once (:mod:`pitwatch.pipelines.staging`), then
 replays every gaming day from the first one it changed, in order, each with this graph:
@@ -27,10 +28,12 @@ continued from, when a later day comes).  Every file the replay writes is named 
 (``replay-<day>-<run>.parquet``, in whatever partition its rows belong to) and is committed by
 the run's last step: a replayed day replaces exactly what earlier replays of it wrote.
 
-The events, the bulk of the data, go from the replay to their own
-grouping and writer: on the embedded runner every Flatten in front of a
-grouping is one more pass of its data through a worker process, so after
-the replay the Flattens carry only small elements.
+The events, the bulk of the data, go from the replay to their own writer as
+files of the run's staging folder (:func:`pitwatch.pipelines.coders.spill`):
+only a reference per table crosses the runner, which holds a grouping's
+elements in memory; and no Flatten is in their way (on the embedded runner
+every Flatten in front of a grouping is one more pass of its data through a
+worker process).
 """
 from __future__ import annotations
 
@@ -147,9 +150,10 @@ class WriteState(beam.DoFn):
         self.plan = plan
 
     def process(self, kv):
-        name, rows = kv
+        name, items = kv       # rows (dicts), or a packed table of them (the pack index: FindRepeatedRuns)
         written = state.write_state_file(self.lake_path, self.plan.replay_day, self.plan.run_id, name,
-                                         [r for r in rows if r is not None])
+                                         [r for r in items if isinstance(r, dict)],
+                                         [coders.unpack(r) for r in items if isinstance(r, bytes)])
         yield {"state_files": [(name, written.rows)], "files": [written.to_dict()]}
 
 
@@ -178,126 +182,232 @@ class RecordDay(beam.DoFn):
         yield totals
 
 
-def _prior_state(p, lake_path: Lake, plan: DayPlan, name: str):
-    """The previous day's rows of one kind of state, as a PCollection (empty on a first day)."""
-    label = f"Prior{name.title().replace('_', '')}"
-    if not plan.prior_state:
-        return p | label >> beam.Create([])
-    files = list(plan.prior_state)
-    return (p | label >> beam.Create([None])
-            | f"Read{label}" >> beam.FlatMap(lambda _: state.read_rows(lake_path, files, name)))
-
-
-def _with_prior_state(p, what: str, rows, tag: str, lake_path: Lake, plan: DayPlan, state_file: str,
-                      key: str):
-    """``(key, {tag: [rows…], "state": [prior state…]})`` for each key of ``rows`` (and, nightly,
-    of the previous day's state file ``state_file``).
+class JoinPriorState(beam.PTransform):
+    """``(key, rows)`` → ``(key, {tag: [rows…], "state": [prior state…]})`` for each key of the rows
+    and, when the day continues another (``plan.prior_state``), of that day's ``kind`` of state
+    (``tables``, ``devices``), whose rows are keyed by ``key``.
 
     A first day has no prior state: its rows are grouped alone, which on the
     embedded runner saves a pass of all of them through a worker (the
     Flatten inside a CoGroupByKey).
     """
-    if not plan.prior_state:
-        return (rows
-                | f"Group{what}Rows" >> beam.GroupByKey()
-                | f"No{what}State" >> beam.MapTuple(lambda k, values: (k, {tag: values, "state": ()})))
-    states = (_prior_state(p, lake_path, plan, state_file)
-              | f"Key{what}States" >> beam.Map(lambda r: (r[key], r["state"])))
-    return {tag: rows, "state": states} | f"Join{what}State" >> beam.CoGroupByKey()
+
+    def __init__(self, lake_path: Lake, plan: DayPlan, tag: str, kind: str, key: str):
+        super().__init__()
+        self.lake_path, self.plan, self.tag, self.kind, self.key = lake_path, plan, tag, kind, key
+
+    def expand(self, rows):
+        tag, key = self.tag, self.key
+        if not self.plan.prior_state:
+            return (rows
+                    | "GroupRows" >> beam.GroupByKey()
+                    | "WithNoState" >> beam.MapTuple(lambda k, values: (k, {tag: values, "state": ()})))
+        lake_path, files, kind = self.lake_path, list(self.plan.prior_state), self.kind
+        states = (rows.pipeline
+                  | "ListPriorState" >> beam.Create([None])
+                  | "ReadPriorState" >> beam.FlatMap(lambda _: state.read_rows(lake_path, files, kind))
+                  | "KeyPriorState" >> beam.Map(lambda r: (r[key], r["state"])))
+        return {tag: rows, "state": states} | "JoinState" >> beam.CoGroupByKey()
+
+
+class ReadDayEvents(beam.PTransform):
+    """The day's sources (the lake's files of it, the run's staged ones) → its events keyed by
+    table (``events``), the damaged files' rows (``TAG_REJECTS``), the ids (``TAG_IDS``), the
+    ``seq`` arrivals keyed by device (``TAG_SEQS``) and counts (``TAG_COUNTS``): what the decoder
+    gives for the same rows (:class:`pitwatch.pipelines.staging.ReadDaySource`)."""
+
+    def __init__(self, lake_path: Lake, plan: DayPlan):
+        super().__init__()
+        self.lake_path, self.plan = lake_path, plan
+
+    def expand(self, p):
+        plan = self.plan
+        sources = ([("events", path, carried) for path, carried in plan.events]
+                   + [("rejects", path, carried) for path, carried in plan.rejects])
+        return (p
+                | "ListDaySources" >> beam.Create(sources)
+                | "ReadDaySources" >> beam.ParDo(ReadDaySource(self.lake_path, plan.replay_day, plan.replaced))
+                .with_outputs(TAG_REJECTS, TAG_IDS, TAG_SEQS, TAG_COUNTS, main="events"))
+
+
+class ReplayTables(beam.PTransform):
+    """``(events keyed by table, conflicting ids)`` → every table's replay
+    (:class:`pitwatch.pipelines.replay.ReplayTable`): the rounds, packs and findings partitions
+    (main), the day's events (``TAG_EVENTS``, spilled to the run's staging folder), the copies in
+    conflict, counts, the pack cards and the fired sequences, and each table's state."""
+
+    def __init__(self, lake_path: Lake, plan: DayPlan, options: IngestOptions, devices, digests: dict):
+        super().__init__()
+        self.lake_path, self.plan, self.options, self.devices, self.digests = lake_path, plan, options, devices, digests
+
+    def expand(self, inputs):
+        events, conflict_ids = inputs
+        plan, lake_path = self.plan, self.lake_path
+        step = ReplayTable(self.options.gaming_day, not plan.close_at_end, self.devices, plan.run_files,
+                           RecordedDigests(lake_path, self.digests),
+                           (lake_path, f"{staging_dir(lake_path, plan.run_id)}/replayed"))
+        return (events
+                | "WithPriorTableState" >> JoinPriorState(lake_path, plan, "events", "tables", "table_id")
+                | "ReplayTable" >> beam.ParDo(step, beam.pvalue.AsList(conflict_ids))
+                .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
+                              TAG_EVENTS, TAG_DAYS, main="partitions"))
+
+
+class FindSeqGaps(beam.PTransform):
+    """Each device's ``seq`` arrivals (keyed by device) → its ``SEQ_GAP`` findings (main) and its
+    state (``TAG_STATE``), continuing the day before's (:class:`pitwatch.pipelines.replay.ReplayDeviceSeq`)."""
+
+    def __init__(self, lake_path: Lake, plan: DayPlan, options: IngestOptions):
+        super().__init__()
+        self.lake_path, self.plan, self.options = lake_path, plan, options
+
+    def expand(self, seqs):
+        return (seqs
+                | "WithPriorDeviceState" >> JoinPriorState(self.lake_path, self.plan, "seqs", "devices", "device_id")
+                | "ReplayDeviceSeq" >> beam.ParDo(ReplayDeviceSeq(self.options.gaming_day, True))
+                .with_outputs(TAG_STATE, main="partitions"))
+
+
+class FindCrossPackRepeats(beam.PTransform):
+    """``(every table's pack cards, the fired sequences)`` → the cross-pack ``UNSHUFFLED_SEQUENCE``
+    findings (main) and the carried pack index (``TAG_STATE``), from one group of every table's
+    packs' run keys and cards (a GroupByKey, not a side input; the check runs even with none:
+    :class:`pitwatch.pipelines.replay.FindRepeatedRuns` reads the prior pack index itself)."""
+
+    def __init__(self, lake_path: Lake, plan: DayPlan, options: IngestOptions):
+        super().__init__()
+        self.lake_path, self.plan, self.options = lake_path, plan, options
+
+    def expand(self, inputs):
+        pack_cards, fired = inputs
+        return (
+            (pack_cards, pack_cards.pipeline | "NoPackCards" >> beam.Create([NO_PACK_CARDS]))
+            | "AllPackCards" >> beam.Flatten()
+            | "KeyPackCards" >> beam.Map(lambda cards: (None, cards))
+            | "GatherPackCards" >> beam.GroupByKey()
+            | "FindRepeatedRuns" >> beam.ParDo(FindRepeatedRuns(self.options.gaming_day, self.plan, self.lake_path),
+                                               beam.pvalue.AsList(fired)).with_outputs(TAG_STATE, main="partitions"))
+
+
+class RejectConflictingCopies(beam.PTransform):
+    """The copies of an event in conflict, keyed by their file → the day's reject rows of them
+    (main: ``(("rejects", day), table)``) and their counts (``counts``): the copies of earlier runs
+    quoted as the lake holds them, the run's own lines read again from their files, checked
+    against the digests the run's read recorded (:class:`pitwatch.pipelines.ingest.FetchRawLines`)."""
+
+    def __init__(self, plan: DayPlan, digests: dict):
+        super().__init__()
+        self.plan, self.digests = plan, digests
+
+    def expand(self, conflicts):
+        run_files, day = self.plan.run_files, self.plan.replay_day
+        rows = (conflicts
+                | "GroupConflictsByFile" >> beam.GroupByKey()
+                | "FetchRawLines" >> beam.ParDo(FetchRawLines(self.digests)))
+        counts = rows | "CountConflicts" >> beam.Map(lambda found: {
+            "rejected": sum(r["file"] in run_files for r in found),
+            "carried_rejected": sum(r["file"] not in run_files for r in found)})
+        rejects = rows | "KeyRejects" >> beam.Map(lambda found: (("rejects", day), rows_to_table(found, REJECT_ROWS)))
+        return {"rejects": rejects, "counts": counts}
+
+
+class WriteDayPartitions(beam.PTransform):
+    """Keyed tables ``((lake table, day), rows)`` of every table but the events (each a tuple of
+    PCollections) → one file per partition in the lake, not committed, and what each wrote
+    (:class:`WritePartition`).  The day gets its rounds, packs, findings and rejects files even
+    empty; the rule catalogue is written whole."""
+
+    def __init__(self, lake_path: Lake, plan: DayPlan):
+        super().__init__()
+        self.lake_path, self.plan = lake_path, plan
+
+    def expand(self, partitions):
+        p, day = partitions[0].pipeline, self.plan.replay_day
+        empty = p | "EmptyPartitionsOfDay" >> beam.Create([((t, day), None) for t in COUNTED_TABLES if t != "events"])
+        rules_table = (p | "RuleCatalogue" >> beam.Create([None])
+                       | "RulesTable" >> beam.Map(lambda _: (("rules", None), rules_catalogue_table())))
+        return (
+            (*partitions, empty, rules_table)
+            | "AllPartitions" >> beam.Flatten()
+            | "GroupPartitions" >> beam.GroupByKey()
+            | "WritePartition" >> beam.ParDo(WritePartition(self.lake_path, self.plan.file_name, self.plan.replaced)))
+
+
+class WriteDayEvents(beam.PTransform):
+    """The replay's events, ``(("events", day), one table's rows)`` (spilled: references to files
+    of the run's staging folder) → the day's ``events`` partition file, written one table at a
+    time in sort order.  Grouped on their own: no Flatten in their way (on the embedded runner a
+    Flatten before a grouping is one more pass of its data through a worker)."""
+
+    def __init__(self, lake_path: Lake, plan: DayPlan):
+        super().__init__()
+        self.lake_path, self.plan = lake_path, plan
+
+    def expand(self, events):
+        return (events
+                | "GroupEventPartitions" >> beam.GroupByKey()
+                | "WriteEventPartition" >> beam.ParDo(WritePartition(self.lake_path, self.plan.file_name)))
+
+
+class WriteDayState(beam.PTransform):
+    """``(kind, row)`` of the state the day leaves (each a tuple of PCollections) → one file of the
+    ``state`` table per kind (tables, devices, pack_cards), written even with no row."""
+
+    def __init__(self, lake_path: Lake, plan: DayPlan):
+        super().__init__()
+        self.lake_path, self.plan = lake_path, plan
+
+    def expand(self, rows):
+        every_kind = rows[0].pipeline | "StateKinds" >> beam.Create([(name, None) for name in state.KINDS])
+        return ((*rows, every_kind)
+                | "AllState" >> beam.Flatten()
+                | "GroupStateByKind" >> beam.GroupByKey()
+                | "WriteState" >> beam.ParDo(WriteState(self.lake_path, self.plan)))
+
+
+class RecordDayTotals(beam.PTransform):
+    """Every step's bookkeeping (each a tuple of PCollections of dicts) → the day's totals, its
+    manifest and its result for the run's commit (:class:`RecordDay`)."""
+
+    def __init__(self, lake_path: Lake, run_meta: dict, plan: DayPlan):
+        super().__init__()
+        self.lake_path, self.run_meta, self.plan = lake_path, run_meta, plan
+
+    def expand(self, counts):
+        return (counts
+                | "AllBookkeeping" >> beam.Flatten()
+                | "TotalDay" >> beam.CombineGlobally(MergeCounts())
+                | "RecordDay" >> beam.ParDo(RecordDay(self.lake_path, self.run_meta, self.plan)))
 
 
 def build_pipeline(p: beam.Pipeline, plan: DayPlan, lake_path: Lake, run_meta: dict,
                    options: IngestOptions, devices=None) -> None:
     """The replay of one gaming day (``plan``): its events, carried and new, to every table."""
     day = plan.replay_day
-    sources = [("events", path, carried) for path, carried in plan.events] + \
-              [("rejects", path, carried) for path, carried in plan.rejects]
-    decoded = (
-        p | "ListDaySources" >> beam.Create(sources)
-        | "ReadDaySources" >> beam.ParDo(ReadDaySource(lake_path, day, plan.replaced)).with_outputs(
-            TAG_REJECTS, TAG_IDS, TAG_SEQS, TAG_COUNTS, main="events")
-    )
+    decoded = p | "ReadDayEvents" >> ReadDayEvents(lake_path, plan)
     conflict_ids = decoded[TAG_IDS] | "FindConflictingIds" >> FindConflictingIds()
     digests = run_digests(lake_path, plan.run_id, plan.run_files)     # what the run's reads hashed
-    replayed = (
-        _with_prior_state(p, "Table", decoded.events, "events", lake_path, plan, "tables", "table_id")
-        | "ReplayTables" >> beam.ParDo(ReplayTable(options.gaming_day, not plan.close_at_end, devices, plan.run_files,
-                                                   RecordedDigests(lake_path, digests),
-                                                   (lake_path, f"{staging_dir(lake_path, plan.run_id)}/replayed")),
-                                       beam.pvalue.AsList(conflict_ids))
-        .with_outputs(TAG_CONFLICTS, TAG_COUNTS, TAG_PACK_CARDS, TAG_FIRED_SEQUENCES, TAG_STATE,
-                      TAG_EVENTS, TAG_DAYS, main="partitions")
-    )
-    seq_gaps = (
-        _with_prior_state(p, "Device", decoded[TAG_SEQS], "seqs", lake_path, plan, "devices", "device_id")
-        | "ReplayDeviceSeqs" >> beam.ParDo(ReplayDeviceSeq(options.gaming_day, True))
-        .with_outputs(TAG_STATE, main="partitions")
-    )
-    repeats = (   # one group of every table's packs' run keys and cards (a GroupByKey, not a side input)
-        (replayed[TAG_PACK_CARDS], p | "NoPackCards" >> beam.Create([NO_PACK_CARDS]))   # the step runs even with none
-        | "AllPackCards" >> beam.Flatten()
-        | "KeyPackCards" >> beam.Map(lambda cards: (None, cards))
-        | "GatherPackCards" >> beam.GroupByKey()
-        | "FindRepeatedRuns" >> beam.ParDo(
-            FindRepeatedRuns(options.gaming_day, plan, lake_path),    # it reads the prior pack index itself
-            beam.pvalue.AsList(replayed[TAG_FIRED_SEQUENCES])).with_outputs(TAG_STATE, main="partitions")
-    )
-    run_files = plan.run_files
-    conflict_rejects = (
-        replayed[TAG_CONFLICTS]
-        | "GroupConflictsByFile" >> beam.GroupByKey()
-        # the copies of earlier runs quoted as the lake holds them; the run's own read again, checked
-        | "FetchRawLines" >> beam.ParDo(FetchRawLines(digests))
-    )
-    conflict_counts = conflict_rejects | "CountConflicts" >> beam.Map(lambda rows: {
-        "rejected": sum(r["file"] in run_files for r in rows),
-        "carried_rejected": sum(r["file"] not in run_files for r in rows)})
+    replayed = (decoded.events, conflict_ids) | "ReplayTables" >> ReplayTables(lake_path, plan, options, devices, digests)
+    seq_gaps = decoded[TAG_SEQS] | "FindSeqGaps" >> FindSeqGaps(lake_path, plan, options)
+    repeats = ((replayed[TAG_PACK_CARDS], replayed[TAG_FIRED_SEQUENCES])
+               | "FindCrossPackRepeats" >> FindCrossPackRepeats(lake_path, plan, options))
+    conflicts = replayed[TAG_CONFLICTS] | "RejectConflictingCopies" >> RejectConflictingCopies(plan, digests)
     # the day's rejects: those it had (but the replaced files'), the run's new ones if it is the
     # run's day, and every copy of an event in conflict; the files' rows go to the writer by
     # reference (staging.write_rejects streams them): a flood of rejected lines is never held
-    rejects = (
-        conflict_rejects
-        | "KeyRejects" >> beam.Map(lambda rows: (("rejects", day), rows_to_table(rows, REJECT_ROWS)))
-    )
     reject_files = p | "RejectFiles" >> beam.Create(
         [(("rejects", day), (REJECTS_FILE, path, carried)) for path, carried in plan.rejects])
     # INPUT_DAMAGED: built again at each replay of the day from its damaged-file rows (their facts),
     # so a later replay keeps it and the file read again undamaged (its rows replaced) drops it
     damaged = decoded[TAG_REJECTS] | "FindDamagedFiles" >> beam.FlatMap(_damage_findings, day, options.gaming_day)
-    # the day gets its rounds, packs, findings and rejects files, even empty (its events: always rows)
-    empty = p | "EmptyPartitionsOfDay" >> beam.Create([((t, day), None) for t in COUNTED_TABLES
-                                                       if t != "events"])
-    rules_table = (
-        p | "RuleCatalogue" >> beam.Create([None])
-        | "RulesTable" >> beam.Map(lambda _: (("rules", None), rules_catalogue_table()))
-    )
-    written = (
-        (replayed.partitions, seq_gaps.partitions, repeats.partitions, rejects, reject_files, damaged, empty,
-         rules_table)
-        | "AllPartitions" >> beam.Flatten()
-        | "GroupPartitions" >> beam.GroupByKey()
-        | "WritePartitions" >> beam.ParDo(WritePartition(lake_path, plan.file_name, plan.replaced))
-    )
-    # the events, the bulk, are grouped on their own: no Flatten in their way (on the embedded
-    # runner a Flatten before a grouping is one more pass of its data through a worker)
-    written_events = (
-        replayed[TAG_EVENTS]
-        | "GroupEventPartitions" >> beam.GroupByKey()
-        | "WriteEventPartitions" >> beam.ParDo(WritePartition(lake_path, plan.file_name))
-    )
-    every_file = p | "StateFiles" >> beam.Create([(name, None) for name in state.KINDS])
-    state_files = (
-        (replayed[TAG_STATE], seq_gaps[TAG_STATE], repeats[TAG_STATE], every_file)
-        | "AllState" >> beam.Flatten()
-        | "GroupStateByFile" >> beam.GroupByKey()
-        | "WriteState" >> beam.ParDo(WriteState(lake_path, plan))
-    )
-    (
-        (decoded[TAG_COUNTS], replayed[TAG_COUNTS], conflict_counts, written, written_events, state_files)
-        | "AllBookkeeping" >> beam.Flatten()
-        | "TotalDay" >> beam.CombineGlobally(MergeCounts())
-        | "RecordDay" >> beam.ParDo(RecordDay(lake_path, run_meta, plan))
-    )
+    written = ((replayed.partitions, seq_gaps.partitions, repeats.partitions, conflicts["rejects"], reject_files,
+                damaged)
+               | "WriteDayPartitions" >> WriteDayPartitions(lake_path, plan))
+    written_events = replayed[TAG_EVENTS] | "WriteDayEvents" >> WriteDayEvents(lake_path, plan)
+    state_files = ((replayed[TAG_STATE], seq_gaps[TAG_STATE], repeats[TAG_STATE])
+                   | "WriteDayState" >> WriteDayState(lake_path, plan))
+    ((decoded[TAG_COUNTS], replayed[TAG_COUNTS], conflicts["counts"], written, written_events, state_files)
+     | "RecordDayTotals" >> RecordDayTotals(lake_path, run_meta, plan))
 
 
 def run_digests(lake_path: Lake, run_id: str, run_files: frozenset) -> dict:

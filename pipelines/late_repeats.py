@@ -38,7 +38,7 @@ def _row_key(row: dict) -> str:
 
 def _run_step(gaming_day_config, plan, prior_rows: list[dict], new_records: list[dict], fired) -> tuple[list, list]:
     """:class:`FindRepeatedRuns` as the day's replay runs it: ``(findings tables by partition, index rows)``."""
-    from pitwatch.pipelines.coders import pack_bytes
+    from pitwatch.pipelines.coders import pack_bytes, unpack
     from pitwatch.pipelines.replay import NO_PACK_CARDS, TAG_STATE, FindRepeatedRuns
     from pitwatch.rules.repeated_runs import RunKeys
 
@@ -49,7 +49,7 @@ def _run_step(gaming_day_config, plan, prior_rows: list[dict], new_records: list
     findings, index = [], []
     for out in step.process((None, blobs), list(fired), prior_rows):
         if getattr(out, "tag", None) == TAG_STATE:
-            index.append(out.value[1])
+            index += state.rows_of(unpack(out.value[1]))
         else:
             findings.append(out)
     return findings, index

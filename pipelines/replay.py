@@ -403,8 +403,10 @@ class FindRepeatedRuns(WithoutCyclicGC):
         side-input cache and sent through the runner's data plane (0.4 s and more a night on the
         bench's 14-night lake, issue 35)."""
         import datetime as _dt
+        import itertools
         import json
 
+        from pitwatch.lake import state
         from pitwatch.rules.repeated_runs import RunKeys, packs_sharing_a_run, repeated_runs
 
         if prior_rows is None:
@@ -438,15 +440,14 @@ class FindRepeatedRuns(WithoutCyclicGC):
                     if f.finding_id not in raised_before
                     and (f.table_id, use_key(f.pack_id, f.pack_use or 1)) not in already]
         yield from split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))
-        if self.day_mode is not None:
-            for row in in_window():
-                yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
-                    "table_id": row["table_id"], "pack_id": row["pack_id"], "first_ts": row["first_ts"],
-                    "record": row["record"]}))
-            for r in new_records():
-                yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", {
-                    "table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
-                    "record": json.dumps(r, sort_keys=True)}))
+        if self.day_mode is not None:     # the pack index the next day carries: one packed table, not
+            # an element a pack (a week of a floor's packs held by the runner's grouping, then as dicts)
+            carried = ({"table_id": row["table_id"], "pack_id": row["pack_id"], "first_ts": row["first_ts"],
+                        "record": row["record"]} for row in in_window())
+            new = ({"table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
+                    "record": json.dumps(r, sort_keys=True)} for r in new_records())
+            yield beam.pvalue.TaggedOutput(TAG_STATE, ("pack_cards", pack(state.state_table(
+                "pack_cards", itertools.chain(carried, new)))))
 
     def _prior_rows(self) -> list[dict]:
         from pitwatch.lake import state

@@ -239,7 +239,8 @@ def _repeat_check_by_its_definition(step, carried, tonight, fired):
     found = [(name, day, table.to_pylist())
              for (name, day), table in split_by_day("findings", rows_to_table(finding_rows(findings), FINDINGS))]
     state = [(TAG_STATE, ("pack_cards", {"table_id": r["table_id"], "pack_id": r["pack_id"], "first_ts": r.get("first_ts"),
-                                         "record": json.dumps(r, sort_keys=True)})) for r in prior + tonight]
+                                         "record": json.dumps(r, sort_keys=True)}))
+             for r in sorted(prior + tonight, key=lambda r: (r["table_id"], r["pack_id"]))]   # the state file's order
     return found, state
 
 
@@ -248,7 +249,8 @@ def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_fo
     (issue 35): the findings and the state rows the check's definition gives, row for row."""
     import random
 
-    from pitwatch.pipelines.coders import pack_bytes
+    from pitwatch.lake import state
+    from pitwatch.pipelines.coders import pack_bytes, unpack
     from pitwatch.pipelines.graph import DayPlan
     from pitwatch.pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
     from pitwatch.rules.repeated_runs import RunKeys
@@ -275,21 +277,23 @@ def test_the_repeat_check_over_a_week_of_carried_packs_gives_what_it_gave_row_fo
     fired = [("TBP-02", "P-7")]
 
     def outputs(gen):
-        found, state = [], []
+        found, state_rows = [], []
         for o in gen:
-            if hasattr(o, "tag"):
-                state.append((o.tag, o.value))
+            if hasattr(o, "tag"):       # the pack index: one packed table of the state file's rows
+                kind, packed = o.value
+                state_rows += [(o.tag, (kind, row)) for row in state.rows_of(unpack(packed))]
             else:
                 (name, day_), table = o
                 found.append((name, day_, table.to_pylist()))
-        return found, state
+        return found, state_rows
 
     got = outputs(step.process(blobs, fired, rows))
     expected = _repeat_check_by_its_definition(step, carried, tonight, fired)
     assert [(n, d, sorted(t, key=lambda r: r["finding_id"])) for n, d, t in got[0]] == \
         [(n, d, sorted(t, key=lambda r: r["finding_id"])) for n, d, t in expected[0]]
     assert got[1] == expected[1]
-    assert [r["record"] for _tag, (_kind, r) in got[1][:3]] == [rows[k]["record"] for k in range(3)]   # as they came
+    records = {r["pack_id"]: r["record"] for _tag, (_kind, r) in got[1]}
+    assert [records[rows[k]["pack_id"]] for k in range(3)] == [rows[k]["record"] for k in range(3)]   # as they came
     findings = [r for _n, _d, table in got[0] for r in table]
     assert len(findings) >= 3 and len(got[1]) < len(carried) + len(tonight)   # repeats raised; the old packs dropped
 
@@ -298,7 +302,7 @@ def test_the_replays_repeat_check_reads_the_prior_pack_index_from_the_day_before
     """In the replay the step is handed no prior rows (no Beam side input of a row a pack): it reads
     the day before's ``pack_cards`` state file itself, and gives what the rows handed in give."""
     from pitwatch.lake import state
-    from pitwatch.pipelines.coders import pack_bytes
+    from pitwatch.pipelines.coders import pack_bytes, unpack
     from pitwatch.pipelines.graph import DayPlan
     from pitwatch.pipelines.replay import NO_PACK_CARDS, FindRepeatedRuns
     from pitwatch.rules.repeated_runs import RunKeys
@@ -319,8 +323,15 @@ def test_the_replays_repeat_check_reads_the_prior_pack_index_from_the_day_before
     tonight = pack("P-B", ts + 60_000_000)
     blobs = (None, [(RunKeys.of([tonight]).to_bytes(), pack_bytes(orjson.dumps([tonight]))), NO_PACK_CARDS])
 
-    def outputs(gen):
-        return [(o.tag, o.value) if hasattr(o, "tag") else (o[0], o[1].to_pylist()) for o in gen]
+    def outputs(gen):      # the pack index comes as one packed table: a ("state", (kind, row)) a row here
+        out = []
+        for o in gen:
+            if hasattr(o, "tag"):
+                kind, packed = o.value
+                out += [(o.tag, (kind, row)) for row in state.rows_of(unpack(packed))]
+            else:
+                out.append((o[0], o[1].to_pylist()))
+        return out
 
     read_itself = outputs(FindRepeatedRuns(GamingDayConfig(), plan, lake).process(blobs, []))
     assert read_itself == outputs(FindRepeatedRuns(GamingDayConfig(), plan).process(blobs, [], rows))
