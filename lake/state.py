@@ -24,7 +24,7 @@ rebuild from.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -69,18 +69,24 @@ def _unrow(r: dict) -> dict:
     return {"table_id": r["key"], "pack_id": r["pack_id"], "first_ts": r["first_ts"], "record": r["payload"]}
 
 
-def state_table(kind: str, rows: Iterable[dict], tables: Iterable[pa.Table] = (), chunk: int = 10_000) -> pa.Table:
-    """Rows of one ``kind`` (old-style dicts, turned into columns ``chunk`` at a time: a week of a
-    floor's packs is hundreds of megabytes of records) and tables of them already turned, as one
-    state file's table, in its order: by key, then pack."""
-    parts, batch = list(tables), []
+def state_chunks(kind: str, rows: Iterable[dict], chunk: int = 10_000) -> Iterator[pa.Table]:
+    """Rows of one ``kind`` (old-style dicts) as tables of a state file's columns, ``chunk`` rows
+    each, in the order they come (a week of a floor's packs is hundreds of megabytes of records:
+    never all as dicts at once)."""
+    batch = []
     for r in rows:
         batch.append(_row(kind, r))
         if len(batch) == chunk:
-            parts.append(pa.Table.from_pylist(batch, schema=_FILE))
+            yield pa.Table.from_pylist(batch, schema=_FILE)
             batch = []
-    parts.append(pa.Table.from_pylist(batch, schema=_FILE))
-    table = pa.concat_tables(parts)
+    if batch:
+        yield pa.Table.from_pylist(batch, schema=_FILE)
+
+
+def state_table(kind: str, rows: Iterable[dict], tables: Iterable[pa.Table] = ()) -> pa.Table:
+    """Rows of one ``kind`` (old-style dicts) and tables of them (:func:`state_chunks`) as one state
+    file's table, in its order: by key, then pack."""
+    table = pa.concat_tables([*tables, *state_chunks(kind, rows)] or [_FILE.empty_table()])
     if table.num_rows < 2:
         return table
     # a kind's rows all have a pack (pack_cards) or none have one (tables, devices): nulls never meet values
@@ -95,7 +101,7 @@ def rows_of(table: pa.Table) -> list[dict]:
 def write_state_file(lake_path: Lake, day: str, run_id: str, kind: str, rows: Iterable[dict],
                      tables: Iterable[pa.Table] = ()):
     """One kind of day ``day``'s state as a data file of the state table (not committed): ``rows``
-    (old-style dicts) and ``tables`` (of :func:`state_table`) together."""
+    (old-style dicts) and ``tables`` (of :func:`state_chunks`) together."""
     table = state_table(kind, rows, tables)
     name = lake_files.replay_file_name(day, run_id).replace(".parquet", f"-{kind}.parquet")
     return lake.write_data_file(lake_path, TABLE, day, name, table, mode=lake_files.PRIVATE_FILE_MODE)
