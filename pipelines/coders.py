@@ -19,9 +19,11 @@ The replayed events, the bulk of a day, do not travel at all: each table's
 are written by the step that replayed them to a file of the run's staging
 folder (:func:`spill`), and only a :class:`Spilled` reference crosses to the
 writer, which reads them back one table at a time.  The embedded runner
-holds a grouping's elements in memory until they are read: with the day's
-events in it, a day of 11.8M events held 4.4 GB in the runner and 3.95 GB
-in the one worker writing them (``bench/README.md``, "Memory").
+holds a grouping's elements in memory until they are read, and the writer
+held a day's packed events whole.  Measured at 20M events (``bench/README.md``,
+"The replayed events spilled"): 2-3 % of the run's peak memory and ~5 % of
+its time at 2M; the larger part of the peak was the pack index, since
+packed too (:class:`pitwatch.pipelines.replay.FindRepeatedRuns`).
 """
 from __future__ import annotations
 
