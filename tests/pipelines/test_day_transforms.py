@@ -3,9 +3,7 @@ runner: a minimal input that must give its output, and one that must not."""
 from __future__ import annotations
 
 import datetime as _dt
-import gzip
 import json
-import os
 
 import apache_beam as beam
 import pyarrow as pa
@@ -29,13 +27,13 @@ from pitwatch.pipelines.graph import (
     WriteDayPartitions,
     WriteDayState,
 )
-from pitwatch.pipelines.ingest import REBUILT, TAG_COUNTS, TAG_IDS, TAG_SEQS, DecodeChunk, IngestOptions
+from pitwatch.pipelines.ingest import REBUILT, TAG_COUNTS, TAG_IDS, TAG_SEQS, IngestOptions
 from pitwatch.pipelines.replay import TAG_CONFLICTS, TAG_EVENTS, TAG_PACK_CARDS, TAG_STATE
 from pitwatch.schemas.decode import GamingDayConfig
+from tests.data import clean_floor_events
 
 pytestmark = pytest.mark.slow      # each starts a pipeline
 
-FLOOR = os.path.join(os.path.dirname(__file__), "..", "data", "clean-floor-2h.jsonl.gz")
 OPTIONS = IngestOptions(GamingDayConfig())
 RUN = "20261128T120000Z-0000000a"
 
@@ -43,10 +41,7 @@ RUN = "20261128T120000Z-0000000a"
 @pytest.fixture(scope="module")
 def floor() -> pa.Table:
     """The clean floor's events as the decoder gives them (six tables, one gaming day)."""
-    with gzip.open(FLOOR, "rb") as f:
-        lines = [(i + 1, raw.rstrip(b"\n")) for i, raw in enumerate(f)]
-    return pa.concat_tables([t for t in DecodeChunk(GamingDayConfig()).process(("floor.jsonl", "jsonl", lines))
-                             if isinstance(t, pa.Table)])
+    return clean_floor_events()
 
 
 def _day(floor: pa.Table) -> str:

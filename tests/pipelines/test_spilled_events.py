@@ -2,7 +2,6 @@
 (pitwatch.pipelines.coders.spill): the rows the writer reads back are the ones it would have been shipped."""
 from __future__ import annotations
 
-import gzip
 import os
 
 import pyarrow as pa
@@ -10,11 +9,9 @@ import pyarrow.compute as pc
 
 from pitwatch.lake import Lake
 from pitwatch.pipelines import coders
-from pitwatch.pipelines.ingest import DecodeChunk
 from pitwatch.pipelines.replay import TAG_EVENTS, ReplayTable
 from pitwatch.schemas.decode import GamingDayConfig
-
-FLOOR = os.path.join(os.path.dirname(__file__), "..", "data", "clean-floor-2h.jsonl.gz")
+from tests.data import clean_floor_events
 
 
 def test_a_spilled_table_reads_back_whole_and_its_metadata_without_the_file(tmp_path):
@@ -29,10 +26,7 @@ def test_a_spilled_table_reads_back_whole_and_its_metadata_without_the_file(tmp_
 
 
 def _one_table_events(table_id: str) -> pa.Table:
-    with gzip.open(FLOOR, "rb") as f:
-        lines = [(i + 1, raw.rstrip(b"\n")) for i, raw in enumerate(f)]
-    decoded = [t for t in DecodeChunk(GamingDayConfig()).process((FLOOR, "jsonl", lines)) if isinstance(t, pa.Table)]
-    events = pa.concat_tables(decoded)
+    events = clean_floor_events()
     return events.filter(pc.equal(events.column("table_id"), table_id))
 
 
