@@ -3,6 +3,18 @@
     .venv/bin/python bench/watch.py                         # 30 min, 5,000 events/s, 400 tables, all six games
     .venv/bin/python bench/watch.py --minutes 4             # a short run
     .venv/bin/python bench/watch.py --minutes 10 --rate 2000 --tables baccarat=60,combate=40 --layout device
+    .venv/bin/python bench/watch.py --scenario skew         # a clean floor, device clocks up to 2 s apart, real speed, 10 min
+    .venv/bin/python bench/watch.py --scenario faults       # every fault kind, real speed, 10 min
+
+Scenarios (issue 41), each a set of defaults the other options override:
+
+* ``busy`` (the default): 400 tables, 5,000 lines/s, 30 min, faults 0.002 — latency and memory under load;
+* ``skew``: the same floor with no fault, each device's clock off by a constant drawn from
+  [−``--skew``, +``--skew``] (2 s), streamed at real speed (each line written when its true
+  instant comes), 10 min — a clean floor must raise **no** provisional alert;
+* ``faults``: every fault kind at ``--faults`` 0.01, real speed, 10 min — the provisional alerts'
+  truth: the share confirmed by their final finding (target ≥ 95 %), and every final card alert
+  preceded by its provisional one, decided no later than its round's ``round_ended`` line arrived.
 
 Input: a floor written by ``pitwatch simulate`` (``--table-count`` tables, by default 400: a quarter
 baccarat, the rest three-bet poker, combate, stud, stud8 and razz in equal shares; ``--tables`` to
@@ -30,7 +42,11 @@ their line's arrival (the target's), those that waited by the contract (``SEQ_GA
 ``UNSHUFFLED_PACK`` are decided by waiting ``--gap-wait``, 5 s, for what did not come, and a line
 written less than the gap wait after a hole in its device's ``seq`` is held that long), the
 provisional ones, and per rule: count, p50, p99, max; CPU %; RSS at the end of each quarter of the
-run and the peak.  Targets (issue 30): p99 ≤ 100 ms; the last quarter's RSS within 5 % of the second's.
+run and the peak; and the provisional alerts' truth (raised, cleared, confirmed by a final
+``SHOE_CARD_MISMATCH``/``UNACCOUNTED_CARD`` naming them; final card alerts without their provisional
+one, or with it decided after the round's end).  Targets (issue 41): p99 ≤ 100 ms on arrival, ≤ 150 ms
+for provisional alerts, max ≤ 500 ms; the last quarter's RSS within 5 % of the second's; ``skew``:
+0 provisional alerts; ``faults``: ≥ 95 % confirmed, every final card alert preceded by its round's end.
 """
 from __future__ import annotations
 
@@ -39,6 +55,7 @@ import datetime as _dt
 import heapq
 import json
 import os
+import random
 import re
 import shlex
 import shutil
@@ -55,6 +72,13 @@ from pitwatch.schemas.contract import GAMES
 ROOT = Path(__file__).resolve().parents[1]
 WATCH_MAIN = "from pitwatch.cli.watch import watch; watch(prog_name='pitwatch watch')"
 PROVISIONAL = "CARD_DISAGREEMENT"
+CLEARED = "CARD_DISAGREEMENT_CLEARED"
+FINAL_CARD_RULES = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD")
+SCENARIOS = {     # the defaults of each --scenario: minutes, rate (None: real speed), faults, skew
+    "busy": {"minutes": 30.0, "rate": 5000.0, "faults": 0.002, "skew": 0.0},
+    "skew": {"minutes": 10.0, "rate": None, "faults": 0.0, "skew": 2.0},
+    "faults": {"minutes": 10.0, "rate": None, "faults": 0.01, "skew": 0.0},
+}
 WAITED = ("SEQ_GAP", "UNSHUFFLED_PACK")   # decided by waiting --gap-wait for what did not come
 GAP_WAIT = 5.0                            # pitwatch watch's default --gap-wait
 GROUP = 10
@@ -62,7 +86,7 @@ GROUP = 10
 
 MIX = (0.25, 0.15, 0.15, 0.15, 0.15, 0.15)        # the default floor's share of each game's tables (GAMES' order)
 EVENTS_PER_TABLE_HOUR = 2000                       # about what the simulator writes (measured: 2,090)
-FIELD = {k: re.compile(rf'"{k}":"([^"]*)"') for k in ("ts", "table_id", "source", "device_id")}
+FIELD = {k: re.compile(rf'"{k}":"([^"]*)"') for k in ("ts", "table_id", "source", "device_id", "type", "round_id")}
 SEQ = re.compile(r'"seq":(-?\d+)')
 
 
@@ -94,6 +118,17 @@ def _instant(line: str) -> float:
     return _dt.datetime.fromisoformat(FIELD["ts"].search(line).group(1).replace("Z", "+00:00")).timestamp()
 
 
+def _skewed(line: str, seconds: float) -> str:
+    """``line`` with its ``ts`` moved by ``seconds``, written as the device wrote it (its offset, ms)."""
+    m = FIELD["ts"].search(line)
+    text = m.group(1)
+    when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00")) + _dt.timedelta(seconds=seconds)
+    moved = when.isoformat(timespec="milliseconds")
+    if text.endswith("Z"):
+        moved = moved.replace("+00:00", "Z")
+    return line[:m.start(1)] + moved + line[m.end(1):]
+
+
 class Floor:
     """A simulated floor's lines, every device's merged in time order, day after day (streamed:
     one line of each device file in memory), each with the feed file it is appended to.
@@ -102,13 +137,16 @@ class Floor:
     ``device`` — one file per device, as the devices write them; ``one`` — one file for the floor.
     """
 
-    def __init__(self, folder: Path, layout: str) -> None:
+    def __init__(self, folder: Path, layout: str, skew: float = 0.0, seed: int = 1) -> None:
         self.days = sorted(p for p in folder.iterdir() if p.is_dir())
-        tables = set()
+        tables, devices = set(), []
         with open(folder / "devices.csv") as f:
             for row in f.read().splitlines()[1:]:
                 tables.add(row.split(",")[2])
+                devices.append(row.split(",")[0])
         tables.discard("*")
+        rng = random.Random(seed)       # each device's clock off by a constant (seconds): --skew
+        self.skew = {d: rng.uniform(-skew, skew) for d in sorted(devices)} if skew else {}
         self.pit = {t: k // GROUP for k, t in enumerate(sorted(tables))}
         self.layout = layout
         self.count = sum(1 for day in self.days for p in day.glob("*.jsonl") for _ in open(p, "rb"))
@@ -123,14 +161,17 @@ class Floor:
         return f"g{self.pit.get(table, 999):03d}-{FIELD['source'].search(line).group(1)}"
 
     def lines(self):
-        """(feed file key, device, seq, line) in time order (ties: by device file name)."""
+        """(true instant, feed file key, device, seq, line) in time order (ties: by device file name);
+        a skewed device's line carries its clock's time (``ts`` moved by its skew), not the true one."""
         for day in self.days:
             files = [open(p) for p in sorted(day.glob("*.jsonl"))]
             streams = [((_instant(line), k, line.rstrip("\n")) for line in f) for k, f in enumerate(files)]
-            for _t, _k, line in heapq.merge(*streams):
+            for t, _k, line in heapq.merge(*streams):
                 seq = SEQ.search(line)
-                yield (self._key(line), FIELD["device_id"].search(line).group(1),
-                       int(seq.group(1)) if seq else None, line)
+                device = FIELD["device_id"].search(line).group(1)
+                if self.skew.get(device):
+                    line = _skewed(line, self.skew[device])
+                yield t, self._key(line), device, int(seq.group(1)) if seq else None, line
             for f in files:
                 f.close()
 
@@ -177,6 +218,7 @@ class Child:
         self.latency: dict[str, list[float]] = {"all": [], "on arrival": [], "waited": [], "provisional": []}
         self.by_rule: dict[str, list[float]] = {}
         self.unmatched = 0     # alerts whose trigger line is not among the last minute's lines
+        self.truth = Truth()
         self.appended: dict[tuple[str, int], float] = {}
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -187,6 +229,7 @@ class Child:
             rec = json.loads(raw)
             trig = rec.get("trigger")
             got = None if trig is None else self.appended.get((os.path.basename(trig["file"]), trig["line"]))
+            self.truth.seen(rec, now, None if got is None else got[0])
             if got is None:
                 self.unmatched += 1
                 continue
@@ -203,6 +246,9 @@ class Child:
         if f is None:
             f = self.handles[key] = open(self.feeds / f"{key}.jsonl", "a")
         self.appended[(f"{key}.jsonl", number)] = (stamp, held)
+        if '"type":"round_ended"' in line:
+            self.truth.round_ended(FIELD["table_id"].search(line).group(1), FIELD["round_id"].search(line).group(1),
+                                   stamp)
         f.write(line + "\n")
 
     def flush(self, keys) -> None:
@@ -217,14 +263,57 @@ class Child:
             f.close()
 
 
+class Truth:
+    """What the provisional alerts turned out to be: raised, cleared, confirmed by a final card alert
+    that names them; final card alerts without their provisional alert, or with one decided (its
+    trigger line written) after the round's ``round_ended`` line."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.provisional: dict[str, tuple] = {}    # id -> (table, round, trigger stamp or None)
+        self.cleared: set[str] = set()
+        self.finals: list[tuple] = []              # (rule, provisional id or None, table, round)
+        self.ends: dict[tuple[str, str], float] = {}   # (table, round) -> when its round_ended line was written
+
+    def round_ended(self, table: str, round_id: str, stamp: float) -> None:
+        with self.lock:
+            self.ends.setdefault((table, round_id), stamp)
+
+    def seen(self, rec: dict, now: float, trigger_stamp: float | None) -> None:
+        rule = rec.get("rule_id")
+        with self.lock:
+            if rule == PROVISIONAL:
+                self.provisional[rec["provisional_id"]] = (rec.get("table_id"), rec.get("round_id"), trigger_stamp)
+            elif rule == CLEARED:
+                self.cleared.add(rec["provisional_id"])
+            elif rule in FINAL_CARD_RULES:
+                self.finals.append((rule, rec.get("provisional_id"), rec.get("table_id"), rec.get("round_id")))
+
+    def figures(self) -> dict:
+        with self.lock:
+            confirmed = {pid for _r, pid, _t, _rd in self.finals if pid in self.provisional}
+            without = [f for f in self.finals if f[1] not in self.provisional]
+            late = []
+            for _rule, pid, table, round_id in self.finals:
+                p = self.provisional.get(pid)
+                end = self.ends.get((table, round_id))
+                if p is not None and p[2] is not None and end is not None and p[2] > end:
+                    late.append(pid)
+            return {"provisional": len(self.provisional), "cleared": len(self.cleared & set(self.provisional)),
+                    "confirmed": len(confirmed), "finals": len(self.finals),
+                    "finals_without_provisional": len(without), "finals_provisional_after_round_end": len(late)}
+
+
 def _forget_old(appended: dict, before: float) -> None:
     """Lines flushed long ago that raised nothing (most of them): dropped, so the bench stays flat."""
     for k in [k for k, (t, _held) in appended.items() if t < before]:
         del appended[k]
 
 
-def play(floor: Floor, modes: tuple, seconds: float, rate: float, work: Path, progress: bool,
+def play(floor: Floor, modes: tuple, seconds: float, rate: float | None, work: Path, progress: bool,
          watch_args: tuple = ()) -> list[dict]:
+    """Feed the children the floor's lines: ``rate`` lines a second, or (``rate`` None) at real speed,
+    each line when its true instant comes (the floor's first line at the start), for ``seconds``."""
     children = [Child(m, work, watch_args) for m in modes]
     time.sleep(2.0)  # the children's start-up (imports) is not part of the measure
     lines = floor.lines()
@@ -234,18 +323,21 @@ def play(floor: Floor, modes: tuple, seconds: float, rate: float, work: Path, pr
     cpu0 = [c.stats.cpu() for c in children]
     start = time.perf_counter()
     written, next_sample, next_forget, next_note = 0, start + 1, start + 60, start + 60
-    total = int(seconds * rate)
-    while written < total:
+    total = int(seconds * rate) if rate else floor.count
+    pending = next(lines, None)          # the next line (real speed: written once its instant comes)
+    first = pending[0] if pending else 0.0
+    while written < total and pending is not None:
         now = time.perf_counter()
-        due = min(total, int((now - start) * rate))
+        if rate is None and now - start >= seconds:
+            break
+        due = min(total, int((now - start) * rate)) if rate else total
         stamp = time.perf_counter()   # before the write: a latency is never flattered
         touched = set()
-        for _ in range(due - written):
-            item = next(lines, None)
-            if item is None:
-                total = written
+        while written < due and pending is not None:
+            if rate is None and pending[0] - first > now - start:
                 break
-            key, device, seq, line = item
+            _t, key, device, seq, line = pending
+            pending = next(lines, None)
             if seq is not None:
                 last = last_seq.get(device)
                 if last is not None and seq > last + 1:
@@ -278,7 +370,7 @@ def play(floor: Floor, modes: tuple, seconds: float, rate: float, work: Path, pr
         c.stats.sample()
         cpu = c.stats.cpu() - c0
         c.stop()
-        results.append(_result(c, written, elapsed, cpu))
+        results.append({**_result(c, written, elapsed, cpu), "truth": c.truth.figures()})
     return results
 
 
@@ -333,16 +425,30 @@ def fmt(r: dict) -> str:
             + "".join(row(k, r[k]) for k in ("all", "on arrival", "waited", "provisional"))
             + f"    not timed (no trigger, or over a minute late): {r['unmatched']}\n"
             f"    RSS MB at the end of each quarter {quarters}{growth}, peak {r['rss_peak']:.0f}\n"
+            + (_truth_line(r["truth"]) if r["mode"] == "watch" else "")
             + "    by rule:\n" + "".join(row("  " + k, v) for k, v in r["by_rule"].items()))
+
+
+def _truth_line(t: dict) -> str:
+    share = f"{t['confirmed'] / t['provisional'] * 100:.1f} %" if t["provisional"] else "-"
+    return (f"    provisional alerts {t['provisional']}: cleared later {t['cleared']}, confirmed by their final "
+            f"finding {t['confirmed']} ({share}); final card alerts {t['finals']}: without their provisional "
+            f"one {t['finals_without_provisional']}, with it decided after the round's end "
+            f"{t['finals_provisional_after_round_end']}\n")
+
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--minutes", type=float, default=30.0, help="length of the run (default 30)")
-    ap.add_argument("--rate", type=float, default=5000.0, help="lines per second (default 5,000)")
+    ap.add_argument("--scenario", choices=sorted(SCENARIOS), default="busy",
+                    help="the defaults below: busy (30 min, 5,000 lines/s, faults 0.002), skew (a clean floor, "
+                         "clocks up to 2 s apart, real speed, 10 min), faults (faults 0.01, real speed, 10 min)")
+    ap.add_argument("--minutes", type=float, help="length of the run (busy: 30; skew, faults: 10)")
+    ap.add_argument("--rate", type=float, help="lines per second (busy: 5,000); 0: real speed (skew, faults)")
+    ap.add_argument("--skew", type=float, help="each device's clock off by up to this many seconds (skew: 2)")
     ap.add_argument("--table-count", type=int, default=400, help="tables on the floor, every game (default 400)")
     ap.add_argument("--tables", metavar="GAME=N,…", help="the floor's tables per game instead (pitwatch simulate)")
-    ap.add_argument("--faults", type=float, default=0.002, help="pitwatch simulate --faults (default 0.002)")
+    ap.add_argument("--faults", type=float, help="pitwatch simulate --faults (busy: 0.002; skew: 0; faults: 0.01)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--layout", choices=("pit", "device", "one"), default="pit",
                     help="feed files: per (10 tables, stream) (default), per device, or one for the floor")
@@ -357,19 +463,25 @@ def main() -> None:
     if args.baseline_child:
         baseline_child(args.baseline_child)
         return
+    preset = SCENARIOS[args.scenario]
+    minutes = args.minutes if args.minutes is not None else preset["minutes"]
+    rate = (args.rate if args.rate is not None else preset["rate"]) or None     # None: real speed
+    faults = args.faults if args.faults is not None else preset["faults"]
+    skew = args.skew if args.skew is not None else preset["skew"]
     tables = args.tables or table_mix(args.table_count)
     count = sum(int(x.split("=")[1]) for x in tables.split(","))
-    seconds = args.minutes * 60
-    hours = round(seconds * args.rate / (count * EVENTS_PER_TABLE_HOUR) * 1.15 + 0.2, 2)
+    seconds = minutes * 60
+    hours = round((seconds * rate / (count * EVENTS_PER_TABLE_HOUR) if rate else seconds / 3600) * 1.15 + 0.2, 2)
     modes = ("baseline", "watch") if args.only is None else (args.only,)
     with tempfile.TemporaryDirectory(prefix="pitwatch-bench-") as tmp:
         folder = args.floor or Path(tmp) / "floor"
-        simulate(folder, tables, hours, args.faults, args.seed)
-        floor = Floor(folder, args.layout)
-        print(f"input: {floor.tables} tables ({tables}), {hours} h of play, {floor.count:,} lines, faults "
-              f"{args.faults}; playing {min(floor.count, int(seconds * args.rate)):,} at {args.rate:,.0f}/s "
-              f"for {args.minutes:g} min, files per {args.layout}", flush=True)
-        results = play(floor, modes, seconds, args.rate, Path(tmp), progress=sys.stderr.isatty(),
+        simulate(folder, tables, hours, faults, args.seed)
+        floor = Floor(folder, args.layout, skew, args.seed)
+        speed = f"{rate:,.0f}/s" if rate else "real speed"
+        print(f"scenario {args.scenario}: {floor.tables} tables ({tables}), {hours} h of play, {floor.count:,} lines, "
+              f"faults {faults}, device clocks off by up to {skew:g} s; playing at {speed} for {minutes:g} min, "
+              f"files per {args.layout}", flush=True)
+        results = play(floor, modes, seconds, rate, Path(tmp), progress=sys.stderr.isatty(),
                        watch_args=tuple(shlex.split(args.watch_args)))
     for r in results:
         print(fmt(r), flush=True)
