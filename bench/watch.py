@@ -145,6 +145,9 @@ class Floor:
                 tables.add(row.split(",")[2])
                 devices.append(row.split(",")[0])
         tables.discard("*")
+        self.card_faults = frozenset(       # the rounds where the simulator switched or hid a card
+            (f["table_id"], f["round_id"]) for f in map(json.loads, (folder / "truth.jsonl").read_text().splitlines())
+            if f["rule_id"] in FINAL_CARD_RULES)
         rng = random.Random(seed)       # each device's clock off by a constant (seconds): --skew
         self.skew = {d: rng.uniform(-skew, skew) for d in sorted(devices)} if skew else {}
         self.pit = {t: k // GROUP for k, t in enumerate(sorted(tables))}
@@ -202,7 +205,7 @@ class Proc:
 class Child:
     """One measured process, its feed folder, and the latencies of the alerts it printed."""
 
-    def __init__(self, mode: str, work: Path, watch_args: tuple = ()) -> None:
+    def __init__(self, mode: str, work: Path, watch_args: tuple = (), card_faults: frozenset = frozenset()) -> None:
         self.mode = mode
         self.feeds = work / f"feeds-{mode}"
         self.feeds.mkdir(parents=True)
@@ -218,7 +221,7 @@ class Child:
         self.latency: dict[str, list[float]] = {"all": [], "on arrival": [], "waited": [], "provisional": []}
         self.by_rule: dict[str, list[float]] = {}
         self.unmatched = 0     # alerts whose trigger line is not among the last minute's lines
-        self.truth = Truth()
+        self.truth = Truth(card_faults)
         self.appended: dict[tuple[str, int], float] = {}
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -268,7 +271,8 @@ class Truth:
     that names them; final card alerts without their provisional alert, or with one decided (its
     trigger line written) after the round's ``round_ended`` line."""
 
-    def __init__(self) -> None:
+    def __init__(self, card_faults: frozenset = frozenset()) -> None:
+        self.card_faults = card_faults      # (table, round) where the simulator switched or hid a card
         self.lock = threading.Lock()
         self.provisional: dict[str, tuple] = {}    # id -> (table, round, trigger stamp or None)
         self.cleared: set[str] = set()
@@ -299,8 +303,11 @@ class Truth:
                 end = self.ends.get((table, round_id))
                 if p is not None and p[2] is not None and end is not None and p[2] > end:
                     late.append(pid)
+            on_fault = [pid for pid, (table, round_id, _s) in self.provisional.items()
+                        if (table, round_id) in self.card_faults]
             return {"provisional": len(self.provisional), "cleared": len(self.cleared & set(self.provisional)),
-                    "confirmed": len(confirmed), "finals": len(self.finals),
+                    "confirmed": len(confirmed), "on_a_card_fault": len(on_fault),
+                    "undecided": len(set(self.provisional) - confirmed - self.cleared), "finals": len(self.finals),
                     "finals_without_provisional": len(without), "finals_provisional_after_round_end": len(late)}
 
 
@@ -314,7 +321,7 @@ def play(floor: Floor, modes: tuple, seconds: float, rate: float | None, work: P
          watch_args: tuple = ()) -> list[dict]:
     """Feed the children the floor's lines: ``rate`` lines a second, or (``rate`` None) at real speed,
     each line when its true instant comes (the floor's first line at the start), for ``seconds``."""
-    children = [Child(m, work, watch_args) for m in modes]
+    children = [Child(m, work, watch_args, floor.card_faults) for m in modes]
     time.sleep(2.0)  # the children's start-up (imports) is not part of the measure
     lines = floor.lines()
     numbers: dict[str, int] = {}
@@ -430,9 +437,13 @@ def fmt(r: dict) -> str:
 
 
 def _truth_line(t: dict) -> str:
-    share = f"{t['confirmed'] / t['provisional'] * 100:.1f} %" if t["provisional"] else "-"
+    def share(n: int) -> str:
+        return f"{n / t['provisional'] * 100:.1f} %" if t["provisional"] else "-"
     return (f"    provisional alerts {t['provisional']}: cleared later {t['cleared']}, confirmed by their final "
-            f"finding {t['confirmed']} ({share}); final card alerts {t['finals']}: without their provisional "
+            f"finding {t['confirmed']} ({share(t['confirmed'])}), undecided when the run ended {t['undecided']}; "
+            f"on a round where the simulator switched or hid a card {t['on_a_card_fault']} "
+            f"({share(t['on_a_card_fault'])})\n"
+            f"    final card alerts {t['finals']}: without their provisional "
             f"one {t['finals_without_provisional']}, with it decided after the round's end "
             f"{t['finals_provisional_after_round_end']}\n")
 
