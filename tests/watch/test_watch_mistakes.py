@@ -13,14 +13,21 @@ Real ``pitwatch watch`` processes, a real Redis server, real folders.
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 from pitwatch.lake import Lake
 from pitwatch.lake import settings as lake_settings
+from pitwatch.live.silence import SOURCE_LOST, SOURCE_LOST_CLEARED, SourceWatch
+from pitwatch.live.sources import FileFollower, RedisStreamSource
 from pitwatch.schemas.decode import GamingDayConfig
 from tests.conftest import run_pitwatch_process
+from tests.watch.conftest import append_lines
+from tests.watch.scenario import interleave
 from tests.watch.test_watch_servers import _free_port, _redis_server
 
 
@@ -141,3 +148,94 @@ def test_redis_refusing_at_the_start_is_exit_2_and_redis_that_answers_starts(tmp
         client.close()
         proc.terminate()
         proc.wait(10)
+
+
+# --- inputs lost later -------------------------------------------------------------------------
+
+def test_a_watched_folder_removed_is_lost_and_back_when_it_is_made_again(tmp_path):
+    feeds = _feed(tmp_path)
+    files = FileFollower([str(feeds)])
+    watch = SourceWatch([files], after=0, every=0)
+    assert watch.look() == [] and watch.lost == {}
+    shutil.rmtree(feeds)
+    files.read()
+    [lost] = watch.look()
+    assert lost["rule_id"] == SOURCE_LOST and str(feeds) in lost["actual"] and lost["severity"] == "major"
+    assert watch.look() == []                                          # said once
+    assert list(watch.lost) == [str(feeds)]
+    feeds.mkdir()
+    [back] = watch.look()
+    assert back["rule_id"] == SOURCE_LOST_CLEARED and lost["finding_id"] in back["actual"]
+    assert watch.lost == {} and watch.look() == []
+
+
+def test_a_moment_without_the_folder_is_no_loss(tmp_path):
+    feeds = _feed(tmp_path)
+    watch = SourceWatch([FileFollower([str(feeds)])], after=60, every=0)
+    shutil.rmtree(feeds)
+    assert watch.look() == []                                          # not yet 60 s
+    feeds.mkdir()
+    assert watch.look() == [] and watch.lost == {}                     # back before it counted: nothing to clear
+
+
+def test_redis_refusing_after_the_start_is_lost(tmp_path):
+    source = RedisStreamSource(f"redis://127.0.0.1:{_free_port()}/0?stream=pit:x")
+    watch = SourceWatch([source], after=0, every=0)
+    assert source.read() == []                                         # the failure: retried later
+    [lost] = watch.look()
+    assert lost["rule_id"] == SOURCE_LOST and source.label in lost["actual"] and "Connection" in lost["actual"]
+
+
+@pytest.mark.slow
+def test_redis_gone_after_the_start_is_a_status_line_and_an_alert_and_the_watcher_runs_on(tmp_path, scenario,
+                                                                                         start_watch):
+    proc, client, port = _redis_server(tmp_path, appendonly=True)
+    order = interleave(scenario, seed=8)
+    half = len(order) // 2
+    try:
+        for dev, line in order[:half]:
+            client.xadd(f"pit:{dev}", {"event": line})
+        w = start_watch(f"redis://127.0.0.1:{port}/0?stream=pit:*", "--lake", tmp_path / "lake",
+                        "--alerts-file", tmp_path / "alerts.jsonl", "--stop-after-idle", "5",
+                        "--gap-wait", "0.5")
+        w.caught_up(half)
+        client.close()
+        proc.terminate()                                               # Redis goes away
+        proc.wait(10)
+        w.wait_for(lambda: any(isinstance(a, dict) and a.get("rule_id") == SOURCE_LOST for a in w.alerts),
+                   "the SOURCE_LOST alert")
+        w.wait_for(lambda: any("status:" in e and "lost: " in e for e in w.errors), "the status line")
+        assert w.proc.poll() is None                                   # no quiet exit 0 (--stop-after-idle 5)
+        proc, client, _port = _redis_server(tmp_path, port, appendonly=True)   # back, with its entries
+        for dev, line in order[half:]:
+            client.xadd(f"pit:{dev}", {"event": line})
+        w.wait_for(lambda: any(isinstance(a, dict) and a.get("rule_id") == SOURCE_LOST_CLEARED for a in w.alerts),
+                   "the SOURCE_LOST_CLEARED alert")
+        w.caught_up(len(order))
+        assert w.proc.wait(60) == 0                                    # idle once it reads again: it stops
+    finally:
+        client.close()
+        proc.terminate()
+        proc.wait(10)
+    lost = [a for a in w.alerts if a["rule_id"] == SOURCE_LOST]
+    assert len(lost) == 1 and lost[0]["live_only"] and f"redis://127.0.0.1:{port}/0" in lost[0]["actual"]
+    in_file = [json.loads(x) for x in (tmp_path / "alerts.jsonl").read_text().splitlines()]
+    assert [a["rule_id"] for a in in_file].count(SOURCE_LOST) == 1     # every sink, once
+    assert any(f"{SOURCE_LOST}: " in e for e in w.errors)              # and said on stderr
+
+
+@pytest.mark.slow
+def test_a_watched_folder_removed_is_an_alert_and_the_watcher_runs_on(tmp_path, scenario, start_watch):
+    feeds = tmp_path / "feeds"
+    order = interleave(scenario, seed=9)
+    append_lines(feeds, order)
+    w = start_watch(feeds, "--lake", tmp_path / "lake")
+    w.caught_up(len(order))
+    shutil.rmtree(feeds)
+    w.wait_for(lambda: any(a.get("rule_id") == SOURCE_LOST for a in w.alerts if isinstance(a, dict)),
+               "the SOURCE_LOST alert")
+    w.wait_for(lambda: any("status:" in e and f"lost: {feeds}" in e for e in w.errors), "the status line")
+    feeds.mkdir()
+    w.wait_for(lambda: any(a.get("rule_id") == SOURCE_LOST_CLEARED for a in w.alerts if isinstance(a, dict)),
+               "the SOURCE_LOST_CLEARED alert")
+    assert w.stop(signal.SIGTERM) == 0
