@@ -60,6 +60,9 @@ exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
 @click.option("--video-pad", type=int, metavar="SECONDS",
               help="Seconds of video before and after an alert's evidence in the text's video window "
                    "(as `pitwatch query findings_video --video-pad`, and its default).")
+@click.option("--dealers", metavar="FILE", type=click.Path(dir_okay=False),
+              help="The casino's dealers (CSV: id,name,shift, as `pitwatch query --dealers`): the text alert "
+                   "shows the name beside the dealer id; default seeds/dealers.csv (no names: the id).")
 @click.option("--lake-alerts/--no-lake-alerts", default=True, show_default=True,
               help="Write alerts to LAKE/alerts/ in small atomic batches.")
 @click.option("--stop-after-idle", type=click.FloatRange(0), metavar="SECONDS",
@@ -100,7 +103,7 @@ exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 @user_errors
 def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks, syslogs, syslog_facility, stdout,
-          fmt, video_pad, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, silence_after,
+          fmt, video_pad, dealers, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, silence_after,
           devices, commit_every, checkpoint_every, poll, cutoff, timezone, with_trigger, local, fsync, log_file, status_every,
           quiet):
     """Follow growing event files (.jsonl; folders and globs pick up new files)
@@ -132,6 +135,7 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
         raise click.BadParameter("letters, digits, '_', '.', '-' only", param_hint="--watch-id")
     config = GamingDayConfig(cutoff, timezone)
     given = load_registry(devices)         # RegistryError: one Error line, exit 2
+    dealer_names = _dealer_names(dealers)
     _reachable(inputs)                     # before anything is written: a mistyped input writes no lake
     lake = _lake(Lake.at(lake), create_lake, config, watch_id)
     check_writable(lake)
@@ -151,7 +155,7 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
         checkpoint_every=checkpoint_every, commit_every=commit_every, stop_after_idle=stop_after_idle,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
-        with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad,
+        with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad, dealer_names=dealer_names,
         syslog=tuple(syslogs), syslog_facility=syslog_facility, status_every=status_every)
     service = WatchService(opts)
     try:
@@ -218,6 +222,15 @@ def _reachable(inputs) -> None:
     finally:
         for source in sources:
             source.close()
+
+
+def _dealer_names(path: str | None) -> dict[str, str]:
+    """``--dealers``: dealer id -> name, from the roster file ``pitwatch query --dealers`` reads
+    (:mod:`pitwatch.queries.dealers`; by default ``seeds/dealers.csv``)."""
+    from pitwatch.queries.dealers import read_dealers, shipped_dealers
+
+    roster = read_dealers(path or shipped_dealers())      # a malformed file: LakeQueryError, exit 2
+    return {i: n for i, n in zip(roster.column("id").to_pylist(), roster.column("name").to_pylist()) if n}
 
 
 def _finite(param, value: float) -> float:
