@@ -135,7 +135,7 @@ SOURCE_LOST = "SOURCE_LOST"
 SOURCE_LOST_CLEARED = "SOURCE_LOST_CLEARED"
 LOST_TITLE = "An input of the watcher cannot be read"
 CLEARED_TITLE = "An input of the watcher is read again"
-LOST_AFTER = 2.0      # seconds unreadable before it is announced: a restart of Redis, a rotation, are shorter
+LOST_AFTER = 5.0      # seconds unreadable before it is announced: a Redis restart (its retries included), a rotation, are shorter
 LOOK_EVERY = 0.5      # seconds between looks at the inputs (a stat per file or folder named)
 
 
@@ -190,7 +190,7 @@ class SourceWatch:
                 self.lost[name] = (since, why, fid)
                 out.append(_source_notice(fid, SOURCE_LOST, LOST_TITLE, "major", since,
                                           f"the watcher reads {name}",
-                                          f"{name} cannot be read for {now - since:.0f} s ({why}): the tables "
+                                          f"{name} unreadable for {now - since:.0f} s ({why}): the tables "
                                           f"it feeds are not watched until it is back"))
         for name in [n for n in self.lost if n not in unreadable]:
             since, _why, lost_id = self.lost.pop(name)
