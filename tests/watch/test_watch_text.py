@@ -208,3 +208,15 @@ def test_watch_refuses_a_video_pad_the_query_would_refuse(tmp_path):
         assert p.returncode == 2 and len(err) == 1 and err[0].startswith("Error: --video-pad:"), err
         assert "0 to 3600" in err[0]
     assert not (tmp_path / "lake").exists()
+
+
+def test_a_dealers_file_that_is_no_roster_is_one_error_line_and_nothing_is_written(tmp_path, pitwatch):
+    feeds = tmp_path / "feeds"
+    feeds.mkdir()
+    roster = tmp_path / "dealers.csv"
+    roster.write_text("dealer,name\nD-1,Ana Ruiz\n")
+    out = pitwatch("watch", feeds, "--lake", tmp_path / "lake", "--create-lake", "--dealers", roster)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [f"Error: dealers file {roster}: the header is 'dealer,name'; "
+                                               "it must name the columns id, name and shift"]
+    assert not (tmp_path / "lake").exists()     # a good roster: the slow test above (--dealers, a real process)
