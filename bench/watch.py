@@ -211,7 +211,7 @@ class Child:
         self.feeds.mkdir(parents=True)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         if mode == "watch":
-            cmd = [sys.executable, "-c", WATCH_MAIN, str(self.feeds), "--lake", str(work / "lake"),
+            cmd = [sys.executable, "-c", WATCH_MAIN, str(self.feeds), "--lake", str(work / "lake"), "--create-lake",
                    "--state-dir", str(work / "state"), "--with-trigger", "--quiet", *watch_args]
         else:
             cmd = [sys.executable, str(Path(__file__).resolve()), "--baseline-child", str(self.feeds)]

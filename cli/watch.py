@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from pitwatch.cli.common import StrictCommand, lake_option, setting_option, setup_logging, user_errors
+from pitwatch.cli.common import StrictCommand, UserError, lake_option, setting_option, setup_logging, user_errors
 from pitwatch.config import SETTINGS
 from pitwatch.lake import Lake
 from pitwatch.wording import plural
@@ -23,6 +23,7 @@ Examples:
   pitwatch watch /data/feeds/ --lake lake --format text --syslog tcp://siem.pit:6514 --video-pad 60
   pitwatch watch 'redis://floor-bus:6379/0?stream=pit:*' --lake lake --no-stdout --alerts-file alerts.jsonl
   pitwatch watch day.jsonl --lake lake --stop-after-idle 5 --finalize-at-stop   (batch-like: ends when input stops)
+  pitwatch watch /data/feeds/ --lake /data/newlake --create-lake --timezone America/Puerto_Rico   (a new lake)
 
 \b
 Alerts: one JSON object per line on stdout, with the columns of the lake's
@@ -31,10 +32,16 @@ the same alerts go to LAKE/alerts/gaming_day=D/<watch-id>-<n>.parquet.
 A status line on stderr at most every --status-every seconds; new files are
 announced once each.
 SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
+A --lake that is no pitwatch lake, or an input that cannot be reached at the
+start (no such file or folder, Redis down or refusing), is one Error line,
+exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
 """,
 )
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT…")
 @lake_option
+@click.option("--create-lake", is_flag=True,
+              help="Make a new lake at --lake when it is no pitwatch lake yet, recording --timezone and --cutoff "
+                   "as its gaming-day settings (as a first run does); without it, such a --lake is an error.")
 @click.option("--state-dir", metavar="DIR", help="Checkpoint folder.  [default: LAKE/_watch/WATCH_ID]")
 @click.option("--watch-id", default="default", show_default=True, metavar="ID",
               help="Name of this watcher (its state folder and its alerts files in the lake).")
@@ -53,6 +60,9 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
 @click.option("--video-pad", type=int, metavar="SECONDS",
               help="Seconds of video before and after an alert's evidence in the text's video window "
                    "(as `pitwatch query findings_video --video-pad`, and its default).")
+@click.option("--dealers", metavar="FILE", type=click.Path(dir_okay=False),
+              help="The casino's dealers (CSV: id,name,shift, as `pitwatch query --dealers`): the text alert "
+                   "shows the name beside the dealer id; default seeds/dealers.csv (no names: the id).")
 @click.option("--lake-alerts/--no-lake-alerts", default=True, show_default=True,
               help="Write alerts to LAKE/alerts/ in small atomic batches.")
 @click.option("--stop-after-idle", type=click.FloatRange(0), metavar="SECONDS",
@@ -92,8 +102,8 @@ SIGTERM or Ctrl-C checkpoints and exits 0; a restart resumes exactly there.
               metavar="SECONDS", help="At most one status line on stderr this often (only when something changed).")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 @user_errors
-def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, syslog_facility, stdout, fmt,
-          video_pad, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, silence_after,
+def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks, syslogs, syslog_facility, stdout,
+          fmt, video_pad, dealers, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, silence_after,
           devices, commit_every, checkpoint_every, poll, cutoff, timezone, with_trigger, local, fsync, log_file, status_every,
           quiet):
     """Follow growing event files (.jsonl; folders and globs pick up new files)
@@ -114,23 +124,23 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
         parse_target(target)               # a wrong target: one Error line, exit 2, before anything is written
     for url in webhooks:
         WebhookSink.check(url)
+    from pitwatch.inputs.devices import load_registry
+    from pitwatch.lake import registry as lake_registry
+    from pitwatch.lake import settings as lake_settings
     from pitwatch.lake.parquet import check_writable
     from pitwatch.live.service import WatchOptions, WatchService
     from pitwatch.schemas.decode import GamingDayConfig
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", watch_id):
         raise click.BadParameter("letters, digits, '_', '.', '-' only", param_hint="--watch-id")
-    lake = Lake.at(lake)
-    check_writable(lake)
-    from pitwatch.inputs.devices import load_registry
-    from pitwatch.lake import settings as lake_settings
-
     config = GamingDayConfig(cutoff, timezone)
-    lake_settings.check(lake, config)      # the lake's time zone and cutoff, or exit 2 (watch never records them)
-
-    from pitwatch.lake import registry as lake_registry
-
     given = load_registry(devices)         # RegistryError: one Error line, exit 2
+    dealer_names = _dealer_names(dealers)
+    _reachable(inputs)                     # before anything is written: a mistyped input writes no lake
+    lake = _lake(Lake.at(lake), create_lake, config, watch_id)
+    check_writable(lake)
+    lake_settings.check(lake, config)      # the lake's time zone and cutoff, or exit 2
+
     # the given one is kept in the lake and named by the first alerts commit's record; none given:
     # the lake's (pitwatch.lake.registry); with --no-lake-alerts nothing of the watcher is recorded
     registry = (lake_registry.Chosen(given, None, "") if given is not None and not lake_alerts
@@ -145,7 +155,7 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
         checkpoint_every=checkpoint_every, commit_every=commit_every, stop_after_idle=stop_after_idle,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
-        with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad,
+        with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad, dealer_names=dealer_names,
         syslog=tuple(syslogs), syslog_facility=syslog_facility, status_every=status_every)
     service = WatchService(opts)
     try:
@@ -163,6 +173,64 @@ def watch(inputs, lake, state_dir, watch_id, alerts_file, webhooks, syslogs, sys
             f"{summary['rejected']:,} rejected, {plural(summary['duplicate'], 'duplicate')}{extra}{damaged}, "
             f"{plural(summary['findings'], 'finding')}, {summary.get('provisional', 0):,} provisional "
             f"({summary.get('provisional_cleared', 0):,} cleared); checkpoint in {summary['state_dir']}", err=True)
+
+
+def _lake(lake: Lake, create: bool, config, watch_id: str) -> Lake:
+    """The lake at ``--lake``: a folder holding the lake's settings (``settings.json``, recorded by its
+    first run), a Delta table (a lake written before that file existed) or the lake's lock (its first
+    run is writing it) — how ``run`` and ``verify`` know a lake.  Anything else (a mistyped path, a folder of something else) is exit 2 naming it,
+    nothing written (issue 41: ``--lake nolake`` made a lake there, with no time-zone check), unless
+    ``create``: then the lake is made as a first run makes it, its gaming-day settings recorded, so
+    that every later run and watcher must match them."""
+    import pyarrow.fs as pafs
+
+    from pitwatch.lake import delta, lock
+    from pitwatch.lake import settings as lake_settings
+
+    if (lake_settings.read_file(lake) is not None or delta.tables_on_disk(lake)
+            or lake.fs.get_file_info(lake.path(lock.LOCK_FILE)).type == pafs.FileType.File):
+        return lake
+    kind = lake.fs.get_file_info(lake.root).type
+    if not create:
+        what = {pafs.FileType.NotFound: "no such folder",
+                pafs.FileType.File: "a file, not a lake"}.get(kind, "a folder that is not a pitwatch lake (no "
+                                                                  "settings.json, no table, no lock)")
+        raise UserError(f"--lake {lake}: {what}; give the lake's folder, or add --create-lake to make a new lake "
+                        f"there (its time zone and cutoff: --timezone {config.timezone} --cutoff {config.cutoff})")
+    from pitwatch.lake.parquet import check_writable
+
+    check_writable(lake)
+    lake_settings.record(lake, config, watch_id, by=f"pitwatch watch --watch-id {watch_id} --create-lake")
+    log.info("made a new lake at %s: time zone %s, cutoff %s", lake, config.timezone, config.cutoff)
+    return lake
+
+
+def _reachable(inputs) -> None:
+    """Every input can be read now: a file or folder that does not exist, a Redis server down or refusing,
+    is one ``Error:`` line naming it, exit 2 (issue 41: Redis down and ``--stop-after-idle`` was exit 0,
+    ``0 lines``).  The sources are opened to look, then closed: the service opens its own."""
+    from pitwatch.live.sources import RedisStreamSource, open_sources
+
+    try:
+        sources = open_sources(list(inputs))
+    except FileNotFoundError as exc:
+        raise UserError(f"input {exc.filename}: no such file or folder") from None
+    try:
+        for source in sources:
+            if isinstance(source, RedisStreamSource):
+                source.check()          # InputUnreachable (a ValueError): one Error line, exit 2
+    finally:
+        for source in sources:
+            source.close()
+
+
+def _dealer_names(path: str | None) -> dict[str, str]:
+    """``--dealers``: dealer id -> name, from the roster file ``pitwatch query --dealers`` reads
+    (:mod:`pitwatch.queries.dealers`; by default ``seeds/dealers.csv``)."""
+    from pitwatch.queries.dealers import read_dealers, shipped_dealers
+
+    roster = read_dealers(path or shipped_dealers())      # a malformed file: LakeQueryError, exit 2
+    return {i: n for i, n in zip(roster.column("id").to_pylist(), roster.column("name").to_pylist()) if n}
 
 
 def _finite(param, value: float) -> float:

@@ -167,11 +167,12 @@ def _minutes(text: str):
         return text
 
 
-def record(lake_path: Lake, config, run_id: str) -> None:
-    """Write the lake's settings (atomically: a hidden temporary file moved into place)."""
+def record(lake_path: Lake, config, run_id: str, by: str | None = None) -> None:
+    """Write the lake's settings (atomically: a hidden temporary file moved into place); ``recorded_by``
+    says ``run RUN_ID``, or ``by`` (``pitwatch watch … --create-lake``: a watcher that made the lake)."""
     from pitwatch import __version__
 
-    body = json.dumps({"timezone": config.timezone, "cutoff": config.cutoff, "recorded_by": f"run {run_id}",
+    body = json.dumps({"timezone": config.timezone, "cutoff": config.cutoff, "recorded_by": by or f"run {run_id}",
                        "recorded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                        "pitwatch": __version__}, indent=2, sort_keys=True).encode() + b"\n"
     fs, root = lake_path.fs, lake_path.root

@@ -3,37 +3,52 @@
 The same line is the ``MSG`` of the syslog sink (:mod:`pitwatch.live.syslog`).  It is
 made from the alert record alone (the FINDINGS columns, :func:`pitwatch.live.sinks.alert_record`;
 a live-only notice such as ``DEVICE_SILENT`` or a provisional alert has the
-same columns), so every kind of alert reads the same way::
+same columns), the lake's time zone and the dealers' names, so every kind of
+alert reads the same way, and a supervisor reads it at a glance (issue 41)::
 
-    2026-11-28 16:10:48.247 -04:00  BAC-01  seat 3  MAJOR  Card dealt out of order: expected …; actual …; video 16:10:11.163 to 16:11:18.247; DEAL_ORDER fdba73a4…
+    2026-11-28 16:10:48 AST (UTC-04:00)  BAC-01  seat 3  dealer Ana Ruiz (D-1007)  MAJOR  Card dealt out of order: expected …; actual …; video 16:10:11.163 to 16:11:18.247; DEAL_ORDER fdba73a4…
 
-* **time**: the alert's ``ts`` in the table's own time, its ``ts_offset``
-  (as ``watch --local`` writes it; UTC, ``+00:00``, when the alert has none);
+* **time**: the alert's ``ts`` as the floor's clocks show it, to the second:
+  in the lake's time zone (``GamingDayConfig.timezone``, the zone its gaming
+  days are filed in; a later issue adds per-table display zones), the zone
+  named by the tz database's abbreviation and its offset (``AST (UTC-04:00)``:
+  an abbreviation alone is ambiguous, ``CST`` is both Chicago and Macau), by
+  its offset alone where the database has no letters for it (``UTC-03:00``),
+  ``UTC`` for UTC.  Every alert prints in that one zone, so a clearing alert
+  and the alert it clears print alike;
 * **table** and **place**: ``seat 3``, ``the player hand``, … (:func:`pitwatch.rules.words.place`),
-  ``table`` when the alert concerns no one place;
+  ``table`` when the alert concerns no one place; ``-`` for an alert of no table;
+* the **dealer**: the name the roster gives (``--dealers FILE``, the
+  ``id,name,shift`` file ``pitwatch query --dealers`` reads: :mod:`pitwatch.queries.dealers`)
+  with the id beside it, the id alone when the roster does not list it (the
+  lake has no roster yet), ``-`` when the alert names no dealer;
 * **severity** and the rule's plain **title** (the ``title`` column, from the
-  rule catalogue; the ``rule_id`` when an alert has none);
-* **expected** and **actual** as the engine wrote them, in words, with the
+  rule catalogue; the catalogue's title of the ``rule_id`` when an alert has none, the
+  ``rule_id`` itself when the catalogue does not know it either);
+* the **cards**: ``expected`` and ``actual`` as the engine wrote them, in words, with the
   cards they name (cards the shoe has not dealt yet are already ``??``:
   :mod:`pitwatch.live.redact`);
 * the **video window**: ``video_from`` to ``video_to`` exactly as the named query
   ``findings_video`` computes them (:func:`video_window`: the first evidence
   event's time, ``evidence_from`` — ``ts`` when there is none — less the pad,
-  to ``ts`` plus the pad), in the same offset; the date is written again only
-  where it changes;
+  to ``ts`` plus the pad), in the same zone, to the millisecond (the instants
+  the morning's query gives); the date is written again only where it changes;
 * the ``rule_id`` and ``finding_id``, to find the alert again.
 
-Every text taken from the record is made printable first (:func:`printable`):
-a control character, a line end or a bidirectional override in a table id or
-a text would otherwise break the one-line form or make the line read other
-than it is; each becomes a visible ``\\xNN`` / ``\\uNNNN`` escape.
+Every text taken from the record or the roster is made printable first (:func:`printable`):
+a control character, a line end or a bidirectional override in a table id, a name or a text
+would otherwise break the one-line form or make the line read other than it is; each
+becomes a visible ``\\xNN`` / ``\\uNNNN`` escape.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Mapping
 
 from pitwatch.rules.words import place
+
+UTC = _dt.timezone.utc
 
 # C0/C1 controls, DEL, line/paragraph separators, bidi embeddings, overrides and isolates, BOM
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\ufeff]")
@@ -72,9 +87,15 @@ def _clock(when: _dt.datetime) -> str:
     return when.strftime("%H:%M:%S.") + f"{when.microsecond // 1000:03d}"
 
 
-def _offset(when: _dt.datetime) -> str:
-    """``-04:00``, ``+00:00``: the offset of an aware datetime (whole minutes: ``ts_offset``)."""
-    return when.isoformat()[-6:]
+def zone_label(when: _dt.datetime) -> str:
+    """``AST (UTC-04:00)``, ``UTC-03:00`` (no letters in the tz database), ``UTC``: the zone of an aware datetime."""
+    offset = when.utcoffset() or _dt.timedelta(0)
+    name = when.tzname() or ""
+    if offset == _dt.timedelta(0) and name in ("UTC", "GMT", "Z", ""):
+        return "UTC" if name != "GMT" else "GMT (UTC+00:00)"
+    minutes = int(offset.total_seconds()) // 60
+    numeric = f"UTC{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    return f"{name} ({numeric})" if name.isalpha() else numeric
 
 
 def where(rec: dict) -> str:
@@ -87,15 +108,35 @@ def where(rec: dict) -> str:
     return "table"
 
 
-def alert_line(rec: dict, video_pad: int) -> str:
-    """The one line of text of an alert record (see the module doc)."""
-    zone = table_zone(rec)
+def dealer(rec: dict, dealers: Mapping[str, str] | None) -> str:
+    """``Ana Ruiz (D-1007)`` from the roster, ``D-1007`` when it does not list the id, ``-`` for no dealer."""
+    dealer_id = rec.get("dealer_id")
+    if not dealer_id:
+        return "-"
+    name = (dealers or {}).get(dealer_id)
+    return f"{printable(name)} ({printable(dealer_id)})" if name else printable(dealer_id)
+
+
+def title(rec: dict) -> str:
+    """The rule's plain title: the record's, else the catalogue's, else the ``rule_id``."""
+    if rec.get("title"):
+        return printable(rec["title"])
+    from pitwatch.rules.catalog import rule
+
+    try:
+        return rule(str(rec.get("rule_id"))).title
+    except KeyError:
+        return printable(rec.get("rule_id"))
+
+
+def alert_line(rec: dict, video_pad: int, zone: _dt.tzinfo = UTC, dealers: Mapping[str, str] | None = None) -> str:
+    """The one line of text of an alert record (see the module doc): its times in ``zone`` (the lake's),
+    its dealer named from ``dealers`` (id -> name)."""
     ts = parse_time(rec["ts"]).astimezone(zone)
     start, end = (w.astimezone(zone) for w in video_window(rec, video_pad))
     video_from = _clock(start) if start.date() == ts.date() else f"{start.date()} {_clock(start)}"
     video_to = _clock(end) if end.date() == start.date() else f"{end.date()} {_clock(end)}"
-    title = rec.get("title") or rec.get("rule_id")
-    return (f"{ts.date()} {_clock(ts)} {_offset(ts)}  {printable(rec.get('table_id'))}  {where(rec)}  "
-            f"{printable(rec.get('severity')).upper()}  {printable(title)}: "
+    return (f"{ts.date()} {ts.strftime('%H:%M:%S')} {zone_label(ts)}  {printable(rec.get('table_id')) or '-'}  "
+            f"{where(rec)}  dealer {dealer(rec, dealers)}  {printable(rec.get('severity')).upper()}  {title(rec)}: "
             f"expected {printable(rec.get('expected'))}; actual {printable(rec.get('actual'))}; "
             f"video {video_from} to {video_to}; {printable(rec.get('rule_id'))} {printable(rec.get('finding_id'))}")

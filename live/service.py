@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import logging
 import os
 import signal
@@ -45,7 +46,7 @@ from pitwatch.live.fork_snapshot import CAN_FORK, fork_and_write
 from pitwatch.live.heap import LongLivedHeap
 from pitwatch.live.order import DeviceOrder
 from pitwatch.live.outbox import Outbox
-from pitwatch.live.silence import SilenceWatch
+from pitwatch.live.silence import SilenceWatch, SourceWatch
 from pitwatch.live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink
 from pitwatch.live.sources import Line, open_sources
 from pitwatch.live.status import StatusLine
@@ -85,6 +86,7 @@ class WatchOptions:
     local: bool = False         # alerts' times in the table's own offset (ts_offset), not UTC
     format: str = "json"        # stdout: "json" lines, or "text" (pitwatch.live.alert_text)
     video_pad: int = 30         # seconds around the evidence in the text's video window (findings_video's)
+    dealer_names: dict = dataclasses.field(default_factory=dict)   # --dealers: dealer_id -> name, for the text
     syslog: tuple = ()          # --syslog targets (pitwatch.live.syslog)
     syslog_facility: str = "local0"
     status_every: float = 10.0  # at most one status line this often (pitwatch.live.status)
@@ -110,14 +112,17 @@ class WatchService:
         self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact, devices=opts.devices,
                                  early_wait=opts.reorder_wait)
         self.silence = SilenceWatch(opts.silence_after) if opts.silence_after else None
+        self.inputs_lost = SourceWatch(self.sources)          # SOURCE_LOST (pitwatch.live.silence)
         self.sinks: list = []
+        # the text line of stdout and syslog: the lake's time zone, the dealers' names (pitwatch.live.alert_text)
+        text = functools.partial(alert_line, video_pad=opts.video_pad, zone=opts.config.zone,
+                                 dealers=opts.dealer_names)
         if opts.stdout:
-            text = opts.format == "text"
-            self.sinks.append(StdoutSink(stdout, render=(lambda r: alert_line(r, opts.video_pad)) if text else None))
+            self.sinks.append(StdoutSink(stdout, render=text if opts.format == "text" else None))
         if opts.alerts_file:
             self.sinks.append(JsonlFileSink(opts.alerts_file))
         self.sinks += [WebhookSink(u) for u in opts.webhooks]
-        self.sinks += [SyslogSink(t, opts.video_pad, opts.syslog_facility) for t in opts.syslog]
+        self.sinks += [SyslogSink(t, text, opts.syslog_facility) for t in opts.syslog]
         self.status = StatusLine(opts.status_every)
         self.lake_sink = LakeSink(opts.lake, opts.watch_id) if opts.lake_alerts else None
         if self.lake_sink is not None:
@@ -390,6 +395,7 @@ class WatchService:
                     for path in src.take_damaged() if hasattr(src, "take_damaged") else ():
                         self.input_damaged(path)
                 self._damage_alerts()
+                self.delivery.announce(self.inputs_lost.look())
                 now = time.monotonic()
                 for item, ln in self.order.due(now):
                     self._feed(item, ln)
@@ -408,6 +414,8 @@ class WatchService:
                 if got:
                     last_input = now
                     continue
+                if self.inputs_lost.failing:    # an input that cannot be read has not ended: not idle
+                    last_input = now
                 if (opts.stop_after_idle is not None and now - last_input >= opts.stop_after_idle
                         and not self.order.held and not self._delivering()):
                     break
@@ -438,7 +446,8 @@ class WatchService:
         """The status line (pitwatch.live.status), when it is due and something changed."""
         text = self.status.line(now, self.counts, caught_up, self.order.held,
                                 [s.status() for s in self.sources],
-                                [(s.name, s.health(), s.health_key()) for s in self.outboxes])
+                                [(s.name, s.health(), s.health_key()) for s in self.outboxes],
+                                self.inputs_lost.status())
         if text is not None:
             log.info("%s", text)
 

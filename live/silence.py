@@ -24,11 +24,31 @@ Decisions (the spec is silent):
 * a device's table is the table of its latest event.
 
 State (``state()``/``restore()``) is plain data in the checkpoint.
+
+An input lost (``SOURCE_LOST``, live only): :class:`SourceWatch`.  An input
+that cannot be reached at the start is ``watch``'s ``Error:`` line, exit 2;
+one that goes away later — a Redis server down or refusing, a watched file
+or folder that no longer exists — leaves every table it feeds unwatched,
+which on the console looks like a quiet night.  So, once it has been
+unreadable for :data:`LOST_AFTER` seconds (a server's restart or a file's
+rotation, rename then create, is shorter), it is announced once: a warning
+on stderr and a **major** alert ``SOURCE_LOST`` (live only, no finding; not
+``info`` like ``DEVICE_SILENT``: a whole feed is blind, not one device) to
+every sink, the lake's alerts table included (``live_only``); the status
+line names it (``lost: …``) while it lasts; and when it is read again, an
+info alert ``SOURCE_LOST_CLEARED`` naming the lost alert's ``finding_id``.
+While an input is unreadable the watcher is not idle (``--stop-after-idle``
+waits: the input did not end, it cannot be read).  Not in the checkpoint:
+an input still lost at a restart is the start's exit 2, and an outage that
+ends while the watcher is down is cleared by no alert.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import time
+
+from pitwatch.live.sources import FileFollower, RedisStreamSource
 
 WATCHED_SOURCES = ("dealer", "shoe")
 RULE_ID = "DEVICE_SILENT"
@@ -109,3 +129,88 @@ class SilenceWatch:
         self.arrived = {dev: now for dev in self.devices}
         for dev, d in self.devices.items():
             self.tables.setdefault(d[0], []).append(dev)
+
+
+SOURCE_LOST = "SOURCE_LOST"
+SOURCE_LOST_CLEARED = "SOURCE_LOST_CLEARED"
+LOST_TITLE = "An input of the watcher cannot be read"
+CLEARED_TITLE = "An input of the watcher is read again"
+LOST_AFTER = 5.0      # seconds unreadable before it is announced: a Redis restart (its retries included), a rotation, are shorter
+LOOK_EVERY = 0.5      # seconds between looks at the inputs (a stat per file or folder named)
+
+
+class SourceWatch:
+    """The inputs of the watcher that cannot be read (see the module doc): ``look()`` each turn of the loop."""
+
+    def __init__(self, sources: list, after: float = LOST_AFTER, every: float = LOOK_EVERY) -> None:
+        self.sources = sources
+        self.after = after
+        self.every = every
+        self.lost: dict[str, tuple[float, str, str]] = {}   # announced: name -> (since, why, its finding_id)
+        self._gone: dict[str, float] = {}                   # a file or folder named, missing: since (time.time())
+        self._next = 0.0
+
+    @property
+    def failing(self) -> bool:
+        """Some input cannot be read now (announced or not yet): the watcher is not idle."""
+        return bool(self._gone) or any(isinstance(s, RedisStreamSource) and s.failing_since is not None
+                                       for s in self.sources)
+
+    def _unreadable(self, now: float) -> dict[str, tuple[float, str]]:
+        """name -> (since, why) of every input that cannot be read now."""
+        out = {}
+        for src in self.sources:
+            if isinstance(src, RedisStreamSource):
+                if src.failing_since is not None:
+                    out[src.shown] = (src.failing_since, src.error or "it does not answer")
+            elif isinstance(src, FileFollower):
+                for path in src.inputs:
+                    if any(ch in path for ch in "*?["):
+                        continue        # a glob matching nothing for now is no loss
+                    if os.path.exists(path):
+                        self._gone.pop(path, None)
+                    else:
+                        out[path] = (self._gone.setdefault(path, now), "no such file or folder any more")
+        return out
+
+    def look(self, now: float | None = None) -> list[dict]:
+        """The notices of this look: inputs unreadable for ``after`` seconds (once each), and the
+        announced ones read again.  At most one look every ``every`` seconds."""
+        tick = time.monotonic()
+        if tick < self._next:
+            return []
+        self._next = tick + self.every
+        now = time.time() if now is None else now
+        unreadable = self._unreadable(now)
+        out = []
+        for name, (since, why) in unreadable.items():
+            if name not in self.lost and now - since >= self.after:
+                fid = "live-" + hashlib.blake2b(f"{SOURCE_LOST}\x00{name}\x00{since}".encode(),
+                                                digest_size=12).hexdigest()
+                self.lost[name] = (since, why, fid)
+                out.append(_source_notice(fid, SOURCE_LOST, LOST_TITLE, "major", since,
+                                          f"the watcher reads {name}",
+                                          f"{name} unreadable for {now - since:.0f} s ({why}): the tables "
+                                          f"it feeds are not watched until it is back"))
+        for name in [n for n in self.lost if n not in unreadable]:
+            since, _why, lost_id = self.lost.pop(name)
+            fid = "live-" + hashlib.blake2b(f"{SOURCE_LOST_CLEARED}\x00{lost_id}".encode(),
+                                            digest_size=12).hexdigest()
+            out.append(_source_notice(fid, SOURCE_LOST_CLEARED, CLEARED_TITLE, "info", now,
+                                      f"the watcher reads {name}",
+                                      f"{name} is read again after {now - since:.0f} s (the {SOURCE_LOST} "
+                                      f"alert {lost_id})"))
+        return out
+
+    def status(self, now: float | None = None) -> list[tuple[str, float, str]]:
+        """For the status line: ``(name, seconds lost, why)`` of each announced input."""
+        now = time.time() if now is None else now
+        return [(name, now - since, why) for name, (since, why, _fid) in self.lost.items()]
+
+
+def _source_notice(fid: str, rule_id: str, title: str, severity: str, when: float, expected: str,
+                   actual: str) -> dict:
+    """A live-only notice (:meth:`pitwatch.live.delivery.Delivery.announce`) about no table: dated ``when``."""
+    return {"finding_id": fid, "rule_id": rule_id, "title": title, "severity": severity, "table_id": None,
+            "device_id": None, "source": None, "latest_us": int(when * 1_000_000),
+            "expected": expected, "actual": actual}

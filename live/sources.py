@@ -38,10 +38,15 @@ Redis Streams (:class:`RedisStreamSource`)
     folder.  Position: the last entry id read per stream, so a restart reads
     exactly what follows (Redis keeps the entries; trim them by age with
     ``XADD … MINID``, not by count, so a stopped watcher does not lose any).
-    A server that is down, restarting or refusing is not the end of the
-    watcher: one warning, tries again after 0.5 s doubling to 30 s (the
-    status line shows the error), one info line when it reads again; the
-    entries wait in Redis meanwhile.
+    A server that is down, restarting or refusing **at the start** is the
+    user's mistake (:meth:`RedisStreamSource.check`: ``watch`` says so in one
+    ``Error:`` line, exit 2, before it writes anything).  Later it is not the
+    end of the watcher: one warning, tries again after 0.5 s doubling to 30 s
+    (the status line shows the error; :class:`pitwatch.live.silence.SourceWatch`
+    raises ``SOURCE_LOST``), one info line when it reads again; the entries
+    wait in Redis meanwhile.  A password in the URI is never shown: messages,
+    alerts and the status line name the server as :attr:`RedisStreamSource.shown`
+    (``redis://:***@host:port/db``).
 """
 from __future__ import annotations
 
@@ -362,6 +367,10 @@ def _position(path: str, v: list) -> list:
 RETRY_FIRST, RETRY_MAX = 0.5, 30.0    # seconds between tries to read a Redis server that is down
 
 
+class InputUnreachable(ValueError):
+    """An input cannot be read at the start (a Redis server down or refusing): the user's mistake, exit 2."""
+
+
 class RedisStreamSource:
     """Read Redis Streams from a ``redis://…?stream=NAME`` URI (see the module doc)."""
 
@@ -374,7 +383,8 @@ class RedisStreamSource:
             raise ValueError(f"{uri}: name the stream(s) to read, e.g. {uri.split('?')[0]}?stream=pit:events")
         self.field = (query.pop("field", [None]))[0]
         base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-        self.label = base
+        self.label = base                   # the checkpoint's key of its position (as given)
+        self.shown = _without_password(parts)   # what messages, alerts and the status line name
         self.client = redis.Redis.from_url(base, socket_timeout=10)
         self._errors = redis.RedisError     # a server down, restarting, loading, refusing: retried
         self.scan_every = scan_every
@@ -384,11 +394,22 @@ class RedisStreamSource:
         self._scanned = False               # streams found at the first look are not announced
         self.new = 0
         self.failing_since: float | None = None   # time.time() of the first failure of this outage
+        self.error: str | None = None       # why the last look failed (None: it read)
         self._retry_at = 0.0
         self._backoff = RETRY_FIRST
 
     def describe(self) -> str:
-        return f"{len(self.last)} Redis stream(s) at {self.label}"
+        return f"{len(self.last)} Redis stream(s) at {self.shown}"
+
+    def check(self) -> None:
+        """:class:`InputUnreachable` naming the server when it does not answer now (down, refusing the
+        connection or the password, still loading): at the start that is a mistake to say at once, not
+        an outage to wait out (issue 41: ``watch`` exited 0 with ``0 lines``)."""
+        try:
+            self.client.ping()
+        except self._errors as exc:
+            raise InputUnreachable(f"cannot reach {self.shown}: {_why(exc)}; start it, or correct the "
+                                   "address, database or password") from None
 
     def position(self) -> dict:
         return {"streams": {s: list(v) for s, v in self.last.items()}}
@@ -409,9 +430,9 @@ class RedisStreamSource:
         if self._scanned and new:
             self.new += len(new)
             for name in new[:ANNOUNCE_NAMES]:
-                log.info("new stream: %s/%s", self.label, name)
+                log.info("new stream: %s/%s", self.shown, name)
             if len(new) > ANNOUNCE_NAMES:
-                log.info("… and %d more new stream(s) at %s", len(new) - ANNOUNCE_NAMES, self.label)
+                log.info("… and %d more new stream(s) at %s", len(new) - ANNOUNCE_NAMES, self.shown)
         self._scanned = True
 
     def status(self) -> dict:
@@ -432,7 +453,7 @@ class RedisStreamSource:
             error = None
         except Exception as exc:   # the status line reports it; the read says what it does
             error = f"{type(exc).__name__}: {exc}"[:200]
-        return {"what": self.label, "streams": len(self.last), "new": self.new, "unread": unread,
+        return {"what": self.shown, "streams": len(self.last), "new": self.new, "unread": unread,
                 "unread_unit": "entries", "since": since, "error": error}
 
     def read(self) -> list[Line]:
@@ -444,17 +465,17 @@ class RedisStreamSource:
         try:
             out = self._read(now)
         except self._errors as exc:
-            why = f"{type(exc).__name__}: {exc}"[:200]
+            why = self.error = _why(exc)
             if self.failing_since is None:
                 self.failing_since = time.time()
-                log.warning("%s cannot be read (%s): trying again, every %.0f s at most", self.label, why,
+                log.warning("%s cannot be read (%s): trying again, every %.0f s at most", self.shown, why,
                             RETRY_MAX)
             self._retry_at = now + self._backoff
             self._backoff = min(self._backoff * 2, RETRY_MAX)
             return []
         if self.failing_since is not None:
-            log.info("%s is read again after %.0f s", self.label, time.time() - self.failing_since)
-            self.failing_since = None
+            log.info("%s is read again after %.0f s", self.shown, time.time() - self.failing_since)
+            self.failing_since = self.error = None
             self._backoff = RETRY_FIRST
         return out
 
@@ -481,6 +502,19 @@ class RedisStreamSource:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:200]
+
+
+def _without_password(parts: urllib.parse.SplitResult) -> str:
+    """The URI's scheme, host, port and database, a password in it shown as ``***``."""
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}:***@{host}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def open_sources(inputs: list[str], scan_every: float = 0.5) -> list:

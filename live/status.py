@@ -6,7 +6,10 @@ One line says where the watcher is::
     status: reading: 2,000 lines, 1 alert, lag 35 s (3,145,728 B unread), 14 held for a gap; files: 3 (…); …
 
 * ``caught up`` when the last look at every source found nothing new and no
-  line is held for a device's gap (``--gap-wait``), ``reading`` otherwise;
+  line is held for a device's gap (``--gap-wait``), ``reading`` otherwise,
+  ``input lost`` while an input cannot be read (``SOURCE_LOST``,
+  :class:`pitwatch.live.silence.SourceWatch`), which is then named at the end
+  (``lost: redis://pit-bus:6379/0 for 12 s (ConnectionError: …)``);
 * lines read and alerts raised since the state folder was made (the
   checkpoint's counters);
 * **lag behind the newest input**: ``0 s`` when nothing is waiting to be read;
@@ -45,11 +48,12 @@ class StatusLine:
         return now >= self._next
 
     def line(self, now: float, counts: dict, caught_up: bool, held: int, sources: list[dict],
-             sinks: list[tuple[str, str, tuple]]) -> str | None:
+             sinks: list[tuple[str, str, tuple]], lost: list[tuple[str, float, str]] = ()) -> str | None:
         """The line to write now, or None (unchanged and no heartbeat due); call only when :meth:`due`.
 
         ``sources``: each source's ``status()``; ``sinks``: ``(name, health text, what counts as a
-        change)`` of each remote sink (:meth:`pitwatch.live.outbox.Outbox.health`)."""
+        change)`` of each remote sink (:meth:`pitwatch.live.outbox.Outbox.health`); ``lost``: ``(name,
+        seconds, why)`` of each input lost (:meth:`pitwatch.live.silence.SourceWatch.status`)."""
         self._next = now + self.every
         lag, waiting = 0, []
         wall = time.time()
@@ -60,11 +64,12 @@ class StatusLine:
                 if s.get("since") is not None:
                     lag = max(lag, wall - s["since"])
         key = (counts["lines"], counts["findings"], counts.get("notices", 0), caught_up, held,
-               tuple(_health(s) for s in sources), tuple(k for _n, _h, k in sinks), bool(waiting))
+               tuple(_health(s) for s in sources), tuple(k for _n, _h, k in sinks), bool(waiting),
+               tuple(name for name, _s, _w in lost))
         if key == self._last_key and now - self._last_at < HEARTBEAT * self.every:
             return None
         self._last_key, self._last_at = key, now
-        state = "caught up" if caught_up else "reading"
+        state = "input lost" if lost else "caught up" if caught_up else "reading"
         parts = [f"status: {state}: {plural(counts['lines'], 'line')}, {plural(counts['findings'] + counts.get('notices', 0), 'alert')}",
                  f"lag {lag:.0f} s" + (f" ({', '.join(waiting)})" if waiting else "")]
         if held:
@@ -74,6 +79,8 @@ class StatusLine:
             text += f"; {s['what']}: {_health(s)}"
         for name, health, _key in sinks:
             text += f"; {name}: {health}"
+        for name, seconds, why in lost:
+            text += f"; lost: {name} for {seconds:.0f} s ({why})"
         return text
 
 

@@ -23,7 +23,8 @@ The message::
   RFC 5612 sets aside for examples: pitwatch has none of its own) with the
   finding's ``finding_id``, ``rule_id``, ``table_id``, ``severity`` and
   ``gaming_day``; values escaped as RFC 5424 says (``"``, ``\\`` and ``]``);
-* ``MSG``: the UTF-8 BOM and the alert's text line (:mod:`pitwatch.live.alert_text`).
+* ``MSG``: the UTF-8 BOM and the alert's text line, as ``--format text`` writes it (the
+  lake's time zone, the dealer's name: :mod:`pitwatch.live.alert_text`).
   A message is cut to :data:`MAX_UDP` octets over UDP (what RFC 5426 says every
   receiver should take) or :data:`MAX_TCP` over TCP (rsyslog's default
   ``maxMessageSize``), the cut made in ``MSG`` only, at a character boundary,
@@ -46,8 +47,9 @@ import datetime as _dt
 import os
 import re
 import socket
+from collections.abc import Callable
 
-from pitwatch.live.alert_text import alert_line, parse_time, table_zone
+from pitwatch.live.alert_text import parse_time, table_zone
 from pitwatch.live.outbox import DeliveryError, Outbox
 
 SEVERITY = {"critical": 2, "major": 3, "minor": 4, "info": 6}   # pitwatch severity -> RFC 5424 severity
@@ -107,15 +109,17 @@ def message(rec: dict, text: str, *, facility: int, hostname: str, procid: int, 
 class SyslogSink(Outbox):
     """Alerts to a syslog collector as RFC 5424 messages (see the module doc)."""
 
-    def __init__(self, target: str, video_pad: int, facility: str = "local0", timeout: float = 5.0,
+    def __init__(self, target: str, render: Callable[[dict], str], facility: str = "local0", timeout: float = 5.0,
                  max_backoff: float = 30.0) -> None:
+        """``render``: an alert record's text line (:func:`pitwatch.live.alert_text.alert_line` with the
+        watcher's video pad, zone and dealers: the console's line)."""
         self.transport, self.host, self.port = parse_target(target)
         if facility not in FACILITIES:
             raise ValueError(f"--syslog-facility: {facility!r} is not one of {', '.join(FACILITIES)}")
         super().__init__(max_backoff)
         self.name = f"syslog:{self.transport}://{self.host}:{self.port}"
         self.facility = FACILITIES[facility]
-        self.video_pad = video_pad
+        self.render = render
         self.timeout = timeout
         self.hostname = socket.gethostname()
         self.procid = os.getpid()
@@ -137,7 +141,7 @@ class SyslogSink(Outbox):
 
     def deliver(self, rec: dict) -> None:
         limit = MAX_TCP if self.transport == "tcp" else MAX_UDP
-        msg = message(rec, alert_line(rec, self.video_pad), facility=self.facility, hostname=self.hostname,
+        msg = message(rec, self.render(rec), facility=self.facility, hostname=self.hostname,
                       procid=self.procid, limit=limit)
         sock = self._connect()
         try:

@@ -78,6 +78,8 @@ class Watch:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         if "--status-every" not in args:      # the status line says "caught up: N lines" (caught_up) at once
             args = [*args, "--status-every", "0.05"]
+        if "--create-lake" not in args:       # a fresh tmp_path lake is made (and recorded) on purpose;
+            args = [*args, "--create-lake"]   # test_watch_mistakes.py runs the watcher without it
         self.proc = subprocess.Popen([sys.executable, *WATCH_MAIN, *args], cwd=cwd, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.alerts: list[dict] = []

@@ -152,4 +152,5 @@ def test_a_redis_restart_is_waited_out_and_nothing_is_lost(tmp_path, scenario, b
         proc.terminate()
         proc.wait(10)
     assert sum("cannot be read" in e for e in w.errors) == 1
-    assert sorted(a["finding_id"] for a in w.alerts) == batch_ids
+    # every finding once; a restart slower than the SOURCE_LOST wait may add that live-only notice and its clearing
+    assert sorted(a["finding_id"] for a in w.alerts if not a.get("live_only")) == batch_ids

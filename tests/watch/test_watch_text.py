@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -26,8 +27,9 @@ from tests.watch.conftest import WATCH_MAIN, append_lines
 from tests.watch.scenario import interleave, write_batch_input
 from tests.watch.test_watch_local import _in_puerto_rico
 
-LINE = re.compile(r"(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d\.\d{3}) (?P<offset>[+-]\d\d:\d\d)  "
-                  r"(?P<table>\S+)  (?P<place>.+?)  (?P<severity>[A-Z]+)  (?P<title>[^:]+): "
+LINE = re.compile(r"(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d) "
+                  r"(?P<zone>UTC|UTC[+-]\d\d:\d\d|[A-Za-z]+ \(UTC[+-]\d\d:\d\d\))  "
+                  r"(?P<table>\S+)  (?P<place>.+?)  dealer (?P<dealer>.+?)  (?P<severity>[A-Z]+)  (?P<title>[^:]+): "
                   r"expected (?P<expected>.*); actual (?P<actual>.*); "
                   r"video (?P<vfrom>[\d: .-]+) to (?P<vto>[\d: .-]+); (?P<rule>[A-Z_]+) (?P<fid>[0-9a-f]{32}|live-[0-9a-f]+)$")   # live-…: a provisional alert
 
@@ -36,32 +38,39 @@ def _env():
     return process_env()
 
 
+PR_ZONE = ZoneInfo("America/Puerto_Rico")
+
+
 @pytest.mark.slow
-def test_text_lines_show_the_tables_own_time_and_the_video_window_of_findings_video(tmp_path, scenario,
-                                                                                     start_watch):
+def test_text_lines_show_the_dealer_the_lakes_local_time_and_the_video_window_of_findings_video(
+        tmp_path, scenario, start_watch):
     devices = {d: [_in_puerto_rico(x) for x in lines] if d.startswith("DT-") else lines
                for d, lines in scenario.items()}
-    # the next morning's view: the batch's lake and the named query, --video-pad 7, --local
+    # the next morning's view: the batch's lake and the named query, --video-pad 7, in the floor's zone
     write_batch_input(devices, tmp_path / "in")
     subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", str(tmp_path / "in"), "--lake",
                     str(tmp_path / "batch")], check=True, env=_env(), capture_output=True, timeout=300)
     q = subprocess.run([sys.executable, "-m", "pitwatch.cli", "query", "findings_video", "--lake",
-                        str(tmp_path / "batch"), "--param", "gaming_day=2026-11-28", "--video-pad", "7", "--local",
-                        "--format", "json"], check=True, env=_env(), capture_output=True, timeout=120)
+                        str(tmp_path / "batch"), "--param", "gaming_day=2026-11-28", "--video-pad", "7",
+                        "--show-tz", "America/Puerto_Rico", "--format", "json"],
+                       check=True, env=_env(), capture_output=True, timeout=120)
     video = {r["finding_id"]: r for r in map(json.loads, q.stdout.decode().splitlines())}
     assert video
+    roster = tmp_path / "dealers.csv"
+    roster.write_text("id,name,shift\nD-1,Ana Ruiz,swing\n")          # the roster `pitwatch query --dealers` reads
 
     feeds = tmp_path / "feeds"
     feeds.mkdir()
-    w = start_watch(feeds, "--lake", tmp_path / "lake", "--finalize-at-stop", "--format", "text",
-                    "--video-pad", "7", "--alerts-file", tmp_path / "alerts.jsonl")
+    w = start_watch(feeds, "--lake", tmp_path / "lake", "--timezone", "America/Puerto_Rico", "--finalize-at-stop",
+                    "--format", "text", "--video-pad", "7", "--alerts-file", tmp_path / "alerts.jsonl",
+                    "--dealers", roster)
     order = interleave(devices, seed=3)
     append_lines(feeds, order)
     w.caught_up(len(order))
     assert w.stop(signal.SIGTERM) == 0
     records = [json.loads(x) for x in (tmp_path / "alerts.jsonl").read_text().splitlines()]
     assert len(w.everything) == len(records) >= 5
-    seen_pr = False
+    named = 0
     for text, rec in zip(w.everything, records):
         m = LINE.fullmatch(text)
         assert m, text
@@ -69,20 +78,22 @@ def test_text_lines_show_the_tables_own_time_and_the_video_window_of_findings_vi
         assert m["title"] == rec["title"] and m["severity"] == rec["severity"].upper()
         assert m["expected"] == rec["expected"] and m["actual"] == rec["actual"]
         assert m["place"] == (f"seat {rec['seat']}" if rec["seat"] is not None else "table")
-        # the time the table's terminal wrote (its offset), the same instant as the alert's ts
-        want_offset = {-240: "-04:00", 0: "+00:00", None: "+00:00"}[rec["ts_offset"]]
-        assert m["offset"] == want_offset
-        seen_pr = seen_pr or want_offset == "-04:00"
-        shown = _dt.datetime.fromisoformat(f"{m['date']}T{m['time']}{m['offset']}")
-        assert shown == _dt.datetime.fromisoformat(rec["ts"].replace("Z", "+00:00"))
+        # the dealer: the roster's name beside the id; the id alone for one the roster does not list
+        assert m["dealer"] == {"D-1": "Ana Ruiz (D-1)", None: "-"}.get(rec["dealer_id"], rec["dealer_id"])
+        named += m["dealer"] == "Ana Ruiz (D-1)"
+        # the lake's time zone, named, to the second: the same instant as the alert's ts
+        assert m["zone"] == "AST (UTC-04:00)"
+        shown = _dt.datetime.fromisoformat(f"{m['date']}T{m['time']}").replace(tzinfo=PR_ZONE)
+        ts = _dt.datetime.fromisoformat(rec["ts"].replace("Z", "+00:00"))
+        assert shown == ts.replace(microsecond=0)
         # the video window: findings_video's video_from/video_to (batch findings only: DEVICE_SILENT is live)
         if rec["finding_id"] in video:
             row = video[rec["finding_id"]]
-            frm = _dt.datetime.fromisoformat(row["video_from"])
-            to = _dt.datetime.fromisoformat(row["video_to"])
+            frm = _dt.datetime.fromisoformat(row["video_from"]).astimezone(PR_ZONE)
+            to = _dt.datetime.fromisoformat(row["video_to"]).astimezone(PR_ZONE)
             assert m["vfrom"] == _shown(frm, shown), (text, row)
             assert m["vto"] == _shown(to, frm), (text, row)
-    assert seen_pr
+    assert named
     assert {r["finding_id"] for r in records} & set(video)
 
 
@@ -103,6 +114,41 @@ def test_text_line_makes_hostile_texts_printable_on_one_line():
     # the window crosses midnight: the end says its date
     assert "video 23:59:10.000 to 2026-11-29 00:00:20.000;" in line
     assert printable("seat 3") == "seat 3"
+    named = alert_line({**rec, "dealer_id": "D-9\x1b[2J"}, 30, dealers={"D-9\x1b[2J": "Eve\u202e evil"})
+    assert "  dealer Eve\\u202e evil (D-9\\x1b[2J)  " in named and "\x1b" not in named
+
+
+GLANCE = {"finding_id": "b" * 32, "rule_id": "DEAL_ORDER", "title": "Card dealt out of order", "severity": "major",
+          "table_id": "BAC-01", "seat": 3, "spot": None, "dealer_id": "D-7", "ts": "2026-11-28T20:10:48.247Z",
+          "evidence_from": "2026-11-28T20:10:11.163Z", "ts_offset": 0,
+          "expected": "the player's 3rd card 7♠", "actual": "the banker's 3rd card 7♠"}
+
+
+def test_text_line_names_the_dealer_the_lakes_zone_the_title_the_cards_and_the_video():
+    line = alert_line(GLANCE, 30, zone=ZoneInfo("America/Puerto_Rico"), dealers={"D-7": "Ana Ruiz"})
+    assert line == ("2026-11-28 16:10:48 AST (UTC-04:00)  BAC-01  seat 3  dealer Ana Ruiz (D-7)  MAJOR  "
+                    "Card dealt out of order: expected the player's 3rd card 7♠; actual the banker's 3rd card 7♠; "
+                    "video 16:09:41.163 to 16:11:18.247; DEAL_ORDER " + "b" * 32)
+    assert LINE.fullmatch(line)
+
+
+def test_text_line_without_a_roster_shows_the_dealer_id_and_without_a_dealer_a_dash():
+    assert "  seat 3  dealer D-7  MAJOR  " in alert_line(GLANCE, 30)
+    assert "  seat 3  dealer D-7  MAJOR  " in alert_line(GLANCE, 30, dealers={"D-8": "Someone Else"})
+    assert "  seat 3  dealer -  MAJOR  " in alert_line({**GLANCE, "dealer_id": None}, 30)
+
+
+@pytest.mark.parametrize("zone, shown", [
+    ("UTC", "2026-11-28 20:10:48 UTC  "), ("America/Sao_Paulo", "2026-11-28 17:10:48 UTC-03:00  "),
+    ("Asia/Macau", "2026-11-29 04:10:48 CST (UTC+08:00)  "), ("Asia/Kathmandu", "2026-11-29 01:55:48 UTC+05:45  ")])
+def test_text_line_names_the_zone_unambiguously(zone, shown):
+    line = alert_line(GLANCE, 30, zone=ZoneInfo(zone))
+    assert line.startswith(shown) and LINE.fullmatch(line)
+
+
+def test_text_line_of_an_alert_without_a_title_takes_the_catalogues_and_without_a_table_a_dash():
+    line = alert_line({**GLANCE, "title": None, "rule_id": "SEQ_GAP", "table_id": None, "seat": None}, 30)
+    assert "  -  table  dealer D-7  MAJOR  Events lost from a device: " in line
 
 
 def test_video_window_without_evidence_from_is_around_ts():
@@ -141,7 +187,7 @@ def test_default_format_is_text_on_a_terminal_and_json_on_a_pipe(tmp_path, scena
     feeds = tmp_path / "feeds"
     order = interleave(scenario, seed=9)
     append_lines(feeds, order)
-    common = ["--stop-after-idle", "1", "--gap-wait", "0.2", "--no-lake-alerts"]
+    common = ["--stop-after-idle", "1", "--gap-wait", "0.2", "--no-lake-alerts", "--create-lake"]
     on_tty = _run_on_terminal([str(feeds), "--lake", str(tmp_path / "lake1"), *common], feeds)
     rows = [x for x in on_tty.replace("\r\n", "\n").splitlines() if x]
     assert rows and all(LINE.fullmatch(x) for x in rows), rows[:3]
@@ -162,3 +208,15 @@ def test_watch_refuses_a_video_pad_the_query_would_refuse(tmp_path):
         assert p.returncode == 2 and len(err) == 1 and err[0].startswith("Error: --video-pad:"), err
         assert "0 to 3600" in err[0]
     assert not (tmp_path / "lake").exists()
+
+
+def test_a_dealers_file_that_is_no_roster_is_one_error_line_and_nothing_is_written(tmp_path, pitwatch):
+    feeds = tmp_path / "feeds"
+    feeds.mkdir()
+    roster = tmp_path / "dealers.csv"
+    roster.write_text("dealer,name\nD-1,Ana Ruiz\n")
+    out = pitwatch("watch", feeds, "--lake", tmp_path / "lake", "--create-lake", "--dealers", roster)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [f"Error: dealers file {roster}: the header is 'dealer,name'; "
+                                               "it must name the columns id, name and shift"]
+    assert not (tmp_path / "lake").exists()     # a good roster: the slow test above (--dealers, a real process)
