@@ -304,12 +304,12 @@ class CardWatch:
         if self.guard is not None:
             shown = self.guard.apply(shown)
         masked = shown.expected != expected or shown.actual != actual
-        ts = max(r.ts for r in refs if r.ts is not None)
+        ts, offset = _when(p)
         return {
             "finding_id": p["id"], "provisional_id": p["id"], "rule_id": RULE_ID, "title": TITLE,
             "severity": "critical", "game": p["game"], "table_id": p["table_id"], **_ids(p),
             "dealer_id": p["term_ref"].dealer_id if p["term_ref"] else None,
-            "ts_us": ts, "ts_offset": refs[-1].ts_offset, "expected": shown.expected, "actual": shown.actual,
+            "ts_us": ts, "ts_offset": offset, "expected": shown.expected, "actual": shown.actual,
             "event_ids": list(ids), "evidence": [{"device_id": r.device_id, "event_id": r.event_id} for r in refs],
             "shoe_draw": draw, "shoe_card": MASK if masked and a is not None else a,
             "terminal_place": term, "terminal_card": MASK if masked and b is not None else b,
@@ -325,10 +325,11 @@ class CardWatch:
                "shoe_only": "the terminal recorded the draw after all (its line came late)",
                "term_only": "the shoe's draw came after all (its line came late)"}[p["kind"]]
         reason = f"{'; '.join(dict.fromkeys(said)) or 'its cards were matched'}: {how}"
+        ts, offset = _when(p)       # the alert's own time and offset: printed in the zone of the alert it clears
         return {
             "finding_id": _id(CLEARED_ID, p["id"]), "provisional_id": p["id"], "rule_id": CLEARED_ID,
             "title": CLEARED_TITLE, "severity": "info", "game": p["game"], "table_id": p["table_id"], **_ids(p),
-            "ts_us": max(r.ts for r in (p["shoe_ref"], p["term_ref"]) if r is not None and r.ts is not None),
+            "ts_us": ts, "ts_offset": offset,
             "expected": f"the provisional alert {p['id']} is decided by the alignment",
             "actual": f"cleared: {reason}; no card was switched or unaccounted there",
             "event_ids": [], "evidence": [],
@@ -343,6 +344,15 @@ class CardWatch:
         self.open = {k: [_restored(p) for p in v] for k, v in state.get("open", {}).items()}
         self.counts.update(state.get("counts", {}))
         self.ended = dict(state.get("ended", {}))
+
+
+def _when(p: dict) -> tuple[int, int | None]:
+    """``(ts, ts_offset)`` of an open alert: its latest evidence's time and that device's offset (minutes
+    east of UTC) — the provisional alert's and its clearing alert's alike, so ``--local`` and the text
+    format print both in the same zone."""
+    refs = [r for r in (p["shoe_ref"], p["term_ref"]) if r is not None and r.ts is not None]
+    last = max(refs, key=lambda r: r.ts)
+    return last.ts, last.ts_offset
 
 
 def _restored(p: dict) -> dict:
