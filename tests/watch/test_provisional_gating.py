@@ -18,9 +18,14 @@ import signal
 import pytest
 
 from pitwatch.live.alert_text import alert_line
+from pitwatch.live.engine import LiveEngine
+from pitwatch.live.order import DeviceOrder
 from pitwatch.live.provisional import alert_records
+from pitwatch.live.sources import Line
+from pitwatch.schemas.decode import GamingDayConfig
 from tests.rules.stream import Baccarat
 from tests.watch.conftest import append_lines
+from tests.watch.floor_feed import FINAL
 from tests.watch.scenario import event_json
 from tests.watch.test_provisional import _feed, _rule, _where
 from tests.watch.test_watch_local import _in_puerto_rico
@@ -40,6 +45,137 @@ def _on_a_skewed_floor(b: Baccarat, shoe_s: float) -> list:
 
 def _provisional(log) -> list:
     return _where(log, lambda x: _rule(x) in (PROVISIONAL, CLEARED))
+
+
+# --- the other stream behind by less than --skew --------------------------------------------------
+
+def test_a_shoe_clock_a_second_behind_the_terminals_raises_no_alert_at_the_next_rounds_start():
+    """Found on the old rule "a draw made after round_ended, not recorded by the terminal's next event":
+    the shoe stamps the next round's first draw 1.2 s early, before the terminal's round_started, and the
+    terminal records the card a moment later — a critical alert and its clearing at every round."""
+    b = Baccarat(table_id="BAC-SK", seed=3)
+    b.prepare("P-1")
+    for _ in range(12):
+        b.coup(bets=())
+    evs = _on_a_skewed_floor(b, -1.2)
+    between = [n for n, e in enumerate(evs) if e.type == "card_drawn" and evs[n + 1].type == "round_started"]
+    assert len(between) >= 5                              # the case arises: a draw stamped before its round starts
+    engine, log = _feed(evs)
+    assert _provisional(log) == []
+    assert engine.cards.counts == {"raised": 0, "confirmed": 0, "cleared": 0}
+    assert _where(log, lambda x: _rule(x) in FINAL) == []
+
+
+def test_a_shoe_clock_a_second_ahead_on_settled_rounds_raises_nothing():
+    b = Baccarat(table_id="BAC-SA", seed=3)
+    b.prepare("P-1")
+    for _ in range(12):
+        b.coup()                                          # two bets settled after the cards: the round ends 1.5 s on
+    engine, log = _feed(_on_a_skewed_floor(b, 1.2))
+    assert _provisional(log) == []
+
+
+def test_a_card_drawn_between_rounds_and_hidden_is_still_alerted_before_the_rounds_end_under_skew():
+    """The hidden draw is held by the skew allowance at the round's start (a clean shoe's first draw of the
+    round looks the same), and alerted by the end of the round it was drawn into (here at round_ended: the
+    terminal writes nothing else --skew past it); the final finding carries its id."""
+    b = Baccarat(table_id="BAC-HS", seed=5)
+    b.prepare("P-1")
+    for _ in range(3):
+        b.coup(bets=())
+    b.draw()                                              # drawn, never recorded
+    hidden_id = b.events[-1].event_id
+    for _ in range(8):
+        b.coup(bets=())
+    evs = _on_a_skewed_floor(b, -1.2)
+    hidden = next(n for n, e in enumerate(evs) if e.event_id == hidden_id and e.source == "shoe")
+    end = next(n for n, e in enumerate(evs) if n > hidden and e.type == "round_ended")
+    engine, log = _feed(evs)
+
+    [(at, p)] = _where(log, lambda x: _rule(x) == PROVISIONAL)
+    assert hidden < at <= end
+    assert not [n for n, e in enumerate(evs[hidden:at], hidden) if e.source == "dealer" and e.type != "card_dealt"
+                and e.ts >= evs[hidden].ts + 2_000_000]         # at the first terminal event --skew past it
+    assert p["shoe_card"] == "??" and hidden_id in p["event_ids"]
+    [(_n, final)] = _where(log, lambda x: _rule(x) in FINAL)
+    assert final.rule_id == "UNACCOUNTED_CARD" and engine.provisional_of[final.finding_id] == p["finding_id"]
+    assert _where(log, lambda x: _rule(x) == CLEARED) == []
+
+
+def test_a_switched_card_with_both_streams_current_is_alerted_at_once_under_skew():
+    b = Baccarat(table_id="BAC-SW", seed=3)
+    b.prepare("P-1")
+    for _ in range(12):
+        b.coup(bets=())
+    k = next(n for n, e in enumerate(b.events) if e.type == "card_dealt" and e.round_id == "R-3")
+    b.events[k] = b.events[k]._replace(card="Ks" if b.events[k].card != "Ks" else "Kh")
+    switched = b.events[k].event_id
+    evs = _on_a_skewed_floor(b, -1.2)
+    dealt = next(n for n, e in enumerate(evs) if e.event_id == switched and e.source == "dealer")
+    engine, log = _feed(evs)
+
+    [(at, p)] = _where(log, lambda x: _rule(x) == PROVISIONAL)
+    assert at == dealt                                    # the second of the two cards, the round on the felt
+    [(_n, final)] = _where(log, lambda x: _rule(x) in FINAL)
+    assert final.rule_id == "SHOE_CARD_MISMATCH" and engine.provisional_of[final.finding_id] == p["finding_id"]
+
+
+# --- the lacking stream's open seq hole ---------------------------------------------------------------
+
+def _through_the_gate(events, wait: float) -> list:
+    """Each event offered to the real per-device order (``--gap-wait`` = ``wait``) then the engine, the
+    arrival clock = the event's time: per offered event, its index, the alerts raised and the findings."""
+    engine, gate = LiveEngine(GamingDayConfig()), DeviceOrder(wait=wait)
+    log = []
+    for n, ev in enumerate(events):
+        now = ev.ts / 1e6
+        released, _why = gate.offer(ev, str(n), Line(b"", "floor", n), now)
+        found, raised, cleared = [], [], []
+        for got, _line in released + gate.due(now):
+            found += engine.feed(got, now)
+            raised, cleared = raised + engine.raised, cleared + engine.cleared
+        log.append((n, raised, cleared, found))
+    return log
+
+
+def _lost_first_draw_of(round_id: str, coups: int) -> tuple[list, int, int]:
+    """A clean shoe game whose shoe lost (upstream) its first draw of ``round_id``: (events, the round's
+    ``round_ended`` index, the index of the terminal's record of the lost card)."""
+    b = Baccarat(table_id="BAC-G", seed=4)
+    b.prepare("P-1")
+    for _ in range(coups):
+        b.coup(bets=())
+    started = next(n for n, e in enumerate(b.events) if e.type == "round_started" and e.round_id == round_id)
+    lost = next(n for n, e in enumerate(b.events) if n > started and e.type == "card_drawn")
+    card = b.events[lost].card
+    del b.events[lost]
+    end = next(n for n, e in enumerate(b.events) if e.type == "round_ended" and e.round_id == round_id)
+    dealt = next(n for n, e in enumerate(b.events) if n > lost - 1 and e.type == "card_dealt")
+    assert b.events[dealt].card == card
+    return b.events, end, dealt
+
+
+def test_a_shoe_draw_lost_upstream_raises_nothing_while_its_hole_is_open_and_is_alerted_at_the_rounds_end():
+    """--gap-wait 30: the shoe's lines after its hole are held through the round; the terminal's record
+    of the lost card raises nothing then, the round's end does (a terminal card the shoe lacks), and the
+    alert is cleared when the hole's wait runs out (the alignment reads the lost draw as an unknown card)."""
+    evs, end, dealt = _lost_first_draw_of("R-3", coups=10)
+    log = _through_the_gate(evs, wait=30.0)
+
+    alerts = _provisional(log)
+    assert [n for n, a in alerts if n < end] == []        # the hole open since the card: nothing in the round
+    [(at, p)] = [(n, a) for n, a in alerts if _rule(a) == PROVISIONAL]
+    assert at == end and p["terminal_card"] == evs[dealt].card and p["shoe_card"] is None
+    [(cleared_at, c)] = [(n, a) for n, a in alerts if _rule(a) == CLEARED]
+    assert evs[cleared_at].ts >= evs[dealt].ts + 30_000_000 - 2_000_000 and c["provisional_id"] == p["finding_id"]
+    assert [f.rule_id for _n, _r, _c, found in log for f in found] == ["SEQ_GAP"]
+
+
+def test_a_shoe_hole_closed_by_the_gap_wait_within_the_round_raises_nothing():
+    evs, _end, _dealt = _lost_first_draw_of("R-3", coups=10)
+    log = _through_the_gate(evs, wait=2.0)
+    assert _provisional(log) == []
+    assert [f.rule_id for _n, _r, _c, found in log for f in found] == ["SEQ_GAP"]
 
 
 # --- the clearing alert's time zone -----------------------------------------------------------------------
@@ -95,3 +231,15 @@ def test_the_watcher_prints_a_clearing_line_at_its_alerts_offset(tmp_path, start
     [c] = [a for a in w.provisional if a["rule_id"] == CLEARED]
     assert c["provisional_id"] == p["finding_id"]
     assert p["ts"].endswith("-04:00") and c["ts"].endswith("-04:00"), (p["ts"], c["ts"])
+
+
+# --- the option ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["nan", "-1", "61", "inf", "two"])
+def test_a_skew_that_is_not_seconds_is_an_error_and_nothing_is_created(tmp_path, pitwatch, value):
+    (tmp_path / "live").mkdir()
+    got = pitwatch("watch", tmp_path / "live", "--lake", tmp_path / "lake", "--skew", value)
+    assert got.returncode == 2
+    [error] = [line for line in got.stderr.splitlines() if line.startswith("Error:")]
+    assert "'--skew'" in error
+    assert not (tmp_path / "lake").exists()
