@@ -76,6 +76,11 @@ exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
               help="Longest wait for a device's missing seqs after a jump before taking them as lost (SEQ_GAP); "
                    "a line of the gap arriving later is replayed late; also the wait after a pack's first card "
                    "before UNSHUFFLED_PACK when no shuffle is recorded (docs/watch.md).")
+@click.option("--skew", default=2.0, show_default=True, type=click.FloatRange(0, 60), metavar="SECONDS",
+              callback=lambda _ctx, param, v: _finite(param, v),
+              help="Clock difference allowed between a table's shoe and dealer terminal: a shoe draw made between "
+                   "rounds is alerted (CARD_DISAGREEMENT) only once the terminal is this far past it without "
+                   "recording it, or at the round's end (docs/watch.md).")
 @click.option("--silence-after", default=120.0, show_default=True, type=click.FloatRange(0, 86400),
               metavar="SECONDS",
               help="Announce a dealer terminal or shoe silent this long while its table plays (DEVICE_SILENT, "
@@ -103,8 +108,9 @@ exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
 @user_errors
 def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks, syslogs, syslog_facility, stdout,
-          fmt, video_pad, dealers, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, silence_after,
-          devices, commit_every, checkpoint_every, poll, cutoff, timezone, with_trigger, local, fsync, log_file, status_every,
+          fmt, video_pad, dealers, lake_alerts, stop_after_idle, finalize_at_stop, finalize_after_idle, gap_wait, skew,
+          silence_after, devices, commit_every, checkpoint_every, poll, cutoff, timezone, with_trigger, local, fsync,
+          log_file, status_every,
           quiet):
     """Follow growing event files (.jsonl; folders and globs pick up new files)
     and Redis Streams (redis://HOST:PORT/DB?stream=NAME), replay every table
@@ -149,7 +155,7 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
         (log.warning if registry.warning else log.info)("%s", registry.said)
     opts = WatchOptions(
         inputs=list(inputs), lake=lake, state_dir=state_dir, watch_id=watch_id,
-        config=config, poll=poll, reorder_wait=gap_wait,
+        config=config, poll=poll, reorder_wait=gap_wait, skew=skew,
         silence_after=silence_after or None, devices=registry.registry,
         devices_record=registry.record if given is not None else None,
         checkpoint_every=checkpoint_every, commit_every=commit_every, stop_after_idle=stop_after_idle,

@@ -42,7 +42,7 @@ import time
 
 from pitwatch.engine.driver import SEQ_GAP_GAME, TableDriver, new_seq_tracker
 from pitwatch.live.early import EarlyUnshuffled
-from pitwatch.live.provisional import CardWatch
+from pitwatch.live.provisional import SKEW, CardWatch
 from pitwatch.live.redact import DealtGuard
 from pitwatch.live.repeats import LiveRepeats
 from pitwatch.rules.finding import gaming_day_from_config
@@ -67,7 +67,7 @@ def _as_replayed(replay, ev):
 
 class LiveEngine:
     def __init__(self, config, finalize_after: float | None = None, guard: bool = True, devices=None,
-                 early_wait: float = 5.0) -> None:
+                 early_wait: float = 5.0, skew: float = SKEW) -> None:
         self.gaming_day = gaming_day_from_config(config)
         self.devices = devices                   # the device registry (UNKNOWN_DEVICE, SHOE_SILENT) or None
         self.finalize_after = finalize_after
@@ -75,7 +75,7 @@ class LiveEngine:
         self.seq = new_seq_tracker(self.gaming_day)
         self.on_rows = None                      # on_rows(table_id, pitwatch.engine.driver.Rows), or rows dropped
         self.guard = DealtGuard() if guard else None
-        self.cards = CardWatch(self.guard, self.gaming_day)     # CARD_DISAGREEMENT (pitwatch.live.provisional)
+        self.cards = CardWatch(self.guard, self.gaming_day, skew)   # CARD_DISAGREEMENT (pitwatch.live.provisional)
         self.early = EarlyUnshuffled(self.gaming_day, early_wait)  # UNSHUFFLED_PACK at the first card
         self.repeats = LiveRepeats(self.gaming_day)   # the cross-pack UNSHUFFLED_SEQUENCE (pitwatch.live.repeats)
         self.raised: list[dict] = []      # provisional alerts raised by the last feed/finalize (before its findings)

@@ -13,11 +13,11 @@ only, never a finding, never in the lake's ``findings``) when:
   (:func:`pitwatch.rules.alignment.disagreement`);
 * **a shoe draw the terminal lacks**: every terminal card so far is placed
   and the shoe has drawn a card the terminal has not recorded, and the
-  terminal writes something other than a card (``round_ended``, a payout,
-  the next ``round_started`` …) later than the draw — a card is recorded as
-  it is dealt, before the dealer's next step.  So a card hidden during a
-  round is raised by the round's end at the latest, and one drawn after its
-  round ended by the table's next terminal event;
+  terminal ends the round (``round_ended``) later than the draw — a card is
+  recorded as it is dealt, before the round is settled; for a draw made
+  between rounds (stamped after the terminal's ``round_ended`` and before
+  its next event), the terminal writes something other than a card at least
+  ``--skew`` later than the draw, or ends the round it was drawn into;
 * **a terminal card the shoe lacks**: every shoe draw so far is placed and
   the terminal recorded a card the shoe did not draw when the terminal ends
   the round (``round_ended``).  Before that, a shoe that goes on drawing
@@ -29,6 +29,29 @@ only, never a finding, never in the lake's ``findings``) when:
   on six clean combate tables, each cleared a line later.  A shoe stream
   running more than a round behind the terminal's can still raise this one
   at the round's end: the alignment then clears it.
+
+**Only where a switch is possible** (issue 41): no alert while the stream that
+lacks the card may still deliver it, never past the round's end.
+
+* An open ``seq`` hole needs nothing here: the per-device order
+  (:mod:`pitwatch.live.order`) holds a device's lines after a hole until it is
+  filled or ``--gap-wait`` runs out, so the lacking stream stands still in the
+  engine and cannot show a disagreement; what becomes due meanwhile is due
+  at the round's end (a terminal card the shoe lacks at ``round_ended``), and
+  is raised there, the hole still open, as the issue asks.
+* Clock skew (``--skew``, :data:`SKEW`): a shoe clock behind the terminal's
+  stamps the next round's first draw before the terminal's ``round_started``
+  (taken first, in the floor's time order), and the terminal records the
+  card a moment later; under the old "the terminal's next event" rule, a
+  critical alert and its clearing every round.  So a draw made between
+  rounds waits until the terminal is ``--skew`` past it (the ``ts`` of the
+  terminal's event, the devices' own clocks) or ends the round.
+* A different card at the same place has both cards in hand: raised at once.
+* Not covered, by the rule "at the round's end the alert is raised": a shoe
+  whose line of the round's last card comes after the terminal's
+  ``round_ended`` (its clock ahead by more than the settling took, or its
+  line delivered late) still raises a terminal-card-lacks alert there,
+  cleared when the line comes.
 
 Only the first undecided place of a pack is looked at (the aligner's own
 frontier): a second disagreement within the seven cards after a first one is
@@ -48,7 +71,9 @@ raised just before it, in the same turn.  The engine's decisions are never
 touched: this module only reads the alignment state.
 
 State (``state()``/``restore()``, plain data in the checkpoint): the open
-provisional alerts, per table.
+provisional alerts, per table, and per table the ``ts`` of the terminal's last
+``round_ended`` and of its first event after it (a checkpoint of an older
+version has no ``resumed``: read as "no event since").
 """
 from __future__ import annotations
 
@@ -72,6 +97,7 @@ CLEARED_ID = "CARD_DISAGREEMENT_CLEARED"
 TITLE = "The shoe and the dealer terminal disagree about a card (provisional)"
 CLEARED_TITLE = "A provisional card disagreement was explained by the alignment"
 FINAL_RULES = ("SHOE_CARD_MISMATCH", "UNACCOUNTED_CARD")
+SKEW = 2.0           # seconds: the default --skew, the clock difference allowed between a table's devices
 MAX_OPEN = 256       # per table: a feed that disagrees everywhere keeps only the newest open alerts
 MASK = "??"
 
@@ -100,12 +126,14 @@ def _id(*parts) -> str:
 
 
 class CardWatch:
-    def __init__(self, guard=None, gaming_day=None) -> None:
+    def __init__(self, guard=None, gaming_day=None, skew: float = SKEW) -> None:
         self.guard = guard
         self.gaming_day = gaming_day
+        self.skew_us = int(round(skew * 1_000_000))   # --skew: the devices' clocks may differ by this much
         self.open: dict[str, list[dict]] = {}   # table_id -> open provisional alerts (plain data, refs as Ref)
         self.counts = {"raised": 0, "confirmed": 0, "cleared": 0}
-        self.ended: dict[str, int] = {}          # table_id -> ts of round_ended, while it is the terminal's last event
+        self.ended: dict[str, int] = {}          # table_id -> ts of the terminal's last round_ended
+        self.resumed: dict[str, int] = {}        # table_id -> ts of the terminal's first event after that round_ended
 
     # --- around one feed -------------------------------------------------------
     def before(self, table_id: str, replay: TableReplay) -> dict:
@@ -133,12 +161,13 @@ class CardWatch:
                     links[f.finding_id] = p["id"]
                     self.counts["confirmed"] += 1
         if ev is not None:
-            between = self.ended.get(table_id) if ev.source == "dealer" else None
+            between = self._between(table_id) if ev.source == "dealer" else None
             if ev.source == "dealer" and ev.ts is not None:
                 if ev.type == "round_ended":
                     self.ended[table_id] = ev.ts
-                else:
-                    self.ended.pop(table_id, None)
+                    self.resumed.pop(table_id, None)
+                elif table_id in self.ended:
+                    self.resumed.setdefault(table_id, ev.ts)
             for pack in self._touched(replay, ev, between):
                 p = self._seen(table_id, game, pack, ev, between)
                 if p is not None:
@@ -150,11 +179,17 @@ class CardWatch:
         self.counts["raised"] += len(raised)
         return raised, cleared, links
 
+    def _between(self, table_id: str) -> tuple[int, int | None] | None:
+        """``(ended, resumed)``: the ts of the table's last ``round_ended`` and of the terminal's first
+        event after it (None: none yet) — a shoe draw stamped between the two was made between rounds."""
+        ended = self.ended.get(table_id)
+        return None if ended is None else (ended, self.resumed.get(table_id))
+
     @staticmethod
     def _touched(replay: TableReplay, ev, between) -> list[Pack]:
         """The packs whose undecided place ``ev`` can show a disagreement at: every open pack for a
-        shoe event, a round's end or the terminal's event after one; a terminal card's own pack."""
-        if ev.source == "shoe" or ev.type == "round_ended" or between is not None:
+        shoe event, a round's end or the terminal's events after one; a terminal card's own pack."""
+        if ev.source == "shoe" or ev.type == "round_ended" or (between is not None and ev.type != "card_dealt"):
             return replay.open_packs()
         if ev.type == "card_dealt":
             pack = replay.pack(ev.pack_id) if ev.pack_id is not None else None
@@ -210,16 +245,21 @@ class CardWatch:
             self.open.pop(table_id, None)
 
     # --- seeing one --------------------------------------------------------------
-    @staticmethod
-    def _passed(ev, draw_ts: int, between) -> bool:
-        """The terminal has moved past a shoe draw of ``draw_ts``: it ends the round after it, or it
-        writes its next event after a draw made between rounds (``between``: the ts of the round's end,
-        when the terminal's last event was ``round_ended``)."""
+    def _passed(self, ev, draw_ts: int, between) -> bool:
+        """The terminal has moved past a shoe draw of ``draw_ts`` it lacks: it ends the round after it
+        (the round's end: due, whatever the clocks), or, for a draw made between rounds (``between``:
+        see :meth:`_between`), it writes an event at least ``--skew`` later than the draw.  Not at once:
+        a shoe whose clock runs behind the terminal's stamps the next round's first draw before the
+        terminal's ``round_started`` (its line is taken first, in the floor's time order), and the
+        terminal records that card a moment later."""
         if ev.source != "dealer" or ev.type == "card_dealt" or ev.ts is None:
             return False
         if ev.type == "round_ended":
             return draw_ts < ev.ts
-        return between is not None and between < draw_ts < ev.ts
+        if between is None:
+            return False
+        ended, resumed = between
+        return ended < draw_ts and (resumed is None or draw_ts < resumed) and draw_ts + max(self.skew_us, 1) <= ev.ts
 
     def _seen(self, table_id, game, pack: Pack, ev, between=None) -> dict | None:
         al = pack.alignment
@@ -304,12 +344,12 @@ class CardWatch:
         if self.guard is not None:
             shown = self.guard.apply(shown)
         masked = shown.expected != expected or shown.actual != actual
-        ts = max(r.ts for r in refs if r.ts is not None)
+        ts, offset = _when(p)
         return {
             "finding_id": p["id"], "provisional_id": p["id"], "rule_id": RULE_ID, "title": TITLE,
             "severity": "critical", "game": p["game"], "table_id": p["table_id"], **_ids(p),
             "dealer_id": p["term_ref"].dealer_id if p["term_ref"] else None,
-            "ts_us": ts, "ts_offset": refs[-1].ts_offset, "expected": shown.expected, "actual": shown.actual,
+            "ts_us": ts, "ts_offset": offset, "expected": shown.expected, "actual": shown.actual,
             "event_ids": list(ids), "evidence": [{"device_id": r.device_id, "event_id": r.event_id} for r in refs],
             "shoe_draw": draw, "shoe_card": MASK if masked and a is not None else a,
             "terminal_place": term, "terminal_card": MASK if masked and b is not None else b,
@@ -325,10 +365,11 @@ class CardWatch:
                "shoe_only": "the terminal recorded the draw after all (its line came late)",
                "term_only": "the shoe's draw came after all (its line came late)"}[p["kind"]]
         reason = f"{'; '.join(dict.fromkeys(said)) or 'its cards were matched'}: {how}"
+        ts, offset = _when(p)       # the alert's own time and offset: printed in the zone of the alert it clears
         return {
             "finding_id": _id(CLEARED_ID, p["id"]), "provisional_id": p["id"], "rule_id": CLEARED_ID,
             "title": CLEARED_TITLE, "severity": "info", "game": p["game"], "table_id": p["table_id"], **_ids(p),
-            "ts_us": max(r.ts for r in (p["shoe_ref"], p["term_ref"]) if r is not None and r.ts is not None),
+            "ts_us": ts, "ts_offset": offset,
             "expected": f"the provisional alert {p['id']} is decided by the alignment",
             "actual": f"cleared: {reason}; no card was switched or unaccounted there",
             "event_ids": [], "evidence": [],
@@ -337,12 +378,23 @@ class CardWatch:
     # --- checkpoint ------------------------------------------------------------------
     def state(self) -> dict:
         """Plain data (the refs as the arrays :class:`pitwatch.rules.state.Ref` is written as)."""
-        return {"open": msgspec.to_builtins(self.open), "counts": self.counts, "ended": self.ended}
+        return {"open": msgspec.to_builtins(self.open), "counts": self.counts, "ended": self.ended,
+                "resumed": self.resumed}
 
     def restore(self, state: dict) -> None:
         self.open = {k: [_restored(p) for p in v] for k, v in state.get("open", {}).items()}
         self.counts.update(state.get("counts", {}))
         self.ended = dict(state.get("ended", {}))
+        self.resumed = dict(state.get("resumed", {}))
+
+
+def _when(p: dict) -> tuple[int, int | None]:
+    """``(ts, ts_offset)`` of an open alert: its latest evidence's time and that device's offset (minutes
+    east of UTC) — the provisional alert's and its clearing alert's alike, so ``--local`` and the text
+    format print both in the same zone."""
+    refs = [r for r in (p["shoe_ref"], p["term_ref"]) if r is not None and r.ts is not None]
+    last = max(refs, key=lambda r: (r.ts, r.event_id, r.device_id or ""))   # as a finding's ts (rules/finding.py)
+    return last.ts, last.ts_offset
 
 
 def _restored(p: dict) -> dict:

@@ -69,6 +69,7 @@ class WatchOptions:
     poll: float = 0.02
     scan_every: float = 0.5
     reorder_wait: float = 5.0           # --gap-wait: the longest wait for a device's missing seqs
+    skew: float = 2.0                   # --skew: the clock difference allowed between a table's devices
     silence_after: float | None = 120.0  # --silence-after: DEVICE_SILENT (pitwatch.live.silence); None: off
     devices: object = None              # the device registry (pitwatch.inputs.devices.DeviceRegistry) or None
     devices_record: dict | None = None  # a registry given to this watcher, as its first alerts record names it
@@ -110,7 +111,7 @@ class WatchService:
         self.state = StateDir(opts.state_dir or default_state_dir(opts.lake, opts.watch_id), opts.fsync)
         self.order = DeviceOrder(opts.reorder_wait, opts.window)
         self.engine = LiveEngine(opts.config, opts.finalize_after_idle, guard=opts.redact, devices=opts.devices,
-                                 early_wait=opts.reorder_wait)
+                                 early_wait=opts.reorder_wait, skew=opts.skew)
         self.silence = SilenceWatch(opts.silence_after) if opts.silence_after else None
         self.inputs_lost = SourceWatch(self.sources)          # SOURCE_LOST (pitwatch.live.silence)
         self.sinks: list = []

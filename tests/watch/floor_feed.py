@@ -28,28 +28,35 @@ def merged_lines(feeds: Path) -> list[str]:
 class InputOrder:
     """Where each event, round end and terminal event of the merged input is (1-based line numbers)."""
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], skew: float = 2.0) -> None:
         self.events = [json.loads(l) for l in lines]
+        self.skew = skew        # watch --skew (its default)
         self.line = {(e["device_id"], e["event_id"]): n for n, e in enumerate(self.events, 1)}
         self.round_end: dict[tuple, int] = {}
-        self.terminal: dict[str, list[int]] = {}
+        self.terminal: dict[str, list[int]] = {}     # a table's terminal events other than cards
         for n, e in enumerate(self.events, 1):
             if e["source"] == "dealer":
-                self.terminal.setdefault(e["table_id"], []).append(n)
+                if e["type"] != "card_dealt":
+                    self.terminal.setdefault(e["table_id"], []).append(n)
                 if e["type"] == "round_ended":
                     self.round_end.setdefault((e["table_id"], e.get("round_id")), n)
 
     def deadline(self, finding: dict) -> int:
         """The line by which the finding's provisional alert is due: its round's ``round_ended``;
-        for evidence that arrived after that (a draw made after its round ended), the table's next
-        terminal event after the evidence (or the evidence's own line when the terminal wrote no more)."""
+        for evidence that arrived after that (a draw made between rounds), the table's first terminal
+        event other than a card ``--skew`` later than the evidence, or its next ``round_ended``, whichever
+        comes first (the evidence's own line when the terminal wrote neither)."""
         last = max(self.line[(x["device_id"], x["event_id"])] for x in finding["evidence"])
         end = self.round_end.get((finding["table_id"], finding["round_id"]))
         if end is not None and last <= end:
             return end
         lines = self.terminal.get(finding["table_id"], [])
-        k = bisect.bisect_right(lines, last)
-        return lines[k] if k < len(lines) else last
+        due = instant(self.events[last - 1]["ts"]).timestamp() + self.skew
+        for n in lines[bisect.bisect_right(lines, last):]:
+            e = self.events[n - 1]
+            if e["type"] == "round_ended" or instant(e["ts"]).timestamp() >= due:
+                return n
+        return last
 
 
 def late_provisionals(alerts: list[dict], order: InputOrder) -> list[str]:
