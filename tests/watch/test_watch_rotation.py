@@ -272,7 +272,7 @@ def test_rename_create_rotation_while_the_watcher_lags_loses_nothing(tmp_path, s
     assert w.stop() == 0
     s = _summary(w)
     _adds_up(s)
-    assert (s["lines"], s["rejected"], s["duplicate"]) == (len(order), 1, 4)   # the scenario's own
+    assert (s["lines"], s["rejected"], s["duplicate"], s["stale"]) == (len(order), 1, 4, 0)   # the scenario's own
     ids = [a["finding_id"] for a in w.alerts]
     assert sorted(ids) == batch_ids and max(collections.Counter(ids).values()) == 1
     assert any(f"{DEALER}.jsonl was renamed to {feeds / DEALER}-20261207.jsonl: read to its end there" in e
@@ -300,8 +300,10 @@ def test_copytruncate_rotation_while_the_watcher_lags_reads_on_from_the_copy(tmp
     assert w.stop() == 0
     s = _summary(w)
     _adds_up(s)
-    assert (s["lines"], s["rejected"], s["duplicate"]) == (len(order), 1, 4)
+    assert (s["lines"], s["rejected"], s["duplicate"], s["stale"]) == (len(order), 1, 4, 0)
     assert sorted(a["finding_id"] for a in w.alerts) == batch_ids
+    copied = [e for e in w.errors if " was copied to " in e and ".jsonl.1 and truncated: read on there" in e]
+    assert len(copied) == len(known), w.errors
 
 
 def _batch_ids(devices: dict, base) -> list[str]:
