@@ -395,6 +395,9 @@ class WatchService:
                         self._line(line)
                     for path in src.take_damaged() if hasattr(src, "take_damaged") else ():
                         self.input_damaged(path)
+                    for place, why in src.take_lost() if hasattr(src, "take_lost") else ():
+                        self.counts["lines"] += 1       # a span never read (a truncated file): one rejected line
+                        self._reject(place, why)
                 self._damage_alerts()
                 self.delivery.announce(self.inputs_lost.look())
                 now = time.monotonic()

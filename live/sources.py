@@ -17,19 +17,34 @@ Files (:class:`FileFollower`)
     damaged one (bad header or CRC, cut short) gives the lines before the
     damage, is logged and listed in ``damaged`` (the stop summary counts it),
     raises ``INPUT_DAMAGED`` (``take_damaged``: the service's alert, the
-    batch's finding) and is not read again unless replaced.  A file whose inode changes or
-    that shrinks was replaced: it is read again from the start (its lines
-    are new deliveries; duplicates are dropped by event_id).
-    Memory is bounded whatever the bytes: a file is read :data:`CHUNK` bytes
-    at a time, at most ``max_bytes`` per turn; a line longer than
+    batch's finding) and is not read again unless replaced.
+    Rotation, as log shippers follow it: a followed file renamed away (a new
+    one created at its name, or not) is found by its inode in its folder and
+    read to its end under its new name, before the new file at the old name
+    (its position goes with it: a rotated name the inputs match is not read
+    again from its start); renamed out of the folder or deleted, it is read
+    to its end through the handle still open, labelled with its old name and
+    :data:`DETACHED`.  A rotated file the inputs do not match is followed
+    until read to its end and unchanged for ``rotate_wait`` seconds.  A file
+    that shrinks or whose first bytes change (its fingerprint: the digest of
+    its first :data:`FINGERPRINT_BYTES`) was truncated or rewritten
+    (``copytruncate``): its copy beside it, found by those first bytes, is
+    read on from the position; with no copy, what was seen and never read is
+    a lost span (``take_lost``: the service rejects it, labelled with
+    :data:`LOST`), and the new content is read from its first line.
+    Memory and turns are bounded whatever the bytes: a file is read
+    :data:`CHUNK` bytes at a time, at most ``max_bytes``, ``max_lines`` and
+    ``max_seconds`` per turn (a flood in one file does not starve the
+    others); a line longer than
     :data:`pitwatch.schemas.limits.MAX_LINE_BYTES` is handed on as its first
     ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it: "line longer than
     …") as soon as that many bytes without a line end are there, and the
     rest of it is skipped up to its line end; the lines after it are read.
-    Position: ``{path: [inode, byte offset, physical lines read, state]}``
-    (offset: into the decompressed bytes of a gzip file; state: reading,
-    skipping the rest of an over-long line, or finished), and the damaged
-    gzip files.
+    Position: ``{path: [inode, byte offset, physical lines read, state,
+    fingerprint bytes, fingerprint digest, largest size seen]}`` (offset: into
+    the decompressed bytes of a gzip file; state: reading, skipping the rest
+    of an over-long line, or finished), the damaged gzip files, the rotated
+    and detached files and which file waits for which.
 
 Redis Streams (:class:`RedisStreamSource`)
     ``redis://host:port/db?stream=NAME&stream=pit:*``: each stream entry holds
@@ -52,6 +67,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import hashlib
 import logging
 import os
 import time
@@ -67,6 +83,12 @@ CHUNK = MAX_LINE_BYTES + 1        # bytes read at a time: a chunk without a line
 GZIP_PIECE = 64 << 10             # decompressed bytes read at a time from a gzip file
 READING, SKIPPING, FINISHED = 0, 1, 2   # a file's state: lines; the rest of an over-long line; read (gzip)
 ANNOUNCE_NAMES = 5                # new files named on stderr per look; more are counted in one line
+TURN_LINES = 500                  # lines read per file per turn (a turn of the loop ~40 ms at most per file) …
+TURN_SECONDS = 0.02               # … and seconds of reading: no file starves the others
+FINGERPRINT_BYTES = 256           # a file's first bytes, kept as a digest: content replaced in place shows
+ROTATE_WAIT = 30.0                # a rotated file is followed until read to its end and unchanged this long
+DETACHED = "(renamed away)"       # the label's mark of a file read through its handle: it has no name here
+LOST = "(truncated)"              # the label's mark of a span of a file that was never read
 
 
 @dataclasses.dataclass(slots=True)
@@ -79,13 +101,22 @@ class Line:
 class FileFollower:
     """Follow files, folders and globs (see the module doc)."""
 
-    def __init__(self, inputs: list[str], scan_every: float = 0.5, max_bytes: int = 4 << 20) -> None:
+    def __init__(self, inputs: list[str], scan_every: float = 0.5, max_bytes: int = 4 << 20,
+                 max_lines: int = TURN_LINES, max_seconds: float = TURN_SECONDS,
+                 rotate_wait: float = ROTATE_WAIT) -> None:
         self.inputs = list(inputs)
         self.scan_every = scan_every
-        self.max_bytes = max(max_bytes, CHUNK)   # read per file per turn (a turn stays short)
-        self.pos: dict[str, list] = {}      # path -> [inode, offset, lines, state]
+        self.max_bytes = max(max_bytes, CHUNK)   # read per file per turn (a turn stays short) …
+        self.max_lines = max(max_lines, 1)       # … and at most this many lines …
+        self.max_seconds = max_seconds           # … and this long: no file starves the others
+        self.rotate_wait = rotate_wait
+        self.pos: dict[str, list] = {}      # path -> [inode, offset, lines, state, fp bytes, fp digest, size seen]
         self.damaged: dict[str, str] = {}   # gzip files that could not be read to their end: why
         self.newly_damaged: list[str] = []  # found damaged since the service last took them (take_damaged)
+        self.lost: list[tuple[Line, str]] = []   # spans never read (truncated, replaced): take_lost
+        self.rotated: set[str] = set()      # followed only because a followed file was renamed there
+        self.detached: set[str] = set()     # renamed out of reach: read through the handle still open
+        self.after: dict[str, str] = {}     # a rotated name -> the renamed file read to its end before it
         self._next_scan = 0.0
         self._handles: dict[str, tuple] = {}  # path -> (inode, file object)
         self._scanned = False               # the first look is announced as "watching N file(s)"
@@ -100,14 +131,23 @@ class FileFollower:
         return f"{len(self.pos)} file(s) now under {', '.join(self.inputs)}"
 
     def position(self) -> dict:
-        return {"files": {p: list(v) for p, v in self.pos.items()}, "damaged": dict(self.damaged)}
+        return {"files": {p: list(v) for p, v in self.pos.items()}, "damaged": dict(self.damaged),
+                "rotated": sorted(self.rotated), "detached": sorted(self.detached), "after": dict(self.after)}
 
     def restore(self, position: dict) -> None:
         self.pos = {p: _position(p, v) for p, v in position.get("files", {}).items()}
         self.damaged = dict(position.get("damaged", {}))
+        for label in position.get("detached", []):  # its handle died with the last run: what it held is lost
+            pos = self.pos.pop(label, None)
+            if pos is not None:
+                self._lost(label, pos, "the file was renamed out of its folder or deleted before it was read "
+                                       "to its end, and the watcher stopped meanwhile")
+        self.rotated = set(position.get("rotated", [])) & set(self.pos)
+        self.after = {p: old for p, old in position.get("after", {}).items() if old in self.pos}
 
     def _scan(self) -> None:
         new: list[str] = []
+        followed: dict | None = None    # inode -> path of the files followed, made when a new name shows
         for p in self.inputs:
             if any(ch in p for ch in "*?["):
                 found = [m for m in glob.glob(p, recursive=True) if os.path.isfile(m)]
@@ -119,12 +159,35 @@ class FileFollower:
             for f in found:
                 if f.endswith(SUFFIXES):
                     f = os.path.abspath(f)
-                    if f not in self.pos:
-                        self.pos[f] = [None, 0, 0, READING]
+                    if f in self.rotated and f not in self.detached:
+                        self.rotated.discard(f)     # a rotated name the inputs match: followed as any file
+                    if f in self.pos:
+                        continue
+                    if followed is None:
+                        followed = {v[0]: path for path, v in self.pos.items()
+                                    if v[0] is not None and path not in self.detached and not path.endswith(".gz")}
+                    if not self._renamed_here(f, followed):
+                        self.pos[f] = _fresh()
                         new.append(f)
         if self._scanned and new:
             self._announce_new(new)
         self._scanned = True
+
+    def _renamed_here(self, f: str, followed: dict) -> bool:
+        """A new name holding a followed file (rotated to a name the inputs match, e.g. logrotate's
+        ``dateext``): its position goes with it, so it is not read again from its start."""
+        try:
+            path = followed.get(os.stat(f).st_ino)
+            if path is None or path == f or path not in self.pos:
+                return False
+            if os.stat(path).st_ino == self.pos[path][0]:
+                return False            # the same file under two names (a hard link): read as a new one
+        except FileNotFoundError:
+            pass                        # renamed, and nothing created at its name yet
+        except OSError:
+            return False
+        self._renamed_away(path, to=f)
+        return f in self.pos
 
     def _announce_new(self, new: list[str]) -> None:
         """Each new file once, by name (at most :data:`ANNOUNCE_NAMES` a look; the rest counted)."""
@@ -141,9 +204,11 @@ class FileFollower:
             if pos[3] == FINISHED or path in self.gone:
                 continue
             try:
-                st = os.stat(path)
+                st = self._stat(path)
             except OSError:
                 continue
+            if st.st_ino == pos[0] and not path.endswith(".gz"):
+                pos[6] = max(pos[6], st.st_size)      # seen: what a truncation would lose is known
             left = st.st_size - pos[1] if not path.endswith(".gz") else (st.st_size if pos[1] == 0 else 0)
             if left > 0:
                 unread += left
@@ -152,17 +217,21 @@ class FileFollower:
                 "gone": len(self.gone), "unread": unread, "unread_unit": "B", "since": since}
 
     def read(self) -> list[Line]:
+        """One turn: every file's new complete lines, at most ``max_bytes``, ``max_lines`` and
+        ``max_seconds`` of reading per file (a flood in one file does not hold the others back)."""
         now = time.monotonic()
         if now >= self._next_scan:
             self._scan()
             self._next_scan = now + self.scan_every
         out: list[Line] = []
         for path in sorted(self.pos):
+            if path not in self.pos or self._waits(path):
+                continue    # moved on this turn (its new name is read next turn), or waits for its old file
             try:
                 self._read_file(path, out)
             except FileNotFoundError:
                 self._close(path)  # gone for now (rotated away): keep its position
-                if path not in self.gone:
+                if path in self.pos and path not in self.gone:
                     self.gone.add(path)
                     log.warning("%s is gone: its position is kept, it is read on if it comes back", path)
                 continue
@@ -177,35 +246,226 @@ class FileFollower:
         found, self.newly_damaged = self.newly_damaged, []
         return found
 
+    def take_lost(self) -> list[tuple[Line, str]]:
+        """The spans of files lost since the last call, each as the place of its first line not read
+        and the reason (the service rejects it: counted, said once, journalled)."""
+        found, self.lost = self.lost, []
+        return found
+
     def _close(self, path: str) -> None:
         h = self._handles.pop(path, None)
         if h is not None:
             h[1].close()
 
+    def _stat(self, path: str) -> os.stat_result:
+        """A followed file's stat: through its open handle if it has no name any more."""
+        if path in self.detached:
+            h = self._handles.get(path)
+            if h is None:
+                raise FileNotFoundError(2, "no longer open", path)
+            return os.fstat(h[1].fileno())
+        return os.stat(path)
+
+    def _waits(self, path: str) -> bool:
+        """A new file at a rotated name waits while the file renamed away from that name has lines
+        not read yet, and until that one is quiet (its writer may still add its last lines)."""
+        old = self.after.get(path)
+        if old is None:
+            return False
+        pos = self.pos.get(old)
+        try:
+            st = self._stat(old) if pos is not None else None
+        except OSError:
+            st = None
+        if st is None or (st.st_size <= pos[1] and time.time() - st.st_mtime >= self.rotate_wait):
+            del self.after[path]
+            return False
+        return st.st_size > pos[1]
+
+    def _lost(self, label: str, pos: list, why: str, mark: str = LOST) -> None:
+        """Bytes seen and never read (from the position to the largest size seen): a lost span."""
+        missed = pos[6] - pos[1]
+        if missed <= 0 or pos[3] == FINISHED:
+            log.warning("%s: %s; nothing seen there was left unread", label, why)
+            return
+        reason = (f"not read: {why}; {missed:,} byte(s) or more after line {pos[2]:,} (from byte {pos[1]:,}) "
+                  f"were never read (events lost with them show as SEQ_GAP)")
+        self.lost.append((Line(b"", f"{label} {mark}" if mark not in label else label, pos[2] + 1), reason))
+
+    def _renamed_away(self, path: str, to: str | None = None, depth: int = 0) -> None:
+        """The file followed at ``path`` is no longer there (renamed: a log rotation; or deleted).
+
+        Its position (and open handle) goes to its new name in the same folder, found by inode, and
+        ``path`` starts afresh; the new file at ``path`` is taken once the old one is read to its end.
+        With no new name but an open handle (moved to another folder, or deleted), the handle is
+        read to its end under ``path`` + :data:`DETACHED`; with neither, what was seen and not
+        read is a lost span."""
+        pos = self.pos[path]
+        h = self._handles.get(path)
+        new = to if to is not None else self._find_inode(path, pos[0])
+        if new is not None and not (h is not None or self._same_start(new, pos)):
+            new = None                       # the inode number was used again by another file
+        if new is not None:
+            held = self.pos.get(new)
+            if held is not None and held[0] not in (None, pos[0]) and depth < 8:
+                self._renamed_away(new, depth=depth + 1)   # the file there moved on too (numbered rotation)
+            self._close(new)
+            self.pos[new] = pos
+            self.rotated.add(new)            # a name the inputs match is adopted by the next look
+            if h is not None:
+                self._handles[new] = self._handles.pop(path)
+            self.after[path] = new
+            log.info("%s was renamed to %s: read to its end there, then the new %s", path, new,
+                     os.path.basename(path))
+        elif h is not None:
+            label = f"{path} {DETACHED}"
+            if label in self.pos:
+                label = f"{path} {DETACHED[:-1]}, inode {pos[0]})"
+            self.pos[label] = pos
+            self._handles[label] = self._handles.pop(path)
+            self.detached.add(label)
+            self.rotated.add(label)
+            self.after[path] = label
+            log.warning("%s was renamed out of its folder or deleted: read to its end through the file "
+                        "still open, as %s", path, label)
+        else:
+            self._lost(path, pos, "the file was renamed away or replaced while the watcher did not hold it",
+                       DETACHED)
+        self.pos[path] = _fresh()
+        self.gone.discard(path)
+
+    @staticmethod
+    def _find_inode(path: str, ino: int) -> str | None:
+        """The name in ``path``'s folder of the file with inode ``ino`` (not ``path``), if any."""
+        try:
+            with os.scandir(os.path.dirname(path)) as entries:
+                for e in entries:
+                    if e.inode() == ino and e.path != path and e.is_file(follow_symlinks=False):
+                        return os.path.abspath(e.path)
+        except OSError:
+            pass
+        return None
+
+    def _copied(self, path: str, pos: list) -> bool:
+        """A truncated file's copy (logrotate's ``copytruncate``) in its folder, found by its first
+        bytes, is read on from the position (under its name), before the file's new content; True
+        if there is one (nothing of the old content is lost then, short of what was written between
+        the copy and the truncation: logrotate's own gap, a SEQ_GAP)."""
+        if not pos[4]:
+            return False
+        stem = os.path.basename(path).split(".")[0]
+        try:
+            with os.scandir(os.path.dirname(path)) as entries:
+                found = [os.path.abspath(e.path) for e in entries
+                         if e.name.startswith(stem) and e.path != path and not e.name.endswith(".gz")
+                         and e.is_file(follow_symlinks=False) and e.stat().st_size >= pos[1]]
+        except OSError:
+            return False
+        for copy in sorted(found):
+            if not self._same_start(copy, pos):
+                continue
+            held = self.pos.get(copy)
+            if held is not None and held[0] is not None:
+                log.info("%s was copied to %s, followed already: nothing lost", path, copy)
+                return True
+            self.pos[copy] = [os.stat(copy).st_ino, *pos[1:4], pos[4], pos[5], os.stat(copy).st_size]
+            self.rotated.add(copy)
+            self.after[path] = copy
+            log.info("%s was copied to %s and truncated: read on there from byte %d, then the new %s",
+                     path, copy, pos[1], os.path.basename(path))
+            return True
+        return False
+
+    @staticmethod
+    def _same_start(path: str, pos: list) -> bool:
+        """``path`` begins with the bytes a position's fingerprint was taken from."""
+        if not pos[4]:
+            return True
+        try:
+            with open(path, "rb") as f:
+                return _fingerprint(f, pos[4]) == pos[5]
+        except OSError:
+            return False
+
+    def _drop(self, path: str) -> None:
+        """A rotated file read to its end and quiet: no longer followed."""
+        self._close(path)
+        self.pos.pop(path, None)
+        self.rotated.discard(path)
+        self.detached.discard(path)
+        self.gone.discard(path)
+        for new in [n for n, old in self.after.items() if old == path]:
+            del self.after[new]
+
     def _read_file(self, path: str, out: list[Line]) -> None:
         pos = self.pos[path]
+        if path.endswith(".gz"):
+            self._read_gzip(path, pos, out)
+            return
+        h = self._handles.get(path)
+        try:
+            st = self._stat(path)
+        except FileNotFoundError:
+            if h is None or pos[0] is None:     # nothing held open: gone for now, its position kept
+                if path in self.rotated:
+                    self._lost(path, pos, "the rotated file was gone before it was read to its end", DETACHED)
+                    self._drop(path)
+                raise
+            st = None
+        if pos[0] is not None and (st is None or st.st_ino != pos[0]):
+            self._renamed_away(path)
+            if st is None:
+                raise FileNotFoundError(2, "renamed away", path)
+            if self._waits(path):
+                return
+            pos, h = self.pos[path], None
+        if pos[0] is None:
+            pos[0] = st.st_ino
+        if st.st_size == 0 and pos[1] == 0:
+            return
+        if h is None or h[0] != st.st_ino:
+            self._close(path)
+            f = open(path, "rb")
+            h = self._handles[path] = (os.fstat(f.fileno()).st_ino, f)
+        f = h[1]
+        if st.st_size < pos[1] or (st.st_size > pos[1] and pos[4] and _fingerprint(f, pos[4]) != pos[5]):
+            # copytruncate, or a file written again in place: the new content is read from its start
+            what = "shrank" if st.st_size < pos[1] else "begins with other bytes"
+            log.warning("%s was truncated or replaced (it %s): reading it again from the start", path, what)
+            if not self._copied(path, pos):
+                self._lost(path, pos, f"the file was truncated or replaced (it {what}, copytruncate?)")
+            pos = self.pos[path] = [st.st_ino, 0, 0, READING, 0, "", 0]
+            if self._waits(path):
+                return
+        pos[6] = max(pos[6], st.st_size)
+        if st.st_size > pos[1]:
+            self._read_lines(path, pos, f, st.st_size, out)
+            if pos[4] < FINGERPRINT_BYTES and pos[1] > pos[4]:
+                pos[4] = min(FINGERPRINT_BYTES, pos[1])
+                pos[5] = _fingerprint(f, pos[4])
+        elif path in self.rotated and time.time() - st.st_mtime >= self.rotate_wait:
+            self._drop(path)
+
+    def _read_gzip(self, path: str, pos: list, out: list[Line]) -> None:
         st = os.stat(path)
-        gz = path.endswith(".gz")
-        if pos[0] is not None and (st.st_ino != pos[0] or (not gz and st.st_size < pos[1])):
-            log.warning("%s was replaced or truncated: reading it again from the start", path)
+        if pos[0] is not None and st.st_ino != pos[0]:
+            log.warning("%s was replaced: reading it again from the start", path)
             self._close(path)
             self.damaged.pop(path, None)
-            pos[:] = [st.st_ino, 0, 0, READING]
+            pos[:] = _fresh()
         pos[0] = st.st_ino
-        if pos[3] == FINISHED or (not gz and st.st_size <= pos[1]) or st.st_size == 0:
+        if pos[3] == FINISHED or st.st_size == 0:
             return
         h = self._handles.get(path)
         if h is None or h[0] != st.st_ino:
             self._close(path)
-            h = (st.st_ino, GzipLines(path) if gz else open(path, "rb"))
+            h = (st.st_ino, GzipLines(path))
             self._handles[path] = h
         try:
-            self._read_lines(path, pos, h[1], None if gz else st.st_size, out)
+            self._read_lines(path, pos, h[1], None, out)
         except FileNotFoundError:
             raise
         except (OSError, EOFError, zlib.error) as exc:
-            if not gz:
-                raise
             # a damaged gzip file (bad header, bad CRC, cut short): the lines before the damage
             # were read; the rest cannot be, and the file is not read again unless it is replaced
             why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -216,17 +476,21 @@ class FileFollower:
             self._close(path)
 
     def _read_lines(self, path: str, pos: list, f, size: int | None, out: list[Line]) -> None:
-        """Read complete lines from ``pos`` on, at most ``max_bytes`` this turn, in bounded memory.
+        """Read complete lines from ``pos`` on, at most ``max_bytes``, ``max_lines`` and
+        ``max_seconds`` this turn, in bounded memory.
 
         A line longer than :data:`pitwatch.schemas.limits.MAX_LINE_BYTES` is handed on as its first
         ``MAX_LINE_BYTES + 1`` bytes (the decoder rejects it: too long) as soon as that many bytes
         without a line end are there; the rest of it is skipped up to its line end (state
         ``SKIPPING``, kept in the position: a restart goes on skipping).  ``size`` None: a gzip
         file, read to its end (its last line needs no line end)."""
-        budget = self.max_bytes
-        while budget > 0:
+        budget, lines = self.max_bytes, self.max_lines
+        until = time.monotonic() + self.max_seconds
+        while budget > 0 and lines > 0:
             want = CHUNK if size is None else min(size - pos[1], CHUNK)
             if want <= 0:
+                return
+            if budget < self.max_bytes and time.monotonic() >= until:
                 return
             if f.tell() != pos[1]:
                 f.seek(pos[1])
@@ -243,13 +507,14 @@ class FileFollower:
                 if nl >= 0:
                     pos[3] = READING
                 continue
-            end = data.rfind(b"\n")
+            end = _line_end(data, lines)
             if end >= 0:
-                self._split(path, pos, data[:end + 1], out)
+                lines -= self._split(path, pos, data[:end + 1], out)
                 pos[1] += end + 1
                 continue
             if len(data) > MAX_LINE_BYTES:  # no line end in more than a line may hold
                 pos[2] += 1
+                lines -= 1
                 out.append(Line(data[:MAX_LINE_BYTES + 1], path, pos[2]))
                 log.warning("%s line %d is longer than %d bytes: rejected, the rest of it skipped",
                             path, pos[2], MAX_LINE_BYTES)
@@ -265,7 +530,8 @@ class FileFollower:
             return  # an incomplete line: it waits for its end
 
     @staticmethod
-    def _split(path: str, pos: list, data: bytes, out: list[Line]) -> None:
+    def _split(path: str, pos: list, data: bytes, out: list[Line]) -> int:
+        """Hand out the lines of ``data`` (complete lines); how many physical lines it held."""
         parts = data.split(b"\n")
         parts.pop()  # after the last '\n'
         n = pos[2]
@@ -278,6 +544,7 @@ class FileFollower:
             if raw.strip():
                 out.append(Line(raw[:MAX_LINE_BYTES + 1], path, n))
         pos[2] = n
+        return len(parts)
 
     def close(self) -> None:
         for path in list(self._handles):
@@ -357,11 +624,34 @@ class GzipLines:
 
 
 def _position(path: str, v: list) -> list:
-    """A file's position from a checkpoint (older ones had no state: a gzip file read was finished)."""
+    """A file's position from a checkpoint (older ones had no state: a gzip file read was finished;
+    nor a fingerprint: it is taken again, the size seen is the offset)."""
     v = list(v)
     if len(v) == 3:
         v.append(FINISHED if path.endswith(".gz") and v[1] > 0 else READING)
+    if len(v) == 4:
+        v += [0, "", v[1]]
     return v
+
+
+def _fresh() -> list:
+    """The position of a file not read yet."""
+    return [None, 0, 0, READING, 0, "", 0]
+
+
+def _fingerprint(f, n: int) -> str:
+    """The digest of a file's first ``n`` bytes (read with ``pread``: the handle's offset is kept)."""
+    return hashlib.blake2b(os.pread(f.fileno(), n, 0), digest_size=16).hexdigest()
+
+
+def _line_end(data: bytes, lines: int) -> int:
+    """The offset of the last line end in ``data`` within its first ``lines`` lines (-1: none)."""
+    if data.count(b"\n") <= lines:
+        return data.rfind(b"\n")
+    end = -1
+    for _ in range(lines):
+        end = data.index(b"\n", end + 1)
+    return end
 
 
 RETRY_FIRST, RETRY_MAX = 0.5, 30.0    # seconds between tries to read a Redis server that is down

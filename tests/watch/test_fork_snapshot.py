@@ -25,12 +25,16 @@ def _service(tmp_path, lines):
 
 
 def _feed(svc) -> int:
-    """Read the input and replay it (as the loop does); how many lines."""
-    n = 0
-    for src in svc.sources:
-        for line in src.read():
-            svc._line(line)
-            n += 1
+    """Read the input to its end and replay it (as the loop does, turn after turn: a turn reads a
+    bounded number of lines of each file); how many lines."""
+    n, got = 0, True
+    while got:
+        got = False
+        for src in svc.sources:
+            for line in src.read():
+                svc._line(line)
+                n += 1
+                got = True
     return n
 
 
