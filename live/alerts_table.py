@@ -105,6 +105,7 @@ class AlertsTable:
         self.compactions = 0            # compaction commits this process made
         self.compaction = compaction    # False: never compacts (a bench's "before", a test's uncompacted lake)
         self._not_compacted: set[str] = set()    # days whose compaction failed (warned once; not tried again)
+        self.recovered: set[int] = set()         # the counters :meth:`recover` found committed
 
     # --- the sink ------------------------------------------------------------------
     def send(self, records: list[dict]) -> list[str]:
@@ -378,6 +379,7 @@ class AlertsTable:
                 for fid in pq.read_table(f, columns=["finding_id"]).column(0).to_pylist():
                     ids[fid] = day.group(1) if day else ""
             self.n = max(self.n, n + 1)
+            self.recovered.add(n)
         self.buffer = [r for r in state.get("pending", []) if r.get("finding_id") not in ids]
         self.today = self._newest_day()
         return ids
