@@ -264,6 +264,8 @@ class LakeSink:
                 raise RuntimeError(f"the alerts committer did not start within {timeout:.0f} s")
             if key in got:
                 return got
+            if "error" in got:
+                raise RuntimeError(f"the alerts table cannot be opened: {got['error']}")
             self._take(got)
 
     def wait(self) -> None:
