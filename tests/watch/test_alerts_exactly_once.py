@@ -144,3 +144,30 @@ def test_kill_9_at_random_moments_of_a_600_lines_a_second_feed_leaves_every_aler
     live_only = table_ids(lake, live_only=True)
     assert len(stdout) > 50 and len(live_only) > 5       # alerts all along, live-only ones among them
     assert pitwatch("verify", "--lake", lake).returncode == 0
+
+
+@pytest.mark.slow     # real watch processes
+def test_alerts_an_older_watchers_checkpoint_kept_pending_are_committed_once_after_the_upgrade(
+        tmp_path, scenario, start_watch):
+    """An older watcher kept the alerts not committed yet in its checkpoint (the lake sink's ``pending``);
+    the watcher of batch files commits them at its start, once, and never again at the next."""
+    feeds, lake = tmp_path / "feeds", tmp_path / "lake"
+    order = [(d, line) for d, lines in scenario.items() for line in lines][:40]
+    args = [feeds, "--lake", lake]
+    w = start_watch(*args)
+    append_lines(feeds, order)
+    w.caught_up(len(order))
+    assert w.stop() == 0
+    before = table_ids(lake, live_only=None)
+    ck_path = lake / "_watch" / "default" / "checkpoint.json"
+    ck = json.loads(ck_path.read_text())
+    pending = {"finding_id": "f" * 64, "rule_id": "BURN_SKIPPED", "title": "Burn card skipped", "severity": "major",
+               "table_id": "BAC-A", "gaming_day": "2026-11-28", "ts": "2026-11-28T10:00:00Z", "event_ids": ["e"],
+               "evidence": [], "expected": "a burn", "actual": "none", "source": "live"}
+    ck["rest"]["sinks"]["lake:default"] = {"n": ck["rest"]["sinks"]["lake:default"]["n"], "pending": [pending]}
+    ck_path.write_text(json.dumps(ck))
+    for _ in range(2):
+        w = start_watch(*args)
+        w.caught_up(len(order))
+        assert w.stop() == 0
+    assert sorted(table_ids(lake, live_only=None)) == sorted([*before, "f" * 64])
