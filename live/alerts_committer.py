@@ -59,6 +59,7 @@ log = logging.getLogger("pitwatch")
 BATCH = re.compile(r"alerts-(\d{8})\.jsonl$")
 LOCK = "commit.lock"
 READY_TIMEOUT = 600.0     # the committer's start: a restart on a lake whose recovery reads many files
+STOP_WAIT = 10.0          # at stop, the longest wait for the last commits, then for the committer to end
 
 
 def batch_path(state_dir: str, n: int) -> str:
@@ -135,7 +136,7 @@ class Committer:
             return {"gone": self.proc.wait()}
         return got
 
-    def stop(self, timeout: float = 60.0) -> None:
+    def stop(self, timeout: float) -> None:
         self.tell({"stop": True})
         if self.proc.stdin is not None:
             try:
@@ -145,8 +146,9 @@ class Committer:
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            log.warning("alerts: the committer (%d) did not stop within %.0f s: killed (its batch is committed "
-                        "at the next start)", self.proc.pid, timeout)
+            log.warning("alerts: the committer (%d) did not end within %.0f s of the stop: killed (a commit it "
+                        "was making is made at the next start, a compaction at a later commit)", self.proc.pid,
+                        timeout)
             self.proc.kill()
             self.proc.wait()
 
@@ -268,17 +270,23 @@ class LakeSink:
                 raise RuntimeError(f"the alerts table cannot be opened: {got['error']}")
             self._take(got)
 
-    def wait(self) -> None:
-        """Until every batch handed over is committed (at stop)."""
-        while self.in_flight:
-            self.poll(timeout=1.0)
+    def wait(self, timeout: float = STOP_WAIT) -> bool:
+        """Until every batch handed over is committed (at stop), for at most ``timeout`` seconds;
+        False (warned) when some are not: their batch files wait for the next start."""
+        end = time.monotonic() + timeout
+        while self.in_flight and time.monotonic() < end:
+            self.poll(timeout=min(0.5, max(0.001, end - time.monotonic())))
+        if self.in_flight:
+            log.warning("alerts: batch(es) %s not committed within %.0f s of the stop: committed at the next "
+                        "start", ", ".join(map(str, self.in_flight)), timeout)
+        return not self.in_flight
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
         if self.committer is not None:
-            self.committer.stop()
+            self.committer.stop(STOP_WAIT)
             self.committer = None
 
 
@@ -314,6 +322,8 @@ def _start(start: dict):
 
 
 def _commit(table, state_dir: str, n: int, clock_day: str | None) -> dict:
+    """Batch ``n`` committed (its file deleted then); the answer.  The compaction comes after the
+    answer (:func:`main`): the watcher's stop waits for the commit only."""
     t0 = time.perf_counter()
     path = batch_path(state_dir, n)
     records = read_batch(path)
@@ -321,7 +331,7 @@ def _commit(table, state_dir: str, n: int, clock_day: str | None) -> dict:
         table.clock_day = lambda: clock_day
     if records:
         table.n, table.buffer = n, records
-        table.flush()
+        table.write(table.take()[0], compact=False)
     os.unlink(path)
     return {"committed": n, "rows": len(records), "seconds": round(time.perf_counter() - t0, 4)}
 
@@ -344,6 +354,8 @@ def main() -> int:
             if message.get("stop"):
                 break
             _answer(_commit(table, start["state_dir"], int(message["commit"]), message.get("clock_day")))
+            if table.compaction:
+                table.compact()                 # a kill in the middle: the restart deletes its file
     except Exception as exc:   # noqa: BLE001 - told to the watcher, which stops with it
         log.exception("alerts: the commit failed")
         _answer({"error": f"{type(exc).__name__}: {exc}"})

@@ -127,11 +127,12 @@ class AlertsTable:
         self.buffer = []
         return batch, ids
 
-    def write(self, batch: list) -> None:
-        """Write and commit a batch from :meth:`take` (the committer process), then record the commit."""
+    def write(self, batch: list, compact: bool = True) -> None:
+        """Write and commit a batch from :meth:`take`, record the commit, then (``compact`` and
+        :attr:`compaction`) compact one closed day; the committer process compacts after its answer."""
         for n, records in batch:
             self._commit(n, records)
-        if batch and self.compaction:
+        if batch and compact and self.compaction:
             self.compact()
 
     def flush(self) -> list[str]:
