@@ -10,17 +10,20 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
 * **Outside the run lock.**  The watcher never takes :mod:`pitwatch.lake.lock`'s lock: the batch
   does not read, fence, pin or roll back ``alerts`` (it is not one of ``LAKE_TABLES``), and no two
   writers ever write one file (each watcher's files carry its id).
-* **When.**  A commit at most every ``--commit-every`` seconds and one on stop
-  (:class:`pitwatch.live.service.WatchService` decides when: a checkpoint that is not a commit's keeps the
-  buffer *in the checkpoint*, never commits).  One commit = one counter value ``n``: the buffer's
+* **When.**  Only in the watcher's committer process (:mod:`pitwatch.live.alerts_committer`): the
+  watcher's loop appends each alert to a batch file of its state folder and hands batch ``n`` over
+  at most every ``--commit-every`` seconds and on stop; the committer puts its rows in
+  :attr:`buffer`, sets :attr:`n` and calls :meth:`flush`.  One commit = one counter value ``n``: the
   rows, one file per gaming day, written with :func:`pitwatch.lake.parquet.write_data_file` and
   committed in one Delta transaction (:func:`pitwatch.lake.delta.commit_replays`, an append).
-* **Exactly once across a kill -9.**  The checkpoint holds ``n`` and the buffer; the commit comes
-  before the checkpoint that counts its alerts as delivered.  On restart :meth:`AlertsTable.recover`
-  looks at this watcher's files numbered ``n`` or more: committed (a name some commit of the log
-  adds) → their alerts are delivered and ``n`` moves past them; not committed → deleted (a killed
-  commit's; their alerts are still in the buffer or are raised again).  So a repeated commit after
-  a restart cannot happen: the file names it would add are either committed already or gone.
+* **Exactly once across a kill -9.**  Batch ``n`` becomes the files named ``n`` and nothing else.
+  On restart :meth:`AlertsTable.recover` looks at this watcher's files numbered from the counter it
+  is given (the lowest of the checkpoint's and of the batch files left): committed (a name some
+  commit of the log adds) → their alerts are delivered, ``n`` moves past them and
+  :attr:`recovered` names them; not committed → deleted (a killed commit's: its batch file is
+  committed again).  So a repeated commit after a restart cannot happen: the file names it would
+  add are either committed already or gone.  (``pending``, the alerts an older watcher's
+  checkpoint kept uncommitted, comes back as :attr:`buffer`.)
 * **Two watchers on one lake** (different ``--watch-id``): one table, each watcher's own files;
   a commit that finds the table's fence moved (the other watcher committed since it read it) reads
   it again and retries (:data:`COMMIT_RETRIES`): appends never conflict.  Two watchers with one
@@ -38,8 +41,8 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   committed in place of them in one Delta transaction (:func:`pitwatch.lake.delta.commit_compaction`),
   then recorded in the chain (command ``watch``; its options' ``compaction``: the new file, the
   files replaced, :func:`pitwatch.lake.chain.rows_sha256` of their rows, the new file's the same).  One
-  day per commit, at most :data:`COMPACT_FILES` files: it runs on the checkpoint's thread, before
-  the checkpoint is saved.  A kill before its commit leaves a file :meth:`AlertsTable.recover`
+  day per commit, at most :data:`COMPACT_FILES` files: it runs in the committer process, after the
+  commit.  A kill before its commit leaves a file :meth:`AlertsTable.recover`
   deletes; a kill before its record, a commit the restart records.  Only this watcher's files;
   local lakes only.  ``pitwatch verify`` accepts the removal exactly as that record accounts for it.
 * **Tombstones kept a day.**  The table's ``delta.deletedFileRetentionDuration`` is
@@ -105,6 +108,7 @@ class AlertsTable:
         self.compactions = 0            # compaction commits this process made
         self.compaction = compaction    # False: never compacts (a bench's "before", a test's uncompacted lake)
         self._not_compacted: set[str] = set()    # days whose compaction failed (warned once; not tried again)
+        self.recovered: set[int] = set()         # the counters :meth:`recover` found committed
 
     # --- the sink ------------------------------------------------------------------
     def send(self, records: list[dict]) -> list[str]:
@@ -123,11 +127,12 @@ class AlertsTable:
         self.buffer = []
         return batch, ids
 
-    def write(self, batch: list) -> None:
-        """Write and commit a batch from :meth:`take` (the checkpoint's thread), then record the commit."""
+    def write(self, batch: list, compact: bool = True) -> None:
+        """Write and commit a batch from :meth:`take`, record the commit, then (``compact`` and
+        :attr:`compaction`) compact one closed day; the committer process compacts after its answer."""
         for n, records in batch:
             self._commit(n, records)
-        if batch and self.compaction:
+        if batch and compact and self.compaction:
             self.compact()
 
     def flush(self) -> list[str]:
@@ -242,10 +247,10 @@ class AlertsTable:
         in the chain (command ``watch``, its options' ``compaction``).  The new version, or None
         (nothing due, a remote lake, or a failure: warned, the day left as it is).
 
-        One day per commit, at most :data:`COMPACT_FILES` files: this runs on the checkpoint's
-        thread after the alerts commit and before the checkpoint is saved, so the loop's next
-        checkpoint waits for it; a watcher started on a lake of many uncompacted days catches up
-        one day per commit rather than stalling for all of them."""
+        One day per commit, at most :data:`COMPACT_FILES` files: this runs in the committer process
+        after the alerts commit, so the next batch waits for it (never the watcher's loop); a
+        watcher started on a lake of many uncompacted days catches up one day per commit rather
+        than delaying its alerts' commits for all of them."""
         from pitwatch.lake import delta
 
         due = self.compaction_due() if delta.local(self.lake) else None
@@ -378,6 +383,7 @@ class AlertsTable:
                 for fid in pq.read_table(f, columns=["finding_id"]).column(0).to_pylist():
                     ids[fid] = day.group(1) if day else ""
             self.n = max(self.n, n + 1)
+            self.recovered.add(n)
         self.buffer = [r for r in state.get("pending", []) if r.get("finding_id") not in ids]
         self.today = self._newest_day()
         return ids

@@ -5,7 +5,7 @@
     source positions (file inode/offset/line, Redis entry ids), the per-device
     order state (held lines, duplicate window), every table's
     ``TableReplay`` state, the ``SeqTracker`` state, the alert guard, the
-    sinks' own state (file size, lake batch counter, webhook queue) and, per
+    sinks' own state (file size, the lake's open batch, webhook queue) and, per
     sink, the ids of the alerts delivered (last two gaming days).  Written to
     ``checkpoint.json.partial-<pid>``, fsync'd, renamed over the old one
     (atomic on POSIX), the folder fsync'd: a reader or a restart sees the old
@@ -29,8 +29,10 @@
 Snapshot and write are split (:class:`CheckpointWriter`): the service takes
 the snapshot's instant on its loop, between two lines; a forked child
 serialises that instant's state and writes it (:mod:`pitwatch.live.fork_snapshot`),
-and a background thread writes the lake batch, waits for the child, renames
-and fsyncs — while alerts go on.  One write at a time.
+and a background thread waits for the child, renames and fsyncs — while
+alerts go on.  One write at a time.  (The lake's alerts are not in the
+checkpoint: they are in batch files of this folder, ``alerts-<n>.jsonl``,
+committed by a process of their own: :mod:`pitwatch.live.alerts_committer`.)
 
 On restart: the checkpoint, plus the journals' ids, plus the ids the
 readable sinks find in their own output since the checkpoint, is the set of
@@ -188,7 +190,7 @@ class StateDir:
 class CheckpointWriter:
     """Writes snapshots in a background thread, one at a time (see the module doc).
 
-    ``submit(job)`` runs ``job()`` (the slow part: lake batch, file, fsync, rename) in a new
+    ``submit(job)`` runs ``job()`` (the slow part: wait for the child, fsync, rename) in a new
     thread; ``busy`` says one is running; ``wait()`` joins it and re-raises its error, as does
     ``check()`` once it is over — a failed checkpoint stops the service as it did when inline.
     """

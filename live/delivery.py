@@ -83,8 +83,9 @@ class Delivery:
         self._send(recs, days)
 
     def _send(self, recs: list[dict], days: dict) -> None:
-        """Alerts to every sink that has not taken them yet, journalled (never twice); the lake's
-        sink journals them at the checkpoint that commits them."""
+        """Alerts to every sink that has not taken them yet, journalled (never twice).  The lake's
+        sink comes first (:class:`pitwatch.live.alerts_committer.LakeSink`: its batch file), so an
+        alert another sink took is on disk for the lake too."""
         for sink in self.sinks:
             todo = [r for r in recs if r["finding_id"] not in self.sent[sink.name]]
             if todo:

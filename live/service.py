@@ -9,13 +9,13 @@ reads whatever every source has (never blocking), decodes each line
 in the same turn, to every sink (journalled per sink).  It sleeps ``poll``
 seconds only when no source had anything.  Every ``checkpoint_every`` seconds
 (and when stopping) a checkpoint is taken: its instant on the loop, between
-two lines (the journal rotated, the positions taken, the lake's alerts
-handed over for a commit only every ``commit_every`` seconds and at stop,
-otherwise kept in the checkpoint: :mod:`pitwatch.live.alerts_table`), the state of
-that instant serialised and written by a forked child
-(:mod:`pitwatch.live.fork_snapshot`), the alerts commit and the rename in a
-background thread (:class:`pitwatch.live.checkpoint.CheckpointWriter`), one at a
-time, so alerts decided meanwhile are not held up.  Delivery to the sinks,
+two lines (the journal rotated, the positions taken, the lake's batch file of
+alerts handed over to the committer process every ``commit_every`` seconds
+and at stop: :mod:`pitwatch.live.alerts_committer`), the state of that instant
+serialised and written by a forked child (:mod:`pitwatch.live.fork_snapshot`),
+the rename in a background thread
+(:class:`pitwatch.live.checkpoint.CheckpointWriter`), one at a time, so alerts
+decided meanwhile are not held up.  Delivery to the sinks,
 each alert once: :mod:`pitwatch.live.delivery`.
 
 Stopping: SIGTERM or SIGINT ends the current turn, checkpoints and returns
@@ -39,6 +39,7 @@ import orjson
 from pitwatch.engine.driver import CONFLICT, DUPLICATE, LATE, conflict_reason
 from pitwatch.lake import Lake
 from pitwatch.live.alert_text import alert_line
+from pitwatch.live.alerts_committer import LakeSink
 from pitwatch.live.checkpoint import CheckpointWriter, StateDir
 from pitwatch.live.delivery import Delivery
 from pitwatch.live.engine import LiveEngine
@@ -47,7 +48,7 @@ from pitwatch.live.heap import LongLivedHeap
 from pitwatch.live.order import DeviceOrder
 from pitwatch.live.outbox import Outbox
 from pitwatch.live.silence import SilenceWatch, SourceWatch
-from pitwatch.live.sinks import JsonlFileSink, LakeSink, StdoutSink, WebhookSink
+from pitwatch.live.sinks import JsonlFileSink, StdoutSink, WebhookSink
 from pitwatch.live.sources import Line, open_sources
 from pitwatch.live.status import StatusLine
 from pitwatch.live.syslog import SyslogSink
@@ -125,12 +126,12 @@ class WatchService:
         self.sinks += [WebhookSink(u) for u in opts.webhooks]
         self.sinks += [SyslogSink(t, text, opts.syslog_facility) for t in opts.syslog]
         self.status = StatusLine(opts.status_every)
-        self.lake_sink = LakeSink(opts.lake, opts.watch_id) if opts.lake_alerts else None
+        self.lake_sink = (LakeSink(opts.lake, opts.watch_id, self.state.path, opts.devices_record, opts.fsync)
+                          if opts.lake_alerts else None)
         if self.lake_sink is not None:
-            self.lake_sink.registry = opts.devices_record
             self.lake_sink.clock_day = lambda: opts.config.gaming_day(
                 _dt.datetime.now(_dt.timezone.utc)).isoformat()       # compaction: only days the clock left
-            self.sinks.append(self.lake_sink)
+            self.sinks.insert(0, self.lake_sink)    # first: an alert any sink took is in its batch file
         self.sent: dict[str, dict[str, str]] = {s.name: {} for s in self.sinks}
         # lines = accepted + rejected + duplicate + stale (late lines are accepted ones: a subset)
         self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "duplicate": 0, "stale": 0, "late": 0,
@@ -184,27 +185,28 @@ class WatchService:
         written by a forked child (:mod:`pitwatch.live.fork_snapshot`), renamed into place by the
         checkpoint thread (``wait``, at stop: serialised here, and waited for).
 
-        The lake's alerts are committed (:mod:`pitwatch.live.alerts_table`) only by the checkpoint that comes
-        ``commit_every`` seconds or more after the last commit, and by the one at stop (``commit``);
-        every other checkpoint keeps them in its own state (the sink's ``pending``), uncommitted.
+        The lake's alerts are in batch files of the state folder from the moment they are sent
+        (:mod:`pitwatch.live.alerts_committer`); here the open batch is only handed over to the
+        committer process — by the checkpoint that comes ``commit_every`` seconds or more after the
+        last hand-over while no commit is in flight, and by the one at stop (``commit``, which waits
+        for the commits) — so the commit never holds this loop, and the checkpoint holds only the
+        open batch's number.
 
         Called between two lines, so every alert of every event before the positions taken here
-        was already delivered and journalled (stdout, file, webhook 2xx), is in the webhook queue
-        taken here, or is in the lake batch taken here — which the writer puts in the lake
-        *before* the checkpoint that counts it as delivered.  The journal is rotated here: records
-        after this point go to the next generation, which the checkpoint does not delete.
+        was already delivered and journalled (stdout, file, the lake's batch file, webhook 2xx) or
+        is in the webhook queue taken here.  The journal is rotated here: records after this point
+        go to the next generation, which the checkpoint does not delete.
         """
         self.writer.wait()                      # one at a time (the loop only calls when idle)
         t0 = time.perf_counter()
-        batch: list = []
         lake = self.lake_sink
-        if lake is not None and lake.buffer and (commit or time.monotonic() >= self._next_commit):
-            self._next_commit = time.monotonic() + self.opts.commit_every
-            days = {r["finding_id"]: r["gaming_day"] for r in lake.buffer}
-            batch, ids = lake.take()
-            sent = self.sent[lake.name]
-            for fid in ids:
-                sent[fid] = days.get(fid, "")
+        if lake is not None and (commit or time.monotonic() >= self._next_commit):
+            if lake.seal(force=commit):         # raises if the committer failed
+                self._next_commit = time.monotonic() + self.opts.commit_every
+            if commit:
+                lake.wait()
+        elif lake is not None:
+            lake.poll()
         sink_states = {}
         for s in self.sinks:
             if isinstance(s, Outbox):   # delivered since, and still queued, taken in one step
@@ -249,8 +251,6 @@ class WatchService:
                   self.writer.last_seconds * 1000)
 
         def write() -> None:
-            if batch:
-                lake.write(batch)
             if child is None:
                 state.save(tables, rest, gen)
             else:

@@ -15,8 +15,10 @@ sinks that can be read back close the last gap themselves:
 
 * :class:`JsonlFileSink` on restart cuts a half-written last line and reads
   the ids written since the checkpoint (the file is its own journal);
-* :class:`LakeSink` (:mod:`pitwatch.live.alerts_table`): a commit's files are named by a counter in the
-  checkpoint; on restart it reads the ids of the commits made after it;
+* :class:`pitwatch.live.alerts_committer.LakeSink`: every alert is appended to a batch file of the
+  state folder before any other sink gets it; a committer process commits each batch as the
+  table's files named by its number; on restart the batch files left and the table's files from the
+  checkpoint's counter on say what the lake has;
 * :class:`WebhookSink` sends ``Idempotency-Key: <finding_id>`` so a receiver
   can drop the one repeat a crash in the moment between a POST's answer
   and its journal record can cause; undelivered alerts wait in a queue that
@@ -26,7 +28,8 @@ sinks that can be read back close the last gap themselves:
 * :class:`StdoutSink`: same window, same ``finding_id`` to drop it by.
 
 The lake's ``alerts`` table (a Delta table, committed at most every ``--commit-every`` seconds and
-on stop, recorded in the runs chain): :mod:`pitwatch.live.alerts_table`.
+on stop by a process of its own, recorded in the runs chain): :mod:`pitwatch.live.alerts_committer`
+and :mod:`pitwatch.live.alerts_table`.
 """
 from __future__ import annotations
 
@@ -41,7 +44,6 @@ import urllib.request
 
 import orjson
 
-from pitwatch.live.alerts_table import AlertsTable
 from pitwatch.live.outbox import DeliveryError, Outbox
 from pitwatch.schemas.arrow import FINDINGS
 from pitwatch.schemas.events import micros_to_datetime
@@ -191,6 +193,3 @@ class WebhookSink(Outbox):
         if not 200 <= status < 300:
             raise DeliveryError(f"HTTP {status}")
 
-
-# The lake's alerts table (a Delta table, committed every --commit-every seconds): pitwatch.live.alerts_table.
-LakeSink = AlertsTable

@@ -422,8 +422,8 @@ def test_force_replaces_a_read_only_export(lake, tmp_path):
 
 def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
     from pitwatch.lake import state
+    from pitwatch.live.alerts_table import AlertsTable
     from pitwatch.live.checkpoint import StateDir
-    from pitwatch.live.sinks import LakeSink
     from tests.queries.lakes import FINDINGS
 
     old = os.umask(0)
@@ -435,7 +435,7 @@ def test_private_state_is_0600_and_data_files_0644_whatever_the_umask(tmp_path):
         watcher.save({"BAC-07": b"{}"}, b"{}")
         watcher.record("file", [("f-1", "2026-11-28")])
         watcher.close()
-        alerts = LakeSink(Lake.at(lake), "default")
+        alerts = AlertsTable(Lake.at(lake), "default")
         alerts.send([{**FINDINGS[0], "ts": "2026-11-27T20:01:00Z", "gaming_day": "2026-11-27"}])
         alerts.flush()
     finally:
