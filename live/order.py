@@ -82,6 +82,7 @@ class DeviceOrder:
         self.devices: dict[str, _Device] = {}
         self.counts = {DUPLICATE: 0, CONFLICT: 0, STALE: 0, LATE: 0}
         self.held = 0
+        self.holding: dict[str, _Device] = {}   # the devices holding lines: all a turn's due() looks at
 
     def offer(self, ev, digest: str, line, now: float | None = None) -> tuple[list, str | None]:
         """One decoded event: returns (events released now, in order, and a drop/late reason or None)."""
@@ -113,6 +114,7 @@ class DeviceOrder:
             return [(ev, line)], None
         d.held[seq] = ((now if now is not None else time.monotonic()) + self.wait, ev, line)
         self.held += 1
+        self.holding[ev.device_id] = d
         return [], None
 
     def _chain(self, d: _Device, out: list) -> None:
@@ -123,12 +125,18 @@ class DeviceOrder:
             out.append((ev, line))
 
     def due(self, now: float | None = None, everything: bool = False) -> list:
-        """Held events whose wait ran out (all of them with ``everything``), in seq order per device."""
+        """Held events whose wait ran out (all of them with ``everything``), in seq order per device.
+
+        Only the devices holding lines are looked at: a turn costs what is held, not how many
+        devices were ever seen."""
         if not self.held:
             return []
         now = time.monotonic() if now is None else now
         out: list = []
-        for d in self.devices.values():
+        for key, d in list(self.holding.items()):
+            if not d.held:                      # released meanwhile (its hole filled)
+                del self.holding[key]
+                continue
             while d.held:
                 first = min(d.held)
                 if not everything and d.held[first][0] > now:
@@ -136,6 +144,8 @@ class DeviceOrder:
                 d.gate.advance(d.last, first)   # the wait ran out: the seqs before it are a hole
                 d.last = first - 1
                 self._chain(d, out)
+            if not d.held:
+                del self.holding[key]
         return out
 
     def forget_silent(self, now: float | None = None, after: float = FORGET_AFTER) -> int:
@@ -174,6 +184,7 @@ class DeviceOrder:
                 ev, line = decode(raw.encode(), file, number)
                 d.held[seq] = (deadline, ev, line)
                 self.held += 1
+                self.holding[k] = d
 
 
 def in_floor_order(taken: list[tuple]) -> list[tuple]:
