@@ -195,3 +195,32 @@ def test_a_turn_with_a_line_held_looks_only_at_the_devices_holding_lines():
     assert _lines_run(many.due, 1.0) == _lines_run(few.due, 1.0)
     assert [ev.event_id for ev, _ln in many.due(6.0)] == ["HELD"]      # and the wait still runs out
     assert many.held == 0 and many.due(7.0) == []
+
+
+
+def _engine_with(tables: int, finalized: int):
+    """A LiveEngine (``--finalize-after-idle 60``) fed one event of each of ``tables`` tables at watcher
+    time 0, the first ``finalized`` of them finalized since, then table T-0 fed again at time 100."""
+    from pitwatch.live.engine import LiveEngine
+
+    engine = LiveEngine(GamingDayConfig(), finalize_after=60.0)
+    for k in range(tables):
+        raw = event_line("card_drawn", seq=1, event_id=f"E{k}", device_id=f"SHOE-{k}", table_id=f"T-{k}",
+                         ts=_ts(0)).encode()
+        engine.feed(decode_line(raw, "f.jsonl", k + 1, GamingDayConfig())[0], now=0.0)
+    engine.finalize([f"T-{k}" for k in range(finalized)])
+    raw = event_line("card_drawn", seq=2, event_id="LAST", device_id="SHOE-0", table_id="T-0", ts=_ts(1)).encode()
+    engine.feed(decode_line(raw, "f.jsonl", tables + 1, GamingDayConfig())[0], now=100.0)
+    return engine
+
+
+def test_a_turn_looking_for_idle_tables_looks_only_at_the_tables_fed_since():
+    """With ``--finalize-after-idle`` every turn went through every table ever seen (finalized ones
+    too) to find those silent long enough.  Tables are kept in the order last fed, finalized ones
+    out: a turn looks at the idle ones and the first that is not, however many were seen."""
+    few, many = _engine_with(20, 20), _engine_with(800, 800)
+    assert few.idle_tables(120.0) == many.idle_tables(120.0) == []      # T-0 spoke again at 100
+    assert _lines_run(many.idle_tables, 120.0) == _lines_run(few.idle_tables, 120.0)
+    assert few.idle_tables(170.0) == many.idle_tables(170.0) == ["T-0"]
+    partly = _engine_with(20, 15)                 # T-15 … T-19 never finalized: idle since 60
+    assert partly.idle_tables(59.0) == [] and sorted(partly.idle_tables(61.0)) == [f"T-{k}" for k in range(15, 20)]
