@@ -38,6 +38,7 @@ hundreds of tables costs what changed, not what exists.
 """
 from __future__ import annotations
 
+import collections
 import time
 
 from pitwatch.engine.driver import SEQ_GAP_GAME, TableDriver, new_seq_tracker
@@ -82,7 +83,8 @@ class LiveEngine:
         self.cleared: list[dict] = []     # CARD_DISAGREEMENT_CLEARED alerts of the last feed/finalize
         self.provisional_of: dict[str, str] = {}   # finding_id -> the provisional alert's id (taken by the service)
         self.refused: list = []           # (event, reason) the last feed's replay refused (TableDriver.take_rejects)
-        self.last_seen: dict[str, float] = {}   # table -> monotonic time of its last event
+        # table -> monotonic time of its last event, finalized tables out, the longest silent first
+        self.last_seen: collections.OrderedDict[str, float] = collections.OrderedDict()
         self.finalized: set[str] = set()         # finalized and silent since
         self._cache: dict[str, bytes] = {}
         self._dirty: set[str] = set()
@@ -112,6 +114,7 @@ class LiveEngine:
         self._drain(rp)
         self._dirty.add(tid)
         self.last_seen[tid] = time.monotonic() if now is None else now
+        self.last_seen.move_to_end(tid)
         self.finalized.discard(tid)
         self.events += 1
         return out
@@ -142,6 +145,7 @@ class LiveEngine:
             self._drain(rp)
             self._dirty.add(tid)
             self.finalized.add(tid)
+            self.last_seen.pop(tid, None)
         return out
 
     def _early(self, findings: list) -> list:
@@ -164,11 +168,17 @@ class LiveEngine:
         return out
 
     def idle_tables(self, now: float | None = None) -> list[str]:
+        """The tables not finalized and silent for ``finalize_after`` seconds: the longest silent
+        first, up to the first that is not (a turn costs what is idle, not how many tables exist)."""
         if not self.finalize_after:
             return []
         now = time.monotonic() if now is None else now
-        return [t for t, seen in self.last_seen.items()
-                if t not in self.finalized and now - seen >= self.finalize_after]
+        out = []
+        for t, seen in self.last_seen.items():
+            if now - seen < self.finalize_after:
+                break
+            out.append(t)
+        return out
 
     def alert_view(self, finding):
         return self.guard.apply(finding) if self.guard is not None else finding
@@ -197,4 +207,4 @@ class LiveEngine:
         self.cards.restore(other.get("cards", {}))
         self.early.restore(other.get("early", {}))
         now = time.monotonic()
-        self.last_seen = {t: now for t in self.tables}
+        self.last_seen = collections.OrderedDict((t, now) for t in self.tables if t not in self.finalized)

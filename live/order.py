@@ -34,16 +34,32 @@ checkpoint): one that speaks again starts afresh, like a new device.
 State (``state_json()``/``restore()``) is plain data: per device the last
 released ``seq``, the remembered pairs (``{event_id: [hash, seq]}``) and
 the held lines (raw text, so a restart decodes them again).
+
+The floor's order (:func:`in_floor_order`): one turn reads each source's
+new lines one file after the other, so a terminal's ``round_ended`` could
+be taken before the shoe's draws of a moment earlier read from the next
+file (a provisional ``CARD_DISAGREEMENT`` cleared a moment later: 445 of
+861 in bench/watch.py).  The lines of one turn are taken as a merge by event
+time of per-device runs: each device's lines stay in the order read (its
+``seq`` order is this module's business, and its clock may go back), a
+line without a readable time (rejected) keeps its place in its device's run.
+An earlier attempt sorted the whole read by time with rejected lines first:
+a device's rejected line taken before its own earlier lines set its ``last``
+``seq``, so those became late lines (no gap wait, the ``SEQ_GAP`` tracker fed
+out of order), and re-sent lines of an earlier time jumped ahead of their
+device's lines — 12 watch tests lost or gained findings (docs/watch.md).
 """
 from __future__ import annotations
 
+import heapq
 import time
 
 import orjson
 
 from pitwatch.engine.driver import CONFLICT, DUPLICATE, LATE, RECENT_WINDOW, STALE, DeviceGate, line_hash
+from pitwatch.schemas.decode import Reject
 
-__all__ = ["CONFLICT", "DUPLICATE", "FORGET_AFTER", "LATE", "STALE", "DeviceOrder", "line_hash"]
+__all__ = ["CONFLICT", "DUPLICATE", "FORGET_AFTER", "LATE", "STALE", "DeviceOrder", "in_floor_order", "line_hash"]
 
 FORGET_AFTER = 2 * 86400.0    # seconds of silence after which a device holding nothing is forgotten
 
@@ -66,6 +82,7 @@ class DeviceOrder:
         self.devices: dict[str, _Device] = {}
         self.counts = {DUPLICATE: 0, CONFLICT: 0, STALE: 0, LATE: 0}
         self.held = 0
+        self.holding: dict[str, _Device] = {}   # the devices holding lines: all a turn's due() looks at
 
     def offer(self, ev, digest: str, line, now: float | None = None) -> tuple[list, str | None]:
         """One decoded event: returns (events released now, in order, and a drop/late reason or None)."""
@@ -97,6 +114,7 @@ class DeviceOrder:
             return [(ev, line)], None
         d.held[seq] = ((now if now is not None else time.monotonic()) + self.wait, ev, line)
         self.held += 1
+        self.holding[ev.device_id] = d
         return [], None
 
     def _chain(self, d: _Device, out: list) -> None:
@@ -107,12 +125,18 @@ class DeviceOrder:
             out.append((ev, line))
 
     def due(self, now: float | None = None, everything: bool = False) -> list:
-        """Held events whose wait ran out (all of them with ``everything``), in seq order per device."""
+        """Held events whose wait ran out (all of them with ``everything``), in seq order per device.
+
+        Only the devices holding lines are looked at: a turn costs what is held, not how many
+        devices were ever seen."""
         if not self.held:
             return []
         now = time.monotonic() if now is None else now
         out: list = []
-        for d in self.devices.values():
+        for key, d in list(self.holding.items()):
+            if not d.held:                      # released meanwhile (its hole filled)
+                del self.holding[key]
+                continue
             while d.held:
                 first = min(d.held)
                 if not everything and d.held[first][0] > now:
@@ -120,6 +144,8 @@ class DeviceOrder:
                 d.gate.advance(d.last, first)   # the wait ran out: the seqs before it are a hole
                 d.last = first - 1
                 self._chain(d, out)
+            if not d.held:
+                del self.holding[key]
         return out
 
     def forget_silent(self, now: float | None = None, after: float = FORGET_AFTER) -> int:
@@ -158,6 +184,35 @@ class DeviceOrder:
                 ev, line = decode(raw.encode(), file, number)
                 d.held[seq] = (deadline, ev, line)
                 self.held += 1
+                self.holding[k] = d
+
+
+def in_floor_order(taken: list[tuple]) -> list[tuple]:
+    """One turn's ``(line, decoded)`` pairs (``decoded``: ``(event, digest)`` or a
+    :class:`pitwatch.schemas.decode.Reject`) in the floor's order: per-device runs, each in the order
+    read, merged by event time (ties: the order read).  A line without a time (rejected) takes the
+    time of the line before it in its run (or of the first one after it); a rejected line naming no
+    device is in the run of its file, and a run without any time goes first (it reaches no engine)."""
+    if len(taken) < 2:
+        return taken
+    runs: dict[object, list] = {}
+    for k, pair in enumerate(taken):
+        out = pair[1]
+        if isinstance(out, Reject):
+            device, ts = out.device_id, None
+        else:
+            device, ts = out[0].device_id, out[0].ts
+        runs.setdefault(device if device is not None else ("file", pair[0].file), []).append([ts, k, pair])
+    if len(runs) == 1:
+        return taken
+    for run in runs.values():
+        known = next((r[0] for r in run if r[0] is not None), float("-inf"))
+        for r in run:
+            if r[0] is None:
+                r[0] = known
+            else:
+                known = r[0]
+    return [r[2] for r in heapq.merge(*runs.values())]   # [ts, k, pair]: k is unique, pairs never compared
 
 
 def _recent_pairs(recent) -> dict:

@@ -2,7 +2,9 @@
 
 One thread, no Beam (design.md, "Speed and runners").  Each turn of the loop
 reads whatever every source has (never blocking), decodes each line
-(:func:`pitwatch.schemas.decode.decode_line`), passes it through
+(:func:`pitwatch.schemas.decode.decode_line`), takes the turn's lines in the
+floor's order (:func:`pitwatch.live.order.in_floor_order`: per-device runs
+merged by event time), passes each through
 :class:`pitwatch.live.order.DeviceOrder` (duplicates dropped, per-device
 ``seq`` order, a bounded wait only for a hole), feeds the released events to
 :class:`pitwatch.live.engine.LiveEngine` and delivers each finding at once,
@@ -18,14 +20,17 @@ the rename in a background thread
 decided meanwhile are not held up.  Delivery to the sinks,
 each alert once: :mod:`pitwatch.live.delivery`.
 
-Stopping: SIGTERM or SIGINT ends the current turn, checkpoints and returns
-(exit 0); ``stop_after_idle`` does the same after that many seconds with no
+Stopping: SIGTERM or SIGINT is honoured at the next line, whatever the turn
+read: the lines read and not taken yet are kept (:attr:`WatchService.unread`,
+in the checkpoint: the sources' positions are past them, a restart takes them
+first), then the service checkpoints and returns (exit 0); ``stop_after_idle`` does the same after that many seconds with no
 input (and nothing held); ``finalize_at_stop`` first decides what the engine
 keeps for the end of input (``TableReplay.close()``), as the nightly batch
 does at the end of its files.
 """
 from __future__ import annotations
 
+import base64
 import dataclasses
 import datetime as _dt
 import functools
@@ -45,7 +50,7 @@ from pitwatch.live.delivery import Delivery
 from pitwatch.live.engine import LiveEngine
 from pitwatch.live.fork_snapshot import CAN_FORK, fork_and_write
 from pitwatch.live.heap import LongLivedHeap
-from pitwatch.live.order import DeviceOrder
+from pitwatch.live.order import DeviceOrder, in_floor_order
 from pitwatch.live.outbox import Outbox
 from pitwatch.live.silence import SilenceWatch, SourceWatch
 from pitwatch.live.sinks import JsonlFileSink, StdoutSink, WebhookSink
@@ -141,6 +146,7 @@ class WatchService:
         self.writer = CheckpointWriter()
         self.heap = LongLivedHeap()
         self._stop = False
+        self.unread: list[Line] = []       # read, not taken yet when a stop came (checkpointed: taken first)
         self._damage_reads: list = []      # (path, future of its INPUT_DAMAGED facts): read off the loop
         self._damage_reader = None
         self._next_commit = time.monotonic() + opts.commit_every
@@ -162,6 +168,7 @@ class WatchService:
             self.order.restore(rest.get("order", {}), self._decode)
             self.engine.restore(ck["tables"], rest.get("engine", {}))
             self.counts.update(rest.get("counts", {}))
+            self.unread = [Line(base64.b64decode(raw), file, number) for raw, file, number in rest.get("unread", [])]
             self.rejects = dict(rest.get("rejects", []))
             if self.silence is not None:
                 self.silence.restore(rest.get("silence", {}))
@@ -218,10 +225,12 @@ class WatchService:
         self.order.forget_silent()              # bounded memory over days (pitwatch.live.order)
         gen = self.state.rotate()
         sources = {_key(s): s.position() for s in self.sources}
+        unread = [[base64.b64encode(ln.raw).decode("ascii"), ln.file, ln.line] for ln in self.unread]
 
         def serialise() -> tuple[dict, bytes]:
             rest = orjson.dumps({
                 "sources": sources,
+                "unread": unread,
                 "order": orjson.Fragment(self.order.state_json()),
                 "engine": self.engine.other_state(),
                 "counts": self.counts,
@@ -304,9 +313,34 @@ class WatchService:
         which = f" (event_id {str(event_id)[:80]!r})" if event_id is not None else ""
         log.warning("rejected %s%s: %s", key, which, reason[:300])
 
+    def take(self, lines: list[Line], whole: bool = False) -> None:
+        """One turn's lines (of every source): decoded, put in the floor's order
+        (:func:`pitwatch.live.order.in_floor_order`) and taken one by one.
+
+        A stop requested meanwhile (SIGTERM, SIGINT) is honoured at the next line, however much the
+        turn read: the lines not taken yet are kept in :attr:`unread`, in the order they would have
+        been taken, and go into the checkpoint with the sources' positions (which are past them), so
+        a restart takes them first — nothing lost, nothing taken twice.  ``whole``: every line,
+        stop or not (the end of input of ``--finalize-at-stop``)."""
+        config, decoded = self.opts.config, []
+        for line in lines:
+            if self._stop and not whole:
+                self.unread = lines
+                return
+            decoded.append((line, decode_line(line.raw, line.file, line.line, config)))   # total: never raises
+        ordered = in_floor_order(decoded)
+        for k, (line, out) in enumerate(ordered):
+            if self._stop and not whole:
+                self.unread = [ln for ln, _out in ordered[k:]]
+                return
+            self._take(line, out)
+
     def _line(self, line: Line) -> None:
+        """One line on its own (decoded and taken)."""
+        self._take(line, decode_line(line.raw, line.file, line.line, self.opts.config))
+
+    def _take(self, line: Line, out) -> None:
         self.counts["lines"] += 1
-        out = decode_line(line.raw, line.file, line.line, self.opts.config)   # total: never raises
         if isinstance(out, Reject):
             self._reject(line, out.reason, out.event_id)
             if out.device_id is None or out.seq is None:
@@ -387,17 +421,16 @@ class WatchService:
         last_input = now
         try:
             while not self._stop:
-                got = 0
+                lines, self.unread = self.unread, []
                 for src in self.sources:
-                    lines = src.read()
-                    got += len(lines)
-                    for line in lines:
-                        self._line(line)
+                    lines += src.read()
                     for path in src.take_damaged() if hasattr(src, "take_damaged") else ():
                         self.input_damaged(path)
                     for place, why in src.take_lost() if hasattr(src, "take_lost") else ():
                         self.counts["lines"] += 1       # a span never read (a truncated file): one rejected line
                         self._reject(place, why)
+                got = len(lines)
+                self.take(lines)
                 self._damage_alerts()
                 self.delivery.announce(self.inputs_lost.look())
                 now = time.monotonic()
@@ -425,7 +458,9 @@ class WatchService:
                     break
                 time.sleep(opts.poll)
             self._damage_alerts(wait=True)
-            if opts.finalize_at_stop:
+            if opts.finalize_at_stop:     # the end of input: the lines read are in it (a stop waits for them)
+                lines, self.unread = self.unread, []
+                self.take(lines, whole=True)
                 for item, ln in self.order.due(everything=True):
                     self._feed(item, ln)
                 self.finalize()
