@@ -101,7 +101,7 @@ exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
 @click.option("--local", is_flag=True,
               help="Alerts' ts and evidence_from in the table's own time (the offset its device wrote, "
                    "ts_offset), not UTC.")
-@click.option("--fsync", is_flag=True, help="fsync the delivery journal per alert (survives power loss).")
+@click.option("--fsync", is_flag=True, help="fsync the delivery journal and the lake's batch file per alert (survives power loss).")
 @setting_option("log_file", metavar="FILE")
 @click.option("--status-every", default=10.0, show_default=True, type=click.FloatRange(0.01, 3600),
               metavar="SECONDS", help="At most one status line on stderr this often (only when something changed).")

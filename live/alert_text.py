@@ -99,7 +99,10 @@ def zone_label(when: _dt.datetime) -> str:
 
 
 def where(rec: dict) -> str:
-    """The place at the table the alert is about: ``seat 3``, ``the banker hand``, or ``table``."""
+    """The place at the table the alert is about: ``seat 3``, ``the banker hand``, or ``table``; ``-`` for an
+    alert about no table (``SOURCE_LOST``)."""
+    if not rec.get("table_id"):
+        return "-"
     seat = rec.get("seat")
     if isinstance(seat, int) and not isinstance(seat, bool):
         return place(f"seat:{seat}")
@@ -133,10 +136,13 @@ def alert_line(rec: dict, video_pad: int, zone: _dt.tzinfo = UTC, dealers: Mappi
     """The one line of text of an alert record (see the module doc): its times in ``zone`` (the lake's),
     its dealer named from ``dealers`` (id -> name)."""
     ts = parse_time(rec["ts"]).astimezone(zone)
-    start, end = (w.astimezone(zone) for w in video_window(rec, video_pad))
-    video_from = _clock(start) if start.date() == ts.date() else f"{start.date()} {_clock(start)}"
-    video_to = _clock(end) if end.date() == start.date() else f"{end.date()} {_clock(end)}"
+    video = ""
+    if rec.get("table_id"):      # an alert about no table (an input lost) has no camera to look at
+        start, end = (w.astimezone(zone) for w in video_window(rec, video_pad))
+        video_from = _clock(start) if start.date() == ts.date() else f"{start.date()} {_clock(start)}"
+        video_to = _clock(end) if end.date() == start.date() else f"{end.date()} {_clock(end)}"
+        video = f"video {video_from} to {video_to}; "
     return (f"{ts.date()} {ts.strftime('%H:%M:%S')} {zone_label(ts)}  {printable(rec.get('table_id')) or '-'}  "
             f"{where(rec)}  dealer {dealer(rec, dealers)}  {printable(rec.get('severity')).upper()}  {title(rec)}: "
             f"expected {printable(rec.get('expected'))}; actual {printable(rec.get('actual'))}; "
-            f"video {video_from} to {video_to}; {printable(rec.get('rule_id'))} {printable(rec.get('finding_id'))}")
+            f"{video}{printable(rec.get('rule_id'))} {printable(rec.get('finding_id'))}")

@@ -32,7 +32,8 @@ raise again is still in its batch file.
 
 The pipe: one JSON object a line.  Watcher → committer: the start (lake, watch id, state folder,
 the checkpoint's counter and any alerts an older checkpoint kept pending, the device registry to
-record), then ``{"commit": n, "clock_day": D}`` per sealed batch, ``{"stop": true}``.  Committer →
+record), then ``{"commit": n, "clock_day": D}`` per sealed batch (``"last": true`` at stop: no compaction
+after it), ``{"stop": true}``.  Committer →
 watcher: ``{"ready": next n, "ids": {...}, "pending": [...], "batches": [...]}``, then
 ``{"committed": n, "rows": r, "seconds": s}`` per batch, or ``{"error": text}`` (it then exits 1:
 the watcher stops with that error, as a failed checkpoint does).
@@ -56,7 +57,7 @@ from pitwatch.lake import Lake
 
 log = logging.getLogger("pitwatch")
 
-BATCH = re.compile(r"alerts-(\d{8})\.jsonl$")
+BATCH = re.compile(r"alerts-(\d{8,})\.jsonl$")
 LOCK = "commit.lock"
 READY_TIMEOUT = 600.0     # the committer's start: a restart on a lake whose recovery reads many files
 STOP_WAIT = 10.0          # at stop, the longest wait for the last commits, then for the committer to end
@@ -177,6 +178,12 @@ class LakeSink:
         if self._file is None:
             self._file = open(os.open(batch_path(self.state_dir, self.n), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
                                       0o600), "ab")
+            if self.fsync:          # the new file's name too: the journal may say "sent" after a power cut
+                folder = os.open(self.state_dir, os.O_RDONLY)
+                try:
+                    os.fsync(folder)
+                finally:
+                    os.close(folder)
         self._file.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
         self._file.flush()
         if self.fsync:
@@ -225,16 +232,18 @@ class LakeSink:
         if self._file is not None:
             self._file.close()
             self._file = None
-        self._hand_over(self.n)
+        self._hand_over(self.n, last=force)
         self.n += 1
         self.size = 0
         return True
 
-    def _hand_over(self, n: int) -> None:
+    def _hand_over(self, n: int, last: bool = False) -> None:
+        """``last``: the commit at stop, which the committer makes without compacting after it (the
+        stop waits for its answer; the next commit's compaction does it)."""
         assert self.committer is not None
         self.in_flight.append(n)
         day = self.clock_day() if self.clock_day is not None else None
-        self.committer.tell({"commit": n, "clock_day": day})
+        self.committer.tell({"commit": n, "clock_day": day, **({"last": True} if last else {})})
 
     def poll(self, timeout: float | None = 0) -> None:
         """Collect the committer's answers (waiting up to ``timeout`` for one); RuntimeError if it failed."""
@@ -354,7 +363,7 @@ def main() -> int:
             if message.get("stop"):
                 break
             _answer(_commit(table, start["state_dir"], int(message["commit"]), message.get("clock_day")))
-            if table.compaction:
+            if table.compaction and not message.get("last"):    # at stop: the next start's commits do it
                 table.compact()                 # a kill in the middle: the restart deletes its file
     except Exception as exc:   # noqa: BLE001 - told to the watcher, which stops with it
         log.exception("alerts: the commit failed")

@@ -431,6 +431,8 @@ class WatchService:
                         self._reject(place, why)
                 got = len(lines)
                 self.take(lines)
+                if self._stop:      # the rest of the turn would decide on lines still unread (a gap wait,
+                    break           # an idle table): the stop's checkpoint keeps them for the restart
                 self._damage_alerts()
                 self.delivery.announce(self.inputs_lost.look())
                 now = time.monotonic()

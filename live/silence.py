@@ -226,7 +226,7 @@ class SourceWatch:
                 for path in src.inputs:
                     if any(ch in path for ch in "*?["):
                         continue        # a glob matching nothing for now is no loss
-                    if os.path.exists(path):
+                    if os.path.exists(path) or src.rotating(path):
                         self._gone.pop(path, None)
                     else:
                         out[path] = (self._gone.setdefault(path, now), "no such file or folder any more")

@@ -66,10 +66,12 @@ Redis Streams (:class:`RedisStreamSource`)
 from __future__ import annotations
 
 import dataclasses
+import errno
 import glob
 import hashlib
 import logging
 import os
+import stat
 import time
 import urllib.parse
 import zlib
@@ -122,6 +124,7 @@ class FileFollower:
         self._scanned = False               # the first look is announced as "watching N file(s)"
         self.new = 0                        # files that appeared after the first look (announced once each)
         self.gone: set[str] = set()         # files that went away (announced once; position kept)
+        self.unreadable: dict[str, str] = {}  # files that exist but cannot be read now: why (announced once)
         for p in self.inputs:
             if not any(ch in p for ch in "*?[") and not os.path.exists(p):
                 raise FileNotFoundError(2, "no such file or folder", p)
@@ -235,6 +238,16 @@ class FileFollower:
                     self.gone.add(path)
                     log.warning("%s is gone: its position is kept, it is read on if it comes back", path)
                 continue
+            except OSError as exc:      # not readable (permissions taken away, an I/O error): said once,
+                self._close(path)       # its position kept, tried again at every turn
+                if path not in self.unreadable:
+                    self.unreadable[path] = f"{type(exc).__name__}: {exc.strerror or exc}"
+                    log.warning("%s cannot be read (%s): its position is kept, it is tried again at every turn",
+                                path, self.unreadable[path])
+                continue
+            if path in self.unreadable:
+                del self.unreadable[path]
+                log.info("%s can be read again", path)
             if path in self.gone:
                 self.gone.discard(path)
                 log.info("%s is back", path)
@@ -265,6 +278,18 @@ class FileFollower:
                 raise FileNotFoundError(2, "no longer open", path)
             return os.fstat(h[1].fileno())
         return os.stat(path)
+
+    def rotating(self, path: str) -> bool:
+        """``path`` was renamed away and its file, read on under its new name, was written to within the
+        last ``rotate_wait`` seconds: a rotation under way (logrotate's ``nocreate``, or a device that
+        makes its new file at its next line), not an input lost (:class:`pitwatch.live.silence.SourceWatch`)."""
+        old = self.after.get(os.path.abspath(path))
+        if old is None or old not in self.pos:
+            return False
+        try:
+            return time.time() - self._stat(old).st_mtime < self.rotate_wait
+        except OSError:
+            return False
 
     def _waits(self, path: str) -> bool:
         """A new file at a rotated name waits while the file renamed away from that name has lines
@@ -368,7 +393,11 @@ class FileFollower:
             if held is not None and held[0] is not None:
                 log.info("%s was copied to %s, followed already: nothing lost", path, copy)
                 return True
-            self.pos[copy] = [os.stat(copy).st_ino, *pos[1:4], pos[4], pos[5], os.stat(copy).st_size]
+            try:
+                st = os.stat(copy)
+            except OSError:
+                continue        # gone since the folder was listed
+            self.pos[copy] = [st.st_ino, *pos[1:4], pos[4], pos[5], st.st_size]
             self.rotated.add(copy)
             self.after[path] = copy
             log.info("%s was copied to %s and truncated: read on there from byte %d, then the new %s",
@@ -412,6 +441,8 @@ class FileFollower:
                     self._drop(path)
                 raise
             st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):     # a folder, a FIFO, a device at the file's name:
+            raise OSError(errno.EINVAL, "not a regular file")    # never opened (a FIFO would block the loop)
         if pos[0] is not None and (st is None or st.st_ino != pos[0]):
             self._renamed_away(path)
             if st is None:
@@ -448,6 +479,8 @@ class FileFollower:
 
     def _read_gzip(self, path: str, pos: list, out: list[Line]) -> None:
         st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         if pos[0] is not None and st.st_ino != pos[0]:
             log.warning("%s was replaced: reading it again from the start", path)
             self._close(path)

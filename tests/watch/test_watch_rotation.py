@@ -196,6 +196,52 @@ def test_no_rotation_reads_every_line_once_and_loses_nothing(tmp_path):
     assert f.take_lost() == []
 
 
+# --- a name that cannot be read ----------------------------------------------------------------
+
+@pytest.mark.parametrize("what", ["a folder", "a FIFO"])
+def test_a_followed_name_turned_into_something_unreadable_is_said_once_and_the_other_files_read_on(
+        tmp_path, caplog, what):
+    """A followed file replaced by a folder (an insider's ``rm; mkdir``) made ``open`` raise
+    IsADirectoryError out of the loop: the watcher stopped mid-shift.  Any such name (a folder, a FIFO
+    that ``open`` would block on) is now said once and tried again at every turn; the other files are
+    read on, and the name is read again once it is a file."""
+    dev, other = tmp_path / "dev.jsonl", tmp_path / "other.jsonl"
+    _write(dev, [1])
+    _write(other, [100])
+    f = FileFollower([str(tmp_path)], scan_every=0, rotate_wait=0)    # the file unlinked: no tail to wait for
+    assert sorted(n for *_x, n in _turns(f, 2)) == [1, 100]
+    dev.unlink()
+    dev.mkdir() if what == "a folder" else os.mkfifo(dev)
+    _write(other, [101])
+    with caplog.at_level("WARNING", logger="pitwatch"):
+        assert [n for *_x, n in _turns(f, 3)] == [101]
+    said = [r.getMessage() for r in caplog.records if "cannot be read" in r.getMessage()]
+    assert len(said) == 1 and str(dev) in said[0] and "not a regular file" in said[0]
+    dev.rmdir() if what == "a folder" else dev.unlink()
+    _write(dev, [2, 3])         # (it may get the old file's inode again: told apart by its first bytes)
+    assert [n for *_x, n in _turns(f, 3)] == [2, 3]
+    assert f.take_lost() == []
+
+
+def test_an_input_file_rotated_away_is_not_lost_while_its_renamed_file_is_written(tmp_path):
+    """logrotate's ``nocreate`` (or a device that makes its new file at its next line): the named input
+    is gone while its file is read on under its new name — a rotation, not a ``SOURCE_LOST``; once the
+    renamed file has been quiet for the rotation's wait and nothing came back at the name, it is."""
+    from pitwatch.live.silence import SOURCE_LOST, SourceWatch
+
+    dev = tmp_path / "dev.jsonl"
+    _write(dev, [1])
+    f = FileFollower([str(dev)], scan_every=0, rotate_wait=0.5)
+    watch = SourceWatch([f], after=0.0, every=0.0)
+    assert [n for *_x, n in _turns(f, 1)] == [1]
+    _write(dev, [2])
+    os.rename(dev, tmp_path / "dev.jsonl.1")
+    assert [n for *_x, n in _turns(f, 2)] == [2]
+    assert watch.look() == [] and not watch.failing
+    time.sleep(0.6)                     # the renamed file quiet for longer than the rotation's wait
+    assert [n["rule_id"] for n in watch.look()] == [SOURCE_LOST]
+
+
 # --- bounded turns -----------------------------------------------------------------------------
 
 def test_a_64_mb_flood_in_one_file_does_not_starve_another(tmp_path):

@@ -148,7 +148,20 @@ def test_text_line_names_the_zone_unambiguously(zone, shown):
 
 def test_text_line_of_an_alert_without_a_title_takes_the_catalogues_and_without_a_table_a_dash():
     line = alert_line({**GLANCE, "title": None, "rule_id": "SEQ_GAP", "table_id": None, "seat": None}, 30)
-    assert "  -  table  dealer D-7  MAJOR  Events lost from a device: " in line
+    assert "  -  -  dealer D-7  MAJOR  Events lost from a device: " in line
+
+
+def test_text_line_of_an_alert_about_no_table_has_no_place_and_no_video_window():
+    lost = {"ts": "2026-11-28T20:10:48.000Z", "table_id": None, "seat": None, "dealer_id": None,
+            "severity": "major", "rule_id": "SOURCE_LOST", "title": "An input of the watcher cannot be read",
+            "expected": "the watcher reads /data/live", "actual": "/data/live unreadable for 5 s",
+            "finding_id": "live-" + "c" * 24}
+    line = alert_line(lost, 30)
+    assert line == ("2026-11-28 20:10:48 UTC  -  -  dealer -  MAJOR  An input of the watcher cannot be read: "
+                    "expected the watcher reads /data/live; actual /data/live unreadable for 5 s; "
+                    "SOURCE_LOST live-" + "c" * 24)
+    assert "video" not in alert_line({**GLANCE, "table_id": None}, 30)
+    assert "video" in alert_line(GLANCE, 30)
 
 
 def test_video_window_without_evidence_from_is_around_ts():
