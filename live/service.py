@@ -34,6 +34,7 @@ import base64
 import dataclasses
 import datetime as _dt
 import functools
+import hashlib
 import logging
 import os
 import signal
@@ -142,7 +143,7 @@ class WatchService:
         self.counts = {"lines": 0, "accepted": 0, "rejected": 0, "duplicate": 0, "stale": 0, "late": 0,
                        "findings": 0, "notices": 0, "provisional": 0, "provisional_cleared": 0}
         self.delivery = Delivery(self.sinks, self.sent, self.state, self.engine, self.counts, opts)
-        self.rejects: dict[str, str] = {}   # "file:line" -> reason, the last MAX_REJECTS (checkpointed)
+        self.rejects: dict[str, str] = {}   # "file:line:digest" -> reason, the last MAX_REJECTS (checkpointed)
         self.writer = CheckpointWriter()
         self.heap = LongLivedHeap()
         self._stop = False
@@ -303,15 +304,18 @@ class WatchService:
         """Count a rejected line and journal it with the checkpoint: after a restart that re-reads
         it (it came after the last checkpoint), it is not announced again as a new reject."""
         self.counts["rejected"] += 1
-        key = f"{line.file}:{line.line}"
+        place = f"{line.file}:{line.line}"
+        # the line's bytes in the key: a rotated file's successor numbers its lines from 1 again, and
+        # its line 17 is not the line 17 rejected yesterday (the same line read again after a restart is)
+        key = f"{place}:{hashlib.blake2b(line.raw, digest_size=8).hexdigest()}"
         if key in self.rejects:
-            log.debug("rejected again after the restart %s: %s", key, reason)
+            log.debug("rejected again after the restart %s: %s", place, reason)
             return
         self.rejects[key] = reason
         if len(self.rejects) > MAX_REJECTS:
             del self.rejects[next(iter(self.rejects))]
         which = f" (event_id {str(event_id)[:80]!r})" if event_id is not None else ""
-        log.warning("rejected %s%s: %s", key, which, reason[:300])
+        log.warning("rejected %s%s: %s", place, which, reason[:300])
 
     def take(self, lines: list[Line], whole: bool = False) -> None:
         """One turn's lines (of every source): decoded, put in the floor's order
@@ -334,10 +338,6 @@ class WatchService:
                 self.unread = [ln for ln, _out in ordered[k:]]
                 return
             self._take(line, out)
-
-    def _line(self, line: Line) -> None:
-        """One line on its own (decoded and taken)."""
-        self._take(line, decode_line(line.raw, line.file, line.line, self.opts.config))
 
     def _take(self, line: Line, out) -> None:
         self.counts["lines"] += 1

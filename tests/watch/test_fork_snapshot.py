@@ -31,10 +31,10 @@ def _feed(svc) -> int:
     while got:
         got = False
         for src in svc.sources:
-            for line in src.read():
-                svc._line(line)
-                n += 1
-                got = True
+            lines = src.read()
+            svc.take(lines)
+            n += len(lines)
+            got = got or bool(lines)
     return n
 
 

@@ -242,6 +242,36 @@ def test_an_input_file_rotated_away_is_not_lost_while_its_renamed_file_is_writte
     assert [n["rule_id"] for n in watch.look()] == [SOURCE_LOST]
 
 
+def test_a_rejected_line_of_the_new_file_at_a_rotated_name_is_said_though_the_old_file_had_one_there(
+        tmp_path, caplog):
+    """Rejects are remembered (checkpointed) so that a line read again after a restart is not said
+    again; they were remembered by file and line number, and the new file at a rotated name numbers
+    from 1 again: its bad line 2 was taken for yesterday's and only logged at debug."""
+    import io
+
+    from pitwatch.lake import Lake
+    from pitwatch.live.service import WatchOptions, WatchService
+
+    feed = tmp_path / "in"
+    feed.mkdir()
+    dev = feed / "dev.jsonl"
+    dev.write_bytes(b'{"n": 1}\nnot json: monday\n')
+    svc = WatchService(WatchOptions(inputs=[str(feed)], lake=Lake.at(tmp_path / "lake"), state_dir=str(tmp_path / "st"),
+                                    lake_alerts=False, checkpoint_every=3600), stdout=io.BytesIO())
+    try:
+        with caplog.at_level("WARNING", logger="pitwatch"):
+            svc.take(svc.sources[0].read())
+            os.rename(dev, feed / "dev.jsonl.1")
+            dev.write_bytes(b'{"n": 2}\nnot json: tuesday\n')
+            for _ in range(3):
+                svc.take(svc.sources[0].read())
+    finally:
+        svc.close()
+    said = [r.getMessage().split(": ", 1)[0] for r in caplog.records if r.getMessage().startswith("rejected ")]
+    assert said == [f"rejected {dev}:1", f"rejected {dev}:2"] * 2     # monday's two lines, then tuesday's
+    assert svc.counts["rejected"] == 4
+
+
 # --- bounded turns -----------------------------------------------------------------------------
 
 def test_a_64_mb_flood_in_one_file_does_not_starve_another(tmp_path):
