@@ -103,11 +103,28 @@ class Committer:
 
     def __init__(self, start: dict) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "pitwatch.live.alerts_committer"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.answers: queue.SimpleQueue = queue.SimpleQueue()
         self._reader = threading.Thread(target=self._read, name="pitwatch-committer", daemon=True)
         self._reader.start()
+        self._relay = threading.Thread(target=self._relay_log, name="pitwatch-committer-log", daemon=True)
+        self._relay.start()
         self.tell(start)
+
+    def _relay_log(self) -> None:
+        """The committer's log records, through the watcher's own ``pitwatch`` logger: its ``--quiet``,
+        ``--log-file`` and format, as if the watcher had logged them (the committer writes each record
+        as one JSON line on its stderr: :class:`_RecordLines`).  Anything else it prints (a crash
+        before its logging is set up) is logged at INFO, a line at a time."""
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            try:
+                rec = orjson.loads(raw)
+                level, message = int(rec["level"]), str(rec["message"])
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                log.info("alerts committer: %s", raw.decode("utf-8", "replace").rstrip())
+                continue
+            log.log(level, "%s", message)
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -345,13 +362,24 @@ def _commit(table, state_dir: str, n: int, clock_day: str | None) -> dict:
     return {"committed": n, "rows": len(records), "seconds": round(time.perf_counter() - t0, 4)}
 
 
+class _RecordLines(logging.Formatter):
+    """A log record as one JSON line (level, message with its traceback) for the watcher to log again
+    (:meth:`Committer._relay_log`)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + self.formatException(record.exc_info)
+        return orjson.dumps({"level": record.levelno, "message": message}).decode()
+
+
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the watcher stops it (a stop signal to the
     signal.signal(signal.SIGTERM, signal.SIG_IGN)    # process group must not cut a commit short)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s pitwatch: %(message)s"))
+    handler.setFormatter(_RecordLines())
     log.addHandler(handler)
-    log.setLevel(logging.INFO)
+    log.setLevel(logging.DEBUG)                      # the watcher's logger decides what is shown
     first = sys.stdin.buffer.readline()
     if not first:
         return 0

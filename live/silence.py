@@ -5,9 +5,9 @@ batch says so with ``SHOE_SILENT`` once the pack is decided.  Live, the
 floor should know at once: a dealer terminal or a shoe whose table keeps
 playing (another device of the table writes) for more than ``after``
 seconds (``--silence-after``, default 120) since its last event — on the
-watcher's clock and in the events' time — is announced once — a warning on stderr and an info alert to the sinks (not to the lake's
-alerts table: it is a notice of the live service, not a finding of the
-engine; the night's run decides ``SHOE_SILENT``).  It is announced again only
+watcher's clock and in the events' time — is announced once — a warning on stderr and an info alert to every
+sink, the lake's alerts table included, marked ``live_only`` (a notice of the live service, not a finding
+of the engine; the night's run decides ``SHOE_SILENT``).  It is announced again only
 after the device spoke again and fell silent again.
 
 Decisions (the spec is silent):

@@ -171,3 +171,27 @@ def test_alerts_an_older_watchers_checkpoint_kept_pending_are_committed_once_aft
         w.caught_up(len(order))
         assert w.stop() == 0
     assert sorted(table_ids(lake, live_only=None)) == sorted([*before, "f" * 64])
+
+
+@pytest.mark.slow     # a real watcher and its committer process
+def test_the_committers_log_reaches_the_watchers_log_file(tmp_path, start_watch):
+    """The committer is a process of its own: its log went to its own stderr in its own format, so
+    ``--log-file`` never had what it said (an interrupted commit's file removed at a restart, a
+    failed commit's traceback).  Its records now come back through the watcher's logger."""
+    feeds, lake, state, log_file = tmp_path / "feeds", tmp_path / "lake", tmp_path / "state", tmp_path / "w.log"
+    feeds.mkdir()
+    args = [feeds, "--lake", lake, "--state-dir", state, "--log-file", log_file]
+    w = start_watch(*args)
+    w.caught_up(0)
+    assert w.stop() == 0
+    left = lake / "alerts" / "gaming_day=2026-11-28" / "default-00000007.parquet"   # a commit killed half way
+    left.parent.mkdir(parents=True, exist_ok=True)
+    left.write_bytes(b"PAR1 a file no commit names")
+    w = start_watch(*args)
+    w.caught_up(0)
+    assert w.stop() == 0
+    assert not left.exists()
+    said = "written by a commit that was interrupted"
+    logged = [x for x in log_file.read_text().splitlines() if said in x]
+    assert len(logged) == 1 and "INFO" in logged[0], log_file.read_text()[-2000:]
+    assert len([e for e in w.errors if said in e]) == 1     # on stderr once, in the watcher's format
