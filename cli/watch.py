@@ -182,19 +182,15 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
 
 
 def _lake(lake: Lake, create: bool, config, watch_id: str) -> Lake:
-    """The lake at ``--lake``: a folder holding the lake's settings (``settings.json``, recorded by its
-    first run), a Delta table (a lake written before that file existed) or the lake's lock (its first
-    run is writing it) — how ``run`` and ``verify`` know a lake.  Anything else (a mistyped path, a folder of something else) is exit 2 naming it,
-    nothing written (issue 41: ``--lake nolake`` made a lake there, with no time-zone check), unless
-    ``create``: then the lake is made as a first run makes it, its gaming-day settings recorded, so
-    that every later run and watcher must match them."""
+    """The lake at ``--lake`` (:func:`pitwatch.lake.settings.is_lake`).  Anything else (a mistyped
+    path, a folder of something else) is exit 2 naming it, nothing written (issue 41: ``--lake nolake``
+    made a lake there, with no time-zone check), unless ``create``: then the lake is made as a first
+    run makes it, its gaming-day settings recorded, so that every later run and watcher must match them."""
     import pyarrow.fs as pafs
 
-    from pitwatch.lake import delta, lock
     from pitwatch.lake import settings as lake_settings
 
-    if (lake_settings.read_file(lake) is not None or delta.tables_on_disk(lake)
-            or lake.fs.get_file_info(lake.path(lock.LOCK_FILE)).type == pafs.FileType.File):
+    if lake_settings.is_lake(lake):
         return lake
     kind = lake.fs.get_file_info(lake.root).type
     if not create:

@@ -167,6 +167,18 @@ def _minutes(text: str):
         return text
 
 
+def is_lake(lake_path: Lake) -> bool:
+    """``lake_path`` holds a pitwatch lake: its settings (``settings.json``, recorded by its first run or
+    ``watch --create-lake``), a Delta table (a lake written before that file existed) or the lake's lock
+    (its first run is writing it).  A mistyped path or a folder of something else does not."""
+    import pyarrow.fs as pafs
+
+    from pitwatch.lake import delta, lock
+
+    return (read_file(lake_path) is not None or bool(delta.tables_on_disk(lake_path))
+            or lake_path.fs.get_file_info(lake_path.path(lock.LOCK_FILE)).type == pafs.FileType.File)
+
+
 def record(lake_path: Lake, config, run_id: str, by: str | None = None) -> None:
     """Write the lake's settings (atomically: a hidden temporary file moved into place); ``recorded_by``
     says ``run RUN_ID``, or ``by`` (``pitwatch watch … --create-lake``: a watcher that made the lake)."""
