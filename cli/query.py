@@ -13,6 +13,7 @@ from pitwatch.cli.sql import (
     memory_bound,
     open_lake,
     print_answer,
+    rows_to_fetch,
     shown,
     time_options,
 )
@@ -43,8 +44,8 @@ Examples:
 @time_options
 @as_of_option
 @user_errors
-def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, max_bytes, max_memory, video_pad, local, show_tz,
-          as_of):
+def query(name, lake, params, list_, fmt, dealers, timeout, limit, max_rows, max_bytes, max_memory, video_pad, local,
+          show_tz, as_of):
     """Run the investigation NAME (one of queries/*.sql) over the lake.
 
     Parameter values are typed (date YYYY-MM-DD, int in ASCII digits within
@@ -53,7 +54,7 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, max_bytes,
     `pitwatch query --list` shows every investigation, what it answers and
     its parameters (those with "= value" have a default).  --timeout,
     --max-rows, --max-bytes and --max-memory bound the run as for
-    `pitwatch sql` (exit 3).
+    `pitwatch sql` (exit 3); --limit N shows the first N rows (exit 0).
 
     \b
     An empty answer whose table, round, pack, rule or severity is not in the
@@ -96,10 +97,10 @@ def query(name, lake, params, list_, fmt, dealers, timeout, max_rows, max_bytes,
                         statements=(get_query(name).sql, *(f"select * from {t}" for t in LOOKUP_TABLES)))
         try:
             with memory_bound(max_memory):
-                answer = shown(run_query(con, name, values, timeout=timeout, max_rows=max_rows,
+                answer = shown(run_query(con, name, values, timeout=timeout, max_rows=rows_to_fetch(max_rows, limit),
                                          max_bytes=max_bytes, max_memory=max_memory), local)
                 hints = [] if answer.rows else _hints(con, bound, timeout)
-                print_answer(answer, fmt, max_rows, max_bytes)
+                print_answer(answer, fmt, max_rows, max_bytes, limit)
         finally:
             con.close()
     for hint in hints:

@@ -60,6 +60,9 @@ def limit_options(fn):
                                            "stderr and exits 3.")(fn)
     fn = click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS, show_default=True,
                       metavar="N", help="Print at most N rows; more is said on stderr and exits 3.")(fn)
+    fn = click.option("--limit", type=click.IntRange(min=1), metavar="N",
+                      help="A preview: print the first N rows and exit 0 (stderr says when there are more); "
+                           "--max-rows stays the safety cut.")(fn)
     fn = click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
                       show_default=True, metavar="SECONDS",
                       help="Stop the query after this long (exit 3).")(fn)
@@ -133,7 +136,15 @@ def memory_bound(max_memory: int):
         raise QueryTooLarge(too_large(max_memory)) from None
 
 
-def print_answer(answer, fmt: str, max_rows: int, max_bytes: int | None = None) -> None:
+def rows_to_fetch(max_rows: int, limit: int | None) -> int:
+    """The rows to ask the lake for: ``--limit`` (a preview) within ``--max-rows`` (the safety cut)."""
+    return max_rows if limit is None else min(limit, max_rows)
+
+
+def print_answer(answer, fmt: str, max_rows: int, max_bytes: int | None = None, limit: int | None = None) -> None:
+    """Print the answer; exit 3 (:class:`Incomplete`) when a safety cut (``--max-rows``, ``--max-bytes``)
+    left rows out.  Rows left out by ``limit`` (``--limit``, a preview, fetched as :func:`rows_to_fetch`
+    says) are said on stderr, and the command ends 0."""
     # color=True: click would strip ANSI sequences from a pipe, altering a CSV value; table and
     # text show them escaped already (render), JSON escapes them itself
     from pitwatch.queries.lake_views import show_bytes
@@ -144,7 +155,9 @@ def print_answer(answer, fmt: str, max_rows: int, max_bytes: int | None = None) 
         size = show_bytes(max_bytes)
         raise Incomplete(f"the output was cut at {plural(len(answer.rows), 'row')}, {size} of values "
                          f"(--max-bytes {size}); there are more: narrow the query or raise --max-bytes")
-    if answer.cut:
+    if answer.cut and limit is not None and limit <= max_rows:
+        click.echo(f"the first {plural(limit, 'row')} shown (--limit {limit}); there are more", err=True)
+    elif answer.cut:
         raise Incomplete(f"the output was cut at {plural(max_rows, 'row')} (--max-rows {max_rows}); "
                          "there are more: narrow the query or raise --max-rows")
 
@@ -154,6 +167,7 @@ Examples:
   pitwatch sql "SELECT rule_id, count(*) AS n FROM findings GROUP BY ALL ORDER BY n DESC" --lake lake
   pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-01'" --lake lake --format csv
   pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0054'" --lake lake --format text
+  pitwatch sql "FROM events WHERE gaming_day = DATE '2026-11-28'" --lake lake --limit 20
   pitwatch sql "DESCRIBE events" --lake lake
   pitwatch sql "SELECT table_id, rule_id, ts, ts_offset FROM findings" --lake lake --local
   pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
@@ -169,7 +183,7 @@ Examples:
 @time_options
 @as_of_option
 @user_errors
-def sql(statement, lake, fmt, dealers, timeout, max_rows, max_bytes, max_memory, local, show_tz, as_of):
+def sql(statement, lake, fmt, dealers, timeout, limit, max_rows, max_bytes, max_memory, local, show_tz, as_of):
     """Run one read-only SQL statement (DuckDB dialect) over the lake and print the rows.
 
     \b
@@ -201,8 +215,8 @@ def sql(statement, lake, fmt, dealers, timeout, max_rows, max_bytes, max_memory,
         con = open_lake(lake, local, show_tz, dealers, as_of, statements=(statement,), max_memory=max_memory)
         try:
             with memory_bound(max_memory):
-                answer = shown(run_sql(con, statement, timeout=timeout, max_rows=max_rows, max_bytes=max_bytes,
-                                       max_memory=max_memory), local)
-                print_answer(answer, fmt, max_rows, max_bytes)
+                answer = shown(run_sql(con, statement, timeout=timeout, max_rows=rows_to_fetch(max_rows, limit),
+                                       max_bytes=max_bytes, max_memory=max_memory), local)
+                print_answer(answer, fmt, max_rows, max_bytes, limit)
         finally:
             con.close()

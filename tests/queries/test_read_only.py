@@ -356,6 +356,28 @@ def test_max_rows_applies_to_query_too(lake):
     assert exact.exit_code == 0 and exact.stderr == ""
 
 
+def test_a_preview_with_limit_shows_the_first_rows_and_exits_0(lake, untouched):
+    """Issue 42: ``--max-rows N`` used as a preview exited 3 ("did not complete"), so a script took a
+    preview for a failure.  ``--limit N`` shows the first N rows, says on stderr that there are more,
+    and exits 0; ``--max-rows`` stays the safety cut (exit 3), also when the limit asks for more."""
+    preview = sql(lake, "select * from range(1000)", "--format", "csv", "--limit", "3")
+    assert preview.exit_code == 0
+    assert preview.stdout.splitlines() == ["range", "0", "1", "2"]
+    assert preview.stderr == "the first 3 rows shown (--limit 3); there are more\n"
+    whole = sql(lake, "select * from range(3)", "--format", "csv", "--limit", "3")
+    assert whole.exit_code == 0 and whole.stdout.splitlines() == ["range", "0", "1", "2"] and whole.stderr == ""
+    safety = sql(lake, "select * from range(1000)", "--format", "csv", "--limit", "500", "--max-rows", "10")
+    assert safety.exit_code == 3 and len(safety.stdout.splitlines()) == 11
+    assert safety.stderr.startswith("Error: the output was cut at 10 rows (--max-rows 10)")
+    by_query = CliRunner().invoke(main, ["query", "findings_evidence", "--param", "gaming_day=2026-11-28",
+                                         "--param", "severity=*", "--lake", lake, "--limit", "2", "--format", "csv"])
+    assert by_query.exit_code == 0 and len(by_query.stdout.splitlines()) == 3
+    assert by_query.stderr == "the first 2 rows shown (--limit 2); there are more\n"
+    for bad in ("0", "-1", "some"):
+        refused = sql(lake, "select 1", "--limit", bad)
+        assert refused.exit_code == 2 and "Error: Invalid value for '--limit'" in refused.stderr
+
+
 CUT = ["query", "cut_placement", "--param", "from_day=2026-11-27", "--param", "to_day=2026-11-28"]
 
 

@@ -89,7 +89,9 @@ def test_every_help_and_header_example_finds_rows_on_a_simulated_lake(demo):
             args += ["--format", "csv"]
         result = pitwatch(args, demo)
         assert result.returncode == 0, (example, result.stderr)
-        assert result.stderr == "", example
+        preview = "--limit" in args and result.stdout.count("\n") == 1 + int(args[args.index("--limit") + 1])
+        assert result.stderr == (f"the first {args[args.index('--limit') + 1]} rows shown (--limit "
+                                 f"{args[args.index('--limit') + 1]}); there are more\n" if preview else ""), example
         if "text" in args:
             assert result.stdout.strip() and result.stdout != "(no rows)\n", example
         else:
