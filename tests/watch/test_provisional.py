@@ -57,14 +57,22 @@ def _rule(x):
 
 # --- the moment the streams disagree ------------------------------------------------------------
 
-def test_a_switched_card_is_alerted_at_the_terminal_card_and_its_final_finding_carries_the_id():
-    b = Baccarat(table_id="BAC-P", seed=3)
+def switched_in_round_3(table_id: str) -> tuple[Baccarat, object]:
+    """Twelve coups of one pack, the terminal recording another card than the shoe's for the first card
+    of round R-3: the game and the event as it was before the switch."""
+    b = Baccarat(table_id=table_id, seed=3)
     b.prepare("P-1")
     for _ in range(12):
         b.coup(bets=())
     k = next(n for n, e in enumerate(b.events) if e.type == "card_dealt" and e.round_id == "R-3")
     switched = b.events[k]
     b.events[k] = _with_card(switched)                      # the terminal records another card
+    return b, switched
+
+
+def test_a_switched_card_is_alerted_at_the_terminal_card_and_its_final_finding_carries_the_id():
+    b, switched = switched_in_round_3("BAC-P")
+    k = next(n for n, e in enumerate(b.events) if e.event_id == switched.event_id and e.source == "dealer")
     end = next(n for n, e in enumerate(b.events) if e.type == "round_ended" and e.round_id == "R-3")
     engine, log = _feed(b.events)
 

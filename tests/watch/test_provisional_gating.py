@@ -27,7 +27,7 @@ from tests.rules.stream import Baccarat
 from tests.watch.conftest import append_lines
 from tests.watch.floor_feed import FINAL
 from tests.watch.scenario import event_json
-from tests.watch.test_provisional import _feed, _rule, _where
+from tests.watch.test_provisional import _feed, _rule, _where, switched_in_round_3
 from tests.watch.test_watch_local import _in_puerto_rico
 
 PROVISIONAL = "CARD_DISAGREEMENT"
@@ -103,13 +103,8 @@ def test_a_card_drawn_between_rounds_and_hidden_is_still_alerted_before_the_roun
 
 
 def test_a_switched_card_with_both_streams_current_is_alerted_at_once_under_skew():
-    b = Baccarat(table_id="BAC-SW", seed=3)
-    b.prepare("P-1")
-    for _ in range(12):
-        b.coup(bets=())
-    k = next(n for n, e in enumerate(b.events) if e.type == "card_dealt" and e.round_id == "R-3")
-    b.events[k] = b.events[k]._replace(card="Ks" if b.events[k].card != "Ks" else "Kh")
-    switched = b.events[k].event_id
+    b, original = switched_in_round_3("BAC-SW")
+    switched = original.event_id
     evs = _on_a_skewed_floor(b, -1.2)
     dealt = next(n for n, e in enumerate(evs) if e.event_id == switched and e.source == "dealer")
     engine, log = _feed(evs)
