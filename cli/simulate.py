@@ -58,13 +58,13 @@ def _rate(ctx, param, value):
 
 
 def _faults(ctx, param, values) -> dict[str, float]:
-    from pitwatch.simulator.faults import FAULT_NAMES, parse_rate
+    from pitwatch.simulator.faults import FAULT_NAMES, QUIET, parse_rate
 
     rates: dict[str, float] = {}
     for item in values:
         name, sep, rate = item.partition("=")
         name = name.strip().upper()
-        if name not in FAULT_NAMES:
+        if name not in FAULT_NAMES and name not in QUIET:
             raise click.BadParameter(f"unknown rule {name!r}; see --list-faults")
         try:
             rates[name] = parse_rate(rate) if sep else 1.0
@@ -76,10 +76,10 @@ def _faults(ctx, param, values) -> dict[str, float]:
 def _list_faults(ctx, param, value) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from pitwatch.simulator.faults import SPECS
+    from pitwatch.simulator.faults import QUIET, SPECS
 
-    width = max(len(n) for n in SPECS)
-    for spec in SPECS.values():
+    width = max(len(n) for n in (*SPECS, *QUIET))
+    for spec in (*SPECS.values(), *QUIET.values()):
         click.echo(f"{spec.name:<{width}}  {','.join(spec.games):<48}  {spec.summary}")
     ctx.exit()
 
@@ -91,6 +91,7 @@ Examples:
   pitwatch simulate --out day/ --faults 0.01
   pitwatch simulate --out day/ --fault BURN_SKIPPED=1 --fault PAYOUT=0.05
   pitwatch simulate --out days/ --hours 30 --reuse-ids --fault PACK_COMPOSITION=0.2
+  pitwatch simulate --out skew/ --tables baccarat=2 --fault HOLD_SKEW=0.8
   pitwatch simulate --list-faults
 """)
 @click.option("--out", "out", required=True, metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
@@ -104,10 +105,11 @@ Examples:
               help="When the tables open (a fixed default, so runs are reproducible).")
 @click.option("--seed", type=int, default=1, show_default=True, help="Same seed and options, same bytes.")
 @click.option("--faults", "mixed", default=None, callback=_rate, metavar="RATE",
-              help="Inject every fault, each at RATE per opportunity (0..1).")
+              help="Inject every fault of a rule, each at RATE per opportunity (0..1); not HOLD_SKEW.")
 @click.option("--fault", "per_fault", multiple=True, callback=_faults, metavar="RULE_ID=RATE",
               help="Inject one fault at RATE per opportunity (1 = every opportunity); repeatable; "
-                   "overrides --faults for that rule.")
+                   "overrides --faults for that rule.  HOLD_SKEW=P: the first baccarat table's first dealer "
+                   "arranges P of his coups for a player (no finding; OUT/hold_skew.json).")
 @click.option("--list-faults", is_flag=True, expose_value=False, is_eager=True, callback=_list_faults,
               help="List the injectable faults (rule_id, games, what is done) and exit.")
 @click.option("--reuse-ids", is_flag=True,
@@ -155,6 +157,10 @@ def simulate(out: Path, tables, hours, start, seed, mixed, per_fault, reuse_ids,
     else:
         click.echo("faults injected: 0 (a clean floor)")
     click.echo(f"findings they must raise: {s.findings} -> {out / 'truth.jsonl'}")
+    if rates.get("HOLD_SKEW"):
+        from pitwatch.simulator.hold_skew import TRUTH_FILE
+
+        click.echo(f"a dealer working with a player (HOLD_SKEW, no finding): {out / TRUTH_FILE}")
     click.echo(f"device registry: {out / 'devices.csv'} (pitwatch run … --devices {out / 'devices.csv'})")
     if reuse_ids:
         from pitwatch.simulator.reuse import ID_MAP_FILE

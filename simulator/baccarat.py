@@ -25,6 +25,7 @@ from __future__ import annotations
 from pitwatch.simulator.cards import BACCARAT_POINTS, BURN_VALUE, Pack, other_card
 from pitwatch.simulator.clock import SECOND
 from pitwatch.simulator.devices import Port
+from pitwatch.simulator.hold_skew import HoldSkew
 from pitwatch.simulator.packs import PackPrep, emit_shuffle, offer_pack_faults
 from pitwatch.simulator.table import TableSim
 
@@ -51,6 +52,28 @@ def banker_draws(b: int, p3: int | None) -> bool:
     if b == 6:
         return 6 <= p3 <= 7
     return False
+
+
+def coup_winner(cards: list[str]) -> str | None:
+    """``player``, ``banker`` or ``tie``: the coup dealt from ``cards`` by the tableau (P B P B, then the
+    third cards); None when the cards run out first."""
+    pts = [BACCARAT_POINTS[c] for c in cards[:6]]
+    if len(pts) < 4:
+        return None
+    p, b = (pts[0] + pts[2]) % 10, (pts[1] + pts[3]) % 10
+    nxt = 4
+    if p < 8 and b < 8:
+        p3 = None
+        if p <= 5:
+            if len(pts) <= nxt:
+                return None
+            p3 = pts[nxt]
+            p, nxt = (p + p3) % 10, nxt + 1
+        if banker_draws(b, p3):
+            if len(pts) <= nxt:
+                return None
+            b = (b + pts[nxt]) % 10
+    return "tie" if p == b else "player" if p > b else "banker"
 
 
 class Coup:
@@ -85,6 +108,7 @@ class Baccarat(TableSim):
         self.pack: Pack | None = None
         self.prev_order: list | None = None
         self.prev_drawn = 0
+        self.skew: HoldSkew | None = None    # HOLD_SKEW at this table (set by the floor)
 
     # ------------------------------------------------------------- the pack
     def prepare_pack(self) -> None:
@@ -255,10 +279,22 @@ class Baccarat(TableSim):
             seat = self.seated[int(rng.random() * len(self.seated))]
             bets.append((seat, "banker", MAIN_BETS[int(rng.random() * len(MAIN_BETS))]))
         rng.shuffle(bets)
+        skew = self.skew
+        if skew is not None:
+            if skew.seat is None:    # the confederate: the first seat taken, who never leaves
+                skew.seat = self.staying = self.first_seated
+            if not skew.on_duty(self.dealer_id, self.seated):
+                skew = None
+            else:
+                skew.bet(bets)
         for seat, spot, amount in bets:
             self.dealer("bet_placed", f',"round_id":"{rid}","seat":{seat},"spot":"{spot}","amount":{amount}', 1000, 4000)
         if self.faults:
             self.faults.inject(ROUND_FAULTS, c)
+        if skew is not None and not self.faults.round_busy and not self.faults.pack_busy:
+            extra = skew.decide(bets)
+            if extra is not None and self.arrange_coup("player", skew.rng):
+                skew.arranged_coup(extra)
         if c.closed == "ok":
             self.dealer("bets_closed", f',"round_id":"{rid}"', 1500, 4000)
         hands: dict[str, list[str]] = {"player": [], "banker": []}
@@ -291,6 +327,22 @@ class Baccarat(TableSim):
             self.faults.fire("DRAWING_RULE", variant, [("DRAWING_RULE", {"round_id": rid})])
         self.settle(c, bets, hands)
         self.dealer("round_ended", f',"round_id":"{rid}"', 2 * SECOND, 5 * SECOND)
+
+    def arrange_coup(self, side: str, rng) -> bool:
+        """HOLD_SKEW: swap undrawn cards of the pack (one of the next six with one of the 54 after them)
+        until the coup dealt from it is won by ``side``; the pack keeps its cards, so the shoe and the
+        terminal see the same cards and every payout follows them.  False if no swap did it."""
+        assert self.pack is not None
+        cards, pos = self.pack.cards, self.pack.pos
+        room = min(len(cards), pos + 60) - (pos + 6)
+        for _ in range(400):
+            if coup_winner(cards[pos:pos + 6]) == side:
+                return True
+            if room <= 0:
+                return False
+            i, j = pos + int(rng.random() * 6), pos + 6 + int(rng.random() * room)
+            cards[i], cards[j] = cards[j], cards[i]
+        return False
 
     def deal(self, c: Coup, target: str, hands: dict) -> str:
         card = self.draw()

@@ -28,12 +28,14 @@ import orjson
 from pitwatch.inputs.devices import write_registry
 from pitwatch.schemas.contract import SHOE_GAMES
 from pitwatch.simulator import baccarat_faults, combate_faults, feed_faults  # noqa: F401  (register their faults)
-from pitwatch.simulator.baccarat import Baccarat
+from pitwatch.simulator.baccarat import MAIN_BETS, Baccarat
 from pitwatch.simulator.clock import HOUR, MINUTE, GamingDays, to_ms
 from pitwatch.simulator.combate import Combate
 from pitwatch.simulator.dealers import write_dealers
 from pitwatch.simulator.devices import Device, DeviceFactory, Port
 from pitwatch.simulator.faults import TruthLog
+from pitwatch.simulator.hold_skew import NAME as HOLD_SKEW
+from pitwatch.simulator.hold_skew import TRUTH_FILE, HoldSkew
 from pitwatch.simulator.reuse import ID_MAP_FILE, write_id_map
 from pitwatch.simulator.stud import Razz, Stud, Stud8
 from pitwatch.simulator.table import TableConfig
@@ -111,6 +113,10 @@ def build_tables(tables: dict[str, int], start_ms: int, end_ms: int, seed: int, 
             sims.append(GAMES[game](cfg))
     for dev in factory.devices:  # a "shared" device serving one table is just a device
         dev.shared = dev.shared and len(dev.tables) > 1
+    skewed = next((sim for sim in sims if isinstance(sim, Baccarat)), None) if rates.get(HOLD_SKEW) else None
+    if skewed is not None:    # HOLD_SKEW: the first baccarat table's first dealer (pitwatch.simulator.hold_skew)
+        skewed.skew = HoldSkew(skewed.table_id, skewed.cfg.dealers[0], rates[HOLD_SKEW], skewed.cfg.seed,
+                               max(MAIN_BETS))
     if rates.get("UNKNOWN_DEVICE"):  # rogue shufflers last: the floor's own devices stay as they were
         for sim in sims:
             sim.cfg.rogue = Port(factory.shuffler(), sim.table_id)
@@ -162,6 +168,8 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
         with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
             results = pool.map(_run_part, [(a, p, n, None) for a, p, n, _ in jobs])
     findings, by_fault, by_rule = _merge_truth(out, len(jobs))
+    if (faults or {}).get(HOLD_SKEW):
+        _merge_hold_skew(out, len(jobs))
     if reuse_ids:   # in table order (the floor's), each table's ids in the order it took them
         by_table = sorted((pair for r in results for pair in r[3]), key=lambda pair: pair[0])
         write_id_map(out / ID_MAP_FILE, [row for _, rows in by_table for row in rows])
@@ -206,6 +214,11 @@ def _run_part(job) -> tuple[int, list[str], int, list]:
     run_floor(mine, writer, start_ms, end_ms, progress)
     writer.close(devices)
     truth.close()
+    if faults.get(HOLD_SKEW):
+        with open(out / f"hold_skew.part-{part}.jsonl", "wb") as fh:
+            for sim in mine:
+                if isinstance(sim, Baccarat) and sim.skew is not None:
+                    fh.write(orjson.dumps(sim.skew.truth()) + b"\n")
     return writer.events, writer.files, len(devices), [(i, sims[i].ids.rows) for i in indexes]
 
 
@@ -229,6 +242,16 @@ def _merge_truth(out: Path, parts: int) -> tuple[int, dict, dict]:
         for r in rows:
             fh.write(orjson.dumps(r) + b"\n")
     return len(rows), dict(sorted(by_fault.items())), dict(sorted(by_rule.items()))
+
+
+def _merge_hold_skew(out: Path, parts: int) -> None:
+    """``OUT/hold_skew.json``: the skewed tables' ground truth (a list), in table order, whatever the workers."""
+    rows = []
+    for n in range(parts):
+        path = out / f"hold_skew.part-{n}.jsonl"
+        rows += [orjson.loads(line) for line in path.read_bytes().splitlines()]
+        path.unlink()
+    (out / TRUTH_FILE).write_bytes(orjson.dumps(sorted(rows, key=lambda r: r["table_id"]), option=orjson.OPT_INDENT_2))
 
 
 def run_floor(sims, writer: StreamWriter, start_ms: int, end_ms: int, progress=None) -> None:

@@ -63,6 +63,7 @@ class TableSim:
         self.rogue_used = False   # UNKNOWN_DEVICE: the rogue shuffler reported a pack already
         self.seated: list[int] = []
         self.first_seated: int | None = None
+        self.staying: int | None = None   # a seat whose player never leaves (HOLD_SKEW's confederate)
         self.opened = False
         self.ids = TableIds(cfg.table_id, cfg.code, cfg.reuse_ids, cfg.gaming_days)
         self.dealer_i = 0
@@ -148,7 +149,9 @@ class TableSim:
             self.dealer("dealer_in", "", 20 * SECOND, 90 * SECOND)
             self.next_rotation = self.t + self._rotation_gap()
         if len(self.seated) > self.min_players and rng.random() < self.leave_rate():
-            self.unseat_player(self.seated[int(rng.random() * len(self.seated))])
+            seat = self.seated[int(rng.random() * len(self.seated))]
+            if seat != self.staying:
+                self.unseat_player(seat)
         if len(self.seated) < self.max_players and rng.random() < self.join_rate():
             self.seat_player()
 

@@ -91,3 +91,13 @@ def lake_findings(lake_path: Lake) -> list[dict]:
     from pitwatch.lake.parquet import read_table
 
     return read_table(lake_path, "findings").to_pylist()
+
+
+def read_hold_skew(out_dir: str | Path) -> list[dict]:
+    """The ground truth of ``HOLD_SKEW`` (``OUT/hold_skew.json``, :mod:`pitwatch.simulator.hold_skew`): one
+    row per skewed table (``table_id``, ``dealer_id``, ``seat``, ``spot``, ``p``, ``opportunities``,
+    ``arranged``, ``expected_extra_win``, ``arranged_extra_win``); empty when the fault was not asked for."""
+    from pitwatch.simulator.hold_skew import TRUTH_FILE
+
+    path = Path(out_dir) / TRUTH_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []

@@ -66,9 +66,9 @@ def test_refuses_a_folder_that_is_not_empty(tmp_path):
     assert r.exit_code == 2 and "not empty" in r.output
 
 
-def test_list_faults_names_every_injectable_rule():
-    from pitwatch.simulator.faults import FAULT_NAMES
+def test_list_faults_names_every_injectable_rule_then_the_faults_without_a_rule():
+    from pitwatch.simulator.faults import FAULT_NAMES, QUIET
 
     r = run("--list-faults")
     assert r.exit_code == 0
-    assert [ln.split()[0] for ln in r.output.splitlines()] == list(FAULT_NAMES)
+    assert [ln.split()[0] for ln in r.output.splitlines()] == list(FAULT_NAMES) + list(QUIET)

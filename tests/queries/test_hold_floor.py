@@ -1,0 +1,104 @@
+"""Hold against theory over simulated floors, end to end (``pitwatch simulate`` → ``pitwatch run`` →
+``pitwatch query hold``): a dealer working with a player stands out, and no dealer of a clean floor does.
+
+The threshold is the one ``queries/README.md`` ("Hold against theory") tells an analyst to use when
+comparing k rows: |z| > Φ⁻¹(1 − 0.05 / 2k) (Bonferroni, a 5 % chance for the whole table that any
+row of a clean floor passes it).
+"""
+from __future__ import annotations
+
+import json
+import math
+from statistics import NormalDist
+
+import pytest
+from click.testing import CliRunner
+
+from pitwatch.cli import main
+from pitwatch.simulator.truth import read_hold_skew
+
+pytestmark = pytest.mark.slow
+
+TABLES = "baccarat=2"
+HOURS = "8"
+P = "0.8"
+
+
+def threshold(rows: int, alpha: float = 0.05) -> float:
+    return NormalDist().inv_cdf(1 - alpha / (2 * rows))
+
+
+def _floor(tmp_path, name, seed, *fault):
+    out, lake = tmp_path / f"{name}-floor", tmp_path / f"{name}-lake"
+    sim = CliRunner().invoke(main, ["simulate", "--out", str(out), "--tables", TABLES, "--hours", HOURS,
+                                    "--seed", str(seed), "--workers", "1", *fault])
+    assert sim.exit_code == 0, sim.output
+    run = CliRunner().invoke(main, ["run", str(out), "--lake", str(lake), "--quiet"])
+    assert run.exit_code == 0, run.output
+    return out, lake
+
+
+def _query(lake, sql_or_name, *params):
+    args = (["query", sql_or_name] if not sql_or_name.startswith("select") else ["sql", sql_or_name])
+    result = CliRunner().invoke(main, [*args, "--lake", str(lake), "--format", "json", *params])
+    assert result.exit_code == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def _hold(lake):
+    return _query(lake, "hold", "--param", "from_day=2026-11-28", "--param", "to_day=2026-11-28")
+
+
+def _findings(lake):
+    return _query(lake, "select rule_id, table_id, round_id, pack_id from findings order by all")
+
+
+def test_a_dealer_working_with_a_player_stands_out_by_hold_alone(tmp_path):
+    out, lake = _floor(tmp_path, "skew", 3, "--fault", f"HOLD_SKEW={P}")
+    _, clean_lake = _floor(tmp_path, "clean", 3)
+    (truth,) = read_hold_skew(out)
+
+    # no rule sees it: the same findings as the same floor without the fault (none), no PAYOUT among them
+    assert _findings(lake) == _findings(clean_lake) == []
+    assert (out / "truth.jsonl").read_bytes() == b""
+
+    rows = _hold(lake)
+    limit = threshold(len(rows))
+    skewed = [r for r in rows if (r["table_id"], r["dealer_id"]) == (truth["table_id"], truth["dealer_id"])]
+    (dealer,) = skewed
+    assert dealer["z"] < -limit, (dealer, limit)
+    others = [r for r in rows if r is not dealer]
+    assert len(others) >= 8
+    assert all(abs(r["z"]) <= limit for r in others), (others, limit)
+    # the casino lost what the truth says the arranged coups cost it, within the noise of the other coups
+    shortfall = dealer["theo_win"] - dealer["win"]
+    assert abs(shortfall - truth["arranged_extra_win"]) <= 3 * dealer["sd"], (shortfall, truth, dealer["sd"])
+    assert dealer["hold_pct"] < 0 < dealer["theo_hold_pct"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 4])
+def test_no_dealer_of_a_clean_floor_stands_out_beyond_chance(tmp_path, seed):
+    _, lake = _floor(tmp_path, "clean", seed)
+    rows = _hold(lake)
+    assert len(rows) >= 8 and all(r["priced_rounds"] == r["rounds"] > 0 for r in rows)
+    limit = threshold(len(rows))
+    assert all(abs(r["z"]) <= limit for r in rows), [(r["dealer_id"], r["z"]) for r in rows]
+    # over many rows the z-scores look like draws of a standard normal: mean near 0, spread near 1
+    zs = [r["z"] for r in rows]
+    mean = sum(zs) / len(zs)
+    assert abs(mean) < 3 / math.sqrt(len(zs))
+
+
+def test_the_floor_s_hold_per_table_adds_its_dealers(tmp_path):
+    _, lake = _floor(tmp_path, "tables", 1)
+    per_dealer = _hold(lake)
+    per_table = _query(lake, "hold", "--param", "from_day=2026-11-28", "--param", "to_day=2026-11-28",
+                       "--param", "by=table")
+    for row in per_table:
+        mine = [r for r in per_dealer if r["table_id"] == row["table_id"]]
+        assert row["rounds"] == sum(r["rounds"] for r in mine)
+        assert row["handle"] == pytest.approx(sum(r["handle"] for r in mine))
+        assert row["win"] == pytest.approx(sum(r["win"] for r in mine))
+        assert row["sd"] == pytest.approx(math.sqrt(sum(r["sd"] ** 2 for r in mine)), rel=1e-3)
+    rounds = _query(lake, "select count(*) as n from rounds where not voided")
+    assert sum(r["rounds"] for r in per_table) == rounds[0]["n"]
