@@ -81,8 +81,11 @@ priced_spots as (
 per_round as (
     select
         r.*,
-        case when p.spots = p.priced then t.theo_win end as theo_win,
-        case when p.spots = p.priced then t.variance end as variance
+        -- priced: the game has a theory and every spot taken is in it (a round without a bet: 0, exactly)
+        case when r.game in (select game from seeds_hold_outcomes) and coalesce(p.spots, 0) = coalesce(p.priced, 0)
+             then coalesce(t.theo_win, 0) end as theo_win,
+        case when r.game in (select game from seeds_hold_outcomes) and coalesce(p.spots, 0) = coalesce(p.priced, 0)
+             then coalesce(t.variance, 0) end as variance
     from house_rounds as r
     left join priced_spots as p using (table_id, gaming_day, round_id)
     left join theory as t using (table_id, gaming_day, round_id)

@@ -199,8 +199,21 @@ def test_a_parameter_value_holding_sql_is_data(con):
         run(con, "findings_evidence", gaming_day="2026-11-28' or true --")
 
 
+def test_hold(con):
+    """The hand-built lake's baccarat rounds hold no bet_placed; R-1's payout collects 100 from seat 3 (a win
+    of the casino's on a bet the lake does not hold): priced at 0 with no spread, so no z.  The hold's own
+    figures: tests/queries/test_hold.py."""
+    rows = run(con, "hold", **RANGE)
+    assert pick(rows, "table_id", "game", "dealer_id", "rounds", "handle", "win", "hold_pct", "priced_rounds",
+                "theo_win", "sd", "z") == [
+        ("BAC-07", "baccarat", "D-1", 2, 0.0, 100.0, None, 2, 0.0, None, None),
+        ("BAC-08", "baccarat", "D-2", 1, 0.0, 0.0, None, 1, 0.0, None, None),
+    ]
+
+
 def test_queries_answer_on_a_young_lake(tmp_path):
-    """Only events written (no rounds, packs, findings yet): every query runs; only the event timelines have rows."""
+    """Only events written (no rounds, packs, findings yet): every query runs; only the event timelines and
+    the hold (read from the events alone) have rows."""
     from pitwatch.queries.lake_views import connect
     from tests.queries.lakes import build_lake
 
@@ -211,8 +224,10 @@ def test_queries_answer_on_a_young_lake(tmp_path):
         given = {p.name: params[p.name] for p in q.params if not p.has_default}
         columns, rows = run_query(con, q.name, given)
         assert columns, q.name
-        if q.name not in ("pack_custody", "round_replay"):
+        if q.name not in ("pack_custody", "round_replay", "hold"):
             assert rows == [], q.name
+    assert run(con, "hold", from_day="2026-11-27", to_day="2026-11-28") == run(
+        connect(Lake.at(build_lake(str(tmp_path / "grown")))), "hold", from_day="2026-11-27", to_day="2026-11-28")
     custody = run(con, "pack_custody", table_id="BAC-07", pack_id="P-1")
     assert [r["stage"] for r in custody] == [
         "shuffle", "cut", "cut", "cutting card", "load", "burn", "cutting card surfaced", "last coup", "emptied"]
