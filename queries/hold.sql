@@ -105,24 +105,30 @@ grouped as (
         sum(theo_win) as theo_win,
         sum(variance) as variance
     from per_round
-    where case when $by in ('table_dealer', 'table', 'dealer') then true
-               else error('parameter by: ' || $by || ' is not table_dealer, table or dealer') end
     group by 1, 3
+),
+
+-- a grouping that is not one of the three is an error even over days without a round
+checked as (
+    select case when $by in ('table_dealer', 'table', 'dealer') then true
+                else error('parameter by: ' || $by || ' is not table_dealer, table or dealer') end as ok
 )
 
+-- money (handle, win, theo_win, sd) as DECIMAL(18, 2): shown as 1457075.00, never 1.45708e+06
 select
     table_id,
     game,
     dealer_id,
     (select name from seeds_dealers where id = grouped.dealer_id) as dealer_name,
     rounds,
-    round(handle, 2)::double as handle,
-    round(win, 2)::double as win,
+    handle::decimal(18, 2) as handle,
+    win::decimal(18, 2) as win,
     case when handle > 0 then round(100.0 * win / handle, 3)::double end as hold_pct,
     priced_rounds,
-    round(theo_win, 2)::double as theo_win,
+    theo_win::decimal(18, 2) as theo_win,
     case when priced_handle > 0 then round(100.0 * theo_win / priced_handle, 3)::double end as theo_hold_pct,
-    case when variance > 0 then round(sqrt(variance), 2)::double end as sd,
+    case when variance > 0 then sqrt(variance)::decimal(18, 2) end as sd,
     case when variance > 0 then round((priced_win - theo_win) / sqrt(variance), 2)::double end as z
-from grouped
+from checked
+join grouped on checked.ok
 order by z nulls last, table_id, dealer_id

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import decimal
 import math
 from fractions import Fraction
 
@@ -176,7 +177,16 @@ def _hold(lake, by="table_dealer"):
         columns, rows = run_query(con, "hold", {"from_day": "2026-11-28", "to_day": "2026-11-28", "by": by})
     finally:
         con.close()
-    return [dict(zip(columns, r)) for r in rows]
+    # money comes as DECIMAL(18, 2): compared here as the float of its cents
+    return [{c: float(v) if isinstance(v, decimal.Decimal) else v for c, v in zip(columns, r)} for r in rows]
+
+
+def test_money_is_shown_to_the_cent_never_in_exponent_form(hand_lake):
+    result = CliRunner().invoke(main, ["query", "hold", "--lake", hand_lake, "--param", "from_day=2026-11-28",
+                                       "--param", "to_day=2026-11-28", "--param", "by=table"])
+    assert result.exit_code == 0, result.stderr
+    assert " 510.00 " in result.stdout and " -75.00 " in result.stdout
+    assert "e+" not in result.stdout
 
 
 def test_hold_per_table_and_dealer_is_what_the_definitions_give(hand_lake):
@@ -227,12 +237,19 @@ def test_a_voided_round_is_not_in_the_hold(hand_lake):
     assert 1000.0 not in {r["handle"] for r in rows}
 
 
-def test_hold_by_an_unknown_grouping_is_one_error_line(hand_lake):
-    result = CliRunner().invoke(main, ["query", "hold", "--lake", hand_lake, "--param", "from_day=2026-11-28",
-                                       "--param", "to_day=2026-11-28", "--param", "by=croupier"])
+@pytest.mark.parametrize("day", ["2026-11-28", "2026-11-20"])   # a day with rounds, and one without
+def test_hold_by_an_unknown_grouping_is_one_error_line(hand_lake, day):
+    result = CliRunner().invoke(main, ["query", "hold", "--lake", hand_lake, "--param", f"from_day={day}",
+                                       "--param", f"to_day={day}", "--param", "by=croupier"])
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("Error: ")
     assert "croupier" in result.stderr
+
+
+def test_hold_over_days_without_a_round_is_empty(hand_lake):
+    result = CliRunner().invoke(main, ["query", "hold", "--lake", hand_lake, "--param", "from_day=2026-11-20",
+                                       "--param", "to_day=2026-11-20", "--format", "json"])
+    assert (result.exit_code, result.stdout) == (0, "")
 
 
 def test_hold_from_the_command_line_shows_the_rows(hand_lake, tmp_path):
