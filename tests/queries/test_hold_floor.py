@@ -33,7 +33,8 @@ def _floor(tmp_path, name, seed, *fault):
     sim = CliRunner().invoke(main, ["simulate", "--out", str(out), "--tables", TABLES, "--hours", HOURS,
                                     "--seed", str(seed), "--workers", "1", *fault])
     assert sim.exit_code == 0, sim.output
-    run = CliRunner().invoke(main, ["run", str(out), "--lake", str(lake), "--quiet"])
+    run = CliRunner().invoke(main, ["run", str(out), "--lake", str(lake), "--devices", str(out / "devices.csv"),
+                                    "--quiet"])
     assert run.exit_code == 0, run.output
     return out, lake
 
@@ -102,3 +103,21 @@ def test_the_floor_s_hold_per_table_adds_its_dealers(tmp_path):
         assert row["sd"] == pytest.approx(math.sqrt(sum(r["sd"] ** 2 for r in mine)), rel=1e-3)
     rounds = _query(lake, "select count(*) as n from rounds where not voided")
     assert sum(r["rounds"] for r in per_table) == rounds[0]["n"]
+
+
+def test_hold_skew_among_procedure_faults_adds_no_finding(tmp_path):
+    """With every baccarat fault injected as well, the batch raises exactly the truth of those faults:
+    the arranged coups add none (and the skewed dealer still stands out)."""
+    from pitwatch.lake import Lake
+    from pitwatch.simulator.truth import compare, lake_findings, read_truth
+
+    out, lake = _floor(tmp_path, "mixed", 5, "--faults", "0.03", "--fault", f"HOLD_SKEW={P}")
+    truth = read_truth(out / "truth.jsonl")
+    assert len(truth) > 20
+    result = compare(lake_findings(Lake.at(lake)), truth)
+    assert all(c.matches for c in result.values()), {r: (c.missed, c.extra) for r, c in result.items() if not c.matches}
+    (skew,) = read_hold_skew(out)
+    assert skew["arranged"] > 50
+    rows = _hold(lake)
+    (dealer,) = [r for r in rows if (r["table_id"], r["dealer_id"]) == (skew["table_id"], skew["dealer_id"])]
+    assert dealer["z"] < -threshold(len(rows))
