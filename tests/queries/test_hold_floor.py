@@ -33,9 +33,11 @@ def _floor(tmp_path, name, seed, *fault):
     sim = CliRunner().invoke(main, ["simulate", "--out", str(out), "--tables", TABLES, "--hours", HOURS,
                                     "--seed", str(seed), "--workers", "1", *fault])
     assert sim.exit_code == 0, sim.output
-    run = CliRunner().invoke(main, ["run", str(out), "--lake", str(lake), "--devices", str(out / "devices.csv"),
+    days = sorted(str(p) for p in out.iterdir() if p.is_dir())     # OUT/<day>/: not OUT's truth files
+    run = CliRunner().invoke(main, ["run", *days, "--lake", str(lake), "--devices", str(out / "devices.csv"),
                                     "--quiet"])
     assert run.exit_code == 0, run.output
+    assert _query(lake, "select count(*) as n from rejects") == [{"n": 0}]
     return out, lake
 
 
