@@ -207,3 +207,118 @@ def test_the_export_holds_the_reviews_and_the_findings_status(lake, tmp_path):
         assert con.sql("SELECT finding_id, disposition FROM reviews").fetchall() == [(first, "confirmed")]
     finally:
         con.close()
+
+
+# -- verify covers the reviews ------------------------------------------------------------------
+
+def _three_reviews(lake: Path) -> list[Path]:
+    """Three reviews of the lake's first finding, one commit each; their files, oldest first."""
+    first, _ = finding_ids(lake)
+    for by in ("A", "B", "C"):
+        assert review(lake, first, "--disposition", "confirmed", "--by", by).returncode == exits.DONE
+    at = Lake.at(lake)
+    return [Path(at.path("reviews", delta.added_paths(delta.read_commit(at, "reviews", v)[1])[0])) for v in range(3)]
+
+
+def _rewrite(path: Path, change) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [change(r) for r in pq.read_table(path).to_pylist()]
+    path.chmod(0o644)
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(path)), path)
+
+
+def test_verify_finds_a_lake_with_reviews_intact(lake):
+    from tests.pipelines.test_verify import verify
+
+    _three_reviews(lake)
+    result, report = verify(lake)
+    assert result.returncode == exits.DONE, result.stdout
+    assert report["problems"] == [] and report["leftovers"] == []
+
+
+def test_verify_names_a_review_whose_note_was_rewritten(lake):
+    from tests.pipelines.test_verify import named, verify
+
+    files = _three_reviews(lake)
+    _rewrite(files[1], lambda r: {**r, "note": "nothing to see"})
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT
+    rel = f"reviews/{files[1].name}"
+    assert rel in named(report, "changed")                              # the file's bytes, and the review
+    assert any(p["kind"] == "changed" and p["what"] == rel and "review " in p["detail"] for p in report["problems"])
+
+
+def test_verify_names_the_link_a_rehashed_review_broke(lake):
+    from tests.pipelines.test_verify import verify
+
+    files = _three_reviews(lake)
+
+    def rehashed(r):
+        r = {**r, "disposition": "dismissed"}
+        return {**r, "review_sha256": chain.record_sha256(r, "review_sha256")}
+    _rewrite(files[1], rehashed)
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT
+    assert any(p["kind"] == "broken link" and p["what"] == f"reviews/{files[2].name}" for p in report["problems"])
+
+
+def test_verify_of_a_lake_without_reviews_says_nothing_of_them(written):
+    from tests.pipelines.test_verify import verify
+
+    result, report = verify(written)
+    assert result.returncode == exits.DONE and not any("review" in p["what"] for p in report["problems"])
+
+
+# -- the named queries, and a corrected replay ----------------------------------------------------
+
+def query(lake: Path, name: str, *params: str) -> list[dict]:
+    import json
+
+    args = [a for p in params for a in ("--param", p)]
+    result = run_pitwatch("query", name, "--lake", lake, "--format", "json", *args)
+    assert result.returncode == exits.DONE, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_open_findings_lists_the_open_and_escalated_not_the_decided(lake):
+    first, second = finding_ids(lake)
+    assert [r["finding_id"] for r in query(lake, "open_findings")] == [first, second]      # same severity: by time
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A").returncode == exits.DONE
+    assert review(lake, second, "--disposition", "escalated", "--by", "B").returncode == exits.DONE
+    shown = query(lake, "open_findings")
+    assert [(r["finding_id"], r["status"], r["reviewed_by"]) for r in shown] == [(second, "escalated", "B")]
+    assert query(lake, "open_findings", "table_id=BAC-07") == []
+    assert query(lake, "open_findings", "from_day=2026-11-29") == []
+
+
+def test_review_log_is_newest_first_and_filters_by_reviewer(lake):
+    first, second = finding_ids(lake)
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A", "--reason", "DEALER_ERROR").returncode == 0
+    assert review(lake, second, "--disposition", "dismissed", "--by", "B", "--reason", "PATRON").returncode == 0
+    log = query(lake, "review_log")
+    assert [(r["finding_id"], r["reviewer"], r["error_type"], r["finding_exists"]) for r in log] == [
+        (second, "B", "patron", True), (first, "A", "dealer", True)]
+    assert [r["finding_id"] for r in query(lake, "review_log", "reviewer=A")] == [first]
+    assert query(lake, "review_log", "since=9999-01-01") == []
+
+
+def test_a_corrected_replay_keeps_the_reviews_of_surviving_findings_and_lists_the_others_as_orphans(lake):
+    from tests.conftest import line
+
+    kept, removed = finding_ids(lake)          # BAC-07's and BAC-08's unshuffled packs
+    assert review(lake, kept, "--disposition", "confirmed", "--by", "A", "--note", "on camera").returncode == 0
+    assert review(lake, removed, "--disposition", "confirmed", "--by", "A").returncode == 0
+    assert query(lake, "orphan_reviews") == []
+    late = lake.parent / "late.jsonl"           # BAC-08's shuffle, in a file that came late: its pack was shuffled
+    late.write_text(line("shuffle_completed", seq=10, event_id="e-late-shuffle", table_id="BAC-08",
+                         device_id="SHF-8", ts=f"{DAY}T19:59:00.000Z") + "\n")
+    _run(lake, late)
+    assert statuses(lake) == {kept: ("confirmed", "A", True)}
+    orphans = query(lake, "orphan_reviews")
+    assert [(r["finding_id"], r["rule_id"], r["table_id"], r["disposition"]) for r in orphans] == [
+        (removed, "UNSHUFFLED_PACK", "BAC-08", "confirmed")]
+    assert {r["finding_id"]: r["finding_exists"] for r in query(lake, "review_log")} == {kept: True, removed: False}
+    refused = review(lake, removed, "--disposition", "dismissed", "--by", "A")
+    assert refused.returncode == exits.USAGE and "not in the lake's findings" in refused.stderr
