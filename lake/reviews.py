@@ -148,8 +148,16 @@ def latest_of(lake: Lake, finding_ids) -> dict[str, dict]:
 def check(lake: Lake, asked: list[Asked]) -> dict[str, dict]:
     """Refuse (:class:`ReviewRefused`) what must not be recorded, the first problem in the order
     asked; the findings reviewed (:func:`findings_of`).  Reads only."""
+    import pyarrow.fs as pafs
+
+    from pitwatch.lake import delta
+
     if not asked:
         raise ReviewRefused("no review to record")
+    if lake.fs.get_file_info(lake.root).type != pafs.FileType.Directory:
+        raise ReviewRefused(f"no lake at {lake} (not a folder)")
+    if not delta.is_table(lake, "findings"):
+        raise ReviewRefused(f"{lake} has no findings table: not a pitwatch lake, or no run has written it yet")
     codes = reasons()
     for a in asked:
         _check_fields(a, codes)

@@ -145,6 +145,36 @@ def test_a_refused_review_is_one_error_line_and_leaves_the_lake_unchanged(lake, 
     assert lake_bytes(lake) == before
 
 
+@pytest.mark.parametrize("where", ["missing", "a_file", "an_empty_folder"])
+def test_a_review_of_a_lake_that_is_not_one_is_one_error_line(tmp_path, where):
+    target = tmp_path / "lake"
+    if where == "a_file":
+        target.write_text("x")
+    elif where == "an_empty_folder":
+        target.mkdir()
+    result = review(target, "abc", "--disposition", "confirmed", "--by", "A")
+    assert result.returncode == exits.USAGE, result.stderr
+    assert result.stderr.startswith("Error: ") and len(result.stderr.splitlines()) == 1
+    assert not (target / "_writer.lock").exists() if target.is_dir() else True
+
+
+@pytest.mark.slow
+def test_a_review_waits_for_the_lakes_lock_and_gives_up_with_exit_4_writing_nothing(lake):
+    import logging
+
+    from pitwatch.lake.lock import hold, new_holder
+    from tests.conftest import run_pitwatch_process
+
+    first, _ = finding_ids(lake)
+    with hold(Lake.at(lake), new_holder("a test holding the lake"), 5, logging.getLogger("t")):
+        before = lake_bytes(lake)
+        result = run_pitwatch_process("review", first, "--disposition", "confirmed", "--by", "A",
+                                      "--lock-timeout", "0.5", "--lake", lake)      # another process: it waits
+        assert lake_bytes(lake) == before
+    assert result.returncode == exits.LOCKED and "a test holding the lake" in result.stderr, result.stderr
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A").returncode == exits.DONE
+
+
 def test_a_second_identical_review_is_refused_and_a_different_one_is_not(lake):
     first, _ = finding_ids(lake)
     same = [first, "--disposition", "confirmed", "--by", "A", "--note", "n"]
