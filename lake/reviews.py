@@ -14,6 +14,9 @@ under the lake's lock (:mod:`pitwatch.lake.lock`), so two reviewers at once neve
   (:func:`pitwatch.lake.runs.write_run_record`), so ``pitwatch verify`` checks the file's bytes as
   it checks every table's, and the reviews' chain besides.
 * **Never rewritten**: a finding's status is its latest review; a change of mind is a new review.
+  "Latest" is by ``reviewed_at`` then ``review_id``, which follow the chain: a call's
+  ``reviewed_at`` is never before its head's (a clock that stepped back gives the head's plus one
+  microsecond), and one call's reviews share it and are numbered in order.
 
 What is refused (:class:`ReviewRefused`, checked before the lock is taken, and again under it, so a
 refused review leaves the lake's bytes as they were): a finding not in the lake's ``findings`` at
@@ -118,14 +121,16 @@ def findings_of(lake: Lake, finding_ids) -> dict[str, dict]:
 
 
 def read_all(lake: Lake) -> pa.Table:
-    """Every review ever recorded (the table's latest version), in the REVIEWS columns."""
+    """Every review ever recorded (the table's latest version), in the REVIEWS columns, in the
+    order they were recorded (``reviewed_at``, then ``review_id``)."""
     from pitwatch.lake import delta
 
     version = delta.current_version(lake, TABLE)
     if version is None:
         return REVIEWS.empty_table()
     files = delta.files_at(lake, TABLE, version)
-    return conform(delta.dataset(lake, TABLE, files, REVIEWS, partitioned=False).to_table(), REVIEWS)
+    table = conform(delta.dataset(lake, TABLE, files, REVIEWS, partitioned=False).to_table(), REVIEWS)
+    return table.sort_by([("reviewed_at", "ascending"), ("review_id", "ascending")])
 
 
 def latest_of(lake: Lake, finding_ids) -> dict[str, dict]:
@@ -174,6 +179,11 @@ def check(lake: Lake, asked: list[Asked]) -> dict[str, dict]:
     return found
 
 
+def clock() -> _dt.datetime:
+    """The time a review is recorded at (UTC): the system clock, which may step back (NTP)."""
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
 def head(lake: Lake) -> dict | None:
     """The chain's last review: the last row of the file the table's last commit added (None: no
     review yet).  One commit and one file read, however many reviews the table holds."""
@@ -198,11 +208,14 @@ def record(lake: Lake, asked: list[Asked], command: str, holder_update=None) -> 
     from pitwatch.lake import delta, runs
 
     found = check(lake, asked)
-    now = _dt.datetime.now(_dt.timezone.utc)
+    previous = head(lake)
+    now = clock()
+    if previous is not None and previous["reviewed_at"] is not None and now <= previous["reviewed_at"]:
+        # the clock stepped back (or stood still): reviewed_at still orders the reviews as the chain does
+        now = previous["reviewed_at"] + _dt.timedelta(microseconds=1)
     run_id = runs.new_run_id(now)
     if holder_update is not None:
         holder_update(run_id=run_id)
-    previous = head(lake)
     rows = []
     for i, a in enumerate(asked, 1):
         f = found[a.finding_id]

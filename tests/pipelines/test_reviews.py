@@ -352,3 +352,28 @@ def test_a_corrected_replay_keeps_the_reviews_of_surviving_findings_and_lists_th
     assert {r["finding_id"]: r["finding_exists"] for r in query(lake, "review_log")} == {kept: True, removed: False}
     refused = review(lake, removed, "--disposition", "dismissed", "--by", "A")
     assert refused.returncode == exits.USAGE and "not in the lake's findings" in refused.stderr
+
+
+def test_vacuum_keeps_every_review_and_the_lake_stays_intact(lake):
+    from tests.pipelines.test_verify import verify
+
+    files = _three_reviews(lake)
+    done = run_pitwatch("vacuum", "--lake", lake, "--retention-days", "0", "--no-config-holds")
+    assert done.returncode == exits.DONE, done.stderr
+    assert all(f.exists() for f in files)
+    assert [r["reviewer"] for r in lake_reviews.read_all(Lake.at(lake)).to_pylist()] == ["A", "B", "C"]
+    result, report = verify(lake)
+    assert result.returncode == exits.DONE and report["problems"] == [], report["problems"]
+
+
+def test_a_clock_that_stepped_back_does_not_reorder_the_reviews(lake, monkeypatch):
+    import datetime as dt
+
+    first, _ = finding_ids(lake)
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A").returncode == exits.DONE
+    monkeypatch.setattr(lake_reviews, "clock", lambda: dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc))
+    assert review(lake, first, "--disposition", "dismissed", "--by", "B").returncode == exits.DONE
+    monkeypatch.undo()
+    rows = lake_reviews.read_all(Lake.at(lake)).to_pylist()
+    assert [r["reviewer"] for r in rows] == ["A", "B"] and rows[1]["reviewed_at"] > rows[0]["reviewed_at"]
+    assert statuses(lake)[first][:2] == ("dismissed", "B")
