@@ -239,24 +239,24 @@ def record(lake: Lake, asked: list[Asked], command: str, holder_update=None) -> 
     return rows
 
 
-def chain_problems(lake: Lake, version: int | None = None) -> list[tuple[str, str, str]]:
-    """Every broken link of the reviews' chain at ``version`` (default: the latest), as (kind,
-    what, why) for ``pitwatch verify``: the reviews in commit order (the files in the order their
-    commits added them, the rows in file order)."""
+def chain_problems(lake: Lake, since: int | None = None) -> list[tuple[str, str, str]]:
+    """Every broken link of the reviews' chain at the table's latest version, as (kind, what, why)
+    for ``pitwatch verify``: the reviews in commit order (the files in the order their commits added
+    them, the rows in file order).  ``since`` (``verify --since``): only the reviews of commits from
+    that version on, the first linked to the last review of the commit before (taken as verified):
+    what is new, not seven years of reviews."""
     from pitwatch.lake import delta, delta_log
 
     if not delta.is_table(lake, TABLE):
         return []
     versions = delta_log.history_versions(lake, TABLE)
-    version = versions[-1] if version is None and versions else version
-    if version is None:
+    if not versions:
         return []
-    current = set(delta.files_at(lake, TABLE, version))
-    records: list[tuple[str, dict]] = []
-    for v in versions:
-        if v > version:
-            break
-        _data, actions = delta.read_commit(lake, TABLE, v)
+    current = set(delta.files_at(lake, TABLE, versions[-1]))
+
+    def rows_of(version: int) -> list[tuple[str, dict]]:
+        _data, actions = delta.read_commit(lake, TABLE, version)
+        out: list[tuple[str, dict]] = []
         for path in delta.added_paths(actions):
             full = lake.path(TABLE, path)
             if full not in current:
@@ -265,8 +265,22 @@ def chain_problems(lake: Lake, version: int | None = None) -> list[tuple[str, st
                 rows = chain.parquet_rows(chain.read_whole(lake.fs, full))
             except (OSError, pa.ArrowException):
                 continue                   # gone or unreadable: verify's file check names it
-            records.extend((f"{TABLE}/{path}", r) for r in rows)
-    found = chain.chain_problems([r for _p, r in records], HASH_FIELD, PREV_FIELD,
-                                 name=lambda i, r: f"review {r.get('review_id')} of finding {r.get('finding_id')} "
-                                                   f"({records[i][0]})")
-    return [(kind, records[i][0], why) for i, kind, why in found]
+            out.extend((f"{TABLE}/{path}", r) for r in rows)
+        return out
+
+    records: list[tuple[str, dict]] = []
+    if since is not None:
+        before = [v for v in versions if v < since]
+        for version in reversed(before):          # the last review before: the link the first new one names
+            found = rows_of(version)
+            if found:
+                records.append(found[-1])
+                break
+    first = len(records)
+    for version in versions:
+        if since is None or version >= since:
+            records.extend(rows_of(version))
+    broken = chain.chain_problems([r for _p, r in records], HASH_FIELD, PREV_FIELD,
+                                  name=lambda i, r: f"review {r.get('review_id')} of finding {r.get('finding_id')} "
+                                                    f"({records[i][0]})")
+    return [(kind, records[i][0], why) for i, kind, why in broken if i >= first]

@@ -356,7 +356,7 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
                        f"names its version {by}")
     _lake_folder(lake_path, tables, report, status)
     _registries(lake_path, records, report, start)
-    _reviews_chain(lake_path, tables, report)
+    _reviews_chain(lake_path, tables, report, records, start)
     _settings(lake_path, records, report)
     _retention_note(report)
     if report.checked["compactions"]:
@@ -381,14 +381,23 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
     return report
 
 
-def _reviews_chain(lake_path: Lake, tables: list[str], report: Report) -> None:
+def _reviews_chain(lake_path: Lake, tables: list[str], report: Report, records: list[Record], start) -> None:
     """The reviews' own chain (:mod:`pitwatch.lake.reviews`): every review hashes to the hash it
     carries and links the review before it, so a review edited, removed or inserted is named
-    (its file's bytes are checked beside, against the SHA-256 its ``pitwatch review`` record names)."""
+    (its file's bytes are checked beside, against the SHA-256 its ``pitwatch review`` record names).
+    With ``--since`` (``start``): the reviews of the commits the records after the anchored one
+    name, from the first of them on."""
     if lake_reviews.TABLE not in tables:
         return
+    since = None
+    if start is not None:
+        new = [c["version"] for r in records if r.version > start.version
+               for c in r.entries("commits", {"table": str, "version": int}) if c["table"] == lake_reviews.TABLE]
+        if not new:
+            return
+        since = min(new)
     try:
-        found = lake_reviews.chain_problems(lake_path)
+        found = lake_reviews.chain_problems(lake_path, since)
     except (OSError, ValueError, pa.ArrowException) as exc:
         report.problem("unreadable", f"{lake_reviews.TABLE}/", f"the reviews' chain cannot be read ({exc})")
         return

@@ -377,3 +377,34 @@ def test_a_clock_that_stepped_back_does_not_reorder_the_reviews(lake, monkeypatc
     rows = lake_reviews.read_all(Lake.at(lake)).to_pylist()
     assert [r["reviewer"] for r in rows] == ["A", "B"] and rows[1]["reviewed_at"] > rows[0]["reviewed_at"]
     assert statuses(lake)[first][:2] == ("dismissed", "B")
+
+
+def test_verify_since_checks_the_reviews_after_the_anchor_only(tmp_path):
+    from tests.pipelines.test_verify import named, verify
+
+    (tmp_path / "a.jsonl").write_text(_day(DAY, range(1, 6)))
+    (tmp_path / "b.jsonl").write_text(_day("2026-11-29", range(1, 3), device_id="SHOE-2"))
+    key, anchor, lake = tmp_path / "anchor.key", tmp_path / "anchor.jsonl", tmp_path / "lake"
+    key.write_text("k" * 40 + "\n")
+    _run(lake, tmp_path / "a.jsonl", anchor=anchor, key=key)
+    first = finding_ids(lake)[0]
+    for by in ("A", "B"):
+        assert review(lake, first, "--disposition", "confirmed", "--by", by).returncode == exits.DONE
+    _run(lake, tmp_path / "b.jsonl", anchor=anchor, key=key)           # anchors a head after the two reviews
+    assert review(lake, first, "--disposition", "dismissed", "--by", "C").returncode == exits.DONE
+    at = Lake.at(lake)
+    files = [Path(at.path("reviews", delta.added_paths(delta.read_commit(at, "reviews", v)[1])[0])) for v in range(3)]
+    result, report = verify(lake, "--since", anchor, "--key", key)
+    assert result.returncode == exits.DONE, report["problems"]
+
+    _rewrite(files[0], lambda r: {**r, "note": "before the anchor"})      # the anchor vouches for it: --since
+    result, report = verify(lake, "--since", anchor, "--key", key)       # does not look, the full verify does
+    assert result.returncode == exits.DONE, report["problems"]
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT and f"reviews/{files[0].name}" in named(report, "changed")
+
+    _rewrite(files[2], lambda r: {**r, "note": "after the anchor"})
+    result, report = verify(lake, "--since", anchor, "--key", key)
+    assert result.returncode == exits.NOT_INTACT
+    assert any(p["what"] == f"reviews/{files[2].name}" and "review " in p["detail"] for p in report["problems"])
+    assert f"reviews/{files[0].name}" not in named(report)
