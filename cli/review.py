@@ -5,6 +5,8 @@ import csv
 import io
 import logging
 import math
+import os
+import stat
 
 import click
 
@@ -39,11 +41,12 @@ def read_batch(path: str) -> list:
     a file that is not one is refused whole (:class:`UserError` naming the line)."""
     from pitwatch.lake.reviews import Asked
 
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BATCH_BYTES + 1)
-    except IsADirectoryError:
-        raise UserError(f"--from {path}: a folder, not a reviews file") from None
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)      # a FIFO must not hang the command
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UserError(f"--from {path}: not a regular file (a folder, a device or a pipe)")
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(MAX_BATCH_BYTES + 1)
     if len(data) > MAX_BATCH_BYTES:
         raise UserError(f"--from {path}: larger than {MAX_BATCH_BYTES >> 20} MiB: not a reviews file")
     try:

@@ -217,6 +217,22 @@ def test_a_batch_file_that_is_not_one_is_refused(lake, body, said):
     assert lake_bytes(lake) == before
 
 
+@pytest.mark.parametrize("kind", ["folder", "fifo", "missing"])
+def test_a_batch_that_is_no_file_is_refused_without_waiting(lake, kind):
+    import os
+
+    batch = lake.parent / "batch.csv"
+    if kind == "folder":
+        batch.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(batch)
+    before = lake_bytes(lake)
+    result = run_pitwatch("review", "--from", batch, "--lake", lake)
+    assert result.returncode == exits.USAGE and result.stderr.startswith("Error: "), result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert lake_bytes(lake) == before
+
+
 def test_review_help_has_examples():
     result = run_pitwatch("review", "--help")
     assert result.returncode == 0 and "Examples:" in result.stdout and "pitwatch review --from" in result.stdout
