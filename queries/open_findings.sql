@@ -4,7 +4,7 @@
 -- param to_day: date = 9999-12-31  last gaming day (inclusive; default: the lake's last)
 -- param table_id: string = *  the table, e.g. BAC-07; * for every table
 -- example: pitwatch query open_findings --lake lake
--- example: pitwatch query open_findings --lake lake --param from_day=2026-11-22 --param to_day=2026-11-28 --param table_id=BAC-07
+-- example: pitwatch query open_findings --lake lake --param from_day=2026-11-22 --param to_day=2026-11-28 --param table_id=BAC-01
 
 with
 

@@ -10,6 +10,7 @@ import pytest
 
 from pitwatch.cli import exits
 from pitwatch.lake import Lake, chain, delta, runs
+from pitwatch.lake import parquet as lake_parquet
 from pitwatch.lake import reviews as lake_reviews
 from pitwatch.queries.lake_views import connect
 from tests.conftest import run_pitwatch
@@ -102,7 +103,7 @@ def test_each_review_call_is_one_commit_recorded_in_runs_with_its_file(lake):
     assert result.returncode == exits.DONE, result.stderr
     assert len(result.stdout.splitlines()) == 2
     assert before is None and delta.current_version(at, "reviews") == 0
-    record = runs.latest_records(__import__("pitwatch.lake.parquet", fromlist=["x"]).read_table(at, "runs"))[-1]
+    record = runs.latest_records(lake_parquet.read_table(at, "runs"))[-1]
     assert record["status"] == "succeeded" and record["command"].startswith("pitwatch review")
     files = [f for f in record["added_files"] if f["table"] == "reviews"]
     assert len(files) == 1 and files[0]["sha256"] == chain.file_sha256(at.fs, at.path("reviews", files[0]["path"]))
@@ -435,3 +436,14 @@ def test_verify_since_checks_the_reviews_after_the_anchor_only(tmp_path):
     assert result.returncode == exits.NOT_INTACT
     assert any(p["what"] == f"reviews/{files[2].name}" and "review " in p["detail"] for p in report["problems"])
     assert f"reviews/{files[0].name}" not in named(report)
+
+
+def test_as_of_a_reviews_run_id_says_it_is_a_review_not_a_night(lake):
+    first, _ = finding_ids(lake)
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A").returncode == exits.DONE
+    review_run = lake_reviews.read_all(Lake.at(lake)).to_pylist()[0]["review_id"].rsplit("-", 1)[0]
+    result = run_pitwatch("sql", "FROM findings", "--lake", lake, "--as-of", review_run)
+    assert result.returncode == exits.USAGE and "that is a pitwatch review" in result.stderr, result.stderr
+    night = runs.latest_records(lake_parquet.read_table(Lake.at(lake), "runs"))
+    batch = [r["run_id"] for r in night if r["table_versions"]][-1]
+    assert run_pitwatch("sql", "FROM findings", "--lake", lake, "--as-of", batch).returncode == exits.DONE

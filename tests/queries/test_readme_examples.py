@@ -79,7 +79,8 @@ def _demo_as_of(lake: str, example: str) -> str:
     from pitwatch.lake import runs
     from pitwatch.queries.as_of import RUN_ID
 
-    last = [r for r in runs.latest_records(lake_mod.read_table(Lake.at(lake), "runs")) if r["status"] == "succeeded"][-1]
+    last = [r for r in runs.latest_records(lake_mod.read_table(Lake.at(lake), "runs"))
+            if r["status"] == "succeeded" and r["table_versions"]][-1]        # a batch run's, not a review's
     return last["run_id"] if RUN_ID.match(example) else last["ended"].isoformat()
 
 
