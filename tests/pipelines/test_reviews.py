@@ -380,6 +380,10 @@ def test_a_corrected_replay_keeps_the_reviews_of_surviving_findings_and_lists_th
     assert {r["finding_id"]: r["finding_exists"] for r in query(lake, "review_log")} == {kept: True, removed: False}
     refused = review(lake, removed, "--disposition", "dismissed", "--by", "A")
     assert refused.returncode == exits.USAGE and "not in the lake's findings" in refused.stderr
+    from tests.pipelines.test_verify import verify
+
+    result, report = verify(lake)                  # reviews, a run, more reviews: one intact chain
+    assert result.returncode == exits.DONE and report["problems"] == [] and report["leftovers"] == [], report
 
 
 def test_vacuum_keeps_every_review_and_the_lake_stays_intact(lake):
