@@ -93,6 +93,7 @@ def _refuse(asked: Asked, message: str) -> ReviewRefused:
 
 
 def _check_fields(asked: Asked, codes: dict[str, Reason]) -> None:
+    """Refuse a review whose own values are wrong (before the lake is read)."""
     if not asked.finding_id:
         raise _refuse(asked, "no finding id")
     if asked.disposition not in DISPOSITIONS:
