@@ -72,6 +72,11 @@ def resolve(lake: Lake, as_of: str, with_records: bool = False) -> tuple:
                                  "it committed nothing a reader sees: give a succeeded run (pitwatch sql "
                                  "\"SELECT run_id, status, ended FROM runs\" lists them)")
         if not run.get("table_versions"):
+            writer = _writer_command(run)
+            if writer is not None:        # pitwatch review, pitwatch vacuum: no night's tables to read
+                raise LakeQueryError(f"--as-of {as_of}: that is a pitwatch {writer}, which commits no night's "
+                                     "tables: give a batch run's id or a time (pitwatch sql \"SELECT run_id, "
+                                     "command, ended FROM runs\" lists them)")
             raise LakeQueryError(f"--as-of {as_of}: that run names no table versions (a lake of the earlier "
                                  "layout: pitwatch migrate converts it)")
         chosen = run
@@ -170,3 +175,15 @@ def refuse_vacuumed(as_of: str, chosen: dict, records: list[dict], files: dict[s
 def _short(status: str) -> str:
     line = (status or "").splitlines()[0] if status else "unknown"
     return line if len(line) <= 120 else line[:117] + "..."
+
+
+def _writer_command(record: dict) -> str | None:
+    """``review`` or ``vacuum`` when ``record`` is one of those writers' (its options' ``command``), else None."""
+    import json
+
+    try:
+        options = json.loads(record.get("options") or "{}")
+    except ValueError:
+        return None
+    command = options.get("command") if isinstance(options, dict) else None
+    return command if command in ("review", "vacuum") else None

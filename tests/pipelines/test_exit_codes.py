@@ -63,6 +63,7 @@ TYPOS = {
     "migrate": (["--lake", "{lake}"], "--confg", "--config"),
     "verify": (["--lake", "{lake}"], "--anchr", "--anchor"),
     "vacuum": (["--lake", "{lake}"], "--dry-rnu", "--dry-run"),
+    "review": (["abc", "--lake", "{lake}"], "--dispostion", "--disposition"),
 }
 
 
