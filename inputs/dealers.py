@@ -89,8 +89,6 @@ def parse_roster(data: bytes, path: str = INBOX_FILE) -> pa.Table:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RosterError(f"dealers file {path}: not UTF-8 (byte {exc.start})") from None
-    if "\x00" in text:
-        raise RosterError(f"dealers file {path}: holds a NUL byte, not CSV text")
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
     except csv.Error as exc:
