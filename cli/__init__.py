@@ -27,6 +27,7 @@ COMMANDS = {
     "verify": "pitwatch.cli.verify:verify",
     "vacuum": "pitwatch.cli.vacuum:vacuum",
     "dealers": "pitwatch.cli.dealers:dealers",
+    "review": "pitwatch.cli.review:review",
 }
 
 _SHORT_HELP = {
@@ -43,6 +44,7 @@ _SHORT_HELP = {
     "verify": "Check the lake's hash chain and files (and the anchor): exit 5 when not intact.",
     "vacuum": "Remove files runs replaced, past the retention; legal holds kept.",
     "dealers": "The dealers' roster kept in the lake: import a dealers.csv, show it.",
+    "review": "Record a finding's review: confirmed, dismissed or escalated, by whom, why.",
 }
 
 

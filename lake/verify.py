@@ -44,6 +44,7 @@ import pyarrow.fs as pafs
 from pitwatch.lake import Lake, chain, delta, delta_log, runs
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import registry as lake_registry
+from pitwatch.lake import reviews as lake_reviews
 from pitwatch.lake import roster as lake_roster
 from pitwatch.lake import settings as lake_settings
 from pitwatch.lake.runs import HASH_FIELD, PREV_FIELD
@@ -357,6 +358,7 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
     _lake_folder(lake_path, tables, report, status)
     _kept_files(lake_path, records, report, start, KEPT_REGISTRIES)
     _kept_files(lake_path, records, report, start, KEPT_ROSTERS)
+    _reviews_chain(lake_path, tables, report, records, start)
     _settings(lake_path, records, report)
     _retention_note(report)
     if report.checked["compactions"]:
@@ -379,6 +381,30 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
 
         anchors.check(anchor, key, records, report)
     return report
+
+
+def _reviews_chain(lake_path: Lake, tables: list[str], report: Report, records: list[Record], start) -> None:
+    """The reviews' own chain (:mod:`pitwatch.lake.reviews`): every review hashes to the hash it
+    carries and links the review before it, so a review edited, removed or inserted is named
+    (its file's bytes are checked beside, against the SHA-256 its ``pitwatch review`` record names).
+    With ``--since`` (``start``): the reviews of the commits the records after the anchored one
+    name, from the first of them on."""
+    if lake_reviews.TABLE not in tables:
+        return
+    since = None
+    if start is not None:
+        new = [c["version"] for r in records if r.version > start.version
+               for c in r.entries("commits", {"table": str, "version": int}) if c["table"] == lake_reviews.TABLE]
+        if not new:
+            return
+        since = min(new)
+    try:
+        found = lake_reviews.chain_problems(lake_path, since)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        report.problem("unreadable", f"{lake_reviews.TABLE}/", f"the reviews' chain cannot be read ({exc})")
+        return
+    for kind, what, why in found:
+        report.problem(kind, what, why)
 
 
 def _no_links(lake_path: Lake, report: Report, since: bool = False) -> bool:

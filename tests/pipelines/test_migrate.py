@@ -74,6 +74,8 @@ def old_rows(root: pathlib.Path, name: str) -> list[str]:
         if name in PARTITIONED:
             day = _dt.date.fromisoformat(f.parent.name.split("=", 1)[1])
             rows = [{**r, "gaming_day": day} for r in rows]
+        if name == "findings":      # the view's status (issue 42): an old lake has no review, each finding is open
+            rows = [{**r, "status": "open", "reviewed_by": None, "reviewed_at": None} for r in rows]
         out += rows
     return sorted(map(canon, out))
 
