@@ -1,5 +1,5 @@
 -- name: dealer_scorecard
--- description: Per dealer over a range of gaming days, beside the same number of days before it: rounds, hands and hours dealt, rounds and hands per hour, findings by severity and per 100 rounds, the three rules broken most (most often, then the most severe), and the change from the previous period; dealer_name from seeds_dealers (the lake's roster).
+-- description: Per dealer over a range of gaming days, beside the same number of days before it: rounds, hands and hours dealt, rounds and hands per hour, findings by severity and per 100 rounds, confirmed errors (findings whose review status is confirmed) per 100 rounds, the three rules broken most (most often, then the most severe), and the change from the previous period; dealer_name from seeds_dealers (the lake's roster).
 -- param from_day: date  first gaming day of the period (inclusive)
 -- param to_day: date  last gaming day of the period (inclusive); the previous period is the same number of days just before from_day
 -- param dealer_id: string = *  the dealer, e.g. D-1007; * for every dealer
@@ -10,7 +10,8 @@
 -- that dealer on duty (ordered by start): each from its first round's start to its last round's
 -- end, summed. hands: the seats dealt in each round (rounds.seats_dealt). A dealer is listed when
 -- they dealt a round or have a finding in the period; the previous period's measures are null
--- when they did neither then.
+-- when they did neither then. A confirmed error is a finding whose latest review confirmed it
+-- (findings.status: pitwatch review).
 
 with
 
@@ -84,7 +85,8 @@ findings_per_dealer as (
         count(*) filter (where severity = 'critical') as critical,
         count(*) filter (where severity = 'major') as major,
         count(*) filter (where severity = 'minor') as minor,
-        count(*) filter (where severity = 'info') as info
+        count(*) filter (where severity = 'info') as info,
+        count(*) filter (where status = 'confirmed') as confirmed
     from findings_in_both
     group by dealer_id, period
 ),
@@ -127,7 +129,8 @@ measures as (
         coalesce(f.critical, 0) as critical,
         coalesce(f.major, 0) as major,
         coalesce(f.minor, 0) as minor,
-        coalesce(f.info, 0) as info
+        coalesce(f.info, 0) as info,
+        coalesce(f.confirmed, 0) as confirmed
     from rounds_per_dealer as r
     full outer join findings_per_dealer as f on r.dealer_id = f.dealer_id and r.period = f.period
     left join hours_per_dealer as h
@@ -139,7 +142,8 @@ rated as (
         *,
         case when hours > 0 then rounds / hours end as rounds_per_hour,
         case when hours > 0 then hands / hours end as hands_per_hour,
-        case when rounds > 0 then 100.0 * findings / rounds end as per_100_rounds
+        case when rounds > 0 then 100.0 * findings / rounds end as per_100_rounds,
+        case when rounds > 0 then 100.0 * confirmed / rounds end as confirmed_per_100_rounds
     from measures
 ),
 
@@ -167,6 +171,8 @@ select
     c.minor,
     c.info,
     round(c.per_100_rounds, 2)::double as findings_per_100_rounds,
+    c.confirmed as confirmed_errors,
+    round(c.confirmed_per_100_rounds, 2)::double as confirmed_errors_per_100_rounds,
     t.top_rules,
     p.rounds as previous_rounds,
     round(p.hours, 2)::double as previous_hours,
@@ -174,8 +180,10 @@ select
     round(p.hands_per_hour, 1)::double as previous_hands_per_hour,
     p.findings as previous_findings,
     round(p.per_100_rounds, 2)::double as previous_findings_per_100_rounds,
+    round(p.confirmed_per_100_rounds, 2)::double as previous_confirmed_errors_per_100_rounds,
     round(c.rounds_per_hour - p.rounds_per_hour, 1)::double as change_rounds_per_hour,
-    round(c.per_100_rounds - p.per_100_rounds, 2)::double as change_findings_per_100_rounds
+    round(c.per_100_rounds - p.per_100_rounds, 2)::double as change_findings_per_100_rounds,
+    round(c.confirmed_per_100_rounds - p.confirmed_per_100_rounds, 2)::double as change_confirmed_errors_per_100_rounds
 from current_period as c
 left join previous_period as p on p.dealer_id = c.dealer_id
 left join top_rules as t on t.dealer_id = c.dealer_id

@@ -102,9 +102,46 @@ def week(tmp_path_factory):
         assert r.returncode == 0, r.stderr
     r = pitwatch("dealers", "import", base / "n1" / "dealers.csv", "--lake", lake)
     assert r.returncode == 0, r.stderr
+    _review(lake, base)
     nights = {NIGHT1: base / "n1", NIGHT2: base / "n2"}
     return lake, {d: (floor_rounds(f / d), read_truth(f / "truth.jsonl")) for d, f in nights.items()}, \
         base / "n1" / "dealers.csv"
+
+
+def _findings(lake) -> list[dict]:
+    r = pitwatch("sql", "select finding_id, dealer_id, gaming_day::varchar as gaming_day, status from findings "
+                 "order by finding_id", "--lake", lake, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def _review(lake, base: Path) -> None:
+    """Through ``pitwatch review``: every other finding confirmed, the others of night 2 dismissed
+    or left open, then one confirmed finding dismissed on a second look (its latest review counts)."""
+    found = _findings(lake)
+    rows = ["finding_id,disposition,by,reason,note,video,amount"]
+    for i, f in enumerate(found):
+        if i % 2 == 0:
+            rows.append(f"{f['finding_id']},confirmed,Ana Supervisor,DEALER_ERROR,seen on camera 4,,")
+        elif i % 3 == 0:
+            rows.append(f"{f['finding_id']},dismissed,Ana Supervisor,DEVICE_FAULT,,,")
+    (base / "reviews.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    r = pitwatch("review", "--from", base / "reviews.csv", "--lake", lake)
+    assert r.returncode == 0, r.stderr
+    second_look = found[0]["finding_id"]
+    r = pitwatch("review", second_look, "--disposition", "dismissed", "--by", "Luis Manager", "--reason", "PATRON",
+                 "--lake", lake)
+    assert r.returncode == 0, r.stderr
+
+
+def _confirmed(lake) -> dict[tuple, int]:
+    """(dealer, gaming day) -> findings whose latest review confirmed them, as the reviews above made them:
+    every even-numbered finding but the first."""
+    out: dict[tuple, int] = collections.Counter()
+    for i, f in enumerate(_findings(lake)):
+        if i % 2 == 0 and i > 0:
+            out[(f["dealer_id"], f["gaming_day"])] += 1
+    return out
 
 
 def _expected_dealers(rounds: list[dict], truth: list[dict]) -> dict[str, dict]:
@@ -163,6 +200,26 @@ def test_dealer_scorecard_is_the_floors_rounds_hours_hands_and_findings_beside_t
             100 * sum(sev.values()) / want["rounds"] - 100 * sum(then["findings"].values()) / then["rounds"], 2)
         assert row["change_rounds_per_hour"] == round(
             want["rounds"] / want["hours"] - then["rounds"] / then["hours"], 1)
+
+
+def test_dealer_scorecard_counts_the_errors_the_reviews_confirmed(week):
+    lake, nights, _roster = week
+    confirmed = _confirmed(lake)
+    assert sum(confirmed.values()) >= 3
+    statuses = collections.Counter(f["status"] for f in _findings(lake))
+    assert statuses["confirmed"] == sum(confirmed.values()) and statuses["dismissed"] and statuses["open"]
+    now, before = _expected_dealers(*nights[NIGHT2]), _expected_dealers(*nights[NIGHT1])
+    rows = query(lake, "dealer_scorecard", from_day=NIGHT2, to_day=NIGHT2)
+    assert any(r["confirmed_errors"] for r in rows)
+    for row in rows:
+        dealer = row["dealer_id"]
+        mine, then = confirmed[(dealer, NIGHT2)], confirmed[(dealer, NIGHT1)]
+        assert row["confirmed_errors"] == mine
+        assert row["confirmed_errors_per_100_rounds"] == round(100 * mine / now[dealer]["rounds"], 2)
+        if dealer in before:
+            assert row["previous_confirmed_errors_per_100_rounds"] == round(100 * then / before[dealer]["rounds"], 2)
+            assert row["change_confirmed_errors_per_100_rounds"] == round(
+                100 * mine / now[dealer]["rounds"] - 100 * then / before[dealer]["rounds"], 2)
 
 
 def test_dealer_scorecard_of_one_dealer_is_that_dealers_row_and_a_day_nobody_dealt_is_empty(week):
