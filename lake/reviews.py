@@ -161,8 +161,10 @@ def check(lake: Lake, asked: list[Asked]) -> dict[str, dict]:
         raise ReviewRefused("no review to record")
     if lake.fs.get_file_info(lake.root).type != pafs.FileType.Directory:
         raise ReviewRefused(f"no lake at {lake} (not a folder)")
-    if not delta.is_table(lake, "findings"):
-        raise ReviewRefused(f"{lake} has no findings table: not a pitwatch lake, or no run has written it yet")
+    if not delta.is_table(lake, "findings") or not delta.is_table(lake, "runs"):
+        # (a lake of tables committed by hand has no runs: its first record would pin readers to no run)
+        raise ReviewRefused(f"{lake} has no findings a pitwatch run wrote: not a pitwatch lake, or no run "
+                            "has written it yet")
     codes = reasons()
     for a in asked:
         _check_fields(a, codes)

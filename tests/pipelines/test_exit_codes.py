@@ -64,6 +64,7 @@ TYPOS = {
     "verify": (["--lake", "{lake}"], "--anchr", "--anchor"),
     "vacuum": (["--lake", "{lake}"], "--dry-rnu", "--dry-run"),
     "dealers": (["import", "dealers.csv", "--lake", "{lake}"], "--lock-timeuot", "--lock-timeout"),
+    "review": (["abc", "--lake", "{lake}"], "--dispostion", "--disposition"),
 }
 
 

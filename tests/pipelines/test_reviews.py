@@ -152,10 +152,21 @@ def test_a_review_of_a_lake_that_is_not_one_is_one_error_line(tmp_path, where):
         target.write_text("x")
     elif where == "an_empty_folder":
         target.mkdir()
+    before = sorted(p.name for p in tmp_path.rglob("*"))
     result = review(target, "abc", "--disposition", "confirmed", "--by", "A")
     assert result.returncode == exits.USAGE, result.stderr
     assert result.stderr.startswith("Error: ") and len(result.stderr.splitlines()) == 1
-    assert not (target / "_writer.lock").exists() if target.is_dir() else True
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before         # no lock file, no folder created
+
+
+def test_a_lake_no_run_wrote_is_refused_and_left_as_it_was(tmp_path):
+    from tests.queries.lakes import build_lake
+
+    lake = Path(build_lake(str(tmp_path / "lake")))        # findings committed by hand: no runs table
+    before = lake_bytes(lake)
+    result = review(lake, "f-0", "--disposition", "confirmed", "--by", "A")
+    assert result.returncode == exits.USAGE and "no findings a pitwatch run wrote" in result.stderr, result.stderr
+    assert lake_bytes(lake) == before
 
 
 @pytest.mark.slow

@@ -212,3 +212,26 @@ def build_lake(lake: str, *, with_findings: bool = True, with_replay: bool = Tru
         for day, day_rows in _by_day(rows).items():
             write_partition(at, name, day, [_table(name, day_rows)], run_id=RUN_ID)
     return lake
+
+
+def add_reviews(lake: str, reviews: list[dict], run_id: str = RUN_ID) -> None:
+    """Commit ``reviews`` (REVIEWS rows, without their chain columns) to the lake's ``reviews`` table by
+    hand, chained as :mod:`pitwatch.lake.reviews` chains them, in one commit (``pitwatch review`` refuses
+    a lake no run wrote, as this one)."""
+    from pitwatch.lake import chain, delta
+    from pitwatch.lake import parquet as lake_files
+    from pitwatch.lake import reviews as lake_reviews
+    from pitwatch.schemas.arrow import REVIEWS, rows_to_table
+
+    at = Lake.at(lake)
+    previous = lake_reviews.head(at)
+    rows = []
+    for r in reviews:
+        row = rows_to_table([r], REVIEWS).to_pylist()[0]
+        previous = chain.link(previous, row, lake_reviews.HASH_FIELD, lake_reviews.PREV_FIELD)
+        rows.append(previous)
+    version = delta.current_version(at, "reviews")
+    written = lake_files.write_data_file(at, "reviews", None, f"review-{run_id}-{version}.parquet",
+                                         rows_to_table(rows, REVIEWS))
+    delta.commit_replays(at, "reviews", [written], None, run_id=run_id, fence_at_start=delta.fence(at, "reviews"),
+                         schema=REVIEWS, partitioned=False)

@@ -279,3 +279,64 @@ def test_table_health(con):
         ("TBP-02", 1, 8, 8, 61.3, 2, 1, 1, 0, 0, 0),
         ("BAC-08", 2, 3, 3, 67.5, 2, 0, 2, 0, 0, 0)]       # 50 s + 110 s
     assert pick(run(con, "table_health", **RANGE, table_id="BAC-08"), "table_id", "rounds") == [("BAC-08", 3)]
+
+
+# -- reviews (issue 42): the hand-built lake with reviews committed by hand, chained ------------------
+
+def _review(fid, disposition, reviewer, when, reason=None, rule="BURN_SKIPPED", table="BAC-07", day=DAY1):
+    import datetime as dt
+
+    return {"review_id": f"rv-{when:%m%d}", "finding_id": fid, "disposition": disposition, "reason": reason,
+            "reviewer": reviewer, "reviewed_at": dt.datetime(when.year, when.month, when.day, 8, tzinfo=dt.timezone.utc),
+            "rule_id": rule, "table_id": table, "gaming_day": day}
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory):
+    """The hand-built lake with five reviews, a day apart from 2026-11-29: f-0 confirmed then dismissed
+    (DEVICE_FAULT), f-4 confirmed, f-13 escalated, and a review of f-gone, a finding the lake does not hold."""
+    import datetime as dt
+
+    from pitwatch.queries.lake_views import connect
+    from tests.queries.lakes import add_reviews, build_lake
+
+    lake = build_lake(str(tmp_path_factory.mktemp("reviewed")))
+    day = [dt.date(2026, 11, 29) + dt.timedelta(days=i) for i in range(5)]
+    add_reviews(lake, [_review("f-0", "confirmed", "A", day[0], "DEALER_ERROR"),
+                       _review("f-4", "confirmed", "A", day[1], rule="SHOE_CARD_MISMATCH", day=DAY2)])
+    add_reviews(lake, [_review("f-13", "escalated", "B", day[2], rule="VOID_NOT_DECLARED", table="TBP-02", day=DAY2),
+                       _review("f-0", "dismissed", "A", day[3], "DEVICE_FAULT"),
+                       _review("f-gone", "confirmed", "B", day[4])], run_id="by-hand-2")
+    con = connect(Lake.at(lake))
+    yield con
+    con.close()
+
+
+def test_open_findings(reviewed):
+    rows = run(reviewed, "open_findings")
+    assert pick(rows, "finding_id", "status", "severity") == [
+        ("f-13", "escalated", "critical"),           # critical first; f-4 (critical) was confirmed
+        ("f-10", "open", "major"), ("f-1", "open", "major"), ("f-2", "open", "major"),   # then by time;
+        ("f-3", "open", "major"), ("f-11", "open", "major"), ("f-12", "open", "major")]   # f-0 dismissed
+    assert rows[0]["reviewed_by"] == "B" and rows[1]["reviewed_by"] is None
+    assert [r["finding_id"] for r in run(reviewed, "open_findings", table_id="BAC-08")] == ["f-10", "f-11"]
+    assert [r["finding_id"] for r in run(reviewed, "open_findings", from_day=DAY2, to_day=DAY2,
+                                         table_id="TBP-02")] == ["f-13", "f-12"]
+
+
+def test_review_log(reviewed):
+    rows = run(reviewed, "review_log")
+    assert pick(rows, "finding_id", "disposition", "reviewer", "finding_exists") == [
+        ("f-gone", "confirmed", "B", False), ("f-0", "dismissed", "A", True), ("f-13", "escalated", "B", True),
+        ("f-4", "confirmed", "A", True), ("f-0", "confirmed", "A", True)]
+    assert pick(rows[1:2], "reason", "reason_title", "error_type") == [
+        ("DEVICE_FAULT", "A shoe or terminal misread or missed the card", "none")]
+    assert [r["finding_id"] for r in run(reviewed, "review_log", reviewer="B")] == ["f-gone", "f-13"]
+    assert [r["finding_id"] for r in run(reviewed, "review_log", since="2026-12-02")] == ["f-gone", "f-0"]
+
+
+def test_orphan_reviews(reviewed, con):
+    rows = run(reviewed, "orphan_reviews")
+    assert pick(rows, "finding_id", "rule_id", "table_id", "gaming_day", "reviewer") == [
+        ("f-gone", "BURN_SKIPPED", "BAC-07", DAY1, "B")]
+    assert run(con, "orphan_reviews") == []          # a lake with no review has none
