@@ -26,6 +26,7 @@ COMMANDS = {
     "migrate": "pitwatch.cli.migrate:migrate",
     "verify": "pitwatch.cli.verify:verify",
     "vacuum": "pitwatch.cli.vacuum:vacuum",
+    "dealers": "pitwatch.cli.dealers:dealers",
     "review": "pitwatch.cli.review:review",
 }
 
@@ -42,6 +43,7 @@ _SHORT_HELP = {
     "migrate": "Convert a lake of the previous layout (plain Parquet) to Delta tables.",
     "verify": "Check the lake's hash chain and files (and the anchor): exit 5 when not intact.",
     "vacuum": "Remove files runs replaced, past the retention; legal holds kept.",
+    "dealers": "The dealers' roster kept in the lake: import a dealers.csv, show it.",
     "review": "Record a finding's review: confirmed, dismissed or escalated, by whom, why.",
 }
 

@@ -48,7 +48,7 @@ class ByteSize(click.ParamType):
 dealers_option = click.option(
     "--dealers", metavar="FILE", type=click.Path(dir_okay=False),
     help="The casino's dealers (CSV: id,name,shift) shown as seeds_dealers and beside dealer ids; "
-         "default seeds/dealers.csv.")
+         "default the lake's roster (pitwatch dealers import), else seeds/dealers.csv.")
 
 
 def limit_options(fn):
@@ -190,7 +190,7 @@ def sql(statement, lake, fmt, dealers, timeout, limit, max_rows, max_bytes, max_
     Tables: events, rejects, rounds, packs, findings, runs, rules (the lake's
     tables; filter on gaming_day to read only those days' files) and
     seeds_<name> for each seeds/*.csv (e.g. seeds_combate_paytable;
-    seeds_dealers: id, name, shift, from --dealers FILE if given).
+    seeds_dealers: id, name, shift: --dealers FILE, else the lake's roster).
     SQL "-" reads the statement from standard input.  Only queries run
     (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, UNPIVOT,
     EXPLAIN): anything that writes, reads files or changes settings is

@@ -62,7 +62,8 @@ exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
                    "(as `pitwatch query findings_video --video-pad`, and its default).")
 @click.option("--dealers", metavar="FILE", type=click.Path(dir_okay=False),
               help="The casino's dealers (CSV: id,name,shift, as `pitwatch query --dealers`): the text alert "
-                   "shows the name beside the dealer id; default seeds/dealers.csv (no names: the id).")
+                   "shows the name beside the dealer id; default the lake's roster (pitwatch dealers import), "
+                   "else none (the id).")
 @click.option("--lake-alerts/--no-lake-alerts", default=True, show_default=True,
               help="Write alerts to LAKE/alerts/ in small atomic batches.")
 @click.option("--stop-after-idle", type=click.FloatRange(0), metavar="SECONDS",
@@ -141,9 +142,11 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
         raise click.BadParameter("letters, digits, '_', '.', '-' only", param_hint="--watch-id")
     config = GamingDayConfig(cutoff, timezone)
     given = load_registry(devices)         # RegistryError: one Error line, exit 2
-    dealer_names = _dealer_names(dealers)
+    dealer_names = _dealer_names(Lake.at(lake), dealers) if dealers else None   # a bad file: before the lake
     _reachable(inputs)                     # before anything is written: a mistyped input writes no lake
     lake = _lake(Lake.at(lake), create_lake, config, watch_id)
+    if dealer_names is None:
+        dealer_names = _dealer_names(lake, None)     # the lake's roster, else none
     check_writable(lake)
     lake_settings.check(lake, config)      # the lake's time zone and cutoff, or exit 2
 
@@ -226,12 +229,13 @@ def _reachable(inputs) -> None:
             source.close()
 
 
-def _dealer_names(path: str | None) -> dict[str, str]:
-    """``--dealers``: dealer id -> name, from the roster file ``pitwatch query --dealers`` reads
-    (:mod:`pitwatch.queries.dealers`; by default ``seeds/dealers.csv``)."""
-    from pitwatch.queries.dealers import read_dealers, shipped_dealers
+def _dealer_names(lake: Lake, path: str | None) -> dict[str, str]:
+    """dealer id -> name for the text alerts: ``--dealers FILE``, else the roster the lake keeps
+    (:mod:`pitwatch.lake.roster`), else none (the id alone).  The same choice as the analysts'
+    ``seeds_dealers`` (:func:`pitwatch.queries.lake_views.dealers_table`)."""
+    from pitwatch.queries.lake_views import dealers_table
 
-    roster = read_dealers(path or shipped_dealers())      # a malformed file: LakeQueryError, exit 2
+    roster = dealers_table(lake, path)      # a malformed file or a changed kept roster: LakeQueryError, exit 2
     return {i: n for i, n in zip(roster.column("id").to_pylist(), roster.column("name").to_pylist()) if n}
 
 

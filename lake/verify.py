@@ -45,6 +45,7 @@ from pitwatch.lake import Lake, chain, delta, delta_log, runs
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import registry as lake_registry
 from pitwatch.lake import reviews as lake_reviews
+from pitwatch.lake import roster as lake_roster
 from pitwatch.lake import settings as lake_settings
 from pitwatch.lake.runs import HASH_FIELD, PREV_FIELD
 from pitwatch.wording import plural
@@ -355,7 +356,8 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
         report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
                        f"names its version {by}")
     _lake_folder(lake_path, tables, report, status)
-    _registries(lake_path, records, report, start)
+    _kept_files(lake_path, records, report, start, KEPT_REGISTRIES)
+    _kept_files(lake_path, records, report, start, KEPT_ROSTERS)
     _reviews_chain(lake_path, tables, report, records, start)
     _settings(lake_path, records, report)
     _retention_note(report)
@@ -1443,8 +1445,8 @@ def _lake_folder(lake_path: Lake, tables, report, status) -> None:
             report.leftover("lock", base, "the lake's writer lock (pitwatch.lake.lock): held by a writer now, "
                             "or left by one that was killed (the next writer takes it over)")
             continue
-        if base in (WATCH_STATE, lake_registry.FOLDER) and info.type == pafs.FileType.Directory:
-            continue            # the watchers' checkpoints (not evidence); the registries: _registries
+        if base in (WATCH_STATE, lake_registry.FOLDER, lake_roster.FOLDER) and info.type == pafs.FileType.Directory:
+            continue            # the watchers' checkpoints (not evidence); the registries and rosters: _kept_files
         if base == STAGING and info.type == pafs.FileType.Directory:
             for run in fs.get_file_info(pafs.FileSelector(info.path)):
                 report.leftover("staging", f"{STAGING}/{run.base_name}",
@@ -1482,42 +1484,62 @@ def _settings(lake_path: Lake, records: list, report: Report) -> None:
                             "(killed before it wrote the file): the next run writes it")
 
 
-def _registries(lake_path: Lake, records, report, start) -> None:
-    """The device registries the lake keeps (:mod:`pitwatch.lake.registry`): each file's bytes
-    hash to its name; each one a record names is there; one no record names was kept by a run
-    killed before its first record (a leftover; with ``since`` only the new records are read, so
-    none is called that)."""
+@dataclasses.dataclass(frozen=True)
+class KeptFiles:
+    """A folder of content-addressed files the lake keeps beside its tables, named by the runs
+    records' options (:mod:`pitwatch.lake.registry`, :mod:`pitwatch.lake.roster`)."""
+
+    folder: str
+    file: re.Pattern
+    temp: re.Pattern
+    key: str          # the member of a record's options naming one (its ``kept``)
+    what: str         # in messages: "device registry"
+    kind: str         # a leftover's kind in the report
+    checked: str      # the report's count
+
+
+KEPT_REGISTRIES = KeptFiles(lake_registry.FOLDER, lake_registry.FILE, lake_registry.TEMP, "devices",
+                            "device registry", "registry", "registries")
+KEPT_ROSTERS = KeptFiles(lake_roster.FOLDER, lake_roster.FILE, lake_roster.TEMP, lake_roster.KEY,
+                         "dealers roster", "roster", "rosters")
+
+
+def _kept_files(lake_path: Lake, records, report, start, kept: KeptFiles) -> None:
+    """The device registries or dealers' rosters the lake keeps: each file's bytes hash to its
+    name; each one a record names is there; one no record names was kept by a writer killed
+    before its record (a leftover; with ``since`` only the new records are read, so none is
+    called that)."""
     named: dict[str, str] = {}
     for r in records:
         try:
-            devices = json.loads(r.row.get("options") or "{}").get("devices") if r.row else None
+            described = json.loads(r.row.get("options") or "{}").get(kept.key) if r.row else None
         except (ValueError, AttributeError, TypeError):
-            devices = None      # a record rewritten: its hash shows the change
-        if isinstance(devices, dict) and isinstance(devices.get("kept"), str):
-            named.setdefault(devices["kept"], r.name())
+            described = None      # a record rewritten: its hash shows the change
+        if isinstance(described, dict) and isinstance(described.get("kept"), str):
+            named.setdefault(described["kept"], r.name())
     fs, root = lake_path.fs, lake_path.root
-    folder = f"{root}/{lake_registry.FOLDER}"
+    folder = f"{root}/{kept.folder}"
     found = set()
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         for info in fs.get_file_info(pafs.FileSelector(folder)):
-            where = f"{lake_registry.FOLDER}/{info.base_name}"
-            match = lake_registry.FILE.match(info.base_name)
-            if info.type == pafs.FileType.File and lake_registry.TEMP.match(info.base_name):
-                report.leftover("registry being kept", where, "a device registry a run or watcher was writing "
+            where = f"{kept.folder}/{info.base_name}"
+            match = kept.file.match(info.base_name)
+            if info.type == pafs.FileType.File and kept.temp.match(info.base_name):
+                report.leftover(f"{kept.kind} being kept", where, f"a {kept.what} a writer was keeping "
                                 "(or was killed while writing): not evidence, never named by a record")
                 continue
             if info.type != pafs.FileType.File or match is None:
-                report.problem("added", where, "pitwatch keeps no such file among the device registries")
+                report.problem("added", where, f"pitwatch keeps no such file among the {kept.what} files")
                 continue
             found.add(where)
             actual = chain.file_sha256(fs, info.path)
             if actual != match.group(1):
                 report.problem("changed", where, f"its SHA-256 is {actual}, not the one its name gives: "
-                               "a device registry kept in the lake was changed")
+                               f"a {kept.what} kept in the lake was changed")
             elif where not in named and start is None:
-                report.leftover("registry", where, "a device registry no record names (kept by a run killed "
-                                "before its first record)")
+                report.leftover(kept.kind, where, f"a {kept.what} no record names (kept by a writer killed "
+                                "before its record)")
     for where, by in sorted(named.items()):
         if where not in found:
-            report.problem("removed", where, f"{by} names it as the device registry it used")
-    report.checked["registries"] = len(found)
+            report.problem("removed", where, f"{by} names it as the {kept.what} it used")
+    report.checked[kept.checked] = len(found)

@@ -251,7 +251,7 @@ def local_input_bytes(files: list[str]) -> int:
 
 def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
-              night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None,
+              night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None, dealers=None,
               refused: list[dict] | None = None, max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW) -> RunSummary:
     """Add ``inputs`` to the lake: ingest, replay from the first day they change, commit
     (:mod:`pitwatch.pipelines.lake_run`). Raises InputError/LakeError.
@@ -263,7 +263,9 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
     the ``runs`` record.  ``devices``: the device registry given
     (:class:`pitwatch.inputs.devices.DeviceRegistry`) or None: the given one is kept in the lake, and
     without one the run uses the lake's (:mod:`pitwatch.lake.registry`, recorded in the run's
-    options either way).
+    options either way).  ``dealers``: the dealers' roster given
+    (:class:`pitwatch.inputs.dealers.DealerRoster`, the inbox's ``dealers.csv``) or None: kept
+    likewise (:mod:`pitwatch.lake.roster`), the record naming the lake's otherwise.
     The gaming-day settings must be the lake's (:mod:`pitwatch.lake.settings`), unless
     ``rebuilding`` the whole lake.  The caller holds the lake's lock.
     A KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the command)
@@ -271,6 +273,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
     """
     from pitwatch.lake import delta
     from pitwatch.lake import registry as lake_registry
+    from pitwatch.lake import roster as lake_roster
     from pitwatch.pipelines import lake_run
     from pitwatch.pipelines.staging import staging_dir
     from pitwatch.schemas.decode import GamingDayConfig
@@ -297,6 +300,9 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
     registry = lake_registry.choose(lake_path, devices)     # the given one kept, else the lake's
     if registry.said:
         (log.warning if registry.warning else log.info)("%s", registry.said)
+    roster = lake_roster.choose(lake_path, dealers)         # the inbox's kept, else the lake's: named again
+    if roster.said:
+        log.info("%s", roster.said)
     options = beam_options(list(beam_args or []), local_input_bytes(files))
     workers = options.view_as(DirectOptions).direct_num_workers
     if workers > 1:
@@ -313,6 +319,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
                                "night": night.day if night else None,
                                "rebuild_from": night.rebuild_from if night else None,
                                "devices": registry.record,
+                               "dealers": roster.record,
                                "inputs_refused": refused,
                                "max_rejects_in_a_row": max_rejects_in_a_row,
                                **(recorded or {})}, sort_keys=True),

@@ -224,14 +224,18 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
     whole lake and may change its gaming-day settings: they are recorded when
     the run has completed.  The device registry: ``devices`` (``--devices FILE``), else
     ``INBOX/devices.csv`` when it exists (:func:`pitwatch.inputs.devices.registry_path`, the one place
-    that decides it).
+    that decides it).  The dealers' roster: ``INBOX/dealers.csv`` when it exists, kept in the lake
+    (:mod:`pitwatch.lake.roster`; a malformed one refuses the night before anything is written).
     """
+    from pitwatch.inputs.dealers import inbox_roster, load_roster
     from pitwatch.inputs.devices import load_registry, registry_path
     from pitwatch.pipelines.lake_run import Night
     from pitwatch.schemas.decode import GamingDayConfig
 
     config = gaming_day or GamingDayConfig()
     registry = load_registry(registry_path(devices, inbox))
+    roster_file = inbox_roster(inbox) if os.path.isdir(inbox) else None
+    roster = load_roster(roster_file) if roster_file else None
     replayed = state.replayed_days(lake_path)
     check_day_not_older(day, rebuild_from, replayed)
     the_plan = plan(day, inbox, lake_path, lookback_days, rebuild_from)
@@ -254,7 +258,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
         night=Night(night_day, rebuild_from, retention_days, listings),
         recorded={**(recorded or {}), "inbox_skipped": [f for d in the_plan.days for f in skipped[d]],
                   "inbox_folders": the_plan.reasons},
-        rebuilding=rebuilding, devices=registry,
+        rebuilding=rebuilding, devices=registry, dealers=roster,
         **({} if max_rejects_in_a_row is None else {"max_rejects_in_a_row": max_rejects_in_a_row}),
         refused=[{"path": os.path.join(inbox, f["path"]), "reason": f["reason"]} for d in the_plan.days
                  for f in skipped[d] if skip_reason(os.path.basename(f["path"])) is None])

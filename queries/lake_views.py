@@ -78,6 +78,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from pitwatch.lake import Lake
+from pitwatch.lake import parquet as lake_parquet
 from pitwatch.queries import alerts_view
 from pitwatch.queries.dealers import read_dealers, shipped_dealers
 from pitwatch.queries.errors import LakeQueryError, QueryInterrupted, QueryTooLarge
@@ -269,13 +270,30 @@ def referenced_tables(*statements: str) -> set[str] | None:
     return names
 
 
+def dealers_table(lake: Lake, dealers: str | None = None) -> pa.Table:
+    """``seeds_dealers``: the file ``dealers`` (``--dealers FILE``) when given; else the roster the
+    lake keeps now (:mod:`pitwatch.lake.roster`, found from the chain's head: a cost that does not
+    grow with the lake's age), whatever ``--as-of`` pins — a name is shown, it judges nothing —;
+    else the shipped ``seeds/dealers.csv``.  A bad file, or a kept roster that was changed, is a
+    :class:`LakeQueryError`."""
+    from pitwatch.lake import roster as lake_roster
+
+    if dealers:
+        return read_dealers(dealers)
+    try:
+        kept = lake_roster.current(lake)
+    except lake_parquet.LakeError as exc:
+        raise LakeQueryError(str(exc)) from None
+    return kept.table if kept is not None else read_dealers(shipped_dealers())
+
+
 def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
             as_of: str | None = None, tables: set[str] | None = None,
             memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
     """The analysts' connection: the lake's tables and the seeds, no file system, settings locked.
 
     ``dealers``: a dealers file (id, name, shift) to show as ``seeds_dealers``
-    instead of the shipped ``seeds/dealers.csv``.  ``show_tz``: the IANA zone
+    instead of the lake's roster (:func:`dealers_table`).  ``show_tz``: the IANA zone
     timestamps are shown in (default UTC), set before the lockdown.  ``as_of``: a run id or a
     timestamp: the tables as that run (or the last successful one then) left them
     (:func:`pitwatch.lake.versions.pinned_versions`), not as the last successful run did.
@@ -287,7 +305,7 @@ def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
     zone = "UTC" if show_tz is None else display_zone(show_tz)
     if not lake.is_uri and not os.path.isdir(lake):
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
-    roster = read_dealers(dealers or shipped_dealers())   # a bad file is refused before anything opens
+    roster = dealers_table(lake, dealers)   # a bad file is refused before anything opens
     con = duckdb.connect(":memory:", config={"temp_directory": ""})
     try:
         try:

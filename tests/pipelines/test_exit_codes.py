@@ -63,6 +63,7 @@ TYPOS = {
     "migrate": (["--lake", "{lake}"], "--confg", "--config"),
     "verify": (["--lake", "{lake}"], "--anchr", "--anchor"),
     "vacuum": (["--lake", "{lake}"], "--dry-rnu", "--dry-run"),
+    "dealers": (["import", "dealers.csv", "--lake", "{lake}"], "--lock-timeuot", "--lock-timeout"),
     "review": (["abc", "--lake", "{lake}"], "--dispostion", "--disposition"),
 }
 
@@ -106,14 +107,14 @@ def test_a_mistyped_option_of_pitwatch_itself():
 
 # --- every --help ends with the exit codes ----------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(COMMANDS) + ["config show"])
+@pytest.mark.parametrize("name", sorted(COMMANDS) + ["config show", "dealers import", "dealers show"])
 def test_every_help_lists_every_exit_code(name):
     result = pitwatch(*name.split(), "--help")
     assert result.returncode == 0
     table = result.stdout.split("Exit codes:")[1]
     for code, meaning in exits.TABLE:
         assert f"{code}  {meaning}" in table
-    assert "--config FILE" in result.stdout or name == "config"
+    assert "--config FILE" in result.stdout or name in ("config", "dealers")     # the groups: their commands take it
 
 
 # --- 0 and 1 -----------------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ def test_the_investigations_asked_for_are_there():
     assert set(QUERIES) == {
         "findings_by_rule", "findings_per_dealer", "table_day_summary", "pack_custody", "round_replay",
         "stub_compliance", "cut_placement", "dealer_rule_repeats", "findings_evidence", "findings_video",
-        "alerts_vs_findings", "hold", "open_findings", "review_log", "orphan_reviews"}
+        "alerts_vs_findings", "hold", "dealer_scorecard", "table_health", "open_findings", "review_log",
+        "orphan_reviews"}
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))

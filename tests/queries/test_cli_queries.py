@@ -29,6 +29,8 @@ PARAMS = {
     "dealer_rule_repeats": {"to_day": "2026-11-28", "rule_id": "BURN_SKIPPED"},
     "findings_evidence": {"gaming_day": "2026-11-28", "severity": "*"},
     "alerts_vs_findings": {"gaming_day": "2026-11-28"},     # no watcher on this lake: every finding never alerted
+    "dealer_scorecard": {"from_day": "2026-11-28", "to_day": "2026-11-28"},
+    "table_health": {"from_day": "2026-11-27", "to_day": "2026-11-28"},
 }
 
 

@@ -269,6 +269,33 @@ def test_alerts_vs_findings(tmp_path):
     assert run(con, "alerts_vs_findings", gaming_day="2026-11-26") == []
 
 
+def test_dealer_scorecard(con):
+    # DAY2 against DAY1. D-1 dealt R-1 (20:05:00-20:05:50) and R-2 (20:08:00-20:08:50) at BAC-07: one
+    # stint of 230 s (2 rounds, 2 hands: 31.3 an hour); on DAY1 R-0 alone, 50 s (72 an hour). D-3's
+    # T-1 ... T-8 (21:01:00-21:08:50, 470 s) are all on DAY2. Rules tied on count: the most severe first.
+    rows = run(con, "dealer_scorecard", from_day="2026-11-28", to_day="2026-11-28")
+    assert pick(rows, "dealer_id", "rounds", "hands", "hours", "rounds_per_hour", "findings", "critical", "major",
+                "findings_per_100_rounds", "top_rules") == [
+        ("D-1", 2, 2, 0.06, 31.3, 4, 1, 3, 200.0, "SHOE_CARD_MISMATCH (1), BURN_COUNT (1), CUT_CARD_PLACEMENT (1)"),
+        ("D-2", 2, 2, 0.03, 65.5, 1, 0, 1, 50.0, "BURN_SKIPPED (1)"),
+        ("D-3", 8, 8, 0.13, 61.3, 2, 1, 1, 25.0, "VOID_NOT_DECLARED (1), STUB_COUNT_OVERDUE (1)")]
+    assert pick(rows, "dealer_id", "previous_rounds", "previous_rounds_per_hour", "previous_findings",
+                "change_rounds_per_hour", "change_findings_per_100_rounds") == [
+        ("D-1", 1, 72.0, 1, -40.7, 100.0), ("D-2", 1, 72.0, 1, -6.5, -50.0), ("D-3", None, None, None, None, None)]
+    assert pick(run(con, "dealer_scorecard", from_day="2026-11-28", to_day="2026-11-28", dealer_id="D-2"),
+                "dealer_id", "rounds") == [("D-2", 2)]
+
+
+def test_table_health(con):
+    rows = run(con, "table_health", **RANGE)
+    assert pick(rows, "table_id", "days", "rounds", "hands", "rounds_per_hour", "findings", "critical", "major",
+                "shoe_silent_packs", "unknown_devices", "rejected_lines") == [
+        ("BAC-07", 2, 3, 3, 38.6, 5, 1, 4, 0, 0, 0),       # 50 s on DAY1 + 230 s on DAY2
+        ("TBP-02", 1, 8, 8, 61.3, 2, 1, 1, 0, 0, 0),
+        ("BAC-08", 2, 3, 3, 67.5, 2, 0, 2, 0, 0, 0)]       # 50 s + 110 s
+    assert pick(run(con, "table_health", **RANGE, table_id="BAC-08"), "table_id", "rounds") == [("BAC-08", 3)]
+
+
 # -- reviews (issue 42): the hand-built lake with reviews committed by hand, chained ------------------
 
 def _review(fid, disposition, reviewer, when, reason=None, rule="BURN_SKIPPED", table="BAC-07", day=DAY1):

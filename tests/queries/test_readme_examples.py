@@ -79,8 +79,9 @@ def _demo_as_of(lake: str, example: str) -> str:
     from pitwatch.lake import runs
     from pitwatch.queries.as_of import RUN_ID
 
+    # the last batch run: a review's or a roster import's record succeeds too, but names no table versions
     last = [r for r in runs.latest_records(lake_mod.read_table(Lake.at(lake), "runs"))
-            if r["status"] == "succeeded" and r["table_versions"]][-1]        # a batch run's, not a review's
+            if r["status"] == "succeeded" and r["table_versions"]][-1]
     return last["run_id"] if RUN_ID.match(example) else last["ended"].isoformat()
 
 

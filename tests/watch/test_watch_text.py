@@ -233,3 +233,30 @@ def test_a_dealers_file_that_is_no_roster_is_one_error_line_and_nothing_is_writt
     assert out.stderr.strip().splitlines() == [f"Error: dealers file {roster}: the header is 'dealer,name'; "
                                                "it must name the columns id, name and shift"]
     assert not (tmp_path / "lake").exists()     # a good roster: the slow test above (--dealers, a real process)
+
+
+@pytest.mark.slow
+def test_text_lines_name_the_dealer_from_the_lakes_roster_without_a_dealers_flag(
+        tmp_path, scenario, batch_lake, start_watch, pitwatch):
+    """Issue 42: the roster kept in the lake (``pitwatch dealers import``) names the dealer in the
+    text alerts of a watcher given no ``--dealers``; the lake's roster is the casino's, so an id
+    it does not list is shown alone."""
+    import shutil
+
+    lake = tmp_path / "lake"
+    shutil.copytree(batch_lake, lake, symlinks=True)
+    roster = tmp_path / "dealers.csv"
+    roster.write_text("id,name,shift\nD-1,Ana Ruiz,swing\n")
+    assert pitwatch("dealers", "import", roster, "--lake", lake).returncode == 0
+    feeds = tmp_path / "feeds"
+    feeds.mkdir()
+    w = start_watch(feeds, "--lake", lake, "--finalize-at-stop", "--format", "text",
+                    "--alerts-file", tmp_path / "alerts.jsonl")
+    order = interleave(scenario, seed=3)
+    append_lines(feeds, order)
+    w.caught_up(len(order))
+    assert w.stop(signal.SIGTERM) == 0
+    records = [json.loads(x) for x in (tmp_path / "alerts.jsonl").read_text().splitlines()]
+    dealers = [LINE.fullmatch(text)["dealer"] for text in w.everything]
+    assert len(dealers) == len(records) and any(r["dealer_id"] == "D-1" for r in records)
+    assert dealers == [{"D-1": "Ana Ruiz (D-1)", None: "-"}.get(r["dealer_id"], r["dealer_id"]) for r in records]

@@ -1,0 +1,80 @@
+"""``pitwatch dealers``: the dealers' roster the lake keeps (:mod:`pitwatch.lake.roster`)."""
+from __future__ import annotations
+
+import logging
+import os
+
+import click
+
+from pitwatch.cli.common import COMMAND_META, StrictCommand, StrictGroup, UserError, lake_option, user_errors
+from pitwatch.cli.locking import lake_lock, lock_timeout_option
+from pitwatch.lake import Lake
+
+log = logging.getLogger("pitwatch")
+
+
+@click.group(cls=StrictGroup, epilog="""\b
+Examples:
+  pitwatch dealers import dealers.csv --lake lake
+  pitwatch dealers show --lake lake
+""")
+def dealers():
+    """The dealers' roster (dealers.csv: id,name,shift) kept in the lake, so
+    every command (sql, query, export-duckdb, watch) shows a dealer's name
+    beside the id without --dealers.  The nightly run also keeps the inbox's
+    dealers.csv (docs/nightly.md)."""
+
+
+@dealers.command("import", cls=StrictCommand, epilog="""\b
+Examples:
+  pitwatch dealers import /srv/rosters/dealers.csv --lake /data/lake
+""")
+@click.argument("file", metavar="FILE")
+@lake_option
+@lock_timeout_option
+@click.pass_context
+@user_errors
+def import_(ctx, file, lake, lock_timeout):
+    """Keep FILE (CSV: id,name,shift) in the lake as its dealers' roster.
+
+    A roster whose bytes differ from the lake's becomes its next version
+    (named in a chained runs record; pitwatch verify checks its bytes); the
+    same bytes again keep the version and write nothing.  A malformed file is
+    refused (exit 2) and the lake is left as it was.  Holds the lake's lock
+    (waits for a run up to --lock-timeout, then exit 4)."""
+    from pitwatch.inputs.dealers import load_roster
+    from pitwatch.lake import roster as lake_roster
+    from pitwatch.lake.lock import local_root
+
+    roster = load_roster(file)          # a bad roster: exit 2 before the lake is touched
+    lake = Lake.at(lake)
+    local_root(lake)                    # an object store: exit 2 (the lake's files are written locally)
+    if not os.path.isdir(lake.root):
+        raise UserError(f"no lake at {lake}: create the folder (or run pitwatch run) first")
+    command = ctx.meta.get(COMMAND_META, f"pitwatch dealers import {file} --lake {lake}")
+    with lake_lock(lake, lock_timeout, command, log):
+        chosen = lake_roster.import_roster(lake, roster, command)
+    click.echo(chosen.said)
+
+
+@dealers.command("show", cls=StrictCommand, epilog="""\b
+Examples:
+  pitwatch dealers show --lake /data/lake
+""")
+@lake_option
+@user_errors
+def show(lake):
+    """Print the lake's dealers' roster (id, name, shift) and its version;
+    exit 2 when the lake keeps none."""
+    from pitwatch.cli.render import visible
+    from pitwatch.lake import roster as lake_roster
+
+    lake = Lake.at(lake)
+    held = lake_roster.lake_roster(lake)
+    if not held or not held.get("kept"):
+        raise UserError(f"the lake {lake} keeps no dealers roster: pitwatch dealers import FILE --lake {lake}")
+    roster = lake_roster.read_kept(lake, held)
+    click.echo(f"dealers roster version {held.get('version')} ({held['kept']}, from {visible(str(held.get('path')))}): "
+               f"{roster.table.num_rows} dealers")
+    for row in roster.table.to_pylist():
+        click.echo(visible(f"{row['id']},{row['name']},{row['shift']}"))
