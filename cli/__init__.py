@@ -26,6 +26,7 @@ COMMANDS = {
     "migrate": "pitwatch.cli.migrate:migrate",
     "verify": "pitwatch.cli.verify:verify",
     "vacuum": "pitwatch.cli.vacuum:vacuum",
+    "incidents": "pitwatch.cli.incidents:incidents",
 }
 
 _SHORT_HELP = {
@@ -41,6 +42,7 @@ _SHORT_HELP = {
     "migrate": "Convert a lake of the previous layout (plain Parquet) to Delta tables.",
     "verify": "Check the lake's hash chain and files (and the anchor): exit 5 when not intact.",
     "vacuum": "Remove files runs replaced, past the retention; legal holds kept.",
+    "incidents": "A day's confirmed and escalated findings as incident records (CSV, JSON).",
 }
 
 
