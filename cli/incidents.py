@@ -104,15 +104,15 @@ def incidents(day, lake, fmt, out, force, video_pad, dealers):
     docs/incidents.md maps every field to an iTrak-style incident file.
     """
     from pitwatch.lake import delta
-    from pitwatch.queries.incidents import day_incidents
-    from pitwatch.queries.lake_views import connect
+    from pitwatch.queries.incidents import day_incidents, statements
+    from pitwatch.queries.lake_views import connect, referenced_tables
 
     when = gaming_day(day)
     if out:
         check_out(out, force)
     lake = Lake.at(lake)
     with lake_answers():
-        con = connect(lake, dealers)
+        con = connect(lake, dealers, tables=referenced_tables(*statements()))
         try:
             if not any(delta.is_table(lake, name) for name in ("runs", "events", "findings")):
                 raise UserError(f"{lake}: not a pitwatch lake (no runs, events or findings table; "

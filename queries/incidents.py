@@ -32,11 +32,11 @@ from typing import Any, Iterable, Mapping
 
 import duckdb
 
-from pitwatch.queries.catalog import run_query
+from pitwatch.queries.catalog import get_query, run_query
 from pitwatch.queries.lake_views import run_sql
 
 __all__ = ["FIELDS", "INCIDENT_DISPOSITIONS", "incident_number", "day_numbers", "description",
-           "incident_record", "day_incidents"]
+           "incident_record", "day_incidents", "statements"]
 
 NUMBER_PREFIX = "PW"
 SHORT_DIGITS = 8                         # hex digits of the finding_id in a number, unless they collide
@@ -74,7 +74,7 @@ found as (
            min(v.file) as file, min(v.line) as line, min(v.ts) as ts
     from cited c left join (
         select device_id, event_id, file, line, ts from events
-        where gaming_day between $gaming_day - $days_before and $gaming_day
+        where gaming_day between $from_day and $gaming_day
     ) v on v.device_id is not distinct from c.e.device_id and v.event_id = c.e.event_id
     group by all
 ),
@@ -212,15 +212,24 @@ def incident_record(f: Mapping[str, Any], number: str, window: tuple[_dt.datetim
     }
 
 
+_IDS_SQL = "select finding_id from findings where gaming_day = $gaming_day"
+
+
+def statements() -> tuple[str, ...]:
+    """Every statement :func:`day_incidents` runs: what :func:`pitwatch.queries.lake_views.referenced_tables`
+    reads to open only the tables they name (not ``runs``, whose records grow with the lake's age)."""
+    return (_IDS_SQL, _DAY_SQL, get_query("findings_video").sql)
+
+
 def day_incidents(con: duckdb.DuckDBPyConnection, gaming_day: _dt.date, video_pad: int = 30,
                   timeout: float | None = None) -> list[dict]:
     """The incident records of ``gaming_day`` (one per finding whose status is confirmed or
     escalated), in time order, read through the analysts' connection ``con``."""
     day = {"gaming_day": gaming_day}
-    ids = [r[0] for r in run_sql(con, "select finding_id from findings where gaming_day = $gaming_day",
-                                 day, timeout=timeout).rows]
+    ids = [r[0] for r in run_sql(con, _IDS_SQL, day, timeout=timeout).rows]
     numbers = day_numbers(gaming_day, ids)
-    answer = run_sql(con, _DAY_SQL, {**day, "days_before": EVIDENCE_DAYS_BEFORE}, timeout=timeout)
+    answer = run_sql(con, _DAY_SQL, {**day, "from_day": gaming_day - _dt.timedelta(days=EVIDENCE_DAYS_BEFORE)},
+                     timeout=timeout)
     rows = [dict(zip(answer.columns, r)) for r in answer.rows]
     if not rows:
         return []
