@@ -26,6 +26,7 @@ COMMANDS = {
     "migrate": "pitwatch.cli.migrate:migrate",
     "verify": "pitwatch.cli.verify:verify",
     "vacuum": "pitwatch.cli.vacuum:vacuum",
+    "review": "pitwatch.cli.review:review",
     "incidents": "pitwatch.cli.incidents:incidents",
 }
 
@@ -42,6 +43,7 @@ _SHORT_HELP = {
     "migrate": "Convert a lake of the previous layout (plain Parquet) to Delta tables.",
     "verify": "Check the lake's hash chain and files (and the anchor): exit 5 when not intact.",
     "vacuum": "Remove files runs replaced, past the retention; legal holds kept.",
+    "review": "Record a finding's review: confirmed, dismissed or escalated, by whom, why.",
     "incidents": "A day's confirmed and escalated findings as incident records (CSV, JSON).",
 }
 

@@ -19,6 +19,11 @@ Tables (``docs/spec/outputs.md``), each a name in the connection:
   writer, shown whole even ``--as-of`` an earlier night).
 * ``alerts``: the live service's alerts, at the table's latest version, never
   pinned (:mod:`pitwatch.queries.alerts_view`).
+* ``reviews``: every review ever recorded (``pitwatch review``, :mod:`pitwatch.lake.reviews`), at
+  the table's latest version, never pinned (``--as-of`` does not move it: a review is about a
+  finding, not part of a night).  ``findings`` is the pinned findings with three columns more,
+  after ``gaming_day``: ``status`` (``open`` when the finding has no review, else its latest
+  review's disposition), ``reviewed_by`` and ``reviewed_at`` of that review (:data:`STATUS_COLUMNS`).
 * ``seeds_<stem>`` for every ``seeds/*.csv`` shipped with pitwatch, e.g.
   ``seeds_combate_paytable``: read into memory (header row, types detected)
   when the connection opens.  ``seeds_dealers`` (id, name, shift) is read by
@@ -79,7 +84,18 @@ from pitwatch.queries.errors import LakeQueryError, QueryInterrupted, QueryTooLa
 from pitwatch.queries.statement_check import check_read_only
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
-VIEW_TABLES = (*LAKE_TABLES, alerts_view.TABLE)   # every lake table a connection has
+REVIEWS_TABLE = "reviews"
+VIEW_TABLES = (*LAKE_TABLES, alerts_view.TABLE, REVIEWS_TABLE)   # every lake table a connection has
+STATUS_COLUMNS = ("status", "reviewed_by", "reviewed_at")        # the findings view's, from reviews
+_FINDINGS_ROWS = "pitwatch_findings_rows"     # the pinned findings' relation, named only inside FINDINGS_VIEW
+# The findings with their status: the latest review of each (by reviewed_at, then review_id: the
+# order they were recorded in), or open.  A LEFT JOIN on the findings' rows: a filter on
+# gaming_day still reaches the findings' dataset (DuckDB pushes it into the scan).
+FINDINGS_VIEW = f"""SELECT f.*, coalesce(r.disposition, 'open') AS status, r.reviewer AS reviewed_by, r.reviewed_at AS reviewed_at
+FROM {_FINDINGS_ROWS} AS f LEFT JOIN (
+    SELECT finding_id, disposition, reviewer, reviewed_at FROM reviews
+    QUALIFY row_number() OVER (PARTITION BY finding_id ORDER BY reviewed_at DESC, review_id DESC) = 1
+) AS r ON r.finding_id = f.finding_id"""
 
 SEED_PREFIX = "seeds_"
 DEALERS_TABLE = SEED_PREFIX + "dealers"
@@ -163,6 +179,17 @@ def table_dataset(lake: Lake, name: str, versions: dict | None = None, files: li
     from pitwatch.lake import delta
 
     return delta.dataset(lake, name, files, schema)
+
+
+def reviews_dataset(lake: Lake) -> ds.Dataset:
+    """The ``reviews`` table at its latest version (:mod:`pitwatch.lake.reviews`): every review ever recorded."""
+    from pitwatch.lake import delta
+    from pitwatch.lake.reviews import TABLE
+    from pitwatch.schemas.arrow import REVIEWS
+
+    version = delta.current_version(lake, TABLE)
+    return delta.dataset(lake, TABLE, delta.files_at(lake, TABLE, version) if version is not None else [],
+                         REVIEWS, partitioned=False)
 
 
 def _versions(lake: Lake, as_of: str | None, tables: set[str] | None = None) -> tuple[dict, dict[str, list[str]]]:
@@ -270,9 +297,17 @@ def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
         if memory_limit is not None:
             con.execute(f"SET memory_limit = '{int(memory_limit)}B'")
         versions, files = _versions(lake, as_of, tables)
+        if tables is None or REVIEWS_TABLE in tables or "findings" in tables:
+            con.register(REVIEWS_TABLE, reviews_dataset(lake))     # latest version, never pinned
         for name in LAKE_TABLES:
             if tables is None or name in tables:
-                con.register(name, table_dataset(lake, name, versions, files.get(name)))
+                rows = table_dataset(lake, name, versions, files.get(name))
+                if name == "findings":      # a relation, not a second name the user would see
+                    shown = con.from_arrow(rows).query(_FINDINGS_ROWS, FINDINGS_VIEW)
+                    assert shown is not None            # a SELECT: always a relation
+                    shown.create_view("findings")
+                else:
+                    con.register(name, rows)
         if tables is None or alerts_view.TABLE in tables:
             con.register(alerts_view.TABLE, alerts_view.dataset(lake))   # the live service's: latest version
         for name, path in seed_files().items():   # pitwatch's own files, read before the lockdown

@@ -205,6 +205,28 @@ RULES = pa.schema([
     pa.field("summary", pa.string()),
 ])
 
+# The analysts' reviews of findings (``LAKE/reviews``, a Delta table whose only writer is ``pitwatch
+# review``: pitwatch.lake.reviews, docs/lake.md "The reviews table").  Not one of LAKE_TABLES: append-only,
+# never replayed, rolled back or pinned to a run (readers read its latest version).  A review's own id,
+# the finding and what was decided about it, a snapshot of the finding when reviewed, then its chain
+# (pitwatch.lake.chain): its hash and the hash of the review before it.
+REVIEWS = pa.schema([
+    pa.field("review_id", pa.string(), nullable=False),
+    pa.field("finding_id", pa.string(), nullable=False),
+    pa.field("disposition", pa.string(), nullable=False),   # confirmed, dismissed, escalated
+    pa.field("reason", pa.string()),                         # a code of seeds/review_reasons.csv
+    pa.field("reviewer", pa.string(), nullable=False),       # --by
+    pa.field("note", pa.string()),
+    pa.field("video", pa.string()),                          # the video reference
+    pa.field("amount", pa.float64()),                        # the house's loss (+) or money saved (-)
+    pa.field("reviewed_at", TS, nullable=False),
+    pa.field("rule_id", pa.string()),
+    pa.field("table_id", pa.string()),
+    pa.field("gaming_day", pa.date32()),
+    pa.field("prev_review_sha256", pa.string()),
+    pa.field("review_sha256", pa.string()),
+])
+
 LAKE_TABLES: dict[str, pa.Schema] = {
     "events": EVENTS, "rejects": REJECTS, "rounds": ROUNDS, "packs": PACKS,
     "findings": FINDINGS, "runs": RUNS, "rules": RULES,

@@ -9,7 +9,15 @@ import duckdb
 import pytest
 
 from pitwatch.lake import Lake
-from pitwatch.queries.lake_views import LakeQueryError, connect, run_sql, seed_files, table_files, view_columns
+from pitwatch.queries.lake_views import (
+    STATUS_COLUMNS,
+    LakeQueryError,
+    connect,
+    run_sql,
+    seed_files,
+    table_files,
+    view_columns,
+)
 from pitwatch.schemas.arrow import LAKE_TABLES
 
 
@@ -20,7 +28,7 @@ def describe(con, view):
 def test_every_lake_table_and_seed_is_there_by_name(con):
     views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    assert views == set(LAKE_TABLES) | {"alerts"}     # the registered datasets (alerts: the live service's)
+    assert views == set(LAKE_TABLES) | {"alerts", "reviews"}     # the registered datasets (alerts: the live service's; reviews: pitwatch review's)
     assert tables == set(seed_files())        # read into memory before the lockdown
     assert "seeds_combate_paytable" in tables
 
@@ -51,7 +59,8 @@ def test_views_have_the_schema_columns_whether_written_or_not(lake, tmp_path):
     young = connect(Lake.at(empty_lake))
     full = connect(Lake.at(lake))
     for name in LAKE_TABLES:
-        assert [c for c, _ in describe(young, name)] == view_columns(name).names, name
+        shown = view_columns(name).names + (list(STATUS_COLUMNS) if name == "findings" else [])
+        assert [c for c, _ in describe(young, name)] == shown, name
         assert young.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,)
     for name in ("events", "rounds", "packs", "findings"):  # written in the test lake: same names and types
         assert describe(full, name) == describe(young, name), name

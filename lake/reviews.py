@@ -1,0 +1,251 @@
+"""The ``reviews`` table: what an analyst decided about a finding, append-only and chained.
+
+``pitwatch review`` is its only writer (docs/lake.md, "The reviews table").  One call is one
+commit of one data file holding its reviews (a batch ``--from FILE.csv``: all of them, or none),
+under the lake's lock (:mod:`pitwatch.lake.lock`), so two reviewers at once never fork the chain:
+
+* **Chained** (:mod:`pitwatch.lake.chain`): each review carries its hash (``review_sha256``,
+  over its canonical encoding) and the hash of the review before it (``prev_review_sha256``).
+  The review before is the last row of the file the table's last commit added
+  (:func:`head`): one commit and one small file, whatever the table's age.
+* **Recorded in ``runs``** like every writer's commit: a chained intent before the commit and a
+  ``succeeded`` record after it (command ``pitwatch review …``, options ``{"command":
+  "review", "reviews": n}``), which names the commit and its file's SHA-256
+  (:func:`pitwatch.lake.runs.write_run_record`), so ``pitwatch verify`` checks the file's bytes as
+  it checks every table's, and the reviews' chain besides.
+* **Never rewritten**: a finding's status is its latest review; a change of mind is a new review.
+
+What is refused (:class:`ReviewRefused`, checked before the lock is taken, and again under it, so a
+refused review leaves the lake's bytes as they were): a finding not in the lake's ``findings`` at
+its latest successful run, a disposition not in :data:`DISPOSITIONS`, a reason not in
+``seeds/review_reasons.csv``, an empty reviewer, an amount that is not a finite number, and a
+review identical to the finding's latest (same disposition, reviewer, reason, note, video and
+amount).
+
+``amount``: the money of the incident, in the table's currency: **positive, what the house lost**
+(an overpayment, a payout a patron should not have had); **negative, what it saved** (a wrong
+payout caught before it was paid, money recovered); null when none.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import math
+
+import pyarrow as pa
+
+from pitwatch.lake import Lake, chain
+from pitwatch.lake import parquet as lake_files
+from pitwatch.schemas.arrow import REVIEWS, conform, rows_to_table
+
+TABLE = "reviews"
+DISPOSITIONS = ("confirmed", "dismissed", "escalated")
+HASH_FIELD = "review_sha256"
+PREV_FIELD = "prev_review_sha256"
+REASONS_SEED = "review_reasons.csv"
+COMPARED = ("disposition", "reviewer", "reason", "note", "video", "amount")   # what makes two reviews identical
+
+
+class ReviewRefused(ValueError):
+    """A review pitwatch will not record (the CLI's one ``Error:`` line, exit 2)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Reason:
+    """A reason code of ``seeds/review_reasons.csv``: its title and the incident system's error
+    type (the "disputes audit" of an iTrak-style file: ``dealer``, ``patron`` or ``none``)."""
+
+    code: str
+    title: str
+    error_type: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Asked:
+    """One review as asked for (a command line, or a row of a batch file: ``where`` names it)."""
+
+    finding_id: str
+    disposition: str
+    reviewer: str
+    reason: str | None = None
+    note: str | None = None
+    video: str | None = None
+    amount: float | None = None
+    where: str = ""
+
+    def compared(self) -> tuple:
+        return tuple(getattr(self, k) for k in COMPARED)
+
+
+def reasons() -> dict[str, Reason]:
+    """The reason codes shipped in ``seeds/review_reasons.csv``, by code."""
+    from pitwatch.seeds import read_csv
+
+    return {r["code"]: Reason(r["code"], r["title"], r["error_type"]) for r in read_csv(REASONS_SEED)}
+
+
+def _refuse(asked: Asked, message: str) -> ReviewRefused:
+    return ReviewRefused(f"{asked.where}: {message}" if asked.where else message)
+
+
+def _check_fields(asked: Asked, codes: dict[str, Reason]) -> None:
+    if not asked.finding_id:
+        raise _refuse(asked, "no finding id")
+    if asked.disposition not in DISPOSITIONS:
+        raise _refuse(asked, f"disposition {asked.disposition!r} is not one of {', '.join(DISPOSITIONS)}")
+    if not asked.reviewer or not asked.reviewer.strip():
+        raise _refuse(asked, "the reviewer (--by) is empty: a review names who made it")
+    if asked.reason is not None and asked.reason not in codes:
+        raise _refuse(asked, f"reason {asked.reason!r} is not a reason code ({', '.join(codes)}; "
+                             "seeds/review_reasons.csv)")
+    if asked.amount is not None and (isinstance(asked.amount, bool) or not math.isfinite(asked.amount)):
+        raise _refuse(asked, f"amount {asked.amount!r} is not a finite number")
+
+
+def findings_of(lake: Lake, finding_ids) -> dict[str, dict]:
+    """``finding_id`` -> its rule, table and gaming day, for those of ``finding_ids`` the lake's
+    ``findings`` hold at the latest successful run (the version analysts read)."""
+    import pyarrow.dataset as ds
+
+    wanted = sorted(set(finding_ids))
+    table = lake.pinned("findings")
+    if not table.exists or not wanted:
+        return {}
+    rows = table.dataset().to_table(columns=["finding_id", "rule_id", "table_id", "gaming_day"],
+                                    filter=ds.field("finding_id").isin(wanted)).to_pylist()
+    return {r["finding_id"]: r for r in rows}
+
+
+def read_all(lake: Lake) -> pa.Table:
+    """Every review ever recorded (the table's latest version), in the REVIEWS columns."""
+    from pitwatch.lake import delta
+
+    version = delta.current_version(lake, TABLE)
+    if version is None:
+        return REVIEWS.empty_table()
+    files = delta.files_at(lake, TABLE, version)
+    return conform(delta.dataset(lake, TABLE, files, REVIEWS, partitioned=False).to_table(), REVIEWS)
+
+
+def latest_of(lake: Lake, finding_ids) -> dict[str, dict]:
+    """The latest review (by ``reviewed_at``, then ``review_id``) of each of ``finding_ids`` that has one."""
+    import pyarrow.compute as pc
+
+    wanted = sorted(set(finding_ids))
+    table = read_all(lake)
+    if not wanted or table.num_rows == 0:
+        return {}
+    table = table.filter(pc.is_in(table.column("finding_id"), value_set=pa.array(wanted, pa.string())))
+    latest: dict[str, dict] = {}
+    for r in table.to_pylist():
+        have = latest.get(r["finding_id"])
+        if have is None or (r["reviewed_at"], r["review_id"]) > (have["reviewed_at"], have["review_id"]):
+            latest[r["finding_id"]] = r
+    return latest
+
+
+def check(lake: Lake, asked: list[Asked]) -> dict[str, dict]:
+    """Refuse (:class:`ReviewRefused`) what must not be recorded, the first problem in the order
+    asked; the findings reviewed (:func:`findings_of`).  Reads only."""
+    if not asked:
+        raise ReviewRefused("no review to record")
+    codes = reasons()
+    for a in asked:
+        _check_fields(a, codes)
+    found = findings_of(lake, [a.finding_id for a in asked])
+    for a in asked:
+        if a.finding_id not in found:
+            raise _refuse(a, f"finding {a.finding_id!r} is not in the lake's findings (at its latest successful run)")
+    latest = {fid: tuple(r[k] for k in COMPARED) for fid, r in latest_of(lake, found).items()}
+    for a in asked:
+        if latest.get(a.finding_id) == a.compared():
+            raise _refuse(a, f"finding {a.finding_id} already has this review as its latest "
+                             f"({a.disposition} by {a.reviewer}): nothing new to record")
+        latest[a.finding_id] = a.compared()
+    return found
+
+
+def head(lake: Lake) -> dict | None:
+    """The chain's last review: the last row of the file the table's last commit added (None: no
+    review yet).  One commit and one file read, however many reviews the table holds."""
+    from pitwatch.lake import delta, delta_log
+
+    versions = delta_log.history_versions(lake, TABLE) if delta.is_table(lake, TABLE) else []
+    for version in reversed(versions):
+        _data, actions = delta.read_commit(lake, TABLE, version)
+        paths = delta.added_paths(actions)
+        if not paths:
+            continue            # a commit that added no file (none is written today): the one before
+        rows = chain.parquet_rows(chain.read_whole(lake.fs, lake.path(TABLE, paths[-1])))
+        if rows:
+            return rows[-1]
+    return None
+
+
+def record(lake: Lake, asked: list[Asked], command: str, holder_update=None) -> list[dict]:
+    """Record ``asked`` as one commit of ``reviews`` and a chained ``runs`` record; the rows written.
+    The caller holds the lake's lock.  Checked again here (:func:`check`): under the lock, against
+    the reviews another reviewer recorded since."""
+    from pitwatch.lake import delta, runs
+
+    found = check(lake, asked)
+    now = _dt.datetime.now(_dt.timezone.utc)
+    run_id = runs.new_run_id(now)
+    if holder_update is not None:
+        holder_update(run_id=run_id)
+    previous = head(lake)
+    rows = []
+    for i, a in enumerate(asked, 1):
+        f = found[a.finding_id]
+        row = {"review_id": f"{run_id}-{i:04d}", "finding_id": a.finding_id, "disposition": a.disposition,
+               "reason": a.reason, "reviewer": a.reviewer, "note": a.note, "video": a.video,
+               "amount": None if a.amount is None else float(a.amount), "reviewed_at": now,
+               "rule_id": f["rule_id"], "table_id": f["table_id"], "gaming_day": f["gaming_day"]}
+        row = rows_to_table([row], REVIEWS).to_pylist()[0]       # the values as a reader reads them back
+        row = chain.link(previous, row, HASH_FIELD, PREV_FIELD)
+        rows.append(row)
+        previous = row
+    meta = {"run_id": run_id, "command": command, "started": now.isoformat(), "versions": runs.versions(),
+            "options": json.dumps({"command": "review", "reviews": len(rows)}, sort_keys=True)}
+    written = lake_files.write_data_file(lake, TABLE, None, f"review-{run_id}.parquet", rows_to_table(rows, REVIEWS))
+    fence = delta.fence(lake, TABLE)
+    kwargs = dict(run_id=run_id, fence_at_start=fence, schema=REVIEWS, partitioned=False)
+    runs.write_intent_record(lake, meta, delta.intended_commits(lake, TABLE, [written], None, **kwargs))
+    delta.commit_replays(lake, TABLE, [written], None, **kwargs)
+    runs.write_run_record(lake, runs.run_record(meta, "succeeded", ended=_dt.datetime.now(_dt.timezone.utc)),
+                          written=[written])
+    return rows
+
+
+def chain_problems(lake: Lake, version: int | None = None) -> list[tuple[str, str, str]]:
+    """Every broken link of the reviews' chain at ``version`` (default: the latest), as (kind,
+    what, why) for ``pitwatch verify``: the reviews in commit order (the files in the order their
+    commits added them, the rows in file order)."""
+    from pitwatch.lake import delta, delta_log
+
+    if not delta.is_table(lake, TABLE):
+        return []
+    versions = delta_log.history_versions(lake, TABLE)
+    version = versions[-1] if version is None and versions else version
+    if version is None:
+        return []
+    current = set(delta.files_at(lake, TABLE, version))
+    records: list[tuple[str, dict]] = []
+    for v in versions:
+        if v > version:
+            break
+        _data, actions = delta.read_commit(lake, TABLE, v)
+        for path in delta.added_paths(actions):
+            full = lake.path(TABLE, path)
+            if full not in current:
+                continue
+            try:
+                rows = chain.parquet_rows(chain.read_whole(lake.fs, full))
+            except (OSError, pa.ArrowException):
+                continue                   # gone or unreadable: verify's file check names it
+            records.extend((f"{TABLE}/{path}", r) for r in rows)
+    found = chain.chain_problems([r for _p, r in records], HASH_FIELD, PREV_FIELD,
+                                 name=lambda i, r: f"review {r.get('review_id')} of finding {r.get('finding_id')} "
+                                                   f"({records[i][0]})")
+    return [(kind, records[i][0], why) for i, kind, why in found]
