@@ -60,11 +60,10 @@ day as (
     select * from findings
     where gaming_day = $gaming_day and status in ('confirmed', 'escalated')
 ),
-latest as (
+latest as (      -- the review the finding's status is: the view's order (reviewed_at, then review_id)
     select r.finding_id, r.disposition, r.reason, r.reviewer, r.note, r.video, r.amount, r.reviewed_at
-    from reviews r join day d
-      on r.finding_id = d.finding_id and r.disposition = d.status and r.reviewed_at = d.reviewed_at
-    qualify row_number() over (partition by r.finding_id order by r.review_id desc) = 1
+    from reviews r where r.finding_id in (select finding_id from day)
+    qualify row_number() over (partition by r.finding_id order by r.reviewed_at desc, r.review_id desc) = 1
 ),
 cited as (
     select finding_id, unnest(evidence) as e from day
