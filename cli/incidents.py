@@ -10,7 +10,7 @@ import tempfile
 import click
 
 from pitwatch.cli.common import StrictCommand, UserError, lake_option, user_errors
-from pitwatch.cli.render import render
+from pitwatch.cli.render import render, visible
 from pitwatch.cli.sql import DEFAULT_TIMEOUT, dealers_option, lake_answers
 from pitwatch.lake import Lake
 from pitwatch.wording import plural
@@ -123,6 +123,6 @@ def incidents(day, lake, fmt, out, force, video_pad, dealers):
     text = json_text(records) if fmt == "json" else csv_text(records)
     if out:
         write_out(text, out)
-        click.echo(f"wrote {out}: {plural(len(records), 'incident')} of gaming day {when}", err=True)
+        click.echo(visible(f"wrote {out}: {plural(len(records), 'incident')} of gaming day {when}"), err=True)
     else:
         click.echo(text, nl=False, color=True)

@@ -63,6 +63,7 @@ TYPOS = {
     "migrate": (["--lake", "{lake}"], "--confg", "--config"),
     "verify": (["--lake", "{lake}"], "--anchr", "--anchor"),
     "vacuum": (["--lake", "{lake}"], "--dry-rnu", "--dry-run"),
+    "incidents": (["--day", "2026-11-28", "--lake", "{lake}"], "--fromat", "--format"),
 }
 
 
