@@ -18,6 +18,7 @@ from pitwatch.queries.lake_views import connect, run_sql
 from pitwatch.rules.catalog import RULE_BY_ID
 from pitwatch.simulator import simulate
 from tests.conftest import run_pitwatch as pitwatch
+from tests.test_readable_findings import unreadable
 
 pytestmark = pytest.mark.slow
 
@@ -100,6 +101,7 @@ def test_records_match_the_simulators_truth_and_the_catalogue(floor):
         assert record["dealer_id"] == f["dealer_id"] and record["dealer_name"] == dealers[f["dealer_id"]]
         assert record["incident_number"] == f"PW-{DAY.replace('-', '')}-{record['finding_id'][:8]}"
         assert f"seat {record['seat']}" in record["description"] and record["round_id"] in record["description"]
+        assert not unreadable(record["description"]), record["description"]
 
 
 def test_times_are_the_tables_own_clock(floor):
