@@ -167,3 +167,10 @@ def test_out_refuses_to_replace_a_file_without_force(pitwatch, lake, tmp_path):
 def test_help_shows_an_example(pitwatch):
     result = pitwatch("incidents", "--help")
     assert result.returncode == 0 and "pitwatch incidents --day 2026-11-28 --lake lake" in result.stdout
+
+
+def test_findings_nobody_reviewed_are_no_incident(pitwatch, lake):
+    csv_out = pitwatch("incidents", "--day", "2026-11-28", "--lake", lake)
+    assert (csv_out.returncode, csv_out.stdout, csv_out.stderr) == (0, ",".join(FIELDS) + "\n", "")
+    json_out = pitwatch("incidents", "--day", "2026-11-28", "--lake", lake, "--format", "json")
+    assert (json_out.returncode, json.loads(json_out.stdout)) == (0, [])
