@@ -28,6 +28,7 @@ COMMANDS = {
     "vacuum": "pitwatch.cli.vacuum:vacuum",
     "dealers": "pitwatch.cli.dealers:dealers",
     "review": "pitwatch.cli.review:review",
+    "incidents": "pitwatch.cli.incidents:incidents",
 }
 
 _SHORT_HELP = {
@@ -45,6 +46,7 @@ _SHORT_HELP = {
     "vacuum": "Remove files runs replaced, past the retention; legal holds kept.",
     "dealers": "The dealers' roster kept in the lake: import a dealers.csv, show it.",
     "review": "Record a finding's review: confirmed, dismissed or escalated, by whom, why.",
+    "incidents": "A day's confirmed and escalated findings as incident records (CSV, JSON).",
 }
 
 

@@ -65,6 +65,7 @@ TYPOS = {
     "vacuum": (["--lake", "{lake}"], "--dry-rnu", "--dry-run"),
     "dealers": (["import", "dealers.csv", "--lake", "{lake}"], "--lock-timeuot", "--lock-timeout"),
     "review": (["abc", "--lake", "{lake}"], "--dispostion", "--disposition"),
+    "incidents": (["--day", "2026-11-28", "--lake", "{lake}"], "--fromat", "--format"),
 }
 
 

@@ -1,0 +1,239 @@
+"""Incident records: one per finding of a gaming day that a reviewer confirmed or escalated,
+in the shape a casino's incident system (iTrak-style) imports (``pitwatch incidents``,
+``docs/incidents.md``).
+
+A finding is a row; an incident is what a surveillance department files about it: a number
+that never changes, what happened in sentences, where and when at the table's own clock,
+who dealt, which lines of which files prove it, which video to pull, and what the reviewer
+decided.  Everything is read through the analysts' connection
+(:func:`pitwatch.queries.lake_views.connect`), so it sees the lake as the last successful run
+left it and the reviews as they are now (the ``findings`` view's ``status`` is the latest
+review's disposition), and no file but the lake's.
+
+* **Incident number** (:func:`incident_number`): ``PW-<gaming day YYYYMMDD>-<the first 8 hex
+  digits of the finding_id>``.  The ``finding_id`` is a hash of the rule, the table, the rule's
+  key and the evidence (:func:`pitwatch.rules.finding.finding_id`), so the same finding has the
+  same number on every call, every machine, after a re-replay that keeps it and after new
+  reviews.  Two findings of one day whose ids share their first 8 hex digits (about 1 in 8,600
+  for a day of 1,000 findings) both get the whole 32-digit id instead (:func:`day_numbers`): the
+  8-digit form, once given out, is a prefix of the longer one, and no two incidents of a day
+  ever share a number.
+* **The video window** is the ``findings_video`` investigation's (``queries/findings_video.sql``:
+  the first evidence event's time less the pad, to the last's plus the pad), run here, not
+  written again.
+* **Times** are the table's: each finding's ``ts`` at its ``ts_offset`` (the offset the device
+  wrote, as ``--local`` shows it); a finding whose device wrote no offset is shown in UTC and
+  says so (``utc_offset`` ``+00:00``).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Iterable, Mapping
+
+import duckdb
+
+from pitwatch.queries.catalog import get_query, run_query
+from pitwatch.queries.lake_views import run_sql
+
+__all__ = ["FIELDS", "INCIDENT_DISPOSITIONS", "incident_number", "day_numbers", "description",
+           "incident_record", "day_incidents", "statements"]
+
+NUMBER_PREFIX = "PW"
+SHORT_DIGITS = 8                         # hex digits of the finding_id in a number, unless they collide
+INCIDENT_DISPOSITIONS = ("confirmed", "escalated")   # a finding with one of these as its status is an incident
+EVIDENCE_DAYS_BEFORE = 1                 # evidence events are looked for on the day and the day before
+
+# every field of a record, in the order csv and json write them (docs/incidents.md maps each one)
+FIELDS = (
+    "incident_number", "type", "rule_id", "severity", "table_id", "game", "gaming_day",
+    "local_date", "local_time", "utc_offset", "dealer_id", "dealer_name", "seat", "round_id", "pack_id",
+    "procedure", "description", "evidence", "video_from", "video_to",
+    "disposition", "reviewer", "reviewed_at", "reason", "reason_title", "error_type", "note", "video", "amount",
+    "finding_id",
+)
+
+# the day's reviewed findings, each with its latest review (the one its status is) and its evidence
+# events' files and lines; ``reviews`` is read for these findings only
+_DAY_SQL = """
+with
+day as (
+    select * from findings
+    where gaming_day = $gaming_day and status in ('confirmed', 'escalated')
+),
+latest as (      -- the review the finding's status is: the view's order (reviewed_at, then review_id)
+    select r.finding_id, r.disposition, r.reason, r.reviewer, r.note, r.video, r.amount, r.reviewed_at
+    from reviews r where r.finding_id in (select finding_id from day)
+    qualify row_number() over (partition by r.finding_id order by r.reviewed_at desc, r.review_id desc) = 1
+),
+cited as (
+    select finding_id, unnest(evidence) as e from day
+),
+found as (
+    select c.finding_id, c.e.device_id as device_id, c.e.event_id as event_id,
+           min(v.file) as file, min(v.line) as line, min(v.ts) as ts
+    from cited c left join (
+        select device_id, event_id, file, line, ts from events
+        where gaming_day between $from_day and $gaming_day
+    ) v on v.device_id is not distinct from c.e.device_id and v.event_id = c.e.event_id
+    group by all
+),
+evidence as (
+    select finding_id,
+           list({'device_id': device_id, 'event_id': event_id, 'file': file, 'line': line}
+                order by ts nulls last, device_id, event_id) as evidence_events
+    from found group by finding_id
+)
+select
+    d.finding_id, d.rule_id, d.title, d.severity, d.game, d.table_id, d.pack_id, d.round_id, d.seat, d.spot,
+    d.dealer_id, dl.name as dealer_name, d.ts, d.ts_offset, d.gaming_day, d.expected, d.actual, d.source,
+    l.disposition, l.reviewer, l.reviewed_at, l.reason, rr.title as reason_title, rr.error_type,
+    l.note, l.video, l.amount, ev.evidence_events
+from day d
+left join latest l using (finding_id)
+left join evidence ev using (finding_id)
+left join (select id, any_value(name) as name from seeds_dealers group by id) dl on dl.id = d.dealer_id
+left join seeds_review_reasons rr on rr.code = l.reason
+order by d.ts, d.table_id, d.rule_id, d.finding_id
+"""
+
+
+def incident_number(gaming_day: _dt.date, finding_id: str, digits: int = SHORT_DIGITS) -> str:
+    """``PW-20261128-1a2b3c4d``: the gaming day and the first ``digits`` hex digits of the finding's id."""
+    return f"{NUMBER_PREFIX}-{gaming_day:%Y%m%d}-{finding_id[:digits]}"
+
+
+def day_numbers(gaming_day: _dt.date, finding_ids: Iterable[str]) -> dict[str, str]:
+    """The incident number of every finding of one gaming day: the short form, or the whole id
+    for findings whose short forms collide (so no two findings of a day share a number)."""
+    ids = sorted(set(finding_ids))
+    short: dict[str, int] = {}
+    for fid in ids:
+        short[fid[:SHORT_DIGITS]] = short.get(fid[:SHORT_DIGITS], 0) + 1
+    return {fid: incident_number(gaming_day, fid, SHORT_DIGITS if short[fid[:SHORT_DIGITS]] == 1 else len(fid))
+            for fid in ids}
+
+
+def _words(identifier: str | None) -> str:
+    return (identifier or "unknown").replace("_", " ")
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(str(text).split())
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _local(ts: _dt.datetime, offset: int | None) -> _dt.datetime:
+    """``ts`` at the table's clock: ``offset`` minutes east of UTC (the device's), else UTC."""
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=_dt.timezone.utc)
+    if type(offset) is not int or not -1440 < offset < 1440:
+        return ts.astimezone(_dt.timezone.utc)
+    return ts.astimezone(_dt.timezone(_dt.timedelta(minutes=offset)))
+
+
+def _offset_text(at: _dt.datetime) -> str:
+    text = at.isoformat()[-6:]
+    return "+00:00" if text in ("+00:00", "-00:00") else text
+
+
+def description(f: Mapping[str, Any]) -> str:
+    """What happened, in sentences a person reads: the rule's title, where (table, game, pack,
+    round, seat), who dealt and when at the table's clock, then what the procedure expects and
+    what was seen (the finding's ``expected`` and ``actual``, written by the rules in words)."""
+    at = _local(f["ts"], f.get("ts_offset"))
+    where = [f"table {f.get('table_id') or 'unknown'} ({_words(f.get('game'))})"]
+    if f.get("pack_id"):
+        where.append(f"pack {f['pack_id']}")
+    if f.get("round_id"):
+        where.append(f"round {f['round_id']}")
+    if f.get("seat") is not None:
+        where.append(f"seat {f['seat']}")
+    who = ""
+    if f.get("dealer_id"):
+        who = f" Dealer {f['dealer_id']}" + (f" ({f['dealer_name']})" if f.get("dealer_name") else "") + " was dealing."
+    when = f"at {at:%H:%M:%S} on {at:%Y-%m-%d}" + ("" if f.get("ts_offset") is not None else " UTC")
+    return (f"{_sentence(f.get('title') or f.get('rule_id') or 'A finding')[:-1]} at {', '.join(where)}, {when}."
+            f"{who} Expected: {_sentence(f['expected'])} Seen: {_sentence(f['actual'])}")
+
+
+def _evidence_text(e: Mapping[str, Any]) -> str:
+    if e.get("file") is not None:
+        return f"{e['file']}:{e['line']}" if e.get("line") is not None else str(e["file"])
+    device = e.get("device_id") or "unknown device"
+    return f"{device} event {e['event_id']} (not among the lake's events)"
+
+
+def incident_record(f: Mapping[str, Any], number: str, window: tuple[_dt.datetime, _dt.datetime] | None) -> dict:
+    """One incident record (the :data:`FIELDS`) from one reviewed finding row of :data:`_DAY_SQL`,
+    its incident number and its video window (UTC; shown at the table's clock)."""
+    offset = f.get("ts_offset")
+    at = _local(f["ts"], offset)
+    video_from = video_to = None
+    if window is not None:
+        video_from = _local(window[0], offset).isoformat()
+        video_to = _local(window[1], offset).isoformat()
+    reviewed_at = f.get("reviewed_at")
+    amount = f.get("amount")
+    return {
+        "incident_number": number,
+        "type": f.get("title"),
+        "rule_id": f.get("rule_id"),
+        "severity": f.get("severity"),
+        "table_id": f.get("table_id"),
+        "game": f.get("game"),
+        "gaming_day": f["gaming_day"].isoformat(),
+        "local_date": f"{at:%Y-%m-%d}",
+        "local_time": f"{at:%H:%M:%S}",
+        "utc_offset": _offset_text(at),
+        "dealer_id": f.get("dealer_id"),
+        "dealer_name": f.get("dealer_name"),
+        "seat": f.get("seat"),
+        "round_id": f.get("round_id"),
+        "pack_id": f.get("pack_id"),
+        "procedure": f.get("source"),
+        "description": description(f),
+        "evidence": [_evidence_text(e) for e in (f.get("evidence_events") or [])],
+        "video_from": video_from,
+        "video_to": video_to,
+        "disposition": f.get("disposition"),
+        "reviewer": f.get("reviewer"),
+        "reviewed_at": None if reviewed_at is None else _local(reviewed_at, None).isoformat(),
+        "reason": f.get("reason"),
+        "reason_title": f.get("reason_title"),
+        "error_type": f.get("error_type"),
+        "note": f.get("note"),
+        "video": f.get("video"),
+        "amount": None if amount is None else float(amount),
+        "finding_id": f["finding_id"],
+    }
+
+
+_IDS_SQL = "select finding_id from findings where gaming_day = $gaming_day"
+
+
+def statements() -> tuple[str, ...]:
+    """Every statement :func:`day_incidents` runs: what :func:`pitwatch.queries.lake_views.referenced_tables`
+    reads to open only the tables they name (not ``runs``, whose records grow with the lake's age)."""
+    return (_IDS_SQL, _DAY_SQL, get_query("findings_video").sql)
+
+
+def day_incidents(con: duckdb.DuckDBPyConnection, gaming_day: _dt.date, video_pad: int = 30,
+                  timeout: float | None = None) -> list[dict]:
+    """The incident records of ``gaming_day`` (one per finding whose status is confirmed or
+    escalated), in time order, read through the analysts' connection ``con``."""
+    day = {"gaming_day": gaming_day}
+    ids = [r[0] for r in run_sql(con, _IDS_SQL, day, timeout=timeout).rows]
+    numbers = day_numbers(gaming_day, ids)
+    answer = run_sql(con, _DAY_SQL, {**day, "from_day": gaming_day - _dt.timedelta(days=EVIDENCE_DAYS_BEFORE)},
+                     timeout=timeout)
+    rows = [dict(zip(answer.columns, r)) for r in answer.rows]
+    if not rows:
+        return []
+    video = run_query(con, "findings_video", {"gaming_day": gaming_day.isoformat(), "video_pad": str(video_pad)},
+                      timeout=timeout)
+    at = {c: video.columns.index(c) for c in ("finding_id", "video_from", "video_to")}
+    windows = {r[at["finding_id"]]: (r[at["video_from"]], r[at["video_to"]]) for r in video.rows}
+    return [incident_record(f, numbers[f["finding_id"]], windows.get(f["finding_id"])) for f in rows]

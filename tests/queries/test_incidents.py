@@ -1,0 +1,176 @@
+"""Incident records (``pitwatch incidents``, :mod:`pitwatch.queries.incidents`): the number, the
+description, the table's time, the formats and the refusals, from the hand-built lake's real
+findings (:mod:`tests.queries.lakes`, read through the analysts' connection).  The end to end
+records of a simulated floor with real reviews are in ``test_incidents_floor.py``."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+
+import pytest
+
+from pitwatch.cli.incidents import csv_text, json_text
+from pitwatch.queries.incidents import FIELDS, day_numbers, description, incident_number, incident_record
+from pitwatch.queries.lake_views import run_sql
+from tests.queries.lakes import DAY2
+from tests.test_readable_findings import unreadable
+
+FID = "3f2a9c71d04e4b6f8a0c1d2e3f405162"
+
+
+def finding_rows(con, **extra) -> list[dict]:
+    """The hand-built lake's findings of DAY2 as rows of the connection, with ``extra`` columns."""
+    answer = run_sql(con, "select f.*, d.name as dealer_name from findings f "
+                          "left join seeds_dealers d on d.id = f.dealer_id "
+                          "where gaming_day = $day order by finding_id", {"day": DAY2})
+    return [{**dict(zip(answer.columns, r)), **extra} for r in answer.rows]
+
+
+# ---------------------------------------------------------------- the incident number
+
+
+def test_incident_number_is_the_gaming_day_and_the_first_8_hex_of_the_finding_id():
+    assert incident_number(dt.date(2026, 11, 28), FID) == "PW-20261128-3f2a9c71"
+    assert incident_number(dt.date(2026, 11, 29), FID) == "PW-20261129-3f2a9c71"
+
+
+def test_a_finding_keeps_its_number_whatever_else_the_day_holds():
+    alone = day_numbers(DAY2, [FID])
+    crowded = day_numbers(DAY2, [FID, "0" * 32, "ffffffff" + "1" * 24, FID])
+    assert alone[FID] == crowded[FID] == "PW-20261128-3f2a9c71"
+    assert len(set(crowded.values())) == 3
+
+
+def test_findings_whose_first_8_hex_collide_get_their_whole_id():
+    twin = FID[:8] + "0" * 24
+    numbers = day_numbers(DAY2, [FID, twin, "0" * 32])
+    assert numbers[FID] == f"PW-20261128-{FID}"
+    assert numbers[twin] == f"PW-20261128-{twin}"
+    assert numbers["0" * 32] == "PW-20261128-00000000"       # not colliding: the short form
+    assert numbers[FID].startswith(incident_number(DAY2, FID))  # the short form is its prefix
+
+
+# ---------------------------------------------------------------- the record
+
+
+def test_description_is_sentences_naming_what_where_who_and_the_expected_and_seen(con):
+    rows = {r["finding_id"]: r for r in finding_rows(con)}
+    assert description(rows["f-4"]) == (
+        f"{rows['f-4']['title']} at table BAC-07 (baccarat), pack P-1, round R-1, at 20:06:21 on 2026-11-28 UTC. "
+        "Dealer D-1 was dealing. Expected: The terminal's card 8c (shoe draw 4). Seen: The shoe read 9c at draw 4.")
+    for fid, row in rows.items():
+        text = description(row)
+        assert not unreadable(text), (fid, text, unreadable(text))
+        assert ("round " in text) == (row["round_id"] is not None), text
+        assert "seat " not in text                      # no finding of the lake names a seat
+
+
+def test_description_names_the_seat_and_the_dealers_name_when_the_finding_has_them(con):
+    row = finding_rows(con)[0]
+    with_them = description({**row, "seat": 3, "dealer_name": "Ana Rivera"})
+    without = description({**row, "seat": None, "dealer_name": None})
+    assert "seat 3" in with_them and "(Ana Rivera)" in with_them
+    assert "seat" not in without and "(" + "Ana" not in without
+
+
+def test_record_shows_the_tables_local_time_at_the_offset_its_device_wrote(con):
+    row = next(r for r in finding_rows(con) if r["finding_id"] == "f-1")    # 20:01:00 UTC
+    window = (row["ts"] - dt.timedelta(seconds=30), row["ts"] + dt.timedelta(seconds=30))
+    local = incident_record({**row, "ts_offset": -240}, "PW-1", window)
+    assert (local["local_date"], local["local_time"], local["utc_offset"]) == ("2026-11-28", "16:01:00", "-04:00")
+    assert (local["video_from"], local["video_to"]) == ("2026-11-28T16:00:30-04:00", "2026-11-28T16:01:30-04:00")
+    assert "at 16:01:00 on 2026-11-28." in local["description"]
+    utc = incident_record({**row, "ts_offset": None}, "PW-1", window)
+    assert (utc["local_time"], utc["utc_offset"], utc["video_from"]) == ("20:01:00", "+00:00",
+                                                                          "2026-11-28T20:00:30+00:00")
+    assert "20:01:00 on 2026-11-28 UTC." in utc["description"]
+
+
+def test_record_has_every_field_and_the_evidence_as_file_and_line(con):
+    row = next(r for r in finding_rows(con) if r["finding_id"] == "f-4")
+    events = [{"device_id": "SHOE-1", "event_id": "sh-5", "file": "in/SHOE-1.jsonl", "line": 5},
+              {"device_id": "DT-07", "event_id": "dt-9", "file": None, "line": None}]
+    record = incident_record({**row, "evidence_events": events, "disposition": "confirmed", "amount": 25},
+                             "PW-20261128-f-4", None)
+    assert list(record) == list(FIELDS)
+    assert record["evidence"] == ["in/SHOE-1.jsonl:5", "DT-07 event dt-9 (not among the lake's events)"]
+    assert (record["type"], record["procedure"], record["amount"]) == (row["title"], row["source"], 25.0)
+
+
+# ---------------------------------------------------------------- the formats
+
+
+def _record(con, **extra) -> dict:
+    return incident_record(finding_rows(con)[0], "PW-20261128-00000001", None) | extra
+
+
+@pytest.mark.parametrize("note", ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)"])
+def test_csv_writes_a_formula_looking_cell_after_a_quote(con, note):
+    rows = list(csv.DictReader(io.StringIO(csv_text([_record(con, note=note, amount=-5.0)]))))
+    assert rows[0]["note"] == "'" + note
+    assert rows[0]["amount"] == "-5"                    # a number stays a number
+
+
+def test_csv_leaves_a_plain_note_as_it_is_and_joins_the_evidence(con):
+    rec = _record(con, note="Dealer retrained, 2 cards", evidence=["a.jsonl:1", "b.jsonl:7"])
+    rows = list(csv.DictReader(io.StringIO(csv_text([rec]))))
+    assert rows[0]["note"] == "Dealer retrained, 2 cards"
+    assert rows[0]["evidence"] == "a.jsonl:1; b.jsonl:7"
+    assert list(rows[0]) == list(FIELDS)
+
+
+def test_csv_of_no_incident_is_the_header_alone_and_json_an_empty_array():
+    assert csv_text([]) == ",".join(FIELDS) + "\n"
+    assert json.loads(json_text([])) == []
+
+
+@pytest.mark.parametrize("note", ["quote \" back\\slash", "line\nbreak\r\ttab", "esc \x1b[31m red",
+                                  "\u2028 \u202e bidi \U0001f0a1", "\ud800 lone surrogate"])
+def test_json_is_valid_for_any_note_and_keeps_it_exactly(con, note):
+    out = json.loads(json_text([_record(con, note=note)]))
+    assert out[0]["note"] == note
+    assert list(out[0]) == list(FIELDS)
+
+
+# ---------------------------------------------------------------- the command's refusals
+
+
+def _one_error_line(result) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert result.stdout == ""
+    return lines[0]
+
+
+@pytest.mark.parametrize("day", ["2026-13-01", "28/11/2026", "2026-11-28T00:00", "", "２０２６-11-28"])
+def test_a_bad_day_is_one_error_line(pitwatch, lake, day):
+    assert "--day" in _one_error_line(pitwatch("incidents", "--day", day, "--lake", lake))
+
+
+def test_a_folder_that_is_not_a_lake_is_one_error_line(pitwatch, tmp_path):
+    (tmp_path / "notes.txt").write_text("not a lake")
+    assert "not a pitwatch lake" in _one_error_line(pitwatch("incidents", "--day", "2026-11-28", "--lake", tmp_path))
+    assert "no lake" in _one_error_line(pitwatch("incidents", "--day", "2026-11-28", "--lake", tmp_path / "notes.txt"))
+    assert "no lake" in _one_error_line(pitwatch("incidents", "--day", "2026-11-28", "--lake", tmp_path / "absent"))
+
+
+def test_out_refuses_to_replace_a_file_without_force(pitwatch, lake, tmp_path):
+    out = tmp_path / "incidents.csv"
+    out.write_text("the analyst's own file\n")
+    assert "--force" in _one_error_line(pitwatch("incidents", "--day", "2026-11-28", "--lake", lake, "--out", out))
+    assert out.read_text() == "the analyst's own file\n"
+
+
+def test_help_shows_an_example(pitwatch):
+    result = pitwatch("incidents", "--help")
+    assert result.returncode == 0 and "pitwatch incidents --day 2026-11-28 --lake lake" in result.stdout
+
+
+def test_findings_nobody_reviewed_are_no_incident(pitwatch, lake):
+    csv_out = pitwatch("incidents", "--day", "2026-11-28", "--lake", lake)
+    assert (csv_out.returncode, csv_out.stdout, csv_out.stderr) == (0, ",".join(FIELDS) + "\n", "")
+    json_out = pitwatch("incidents", "--day", "2026-11-28", "--lake", lake, "--format", "json")
+    assert (json_out.returncode, json.loads(json_out.stdout)) == (0, [])
