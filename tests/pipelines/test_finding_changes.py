@@ -1,0 +1,141 @@
+"""Issue 42, deliverable 2 (the change half): a later run that changes an earlier day's findings
+leaves a trace — ``first_seen_run`` / ``last_changed_run`` on every finding, the ``finding_changes``
+table (added, removed, changed, with the run that did it) and the named query
+``findings_changed_since``.
+
+The scenario in small, on the clean example split at an 08:00 cutoff (``tests/pipelines/test_nightly.py``):
+night 1 runs 2026-11-27 with the dealer terminal's file of BAC-01 missing and three lines of its shoe's
+file missing (a ``SEQ_GAP``), and a line of another shoe's file (a ``SEQ_GAP`` that stays); night 2 runs 2026-11-28 and brings both late (the shoe's lines in a file
+of their own): the cut the terminal recorded is found too shallow (``CUT_PLACEMENT`` added to
+2026-11-27) and the gap is filled (``SEQ_GAP`` removed from it)."""
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from pitwatch.cli import main
+from tests import lake_rows
+from tests.pipelines.test_nightly import _faulty_floor, _invoke, _write_inbox
+
+DAY1, DAY2 = "2026-11-27", "2026-11-28"
+STAMPS = ("first_seen_run", "last_changed_run")
+
+
+def _findings(lake) -> dict[str, dict]:
+    return {r["finding_id"]: r for r in lake_rows.dicts(lake, "findings")}
+
+
+def _query(lake, since: str):
+    return CliRunner().invoke(main, ["query", "findings_changed_since", "--lake", str(lake),
+                                     "--param", f"since={since}", "--format", "csv"])
+
+
+def _csv(result) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+@pytest.fixture(scope="module")
+def late_nights(tmp_path_factory):
+    """Two nights, the second bringing late files of the first's day; the findings after each."""
+    base = tmp_path_factory.mktemp("changes")
+    inbox, lake = base / "inbox", base / "lake"
+    _write_inbox(inbox, _faulty_floor())
+    shoe, terminal = inbox / DAY1 / "SHOE-4000.jsonl", inbox / DAY1 / "DT-BAC01.jsonl"
+    lines = shoe.read_bytes().splitlines(True)
+    middle = len(lines) // 2
+    gap = lines[middle:middle + 3]
+    shoe.write_bytes(b"".join(lines[:middle] + lines[middle + 3:]))
+    held = terminal.read_bytes()
+    terminal.unlink()
+    other = inbox / DAY1 / "SHOE-6604.jsonl"          # a gap of another shoe that no late file fills
+    kept = other.read_bytes().splitlines(True)
+    other.write_bytes(b"".join(kept[:len(kept) // 2] + kept[len(kept) // 2 + 1:]))
+    _invoke("--day", DAY1, "--inbox", inbox, "--lake", lake)
+    night1 = _findings(lake)
+    (inbox / DAY1 / "SHOE-4000-late.jsonl").write_bytes(b"".join(gap))
+    terminal.write_bytes(held)
+    _invoke("--day", DAY2, "--inbox", inbox, "--lake", lake)
+    run1, run2 = (r["run_id"] for r in lake_rows.run_records(lake))
+    return base, inbox, lake, night1, _findings(lake), run1, run2
+
+
+def _expected_changes(night1: dict, night2: dict, day: str) -> dict[str, str]:
+    """The ground truth of the day's changes, from the findings before and after: {finding_id: change}."""
+    before = {i for i, r in night1.items() if r["gaming_day"].isoformat() == day}
+    after = {i for i, r in night2.items() if r["gaming_day"].isoformat() == day}
+    return {**{i: "added" for i in after - before}, **{i: "removed" for i in before - after}}
+
+
+@pytest.mark.slow
+def test_a_late_file_adds_and_removes_findings_of_an_earlier_day_and_the_query_names_the_run(late_nights):
+    _base, _inbox, lake, night1, night2, run1, run2 = late_nights
+    truth = _expected_changes(night1, night2, DAY1)
+    assert sorted((night2.get(i) or night1[i])["rule_id"] for i in truth) == ["CUT_PLACEMENT", "SEQ_GAP"]
+    assert truth[next(i for i in truth if (night2.get(i) or night1[i])["rule_id"] == "SEQ_GAP")] == "removed"
+    result = _query(lake, run1)
+    assert result.exit_code == 0, result.output
+    rows = _csv(result)
+    assert {r["finding_id"]: r["change"] for r in rows} == truth
+    assert {r["run_id"] for r in rows} == {run2} and {r["gaming_day"] for r in rows} == {DAY1}
+    started = lake_rows.run_records(lake)[1]["started"]
+    assert {r["run_started"][:19] for r in rows} == {started.strftime("%Y-%m-%d %H:%M:%S")}
+    # whole rows: the added finding as the lake holds it, the removed one as night 1 held it
+    for r in rows:
+        f = night2.get(r["finding_id"]) or night1[r["finding_id"]]
+        assert (r["rule_id"], r["severity"], r["table_id"], r["dealer_id"] or None, r["round_id"] or None) == \
+            (f["rule_id"], f["severity"], f["table_id"], f["dealer_id"], f["round_id"])
+
+
+@pytest.mark.slow
+def test_a_days_first_write_and_the_runs_up_to_since_are_no_change(late_nights):
+    _base, _inbox, lake, _night1, night2, run1, run2 = late_nights
+    assert _csv(_query(lake, run2)) == []               # nothing after the last run
+    everything = _csv(_query(lake, "2026-01-01"))        # a date: every run since, night 1 included
+    assert {r["gaming_day"] for r in everything} == {DAY1}     # DAY2's first write (night 2) is no change
+    assert len(everything) == len(_csv(_query(lake, run1)))   # night 1 wrote DAY1 first: no change of its own
+    assert any(r["gaming_day"].isoformat() == DAY2 for r in night2.values())
+
+
+@pytest.mark.slow
+def test_findings_unchanged_by_a_later_run_keep_the_run_that_first_wrote_them(late_nights):
+    _base, _inbox, _lake, night1, night2, run1, run2 = late_nights
+    kept = [i for i in night1 if i in night2]
+    assert kept
+    assert all(night2[i]["first_seen_run"] == run1 and night2[i]["last_changed_run"] == run1 for i in kept)
+    assert all(night2[i] == night1[i] for i in kept)     # whole rows, stamps included
+    new = [r for i, r in night2.items() if i not in night1]
+    assert new and all((r["first_seen_run"], r["last_changed_run"]) == (run2, run2) for r in new)
+
+
+@pytest.mark.slow
+def test_a_rerun_over_the_same_input_changes_no_finding_and_records_no_change(late_nights, tmp_path):
+    _base, inbox, lake, _night1, night2, _run1, run2 = late_nights
+    copy = tmp_path / "lake"
+    shutil.copytree(lake, copy)
+    before = lake_rows.rows(copy, "findings", exclude=())
+    _invoke("--day", DAY2, "--inbox", inbox, "--lake", copy)
+    assert lake_rows.rows(copy, "findings", exclude=()) == before      # whole rows, the run stamps included
+    rerun = lake_rows.last_run(copy)["run_id"]
+    assert rerun != run2 and _csv(_query(copy, run2)) == []
+
+
+@pytest.mark.slow
+def test_since_that_is_neither_a_run_nor_a_time_is_one_error_line(late_nights):
+    """An unknown run id must not read as "nothing changed"."""
+    _base, _inbox, lake, _night1, _night2, run1, _run2 = late_nights
+    result = _query(lake, run1[:-8] + "ffffffff")
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "neither a run id" in lines[0], result.stderr
+
+
+def test_the_run_stamps_are_findings_columns_and_no_alerts():
+    from pitwatch.schemas.arrow import ALERTS, FINDINGS, LAKE_TABLES, PARTITIONED
+
+    assert FINDINGS.names[-2:] == list(STAMPS)
+    assert not set(STAMPS) & set(ALERTS.names)           # a live alert is no run's
+    assert "finding_changes" in LAKE_TABLES and "finding_changes" in PARTITIONED
