@@ -12,8 +12,8 @@ named_run as (
 as_time as (
     select try_cast(
         case
-            when regexp_matches($since, '^[0-9]{4}-[0-9]{2}-[0-9]{2}$') then $since || 'T00:00:00+00:00'
-            when regexp_matches($since, '(Z|[+-][0-9]{2}(:?[0-9]{2})?)$') then $since
+            when regexp_full_match($since, '[0-9]{4}-[0-9]{2}-[0-9]{2}') then $since || 'T00:00:00+00:00'
+            when regexp_full_match($since, '.*(Z|[+-][0-9]{2}(:?[0-9]{2})?)') then $since
             else $since || '+00:00'
         end as timestamptz) as t
 ),

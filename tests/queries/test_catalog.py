@@ -23,7 +23,7 @@ def test_the_investigations_asked_for_are_there():
     assert set(QUERIES) == {
         "findings_by_rule", "findings_per_dealer", "table_day_summary", "pack_custody", "round_replay",
         "stub_compliance", "cut_placement", "dealer_rule_repeats", "findings_evidence", "findings_video",
-        "alerts_vs_findings"}
+        "alerts_vs_findings", "findings_changed_since"}
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
