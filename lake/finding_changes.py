@@ -100,15 +100,18 @@ def day_changes(prior: list[dict], new: list[dict], run_id: str, day: str) -> li
     out = []
     for fid in sorted(before.keys() | after.keys()):
         old, row = before.get(fid), after.get(fid)
+        columns: list[str] | None = None
+        source: dict
         if old is not None and row is not None:
             columns = changed_columns(old, row)
             if not columns:
                 continue
             kind, source = CHANGED, row
+        elif row is not None:
+            kind, source = ADDED, row
         else:
-            columns = None
-            kind, source = (ADDED, row) if old is None else (REMOVED, old)
-        assert source is not None
+            assert old is not None          # a key of one of the two
+            kind, source = REMOVED, old
         out.append({"run_id": run_id, "change": kind, "changed_columns": columns,
                     **{c: source.get(c) for c in FINDING_CHANGES.names
                        if c not in ("run_id", "change", "changed_columns", "gaming_day")},
