@@ -1,7 +1,7 @@
 -- name: findings_changed_since
 -- description: What later runs changed in days already reported: every finding a run after `since` added to, removed from or changed on a gaming day an earlier run had already written (a late file, a table that played through the cutoff, a file read again), with the run that did it and its start; a day's first write is no change.
 -- param since: string  a run id (the runs that started after it), or a time: ISO 8601, no offset meaning UTC, or a date YYYY-MM-DD, its midnight UTC (the runs that started at or after it)
--- example: pitwatch query findings_changed_since --lake lake --param since=20261128T070001Z-1a2b3c4d
+-- example: pitwatch query findings_changed_since --lake lake --param since=2026-11-28
 
 with
 

@@ -232,7 +232,7 @@ def test_with_the_check_bypassed_no_file_can_be_written(lake, con, untouched, st
 
 def test_the_connection_sees_the_lake_tables_and_seeds_only(con):
     names = {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
-    assert names == {"events", "rejects", "rounds", "packs", "findings", "runs", "rules", "alerts",
+    assert names == {"events", "rejects", "rounds", "packs", "findings", "finding_changes", "runs", "rules", "alerts",
                      *seed_files()}
 
 
