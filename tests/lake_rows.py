@@ -34,17 +34,22 @@ def table(lake_path, name: str, columns=None) -> pa.Table:
 RUN_NAMED = {"findings": RUN_STAMPS}
 
 
-def rows(lake_path, name: str, exclude=None) -> list[tuple]:
-    """Every row of table ``name`` (whole rows, but the ``exclude`` columns; default the columns that
-    name the lake's own runs, :data:`RUN_NAMED`), sorted."""
-    exclude = RUN_NAMED.get(name, ()) if exclude is None else exclude
+def rows(lake_path, name: str, exclude=(), with_runs: bool = False) -> list[tuple]:
+    """Every row of table ``name`` (whole rows, but the ``exclude`` columns and, unless ``with_runs``,
+    the columns that name the lake's own runs: :data:`RUN_NAMED`), sorted."""
+    exclude = (*exclude, *(() if with_runs else RUN_NAMED.get(name, ())))
     t = table(lake_path, name)
     t = t.select([c for c in t.column_names if c not in exclude])
     return sorted(zip(*(column.to_pylist() for column in t.columns)))   # by column: 2x faster than by row
 
 
-def dicts(lake_path, name: str) -> list[dict]:
-    return table(lake_path, name).to_pylist()
+def dicts(lake_path, name: str, with_runs: bool = True) -> list[dict]:
+    """Every row of table ``name`` as a dict; without the columns naming the lake's runs (:data:`RUN_NAMED`)
+    unless ``with_runs``: to compare with another lake's."""
+    t = table(lake_path, name)
+    if not with_runs:
+        t = t.drop_columns([c for c in RUN_NAMED.get(name, ()) if c in t.column_names])
+    return t.to_pylist()
 
 
 def run_records(lake_path) -> list[dict]:

@@ -116,9 +116,9 @@ def test_a_rerun_over_the_same_input_changes_no_finding_and_records_no_change(la
     _base, inbox, lake, _night1, night2, _run1, run2 = late_nights
     copy = tmp_path / "lake"
     shutil.copytree(lake, copy)
-    before = lake_rows.rows(copy, "findings", exclude=())
+    before = lake_rows.rows(copy, "findings", with_runs=True)
     _invoke("--day", DAY2, "--inbox", inbox, "--lake", copy)
-    assert lake_rows.rows(copy, "findings", exclude=()) == before      # whole rows, the run stamps included
+    assert lake_rows.rows(copy, "findings", with_runs=True) == before      # whole rows, the run stamps included
     rerun = lake_rows.last_run(copy)["run_id"]
     assert rerun != run2 and _csv(_query(copy, run2)) == []
 
@@ -139,3 +139,23 @@ def test_the_run_stamps_are_findings_columns_and_no_alerts():
     assert FINDINGS.names[-2:] == list(STAMPS)
     assert not set(STAMPS) & set(ALERTS.names)           # a live alert is no run's
     assert "finding_changes" in LAKE_TABLES and "finding_changes" in PARTITIONED
+
+
+@pytest.mark.slow
+def test_verify_names_an_edited_finding_changes_file_and_passes_the_lake_as_written(late_nights, tmp_path):
+    """The changes are chained like every table's files: a removed finding's record cannot be edited away."""
+    from pitwatch.cli import exits
+    from tests.pipelines.test_verify import named, verify
+
+    _base, _inbox, lake, *_ = late_nights
+    copy = tmp_path / "lake"
+    shutil.copytree(lake, copy)
+    result, report = verify(copy)
+    assert result.returncode == 0 and report["problems"] == [], report
+    target = sorted((copy / "finding_changes").rglob("*.parquet"))[0]
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    target.write_bytes(bytes(data))
+    result, report = verify(copy)
+    assert result.returncode == exits.NOT_INTACT
+    assert named(report, "changed") == [str(target.relative_to(copy))]
