@@ -3,11 +3,8 @@ leaves a trace — ``first_seen_run`` / ``last_changed_run`` on every finding, t
 table (added, removed, changed, with the run that did it) and the named query
 ``findings_changed_since``.
 
-The scenario in small, on the clean example split at an 08:00 cutoff (``tests/pipelines/test_nightly.py``):
-night 1 runs 2026-11-27 with the dealer terminal's file of BAC-01 missing and three lines of its shoe's
-file missing (a ``SEQ_GAP``), and a line of another shoe's file (a ``SEQ_GAP`` that stays); night 2 runs 2026-11-28 and brings both late (the shoe's lines in a file
-of their own): the cut the terminal recorded is found too shallow (``CUT_PLACEMENT`` added to
-2026-11-27) and the gap is filled (``SEQ_GAP`` removed from it)."""
+The scenario in small: two nights of the clean example, the second bringing late files of the first's
+day (``tests/pipelines/late_nights.py``): a ``CUT_PLACEMENT`` added to 2026-11-27, a ``SEQ_GAP`` removed."""
 from __future__ import annotations
 
 import csv
@@ -19,14 +16,10 @@ from click.testing import CliRunner
 
 from pitwatch.cli import main
 from tests import lake_rows
-from tests.pipelines.test_nightly import _faulty_floor, _invoke, _write_inbox
+from tests.pipelines.late_nights import DAY1, DAY2, build
+from tests.pipelines.test_nightly import _invoke
 
-DAY1, DAY2 = "2026-11-27", "2026-11-28"
 STAMPS = ("first_seen_run", "last_changed_run")
-
-
-def _findings(lake) -> dict[str, dict]:
-    return {r["finding_id"]: r for r in lake_rows.dicts(lake, "findings")}
 
 
 def _query(lake, since: str):
@@ -40,27 +33,7 @@ def _csv(result) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def late_nights(tmp_path_factory):
-    """Two nights, the second bringing late files of the first's day; the findings after each."""
-    base = tmp_path_factory.mktemp("changes")
-    inbox, lake = base / "inbox", base / "lake"
-    _write_inbox(inbox, _faulty_floor())
-    shoe, terminal = inbox / DAY1 / "SHOE-4000.jsonl", inbox / DAY1 / "DT-BAC01.jsonl"
-    lines = shoe.read_bytes().splitlines(True)
-    middle = len(lines) // 2
-    gap = lines[middle:middle + 3]
-    shoe.write_bytes(b"".join(lines[:middle] + lines[middle + 3:]))
-    held = terminal.read_bytes()
-    terminal.unlink()
-    other = inbox / DAY1 / "SHOE-6604.jsonl"          # a gap of another shoe that no late file fills
-    kept = other.read_bytes().splitlines(True)
-    other.write_bytes(b"".join(kept[:len(kept) // 2] + kept[len(kept) // 2 + 1:]))
-    _invoke("--day", DAY1, "--inbox", inbox, "--lake", lake)
-    night1 = _findings(lake)
-    (inbox / DAY1 / "SHOE-4000-late.jsonl").write_bytes(b"".join(gap))
-    terminal.write_bytes(held)
-    _invoke("--day", DAY2, "--inbox", inbox, "--lake", lake)
-    run1, run2 = (r["run_id"] for r in lake_rows.run_records(lake))
-    return base, inbox, lake, night1, _findings(lake), run1, run2
+    return build(tmp_path_factory.mktemp("changes"))
 
 
 def _expected_changes(night1: dict, night2: dict, day: str) -> dict[str, str]:

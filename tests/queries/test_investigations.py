@@ -6,7 +6,6 @@ import pytest
 from pitwatch.lake import Lake
 from pitwatch.queries import load_queries
 from pitwatch.queries.catalog import run_query
-from tests.pipelines.test_finding_changes import late_nights  # noqa: F401 - the fixture of a two-night lake
 from tests.queries.lakes import DAY1, DAY2, at
 
 RANGE = {"from_day": "2026-11-27", "to_day": "2026-11-28"}
@@ -221,10 +220,17 @@ def test_queries_answer_on_a_young_lake(tmp_path):
     assert [r["source"] for r in replay] == ["dealer"] * 8  # no round row, so no pack: the terminal's events only
 
 
+@pytest.fixture(scope="module")
+def late_nights(tmp_path_factory):
+    from tests.pipelines.late_nights import build
+
+    return build(tmp_path_factory.mktemp("changes"))
+
+
 @pytest.mark.slow
 def test_findings_changed_since(late_nights):
     """On a lake of two nights, the second bringing late files of the first's day
-    (``tests/pipelines/test_finding_changes.py``, which checks the changes against the findings before
+    (``tests/pipelines/late_nights.py``; ``tests/pipelines/test_finding_changes.py`` checks the changes against the findings before
     and after): the answer after night 1 is every row of ``finding_changes``, whole, with night 2's start;
     after night 2, nothing."""
     from pitwatch.queries.lake_views import connect
