@@ -132,3 +132,29 @@ def test_verify_names_an_edited_finding_changes_file_and_passes_the_lake_as_writ
     result, report = verify(copy)
     assert result.returncode == exits.NOT_INTACT
     assert named(report, "changed") == [str(target.relative_to(copy))]
+
+
+@pytest.mark.slow
+def test_a_finding_written_again_with_a_column_changed_keeps_its_first_run_and_is_a_change(late_nights):
+    """A replay that writes a finding again with another column changed (here its ``actual``, as a late
+    file that corrects an event would): ``first_seen_run`` stays, ``last_changed_run`` is the new run, and
+    the day's changes hold it as ``changed``, naming the column; the others are no change."""
+    import pyarrow as pa
+
+    from pitwatch.lake import finding_changes
+    from pitwatch.lake.parquet import file_schema
+
+    _base, _inbox, _lake, _night1, night2, run1, _run2 = late_nights
+    schema = file_schema("findings")
+    prior = [{k: v for k, v in r.items() if k != "gaming_day"} for r in night2.values()
+             if r["gaming_day"].isoformat() == DAY1]
+    target = next(r for r in prior if r["first_seen_run"] == run1)
+    new = [{**r, "actual": r["actual"] + " (corrected)"} if r is target else r for r in prior]
+    stamped = finding_changes.stamp(pa.Table.from_pylist(new, schema=schema), prior, "R3").to_pylist()
+    by_id = {r["finding_id"]: r for r in stamped}
+    assert (by_id[target["finding_id"]]["first_seen_run"], by_id[target["finding_id"]]["last_changed_run"]) == \
+        (run1, "R3")
+    assert all(by_id[r["finding_id"]] == r for r in prior if r is not target)      # whole rows, unchanged
+    changes = finding_changes.day_changes(prior, [{**r, "gaming_day": None} for r in stamped], "R3", DAY1)
+    assert [(c["finding_id"], c["change"], c["changed_columns"], c["run_id"]) for c in changes] == \
+        [(target["finding_id"], "changed", ["actual"], "R3")]
