@@ -158,3 +158,25 @@ def test_a_finding_written_again_with_a_column_changed_keeps_its_first_run_and_i
     changes = finding_changes.day_changes(prior, [{**r, "gaming_day": None} for r in stamped], "R3", DAY1)
     assert [(c["finding_id"], c["change"], c["changed_columns"], c["run_id"]) for c in changes] == \
         [(target["finding_id"], "changed", ["actual"], "R3")]
+
+
+@pytest.mark.slow
+def test_export_duckdb_carries_the_changes_and_the_run_columns(late_nights, tmp_path):
+    """The export an analyst takes away holds what changed, whole rows as the lake's."""
+    import duckdb
+
+    _base, _inbox, lake, *_ = late_nights
+    out = tmp_path / "night.duckdb"
+    result = CliRunner().invoke(main, ["export-duckdb", "--lake", str(lake), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect(str(out), read_only=True)
+    try:
+        cursor = con.execute("select * from finding_changes")
+        exported = [dict(zip([d[0] for d in cursor.description], row)) for row in cursor.fetchall()]
+        stamps = con.execute("select finding_id, first_seen_run, last_changed_run from findings").fetchall()
+    finally:
+        con.close()
+    key = lambda r: (r["finding_id"], r["change"])      # noqa: E731
+    assert sorted(exported, key=key) == sorted(lake_rows.dicts(lake, "finding_changes"), key=key)
+    assert sorted(stamps) == sorted((r["finding_id"], r["first_seen_run"], r["last_changed_run"])
+                                    for r in lake_rows.dicts(lake, "findings"))
