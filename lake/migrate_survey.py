@@ -20,7 +20,8 @@ from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
 PLAN = "_migration/plan.json"
 OLD_STATE_FORMAT = 1
-DAY_TABLES = PARTITIONED       # the tables partitioned by gaming day
+# the tables the old layout partitioned by gaming day (finding_changes came with issue 42, after it)
+DAY_TABLES = tuple(name for name in PARTITIONED if name != "finding_changes")
 _DAY = r"\d{4}-\d{2}-\d{2}"
 _DAY_FILE = re.compile(rf"^({'|'.join(DAY_TABLES)})/gaming_day=({_DAY})/(part-0|replay-({_DAY}))\.parquet$")
 _RUN_FILE = re.compile(r"^runs/([0-9A-Za-z][0-9A-Za-z_.-]*)\.parquet$")

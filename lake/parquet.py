@@ -48,6 +48,7 @@ SORT_KEYS: dict[str, list[str]] = {
     "rounds": ["table_id", "started", "round_id"],
     "packs": ["table_id", "pack_id"],
     "rules": ["rule_id"],
+    "finding_changes": ["table_id", "ts", "rule_id", "finding_id", "change"],
 }
 # Columns whose values (nearly) never repeat are written without a dictionary, in every
 # table that has them: Parquet would build one per column chunk, give up when it outgrows

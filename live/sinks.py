@@ -45,12 +45,12 @@ import urllib.request
 import orjson
 
 from pitwatch.live.outbox import DeliveryError, Outbox
-from pitwatch.schemas.arrow import FINDINGS
+from pitwatch.schemas.arrow import FINDINGS, RUN_STAMPS
 from pitwatch.schemas.events import micros_to_datetime
 
 log = logging.getLogger("pitwatch")
 
-COLUMNS = tuple(FINDINGS.names)     # the lake's findings columns, defined once (schemas/arrow.py)
+COLUMNS = tuple(n for n in FINDINGS.names if n not in RUN_STAMPS)   # the findings columns (schemas/arrow.py) but the batch run's
 
 
 def rfc3339(micros: int, offset: int | None = None) -> str:

@@ -43,7 +43,7 @@ import json
 import apache_beam as beam
 import pyarrow as pa
 
-from pitwatch.lake import Lake, state
+from pitwatch.lake import Lake, finding_changes, state
 from pitwatch.lake import parquet as lake
 from pitwatch.lake.files import replay_file_name
 from pitwatch.pipelines import coders, progress
@@ -105,6 +105,7 @@ class DayPlan:
     committed_state: tuple[str, ...] = ()          # the day's state files in the lake (empty: none)
     repeats_only: bool = False   # only the cross-pack repeat check ran again (pitwatch.pipelines.late_repeats)
     input_files: tuple[int, int] = (0, 0)   # input files with events on the day: this run's, others the lake held
+    findings_version: int | None = None     # the lake's pinned findings (pitwatch.lake.finding_changes.stamp)
     manifest: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -113,10 +114,14 @@ class DayPlan:
 
 
 class WritePartition(WithoutCyclicGC):
-    def __init__(self, lake_path: Lake, file_name: str, replaced: frozenset = frozenset()):
+    def __init__(self, lake_path: Lake, file_name: str, replaced: frozenset = frozenset(),
+                 stamps: tuple[str, int | None] | None = None):
         self.lake_path = lake_path
         self.file_name = file_name
         self.replaced = replaced    # input files read again: their rows of the lake's rejects files are dropped
+        # (run id, pinned findings version): a findings partition's rows get the runs that first wrote and
+        # last changed them (pitwatch.lake.finding_changes.stamp)
+        self.stamps = stamps
 
     def process(self, kv):
         (name, day), tables = kv
@@ -125,6 +130,12 @@ class WritePartition(WithoutCyclicGC):
         if name == "rejects":   # the day's rejects, read from their files as they are written
             written = write_rejects(self.lake_path, day, self.file_name, sources,
                                     [t for t in tables if not isinstance(t, tuple)], self.replaced)
+        elif name == "findings" and self.stamps is not None:
+            run_id, version = self.stamps
+            written = lake.write_partition_file(
+                self.lake_path, name, day, [finding_changes.stamp_partition(self.lake_path, day, list(map(coders.unpack, tables)),
+                                                                            run_id, version)],
+                file_name=self.file_name)
         else:
             written = lake.write_partition_file(self.lake_path, name, day, tables, unpack=coders.unpack,
                                                 peek=coders.peek, file_name=self.file_name)
@@ -330,7 +341,8 @@ class WriteDayPartitions(beam.PTransform):
             (*partitions, empty, rules_table)
             | "AllPartitions" >> beam.Flatten()
             | "GroupPartitions" >> beam.GroupByKey()
-            | "WritePartition" >> beam.ParDo(WritePartition(self.lake_path, self.plan.file_name, self.plan.replaced)))
+            | "WritePartition" >> beam.ParDo(WritePartition(self.lake_path, self.plan.file_name, self.plan.replaced,
+                                                            (self.plan.run_id, self.plan.findings_version))))
 
 
 class WriteDayEvents(beam.PTransform):

@@ -29,7 +29,7 @@ import dataclasses
 import json
 import logging
 
-from pitwatch.lake import Lake, delta, runs, state
+from pitwatch.lake import Lake, delta, finding_changes, runs, state
 from pitwatch.lake.versions import pinned_versions
 from pitwatch.pipelines.graph import COUNTED_TABLES, DayPlan, build_pipeline
 from pitwatch.pipelines.staging import STAGING
@@ -37,7 +37,7 @@ from pitwatch.wording import plural
 
 log = logging.getLogger("pitwatch")
 
-DATA_TABLES = ("events", "rejects", "rounds", "packs", "findings", "rules", state.TABLE)
+DATA_TABLES = ("events", "rejects", "rounds", "packs", "findings", finding_changes.TABLE, "rules", state.TABLE)
 ALL_TABLES = DATA_TABLES + ("runs",)
 
 
@@ -178,6 +178,7 @@ def plan_days(lake_path: Lake, run_id: str, staged_days: list[str], run_files: f
             close_at_end=close_at_end, manifest={"inbox": listing or []},
             forced=_forced(d, changed, manifests, rebuild, night, close_at_end),
             committed_state=tuple(p for p in state_files if f"/gaming_day={d}/" in p) if d in manifests else (),
+            findings_version=pinned.get("findings"),
             input_files=(len((input_files or {}).get(d, ())),
                          len(set(manifests.get(d, {}).get("files", ())) - run_files) if keep_old else 0)))
         prior = d
@@ -347,16 +348,22 @@ def commit_run(lake_path: Lake, meta: dict, ingest_path: str, result_paths: list
         return record
     versions = {}
     files = [delta.DataFile(**f) for f in totals["files"]]
+    # what the run changed in days an earlier run wrote: the findings it added, removed, changed there
+    files += finding_changes.write_changes(lake_path, meta["run_id"], meta["pinned"].get("findings"),
+                                           days_of("findings"), files)
     commits = {}            # table -> the arguments of its commit
     for name in DATA_TABLES:
         mine = [f for f in files if f.table == name]
         if not mine and not delta.is_table(lake_path, name) and name != state.TABLE:
             continue
-        if name == "rules" and not mine:     # no day replayed whole: the catalogue stands
-            versions[name] = meta["pinned"].get(name, delta.current_version(lake_path, name))
+        if name in ("rules", finding_changes.TABLE) and not mine:   # no day replayed whole, no change: it stands
+            standing = meta["pinned"].get(name, delta.current_version(lake_path, name))
+            if standing is not None:
+                versions[name] = standing
             continue
         kwargs = {"schema": state.STATE, "partitioned": True} if name == state.TABLE else {}
-        commits[name] = ((lake_path, name, mine, None if name == "rules" else days_of(name)),
+        appended = name in ("rules", finding_changes.TABLE)     # the catalogue replaced whole, the changes appended
+        commits[name] = ((lake_path, name, mine, None if appended else days_of(name)),
                          {"run_id": meta["run_id"], "fence_at_start": meta["fences"].get(name, 0),
                           "replace_all": name == "rules", "keep_only": meta["pinned"].get(name), **kwargs})
     # the intent first, chained: every commit below, so that verify tells a commit of this

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pitwatch.lake import Lake, delta, state
+from pitwatch.lake import Lake, delta, finding_changes, state
 from pitwatch.lake import parquet as lake
 from pitwatch.lake.files import replay_day_of
 from pitwatch.rules.uses import use_key
@@ -132,7 +132,8 @@ def _write(lake_path: Lake, plan, old: dict, old_cross: set, findings, index: li
         rows = sum(t.num_rows for t in tables)
         if rows == 0 and part != day:
             continue                     # as the replay: the day's own partition always gets its file
-        written = lake.write_partition_file(lake_path, "findings", part, tables, file_name=name)
+        stamped = finding_changes.stamp_partition(lake_path, part, tables, plan.run_id, plan.findings_version)
+        written = lake.write_partition_file(lake_path, "findings", part, [stamped], file_name=name)
         out["written"].append(("findings", part, written.rows))
         out["files"].append(written.to_dict())
         for t in tables:

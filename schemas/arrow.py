@@ -96,6 +96,27 @@ FINDINGS = pa.schema([
     # (1 for the first; null with a null id, and in files written before them)
     pa.field("pack_use", pa.int64()),
     pa.field("round_use", pa.int64()),
+    # what changed it (issue 42, pitwatch.lake.finding_changes): the run that first wrote this finding_id on
+    # this gaming day, and the run that last added it or changed another of its columns (null in files
+    # written before them, and kept null while the finding stays unchanged)
+    pa.field("first_seen_run", pa.string()),
+    pa.field("last_changed_run", pa.string()),
+])
+
+# A finding a run added to, removed from or changed on a gaming day an earlier run had already written
+# (pitwatch.lake.finding_changes, docs/lake.md "What a run changed"): append-only, partitioned by gaming_day
+FINDING_CHANGES = pa.schema([
+    pa.field("run_id", pa.string(), nullable=False),
+    pa.field("change", pa.string(), nullable=False),         # added, removed, changed
+    pa.field("changed_columns", pa.list_(pa.string())),      # the columns a changed finding changed
+    pa.field("finding_id", pa.string(), nullable=False),
+    pa.field("rule_id", pa.string(), nullable=False),
+    pa.field("severity", pa.string(), nullable=False),
+    pa.field("table_id", pa.string()),
+    pa.field("round_id", pa.string()),
+    pa.field("dealer_id", pa.string()),
+    pa.field("ts", TS, nullable=False),
+    pa.field("gaming_day", pa.date32(), nullable=False),
 ])
 
 ROUNDS = pa.schema([
@@ -230,8 +251,9 @@ REVIEWS = pa.schema([
 LAKE_TABLES: dict[str, pa.Schema] = {
     "events": EVENTS, "rejects": REJECTS, "rounds": ROUNDS, "packs": PACKS,
     "findings": FINDINGS, "runs": RUNS, "rules": RULES,
+    "finding_changes": FINDING_CHANGES,
 }
-PARTITIONED = ("events", "rejects", "rounds", "packs", "findings")
+PARTITIONED = ("events", "rejects", "rounds", "packs", "findings", "finding_changes")
 
 # The live service's alerts (``LAKE/alerts``, a Delta table whose only writer is ``pitwatch watch``:
 # live/alerts_table.py, docs/lake.md "The alerts table").  Not one of LAKE_TABLES: no run reads,
@@ -240,7 +262,8 @@ PARTITIONED = ("events", "rejects", "rounds", "packs", "findings")
 # carries becomes a column of its own, its JSON text (schema evolution, pitwatch.lake.delta).
 # Nullable but for the alert's id, rule and day: a provisional alert need not have every finding column.
 ALERT_KEYS = ("finding_id", "rule_id", "gaming_day")
-ALERTS = pa.schema([f if f.name in ALERT_KEYS else f.with_nullable(True) for f in FINDINGS]
+RUN_STAMPS = ("first_seen_run", "last_changed_run")     # a batch run's, no alert's
+ALERTS = pa.schema([f if f.name in ALERT_KEYS else f.with_nullable(True) for f in FINDINGS if f.name not in RUN_STAMPS]
                    + [pa.field("watch_id", pa.string()), pa.field("provisional_id", pa.string()),
                       # an alert that is no finding (CARD_DISAGREEMENT, its _CLEARED, DEVICE_SILENT): true
                       pa.field("live_only", pa.bool_())])

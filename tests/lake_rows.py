@@ -10,6 +10,7 @@ import pyarrow as pa
 from pitwatch.lake import Lake, delta, runs
 from pitwatch.lake import parquet as lake
 from pitwatch.lake import versions as lake_versions
+from pitwatch.schemas.arrow import RUN_STAMPS
 
 _RUN_ID = re.compile(r"-\d{8}T\d{6}Z-[0-9a-f]{8}")
 
@@ -27,15 +28,28 @@ def table(lake_path, name: str, columns=None) -> pa.Table:
     return lake.read_table(at, name, columns, version=versions[name])
 
 
-def rows(lake_path, name: str, exclude=()) -> list[tuple]:
-    """Every row of table ``name`` (whole rows, but the ``exclude`` columns), sorted."""
+# Columns that name the runs of one lake (issue 42: the runs that first wrote and last changed a finding):
+# two lakes written by different runs differ there and nowhere else, so a comparison across lakes leaves
+# them out; one lake compared with itself (a rerun) keeps them (``exclude=()``).
+RUN_NAMED = {"findings": RUN_STAMPS}
+
+
+def rows(lake_path, name: str, exclude=(), with_runs: bool = False) -> list[tuple]:
+    """Every row of table ``name`` (whole rows, but the ``exclude`` columns and, unless ``with_runs``,
+    the columns that name the lake's own runs: :data:`RUN_NAMED`), sorted."""
+    exclude = (*exclude, *(() if with_runs else RUN_NAMED.get(name, ())))
     t = table(lake_path, name)
     t = t.select([c for c in t.column_names if c not in exclude])
     return sorted(zip(*(column.to_pylist() for column in t.columns)))   # by column: 2x faster than by row
 
 
-def dicts(lake_path, name: str) -> list[dict]:
-    return table(lake_path, name).to_pylist()
+def dicts(lake_path, name: str, with_runs: bool = True) -> list[dict]:
+    """Every row of table ``name`` as a dict; without the columns naming the lake's runs (:data:`RUN_NAMED`)
+    unless ``with_runs``: to compare with another lake's."""
+    t = table(lake_path, name)
+    if not with_runs:
+        t = t.drop_columns([c for c in RUN_NAMED.get(name, ()) if c in t.column_names])
+    return t.to_pylist()
 
 
 def run_records(lake_path) -> list[dict]:
@@ -47,10 +61,12 @@ def last_run(lake_path) -> dict:
     return run_records(lake_path)[-1]
 
 
-def data_files(lake_path) -> dict[str, bytes]:
+def data_files(lake_path, across_lakes: bool = False) -> dict[str, bytes]:
     """``{table/partition/file name without the run id: bytes}`` of every data file the pinned
     versions hold: a rerun over the same input must give the same bytes (the file names carry
-    the writing run's id).  The state's manifests are left out: each names the run that wrote it."""
+    the writing run's id).  The state's manifests are left out: each names the run that wrote it.
+    ``across_lakes`` (two lakes written by different runs): a file of a table with columns that name
+    its lake's runs (:data:`RUN_NAMED`) is given as its rows without those columns, not its bytes."""
     at = Lake.at(lake_path)
     versions = lake_versions.pinned_versions(at) or {}
     root = at.root
@@ -59,8 +75,15 @@ def data_files(lake_path) -> dict[str, bytes]:
         for path in delta.files_at(at, name, version):
             if path.endswith("-manifest.parquet"):
                 continue
+            key = _RUN_ID.sub("", path[len(root) + 1:])
+            if across_lakes and name in RUN_NAMED:
+                import pyarrow.parquet as pq
+
+                t = pq.read_table(path)
+                out[key] = repr(t.drop_columns([c for c in RUN_NAMED[name] if c in t.column_names]).to_pylist()).encode()
+                continue
             with open(path, "rb") as f:
-                out[_RUN_ID.sub("", path[len(root) + 1:])] = f.read()
+                out[key] = f.read()
     return out
 
 

@@ -45,10 +45,6 @@ def test_split_shuffled_and_redelivered_input_gives_the_same_findings(faulty_day
     assert _ids(tmp_path / "b") == reference
 
 
-def _lake_files(lake) -> dict[str, bytes]:
-    return lake_rows.data_files(lake)
-
-
 @pytest.mark.slow
 def test_worker_processes_write_the_same_lake_as_one_process(faulty_day, tmp_path):
     """The embedded runner's multi-process mode (the default for large inputs) changes nothing written."""
@@ -57,7 +53,7 @@ def test_worker_processes_write_the_same_lake_as_one_process(faulty_day, tmp_pat
     run_batch(inputs, Lake.at(tmp_path / "one"), beam_args=["--direct_num_workers=1"])
     run_batch(inputs, Lake.at(tmp_path / "two"),
               beam_args=["--direct_num_workers=2", "--direct_running_mode=multi_processing"])
-    one, two = _lake_files(tmp_path / "one"), _lake_files(tmp_path / "two")
+    one, two = (lake_rows.data_files(tmp_path / name, across_lakes=True) for name in ("one", "two"))
     assert len(one) >= 6 and one == two
 
 

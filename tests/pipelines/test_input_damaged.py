@@ -144,6 +144,11 @@ def damaged_rows(lake) -> list[dict]:
     return [r for r in lake_rows.dicts(lake, "findings") if r["rule_id"] == "INPUT_DAMAGED"]
 
 
+def _written_by(run_id: str) -> dict:
+    """The lake row's run columns: a finding of the lake's only run was first written and last changed by it."""
+    return {"first_seen_run": run_id, "last_changed_run": run_id}
+
+
 def _same_ts(row: dict) -> dict:
     return {**row, "ts": row["ts"].astimezone(UTC), "evidence_from": row["evidence_from"]
             and row["evidence_from"].astimezone(UTC)}
@@ -161,8 +166,10 @@ def test_a_run_over_a_truncated_dealer_file_fails_on_major_with_one_finding(tmp_
     for lake in ("lake1", "lake2"):
         rows = damaged_rows(tmp_path / lake)
         assert len(rows) == 1 and lake_rows.dicts(tmp_path / lake, "findings") == rows
-        events = lake_rows.last_run(tmp_path / lake)["accepted"]
-        assert _same_ts(rows[0]) == expected_row(path, events, events)   # bet seq = line number here
+        run_record = lake_rows.last_run(tmp_path / lake)
+        events = run_record["accepted"]
+        assert _same_ts(rows[0]) == {**expected_row(path, events, events),   # bet seq = line number here
+                                     **_written_by(run_record["run_id"])}
         damage = [r for r in lake_rows.dicts(tmp_path / lake, "rejects") if r["line"] is None]
         assert len(damage) == 1 and damage[0]["gaming_day"] == _dt.date(2026, 11, 28)
         assert json.loads(damage[0]["raw"])["input_damaged"]["sha256"] in rows[0]["actual"]
@@ -188,7 +195,7 @@ def test_a_file_with_nothing_before_its_damage_and_an_intact_one(tmp_path):
         "actual": (f"junk.jsonl.gz cannot be read past byte 0 (it is not gzip data); 0 events read before it, "
                    f"from no device at no table; 15 bytes after it not read; SHA-256 of the bytes read {sha}"),
         "event_ids": [], "source": "integrity", "evidence": [], "ts_offset": None, "evidence_from": None,
-        "pack_use": None, "round_use": None}
+        "pack_use": None, "round_use": None, **_written_by(lake_rows.last_run(tmp_path / "lake")["run_id"])}
 
 
 @pytest.mark.slow

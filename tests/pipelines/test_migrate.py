@@ -509,8 +509,10 @@ def test_the_next_nightly_run_continues_from_the_migrated_state(tmp_path):
     days = "gaming_day >= DATE '2026-11-29'"
     for name in ("findings", "rounds", "packs", "rejects"):
         # the old lake's rows were written before the use columns (issue 36): null there, first uses
-        got = sorted(map(canon, map(first_use, sql_rows(work / "lake", f"SELECT * FROM {name} WHERE {days}"))))
-        want = sorted(map(canon, sql_rows(ref / "lake", f"SELECT * FROM {name} WHERE {days}")))
+        # (and the findings name the runs of their own lake: first_seen_run, last_changed_run, left out)
+        every = "* EXCLUDE (first_seen_run, last_changed_run)" if name == "findings" else "*"
+        got = sorted(map(canon, map(first_use, sql_rows(work / "lake", f"SELECT {every} FROM {name} WHERE {days}"))))
+        want = sorted(map(canon, sql_rows(ref / "lake", f"SELECT {every} FROM {name} WHERE {days}")))
         assert got == want, name
     events = "SELECT * EXCLUDE (file) FROM events WHERE " + days
     assert sorted(map(canon, sql_rows(work / "lake", events))) == sorted(map(canon, sql_rows(ref / "lake", events)))

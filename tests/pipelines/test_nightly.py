@@ -60,7 +60,12 @@ def _invoke(*args):
     return result
 
 
-def _rows(lake, table, exclude="") -> list[tuple]:
+def _rows(lake, table, exclude=None) -> list[tuple]:
+    """Whole rows of ``table``, but the ``exclude`` clause's columns (default: those naming the lake's runs,
+    which two lakes never share: ``lake_rows.RUN_NAMED``)."""
+    if exclude is None:
+        named = lake_rows.RUN_NAMED.get(table)
+        exclude = f"exclude ({', '.join(named)})" if named else ""
     con = lake_rows.connection(lake)
     return con.execute(f"select * {exclude} from {table}"
                        " order by all").fetchall()

@@ -24,7 +24,7 @@ def test_the_investigations_asked_for_are_there():
         "findings_by_rule", "findings_per_dealer", "table_day_summary", "pack_custody", "round_replay",
         "stub_compliance", "cut_placement", "dealer_rule_repeats", "findings_evidence", "findings_video",
         "alerts_vs_findings", "hold", "dealer_scorecard", "table_health", "open_findings", "review_log",
-        "orphan_reviews"}
+        "orphan_reviews", "findings_changed_since"}
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))

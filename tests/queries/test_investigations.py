@@ -219,7 +219,7 @@ def test_queries_answer_on_a_young_lake(tmp_path):
 
     con = connect(Lake.at(build_lake(str(tmp_path / "young"), with_findings=False, with_replay=False)))
     params = {"from_day": "2026-11-27", "to_day": "2026-11-28", "gaming_day": "2026-11-28", "table_id": "BAC-07",
-              "pack_id": "P-1", "round_id": "R-1"}
+              "pack_id": "P-1", "round_id": "R-1", "since": "2026-11-27"}
     for q in load_queries().values():
         given = {p.name: params[p.name] for p in q.params if not p.has_default}
         columns, rows = run_query(con, q.name, given)
@@ -233,6 +233,33 @@ def test_queries_answer_on_a_young_lake(tmp_path):
         "shuffle", "cut", "cut", "cutting card", "load", "burn", "cutting card surfaced", "last coup", "emptied"]
     replay = run(con, "round_replay", table_id="BAC-07", round_id="R-1")
     assert [r["source"] for r in replay] == ["dealer"] * 8  # no round row, so no pack: the terminal's events only
+
+
+@pytest.fixture(scope="module")
+def late_nights(tmp_path_factory):
+    from tests.pipelines.late_nights import build
+
+    return build(tmp_path_factory.mktemp("changes"))
+
+
+@pytest.mark.slow
+def test_findings_changed_since(late_nights):
+    """On a lake of two nights, the second bringing late files of the first's day
+    (``tests/pipelines/late_nights.py``; ``tests/pipelines/test_finding_changes.py`` checks the changes against the findings before
+    and after): the answer after night 1 is every row of ``finding_changes``, whole, with night 2's start;
+    after night 2, nothing."""
+    from pitwatch.queries.lake_views import connect
+    from tests import lake_rows
+
+    _base, _inbox, lake, _night1, _night2, run1, run2 = late_nights
+    changes = lake_rows.dicts(lake, "finding_changes")
+    assert changes and {c["run_id"] for c in changes} == {run2}
+    started = lake_rows.run_records(lake)[1]["started"]
+    con = connect(Lake.at(lake))
+    rows = run(con, "findings_changed_since", since=run1)
+    assert sorted((sorted(r.items()) for r in rows), key=str) == sorted(
+        (sorted({**c, "run_started": started}.items()) for c in changes), key=str)
+    assert run(con, "findings_changed_since", since=run2) == []
 
 
 def test_alerts_vs_findings(tmp_path):

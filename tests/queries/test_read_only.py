@@ -232,7 +232,8 @@ def test_with_the_check_bypassed_no_file_can_be_written(lake, con, untouched, st
 
 def test_the_connection_sees_the_lake_tables_and_seeds_only(con):
     names = {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
-    assert names == {"events", "rejects", "rounds", "packs", "findings", "runs", "rules", "alerts", "reviews",
+    assert names == {"events", "rejects", "rounds", "packs", "findings", "finding_changes", "runs", "rules", "alerts",
+                     "reviews",
                      *seed_files()}
 
 

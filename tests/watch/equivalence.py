@@ -15,9 +15,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from pitwatch.lake import Lake
-from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, rows_to_table
+from pitwatch.schemas.arrow import FINDINGS, PACKS, ROUNDS, RUN_STAMPS, rows_to_table
 
-SCHEMAS = {"findings": FINDINGS, "rounds": ROUNDS, "packs": PACKS}
+# every column of the three tables, but the batch run's first_seen_run / last_changed_run: the live forms
+# have no run (their findings are the same findings, written by no run)
+SCHEMAS = {"findings": pa.schema([f for f in FINDINGS if f.name not in RUN_STAMPS]), "rounds": ROUNDS, "packs": PACKS}
 
 
 def _hashable(v):
