@@ -29,19 +29,13 @@ say which version held when.  Local lakes only, like every writer (``docs/lake.m
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
-import os
-import re
 
 from pitwatch.inputs.devices import DeviceRegistry, parse_rows
 from pitwatch.lake import Lake
-from pitwatch.lake import parquet as lake
+from pitwatch.lake.kept import Kept
 
-FOLDER = "_registry"
-FILE = re.compile(r"^devices-([0-9a-f]{64})\.csv$")
-TEMP = re.compile(r"^devices-[0-9a-f]{64}\.csv\.tmp-\d+$")     # :func:`keep` writing (or killed while it wrote)
-READ_ONLY = 0o444
+KEPT = Kept(folder="_registry", stem="devices", key="devices", what="device registry", flag="--devices FILE",
+            kind="registry", checked="registries")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,79 +48,25 @@ class Chosen:
     warning: bool = False
 
 
-def kept_name(sha256: str) -> str:
-    return f"{FOLDER}/devices-{sha256}.csv"
-
-
 def lake_registry(lake_path: Lake) -> tuple[dict | None, str | None]:
     """The registry the lake holds now: the newest succeeded record naming one (its options'
     ``devices``, None when that run had none) and the run id of that record; (None, None) for a
-    lake no batch run has written yet.  Stops at the newest batch run (its options hold ``night``
-    and ``devices``); the watcher's records after it are passed over unread, but for one naming a
-    registry given to it (its runs commit says so: :data:`pitwatch.lake.runs.REGISTRY_KEY`), a
-    vacuum's too."""
-    from pitwatch.lake import runs
-
-    for record in runs.records_newest_first(lake_path, skip_watchers=True):
-        if record.get("status") != "succeeded":
-            continue
-        try:
-            options = json.loads(record.get("options") or "{}")
-        except ValueError:
-            options = {}
-        if not isinstance(options, dict):
-            continue
-        if "devices" in options:
-            devices = options["devices"]
-            return (devices if isinstance(devices, dict) else None), record.get("run_id")
-        if "night" in options:     # a batch run from before registries were recorded: none since
-            return None, record.get("run_id")
-    return None, None
+    lake no batch run has written yet (:meth:`pitwatch.lake.kept.Kept.held`: the watcher's
+    records after the newest batch run are passed over unread, but for one naming a registry
+    given to it, its runs commit says so: :data:`pitwatch.lake.runs.REGISTRY_KEY`)."""
+    return KEPT.held(lake_path)
 
 
 def read_kept(lake_path: Lake, described: dict) -> DeviceRegistry:
     """The registry a record names, read from the lake and checked against its name; LakeError
     when it is gone or changed."""
-    name = described.get("kept")
-    match = FILE.match(os.path.basename(str(name))) if name else None
-    if match is None or name != kept_name(match.group(1)):
-        raise lake.LakeError(f"the lake's device registry record names {name!r}, not a kept registry: "
-                             "the lake is not intact (pitwatch verify)")
-    path = os.path.join(lake_path, name)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise lake.LakeError(f"the lake's device registry {name} is gone: the lake is not intact "
-                             "(pitwatch verify); give --devices FILE to use another") from None
-    if hashlib.sha256(data).hexdigest() != match.group(1):
-        raise lake.LakeError(f"the lake's device registry {name} was changed (its SHA-256 is not its name): "
-                             "the lake is not intact (pitwatch verify); give --devices FILE to use another")
-    return DeviceRegistry(name, match.group(1), parse_rows(data.decode("utf-8-sig"), name), data)
+    name, sha256, data = KEPT.read(lake_path, described)
+    return DeviceRegistry(name, sha256, parse_rows(data.decode("utf-8-sig"), name), data)
 
 
 def keep(lake_path: Lake, registry: DeviceRegistry) -> str:
-    """Write the registry's bytes into the lake (once: a copy already there is checked, not
-    rewritten); its name in the lake."""
-    name = kept_name(registry.sha256)
-    path = os.path.join(lake_path, name)
-    if os.path.exists(path):
-        read_kept(lake_path, {"kept": name})     # the same bytes, or LakeError
-        return name
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(registry.data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, READ_ONLY)
-    try:
-        os.link(tmp, path)              # never over a copy another writer put there first
-    except FileExistsError:
-        read_kept(lake_path, {"kept": name})
-    finally:
-        os.unlink(tmp)
-    return name
+    """Write the registry's bytes into the lake (once); its name in the lake."""
+    return KEPT.keep(lake_path, registry.sha256, registry.data)
 
 
 def choose(lake_path: Lake, given: DeviceRegistry | None) -> Chosen:

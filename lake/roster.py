@@ -25,21 +25,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
-import os
-import re
 
 from pitwatch.inputs.dealers import DealerRoster, RosterError, parse_roster
 from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lake
+from pitwatch.lake.kept import Kept
 
-FOLDER = "_roster"
-FILE = re.compile(r"^dealers-([0-9a-f]{64})\.csv$")
-TEMP = re.compile(r"^dealers-[0-9a-f]{64}\.csv\.tmp-\d+$")     # :func:`keep` writing (or killed while it wrote)
 KEY = "dealers"            # the member of a runs record's options that names the roster
 COMMAND = "dealers import"
-READ_ONLY = 0o444
+KEPT = Kept(folder="_roster", stem="dealers", key=KEY, what="dealers roster", flag="--dealers FILE",
+            kind="roster", checked="rosters")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,54 +48,21 @@ class Chosen:
     new: bool = False            # a new version (an import writes a record only then)
 
 
-def kept_name(sha256: str) -> str:
-    return f"{FOLDER}/dealers-{sha256}.csv"
-
-
 def lake_roster(lake_path: Lake) -> dict | None:
     """What the newest succeeded record naming a roster says of it (its options' ``dealers``),
-    None when the lake keeps none.  Stops at the newest batch run (its options hold ``night``)."""
-    from pitwatch.lake import runs
-
-    for record in runs.records_newest_first(lake_path, skip_watchers=True):
-        if record.get("status") != "succeeded":
-            continue
-        try:
-            options = json.loads(record.get("options") or "{}")
-        except ValueError:
-            continue
-        if not isinstance(options, dict):
-            continue
-        if KEY in options:
-            held = options[KEY]
-            return held if isinstance(held, dict) else None
-        if "night" in options:     # a batch run from before rosters were kept: none since
-            return None
-    return None
+    None when the lake keeps none (:meth:`pitwatch.lake.kept.Kept.held`)."""
+    return KEPT.held(lake_path)[0]
 
 
 def read_kept(lake_path: Lake, described: dict) -> DealerRoster:
     """The roster a record names, read from the lake and checked against its name; LakeError when
-    it is gone or changed."""
-    name = described.get("kept")
-    match = FILE.match(os.path.basename(str(name))) if name else None
-    if match is None or name != kept_name(match.group(1)):
-        raise lake.LakeError(f"the lake's dealers roster record names {name!r}, not a kept roster: "
-                             "the lake is not intact (pitwatch verify)")
-    try:
-        with lake_path.fs.open_input_stream(f"{lake_path.root}/{name}") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise lake.LakeError(f"the lake's dealers roster {name} is gone: the lake is not intact "
-                             "(pitwatch verify); give --dealers FILE to use another") from None
-    if hashlib.sha256(data).hexdigest() != match.group(1):
-        raise lake.LakeError(f"the lake's dealers roster {name} was changed (its SHA-256 is not its name): "
-                             "the lake is not intact (pitwatch verify); give --dealers FILE to use another")
+    it is gone, changed or no roster."""
+    name, sha256, data = KEPT.read(lake_path, described)
     try:
         table = parse_roster(data, name)
     except RosterError as exc:
         raise lake.LakeError(f"the lake's dealers roster: {exc}") from None
-    return DealerRoster(str(described.get("path") or name), match.group(1), table, data)
+    return DealerRoster(str(described.get("path") or name), sha256, table, data)
 
 
 def current(lake_path: Lake) -> DealerRoster | None:
@@ -109,27 +72,8 @@ def current(lake_path: Lake) -> DealerRoster | None:
 
 
 def keep(lake_path: Lake, roster: DealerRoster) -> str:
-    """Write the roster's bytes into the lake (once: a copy already there is checked, not
-    rewritten); its name in the lake."""
-    name = kept_name(roster.sha256)
-    path = os.path.join(lake_path, name)
-    if os.path.exists(path):
-        read_kept(lake_path, {"kept": name})     # the same bytes, or LakeError
-        return name
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(roster.data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, READ_ONLY)
-    try:
-        os.link(tmp, path)              # never over a copy another writer put there first
-    except FileExistsError:
-        read_kept(lake_path, {"kept": name})
-    finally:
-        os.unlink(tmp)
-    return name
+    """Write the roster's bytes into the lake (once); its name in the lake."""
+    return KEPT.keep(lake_path, roster.sha256, roster.data)
 
 
 def choose(lake_path: Lake, given: DealerRoster | None) -> Chosen:

@@ -47,6 +47,7 @@ from pitwatch.lake import registry as lake_registry
 from pitwatch.lake import reviews as lake_reviews
 from pitwatch.lake import roster as lake_roster
 from pitwatch.lake import settings as lake_settings
+from pitwatch.lake.kept import Kept
 from pitwatch.lake.runs import HASH_FIELD, PREV_FIELD
 from pitwatch.wording import plural
 
@@ -356,8 +357,8 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
         report.problem("removed", f"{name}/", f"the table is gone; {recorded_commits[(name, by)][0][0].name()} "
                        f"names its version {by}")
     _lake_folder(lake_path, tables, report, status)
-    _kept_files(lake_path, records, report, start, KEPT_REGISTRIES)
-    _kept_files(lake_path, records, report, start, KEPT_ROSTERS)
+    _kept_files(lake_path, records, report, start, lake_registry.KEPT)
+    _kept_files(lake_path, records, report, start, lake_roster.KEPT)
     _reviews_chain(lake_path, tables, report, records, start)
     _settings(lake_path, records, report)
     _retention_note(report)
@@ -1445,7 +1446,7 @@ def _lake_folder(lake_path: Lake, tables, report, status) -> None:
             report.leftover("lock", base, "the lake's writer lock (pitwatch.lake.lock): held by a writer now, "
                             "or left by one that was killed (the next writer takes it over)")
             continue
-        if base in (WATCH_STATE, lake_registry.FOLDER, lake_roster.FOLDER) and info.type == pafs.FileType.Directory:
+        if base in (WATCH_STATE, lake_registry.KEPT.folder, lake_roster.KEPT.folder) and info.type == pafs.FileType.Directory:
             continue            # the watchers' checkpoints (not evidence); the registries and rosters: _kept_files
         if base == STAGING and info.type == pafs.FileType.Directory:
             for run in fs.get_file_info(pafs.FileSelector(info.path)):
@@ -1484,27 +1485,7 @@ def _settings(lake_path: Lake, records: list, report: Report) -> None:
                             "(killed before it wrote the file): the next run writes it")
 
 
-@dataclasses.dataclass(frozen=True)
-class KeptFiles:
-    """A folder of content-addressed files the lake keeps beside its tables, named by the runs
-    records' options (:mod:`pitwatch.lake.registry`, :mod:`pitwatch.lake.roster`)."""
-
-    folder: str
-    file: re.Pattern
-    temp: re.Pattern
-    key: str          # the member of a record's options naming one (its ``kept``)
-    what: str         # in messages: "device registry"
-    kind: str         # a leftover's kind in the report
-    checked: str      # the report's count
-
-
-KEPT_REGISTRIES = KeptFiles(lake_registry.FOLDER, lake_registry.FILE, lake_registry.TEMP, "devices",
-                            "device registry", "registry", "registries")
-KEPT_ROSTERS = KeptFiles(lake_roster.FOLDER, lake_roster.FILE, lake_roster.TEMP, lake_roster.KEY,
-                         "dealers roster", "roster", "rosters")
-
-
-def _kept_files(lake_path: Lake, records, report, start, kept: KeptFiles) -> None:
+def _kept_files(lake_path: Lake, records, report, start, kept: Kept) -> None:
     """The device registries or dealers' rosters the lake keeps: each file's bytes hash to its
     name; each one a record names is there; one no record names was kept by a writer killed
     before its record (a leftover; with ``since`` only the new records are read, so none is
