@@ -5,13 +5,12 @@ import csv
 import io
 import logging
 import math
-import os
-import stat
 
 import click
 
 from pitwatch.cli.common import COMMAND_META, StrictCommand, UserError, setting_option, user_errors
 from pitwatch.cli.locking import lake_lock, lock_timeout_option
+from pitwatch.inputs.files import read_operator_csv
 from pitwatch.lake import Lake
 
 log = logging.getLogger("pitwatch")
@@ -41,14 +40,7 @@ def read_batch(path: str) -> list:
     a file that is not one is refused whole (:class:`UserError` naming the line)."""
     from pitwatch.lake.reviews import Asked
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)      # a FIFO must not hang the command
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise UserError(f"--from {path}: not a regular file (a folder, a device or a pipe)")
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(MAX_BATCH_BYTES + 1)
-    if len(data) > MAX_BATCH_BYTES:
-        raise UserError(f"--from {path}: larger than {MAX_BATCH_BYTES >> 20} MiB: not a reviews file")
+    data = read_operator_csv(path, MAX_BATCH_BYTES, "--from")     # never blocks on a FIFO or a device
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -28,8 +28,7 @@ import os
 
 import pyarrow as pa
 
-from pitwatch.config import NotRegularFile, read_small
-from pitwatch.inputs.files import InputError
+from pitwatch.inputs.files import InputError, read_operator_csv
 from pitwatch.schemas.contract import DEALER_ROSTER_COLUMNS
 
 INBOX_FILE = "dealers.csv"
@@ -66,20 +65,7 @@ def inbox_roster(inbox: str) -> str | None:
 
 def load_roster(path: str) -> DealerRoster:
     """Read and check the roster at ``path``; :class:`RosterError` says what is wrong and where."""
-    try:
-        data = read_small(path, MAX_BYTES)     # never blocks: a FIFO or a device is refused
-    except NotRegularFile as exc:
-        raise RosterError(f"dealers file {path}: {exc.strerror}, not a CSV file") from None
-    except IsADirectoryError:
-        raise RosterError(f"dealers file {path}: is a folder, not a CSV file") from None
-    except FileNotFoundError:
-        raise RosterError(f"dealers file {path}: no such file") from None
-    except PermissionError:
-        raise RosterError(f"dealers file {path}: permission denied") from None
-    except OSError as exc:
-        raise RosterError(f"dealers file {path}: cannot read it ({exc.strerror or exc})") from None
-    if len(data) > MAX_BYTES:
-        raise RosterError(f"dealers file {path}: larger than {MAX_BYTES >> 20} MiB, not a roster")
+    data = read_operator_csv(path, MAX_BYTES, "dealers file", RosterError)
     return DealerRoster(path, hashlib.sha256(data).hexdigest(), parse_roster(data, path), data)
 
 

@@ -41,8 +41,7 @@ import hashlib
 import io
 import os
 
-from pitwatch.config import NotRegularFile, read_small
-from pitwatch.inputs.files import InputError
+from pitwatch.inputs.files import InputError, read_operator_csv
 from pitwatch.schemas import contract as C
 
 COLUMNS = ("device_id", "source", "table_id", "from_day", "to_day")
@@ -87,18 +86,7 @@ def load_registry(path: str | None) -> DeviceRegistry | None:
     """Read and check ``devices.csv`` (None for no path); RegistryError names what is wrong and where."""
     if path is None:
         return None
-    try:
-        data = read_small(path, MAX_BYTES)     # never blocks: a FIFO or a device is refused (issue 37)
-    except NotRegularFile as exc:
-        raise RegistryError(f"device registry {path}: {exc.strerror}, not a CSV file") from None
-    except IsADirectoryError:
-        raise RegistryError(f"device registry {path}: is a folder, not a CSV file") from None
-    except FileNotFoundError:
-        raise RegistryError(f"device registry {path}: no such file") from None
-    except PermissionError:
-        raise RegistryError(f"device registry {path}: permission denied") from None
-    if len(data) > MAX_BYTES:
-        raise RegistryError(f"device registry {path}: larger than {MAX_BYTES >> 20} MB, not a registry")
+    data = read_operator_csv(path, MAX_BYTES, "device registry", RegistryError)   # never blocks (issue 37)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -42,6 +42,29 @@ class InputError(ValueError):
     """A user mistake about the inputs (missing file, nothing to read)."""
 
 
+def read_operator_csv(path: str, limit: int, what: str, error: type[InputError] = InputError) -> bytes:
+    """The bytes of a small CSV file an operator names (the device registry, the dealers' roster,
+    a batch of reviews), read by :func:`pitwatch.config.read_small` (a FIFO or a device is refused,
+    never waited on); each refusal is ``error`` with one line ``{what} {path}: …``."""
+    from pitwatch.config import NotRegularFile, read_small
+
+    try:
+        data = read_small(path, limit)
+    except NotRegularFile as exc:
+        raise error(f"{what} {path}: {exc.strerror}, not a CSV file") from None
+    except IsADirectoryError:
+        raise error(f"{what} {path}: is a folder, not a CSV file") from None
+    except FileNotFoundError:
+        raise error(f"{what} {path}: no such file") from None
+    except PermissionError:
+        raise error(f"{what} {path}: permission denied") from None
+    except OSError as exc:
+        raise error(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise error(f"{what} {path}: larger than {limit >> 20} MiB, more than such a file ever holds")
+    return data
+
+
 def expand_inputs(paths: list[str], refused: list[dict] | None = None) -> list[str]:
     """Absolute, sorted, de-duplicated list of input files.
 
