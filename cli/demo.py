@@ -67,7 +67,7 @@ Examples:
 """)
 @click.option("--out", default="demo", show_default=True, metavar="DIR", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the simulated feeds (DIR/feeds) and the lake (DIR/lake); replaced if it exists.")
-@click.option("--hours", default=3.0, show_default=True, type=click.FloatRange(0.1, 24), help="Hours of play.")
+@click.option("--hours", default=2.0, show_default=True, type=click.FloatRange(0.1, 24), help="Hours of play.")
 @click.option("--faults", default=0.02, show_default=True, type=click.FloatRange(0, 1),
               help="Rate of every injectable procedure fault, per opportunity.")
 @click.option("--hold-skew", default=1.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
@@ -77,7 +77,7 @@ Examples:
 @click.pass_context
 def demo(ctx, out, hours, faults, hold_skew, seed):
     """The first command a newcomer runs: simulate a dozen tables of all six
-    games for three hours with procedure faults injected and one dealer working
+    games for two hours with procedure faults injected and one dealer working
     with a player (HOLD_SKEW: every coup of theirs arranged), replay the day with the nightly batch, keep the
     floor's dealers' roster in the lake, print the findings by rule next to
     the faults that were injected; then, as an analyst would, review two
