@@ -32,11 +32,11 @@ def as_typed(ctx: click.Context, command: click.Command, name: str, args: list[s
         command.invoke(sub)
 
 
-def _to_review(lake: Path) -> tuple[dict, dict]:
+def _to_review(lake: Path) -> tuple[dict, dict] | None:
     """Two open findings to review, read from the lake as ``open_findings`` lists them (most severe,
     oldest first): the first with a dealer (to confirm: a dealer error has a dealer) and the next
     one after it (to dismiss); each with its video window from ``findings_video``, in the table's
-    own time."""
+    own time.  None when the floor raised no such pair (``--faults 0``)."""
     from pitwatch.queries.catalog import run_query
     from pitwatch.queries.lake_views import connect, in_table_time
 
@@ -46,8 +46,7 @@ def _to_review(lake: Path) -> tuple[dict, dict]:
         found = [dict(zip(columns, r)) for r in rows]
         confirm = next((f for f in found if f["dealer_id"]), None)
         if confirm is None or len(found) < 2:
-            raise UserError("the demo's floor raised fewer than two findings to review: "
-                            "give a higher --faults")
+            return None
         dismiss = next(f for f in found if f is not confirm)
         for f in (confirm, dismiss):
             video = in_table_time(run_query(con, "findings_video", {"gaming_day": str(f["gaming_day"])}))
@@ -131,22 +130,33 @@ def demo(ctx, out, hours, faults, hold_skew, seed):
     click.echo(f"{matched} of {plural(len(result), 'rule')} {'matches' if len(result) == 1 else 'match'} the ground "
                f"truth.")
 
-    confirm, dismiss = _to_review(lake)
-    _step(5, "reviewing two findings: one confirmed on video, one dismissed")
-    as_typed(ctx, review, "review", [
-        confirm["finding_id"], "--disposition", "confirmed", "--by", ANALYST, "--reason", "DEALER_ERROR",
-        "--note", f"{confirm['title']}: {confirm['actual']}; seen on the video", "--video", confirm["video"],
-        "--lake", str(lake)])
-    as_typed(ctx, review, "review", [
-        dismiss["finding_id"], "--disposition", "dismissed", "--by", ANALYST, "--reason", "OTHER",
-        "--note", "the video shows the procedure followed", "--video", dismiss["video"], "--lake", str(lake)])
+    picked = _to_review(lake)
+    skewed = [skew["dealer_id"] for skew in read_hold_skew(feeds)]
     first, last = summary.gaming_days[0], summary.gaming_days[-1]
-    _step(6, "what is still open, most severe and oldest first, in each table's time (the two reviewed are gone):")
+    if picked is None:
+        _step(5, "reviewing two findings: the floor raised fewer than two open findings, one with a dealer "
+                 "(--faults 0?): nothing to review")
+        dealer, why = (skewed[0], "who works with a player (HOLD_SKEW)") if skewed else (None, "")
+    else:
+        confirm, dismiss = picked
+        _step(5, "reviewing two findings: one confirmed on video, one dismissed")
+        as_typed(ctx, review, "review", [
+            confirm["finding_id"], "--disposition", "confirmed", "--by", ANALYST, "--reason", "DEALER_ERROR",
+            "--note", f"{confirm['title']}: {confirm['actual']}; seen on the video", "--video", confirm["video"],
+            "--lake", str(lake)])
+        as_typed(ctx, review, "review", [
+            dismiss["finding_id"], "--disposition", "dismissed", "--by", ANALYST, "--reason", "OTHER",
+            "--note", "the video shows the procedure followed", "--video", dismiss["video"], "--lake", str(lake)])
+        dealer, why = confirm["dealer_id"], "whose error was confirmed"
+    _step(6, "what is still open, most severe and oldest first, in each table's time (the reviewed are gone):")
     as_typed(ctx, query, "query", ["open_findings", "--lake", str(lake), "--local", "--limit", "5", "--format", "text"])
-    _step(7, f"the scorecard of dealer {confirm['dealer_id']}, whose error was confirmed:")
-    as_typed(ctx, query, "query", ["dealer_scorecard", "--lake", str(lake), "--param", f"from_day={first}",
-                                   "--param", f"to_day={last}", "--param", f"dealer_id={confirm['dealer_id']}",
-                                   "--format", "text"])
+    if dealer is None:
+        _step(7, "a dealer's scorecard: no finding with a dealer and no HOLD_SKEW dealer to show")
+    else:
+        _step(7, f"the scorecard of dealer {dealer}, {why}:")
+        as_typed(ctx, query, "query", ["dealer_scorecard", "--lake", str(lake), "--param", f"from_day={first}",
+                                       "--param", f"to_day={last}", "--param", f"dealer_id={dealer}",
+                                       "--format", "text"])
     _step(8, "the floor's hold against theory per table and dealer, the most improbable first (z):")
     as_typed(ctx, query, "query", ["hold", "--lake", str(lake), "--param", f"from_day={first}",
                                    "--param", f"to_day={last}", "--limit", "8"])

@@ -130,3 +130,17 @@ def test_the_hold_table_shows_the_skewed_dealer_beyond_chance_and_no_other(demo_
     first_row = printed.splitlines()[4].split()
     assert first_row[:3] == [skew["table_id"], "baccarat", skew["dealer_id"]]
     assert first_row[-1] == f"{dealer['z']:g}"
+
+
+def test_a_demo_without_faults_reviews_nothing_and_no_dealer_stands_out(tmp_path):
+    """The must-not of the above: with no procedure fault and no HOLD_SKEW there is nothing to review
+    (the demo says so, and writes no review) and no dealer's hold beyond chance; verify stays last."""
+    result = pitwatch(tmp_path, "demo", "--faults", "0", "--hold-skew", "0", "--hours", "0.5")
+    assert result.returncode == 0, result.stderr
+    assert "nothing to review" in step(result.stdout, 5) and typed(step(result.stdout, 5)) == []
+    assert rows(tmp_path, "sql", "select count(*) as n from reviews") == [{"n": "0"}]
+    assert not (tmp_path / "demo/feeds/hold_skew.json").exists()
+    hold = [r for r in rows(tmp_path, "query", "hold", "--param", "from_day=2026-11-28", "--param",
+                            "to_day=2026-11-28") if r["z"] != ""]
+    assert len(hold) >= 4 and all(abs(float(r["z"])) <= threshold(len(hold)) for r in hold)
+    assert f"lake {LAKE}: intact" in result.stdout.split("\n9/9 ", 1)[1]
