@@ -166,7 +166,7 @@ def print_answer(answer, fmt: str, max_rows: int, max_bytes: int | None = None, 
 Examples:
   pitwatch sql "SELECT rule_id, count(*) AS n FROM findings GROUP BY ALL ORDER BY n DESC" --lake lake
   pitwatch sql "FROM rounds WHERE gaming_day = DATE '2026-11-28' AND table_id = 'BAC-01'" --lake lake --format csv
-  pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0054'" --lake lake --format text
+  pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0053'" --lake lake --format text
   pitwatch sql "FROM events WHERE gaming_day = DATE '2026-11-28'" --lake lake --limit 20
   pitwatch sql "DESCRIBE events" --lake lake
   pitwatch sql "SELECT table_id, rule_id, ts, ts_offset FROM findings" --lake lake --local

@@ -3,8 +3,10 @@
 each returns rows on a simulated lake, with no hint.  Slow: ``pitwatch demo`` runs the batch."""
 from __future__ import annotations
 
+import csv
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,18 +27,10 @@ def pitwatch(args, cwd) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    cwd = tmp_path_factory.mktemp("readme")
-    result = pitwatch(["demo"], cwd)
-    assert result.returncode == 0, result.stderr
+def demo(demo_run) -> Path:
+    """The folder ``pitwatch demo`` ran in: its lake has the roster and the demo's two reviews."""
+    cwd, _ = demo_run
     assert (cwd / "demo" / "feeds" / "dealers.csv").is_file()
-    lake = str(cwd / "demo" / "lake")
-    shown = pitwatch(["query", "open_findings", "--lake", lake, "--format", "csv"], cwd).stdout.splitlines()
-    column = shown[0].split(",").index("finding_id")
-    for row, disposition in zip(shown[1:3], ("confirmed", "dismissed")):     # two reviews, as an analyst would
-        done = pitwatch(["review", row.split(",")[column], "--disposition", disposition, "--by", "M.Ortiz",
-                         "--reason", "DEALER_ERROR", "--lake", lake], cwd)
-        assert done.returncode == 0, done.stderr
     return cwd
 
 
@@ -44,9 +38,9 @@ def demo(tmp_path_factory) -> Path:
 EMPTY_ON_THE_DEMO = {"orphan_reviews"}
 
 
-def readme_commands() -> list[str]:
+def readme_commands(section: str = "## Investigations") -> list[str]:
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    block = text.split("## Investigations", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    block = text.split(f"\n{section}\n", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.startswith("pitwatch ")]
 
 
@@ -119,3 +113,32 @@ def test_every_help_and_header_example_finds_rows_on_a_simulated_lake(demo):
             assert len(result.stdout.splitlines()) > 1, example
         checked += 1
     assert checked >= 12
+
+
+def test_the_analyst_s_round_trip_runs_as_written_after_make_demo(demo, tmp_path):
+    """README's five commands, pasted in order after ``make demo`` (on a copy of its folder: the review
+    writes to the lake): the finding shown open is confirmed, becomes an incident record and counts
+    as the dealer's second confirmed error (the demo confirmed the first)."""
+    shutil.copytree(demo / "demo", tmp_path / "demo")
+    commands = [shlex.split(c)[1:] for c in readme_commands("## The analyst's round trip")]
+    assert [c[0] if c[0] != "query" else c[1] for c in commands] == [
+        "open_findings", "round_replay", "review", "incidents", "dealer_scorecard"]
+    out = []
+    for args in commands:
+        result = pitwatch(args, tmp_path)
+        assert result.returncode == 0, (args, result.stderr)
+        assert args[0] != "query" or len(result.stdout.splitlines()) > 2, args
+        out.append(result)
+    finding = commands[2][1]
+    assert finding in out[0].stdout                      # shown open first
+    assert "round_started" in out[1].stdout and "[VOID_NOT_DECLARED (critical)]" in out[1].stdout
+    assert out[2].stdout == f"{finding}: confirmed (review " + out[2].stdout.split("(review ", 1)[1]
+    assert out[2].stdout.endswith(", by M.Ortiz)\n")
+    records = list(csv.DictReader((tmp_path / "incidents-2026-11-28.csv").open(encoding="utf-8", newline="")))
+    (record,) = [r for r in records if r["finding_id"] == finding]
+    assert (record["disposition"], record["reason"], record["dealer_id"]) == ("confirmed", "DEALER_ERROR", "D-1106")
+    assert len(records) == 2                              # the demo's confirmed one and this one; dismissed: none
+    card = dict(line.split(":", 1) for line in out[4].stdout.splitlines())
+    assert card["confirmed_errors"].strip() == "2" and card["dealer_id"].strip() == "D-1106"
+    again = pitwatch(["query", "open_findings", "--lake", "demo/lake", "--format", "csv"], tmp_path)
+    assert finding not in again.stdout and again.returncode == 0
