@@ -219,8 +219,11 @@ def test_open_findings_are_exactly_the_findings_not_decided_most_severe_then_old
 def test_every_finding_s_status_is_its_latest_review(week):
     latest = _latest(week["reviews"])
     rows = findings(week["lake"])
-    assert {fid: (f["status"], f["reviewed_by"]) for fid, f in rows.items() if f["status"] != "open"} == {
-        fid: (r[1], r[3]) for fid, r in latest.items() if fid in rows}
+    log = {}
+    for r in reversed(query(week["lake"], "review_log")):       # oldest first: the last one of a finding wins
+        log[r["finding_id"]] = r["reviewed_at"]
+    assert {fid: (f["status"], f["reviewed_by"], f["reviewed_at"]) for fid, f in rows.items() if f["status"] != "open"} \
+        == {fid: (r[1], r[3], log[fid]) for fid, r in latest.items() if fid in rows}
 
 
 def test_review_log_holds_every_review_newest_first(week):
