@@ -266,6 +266,7 @@ def _rounds_by(inbox: Path, field: str, days=DAYS) -> dict[str, int]:
 def test_dealer_scorecard_counts_each_dealer_s_rounds_findings_and_confirmed_errors(week):
     rows = query(week["lake"], "dealer_scorecard", f"from_day={DAYS[0]}", f"to_day={DAYS[-1]}")
     rounds = _rounds_by(week["inbox"], "dealer_id")
+    assert len(rounds) >= 10                 # each night's session has dealers of its own
     final = week["after"][DAYS[-1]]
     found: dict[str, int] = {}
     for f in final.values():
@@ -294,6 +295,7 @@ def test_dealer_scorecard_of_the_last_three_nights_stands_beside_the_three_befor
 def test_table_health_counts_each_table_s_rounds_and_findings(week):
     rows = query(week["lake"], "table_health", f"from_day={DAYS[0]}", f"to_day={DAYS[-1]}")
     rounds = _rounds_by(week["inbox"], "table_id")
+    assert set(rounds) == {"BAC-01", "BAC-02"}
     expected: dict[str, dict[str, int]] = {}
     for day in DAYS:
         for t in truth(week["base"], day):
@@ -368,10 +370,11 @@ def test_verify_passes_the_week_and_names_an_edited_review(week, tmp_path):
     (path,) = [p for p in (lake / "reviews").glob("*.parquet")
                if payout in pq.read_table(p, columns=["finding_id"]).column(0).to_pylist()]
     rows = [{**r, "amount": 2.5} if r["finding_id"] == payout else r for r in pq.read_table(path).to_pylist()]
+    (edited,) = [r["review_id"] for r in rows if r["finding_id"] == payout]
     schema = pq.read_schema(path)
     path.chmod(0o644)
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
     result, report = verify(lake)
     assert result.returncode == exits.NOT_INTACT
-    assert any(p["kind"] == "changed" and p["what"] == f"reviews/{path.name}" and "review " in p["detail"]
-               for p in report["problems"]), report["problems"]
+    assert any(p["kind"] == "changed" and p["what"] == f"reviews/{path.name}"
+               and f"review {edited} of finding {payout}" in p["detail"] for p in report["problems"]), report["problems"]
