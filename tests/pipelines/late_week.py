@@ -1,5 +1,6 @@
-"""A simulated week for the late-file tests (tests/pipelines/test_late_files.py): seven gaming days
-of a short session each (every fault kind), and a copy of the first day's baccarat table dealt again
+"""A simulated week: seven gaming days of a short session each, made one floor (:func:`simulate_week`,
+also the analyst's week of tests/pipelines/test_analyst_week.py); for the late-file tests
+(tests/pipelines/test_late_files.py, :func:`build`) every fault kind, and a copy of the first day's baccarat table dealt again
 two days later at another table, so that its packs repeat across two tables (UNSHUFFLED_SEQUENCE
 from the carried pack index)."""
 from __future__ import annotations
@@ -16,35 +17,82 @@ DAYS = [(START + _dt.timedelta(days=k)).date().isoformat() for k in range(7)]
 
 def build(base: pathlib.Path) -> pathlib.Path:
     """``base/inbox``: one folder per day, ``devices.csv`` the sessions' registries merged."""
-    from pitwatch.simulator import SPECS, simulate
+    from pitwatch.simulator import SPECS
 
-    inbox = base / "inbox"
+    inbox, registry = simulate_week(base, {"baccarat": 1, "three_bet_poker": 1}, 0.75,
+                                    lambda k: {name: 0.05 for name in SPECS})
+    _repeat_at_another_table(inbox, DAYS[0], DAYS[2], registry)
+    write_registry(inbox, registry)
+    return inbox
+
+
+def simulate_week(base: pathlib.Path, tables: dict[str, int], hours: float, faults_of,
+                  seed: int = 40) -> tuple[pathlib.Path, dict[str, list[str]]]:
+    """One simulated session of ``hours`` per day of :data:`DAYS` (night ``k``: seed ``seed + k``, the
+    faults ``faults_of(k)``), made one floor (:func:`_ids_of_session`) in ``base/inbox/<day>/``; each
+    session's ground truth, its ids renamed as its events', in ``base/truth/<day>.jsonl``, its
+    ``hold_skew.json`` as ``base/truth/<day>-hold_skew.json``, the dealers of every session in
+    ``base/inbox/dealers.csv`` (the roster a casino drops in the inbox).  Returns the inbox and the
+    device registry of every session's devices (written by :func:`write_registry`)."""
+    from pitwatch.simulator import simulate
+
+    inbox, truth_dir = base / "inbox", base / "truth"
     inbox.mkdir(parents=True)
+    truth_dir.mkdir()
     registry: dict[str, list[str]] = {}
-    header = None
     canonical: dict[tuple, str] = {}     # (source, table) -> the floor's device for it, from day one
     last_seq: dict[str, int] = {}
+    dealers: dict[str, list[str]] = {}
     for k, day in enumerate(DAYS):
         session = base / f"session-{k}"
-        simulate(session, tables={"baccarat": 1, "three_bet_poker": 1}, hours=0.75,
-                 start=START + _dt.timedelta(days=k), seed=40 + k, faults={name: 0.05 for name in SPECS})
+        simulate(session, tables=tables, hours=hours, start=START + _dt.timedelta(days=k), seed=seed + k,
+                 faults=faults_of(k))
         shutil.move(str(session / day), str(inbox / day))
         with open(session / "devices.csv", newline="") as f:
             rows = list(csv.reader(f))
-        header = rows[0]
+        registry.setdefault("", rows[0])
         same = {}
         for row in rows[1:]:
             device = canonical.setdefault((row[1], row[2]), row[0])
             same[row[0]] = device
             registry.setdefault(device, row)
         _ids_of_session(inbox / day, k, same, last_seq)
+        truth = [json.loads(raw) for raw in (session / "truth.jsonl").read_text().splitlines()]
+        with open(truth_dir / f"{day}.jsonl", "w") as f:
+            f.writelines(json.dumps(_renamed(row, k, same)) + "\n" for row in truth)
+        if (session / "hold_skew.json").exists():
+            shutil.move(str(session / "hold_skew.json"), str(truth_dir / f"{day}-hold_skew.json"))
+        with open(session / "dealers.csv", newline="") as f:
+            roster = list(csv.reader(f))
+        dealers.setdefault("", roster[0])
+        for row in roster[1:]:
+            dealers.setdefault(row[0], row)
         shutil.rmtree(session)
-    _repeat_at_another_table(inbox, DAYS[0], DAYS[2], registry)
+    with open(inbox / "dealers.csv", "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([dealers.pop(""), *sorted(dealers.values())])
+    return inbox, registry
+
+
+def write_registry(inbox: pathlib.Path, registry: dict[str, list[str]]) -> None:
+    """``inbox/devices.csv``: the header (``registry[""]``) and every device's row."""
+    rows = dict(registry)
+    header = rows.pop("")
     with open(inbox / "devices.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
-        w.writerows(sorted(registry.values()))
-    return inbox
+        w.writerows(sorted(rows.values()))
+
+
+def _renamed(row: dict, k: int, same: dict) -> dict:
+    """A truth line of session ``k`` with the ids its events got (:func:`_ids_of_session`)."""
+    row = dict(row)
+    for key in ("round_id", "pack_id"):
+        if row.get(key):
+            head, _, tail = row[key].rpartition("-")
+            row[key] = f"{head}-{k}{tail}"
+    if row.get("device_id"):
+        row["device_id"] = same.get(row["device_id"], row["device_id"])
+    return row
 
 
 def _ids_of_session(folder: pathlib.Path, k: int, same: dict, last_seq: dict) -> None:
