@@ -176,16 +176,22 @@ def test_the_unshuffled_pack_finding_is_built_once():
 
 
 def test_the_operators_small_files_have_one_reader():
-    """The config file, the anchor's key and the device registry are read by ``read_small`` (regular
-    files only: a FIFO never hangs them) and by no ``open`` of their own."""
+    """The config file, the anchor's key, the device registry, the dealers' roster and a batch of
+    reviews are read by ``read_small`` (regular files only: a FIFO never hangs them) — the CSV ones
+    through ``read_operator_csv``, which calls it — and by no ``open`` of their own."""
     trees = _sources()
-    readers = {"pitwatch/config.py": "load", "lake/anchor.py": "read_key", "inputs/devices.py": "load_registry"}
-    for path, name in readers.items():
+    readers = {"pitwatch/config.py": ("load", "read_small"), "lake/anchor.py": ("read_key", "read_small"),
+               "inputs/files.py": ("read_operator_csv", "read_small"),
+               "inputs/devices.py": ("load_registry", "read_operator_csv"),
+               "inputs/dealers.py": ("load_roster", "read_operator_csv"),
+               "cli/review.py": ("read_batch", "read_operator_csv")}
+    for path, (name, reader) in readers.items():
         fn = next(n for n in ast.walk(trees[path]) if isinstance(n, ast.FunctionDef) and n.name == name)
         called = {n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", None)
                   for n in ast.walk(fn) if isinstance(n, ast.Call)}
-        assert "read_small" in called and not called & {"open", "open_stored", "read_bytes", "read_text"}, path
+        assert reader in called and not called & {"open", "os.open", "open_stored", "read_bytes", "read_text"}, path
     assert [p.split(":")[0] for p in _defs(trees, "read_small")] == ["pitwatch/config.py"]
+    assert [p.split(":")[0] for p in _defs(trees, "read_operator_csv")] == ["inputs/files.py"]
     assert [p.split(":")[0] for p in _defs(trees, "NotRegularFile")] == ["pitwatch/config.py"]
 
 
