@@ -80,3 +80,9 @@ def test_rules_lists_the_catalogue_in_every_format():
     csv_out = CliRunner().invoke(main, ["rules", "--format", "csv", "--game", "baccarat", "--severity", "critical"]).output
     assert csv_out.splitlines()[0] == "rule_id,title,severity,games,source,summary"
     assert all(",critical," in l for l in csv_out.splitlines()[1:]) and len(csv_out.splitlines()) > 2
+
+
+def test_verify_help_names_what_it_checks_beyond_the_tables():
+    text = " ".join(CliRunner().invoke(main, ["verify", "--help"]).output.split())
+    assert "reviews" in text and "chain" in text
+    assert "roster" in text and "device registr" in text

@@ -239,3 +239,12 @@ def test_unusual_types_print_in_every_format(lake):
 def test_sql_on_stdin_that_is_not_utf8_is_one_error_line(lake):
     result = CliRunner().invoke(main, ["sql", "-", "--lake", lake], input=b"select '\xff'")
     assert result.exit_code == 2 and result.output == "Error: the SQL on standard input is not UTF-8 (byte 8)\n"
+
+
+def test_sql_help_names_every_table_of_the_connection_and_the_findings_review_columns():
+    from pitwatch.queries.lake_views import STATUS_COLUMNS, VIEW_TABLES
+    from pitwatch.schemas.arrow import RUN_STAMPS
+
+    text = " ".join(cli("sql", "--help").output.split())
+    missing = [n for n in (*VIEW_TABLES, *STATUS_COLUMNS, *RUN_STAMPS) if n not in text]
+    assert missing == [], missing
