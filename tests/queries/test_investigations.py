@@ -293,8 +293,8 @@ def changed_lake(tmp_path_factory):
 
 
 def _changes_since(lake, since):
-    from pitwatch.queries.lake_views import connect, referenced_tables
     from pitwatch.queries.catalog import get_query
+    from pitwatch.queries.lake_views import connect, referenced_tables
 
     con = connect(lake, tables=referenced_tables(get_query("findings_changed_since").sql))
     try:
