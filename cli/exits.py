@@ -11,8 +11,9 @@ code   meaning
        SIGTERM), or a query was stopped by its ``--timeout`` or
        ``--max-memory`` or its output cut at ``--max-rows`` or
        ``--max-bytes`` (not the whole answer)
-4      the lake is held by another writer: ``run``, ``vacuum`` or ``review`` waited
-       ``--lock-timeout`` for the lake's lock (:mod:`pitwatch.lake.lock`);
+4      the lake is held by another writer: ``run``, ``vacuum``, ``review`` or
+       ``dealers import`` waited ``--lock-timeout`` for the lake's lock
+       (:mod:`pitwatch.lake.lock`);
        the message names the holder (run id, pid, host, since when)
 5      the lake is not intact (``pitwatch verify``)
 =====  ==============================================================

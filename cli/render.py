@@ -13,7 +13,10 @@ always saw.  ``table``, ``text`` and ``csv`` show control characters of a value
 spreadsheet; ``json`` escapes them itself (``\\u001b``) and so keeps the exact
 text (use it when the bytes matter).  In ``csv`` a text cell that begins with
 ``=``, ``+``, ``-`` or ``@`` is written after a ``'`` (a spreadsheet would run
-it as a formula); numbers are written as numbers, ``-5`` included.
+it as a formula); numbers are written as numbers, ``-5`` included.  A float
+is written in full, never in exponent form below 10**16 (``1457080``, not
+``1.45708e+06``), and as the shortest text that reads back as the same float
+(``0.1``), in every format but ``json`` (which writes the float itself).
 
 Counts printed for people go through :func:`pitwatch.wording.plural` (``1 finding``, ``2 findings``,
 ``1,234 events``): the same helper the rules write their findings with.
@@ -24,6 +27,7 @@ import csv
 import datetime as _dt
 import decimal
 import io
+import math
 import shutil
 import sys
 from typing import Any, Sequence
@@ -64,8 +68,18 @@ def _text(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_text(x) for x in v) + "]"
     if isinstance(v, float):
-        return f"{v:g}" if abs(v) < 1e15 else repr(v)
+        return _number(v)
     return str(v)
+
+
+def _number(v: float) -> str:
+    """A float as people read it and as it reads back: a whole number below 10**16 without its
+    ``.0`` (1457080.0 is ``1457080``, never ``1.45708e+06``), any other the shortest text that
+    reads back as the same float (``repr``: 0.1 is ``0.1``), so a CSV round-trips exactly."""
+    negative_zero = v == 0 and math.copysign(1.0, v) < 0      # int() would lose its sign
+    if v.is_integer() and abs(v) < 1e16 and not negative_zero:
+        return str(int(v))
+    return repr(v)
 
 
 def _cell(v: Any) -> str:

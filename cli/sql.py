@@ -187,10 +187,15 @@ def sql(statement, lake, fmt, dealers, timeout, limit, max_rows, max_bytes, max_
     """Run one read-only SQL statement (DuckDB dialect) over the lake and print the rows.
 
     \b
-    Tables: events, rejects, rounds, packs, findings, runs, rules (the lake's
-    tables; filter on gaming_day to read only those days' files) and
-    seeds_<name> for each seeds/*.csv (e.g. seeds_combate_paytable;
-    seeds_dealers: id, name, shift: --dealers FILE, else the lake's roster).
+    Tables: events, rejects, rounds, packs, findings, finding_changes, runs,
+    rules (the lake's tables; filter on gaming_day to read only those days'
+    files), alerts (the live service's), reviews (every pitwatch review, at
+    its latest version) and seeds_<name> for each seeds/*.csv (e.g.
+    seeds_combate_paytable; seeds_dealers: id, name, shift: --dealers FILE,
+    else the lake's roster).  findings has, besides the finding: status
+    (open, or its latest review's disposition), reviewed_by, reviewed_at,
+    and first_seen_run, last_changed_run (the runs that first wrote it and
+    last changed it; finding_changes lists each change).
     SQL "-" reads the statement from standard input.  Only queries run
     (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, PIVOT, UNPIVOT,
     EXPLAIN): anything that writes, reads files or changes settings is

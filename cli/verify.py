@@ -38,7 +38,11 @@ def verify(lake, fmt, anchor, anchor_key, since):
     apart: it is not tampering.  Files pitwatch vacuum removed (retention) are
     counted, not missing: its runs record lists each with its SHA-256; so are
     the alerts files a watcher's compaction replaced: its record names them and
-    the digest of their rows, which the new file's must match.  With
+    the digest of their rows, which the new file's must match.  The
+    reviews' own chain (each review links to the one before: an edited or
+    removed review is named) and the files the lake keeps
+    (every device registry and dealers' roster a run or an import used,
+    named by their SHA-256) are checked too.  With
     --since, only the records, commits, data files and checkpoints that came
     after the anchor's last entry.  Exit 0 when the lake is intact, 5 when it is
     not (docs/verify.md).

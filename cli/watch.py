@@ -63,7 +63,8 @@ exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
 @click.option("--dealers", metavar="FILE", type=click.Path(dir_okay=False),
               help="The casino's dealers (CSV: id,name,shift, as `pitwatch query --dealers`): the text alert "
                    "shows the name beside the dealer id; default the lake's roster (pitwatch dealers import), "
-                   "else none (the id).")
+                   "else none (the id).  Read once at start: a roster imported while watching shows "
+                   "after a restart.")
 @click.option("--lake-alerts/--no-lake-alerts", default=True, show_default=True,
               help="Write alerts to LAKE/alerts/ in small atomic batches.")
 @click.option("--stop-after-idle", type=click.FloatRange(0), metavar="SECONDS",

@@ -18,10 +18,10 @@ alert reads the same way, and a supervisor reads it at a glance (issue 41)::
   and the alert it clears print alike;
 * **table** and **place**: ``seat 3``, ``the player hand``, … (:func:`pitwatch.rules.words.place`),
   ``table`` when the alert concerns no one place; ``-`` for an alert of no table;
-* the **dealer**: the name the roster gives (``--dealers FILE``, the
-  ``id,name,shift`` file ``pitwatch query --dealers`` reads: :mod:`pitwatch.queries.dealers`)
-  with the id beside it, the id alone when the roster does not list it (the
-  lake has no roster yet), ``-`` when the alert names no dealer;
+* the **dealer**: the name the roster gives (the lake's kept roster, ``pitwatch dealers import``,
+  or ``--dealers FILE`` instead: ``cli/watch.py`` reads it once at start and hands the names in)
+  with the id beside it, the id alone when the roster does not list it or there is none,
+  ``-`` when the alert names no dealer;
 * **severity** and the rule's plain **title** (the ``title`` column, from the
   rule catalogue; the catalogue's title of the ``rule_id`` when an alert has none, the
   ``rule_id`` itself when the catalogue does not know it either);

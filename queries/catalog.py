@@ -13,7 +13,8 @@ Parameter types: ``date`` (YYYY-MM-DD, a real calendar day), ``int`` (ASCII
 digits, an optional ``-``; within ``[LOW..HIGH]`` when the type says so, e.g.
 ``int[1..416]`` or ``int[1..]``, and always within DuckDB's INTEGER), and
 ``string``.  A value of the wrong type or out of range is refused before the
-lake is opened (:class:`LakeQueryError`: exit 2).  A parameter with a default
+lake is opened (:class:`LakeQueryError`: exit 2), and so is a range of days
+that runs backwards (``from_day`` after ``to_day``, both dates: :data:`RANGE`).  A parameter with a default
 (``= value``, no spaces) may be left out.  In the SQL a
 parameter is a DuckDB named parameter ``$name``; values are always bound by
 the driver, never formatted into the text.
@@ -41,6 +42,8 @@ _HEADER = re.compile(r"^--\s?(name|description|param|example)\b\s*(.*)$")
 _PARAM = re.compile(r"^(?P<name>[a-z_][a-z0-9_]*)\s*:\s*(?P<type>\w+)"
                     r"(?:\[(?P<low>-?[0-9]+)?\.\.(?P<high>-?[0-9]+)?\])?"
                     r"(?:\s*=\s*(?P<default>\S+))?(?:\s+(?P<doc>.*))?$")
+# a range of gaming days: a query with both date parameters answers from the first to the last, inclusive
+RANGE = ("from_day", "to_day")
 INT_RANGE = (-(2 ** 31), 2 ** 31 - 1)      # DuckDB's INTEGER, the type the value is bound as
 _ASCII_INT = re.compile(r"-?[0-9]{1,10}\Z", re.A)
 _ASCII_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z", re.A)
@@ -111,7 +114,16 @@ class Query:
             else:
                 raise LakeQueryError(
                     f"query {self.name} needs --param {p.name}=<{p.type}> ({p.description or 'no description'})")
+        self._check_range(values)
         return values
+
+    def _check_range(self, values: dict) -> None:
+        """A range of days (the date parameters :data:`RANGE`) that runs backwards is refused: it
+        would answer nothing, and an empty answer reads as a clean floor."""
+        first, last = RANGE
+        if all(isinstance(values.get(n), _dt.date) for n in RANGE) and values[first] > values[last]:
+            raise LakeQueryError(f"parameter {first}: {values[first]} is after {last} {values[last]} "
+                                 f"(the range runs from {first} to {last})")
 
     def macro_sql(self) -> str:
         """``CREATE MACRO <name>(p_…) AS TABLE …``: the query as a DuckDB table macro.

@@ -1,5 +1,5 @@
 -- name: hold
--- description: Hold against theory per table and dealer (or per table, or per dealer) over a range of gaming days: handle, the casino's actual win and hold %, the theoretical win and hold % from seeds_hold_outcomes, and z, how improbable the difference is (queries/README.md, "Hold against theory"). Voided rounds and stud games are left out.
+-- description: Hold against theory per table and dealer (or per table, or per dealer) over a range of gaming days: handle, the casino's actual win and hold %, the theoretical win and hold % from seeds_hold_outcomes, and z, how improbable the difference is (queries/README.md, "Hold against theory"). Voided rounds and stud games are left out; rounds with wagers and no payout event (unsettled_rounds: three_bet_poker's terminal writes none) are counted but left out of win and hold %, which are NULL when no round is settled.
 -- param from_day: date  first gaming day of the period (inclusive)
 -- param to_day: date  last gaming day of the period (inclusive)
 -- param by: string = table_dealer  table_dealer (a row per table and dealer), table, or dealer
@@ -23,7 +23,10 @@ rounds_played as (
         any_value(game) filter (where type = 'round_started') as game,
         any_value(dealer_id) filter (where type = 'round_started') as dealer_id,
         coalesce(sum(amount) filter (where type in ('bet_placed', 'player_action')), 0) as handle,
-        -coalesce(sum(amount) filter (where type = 'payout'), 0) as win
+        -coalesce(sum(amount) filter (where type = 'payout'), 0) as win,
+        -- unsettled: wagers and no payout event at all (every spot settled, a loss included, is a
+        -- payout line; three_bet_poker's terminal writes none): its win is unknown, not 0
+        bool_or(type = 'bet_placed') and not bool_or(type = 'payout') as unsettled
     from round_events
     group by table_id, gaming_day, round_id
     having bool_or(type = 'round_started')
@@ -82,9 +85,12 @@ per_round as (
     select
         r.*,
         -- priced: the game has a theory and every spot taken is in it (a round without a bet: 0, exactly)
-        case when r.game in (select game from seeds_hold_outcomes) and coalesce(p.spots, 0) = coalesce(p.priced, 0)
+        -- an unsettled round has no win to set against its theory: never priced
+        case when not r.unsettled and r.game in (select game from seeds_hold_outcomes)
+                  and coalesce(p.spots, 0) = coalesce(p.priced, 0)
              then coalesce(t.theo_win, 0) end as theo_win,
-        case when r.game in (select game from seeds_hold_outcomes) and coalesce(p.spots, 0) = coalesce(p.priced, 0)
+        case when not r.unsettled and r.game in (select game from seeds_hold_outcomes)
+                  and coalesce(p.spots, 0) = coalesce(p.priced, 0)
              then coalesce(t.variance, 0) end as variance
     from house_rounds as r
     left join priced_spots as p using (table_id, gaming_day, round_id)
@@ -97,8 +103,11 @@ grouped as (
         case when count(distinct game) = 1 then any_value(game) else 'mixed' end as game,
         case when $by in ('table_dealer', 'dealer') then dealer_id end as dealer_id,
         count(*) as rounds,
+        count(*) filter (where unsettled) as unsettled_rounds,
         sum(handle) as handle,
-        sum(win) as win,
+        -- win and hold of the settled rounds only; NULL (unknown) when no round is settled
+        sum(win) filter (where not unsettled) as win,
+        sum(handle) filter (where not unsettled) as settled_handle,
         count(theo_win) as priced_rounds,
         sum(handle) filter (where theo_win is not null) as priced_handle,
         sum(win) filter (where theo_win is not null) as priced_win,
@@ -121,9 +130,10 @@ select
     dealer_id,
     (select name from seeds_dealers where id = grouped.dealer_id) as dealer_name,
     rounds,
+    unsettled_rounds,
     handle::decimal(18, 2) as handle,
     win::decimal(18, 2) as win,
-    case when handle > 0 then round(100.0 * win / handle, 3)::double end as hold_pct,
+    case when settled_handle > 0 then round(100.0 * win / settled_handle, 3)::double end as hold_pct,
     priced_rounds,
     theo_win::decimal(18, 2) as theo_win,
     case when priced_handle > 0 then round(100.0 * theo_win / priced_handle, 3)::double end as theo_hold_pct,

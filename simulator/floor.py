@@ -146,6 +146,9 @@ def simulate(out_dir, tables: dict[str, int] | None = None, hours: float = DEFAU
     for game in tables:
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
+    if (faults or {}).get(HOLD_SKEW) and "baccarat" not in tables:    # nothing to skew: say so, write nothing
+        raise ValueError(f"{HOLD_SKEW} arranges baccarat coups and the floor has no baccarat table "
+                         "(add one to --tables, e.g. baccarat=1)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     args = (str(out), tables, hours, start, seed, faults or {}, gaming_days, reuse_ids)

@@ -380,3 +380,31 @@ def test_an_interrupted_command_ends_even_when_a_thread_would_hold_the_process(l
     else:
         assert lines == ["Error: interrupted by SIGINT: the command did not complete"]
         assert took < 30
+
+
+def _lock_waiters() -> list[str]:
+    """Every command (a group's subcommand as 'group sub') that waits for the lake's lock: has --lock-timeout
+    (but ``config show``, which takes every setting to show it as a command would see it)."""
+    import click
+
+    from pitwatch.cli import main
+
+    ctx = click.Context(main)
+
+    def walk(cmd, prefix):
+        if isinstance(cmd, click.Group):      # the lazy group too: its commands by name
+            for name in cmd.list_commands(ctx):
+                yield from walk(cmd.get_command(ctx, name), [*prefix, name])
+        elif any("--lock-timeout" in p.opts for p in cmd.params) and prefix != ["config", "show"]:
+            yield " ".join(prefix)
+    return list(walk(main, []))
+
+
+def test_exit_4_names_every_command_that_waits_for_the_lake_s_lock():
+    waiters = _lock_waiters()
+    assert {"run", "vacuum", "review", "dealers import"} <= set(waiters)
+    code_4 = " ".join(exits.__doc__.split("\n4")[1].split("\n5")[0].split())
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    row_4 = next(line for line in operations.splitlines() if line.startswith("| 4 |"))
+    assert [w for w in waiters if f"``{w}``" not in code_4] == []
+    assert [w for w in waiters if f"`{w}`" not in row_4] == []

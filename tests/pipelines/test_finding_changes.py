@@ -97,13 +97,26 @@ def test_a_rerun_over_the_same_input_changes_no_finding_and_records_no_change(la
 
 
 @pytest.mark.slow
-def test_since_that_is_neither_a_run_nor_a_time_is_one_error_line(late_nights):
-    """An unknown run id must not read as "nothing changed"."""
-    _base, _inbox, lake, _night1, _night2, run1, _run2 = late_nights
-    result = _query(lake, run1[:-8] + "ffffffff")
+@pytest.mark.parametrize("since", ["last night", "20261399T070000Z-ffffffff", "2026-11-31"])
+def test_since_that_is_neither_a_run_id_nor_a_time_is_one_error_line(late_nights, since):
+    """A since that names no time must not read as "nothing changed"."""
+    lake = late_nights[2]
+    result = _query(lake, since)
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and "neither a run id" in lines[0], result.stderr
+
+
+@pytest.mark.slow
+def test_a_run_id_is_read_as_its_start_to_the_second(late_nights):
+    """The query reads no runs record (its cost must not grow with the lake's age): a run id is the
+    time at its head, so one of this lake's runs and another id of the same second answer alike,
+    never "nothing changed" for a mistyped id."""
+    _base, _inbox, lake, _night1, _night2, run1, _run2 = late_nights
+    known = _query(lake, run1)
+    same_second = _query(lake, run1[:-8] + "ffffffff")
+    assert known.exit_code == same_second.exit_code == 0, same_second.output
+    assert _csv(known) and _csv(same_second) == _csv(known)
 
 
 def test_the_run_stamps_are_findings_columns_and_no_alerts():

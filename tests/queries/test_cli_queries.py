@@ -122,6 +122,35 @@ def test_user_mistakes_are_one_error_line(lake, args, message):
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+RANGED = sorted(q.name for q in load_queries().values()
+                if {p.name: p.type for p in q.params if p.name in ("from_day", "to_day")}
+                == {"from_day": "date", "to_day": "date"})
+
+
+def test_every_query_over_a_range_of_days_is_one_of_the_ranged():
+    assert {"dealer_scorecard", "hold", "table_health", "open_findings", "findings_by_rule"} <= set(RANGED)
+
+
+@pytest.mark.parametrize("name", RANGED)
+def test_a_reversed_range_of_days_is_one_error_line(lake, name):
+    result = cli("query", name, "--lake", lake, *PARAM_ARGS.get(name, []),
+                 "--param", "from_day=2026-11-28", "--param", "to_day=2026-11-27")
+    assert result.exit_code == 2, result.output
+    assert result.output == ("Error: parameter from_day: 2026-11-28 is after to_day 2026-11-27 "
+                             "(the range runs from from_day to to_day)\n")
+
+
+@pytest.mark.parametrize("name", RANGED)
+def test_a_range_of_one_day_is_answered(lake, name):
+    result = cli("query", name, "--lake", lake, *PARAM_ARGS.get(name, []),
+                 "--param", "from_day=2026-11-28", "--param", "to_day=2026-11-28")
+    assert result.exit_code == 0, result.output
+
+
+# the parameters other than the range a ranged query needs
+PARAM_ARGS = {"table_day_summary": ["--param", "table_id=BAC-07"]}
+
+
 def test_query_without_a_lake_is_a_usage_error():
     result = cli(*BURNS)
     assert result.exit_code == 2 and "--lake" in result.output
@@ -210,3 +239,12 @@ def test_unusual_types_print_in_every_format(lake):
 def test_sql_on_stdin_that_is_not_utf8_is_one_error_line(lake):
     result = CliRunner().invoke(main, ["sql", "-", "--lake", lake], input=b"select '\xff'")
     assert result.exit_code == 2 and result.output == "Error: the SQL on standard input is not UTF-8 (byte 8)\n"
+
+
+def test_sql_help_names_every_table_of_the_connection_and_the_findings_review_columns():
+    from pitwatch.queries.lake_views import STATUS_COLUMNS, VIEW_TABLES
+    from pitwatch.schemas.arrow import RUN_STAMPS
+
+    text = " ".join(cli("sql", "--help").output.split())
+    missing = [n for n in (*VIEW_TABLES, *STATUS_COLUMNS, *RUN_STAMPS) if n not in text]
+    assert missing == [], missing

@@ -198,16 +198,16 @@ def test_hold_per_table_and_dealer_is_what_the_definitions_give(hand_lake):
     rows = _hold(hand_lake)
     assert rows == [
         {"table_id": "BAC-01", "game": "baccarat", "dealer_id": "D-2", "dealer_name": None, "rounds": 1,
-         "handle": 100.0, "win": -95.0, "hold_pct": -95.0, "priced_rounds": 1, "theo_win": round(d2_theo, 2),
+         "unsettled_rounds": 0, "handle": 100.0, "win": -95.0, "hold_pct": -95.0, "priced_rounds": 1, "theo_win": round(d2_theo, 2),
          "theo_hold_pct": round(100 * d2_theo / 100, 3), "sd": round(d2_sd, 2),
          "z": round((-95 - d2_theo) / d2_sd, 2)},
         {"table_id": "BAC-01", "game": "baccarat", "dealer_id": "D-1", "dealer_name": None, "rounds": 2,
-         "handle": 410.0, "win": 20.0, "hold_pct": round(100 * 20 / 410, 3), "priced_rounds": 2,
+         "unsettled_rounds": 0, "handle": 410.0, "win": 20.0, "hold_pct": round(100 * 20 / 410, 3), "priced_rounds": 2,
          "theo_win": round(d1_theo, 2), "theo_hold_pct": round(100 * d1_theo / 410, 3), "sd": round(d1_sd, 2),
          "z": round((20 - d1_theo) / d1_sd, 2)},
         # the double adds to the handle; combate has no theory yet, so no z
         {"table_id": "CMB-01", "game": "combate", "dealer_id": "D-2", "dealer_name": None, "rounds": 1,
-         "handle": 200.0, "win": -200.0, "hold_pct": -100.0, "priced_rounds": 0, "theo_win": None,
+         "unsettled_rounds": 0, "handle": 200.0, "win": -200.0, "hold_pct": -100.0, "priced_rounds": 0, "theo_win": None,
          "theo_hold_pct": None, "sd": None, "z": None},
     ]
 
@@ -235,6 +235,48 @@ def test_a_voided_round_is_not_in_the_hold(hand_lake):
     rows = _hold(hand_lake)
     assert sum(r["rounds"] for r in rows if r["table_id"] == "BAC-01") == 3
     assert 1000.0 not in {r["handle"] for r in rows}
+
+
+# TBP-01 (three_bet_poker, its terminal writes no payouts): D-5 deals T-1 (ante 10, pair plus 5) and T-2
+#   (ante 20); D-5 also deals B-1 at BAC-02 (banker 100; the banker wins: +95), a settled round.
+# BAC-02's D-6 deals B-2 with no bet at all (nothing to settle: a win of exactly 0, settled).
+UNSETTLED_EVENTS = (
+    _round("TBP-01", "D-5", "T-1", "three_bet_poker", 7, bets=[(1, "ante", 10), (1, "pair_plus", 5)])
+    + _round("TBP-01", "D-5", "T-2", "three_bet_poker", 8, bets=[(2, "ante", 20)])
+    + _round("BAC-02", "D-5", "B-1", "baccarat", 9, bets=[(3, "banker", 100)], payouts=[(3, "banker", "win", 95)])
+    + _round("BAC-02", "D-6", "B-2", "baccarat", 10)
+)
+
+
+@pytest.fixture(scope="module")
+def unsettled_lake(tmp_path_factory) -> str:
+    lake = str(tmp_path_factory.mktemp("unsettled-lake"))
+    write_partition(Lake.at(lake), "events", DAY, [rows_to_table(UNSETTLED_EVENTS, file_schema("events"))],
+                    run_id="hand")
+    return lake
+
+
+def test_rounds_with_wagers_and_no_payout_have_no_win_nor_hold(unsettled_lake):
+    rows = {r["table_id"]: r for r in _hold(unsettled_lake, by="table")}
+    tbp = rows["TBP-01"]
+    assert (tbp["rounds"], tbp["unsettled_rounds"], tbp["handle"], tbp["win"], tbp["hold_pct"],
+            tbp["priced_rounds"], tbp["theo_win"], tbp["z"]) == (2, 2, 35.0, None, None, 0, None, None)
+
+
+def test_a_settled_round_keeps_its_win_beside_unsettled_ones(unsettled_lake):
+    d5 = {r["dealer_id"]: r for r in _hold(unsettled_lake, by="dealer")}["D-5"]
+    # three rounds, two unsettled: the win and hold % are the baccarat coup's alone
+    assert (d5["rounds"], d5["unsettled_rounds"], d5["handle"], d5["win"], d5["hold_pct"], d5["priced_rounds"]) == (
+        3, 2, 135.0, -95.0, -95.0, 1)
+
+
+def test_a_round_without_a_wager_is_settled_at_zero(unsettled_lake):
+    d6 = {r["dealer_id"]: r for r in _hold(unsettled_lake, by="table_dealer")}["D-6"]
+    assert (d6["rounds"], d6["unsettled_rounds"], d6["handle"], d6["win"], d6["hold_pct"]) == (1, 0, 0.0, 0.0, None)
+
+
+def test_every_settled_row_of_the_hand_lake_has_no_unsettled_round(hand_lake):
+    assert {r["unsettled_rounds"] for r in _hold(hand_lake, by="dealer")} == {0}
 
 
 @pytest.mark.parametrize("day", ["2026-11-28", "2026-11-20"])   # a day with rounds, and one without

@@ -28,9 +28,9 @@ def threshold(rows: int, alpha: float = 0.05) -> float:
     return NormalDist().inv_cdf(1 - alpha / (2 * rows))
 
 
-def _floor(tmp_path, name, seed, *fault):
+def _floor(tmp_path, name, seed, *fault, tables=TABLES, hours=HOURS):
     out, lake = tmp_path / f"{name}-floor", tmp_path / f"{name}-lake"
-    sim = CliRunner().invoke(main, ["simulate", "--out", str(out), "--tables", TABLES, "--hours", HOURS,
+    sim = CliRunner().invoke(main, ["simulate", "--out", str(out), "--tables", tables, "--hours", hours,
                                     "--seed", str(seed), "--workers", "1", *fault])
     assert sim.exit_code == 0, sim.output
     days = sorted(str(p) for p in out.iterdir() if p.is_dir())     # OUT/<day>/: not OUT's truth files
@@ -123,3 +123,16 @@ def test_hold_skew_among_procedure_faults_adds_no_finding(tmp_path):
     rows = _hold(lake)
     (dealer,) = [r for r in rows if (r["table_id"], r["dealer_id"]) == (skew["table_id"], skew["dealer_id"])]
     assert dealer["z"] < -threshold(len(rows))
+
+
+def test_three_bet_poker_tables_of_a_demo_like_floor_show_no_made_up_hold(tmp_path):
+    """The demo's floor has three_bet_poker tables, whose terminal writes no payouts: their win and
+    hold % are unknown (NULL), every round unsettled; the baccarat table beside them keeps its hold."""
+    _, lake = _floor(tmp_path, "demo-like", 1, tables="baccarat=1,three_bet_poker=1", hours="2")
+    rows = {r["game"]: r for r in _query(lake, "hold", "--param", "from_day=2026-11-28",
+                                         "--param", "to_day=2026-11-28", "--param", "by=table")}
+    tbp, bac = rows["three_bet_poker"], rows["baccarat"]
+    assert tbp["rounds"] == tbp["unsettled_rounds"] > 0 and tbp["handle"] > 0
+    assert (tbp["win"], tbp["hold_pct"], tbp["priced_rounds"], tbp["z"]) == (None, None, 0, None)
+    assert bac["unsettled_rounds"] == 0 and bac["win"] is not None and bac["hold_pct"] is not None
+    assert bac["priced_rounds"] == bac["rounds"] > 0

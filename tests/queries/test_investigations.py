@@ -1,6 +1,8 @@
 """Every investigation in queries/ over the hand-built lake returns the rows its contents imply."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from pitwatch.lake import Lake
@@ -254,12 +256,90 @@ def test_findings_changed_since(late_nights):
     _base, _inbox, lake, _night1, _night2, run1, run2 = late_nights
     changes = lake_rows.dicts(lake, "finding_changes")
     assert changes and {c["run_id"] for c in changes} == {run2}
-    started = lake_rows.run_records(lake)[1]["started"]
+    # the run's start to the second: the head of its id, never read from runs (lake/runs.py new_run_id)
+    started = lake_rows.run_records(lake)[1]["started"].replace(microsecond=0)
     con = connect(Lake.at(lake))
     rows = run(con, "findings_changed_since", since=run1)
     assert sorted((sorted(r.items()) for r in rows), key=str) == sorted(
         (sorted({**c, "run_started": started}.items()) for c in changes), key=str)
     assert run(con, "findings_changed_since", since=run2) == []
+
+
+# runs that changed 2026-11-27 after it was first written, named as lake/runs.py new_run_id names them
+CHANGE_RUNS = ("20261128T070000Z-aaaaaaaa", "20261129T070005Z-bbbbbbbb", "20261130T070010Z-cccccccc")
+
+
+@pytest.fixture(scope="module")
+def changed_lake(tmp_path_factory):
+    """The hand-built lake with two changes to 2026-11-27 by the later two runs, and no runs table at all:
+    the answer cannot come from it."""
+    import datetime as dt
+
+    from pitwatch.lake.parquet import write_partition
+    from pitwatch.schemas.arrow import FINDING_CHANGES, rows_to_table
+    from tests.queries.lakes import build_lake
+
+    lake = Lake.at(build_lake(str(tmp_path_factory.mktemp("changed") / "lake")))
+    day = dt.date(2026, 11, 27)
+    rows = [{"run_id": run_id, "change": change, "changed_columns": None, "finding_id": f"f-{n}",
+             "rule_id": "BURN_SKIPPED", "severity": "major", "table_id": "BAC-07", "round_id": f"R-{n}",
+             "dealer_id": "D-1", "ts": dt.datetime(2026, 11, 27, 20, n, tzinfo=dt.timezone.utc), "gaming_day": day}
+            for n, (run_id, change) in enumerate(zip(CHANGE_RUNS[1:], ("added", "removed")), start=1)]
+    file_rows = [{k: v for k, v in r.items() if k != "gaming_day"} for r in rows]
+    file_schema = FINDING_CHANGES.remove(FINDING_CHANGES.get_field_index("gaming_day"))
+    write_partition(lake, "finding_changes", day.isoformat(), [rows_to_table(file_rows, file_schema)], run_id="hand")
+    assert not os.path.exists(os.path.join(lake.location, "runs"))
+    return lake, rows
+
+
+def _changes_since(lake, since):
+    from pitwatch.queries.catalog import get_query
+    from pitwatch.queries.lake_views import connect, referenced_tables
+
+    con = connect(lake, tables=referenced_tables(get_query("findings_changed_since").sql))
+    try:
+        return run(con, "findings_changed_since", since=since)
+    finally:
+        con.close()
+
+
+def test_findings_changed_since_reads_no_runs_record():
+    from pitwatch.queries.catalog import get_query
+    from pitwatch.queries.lake_views import referenced_tables
+
+    assert referenced_tables(get_query("findings_changed_since").sql) == {"finding_changes"}
+
+
+def test_findings_changed_since_a_run_id_takes_the_run_s_start_from_its_id(changed_lake):
+    import datetime as dt
+
+    lake, rows = changed_lake
+    started = [dt.datetime(2026, 11, 29, 7, 0, 5, tzinfo=dt.timezone.utc),
+               dt.datetime(2026, 11, 30, 7, 0, 10, tzinfo=dt.timezone.utc)]
+    whole = [{"run_id": r["run_id"], "run_started": t, "change": r["change"], "gaming_day": r["gaming_day"],
+              "finding_id": r["finding_id"], "rule_id": r["rule_id"], "severity": r["severity"],
+              "table_id": r["table_id"], "round_id": r["round_id"], "dealer_id": r["dealer_id"], "ts": r["ts"],
+              "changed_columns": r["changed_columns"]} for r, t in zip(rows, started)]
+    assert _changes_since(lake, CHANGE_RUNS[0]) == whole
+    assert _changes_since(lake, CHANGE_RUNS[1]) == whole[1:]
+    assert _changes_since(lake, CHANGE_RUNS[2]) == []
+
+
+@pytest.mark.parametrize(("since", "shown"), [
+    ("2026-11-29", 2), ("2026-11-29T07:00:05", 2), ("2026-11-29T07:00:05.5Z", 2),   # its second counts
+    ("2026-11-29T07:00:06", 1), ("2026-11-30", 1), ("2026-11-30T07:00:11+00:00", 0), ("2026-12-01", 0),
+])
+def test_findings_changed_since_a_time(changed_lake, since, shown):
+    lake, rows = changed_lake
+    assert [r["finding_id"] for r in _changes_since(lake, since)] == [r["finding_id"] for r in rows][2 - shown:]
+
+
+@pytest.mark.parametrize("since", ["last tuesday", "20261399T070000Z-aaaaaaaa"])
+def test_findings_changed_since_neither_a_run_id_nor_a_time_is_an_error(changed_lake, since):
+    from pitwatch.queries.errors import LakeQueryError
+
+    with pytest.raises(LakeQueryError, match="is neither a run id"):
+        _changes_since(changed_lake[0], since)
 
 
 def test_alerts_vs_findings(tmp_path):

@@ -135,3 +135,22 @@ def test_hold_skew_is_asked_for_by_name_on_the_command_line(tmp_path):
                                    "--fault", "HOLD_SKEW=0.5", "--workers", "1"])
     assert ok.exit_code == 0, ok.output
     assert "hold_skew.json" in ok.output and read_hold_skew(tmp_path / "y")[0]["p"] == 0.5
+
+
+@pytest.mark.parametrize("tables", ["stud=1", "three_bet_poker=1,combate=1", "stud=1,baccarat=0"])
+def test_hold_skew_on_a_floor_without_baccarat_is_one_error_line(tmp_path, tables):
+    out = tmp_path / "x"
+    result = CliRunner().invoke(main, ["simulate", "--out", str(out), "--tables", tables, "--hours", "1",
+                                       "--fault", "HOLD_SKEW=0.5", "--workers", "1"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == ("Error: HOLD_SKEW arranges baccarat coups and the floor has no baccarat table "
+                             "(add one to --tables, e.g. baccarat=1)\n")
+    assert result.stdout == "" and not out.exists()      # nothing written, nothing claimed
+
+
+def test_hold_skew_refused_by_the_simulator_itself_without_baccarat(tmp_path):
+    from pitwatch.simulator import simulate
+
+    with pytest.raises(ValueError, match="no baccarat table"):
+        simulate(tmp_path / "x", tables={"stud": 1}, hours=1, faults={"HOLD_SKEW": 0.5})
+    assert not (tmp_path / "x").exists()
