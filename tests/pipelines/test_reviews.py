@@ -128,8 +128,15 @@ REFUSED = [
     ("an_unknown_disposition", [0, "--disposition", "approved", "--by", "A"], "disposition 'approved'"),
     ("an_unknown_reason", [0, "--disposition", "confirmed", "--by", "A", "--reason", "BAD_LUCK"], "reason 'BAD_LUCK'"),
     ("an_empty_reviewer", [0, "--disposition", "confirmed", "--by", " "], "--by"),
-    ("a_non_finite_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "nan"], "finite"),
-    ("an_infinite_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "inf"], "finite"),
+    ("a_nan_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "nan"], "not a number"),
+    ("an_infinite_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "inf"], "not a number"),
+    ("an_amount_too_large_for_a_float", [0, "--disposition", "confirmed", "--by", "A", "--amount", "9" * 400],
+     "finite"),
+    ("an_amount_in_arabic_indic_digits", [0, "--disposition", "confirmed", "--by", "A", "--amount", "\u0661\u0662"],
+     "not a number"),
+    ("an_amount_with_an_underscore", [0, "--disposition", "confirmed", "--by", "A", "--amount", "1_000"],
+     "not a number"),
+    ("an_amount_in_exponent_form", [0, "--disposition", "confirmed", "--by", "A", "--amount", "1e3"], "not a number"),
     ("a_text_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "ten"], "not a number"),
     ("no_reviewer", [0, "--disposition", "confirmed"], "--by"),
 ]
@@ -144,6 +151,31 @@ def test_a_refused_review_is_one_error_line_and_leaves_the_lake_unchanged(lake, 
     assert result.returncode == exits.USAGE, result.stderr
     assert result.stderr.startswith("Error: ") and said in result.stderr and len(result.stderr.splitlines()) == 1
     assert lake_bytes(lake) == before
+
+
+@pytest.mark.parametrize("typed,stored", [("12", 12.0), ("-25", -25.0), ("+7.50", 7.5), (" 1000 ", 1000.0)])
+def test_a_plain_ascii_decimal_amount_is_stored_as_written(lake, typed, stored):
+    first, _second = finding_ids(lake)
+    result = review(lake, first, "--disposition", "confirmed", "--by", "A", "--amount", typed)
+    assert result.returncode == exits.DONE, result.stderr
+    assert [r["amount"] for r in lake_reviews.read_all(Lake.at(lake)).to_pylist()] == [stored]
+
+
+def test_the_reviewers_name_is_echoed_with_its_control_characters_escaped(lake):
+    first, _second = finding_ids(lake)
+    by = "M. Ortiz\x1b]0;owned\x07\rforged"
+    result = review(lake, first, "--disposition", "confirmed", "--by", by)
+    assert result.returncode == exits.DONE, result.stderr
+    assert "\x1b" not in result.stdout and "\r" not in result.stdout and "\x07" not in result.stdout
+    assert result.stdout.rstrip("\n").endswith("by M. Ortiz\\x1b]0;owned\\x07\\x0dforged)")
+    assert lake_reviews.read_all(Lake.at(lake)).to_pylist()[0]["reviewer"] == by     # stored as typed
+
+
+def test_a_plain_reviewers_name_is_echoed_as_it_is(lake):
+    first, _second = finding_ids(lake)
+    result = review(lake, first, "--disposition", "confirmed", "--by", "M. Ortiz")
+    assert result.returncode == exits.DONE, result.stderr
+    assert result.stdout.rstrip("\n").endswith("by M. Ortiz)")
 
 
 @pytest.mark.parametrize("where", ["missing", "a_file", "an_empty_folder"])
