@@ -68,14 +68,15 @@ latest as (      -- the review the finding's status is: the view's order (review
 cited as (
     select finding_id, unnest(evidence) as e from day
 ),
-found as (
+found as (       -- an event read twice (two files): the first file's line, file and line of one row
+    select finding_id, device_id, event_id, seen.file as file, seen.line as line, seen.ts as ts from (
     select c.finding_id, c.e.device_id as device_id, c.e.event_id as event_id,
-           min(v.file) as file, min(v.line) as line, min(v.ts) as ts
+           min({'file': v.file, 'line': v.line, 'ts': v.ts}) as seen
     from cited c left join (
         select device_id, event_id, file, line, ts from events
         where gaming_day between $from_day and $gaming_day
     ) v on v.device_id is not distinct from c.e.device_id and v.event_id = c.e.event_id
-    group by all
+    group by all)
 ),
 evidence as (
     select finding_id,

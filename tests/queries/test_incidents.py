@@ -212,3 +212,43 @@ def test_findings_nobody_reviewed_are_no_incident(pitwatch, lake):
     assert (csv_out.returncode, csv_out.stdout, csv_out.stderr) == (0, ",".join(FIELDS) + "\n", "")
     json_out = pitwatch("incidents", "--day", "2026-11-28", "--lake", lake, "--format", "json")
     assert (json_out.returncode, json.loads(json_out.stdout)) == (0, [])
+
+
+# ---------------------------------------------------------------- the evidence of an event read twice
+
+
+def _lake_with_an_event_in_two_files(path: str, copies: list[tuple[str, int]]) -> str:
+    """The hand-built lake, its DAY2 events written again with a file and a line each, event dt-2
+    (finding f-1's evidence) once per ``copies`` (file, line), and f-1 confirmed."""
+    from pitwatch.lake import Lake
+    from pitwatch.lake.parquet import write_partition
+    from tests.queries import lakes
+
+    lake = lakes.build_lake(path)
+    rows = []
+    for i, e in enumerate(lakes.BAC07_EVENTS + lakes.TBP_EVENTS, 1):
+        if e["event_id"] == "dt-2":
+            rows.extend({**e, "file": f, "line": n} for f, n in copies)
+        else:
+            rows.append({**e, "file": "in/day.jsonl", "line": 100 + i})
+    write_partition(Lake.at(lake), "events", DAY2, [lakes._table("events", rows)], run_id="two-files")
+    lakes.add_reviews(lake, [{"review_id": "rv-1", "finding_id": "f-1", "disposition": "confirmed",
+                              "reviewer": "A", "reviewed_at": dt.datetime(2026, 11, 29, 8, tzinfo=dt.timezone.utc),
+                              "rule_id": "CUT_PLACEMENT", "table_id": "BAC-07", "gaming_day": DAY2}])
+    return lake
+
+
+def _evidence_of_f1(pitwatch, lake) -> list[str]:
+    result = pitwatch("incidents", "--day", str(DAY2), "--lake", lake, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return [r["evidence"] for r in json.loads(result.stdout) if r["finding_id"] == "f-1"][0]
+
+
+def test_an_event_in_two_files_is_cited_by_the_file_and_line_of_one_row(pitwatch, tmp_path):
+    lake = _lake_with_an_event_in_two_files(str(tmp_path / "lake"), [("in/b.jsonl", 3), ("in/a.jsonl", 9)])
+    assert _evidence_of_f1(pitwatch, lake) == ["in/a.jsonl:9"]      # not a.jsonl's name with b.jsonl's line
+
+
+def test_an_event_in_one_file_is_cited_by_its_file_and_line(pitwatch, tmp_path):
+    lake = _lake_with_an_event_in_two_files(str(tmp_path / "lake"), [("in/b.jsonl", 3)])
+    assert _evidence_of_f1(pitwatch, lake) == ["in/b.jsonl:3"]
