@@ -483,3 +483,17 @@ def test_as_of_a_reviews_run_id_says_it_is_a_review_not_a_night(lake):
     night = runs.latest_records(lake_parquet.read_table(Lake.at(lake), "runs"))
     batch = [r["run_id"] for r in night if r["table_versions"]][-1]
     assert run_pitwatch("sql", "FROM findings", "--lake", lake, "--as-of", batch).returncode == exits.DONE
+
+
+def test_verify_says_a_deleted_review_file_is_gone_and_still_named_by_the_table(lake):
+    from tests.pipelines.test_verify import verify
+
+    files = _three_reviews(lake)
+    files[1].chmod(0o644)
+    files[1].unlink()
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT
+    problem = next(p for p in report["problems"] if p["what"] == f"reviews/{files[1].name}")
+    assert problem["kind"] == "removed"
+    assert problem["detail"].endswith("added it; the file is gone, and the table's current version still names it")
+    assert "it is in the table now" not in problem["detail"]
