@@ -14,6 +14,7 @@ from pitwatch.cli.sql import DEFAULT_TIMEOUT, dealers_option, lake_answers
 from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
+
 def gaming_day(text: str) -> _dt.date:
     """``--day``: a date written YYYY-MM-DD (the query catalogue's check), or one ``Error:`` line."""
     from pitwatch.queries.catalog import date_value
@@ -101,11 +102,9 @@ def incidents(day, lake, fmt, out, force, video_pad, dealers):
     An --out inside the lake is refused (exit 2).
     """
     from pitwatch.lake import delta
-    from pitwatch.queries.incidents import day_incidents, statements
-    from pitwatch.queries.lake_views import connect, referenced_tables
-
     from pitwatch.lake.anchor import outside_the_lake
-    from pitwatch.queries.incidents import same_numbers
+    from pitwatch.queries.incidents import day_incidents, same_numbers, statements
+    from pitwatch.queries.lake_views import connect, referenced_tables
 
     when = gaming_day(day)
     lake = Lake.at(lake)
