@@ -18,7 +18,10 @@ from pitwatch.lake import Lake
 log = logging.getLogger("pitwatch")
 
 BATCH_COLUMNS = ("finding_id", "disposition", "by", "reason", "note", "video", "amount")
-MAX_BATCH_BYTES = 16 << 20        # a reviews file is a few hundred lines; a bigger one is a mistake
+# a reviews file is a few hundred lines; a bigger one is a mistake.  Its shortest row is 18 bytes
+# ("x,confirmed,y,,,,\n"), so 16 MiB holds at most 932,067 reviews: fewer than lake/reviews.py
+# MOST_PER_CALL, the most its ids number in order (tests/pipelines/test_reviews.py checks it).
+MAX_BATCH_BYTES = 16 << 20
 
 
 # an amount as people write it in a report: an optional sign, ASCII digits, an optional fraction.

@@ -32,6 +32,7 @@ from typing import Any, Iterable, Mapping
 
 import duckdb
 
+from pitwatch.lake.reviews import LATEST_SQL
 from pitwatch.queries.catalog import get_query, run_query
 from pitwatch.queries.lake_views import run_sql
 
@@ -60,10 +61,9 @@ day as (
     select * from findings
     where gaming_day = $gaming_day and status in ('confirmed', 'escalated')
 ),
-latest as (      -- the review the finding's status is: the view's order (reviewed_at, then review_id)
+latest as (      -- the review the finding's status is (lake/reviews.py LATEST_SQL, as the findings view's)
     select r.finding_id, r.disposition, r.reason, r.reviewer, r.note, r.video, r.amount, r.reviewed_at
-    from reviews r where r.finding_id in (select finding_id from day)
-    qualify row_number() over (partition by r.finding_id order by r.reviewed_at desc, r.review_id desc) = 1
+    from (""" + LATEST_SQL + """) r where r.finding_id in (select finding_id from day)
 ),
 cited as (
     select finding_id, unnest(evidence) as e from day

@@ -3,6 +3,7 @@ chained commit under the lake's lock; what must not be recorded is one ``Error:`
 and the lake's bytes unchanged; the findings view shows each finding's latest review as its status."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -497,3 +498,47 @@ def test_verify_says_a_deleted_review_file_is_gone_and_still_named_by_the_table(
     assert problem["kind"] == "removed"
     assert problem["detail"].endswith("added it; the file is gone, and the table's current version still names it")
     assert "it is in the table now" not in problem["detail"]
+
+
+def _batch_cycling_dispositions(lake: Path, finding_id: str, count: int) -> Path:
+    """A batch file of ``count`` reviews of one finding, the dispositions in turn (no two in a row
+    the same), so the last row's differs from the 9,999th's."""
+    dispositions = lake_reviews.DISPOSITIONS
+    path = lake.parent / "batch.csv"
+    path.write_text("finding_id,disposition,by,reason,note,video,amount\n" + "".join(
+        f"{finding_id},{dispositions[i % 3]},R{i},,,,\n" for i in range(1, count + 1)))
+    return path
+
+
+@pytest.mark.parametrize("count", [10_001, 4])
+def test_the_status_after_a_batch_is_its_last_rows_whatever_the_batch_size(lake, count):
+    first, _second = finding_ids(lake)
+    result = run_pitwatch("review", "--from", _batch_cycling_dispositions(lake, first, count), "--lake", lake)
+    assert result.returncode == exits.DONE, result.stderr
+    last = (lake_reviews.DISPOSITIONS[count % 3], f"R{count}")
+    assert statuses(lake)[first][:2] == last
+    latest = lake_reviews.latest_of(Lake.at(lake), [first])[first]
+    assert (latest["disposition"], latest["reviewer"]) == last
+    rows = lake_reviews.read_all(Lake.at(lake)).to_pylist()
+    assert [r["reviewer"] for r in rows] == [f"R{i}" for i in range(1, count + 1)]      # recorded order
+    incidents = run_pitwatch("incidents", "--day", DAY, "--lake", lake, "--format", "json")
+    assert incidents.returncode == exits.DONE, incidents.stderr
+    shown = [(r["disposition"], r["reviewer"]) for r in json.loads(incidents.stdout) if r["finding_id"] == first]
+    assert shown == ([last] if last[0] in ("confirmed", "escalated") else [])
+
+
+def test_a_call_of_more_reviews_than_an_id_can_number_in_order_is_refused(lake):
+    first, _second = finding_ids(lake)
+    before = lake_bytes(lake)
+    too_many = [lake_reviews.Asked(first, "confirmed", "A")] * (lake_reviews.MOST_PER_CALL + 1)
+    with pytest.raises(lake_reviews.ReviewRefused, match="at most 999,999"):
+        lake_reviews.check(Lake.at(lake), too_many)
+    assert lake_bytes(lake) == before
+
+
+def test_the_largest_batch_file_the_cap_admits_is_numbered_in_order():
+    from pitwatch.cli.review import BATCH_COLUMNS, MAX_BATCH_BYTES
+
+    shortest_row = len("x," + min(lake_reviews.DISPOSITIONS, key=len) + ",y" + "," * (len(BATCH_COLUMNS) - 3) + "\n")
+    assert shortest_row == 18
+    assert MAX_BATCH_BYTES // shortest_row <= lake_reviews.MOST_PER_CALL
