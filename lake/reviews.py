@@ -13,6 +13,11 @@ under the lake's lock (:mod:`pitwatch.lake.lock`), so two reviewers at once neve
   "review", "reviews": n}``), which names the commit and its file's SHA-256
   (:func:`pitwatch.lake.runs.write_run_record`), so ``pitwatch verify`` checks the file's bytes as
   it checks every table's, and the reviews' chain besides.
+* **Its version named on the chain** (:data:`VERSION_KEY`): every review record and every batch
+  run's record names the version of ``reviews`` it left (null: no review yet), so a reader and the
+  writer know which version must exist (:func:`check_intact`, reading the chain from its head to
+  the newest batch run at most): a deleted or rolled-back table is refused, naming ``pitwatch
+  verify``, instead of every finding reading ``open`` and new reviews starting a second chain.
 * **Never rewritten**: a finding's status is its latest review; a change of mind is a new review.
   "Latest" is by ``reviewed_at`` then ``review_id`` (:data:`RECORDED_ORDER`), which follow the
   chain: a call's ``reviewed_at`` is never before its head's (a clock that stepped back gives the
@@ -51,6 +56,7 @@ DISPOSITIONS = ("confirmed", "dismissed", "escalated")
 HASH_FIELD = "review_sha256"
 PREV_FIELD = "prev_review_sha256"
 REASONS_SEED = "review_reasons.csv"
+VERSION_KEY = "reviews_version"     # the member of a runs record's options naming the version it left
 SAME_REVIEW = ("disposition", "reviewer", "reason", "note", "video", "amount")   # what makes two reviews identical
 # The order reviews were recorded in.  review_id is "<run id>-<n>", n zero-padded to NUMBER_DIGITS
 # so that text order is number order: with 4 digits, "-10000" sorted before "-9999" and a batch of
@@ -125,6 +131,30 @@ def findings_of(lake: Lake, finding_ids) -> dict[str, dict]:
     return {r["finding_id"]: r for r in rows}
 
 
+def current_version(lake: Lake) -> int | None:
+    """The ``reviews`` table's latest version (None: no review yet): what a record names."""
+    from pitwatch.lake import delta
+
+    return delta.current_version(lake, TABLE) if delta.is_table(lake, TABLE) else None
+
+
+def check_intact(lake: Lake) -> None:
+    """Refuse (:class:`pitwatch.lake.parquet.LakeError`) a lake whose records name a version of
+    ``reviews`` the table no longer has (deleted, or its newest commits gone): read from the
+    chain's head to the newest batch run at most (:func:`pitwatch.lake.runs.newest_naming`)."""
+    from pitwatch.lake import runs
+    from pitwatch.lake.parquet import LakeError
+
+    named, run_id = runs.newest_naming(lake, VERSION_KEY)
+    if type(named) is not int:
+        return                         # no review yet, or a lake from before the key
+    have = current_version(lake)
+    if have is None or have < named:
+        state = "gone" if have is None else f"at version {have}"
+        raise LakeError(f"the lake's reviews table is {state}, but run {run_id}'s record names its version "
+                        f"{named}: the lake is not intact (pitwatch verify --lake {lake})")
+
+
 def dataset(lake: Lake):
     """The ``reviews`` table at its latest version (every review ever recorded; never pinned to a
     run): the one reader of the table, for the analysts' connection and for :func:`read_all`."""
@@ -183,6 +213,7 @@ def check(lake: Lake, asked: list[Asked]) -> dict[str, dict]:
         # (a lake of tables committed by hand has no runs: its first record would pin readers to no run)
         raise ReviewRefused(f"{lake} has no findings a pitwatch run wrote: not a pitwatch lake, or no run "
                             "has written it yet")
+    check_intact(lake)           # a deleted reviews table: refused, not a second chain begun
     codes = reason_codes()
     for a in asked:
         _check_fields(a, codes)
@@ -254,6 +285,8 @@ def record(lake: Lake, asked: list[Asked], command: str, holder_update=None) -> 
     kwargs = dict(run_id=run_id, fence_at_start=fence, schema=REVIEWS, partitioned=False)
     runs.write_intent_record(lake, meta, delta.intended_commits(lake, TABLE, [written], None, **kwargs))
     delta.commit_replays(lake, TABLE, [written], None, **kwargs)
+    meta["options"] = json.dumps({"command": "review", "reviews": len(rows), VERSION_KEY: current_version(lake)},
+                                 sort_keys=True)
     runs.write_run_record(lake, runs.run_record(meta, "succeeded", ended=_dt.datetime.now(_dt.timezone.utc)),
                           written=[written])
     return rows

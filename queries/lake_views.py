@@ -304,6 +304,10 @@ def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
             con.execute(f"SET memory_limit = '{int(memory_limit)}B'")
         versions, files = _versions(lake, as_of, tables)
         if tables is None or REVIEWS_TABLE in tables or "findings" in tables:
+            try:
+                lake_reviews.check_intact(lake)     # gone, every finding would read open: refused
+            except lake_parquet.LakeError as exc:
+                raise LakeQueryError(str(exc)) from None
             con.register(REVIEWS_TABLE, lake_reviews.dataset(lake))     # latest version, never pinned
         for name in LAKE_TABLES:
             if tables is None or name in tables:

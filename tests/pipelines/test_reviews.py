@@ -542,3 +542,49 @@ def test_the_largest_batch_file_the_cap_admits_is_numbered_in_order():
     shortest_row = len("x," + min(lake_reviews.DISPOSITIONS, key=len) + ",y" + "," * (len(BATCH_COLUMNS) - 3) + "\n")
     assert shortest_row == 18
     assert MAX_BATCH_BYTES // shortest_row <= lake_reviews.MOST_PER_CALL
+
+
+def _reviewed_then_reviews_deleted(lake: Path) -> str:
+    first, _second = finding_ids(lake)
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A").returncode == exits.DONE
+    shutil.rmtree(lake / "reviews")
+    return first
+
+
+def _refused_naming_the_reviews_and_verify(result) -> None:
+    assert result.returncode == exits.USAGE, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: the lake's reviews table is gone"), result.stderr
+    assert "pitwatch verify" in lines[0]
+
+
+def test_a_deleted_reviews_table_is_refused_by_the_readers_and_the_lake_left_as_it_was(lake):
+    _reviewed_then_reviews_deleted(lake)
+    before = lake_bytes(lake)
+    _refused_naming_the_reviews_and_verify(run_pitwatch("query", "open_findings", "--lake", lake))
+    _refused_naming_the_reviews_and_verify(run_pitwatch("sql", "SELECT status FROM findings", "--lake", lake))
+    assert lake_bytes(lake) == before
+
+
+def test_a_deleted_reviews_table_is_refused_by_the_writer_and_no_second_chain_begins(lake):
+    first = _reviewed_then_reviews_deleted(lake)
+    before = lake_bytes(lake)
+    _refused_naming_the_reviews_and_verify(review(lake, first, "--disposition", "dismissed", "--by", "B"))
+    assert lake_bytes(lake) == before and not (lake / "reviews").exists()
+
+
+def test_a_night_after_reviews_names_their_version_and_readers_still_read_them(lake, tmp_path):
+    first, _second = finding_ids(lake)
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A").returncode == exits.DONE
+    (tmp_path / "b.jsonl").write_text(_day("2026-11-29", range(21, 24)))
+    _run(lake, tmp_path / "b.jsonl")
+    named, _run_id = runs.newest_naming(Lake.at(lake), lake_reviews.VERSION_KEY)
+    assert named == 0 == delta.current_version(Lake.at(lake), "reviews")
+    assert statuses(lake)[first][0] == "confirmed"
+    shutil.rmtree(lake / "reviews")
+    _refused_naming_the_reviews_and_verify(run_pitwatch("query", "open_findings", "--lake", lake))
+
+
+def test_a_lake_never_reviewed_opens_with_every_finding_open(lake):
+    assert {s for s, _by, _at in statuses(lake).values()} == {"open"}
+    assert run_pitwatch("query", "open_findings", "--lake", lake).returncode == exits.DONE
