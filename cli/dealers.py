@@ -39,18 +39,23 @@ def import_(ctx, file, lake, lock_timeout):
 
     A roster whose bytes differ from the lake's becomes its next version
     (named in a chained runs record; pitwatch verify checks its bytes); the
-    same bytes again keep the version and write nothing.  A malformed file is
-    refused (exit 2) and the lake is left as it was.  Holds the lake's lock
+    same bytes again keep the version and write nothing.  A malformed file, a
+    roster with no dealer, or a --lake folder that is not a pitwatch lake is
+    refused (exit 2) and nothing is written.  Holds the lake's lock
     (waits for a run up to --lock-timeout, then exit 4)."""
-    from pitwatch.inputs.dealers import load_roster
+    from pitwatch.inputs.dealers import load_roster_to_keep
     from pitwatch.lake import roster as lake_roster
+    from pitwatch.lake import settings as lake_settings
     from pitwatch.lake.lock import local_root
 
-    roster = load_roster(file)          # a bad roster: exit 2 before the lake is touched
+    roster = load_roster_to_keep(file)          # a bad roster: exit 2 before the lake is touched
     lake = Lake.at(lake)
     local_root(lake)                    # an object store: exit 2 (the lake's files are written locally)
     if not os.path.isdir(lake.root):
-        raise UserError(f"no lake at {lake}: create the folder (or run pitwatch run) first")
+        raise UserError(f"no lake at {lake}: pitwatch run writes one first")
+    if not lake_settings.is_lake(lake):     # an inbox, a mistyped path: not written into
+        raise UserError(f"{lake} is not a pitwatch lake (no settings, table or lock of one): "
+                        "pitwatch run writes one first")
     command = ctx.meta.get(COMMAND_META, f"pitwatch dealers import {file} --lake {lake}")
     with lake_lock(lake, lock_timeout, command, log):
         chosen = lake_roster.import_roster(lake, roster, command)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
 import tempfile
 
 import click
@@ -15,15 +14,13 @@ from pitwatch.cli.sql import DEFAULT_TIMEOUT, dealers_option, lake_answers
 from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\Z", re.A)
-
 
 def gaming_day(text: str) -> _dt.date:
-    """``--day``: a date written YYYY-MM-DD, or one ``Error:`` line."""
+    """``--day``: a date written YYYY-MM-DD (the query catalogue's check), or one ``Error:`` line."""
+    from pitwatch.queries.catalog import date_value
+
     try:
-        if not _DAY.match(text):
-            raise ValueError(text)
-        return _dt.date.fromisoformat(text)
+        return date_value(text)
     except ValueError:
         raise UserError(f"--day {text!r}: not a gaming day (write it YYYY-MM-DD, e.g. 2026-11-28)") from None
 
@@ -92,7 +89,7 @@ Examples:
 def incidents(day, lake, fmt, out, force, video_pad, dealers):
     """Write one incident record per finding of gaming day --day whose
     status is confirmed or escalated (its latest review), in the shape an
-    incident system imports: a stable incident number (PW-YYYYMMDD-<8 hex of
+    incident system imports: a stable incident number (PW-YYYYMMDD-<12 hex of
     the finding id>), type, severity, table, game, the table's local date and
     time, dealer, seat, procedure section, a description in sentences, the
     evidence (file:line), the video window to pull, and the review
@@ -102,15 +99,18 @@ def incidents(day, lake, fmt, out, force, video_pad, dealers):
     exits 0.  In CSV a cell beginning with =, +, - or @ is written after a '
     so a spreadsheet shows it as text; JSON keeps every text exactly.
     docs/incidents.md maps every field to an iTrak-style incident file.
+    An --out inside the lake is refused (exit 2).
     """
     from pitwatch.lake import delta
-    from pitwatch.queries.incidents import day_incidents, statements
+    from pitwatch.lake.anchor import outside_the_lake
+    from pitwatch.queries.incidents import day_incidents, same_numbers, statements
     from pitwatch.queries.lake_views import connect, referenced_tables
 
     when = gaming_day(day)
-    if out:
-        check_out(out, force)
     lake = Lake.at(lake)
+    if out:
+        outside_the_lake(out, lake, "--out", "pitwatch writes the lake's files itself; write the records elsewhere")
+        check_out(out, force)
     with lake_answers():
         con = connect(lake, dealers, tables=referenced_tables(*statements()))
         try:
@@ -120,6 +120,9 @@ def incidents(day, lake, fmt, out, force, video_pad, dealers):
             records = day_incidents(con, when, video_pad=video_pad, timeout=DEFAULT_TIMEOUT)
         finally:
             con.close()
+    for number, ids in same_numbers(records).items():      # 48 bits alike: said, never hidden (docs/incidents.md)
+        click.echo(visible(f"warning: incident number {number} is shared by findings {', '.join(ids)}; "
+                           "tell them apart by their finding_id"), err=True)
     text = json_text(records) if fmt == "json" else csv_text(records)
     if out:
         write_out(text, out)

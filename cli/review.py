@@ -5,27 +5,38 @@ import csv
 import io
 import logging
 import math
+import re
 
 import click
 
 from pitwatch.cli.common import COMMAND_META, StrictCommand, UserError, setting_option, user_errors
 from pitwatch.cli.locking import lake_lock, lock_timeout_option
+from pitwatch.cli.render import visible
 from pitwatch.inputs.files import read_operator_csv
 from pitwatch.lake import Lake
 
 log = logging.getLogger("pitwatch")
 
 BATCH_COLUMNS = ("finding_id", "disposition", "by", "reason", "note", "video", "amount")
-MAX_BATCH_BYTES = 16 << 20        # a reviews file is a few hundred lines; a bigger one is a mistake
+# a reviews file is a few hundred lines; a bigger one is a mistake.  Its shortest row is 18 bytes
+# ("x,confirmed,y,,,,\n"), so 16 MiB holds at most 932,067 reviews: fewer than lake/reviews.py
+# MOST_PER_CALL, the most its ids number in order (tests/pipelines/test_reviews.py checks it).
+MAX_BATCH_BYTES = 16 << 20
+
+
+# an amount as people write it in a report: an optional sign, ASCII digits, an optional fraction.
+# float() alone also takes '١٢' (Arabic-Indic digits), '1_000', '1e3', 'nan' and 'inf'.
+_PLAIN_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?\Z", re.A)
 
 
 def _amount(text: str | None, where: str) -> float | None:
+    """``--amount`` (or a batch row's): a plain ASCII decimal (``-25``, ``12.50``), else one ``Error:`` line."""
     if text is None or text.strip() == "":
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"{where}amount {text!r} is not a number") from None
+    if not _PLAIN_DECIMAL.match(text.strip()):
+        raise UserError(f"{where}amount {text!r} is not a number (write it with ASCII digits: "
+                        "an optional sign, digits, an optional fraction, e.g. -25 or 12.50)")
+    value = float(text)
     if not math.isfinite(value):
         raise UserError(f"{where}amount {text!r} is not a finite number")
     return value
@@ -139,5 +150,5 @@ def review(ctx, finding_id, disposition, by, reason, note, video, amount, from_f
     command = ctx.meta.get(COMMAND_META, "pitwatch review")
     with lake_lock(at, lock_timeout, command, log):
         rows = record(at, asked, command, holder_update=lambda **kw: holder_update(at, **kw))
-    for r in rows:
-        click.echo(f"{r['finding_id']}: {r['disposition']} (review {r['review_id']}, by {r['reviewer']})")
+    for r in rows:      # the reviewer's name (and a batch's finding id) as typed: its control characters escaped
+        click.echo(visible(f"{r['finding_id']}: {r['disposition']} (review {r['review_id']}, by {r['reviewer']})"))

@@ -69,6 +69,18 @@ def load_roster(path: str) -> DealerRoster:
     return DealerRoster(path, hashlib.sha256(data).hexdigest(), parse_roster(data, path), data)
 
 
+def load_roster_to_keep(path: str) -> DealerRoster:
+    """A roster the lake is to keep (``pitwatch dealers import``, the inbox's ``dealers.csv``):
+    :func:`load_roster`'s, and at least one dealer: kept, a roster of none would be a version that
+    takes every dealer's name away.  (``--dealers FILE`` and the shipped ``seeds/dealers.csv`` may
+    be a header alone: they change no version.)"""
+    roster = load_roster(path)
+    if roster.table.num_rows == 0:
+        raise RosterError(f"dealers file {path}: no dealer in it (only its header); the lake keeps a "
+                          "roster that names at least one")
+    return roster
+
+
 def parse_roster(data: bytes, path: str = INBOX_FILE) -> pa.Table:
     """The dealers of a roster's bytes as a table ``id, name, shift``; :class:`RosterError` otherwise."""
     try:

@@ -78,13 +78,16 @@ def read_key(path: str, lake_path: Lake | None = None) -> bytes:
     return key
 
 
-def outside_the_lake(path: str, lake_path: Lake, flag: str) -> None:
+def outside_the_lake(path: str, lake_path: Lake, flag: str,
+                     why: str = "it must be kept where the lake's writers cannot change it (docs/verify.md)") -> None:
+    """Refuse (:class:`AnchorError`, a user mistake) a ``path`` inside the lake (after links are
+    followed): an anchor or a key the lake's writers could edit, or a file a command would write
+    over one of the lake's; ``why`` says why, after the path."""
     if lake_path.is_uri:
         return
     real, lake_real = os.path.realpath(path), os.path.realpath(lake_path.root)
     if real == lake_real or real.startswith(lake_real.rstrip(os.sep) + os.sep):
-        raise AnchorError(f"{flag} {path} is inside the lake {lake_path}: it must be kept where the lake's "
-                          "writers cannot change it (docs/verify.md)")
+        raise AnchorError(f"{flag} {path} is inside the lake {lake_path}: {why}")
 
 
 def signature(entry: dict, key: bytes) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import re
 
@@ -63,21 +62,8 @@ class Kept:
         kind was kept names none."""
         from pitwatch.lake import runs
 
-        for record in runs.records_newest_first(lake_path, skip_watchers=True):
-            if record.get("status") != "succeeded":
-                continue
-            try:
-                options = json.loads(record.get("options") or "{}")
-            except ValueError:
-                continue
-            if not isinstance(options, dict):
-                continue
-            if self.key in options:
-                held = options[self.key]
-                return (held if isinstance(held, dict) else None), record.get("run_id")
-            if "night" in options:
-                return None, record.get("run_id")
-        return None, None
+        held, run_id = runs.newest_naming(lake_path, self.key)
+        return (held if isinstance(held, dict) else None), run_id
 
     def read(self, lake_path: Lake, described: dict) -> tuple[str, str, bytes]:
         """The file a record names (``described["kept"]``), read and checked against its name:

@@ -13,10 +13,19 @@ under the lake's lock (:mod:`pitwatch.lake.lock`), so two reviewers at once neve
   "review", "reviews": n}``), which names the commit and its file's SHA-256
   (:func:`pitwatch.lake.runs.write_run_record`), so ``pitwatch verify`` checks the file's bytes as
   it checks every table's, and the reviews' chain besides.
+* **Its version named on the chain** (:data:`VERSION_KEY`): every review record and every batch
+  run's record names the version of ``reviews`` it left (null: no review yet), so a reader and the
+  writer know which version must exist (:func:`check_intact`, reading the chain from its head to
+  the newest batch run at most): a deleted or rolled-back table is refused, naming ``pitwatch
+  verify``, instead of every finding reading ``open`` and new reviews starting a second chain.
 * **Never rewritten**: a finding's status is its latest review; a change of mind is a new review.
-  "Latest" is by ``reviewed_at`` then ``review_id``, which follow the chain: a call's
-  ``reviewed_at`` is never before its head's (a clock that stepped back gives the head's plus one
-  microsecond), and one call's reviews share it and are numbered in order.
+  "Latest" is by ``reviewed_at`` then ``review_id`` (:data:`RECORDED_ORDER`), which follow the
+  chain: a call's ``reviewed_at`` is never before its head's (a clock that stepped back gives the
+  head's plus one microsecond), and one call's reviews share it and are numbered in order,
+  ``<run id>-000001`` … with :data:`NUMBER_DIGITS` digits, so text order is recording order for the
+  largest call there can be (:data:`MOST_PER_CALL`; a bigger one is refused).  :data:`LATEST_SQL`
+  is the one definition of "a finding's latest review": the findings view's ``status``, the
+  incident records and :func:`latest_of` all run it.
 
 What is refused (:class:`ReviewRefused`, checked before the lock is taken, and again under it, so a
 refused review leaves the lake's bytes as they were): a finding not in the lake's ``findings`` at
@@ -47,21 +56,21 @@ DISPOSITIONS = ("confirmed", "dismissed", "escalated")
 HASH_FIELD = "review_sha256"
 PREV_FIELD = "prev_review_sha256"
 REASONS_SEED = "review_reasons.csv"
-COMPARED = ("disposition", "reviewer", "reason", "note", "video", "amount")   # what makes two reviews identical
+VERSION_KEY = "reviews_version"     # the member of a runs record's options naming the version it left
+SAME_REVIEW = ("disposition", "reviewer", "reason", "note", "video", "amount")   # what makes two reviews identical
+# The order reviews were recorded in.  review_id is "<run id>-<n>", n zero-padded to NUMBER_DIGITS
+# so that text order is number order: with 4 digits, "-10000" sorted before "-9999" and a batch of
+# more than 9,999 reviews gave a finding the wrong status.
+RECORDED_ORDER = ("reviewed_at", "review_id")
+NUMBER_DIGITS = 6
+MOST_PER_CALL = 10 ** NUMBER_DIGITS - 1      # reviews one call records at most (cli/review.py: its cap admits fewer)
+# a finding's latest review: one row per reviewed finding of the relation ``reviews``
+LATEST_SQL = ("SELECT * FROM reviews QUALIFY row_number() OVER (PARTITION BY finding_id ORDER BY "
+              + ", ".join(f"{c} DESC" for c in RECORDED_ORDER) + ") = 1")
 
 
 class ReviewRefused(ValueError):
     """A review pitwatch will not record (the CLI's one ``Error:`` line, exit 2)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Reason:
-    """A reason code of ``seeds/review_reasons.csv``: its title and the incident system's error
-    type (the "disputes audit" of an iTrak-style file: ``dealer``, ``patron`` or ``none``)."""
-
-    code: str
-    title: str
-    error_type: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,21 +87,22 @@ class Asked:
     where: str = ""
 
     def compared(self) -> tuple:
-        return tuple(getattr(self, k) for k in COMPARED)
+        return tuple(getattr(self, k) for k in SAME_REVIEW)
 
 
-def reasons() -> dict[str, Reason]:
-    """The reason codes shipped in ``seeds/review_reasons.csv``, by code."""
+def reason_codes() -> list[str]:
+    """The reason codes shipped in ``seeds/review_reasons.csv`` (their titles and error types are
+    read by the queries, from the ``seeds_review_reasons`` table)."""
     from pitwatch.seeds import read_csv
 
-    return {r["code"]: Reason(r["code"], r["title"], r["error_type"]) for r in read_csv(REASONS_SEED)}
+    return [r["code"] for r in read_csv(REASONS_SEED)]
 
 
 def _refuse(asked: Asked, message: str) -> ReviewRefused:
     return ReviewRefused(f"{asked.where}: {message}" if asked.where else message)
 
 
-def _check_fields(asked: Asked, codes: dict[str, Reason]) -> None:
+def _check_fields(asked: Asked, codes: list[str]) -> None:
     """Refuse a review whose own values are wrong (before the lake is read)."""
     if not asked.finding_id:
         raise _refuse(asked, "no finding id")
@@ -121,34 +131,69 @@ def findings_of(lake: Lake, finding_ids) -> dict[str, dict]:
     return {r["finding_id"]: r for r in rows}
 
 
-def read_all(lake: Lake) -> pa.Table:
-    """Every review ever recorded (the table's latest version), in the REVIEWS columns, in the
-    order they were recorded (``reviewed_at``, then ``review_id``)."""
+def current_version(lake: Lake) -> int | None:
+    """The ``reviews`` table's latest version (None: no review yet): what a record names."""
+    from pitwatch.lake import delta
+
+    return delta.current_version(lake, TABLE) if delta.is_table(lake, TABLE) else None
+
+
+def check_intact(lake: Lake) -> None:
+    """Refuse (:class:`pitwatch.lake.parquet.LakeError`) a lake whose records name a version of
+    ``reviews`` the table no longer has (deleted, or its newest commits gone): read from the
+    chain's head to the newest batch run at most (:func:`pitwatch.lake.runs.newest_naming`)."""
+    from pitwatch.lake import runs
+    from pitwatch.lake.parquet import LakeError
+
+    named, run_id = runs.newest_naming(lake, VERSION_KEY)
+    if type(named) is not int:
+        return                         # no review yet, or a lake from before the key
+    have = current_version(lake)
+    if have is None or have < named:
+        state = "gone" if have is None else f"at version {have}"
+        raise LakeError(f"the lake's reviews table is {state}, but run {run_id}'s record names its version "
+                        f"{named}: the lake is not intact (pitwatch verify --lake {lake})")
+
+
+def dataset(lake: Lake):
+    """The ``reviews`` table at its latest version (every review ever recorded; never pinned to a
+    run): the one reader of the table, for the analysts' connection and for :func:`read_all`."""
     from pitwatch.lake import delta
 
     version = delta.current_version(lake, TABLE)
-    if version is None:
-        return REVIEWS.empty_table()
-    files = delta.files_at(lake, TABLE, version)
-    table = conform(delta.dataset(lake, TABLE, files, REVIEWS, partitioned=False).to_table(), REVIEWS)
-    return table.sort_by([("reviewed_at", "ascending"), ("review_id", "ascending")])
+    return delta.dataset(lake, TABLE, delta.files_at(lake, TABLE, version) if version is not None else [],
+                         REVIEWS, partitioned=False)
+
+
+def read_all(lake: Lake, finding_ids=None) -> pa.Table:
+    """The reviews (of ``finding_ids`` only, when given: a filter pushed into the scan, so only
+    the row groups that may hold them are read), in the REVIEWS columns, in the order they were
+    recorded (:data:`RECORDED_ORDER`)."""
+    import pyarrow.dataset as ds
+
+    where = None if finding_ids is None else ds.field("finding_id").isin(sorted(set(finding_ids)))
+    table = conform(dataset(lake).to_table(filter=where), REVIEWS)
+    return table.sort_by([(c, "ascending") for c in RECORDED_ORDER])
 
 
 def latest_of(lake: Lake, finding_ids) -> dict[str, dict]:
-    """The latest review (by ``reviewed_at``, then ``review_id``) of each of ``finding_ids`` that has one."""
-    import pyarrow.compute as pc
+    """The latest review (:data:`LATEST_SQL`) of each of ``finding_ids`` that has one; reads only
+    their reviews."""
+    import duckdb
 
     wanted = sorted(set(finding_ids))
-    table = read_all(lake)
-    if not wanted or table.num_rows == 0:
+    if not wanted:
         return {}
-    table = table.filter(pc.is_in(table.column("finding_id"), value_set=pa.array(wanted, pa.string())))
-    latest: dict[str, dict] = {}
-    for r in table.to_pylist():
-        have = latest.get(r["finding_id"])
-        if have is None or (r["reviewed_at"], r["review_id"]) > (have["reviewed_at"], have["review_id"]):
-            latest[r["finding_id"]] = r
-    return latest
+    reviews = read_all(lake, wanted)
+    if reviews.num_rows == 0:
+        return {}
+    con = duckdb.connect(":memory:")
+    try:
+        con.register("reviews", reviews)
+        answer = con.sql(LATEST_SQL).to_arrow_table()
+    finally:
+        con.close()
+    return {r["finding_id"]: r for r in conform(answer, REVIEWS).to_pylist()}
 
 
 def check(lake: Lake, asked: list[Asked]) -> dict[str, dict]:
@@ -160,20 +205,23 @@ def check(lake: Lake, asked: list[Asked]) -> dict[str, dict]:
 
     if not asked:
         raise ReviewRefused("no review to record")
+    if len(asked) > MOST_PER_CALL:
+        raise ReviewRefused(f"{len(asked)} reviews in one call: at most {MOST_PER_CALL:,} (split the file)")
     if lake.fs.get_file_info(lake.root).type != pafs.FileType.Directory:
         raise ReviewRefused(f"no lake at {lake} (not a folder)")
     if not delta.is_table(lake, "findings") or not delta.is_table(lake, "runs"):
         # (a lake of tables committed by hand has no runs: its first record would pin readers to no run)
         raise ReviewRefused(f"{lake} has no findings a pitwatch run wrote: not a pitwatch lake, or no run "
                             "has written it yet")
-    codes = reasons()
+    check_intact(lake)           # a deleted reviews table: refused, not a second chain begun
+    codes = reason_codes()
     for a in asked:
         _check_fields(a, codes)
     found = findings_of(lake, [a.finding_id for a in asked])
     for a in asked:
         if a.finding_id not in found:
             raise _refuse(a, f"finding {a.finding_id!r} is not in the lake's findings (at its latest successful run)")
-    latest = {fid: tuple(r[k] for k in COMPARED) for fid, r in latest_of(lake, found).items()}
+    latest = {fid: tuple(r[k] for k in SAME_REVIEW) for fid, r in latest_of(lake, found).items()}
     for a in asked:
         if latest.get(a.finding_id) == a.compared():
             raise _refuse(a, f"finding {a.finding_id} already has this review as its latest "
@@ -222,7 +270,7 @@ def record(lake: Lake, asked: list[Asked], command: str, holder_update=None) -> 
     rows = []
     for i, a in enumerate(asked, 1):
         f = found[a.finding_id]
-        row = {"review_id": f"{run_id}-{i:04d}", "finding_id": a.finding_id, "disposition": a.disposition,
+        row = {"review_id": f"{run_id}-{i:0{NUMBER_DIGITS}d}", "finding_id": a.finding_id, "disposition": a.disposition,
                "reason": a.reason, "reviewer": a.reviewer, "note": a.note, "video": a.video,
                "amount": None if a.amount is None else float(a.amount), "reviewed_at": now,
                "rule_id": f["rule_id"], "table_id": f["table_id"], "gaming_day": f["gaming_day"]}
@@ -237,6 +285,8 @@ def record(lake: Lake, asked: list[Asked], command: str, holder_update=None) -> 
     kwargs = dict(run_id=run_id, fence_at_start=fence, schema=REVIEWS, partitioned=False)
     runs.write_intent_record(lake, meta, delta.intended_commits(lake, TABLE, [written], None, **kwargs))
     delta.commit_replays(lake, TABLE, [written], None, **kwargs)
+    meta["options"] = json.dumps({"command": "review", "reviews": len(rows), VERSION_KEY: current_version(lake)},
+                                 sort_keys=True)
     runs.write_run_record(lake, runs.run_record(meta, "succeeded", ended=_dt.datetime.now(_dt.timezone.utc)),
                           written=[written])
     return rows

@@ -412,6 +412,28 @@ def latest_records(table) -> list[dict]:
 RECORDS_READ = [0]    # runs records read by :func:`records_newest_first` in this process (the tests' measure)
 
 
+def newest_naming(lake_path: Lake, key: str) -> tuple[object, str | None]:
+    """What the newest succeeded record whose options name ``key`` says of it, and that record's
+    run id; (None, None) when none does.  Read from the chain's head back (watchers' records passed
+    over unread) to the newest batch run at most (its options hold ``night``; one that names no
+    ``key`` is from before the key existed: (None, its run id)): a day's records, whatever the
+    lake's age.  The device registry, the dealers' roster and the reviews' version are found so."""
+    for record in records_newest_first(lake_path, skip_watchers=True):
+        if record.get("status") != "succeeded":
+            continue
+        try:
+            options = json.loads(record.get("options") or "{}")
+        except ValueError:
+            continue
+        if not isinstance(options, dict):
+            continue
+        if key in options:
+            return options[key], record.get("run_id")
+        if "night" in options:
+            return None, record.get("run_id")
+    return None, None
+
+
 def records_newest_first(lake_path: Lake, skip_watchers: bool = False):
     """The records of ``runs``, newest first, one commit and its record file at a time: from the
     chain's head down the log (and the archive), reading only as far as the caller goes.  A reader

@@ -903,7 +903,8 @@ def _table(lake_path: Lake, name, report, recorded_commits, recorded_files, stat
                 continue            # a recorded Delta VACUUM commit of the table followed its removal
             else:
                 report.problem("removed", what, f"{record.name()} added it"
-                               + ("; it is in the table now" if path in current else "; it is in the table's history")
+                               + ("; the file is gone, and the table's current version still names it" if path in current
+                                  else "; the file is gone, and a version of the table's history names it")
                                + ("" if removal is None or not removal.absent else
                                   f"; {removal.record.name()} (pitwatch vacuum) found it already gone: no vacuum "
                                   "removed it"))
@@ -928,7 +929,7 @@ def _table(lake_path: Lake, name, report, recorded_commits, recorded_files, stat
                 report.retained(removal)
             elif not (path not in current and any(v > removed_at.get(path, -1) for v in vacuums)):
                 report.problem("removed", f"{name}/{path}", "added before the anchor"
-                               + ("; it is in the table now" if path in current else
+                               + ("; the file is gone, and the table's current version still names it" if path in current else
                                   f"; commit {removed_at.get(path)} removed it from the table, no vacuum removed it"))
     for where, record, entry in compactions:
         _compacted_rows(lake_path, name, where, record, entry, report, hash_later, since=start is not None)

@@ -273,6 +273,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
     """
     from pitwatch.lake import delta
     from pitwatch.lake import registry as lake_registry
+    from pitwatch.lake import reviews as lake_reviews
     from pitwatch.lake import roster as lake_roster
     from pitwatch.pipelines import lake_run
     from pitwatch.pipelines.staging import staging_dir
@@ -320,6 +321,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
                                "rebuild_from": night.rebuild_from if night else None,
                                "devices": registry.record,
                                "dealers": roster.record,
+                               lake_reviews.VERSION_KEY: lake_reviews.current_version(lake_path),
                                "inputs_refused": refused,
                                "max_rejects_in_a_row": max_rejects_in_a_row,
                                **(recorded or {})}, sort_keys=True),

@@ -227,7 +227,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
     that decides it).  The dealers' roster: ``INBOX/dealers.csv`` when it exists, kept in the lake
     (:mod:`pitwatch.lake.roster`; a malformed one refuses the night before anything is written).
     """
-    from pitwatch.inputs.dealers import inbox_roster, load_roster
+    from pitwatch.inputs.dealers import inbox_roster, load_roster_to_keep
     from pitwatch.inputs.devices import load_registry, registry_path
     from pitwatch.pipelines.lake_run import Night
     from pitwatch.schemas.decode import GamingDayConfig
@@ -235,7 +235,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
     config = gaming_day or GamingDayConfig()
     registry = load_registry(registry_path(devices, inbox))
     roster_file = inbox_roster(inbox) if os.path.isdir(inbox) else None
-    roster = load_roster(roster_file) if roster_file else None
+    roster = load_roster_to_keep(roster_file) if roster_file else None
     replayed = state.replayed_days(lake_path)
     check_day_not_older(day, rebuild_from, replayed)
     the_plan = plan(day, inbox, lake_path, lookback_days, rebuild_from)

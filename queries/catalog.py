@@ -49,6 +49,15 @@ _ASCII_INT = re.compile(r"-?[0-9]{1,10}\Z", re.A)
 _ASCII_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z", re.A)
 
 
+def date_value(text: str) -> _dt.date:
+    """A date written ``YYYY-MM-DD`` in ASCII digits (what a ``date`` parameter and ``pitwatch
+    incidents --day`` take), or :class:`ValueError`; ``date.fromisoformat`` alone also takes
+    ``20261128`` and other digits than ASCII."""
+    if not _ASCII_DATE.match(text):
+        raise ValueError(text)
+    return _dt.date.fromisoformat(text)
+
+
 @dataclasses.dataclass(frozen=True)
 class Param:
     name: str
@@ -63,9 +72,7 @@ class Param:
         """The typed value of ``text``, or :class:`LakeQueryError` saying what was expected."""
         if self.type == "date":
             try:
-                if not _ASCII_DATE.match(text):
-                    raise ValueError
-                return _dt.date.fromisoformat(text)
+                return date_value(text)
             except ValueError:
                 raise LakeQueryError(f"parameter {self.name}: {text!r} is not a date YYYY-MM-DD") from None
         if self.type == "int":

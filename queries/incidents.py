@@ -10,14 +10,14 @@ decided.  Everything is read through the analysts' connection
 left it and the reviews as they are now (the ``findings`` view's ``status`` is the latest
 review's disposition), and no file but the lake's.
 
-* **Incident number** (:func:`incident_number`): ``PW-<gaming day YYYYMMDD>-<the first 8 hex
+* **Incident number** (:func:`incident_number`): ``PW-<gaming day YYYYMMDD>-<the first 12 hex
   digits of the finding_id>``.  The ``finding_id`` is a hash of the rule, the table, the rule's
   key and the evidence (:func:`pitwatch.rules.finding.finding_id`), so the same finding has the
-  same number on every call, every machine, after a re-replay that keeps it and after new
-  reviews.  Two findings of one day whose ids share their first 8 hex digits (about 1 in 8,600
-  for a day of 1,000 findings) both get the whole 32-digit id instead (:func:`day_numbers`): the
-  8-digit form, once given out, is a prefix of the longer one, and no two incidents of a day
-  ever share a number.
+  same number on every call, every machine, after a re-replay that keeps it, after new reviews
+  and after late findings join its day: the number depends on the finding alone.  Two findings
+  of one day sharing 12 hex digits (48 bits: for a day of 10,000 findings about 1 chance in 5.6
+  million, :func:`same_numbers`) would share a number; ``pitwatch incidents`` then says so on
+  stderr, naming both findings, and each record still carries its whole ``finding_id``.
 * **The video window** is the ``findings_video`` investigation's (``queries/findings_video.sql``:
   the first evidence event's time less the pad, to the last's plus the pad), run here, not
   written again.
@@ -32,14 +32,15 @@ from typing import Any, Iterable, Mapping
 
 import duckdb
 
+from pitwatch.lake.reviews import LATEST_SQL
 from pitwatch.queries.catalog import get_query, run_query
 from pitwatch.queries.lake_views import run_sql
 
-__all__ = ["FIELDS", "INCIDENT_DISPOSITIONS", "incident_number", "day_numbers", "description",
+__all__ = ["FIELDS", "INCIDENT_DISPOSITIONS", "incident_number", "same_numbers", "description",
            "incident_record", "day_incidents", "statements"]
 
 NUMBER_PREFIX = "PW"
-SHORT_DIGITS = 8                         # hex digits of the finding_id in a number, unless they collide
+NUMBER_DIGITS = 12                       # hex digits of the finding_id in a number (48 bits; docs/incidents.md)
 INCIDENT_DISPOSITIONS = ("confirmed", "escalated")   # a finding with one of these as its status is an incident
 EVIDENCE_DAYS_BEFORE = 1                 # evidence events are looked for on the day and the day before
 
@@ -60,22 +61,22 @@ day as (
     select * from findings
     where gaming_day = $gaming_day and status in ('confirmed', 'escalated')
 ),
-latest as (      -- the review the finding's status is: the view's order (reviewed_at, then review_id)
+latest as (      -- the review the finding's status is (lake/reviews.py LATEST_SQL, as the findings view's)
     select r.finding_id, r.disposition, r.reason, r.reviewer, r.note, r.video, r.amount, r.reviewed_at
-    from reviews r where r.finding_id in (select finding_id from day)
-    qualify row_number() over (partition by r.finding_id order by r.reviewed_at desc, r.review_id desc) = 1
+    from (""" + LATEST_SQL + """) r where r.finding_id in (select finding_id from day)
 ),
 cited as (
     select finding_id, unnest(evidence) as e from day
 ),
-found as (
+found as (       -- an event read twice (two files): the first file's line, file and line of one row
+    select finding_id, device_id, event_id, seen.file as file, seen.line as line, seen.ts as ts from (
     select c.finding_id, c.e.device_id as device_id, c.e.event_id as event_id,
-           min(v.file) as file, min(v.line) as line, min(v.ts) as ts
+           min({'file': v.file, 'line': v.line, 'ts': v.ts}) as seen
     from cited c left join (
         select device_id, event_id, file, line, ts from events
         where gaming_day between $from_day and $gaming_day
     ) v on v.device_id is not distinct from c.e.device_id and v.event_id = c.e.event_id
-    group by all
+    group by all)
 ),
 evidence as (
     select finding_id,
@@ -97,20 +98,19 @@ order by d.ts, d.table_id, d.rule_id, d.finding_id
 """
 
 
-def incident_number(gaming_day: _dt.date, finding_id: str, digits: int = SHORT_DIGITS) -> str:
-    """``PW-20261128-1a2b3c4d``: the gaming day and the first ``digits`` hex digits of the finding's id."""
-    return f"{NUMBER_PREFIX}-{gaming_day:%Y%m%d}-{finding_id[:digits]}"
+def incident_number(gaming_day: _dt.date, finding_id: str) -> str:
+    """``PW-20261128-1a2b3c4d5e6f``: the gaming day and the first :data:`NUMBER_DIGITS` hex digits
+    of the finding's id, and nothing else: a finding's number never changes."""
+    return f"{NUMBER_PREFIX}-{gaming_day:%Y%m%d}-{finding_id[:NUMBER_DIGITS]}"
 
 
-def day_numbers(gaming_day: _dt.date, finding_ids: Iterable[str]) -> dict[str, str]:
-    """The incident number of every finding of one gaming day: the short form, or the whole id
-    for findings whose short forms collide (so no two findings of a day share a number)."""
-    ids = sorted(set(finding_ids))
-    short: dict[str, int] = {}
-    for fid in ids:
-        short[fid[:SHORT_DIGITS]] = short.get(fid[:SHORT_DIGITS], 0) + 1
-    return {fid: incident_number(gaming_day, fid, SHORT_DIGITS if short[fid[:SHORT_DIGITS]] == 1 else len(fid))
-            for fid in ids}
+def same_numbers(records: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Incident numbers two or more of ``records`` share (a 48-bit prefix of two finding ids the
+    same), each with its findings' ids: what ``pitwatch incidents`` warns of."""
+    by_number: dict[str, list[str]] = {}
+    for r in records:
+        by_number.setdefault(r["incident_number"], []).append(r["finding_id"])
+    return {n: ids for n, ids in by_number.items() if len(ids) > 1}
 
 
 def _words(identifier: str | None) -> str:
@@ -211,13 +211,16 @@ def incident_record(f: Mapping[str, Any], number: str, window: tuple[_dt.datetim
     }
 
 
-_IDS_SQL = "select finding_id from findings where gaming_day = $gaming_day"
-
-
 def statements() -> tuple[str, ...]:
     """Every statement :func:`day_incidents` runs: what :func:`pitwatch.queries.lake_views.referenced_tables`
     reads to open only the tables they name (not ``runs``, whose records grow with the lake's age)."""
-    return (_IDS_SQL, _DAY_SQL, get_query("findings_video").sql)
+    return (_DAY_SQL, get_query("findings_video").sql)
+
+
+def evidence_from(gaming_day: _dt.date) -> _dt.date:
+    """The first day evidence events are looked for on: ``EVIDENCE_DAYS_BEFORE`` before the gaming
+    day, or the first day there is (``0001-01-01`` has none before it)."""
+    return gaming_day - _dt.timedelta(days=min(EVIDENCE_DAYS_BEFORE, gaming_day.toordinal() - 1))
 
 
 def day_incidents(con: duckdb.DuckDBPyConnection, gaming_day: _dt.date, video_pad: int = 30,
@@ -225,10 +228,7 @@ def day_incidents(con: duckdb.DuckDBPyConnection, gaming_day: _dt.date, video_pa
     """The incident records of ``gaming_day`` (one per finding whose status is confirmed or
     escalated), in time order, read through the analysts' connection ``con``."""
     day = {"gaming_day": gaming_day}
-    ids = [r[0] for r in run_sql(con, _IDS_SQL, day, timeout=timeout).rows]
-    numbers = day_numbers(gaming_day, ids)
-    answer = run_sql(con, _DAY_SQL, {**day, "from_day": gaming_day - _dt.timedelta(days=EVIDENCE_DAYS_BEFORE)},
-                     timeout=timeout)
+    answer = run_sql(con, _DAY_SQL, {**day, "from_day": evidence_from(gaming_day)}, timeout=timeout)
     rows = [dict(zip(answer.columns, r)) for r in answer.rows]
     if not rows:
         return []
@@ -236,4 +236,4 @@ def day_incidents(con: duckdb.DuckDBPyConnection, gaming_day: _dt.date, video_pa
                       timeout=timeout)
     at = {c: video.columns.index(c) for c in ("finding_id", "video_from", "video_to")}
     windows = {r[at["finding_id"]]: (r[at["video_from"]], r[at["video_to"]]) for r in video.rows}
-    return [incident_record(f, numbers[f["finding_id"]], windows.get(f["finding_id"])) for f in rows]
+    return [incident_record(f, incident_number(gaming_day, f["finding_id"]), windows.get(f["finding_id"])) for f in rows]

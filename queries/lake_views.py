@@ -79,24 +79,23 @@ import pyarrow.fs as pafs
 
 from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lake_parquet
+from pitwatch.lake import reviews as lake_reviews
+from pitwatch.lake.reviews import LATEST_SQL
 from pitwatch.queries import alerts_view
 from pitwatch.queries.dealers import read_dealers, shipped_dealers
 from pitwatch.queries.errors import LakeQueryError, QueryInterrupted, QueryTooLarge
 from pitwatch.queries.statement_check import check_read_only
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
-REVIEWS_TABLE = "reviews"
+REVIEWS_TABLE = lake_reviews.TABLE
 VIEW_TABLES = (*LAKE_TABLES, alerts_view.TABLE, REVIEWS_TABLE)   # every lake table a connection has
 STATUS_COLUMNS = ("status", "reviewed_by", "reviewed_at")        # the findings view's, from reviews
 _FINDINGS_ROWS = "pitwatch_findings_rows"     # the pinned findings' relation, named only inside FINDINGS_VIEW
-# The findings with their status: the latest review of each (by reviewed_at, then review_id: the
-# order they were recorded in), or open.  A LEFT JOIN on the findings' rows: a filter on
-# gaming_day still reaches the findings' dataset (DuckDB pushes it into the scan).
+# The findings with their status: the latest review of each (lake/reviews.py LATEST_SQL, the one
+# definition), or open.  A LEFT JOIN on the findings' rows: a filter on gaming_day still reaches
+# the findings' dataset (DuckDB pushes it into the scan).
 FINDINGS_VIEW = f"""SELECT f.*, coalesce(r.disposition, 'open') AS status, r.reviewer AS reviewed_by, r.reviewed_at AS reviewed_at
-FROM {_FINDINGS_ROWS} AS f LEFT JOIN (
-    SELECT finding_id, disposition, reviewer, reviewed_at FROM reviews
-    QUALIFY row_number() OVER (PARTITION BY finding_id ORDER BY reviewed_at DESC, review_id DESC) = 1
-) AS r ON r.finding_id = f.finding_id"""
+FROM {_FINDINGS_ROWS} AS f LEFT JOIN ({LATEST_SQL}) AS r ON r.finding_id = f.finding_id"""
 
 SEED_PREFIX = "seeds_"
 DEALERS_TABLE = SEED_PREFIX + "dealers"
@@ -180,17 +179,6 @@ def table_dataset(lake: Lake, name: str, versions: dict | None = None, files: li
     from pitwatch.lake import delta
 
     return delta.dataset(lake, name, files, schema)
-
-
-def reviews_dataset(lake: Lake) -> ds.Dataset:
-    """The ``reviews`` table at its latest version (:mod:`pitwatch.lake.reviews`): every review ever recorded."""
-    from pitwatch.lake import delta
-    from pitwatch.lake.reviews import TABLE
-    from pitwatch.schemas.arrow import REVIEWS
-
-    version = delta.current_version(lake, TABLE)
-    return delta.dataset(lake, TABLE, delta.files_at(lake, TABLE, version) if version is not None else [],
-                         REVIEWS, partitioned=False)
 
 
 def _versions(lake: Lake, as_of: str | None, tables: set[str] | None = None) -> tuple[dict, dict[str, list[str]]]:
@@ -316,7 +304,11 @@ def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
             con.execute(f"SET memory_limit = '{int(memory_limit)}B'")
         versions, files = _versions(lake, as_of, tables)
         if tables is None or REVIEWS_TABLE in tables or "findings" in tables:
-            con.register(REVIEWS_TABLE, reviews_dataset(lake))     # latest version, never pinned
+            try:
+                lake_reviews.check_intact(lake)     # gone, every finding would read open: refused
+            except lake_parquet.LakeError as exc:
+                raise LakeQueryError(str(exc)) from None
+            con.register(REVIEWS_TABLE, lake_reviews.dataset(lake))     # latest version, never pinned
         for name in LAKE_TABLES:
             if tables is None or name in tables:
                 rows = table_dataset(lake, name, versions, files.get(name))

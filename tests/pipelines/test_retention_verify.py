@@ -232,7 +232,7 @@ def test_a_file_deleted_by_hand_after_a_vacuum_is_named(lake, tmp_path):
     result, report = verify(lake)
     assert result.returncode == exits.NOT_INTACT
     assert named(report) == [kept[0]]
-    assert report["problems"][0]["kind"] == "removed" and "in the table's history" in report["problems"][0]["detail"]
+    assert report["problems"][0]["kind"] == "removed" and "the file is gone, and a version of the table's history names it" in report["problems"][0]["detail"]
     assert report["checked"]["retention_removed"] == len(removed_files(record))      # the vacuum's still counted
 
 
@@ -258,7 +258,7 @@ def test_a_current_file_deleted_after_a_vacuum_is_named(lake):
     result, report = verify(lake)
     assert result.returncode == exits.NOT_INTACT
     assert named(report) == [target.relative_to(lake).as_posix()]
-    assert "in the table now" in report["problems"][0]["detail"]
+    assert "the file is gone, and the table's current version still names it" in report["problems"][0]["detail"]
 
 
 # -- --as-of a run whose files retention removed ------------------------------------------------------

@@ -3,6 +3,7 @@ chained commit under the lake's lock; what must not be recorded is one ``Error:`
 and the lake's bytes unchanged; the findings view shows each finding's latest review as its status."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -128,8 +129,15 @@ REFUSED = [
     ("an_unknown_disposition", [0, "--disposition", "approved", "--by", "A"], "disposition 'approved'"),
     ("an_unknown_reason", [0, "--disposition", "confirmed", "--by", "A", "--reason", "BAD_LUCK"], "reason 'BAD_LUCK'"),
     ("an_empty_reviewer", [0, "--disposition", "confirmed", "--by", " "], "--by"),
-    ("a_non_finite_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "nan"], "finite"),
-    ("an_infinite_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "inf"], "finite"),
+    ("a_nan_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "nan"], "not a number"),
+    ("an_infinite_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "inf"], "not a number"),
+    ("an_amount_too_large_for_a_float", [0, "--disposition", "confirmed", "--by", "A", "--amount", "9" * 400],
+     "finite"),
+    ("an_amount_in_arabic_indic_digits", [0, "--disposition", "confirmed", "--by", "A", "--amount", "\u0661\u0662"],
+     "not a number"),
+    ("an_amount_with_an_underscore", [0, "--disposition", "confirmed", "--by", "A", "--amount", "1_000"],
+     "not a number"),
+    ("an_amount_in_exponent_form", [0, "--disposition", "confirmed", "--by", "A", "--amount", "1e3"], "not a number"),
     ("a_text_amount", [0, "--disposition", "confirmed", "--by", "A", "--amount", "ten"], "not a number"),
     ("no_reviewer", [0, "--disposition", "confirmed"], "--by"),
 ]
@@ -144,6 +152,31 @@ def test_a_refused_review_is_one_error_line_and_leaves_the_lake_unchanged(lake, 
     assert result.returncode == exits.USAGE, result.stderr
     assert result.stderr.startswith("Error: ") and said in result.stderr and len(result.stderr.splitlines()) == 1
     assert lake_bytes(lake) == before
+
+
+@pytest.mark.parametrize("typed,stored", [("12", 12.0), ("-25", -25.0), ("+7.50", 7.5), (" 1000 ", 1000.0)])
+def test_a_plain_ascii_decimal_amount_is_stored_as_written(lake, typed, stored):
+    first, _second = finding_ids(lake)
+    result = review(lake, first, "--disposition", "confirmed", "--by", "A", "--amount", typed)
+    assert result.returncode == exits.DONE, result.stderr
+    assert [r["amount"] for r in lake_reviews.read_all(Lake.at(lake)).to_pylist()] == [stored]
+
+
+def test_the_reviewers_name_is_echoed_with_its_control_characters_escaped(lake):
+    first, _second = finding_ids(lake)
+    by = "M. Ortiz\x1b]0;owned\x07\rforged"
+    result = review(lake, first, "--disposition", "confirmed", "--by", by)
+    assert result.returncode == exits.DONE, result.stderr
+    assert "\x1b" not in result.stdout and "\r" not in result.stdout and "\x07" not in result.stdout
+    assert result.stdout.rstrip("\n").endswith("by M. Ortiz\\x1b]0;owned\\x07\\x0dforged)")
+    assert lake_reviews.read_all(Lake.at(lake)).to_pylist()[0]["reviewer"] == by     # stored as typed
+
+
+def test_a_plain_reviewers_name_is_echoed_as_it_is(lake):
+    first, _second = finding_ids(lake)
+    result = review(lake, first, "--disposition", "confirmed", "--by", "M. Ortiz")
+    assert result.returncode == exits.DONE, result.stderr
+    assert result.stdout.rstrip("\n").endswith("by M. Ortiz)")
 
 
 @pytest.mark.parametrize("where", ["missing", "a_file", "an_empty_folder"])
@@ -451,3 +484,107 @@ def test_as_of_a_reviews_run_id_says_it_is_a_review_not_a_night(lake):
     night = runs.latest_records(lake_parquet.read_table(Lake.at(lake), "runs"))
     batch = [r["run_id"] for r in night if r["table_versions"]][-1]
     assert run_pitwatch("sql", "FROM findings", "--lake", lake, "--as-of", batch).returncode == exits.DONE
+
+
+def test_verify_says_a_deleted_review_file_is_gone_and_still_named_by_the_table(lake):
+    from tests.pipelines.test_verify import verify
+
+    files = _three_reviews(lake)
+    files[1].chmod(0o644)
+    files[1].unlink()
+    result, report = verify(lake)
+    assert result.returncode == exits.NOT_INTACT
+    problem = next(p for p in report["problems"] if p["what"] == f"reviews/{files[1].name}")
+    assert problem["kind"] == "removed"
+    assert problem["detail"].endswith("added it; the file is gone, and the table's current version still names it")
+    assert "it is in the table now" not in problem["detail"]
+
+
+def _batch_cycling_dispositions(lake: Path, finding_id: str, count: int) -> Path:
+    """A batch file of ``count`` reviews of one finding, the dispositions in turn (no two in a row
+    the same), so the last row's differs from the 9,999th's."""
+    dispositions = lake_reviews.DISPOSITIONS
+    path = lake.parent / "batch.csv"
+    path.write_text("finding_id,disposition,by,reason,note,video,amount\n" + "".join(
+        f"{finding_id},{dispositions[i % 3]},R{i},,,,\n" for i in range(1, count + 1)))
+    return path
+
+
+@pytest.mark.parametrize("count", [10_001, 4])
+def test_the_status_after_a_batch_is_its_last_rows_whatever_the_batch_size(lake, count):
+    first, _second = finding_ids(lake)
+    result = run_pitwatch("review", "--from", _batch_cycling_dispositions(lake, first, count), "--lake", lake)
+    assert result.returncode == exits.DONE, result.stderr
+    last = (lake_reviews.DISPOSITIONS[count % 3], f"R{count}")
+    assert statuses(lake)[first][:2] == last
+    latest = lake_reviews.latest_of(Lake.at(lake), [first])[first]
+    assert (latest["disposition"], latest["reviewer"]) == last
+    rows = lake_reviews.read_all(Lake.at(lake)).to_pylist()
+    assert [r["reviewer"] for r in rows] == [f"R{i}" for i in range(1, count + 1)]      # recorded order
+    incidents = run_pitwatch("incidents", "--day", DAY, "--lake", lake, "--format", "json")
+    assert incidents.returncode == exits.DONE, incidents.stderr
+    shown = [(r["disposition"], r["reviewer"]) for r in json.loads(incidents.stdout) if r["finding_id"] == first]
+    assert shown == ([last] if last[0] in ("confirmed", "escalated") else [])
+
+
+def test_a_call_of_more_reviews_than_an_id_can_number_in_order_is_refused(lake):
+    first, _second = finding_ids(lake)
+    before = lake_bytes(lake)
+    too_many = [lake_reviews.Asked(first, "confirmed", "A")] * (lake_reviews.MOST_PER_CALL + 1)
+    with pytest.raises(lake_reviews.ReviewRefused, match="at most 999,999"):
+        lake_reviews.check(Lake.at(lake), too_many)
+    assert lake_bytes(lake) == before
+
+
+def test_the_largest_batch_file_the_cap_admits_is_numbered_in_order():
+    from pitwatch.cli.review import BATCH_COLUMNS, MAX_BATCH_BYTES
+
+    shortest_row = len("x," + min(lake_reviews.DISPOSITIONS, key=len) + ",y" + "," * (len(BATCH_COLUMNS) - 3) + "\n")
+    assert shortest_row == 18
+    assert MAX_BATCH_BYTES // shortest_row <= lake_reviews.MOST_PER_CALL
+
+
+def _reviewed_then_reviews_deleted(lake: Path) -> str:
+    first, _second = finding_ids(lake)
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A").returncode == exits.DONE
+    shutil.rmtree(lake / "reviews")
+    return first
+
+
+def _refused_naming_the_reviews_and_verify(result) -> None:
+    assert result.returncode == exits.USAGE, (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: the lake's reviews table is gone"), result.stderr
+    assert "pitwatch verify" in lines[0]
+
+
+def test_a_deleted_reviews_table_is_refused_by_the_readers_and_the_lake_left_as_it_was(lake):
+    _reviewed_then_reviews_deleted(lake)
+    before = lake_bytes(lake)
+    _refused_naming_the_reviews_and_verify(run_pitwatch("query", "open_findings", "--lake", lake))
+    _refused_naming_the_reviews_and_verify(run_pitwatch("sql", "SELECT status FROM findings", "--lake", lake))
+    assert lake_bytes(lake) == before
+
+
+def test_a_deleted_reviews_table_is_refused_by_the_writer_and_no_second_chain_begins(lake):
+    first = _reviewed_then_reviews_deleted(lake)
+    before = lake_bytes(lake)
+    _refused_naming_the_reviews_and_verify(review(lake, first, "--disposition", "dismissed", "--by", "B"))
+    assert lake_bytes(lake) == before and not (lake / "reviews").exists()
+
+
+def test_a_night_after_reviews_names_their_version_and_readers_still_read_them(lake, tmp_path):
+    first, _second = finding_ids(lake)
+    assert review(lake, first, "--disposition", "confirmed", "--by", "A").returncode == exits.DONE
+    (tmp_path / "b.jsonl").write_text(_day("2026-11-29", range(21, 24)))
+    _run(lake, tmp_path / "b.jsonl")
+    named, _run_id = runs.newest_naming(Lake.at(lake), lake_reviews.VERSION_KEY)
+    assert named == 0 == delta.current_version(Lake.at(lake), "reviews")
+    assert statuses(lake)[first][0] == "confirmed"
+    shutil.rmtree(lake / "reviews")
+    _refused_naming_the_reviews_and_verify(run_pitwatch("query", "open_findings", "--lake", lake))
+
+
+def test_a_lake_never_reviewed_opens_with_every_finding_open(lake):
+    assert {s for s, _by, _at in statuses(lake).values()} == {"open"}
+    assert run_pitwatch("query", "open_findings", "--lake", lake).returncode == exits.DONE

@@ -169,7 +169,7 @@ def test_a_deleted_events_file_is_named(lake):
     result, report = verify(lake)
     assert result.returncode == exits.NOT_INTACT
     assert named(report) == [str(target.relative_to(lake))]
-    assert report["problems"][0]["kind"] == "removed" and "in the table now" in report["problems"][0]["detail"]
+    assert report["problems"][0]["kind"] == "removed" and "the file is gone, and the table's current version still names it" in report["problems"][0]["detail"]
 
 
 @pytest.mark.slow

@@ -8,11 +8,12 @@ import csv
 import datetime as dt
 import io
 import json
+import os
 
 import pytest
 
 from pitwatch.cli.incidents import csv_text, json_text
-from pitwatch.queries.incidents import FIELDS, day_numbers, description, incident_number, incident_record
+from pitwatch.queries.incidents import FIELDS, description, incident_number, incident_record, same_numbers
 from pitwatch.queries.lake_views import run_sql
 from tests.queries.lakes import DAY2
 from tests.test_readable_findings import unreadable
@@ -31,25 +32,31 @@ def finding_rows(con, **extra) -> list[dict]:
 # ---------------------------------------------------------------- the incident number
 
 
-def test_incident_number_is_the_gaming_day_and_the_first_8_hex_of_the_finding_id():
-    assert incident_number(dt.date(2026, 11, 28), FID) == "PW-20261128-3f2a9c71"
-    assert incident_number(dt.date(2026, 11, 29), FID) == "PW-20261129-3f2a9c71"
+def test_incident_number_is_the_gaming_day_and_the_first_12_hex_of_the_finding_id():
+    assert incident_number(dt.date(2026, 11, 28), FID) == "PW-20261128-3f2a9c71d04e"
+    assert incident_number(dt.date(2026, 11, 29), FID) == "PW-20261129-3f2a9c71d04e"
 
 
-def test_a_finding_keeps_its_number_whatever_else_the_day_holds():
-    alone = day_numbers(DAY2, [FID])
-    crowded = day_numbers(DAY2, [FID, "0" * 32, "ffffffff" + "1" * 24, FID])
-    assert alone[FID] == crowded[FID] == "PW-20261128-3f2a9c71"
-    assert len(set(crowded.values())) == 3
+def test_adding_findings_to_a_day_never_changes_a_number():
+    """The number is the finding's alone: a late finding sharing 8, or even 12, hex digits with it
+    (the old scheme lengthened both numbers then) leaves it as it was given out."""
+    records = [{"incident_number": incident_number(DAY2, FID), "finding_id": FID}]
+    given = records[0]["incident_number"]
+    for late in (FID[:8] + "0" * 24, "0" * 32, FID[:12] + "f" * 20):
+        records.append({"incident_number": incident_number(DAY2, late), "finding_id": late})
+        assert incident_number(DAY2, FID) == given == "PW-20261128-3f2a9c71d04e"
+    assert records[1]["incident_number"] == "PW-20261128-3f2a9c710000"      # 8 digits alike: two numbers
 
 
-def test_findings_whose_first_8_hex_collide_get_their_whole_id():
-    twin = FID[:8] + "0" * 24
-    numbers = day_numbers(DAY2, [FID, twin, "0" * 32])
-    assert numbers[FID] == f"PW-20261128-{FID}"
-    assert numbers[twin] == f"PW-20261128-{twin}"
-    assert numbers["0" * 32] == "PW-20261128-00000000"       # not colliding: the short form
-    assert numbers[FID].startswith(incident_number(DAY2, FID))  # the short form is its prefix
+def test_findings_sharing_12_hex_digits_are_named_as_sharing_a_number():
+    twin = FID[:12] + "f" * 20
+    records = [{"incident_number": incident_number(DAY2, f), "finding_id": f} for f in (FID, "0" * 32, twin)]
+    assert same_numbers(records) == {"PW-20261128-3f2a9c71d04e": [FID, twin]}
+
+
+def test_findings_with_different_numbers_are_not_named():
+    records = [{"incident_number": incident_number(DAY2, f), "finding_id": f} for f in (FID, FID[:11] + "0" * 21)]
+    assert same_numbers(records) == {}
 
 
 # ---------------------------------------------------------------- the record
@@ -164,6 +171,37 @@ def test_out_refuses_to_replace_a_file_without_force(pitwatch, lake, tmp_path):
     assert out.read_text() == "the analyst's own file\n"
 
 
+@pytest.mark.parametrize("day", ["0001-01-01", "9999-12-31"])
+def test_the_first_and_last_days_there_are_are_days_like_another(pitwatch, lake, day):
+    result = pitwatch("incidents", "--day", day, "--lake", lake)
+    assert (result.returncode, result.stdout, result.stderr) == (0, ",".join(FIELDS) + "\n", "")
+
+
+def test_evidence_is_looked_for_from_the_day_before_or_the_first_day_there_is():
+    from pitwatch.queries.incidents import evidence_from
+
+    assert evidence_from(dt.date(2026, 11, 28)) == dt.date(2026, 11, 27)
+    assert evidence_from(dt.date.min) == dt.date.min
+
+
+@pytest.mark.parametrize("inside", ["settings.json", "findings/new.csv", "."])
+def test_out_inside_the_lake_is_refused_and_the_lake_left_byte_identical(pitwatch, lake, inside):
+    from tests.pipelines.test_devices import _lake_bytes
+
+    before = _lake_bytes(lake)
+    said = _one_error_line(pitwatch("incidents", "--day", "2026-11-28", "--lake", lake,
+                                    "--out", os.path.join(lake, inside), "--force"))
+    assert "--out" in said and "inside the lake" in said
+    assert _lake_bytes(lake) == before
+
+
+def test_out_beside_the_lake_is_written(pitwatch, lake, tmp_path):
+    out = tmp_path / "beside.csv"
+    result = pitwatch("incidents", "--day", "2026-11-28", "--lake", lake, "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert out.read_text() == ",".join(FIELDS) + "\n"
+
+
 def test_help_shows_an_example(pitwatch):
     result = pitwatch("incidents", "--help")
     assert result.returncode == 0 and "pitwatch incidents --day 2026-11-28 --lake lake" in result.stdout
@@ -174,3 +212,43 @@ def test_findings_nobody_reviewed_are_no_incident(pitwatch, lake):
     assert (csv_out.returncode, csv_out.stdout, csv_out.stderr) == (0, ",".join(FIELDS) + "\n", "")
     json_out = pitwatch("incidents", "--day", "2026-11-28", "--lake", lake, "--format", "json")
     assert (json_out.returncode, json.loads(json_out.stdout)) == (0, [])
+
+
+# ---------------------------------------------------------------- the evidence of an event read twice
+
+
+def _lake_with_an_event_in_two_files(path: str, copies: list[tuple[str, int]]) -> str:
+    """The hand-built lake, its DAY2 events written again with a file and a line each, event dt-2
+    (finding f-1's evidence) once per ``copies`` (file, line), and f-1 confirmed."""
+    from pitwatch.lake import Lake
+    from pitwatch.lake.parquet import write_partition
+    from tests.queries import lakes
+
+    lake = lakes.build_lake(path)
+    rows = []
+    for i, e in enumerate(lakes.BAC07_EVENTS + lakes.TBP_EVENTS, 1):
+        if e["event_id"] == "dt-2":
+            rows.extend({**e, "file": f, "line": n} for f, n in copies)
+        else:
+            rows.append({**e, "file": "in/day.jsonl", "line": 100 + i})
+    write_partition(Lake.at(lake), "events", DAY2, [lakes._table("events", rows)], run_id="two-files")
+    lakes.add_reviews(lake, [{"review_id": "rv-1", "finding_id": "f-1", "disposition": "confirmed",
+                              "reviewer": "A", "reviewed_at": dt.datetime(2026, 11, 29, 8, tzinfo=dt.timezone.utc),
+                              "rule_id": "CUT_PLACEMENT", "table_id": "BAC-07", "gaming_day": DAY2}])
+    return lake
+
+
+def _evidence_of_f1(pitwatch, lake) -> list[str]:
+    result = pitwatch("incidents", "--day", str(DAY2), "--lake", lake, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return [r["evidence"] for r in json.loads(result.stdout) if r["finding_id"] == "f-1"][0]
+
+
+def test_an_event_in_two_files_is_cited_by_the_file_and_line_of_one_row(pitwatch, tmp_path):
+    lake = _lake_with_an_event_in_two_files(str(tmp_path / "lake"), [("in/b.jsonl", 3), ("in/a.jsonl", 9)])
+    assert _evidence_of_f1(pitwatch, lake) == ["in/a.jsonl:9"]      # not a.jsonl's name with b.jsonl's line
+
+
+def test_an_event_in_one_file_is_cited_by_its_file_and_line(pitwatch, tmp_path):
+    lake = _lake_with_an_event_in_two_files(str(tmp_path / "lake"), [("in/b.jsonl", 3)])
+    assert _evidence_of_f1(pitwatch, lake) == ["in/b.jsonl:3"]

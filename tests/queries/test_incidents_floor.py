@@ -99,7 +99,7 @@ def test_records_match_the_simulators_truth_and_the_catalogue(floor):
         assert (record["type"], record["severity"], record["procedure"]) == (rule.title, rule.severity,
                                                                                rule.source_for(record["game"]))
         assert record["dealer_id"] == f["dealer_id"] and record["dealer_name"] == dealers[f["dealer_id"]]
-        assert record["incident_number"] == f"PW-{DAY.replace('-', '')}-{record['finding_id'][:8]}"
+        assert record["incident_number"] == f"PW-{DAY.replace('-', '')}-{record['finding_id'][:12]}"
         assert f"seat {record['seat']}" in record["description"] and record["round_id"] in record["description"]
         assert not unreadable(record["description"]), record["description"]
 

@@ -133,6 +133,8 @@ HOSTILE = {
     "not UTF-8": (b"id,name,shift\nD-1,\xff\xfe,day\n", "not UTF-8"),
     "a missing id": (b"id,name,shift\n,Ana,day\n", "line 2 has no id"),
     "empty": (b"", "empty"),
+    "a header and no dealer": (b"id,name,shift\n", "no dealer in it"),
+    "a header and blank lines": (b"id,name,shift\n\n  ,  ,  \n", "no dealer in it"),
 }
 
 
@@ -155,6 +157,24 @@ def test_a_folder_or_a_missing_file_is_refused_and_nothing_is_written(lake, tmp_
         r = pitwatch("dealers", "import", given, "--lake", lake)
         assert r.returncode == 2 and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert _lake_bytes(lake) == before
+
+
+def test_an_import_into_a_folder_that_is_not_a_lake_is_refused_and_the_folder_left_byte_identical(tmp_path, roster):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "tables.jsonl").write_text('{"event": "x"}\n')
+    (inbox / "dealers.csv").write_text(ROSTER)
+    before = _lake_bytes(inbox)
+    r = pitwatch("dealers", "import", roster, "--lake", inbox)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.startswith(f"Error: {inbox} is not a pitwatch lake") and r.stderr.count("\n") == 1
+    assert _lake_bytes(inbox) == before and sorted(os.listdir(inbox)) == ["dealers.csv", "tables.jsonl"]
+
+
+def test_an_import_into_a_lake_is_recorded(lake, roster):
+    r = pitwatch("dealers", "import", roster, "--lake", lake)
+    assert r.returncode == 0, r.stderr
+    assert [d["version"] for d in _roster_records(lake)] == [1]
 
 
 def test_show_on_a_lake_without_a_roster_says_so(lake):
