@@ -335,7 +335,7 @@ def test_incidents_of_night_1_are_its_confirmed_and_escalated_findings_with_the_
               final[fid]["dealer_id"], roster[final[fid]["dealer_id"]]) for fid, r in expected.items()}
     for r in records:
         f = final[r["finding_id"]]
-        assert r["incident_number"] == f"PW-{DAYS[0].replace('-', '')}-{r['finding_id'][:8]}"
+        assert r["incident_number"] == f"PW-{DAYS[0].replace('-', '')}-{r['finding_id'][:12]}"
         assert (r["type"], r["severity"], r["gaming_day"], r["seat"], r["round_id"], r["pack_id"]) == (
             RULE_BY_ID[f["rule_id"]].title, f["severity"], DAYS[0], f["seat"], f["round_id"], f["pack_id"])
         assert r["evidence"]
