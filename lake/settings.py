@@ -185,14 +185,38 @@ def record(lake_path: Lake, config, run_id: str, by: str | None = None, display:
     """Write the lake's settings (atomically: a hidden temporary file moved into place); ``recorded_by``
     says ``run RUN_ID``, or ``by`` (``pitwatch watch … --create-lake``: a watcher that made the lake).
     ``display``: the tables whose times are shown in another zone than the lake's (``{table_id: zone}``,
-    :func:`display_zones`); none is written when it is empty."""
+    :func:`display_zones`); None keeps the file's (a rebuild, a watcher), and none is written when
+    it is empty."""
     from pitwatch import __version__
 
-    fields = {"timezone": config.timezone, "cutoff": config.cutoff, "recorded_by": by or f"run {run_id}",
-              "recorded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "pitwatch": __version__}
+    if display is None:
+        try:
+            display = (read_file(lake_path) or {}).get(DISPLAY_KEY)
+        except lake.LakeError:
+            display = None          # a damaged file is replaced; its overrides with it (record_display says)
+    _write(lake_path, {"timezone": config.timezone, "cutoff": config.cutoff, "recorded_by": by or f"run {run_id}",
+                       "recorded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                       "pitwatch": __version__}, display)
+
+
+def record_display(lake_path: Lake, display: dict[str, str]) -> bool:
+    """Record the tables' display zones (``[display.tables]``) in the lake's settings, the rest of the
+    file as it is; True when they changed.  The gaming day's settings are not touched: a display
+    zone changes how times are shown, never the day a row is filed under.  On a lake with no
+    settings yet nothing is recorded (its first run records them with these)."""
+    current = read_file(lake_path)
+    if current is None:
+        return False
+    wanted = {str(t): check_zone(z) for t, z in display.items()}
+    if (current.get(DISPLAY_KEY) or {}) == wanted:
+        return False
+    _write(lake_path, {k: v for k, v in current.items() if k != DISPLAY_KEY}, wanted)
+    return True
+
+
+def _write(lake_path: Lake, fields: dict, display: dict | None) -> None:
     if display:
-        fields[DISPLAY_KEY] = {str(t): check_zone(z) for t, z in sorted(display.items())}
+        fields = {**fields, DISPLAY_KEY: {str(t): check_zone(z) for t, z in sorted(display.items())}}
     body = json.dumps(fields, indent=2, sort_keys=True).encode() + b"\n"
     fs, root = lake_path.fs, lake_path.root
     fs.create_dir(root, recursive=True)
