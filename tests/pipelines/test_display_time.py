@@ -85,3 +85,73 @@ def test_an_unknown_zone_in_the_lakes_settings_is_a_damaged_file(tmp_path):
     path.write_text(json.dumps(body))
     with pytest.raises(lake_parquet.LakeError, match="damaged.*Mars/Olympus_Mons"):
         lake_settings.table_zone(lake, "BAC-01")
+
+
+# --- [display.tables] in pitwatch.toml: checked, then recorded in the lake by a run ---------------------
+def _toml(tmp_path, text: str):
+    path = tmp_path / "pitwatch.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_display_tables_of_the_config_file_are_read_as_table_and_zone(tmp_path):
+    from pitwatch.config import load
+
+    path = _toml(tmp_path, 'timezone = "America/Puerto_Rico"\n\n[display.tables]\n"CMB-01" = "America/New_York"\n')
+    assert load(str(path)).values["display"] == {"CMB-01": "America/New_York"}
+    assert "display" not in load(str(_toml(tmp_path, 'timezone = "UTC"\n'))).values
+
+
+@pytest.mark.parametrize("text, says", [
+    ('[display.tables]\n"CMB-01" = "Mars/Olympus_Mons"\n', "display.tables.CMB-01: unknown time zone 'Mars/Olympus_Mons'"),
+    ('[display.tables]\n"CMB-01" = 5\n', "display.tables.CMB-01: a time zone must be an IANA name"),
+    ('display = "America/New_York"\n', "display must hold one table, [display.tables]"),
+    ('[display.zones]\n"CMB-01" = "UTC"\n', "display must hold one table, [display.tables]"),
+    ('[display.tables]\n"" = "UTC"\n', "is not a table id"),
+])
+def test_a_bad_display_zone_is_one_error_line_and_exit_2_before_anything_runs(tmp_path, text, says):
+    from tests.conftest import run_pitwatch
+
+    path = _toml(tmp_path, text)
+    lake = tmp_path / "lake"
+    got = run_pitwatch("run", tmp_path / "nothing.jsonl", "--lake", lake, "--config", path)
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.startswith("Error: config file ") and says in got.stderr, got.stderr
+    assert got.stderr.count("\n") == 1 and not lake.exists()
+
+
+def test_config_show_lists_the_display_zones_as_from_the_file(tmp_path):
+    from tests.conftest import run_pitwatch
+
+    path = _toml(tmp_path, '[display.tables]\n"CMB-01" = "America/New_York"\n"BAC-01" = "UTC"\n')
+    got = run_pitwatch("config", "show", "--config", path)
+    assert got.returncode == 0, got.stderr
+    assert [line.split(None, 1)[1] for line in got.stdout.splitlines() if line.startswith("display ")] == [
+        "CMB-01 America/New_York, BAC-01 UTC  [file]"]
+
+
+def test_recording_display_zones_keeps_the_gaming_days_settings_and_says_when_they_changed(tmp_path):
+    lake = _lake_with_settings(tmp_path, "America/Puerto_Rico")
+    before = lake_settings.read_file(lake)
+    assert lake_settings.record_display(lake, {"CMB-01": "America/New_York"}) is True
+    assert lake_settings.record_display(lake, {"CMB-01": "America/New_York"}) is False      # the same: no write
+    after = lake_settings.read_file(lake)
+    assert {k: after[k] for k in ("timezone", "cutoff", "recorded_by")} == \
+        {k: before[k] for k in ("timezone", "cutoff", "recorded_by")}
+    assert lake_settings.recorded(lake)["timezone"] == "America/Puerto_Rico"
+    assert lake_settings.table_zone(lake, "CMB-01") == "America/New_York"
+    assert lake_settings.record_display(lake, {}) is True                               # an empty table clears
+    assert lake_settings.table_zone(lake, "CMB-01") == "America/Puerto_Rico"
+
+
+def test_settings_recorded_again_keep_the_display_zones(tmp_path):
+    """A rebuild (or a watcher making the lake) records the gaming day's settings: the overrides stay."""
+    lake = _lake_with_settings(tmp_path, "UTC", {"CMB-01": "America/New_York"})
+    lake_settings.record(lake, GamingDayConfig(timezone="America/Puerto_Rico"), "20261130T070000Z-00000000")
+    assert lake_settings.display_zones(lake) == ("America/Puerto_Rico", {"CMB-01": "America/New_York"})
+
+
+def test_no_display_zones_are_recorded_on_a_lake_never_written(tmp_path):
+    lake = Lake.at(tmp_path / "lake")
+    assert lake_settings.record_display(lake, {"CMB-01": "America/New_York"}) is False
+    assert not (tmp_path / "lake").exists()
