@@ -166,6 +166,7 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
         with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad, dealer_names=dealer_names,
+        display_zones=lake_settings.display_zones(lake)[1],
         syslog=tuple(syslogs), syslog_facility=syslog_facility, status_every=status_every)
     service = WatchService(opts)
     try:
