@@ -91,7 +91,7 @@ class WatchOptions:
     webhooks: tuple = ()
     lake_alerts: bool = True
     with_trigger: bool = False
-    local: bool = False         # alerts' times in the table's own offset (ts_offset), not UTC
+    local: bool = False         # alerts' times in the table's display zone (display_zones, else the lake's), not UTC
     format: str = "json"        # stdout: "json" lines, or "text" (pitwatch.live.alert_text)
     video_pad: int = 30         # seconds around the evidence in the text's video window (findings_video's)
     dealer_names: dict = dataclasses.field(default_factory=dict)   # --dealers: dealer_id -> name, for the text
