@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import json
 import subprocess
 import zoneinfo
 
@@ -67,6 +68,8 @@ def test_the_run_records_the_tables_display_zone_in_the_lake(lake):
     assert lake_settings.table_zone(Lake.at(lake), "COM-01") == COMBATE_ZONE
     assert lake_settings.table_zone(Lake.at(lake), "TBP-01") == LAKE_ZONE
     assert lake_settings.recorded(Lake.at(lake))["timezone"] == LAKE_ZONE
+    (run,) = sql(lake, "SELECT options->>'display_tables' AS display FROM runs")
+    assert json.loads(run["display"]) == {"COM-01": COMBATE_ZONE}       # what the run was given, in its record
 
 
 def test_local_shows_one_zone_per_table_whichever_device_wrote(lake):
