@@ -15,7 +15,7 @@ def _keys_help() -> str:
     width = max(map(len, cfg.SETTINGS)) + 2
     lines = ["\b", "Keys (the flag and environment variable that override each, its default):"]
     for key, s in cfg.SETTINGS.items():
-        if s.kind == "days":
+        if s.kind in ("days", "zones"):
             overrides = "the file only"
         else:
             overrides = f"{s.option}, {s.envvar}" + (f"; default {s.default}" if s.default is not None else "")
@@ -42,7 +42,7 @@ def config():
 def _show_options(fn):
     for key in reversed(list(cfg.SETTINGS)):
         s = cfg.SETTINGS[key]
-        if s.kind == "days":      # legal_holds: the file only (no flag, no environment variable can set them)
+        if s.kind in ("days", "zones"):   # legal_holds, display: the file only (no flag, no environment variable)
             continue
         fn = setting_option(key, default=None, show_default=False,
                             help=f"As a command given {s.option} would see it.")(fn)
@@ -69,11 +69,13 @@ def show(ctx, **_values):
     width = max(len(k) for k in cfg.SETTINGS)
     for key, s in cfg.SETTINGS.items():
         got = settings.get(key, {"value": None, "origin": "default"})
-        if s.kind == "days" and loaded is not None and key in loaded.values:
+        if s.kind in ("days", "zones") and loaded is not None and key in loaded.values:
             got = {"value": loaded.values[key], "origin": "file"}
         value = got["value"] if got["value"] is not None else s.default
         origin = got["origin"]
         if origin.startswith("file "):
             origin = "file"
+        if s.kind == "zones" and isinstance(value, dict):
+            value = ", ".join(f"{table} {zone}" for table, zone in value.items()) or "(none: every table in the lake's zone)"
         shown = "(not set)" if value is None else value
         click.echo(f"{key:<{width}}  {shown}  [{origin}]")

@@ -37,9 +37,11 @@ def _to_review(lake: Path) -> tuple[dict, dict] | None:
     oldest first): the first with a dealer (to confirm: a dealer error has a dealer) and the next
     one after it (to dismiss); each with its video window from ``findings_video``, in the table's
     own time.  None when the floor raised no such pair (``--faults 0``)."""
+    from pitwatch.lake.settings import display_zones
     from pitwatch.queries.catalog import run_query
     from pitwatch.queries.lake_views import connect, in_table_time
 
+    lake_zone, zones = display_zones(Lake.at(lake))
     con = connect(Lake.at(lake))
     try:
         columns, rows = run_query(con, "open_findings", {})
@@ -49,10 +51,10 @@ def _to_review(lake: Path) -> tuple[dict, dict] | None:
             return None
         dismiss = next(f for f in found if f is not confirm)
         for f in (confirm, dismiss):
-            video = in_table_time(run_query(con, "findings_video", {"gaming_day": str(f["gaming_day"])}))
+            video = in_table_time(run_query(con, "findings_video", {"gaming_day": str(f["gaming_day"])}),
+                                  lake_zone, zones)
             (window,) = [dict(zip(video.columns, r)) for r in video.rows if r[-1] == f["finding_id"]]
-            f["video"] = (f"{f['table_id']} camera, {window['video_from']:%Y-%m-%d %H:%M:%S}"
-                          f"–{window['video_to']:%H:%M:%S} (UTC{window['video_from']:%z})")
+            f["video"] = f"{f['table_id']} camera, {window['video_from']} – {window['video_to']}"
         return confirm, dismiss
     finally:
         con.close()

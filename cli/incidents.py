@@ -91,7 +91,8 @@ def incidents(day, lake, fmt, out, force, video_pad, dealers):
     status is confirmed or escalated (its latest review), in the shape an
     incident system imports: a stable incident number (PW-YYYYMMDD-<12 hex of
     the finding id>), type, severity, table, game, the table's local date and
-    time, dealer, seat, procedure section, a description in sentences, the
+    time (its display zone, named: the lake's time zone, or the table's
+    [display.tables] zone of pitwatch.toml), dealer, seat, procedure section, a description in sentences, the
     evidence (file:line), the video window to pull, and the review
     (disposition, reviewer, reason and its error type, note, video, amount).
 
@@ -103,6 +104,7 @@ def incidents(day, lake, fmt, out, force, video_pad, dealers):
     """
     from pitwatch.lake import delta
     from pitwatch.lake.anchor import outside_the_lake
+    from pitwatch.lake.settings import display_zones
     from pitwatch.queries.incidents import day_incidents, same_numbers, statements
     from pitwatch.queries.lake_views import connect, referenced_tables
 
@@ -117,7 +119,9 @@ def incidents(day, lake, fmt, out, force, video_pad, dealers):
             if not any(delta.is_table(lake, name) for name in ("runs", "events", "findings")):
                 raise UserError(f"{lake}: not a pitwatch lake (no runs, events or findings table; "
                                 "pitwatch run writes them)")
-            records = day_incidents(con, when, video_pad=video_pad, timeout=DEFAULT_TIMEOUT)
+            lake_zone, zones = display_zones(lake)
+            records = day_incidents(con, when, video_pad=video_pad, timeout=DEFAULT_TIMEOUT,
+                                    lake_zone=lake_zone, zones=zones)
         finally:
             con.close()
     for number, ids in same_numbers(records).items():      # 48 bits alike: said, never hidden (docs/incidents.md)

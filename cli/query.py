@@ -26,7 +26,7 @@ Examples:
   pitwatch query --list
   pitwatch query dealer_rule_repeats --lake lake --param rule_id=BURN_SKIPPED --param to_day=2026-11-28 --dealers dealers.csv
   pitwatch query round_replay --lake lake --param table_id=BAC-01 --param round_id=BAC-01-0054 --format text
-  pitwatch query pack_custody --lake lake --param table_id=BAC-01 --param pack_id=P-BAC01-01
+  pitwatch query pack_custody --lake lake --param table_id=BAC-01 --param pack_id=P-BAC01-01 --local
   pitwatch query findings_by_rule --lake lake --param from_day=2026-11-22 --param to_day=2026-11-28 --format csv
   pitwatch query findings_by_rule --lake lake --param from_day=2026-11-28 --param to_day=2026-11-28 --as-of 2026-11-29T07:00:00Z
 """)
@@ -61,8 +61,10 @@ def query(name, lake, params, list_, fmt, dealers, timeout, limit, max_rows, max
     lake says so on stderr, with the nearest real value, and exits 0:
       no table bac-01; did you mean BAC-01?
       no round R-0014; round ids look like BAC-01-0014
-    --local and --show-tz show times as for `pitwatch sql`; --as-of reads the
-    lake as an earlier run left it, as for `pitwatch sql`.
+    --local shows every time in its table's local time (the query's
+    table_id for round_replay and pack_custody), --show-tz in one zone, as for
+    `pitwatch sql`; --as-of reads the lake as an earlier run left it, as
+    for `pitwatch sql`.
     """
     from pitwatch.queries.catalog import get_query, load_queries
 
@@ -98,7 +100,8 @@ def query(name, lake, params, list_, fmt, dealers, timeout, limit, max_rows, max
         try:
             with memory_bound(max_memory):
                 answer = shown(run_query(con, name, values, timeout=timeout, max_rows=rows_to_fetch(max_rows, limit),
-                                         max_bytes=max_bytes, max_memory=max_memory), local)
+                                         max_bytes=max_bytes, max_memory=max_memory), local, lake,
+                               bound.get("table_id") if isinstance(bound.get("table_id"), str) else None)
                 hints = [] if answer.rows else _hints(con, bound, timeout)
                 print_answer(answer, fmt, max_rows, max_bytes, limit)
         finally:

@@ -10,6 +10,7 @@ from pitwatch.cli import exits
 from pitwatch.cli.common import (
     AFTER_DASHES_META,
     COMMAND_META,
+    CONFIG_META,
     SETTINGS_META,
     Incomplete,
     StrictCommand,
@@ -215,6 +216,10 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
     config = GamingDayConfig(cutoff, timezone, last)
     command = ctx.meta.get(COMMAND_META, "pitwatch run")
     recorded = {"settings": ctx.meta.get(SETTINGS_META, {})}
+    loaded = ctx.meta.get(CONFIG_META)
+    display = loaded.values.get("display") if loaded is not None else None    # None: the lake's kept
+    if display is not None:
+        recorded["display_tables"] = display
     bounds = {} if max_rejects_in_a_row is None else {"max_rejects_in_a_row": int(max_rejects_in_a_row)}
     if day is None:
         nightly_only = [name for name, given in (
@@ -230,7 +235,7 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
         registry = load_registry(registry_path(devices))
         with lake_lock(lake, lock_timeout, command, log):     # the whole run: one writer at a time
             return [run_batch(paths, lake, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
-                              command=command, recorded=recorded, devices=registry, **bounds)]
+                              command=command, recorded=recorded, devices=registry, display=display, **bounds)]
     from pitwatch.pipelines.nightly import parse_day, run_nightly
 
     if paths:
@@ -242,7 +247,7 @@ def _run(ctx, paths, beam_args, lake, day, inbox, lookback_days, rebuild_from, a
                            chunk_lines=chunk_lines, lookback_days=lookback_days,
                            rebuild_from=parse_day(rebuild_from) if rebuild_from else None, log=log, command=command,
                            recorded=recorded, allow_empty_day=allow_empty_day, strict_inbox=strict_inbox,
-                           devices=devices, **bounds)
+                           devices=devices, display=display, **bounds)
 
 
 def _flag_given(ctx, name: str) -> bool:

@@ -75,8 +75,10 @@ def time_options(fn):
                       help="Show timestamps in this IANA time zone (e.g. America/Puerto_Rico); "
                            "not the gaming day's --timezone.")(fn)
     fn = click.option("--local", is_flag=True,
-                      help="Show each row's timestamps in the table's own time: the offset its device "
-                           "wrote (the row's ts_offset column).")(fn)
+                      help="Show every timestamp in its table's local time, to the second with the zone "
+                           "named (2026-11-28 17:47:21 AST): the lake's time zone, or the table's "
+                           "[display.tables] zone of pitwatch.toml; a row with no table_id in the "
+                           "lake's zone.")(fn)
     return fn
 
 
@@ -100,11 +102,17 @@ def open_lake(lake: Lake, local: bool, show_tz: str | None, dealers: str | None 
     return connect(lake, dealers, show_tz=show_tz, as_of=as_of, tables=tables, memory_limit=max_memory)
 
 
-def shown(answer, local: bool):
-    """The answer with ``--local`` applied (each row's times at its ts_offset)."""
+def shown(answer, local: bool, lake: Lake, table_id: str | None = None):
+    """The answer with ``--local`` applied: each row's times in its table's display zone
+    (:func:`pitwatch.queries.lake_views.in_table_time`; ``table_id``: the query's one table, for
+    an answer without a ``table_id`` column), the zones read once from the lake's settings."""
+    if not local:
+        return answer
+    from pitwatch.lake.settings import display_zones
     from pitwatch.queries.lake_views import in_table_time
 
-    return in_table_time(answer) if local else answer
+    lake_zone, tables = display_zones(lake)
+    return in_table_time(answer, lake_zone, tables, table_id)
 
 
 @contextlib.contextmanager
@@ -169,7 +177,7 @@ Examples:
   pitwatch sql "FROM findings WHERE round_id = 'BAC-01-0053'" --lake lake --format text
   pitwatch sql "FROM events WHERE gaming_day = DATE '2026-11-28'" --lake lake --limit 20
   pitwatch sql "DESCRIBE events" --lake lake
-  pitwatch sql "SELECT table_id, rule_id, ts, ts_offset FROM findings" --lake lake --local
+  pitwatch sql "SELECT table_id, rule_id, ts FROM findings" --lake lake --local
   pitwatch sql - --lake lake --format json --timeout 300 < investigation.sql
   pitwatch sql "FROM events WHERE gaming_day = DATE '2026-11-28'" --lake lake --format csv --max-bytes 2GB --max-memory 8GB
   pitwatch sql "FROM findings" --lake lake --as-of 20261128T070001Z-1a2b3c4d
@@ -201,7 +209,8 @@ def sql(statement, lake, fmt, dealers, timeout, limit, max_rows, max_bytes, max_
     EXPLAIN): anything that writes, reads files or changes settings is
     refused (exit 2), and the connection has no file system at all.
     Timestamps are shown in UTC, in --show-tz ZONE, or with --local in each
-    row's ts_offset (the table's own time: select ts_offset with them).
+    row's table's local time (select table_id with them; without it, the
+    lake's time zone): docs/lake.md, display time.
     Every table is read as the last successful run left it (a run still
     going, or killed, is never seen); --as-of reads an earlier night's.
     """
@@ -221,7 +230,7 @@ def sql(statement, lake, fmt, dealers, timeout, limit, max_rows, max_bytes, max_
         try:
             with memory_bound(max_memory):
                 answer = shown(run_sql(con, statement, timeout=timeout, max_rows=rows_to_fetch(max_rows, limit),
-                                       max_bytes=max_bytes, max_memory=max_memory), local)
+                                       max_bytes=max_bytes, max_memory=max_memory), local, lake)
                 print_answer(answer, fmt, max_rows, max_bytes, limit)
         finally:
             con.close()

@@ -101,8 +101,9 @@ exit 2; an input lost later is a SOURCE_LOST alert and the watcher goes on.
               help="Time zone of the gaming day (IANA name).")
 @click.option("--with-trigger", is_flag=True, help="Add to each alert the input line that raised it.")
 @click.option("--local", is_flag=True,
-              help="Alerts' ts and evidence_from in the table's own time (the offset its device wrote, "
-                   "ts_offset), not UTC.")
+              help="Alerts' ts and evidence_from in their table's local time, not UTC: the lake's time zone, "
+                   "or the table's [display.tables] zone of pitwatch.toml (one zone per table, whichever "
+                   "device wrote the evidence).")
 @click.option("--fsync", is_flag=True, help="fsync the delivery journal and the lake's batch file per alert (survives power loss).")
 @setting_option("log_file", metavar="FILE")
 @click.option("--status-every", default=10.0, show_default=True, type=click.FloatRange(0.01, 3600),
@@ -166,6 +167,7 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
         finalize_at_stop=finalize_at_stop, finalize_after_idle=finalize_after_idle, stdout=stdout,
         alerts_file=alerts_file, webhooks=tuple(webhooks), lake_alerts=lake_alerts,
         with_trigger=with_trigger, local=local, fsync=fsync, format=fmt, video_pad=pad, dealer_names=dealer_names,
+        display_zones=lake_settings.display_zones(lake)[1],
         syslog=tuple(syslogs), syslog_facility=syslog_facility, status_every=status_every)
     service = WatchService(opts)
     try:

@@ -9,13 +9,15 @@ alert reads the same way, and a supervisor reads it at a glance (issue 41)::
     2026-11-28 16:10:48 AST (UTC-04:00)  BAC-01  seat 3  dealer Ana Ruiz (D-1007)  MAJOR  Card dealt out of order: expected …; actual …; video 16:10:11.163 to 16:11:18.247; DEAL_ORDER fdba73a4…
 
 * **time**: the alert's ``ts`` as the floor's clocks show it, to the second:
-  in the lake's time zone (``GamingDayConfig.timezone``, the zone its gaming
-  days are filed in; a later issue adds per-table display zones), the zone
+  in its table's display zone (issue 43: the table's ``[display.tables]`` zone of
+  ``pitwatch.toml`` as the lake records it, :func:`pitwatch.lake.settings.display_zones`,
+  else the lake's time zone, ``GamingDayConfig.timezone``, the zone its gaming
+  days are filed in; never the offset one device wrote), the zone
   named by the tz database's abbreviation and its offset (``AST (UTC-04:00)``:
   an abbreviation alone is ambiguous, ``CST`` is both Chicago and Macau), by
   its offset alone where the database has no letters for it (``UTC-03:00``),
-  ``UTC`` for UTC.  Every alert prints in that one zone, so a clearing alert
-  and the alert it clears print alike;
+  ``UTC`` for UTC.  Every alert of a table prints in that one zone, so a clearing alert
+  and the alert it clears print alike; an alert of no table in the lake's;
 * **table** and **place**: ``seat 3``, ``the player hand``, … (:func:`pitwatch.rules.words.place`),
   ``table`` when the alert concerns no one place; ``-`` for an alert of no table;
 * the **dealer**: the name the roster gives (the lake's kept roster, ``pitwatch dealers import``,
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import zoneinfo
 from collections.abc import Mapping
 
 from pitwatch.rules.words import place
@@ -132,9 +135,14 @@ def title(rec: dict) -> str:
         return printable(rec.get("rule_id"))
 
 
-def alert_line(rec: dict, video_pad: int, zone: _dt.tzinfo = UTC, dealers: Mapping[str, str] | None = None) -> str:
-    """The one line of text of an alert record (see the module doc): its times in ``zone`` (the lake's),
+def alert_line(rec: dict, video_pad: int, zone: _dt.tzinfo = UTC, dealers: Mapping[str, str] | None = None,
+               tables: Mapping[str, str] | None = None) -> str:
+    """The one line of text of an alert record (see the module doc): its times in its table's zone
+    (``tables``: table id -> IANA zone, the lake's display overrides; else ``zone``, the lake's),
     its dealer named from ``dealers`` (id -> name)."""
+    table = rec.get("table_id")
+    if tables and isinstance(table, str) and table in tables:
+        zone = zoneinfo.ZoneInfo(tables[table])
     ts = parse_time(rec["ts"]).astimezone(zone)
     video = ""
     if rec.get("table_id"):      # an alert about no table (an input lost) has no camera to look at

@@ -15,7 +15,7 @@ import logging
 
 from pitwatch.live.provisional import CLEARED_ID, alert_records
 from pitwatch.live.sinks import COLUMNS as ALERT_COLUMNS
-from pitwatch.live.sinks import alert_record, rfc3339
+from pitwatch.live.sinks import DisplayZones, alert_record, rfc3339
 from pitwatch.live.sources import Line
 
 log = logging.getLogger("pitwatch")
@@ -36,6 +36,8 @@ class Delivery:
                  opts) -> None:
         self.sinks, self.sent, self.state = sinks, sent, state
         self.engine, self.counts, self.opts = engine, counts, opts
+        # --local: each table's display zone (the lake's [display.tables] override, else its time zone)
+        self.local = DisplayZones(opts.config.zone, opts.display_zones) if opts.local else None
 
     def _mark(self, sink, ids: list[str], days: dict) -> None:
         if not ids:
@@ -61,7 +63,7 @@ class Delivery:
         for f in findings:
             if f.finding_id in days:
                 continue
-            rec = alert_record(self.engine.alert_view(f), local=self.opts.local)
+            rec = alert_record(self.engine.alert_view(f), local=self.local)
             rec["provisional_id"] = self.engine.provisional_of.pop(f.finding_id, None)   # pitwatch.live.provisional
             if self.opts.with_trigger:
                 rec["trigger"] = _trigger(trigger, ev)
@@ -74,7 +76,7 @@ class Delivery:
         findings) to every sink, journalled like alerts (never twice)."""
         if not alerts:
             return
-        recs = alert_records(alerts, self.engine.gaming_day, self.opts.local)
+        recs = alert_records(alerts, self.engine.gaming_day, self.local)
         for rec in recs:
             if self.opts.with_trigger:
                 rec["trigger"] = _trigger(trigger, ev)

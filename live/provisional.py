@@ -83,7 +83,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from pitwatch.live.sinks import COLUMNS, rfc3339
+from pitwatch.live.sinks import COLUMNS, DisplayZones, rfc3339
 from pitwatch.rules import alignment
 from pitwatch.rules.packs import SHOE_ONLY_EXPECTED, TERM_ONLY_EXPECTED, same_card_expected
 from pitwatch.rules.state import Alignment, Pack, Ref
@@ -406,15 +406,15 @@ def _restored(p: dict) -> dict:
     return p
 
 
-def alert_records(alerts: list[dict], gaming_day, local: bool = False) -> list[dict]:
+def alert_records(alerts: list[dict], gaming_day, local: DisplayZones | None = None) -> list[dict]:
     """The alerts of :class:`CardWatch` as the sinks' JSON objects: the FINDINGS columns (null where
     they do not apply) plus the place and readings, ``live_only: true``; ``ts`` RFC 3339 (``local``:
-    in the table's own offset)."""
+    in the table's display zone, :class:`pitwatch.live.sinks.DisplayZones`)."""
     recs = []
     for a in alerts:
         rec = {c: None for c in COLUMNS}
         rec.update({k: v for k, v in a.items() if k != "ts_us"})
-        rec["ts"] = rfc3339(a["ts_us"], a.get("ts_offset") if local else None)
+        rec["ts"] = rfc3339(a["ts_us"], None if local is None else local.offset(a.get("table_id"), a["ts_us"]))
         rec["gaming_day"] = gaming_day(a["ts_us"]).isoformat()
         rec["live_only"] = True
         recs.append(rec)

@@ -91,10 +91,11 @@ class WatchOptions:
     webhooks: tuple = ()
     lake_alerts: bool = True
     with_trigger: bool = False
-    local: bool = False         # alerts' times in the table's own offset (ts_offset), not UTC
+    local: bool = False         # alerts' times in the table's display zone (display_zones, else the lake's), not UTC
     format: str = "json"        # stdout: "json" lines, or "text" (pitwatch.live.alert_text)
     video_pad: int = 30         # seconds around the evidence in the text's video window (findings_video's)
     dealer_names: dict = dataclasses.field(default_factory=dict)   # --dealers: dealer_id -> name, for the text
+    display_zones: dict = dataclasses.field(default_factory=dict)  # table_id -> IANA zone: the text's, else the lake's
     syslog: tuple = ()          # --syslog targets (pitwatch.live.syslog)
     syslog_facility: str = "local0"
     status_every: float = 10.0  # at most one status line this often (pitwatch.live.status)
@@ -122,9 +123,10 @@ class WatchService:
         self.silence = SilenceWatch(opts.silence_after) if opts.silence_after else None
         self.inputs_lost = SourceWatch(self.sources)          # SOURCE_LOST (pitwatch.live.silence)
         self.sinks: list = []
-        # the text line of stdout and syslog: the lake's time zone, the dealers' names (pitwatch.live.alert_text)
+        # the text line of stdout and syslog: each table's display zone, else the lake's time zone, the
+        # dealers' names (pitwatch.live.alert_text)
         text = functools.partial(alert_line, video_pad=opts.video_pad, zone=opts.config.zone,
-                                 dealers=opts.dealer_names)
+                                 dealers=opts.dealer_names, tables=opts.display_zones)
         if opts.stdout:
             self.sinks.append(StdoutSink(stdout, render=text if opts.format == "text" else None))
         if opts.alerts_file:

@@ -33,6 +33,7 @@ and :mod:`pitwatch.live.alerts_table`.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import http.client
 import logging
@@ -41,6 +42,8 @@ import re
 import sys
 import urllib.error
 import urllib.request
+import zoneinfo
+from collections.abc import Mapping
 
 import orjson
 
@@ -62,13 +65,29 @@ def rfc3339(micros: int, offset: int | None = None) -> str:
     return dt.isoformat(timespec=spec).replace("+00:00", "Z")
 
 
-def alert_record(f, local: bool = False) -> dict:
+@dataclasses.dataclass(frozen=True)
+class DisplayZones:
+    """Where ``watch --local`` shows a table's times (issue 43): the table's display zone, the lake's
+    ``[display.tables]`` override (:func:`pitwatch.lake.settings.display_zones`), else the lake's
+    time zone; never the offset one device wrote, so a table's shoe and terminal alerts read alike."""
+
+    lake: _dt.tzinfo
+    tables: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def offset(self, table_id, micros: int) -> int:
+        """Minutes east of UTC of ``table_id``'s display zone at the instant ``micros``."""
+        zone = zoneinfo.ZoneInfo(self.tables[table_id]) if table_id in self.tables else self.lake
+        shift = micros_to_datetime(micros).astimezone(zone).utcoffset() or _dt.timedelta(0)
+        return int(shift.total_seconds()) // 60
+
+
+def alert_record(f, local: DisplayZones | None = None) -> dict:
     """A finding as an alert: the FINDINGS columns, JSON-ready.  ``local`` (``watch --local``): ``ts``
-    and ``evidence_from`` in the finding's ``ts_offset`` (the table's own time; UTC when it has none)."""
-    offset = f.ts_offset if local else None
+    and ``evidence_from`` in the table's display zone (:class:`DisplayZones`); UTC without it."""
     rec = {c: getattr(f, c) for c in COLUMNS}
-    rec["ts"] = rfc3339(f.ts, offset)
-    rec["evidence_from"] = None if f.evidence_from is None else rfc3339(f.evidence_from, offset)
+    rec["ts"] = rfc3339(f.ts, None if local is None else local.offset(f.table_id, f.ts))
+    rec["evidence_from"] = None if f.evidence_from is None else rfc3339(
+        f.evidence_from, None if local is None else local.offset(f.table_id, f.evidence_from))
     rec["gaming_day"] = f.gaming_day.isoformat()
     rec["event_ids"] = list(f.event_ids)
     rec["evidence"] = [{"device_id": d, "event_id": e} for d, e in f.evidence]

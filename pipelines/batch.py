@@ -252,7 +252,8 @@ def local_input_bytes(files: list[str]) -> int:
 def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
               night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None, dealers=None,
-              refused: list[dict] | None = None, max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW) -> RunSummary:
+              refused: list[dict] | None = None, max_rejects_in_a_row: int = MAX_REJECTS_IN_A_ROW,
+              display: dict[str, str] | None = None) -> RunSummary:
     """Add ``inputs`` to the lake: ingest, replay from the first day they change, commit
     (:mod:`pitwatch.pipelines.lake_run`). Raises InputError/LakeError.
 
@@ -267,7 +268,10 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
     (:class:`pitwatch.inputs.dealers.DealerRoster`, the inbox's ``dealers.csv``) or None: kept
     likewise (:mod:`pitwatch.lake.roster`), the record naming the lake's otherwise.
     The gaming-day settings must be the lake's (:mod:`pitwatch.lake.settings`), unless
-    ``rebuilding`` the whole lake.  The caller holds the lake's lock.
+    ``rebuilding`` the whole lake.  ``display``: the tables shown in another zone than the lake's
+    (``[display.tables]`` of ``pitwatch.toml``), recorded in the lake's settings before the run
+    writes (:func:`pitwatch.lake.settings.record_display`); None keeps the lake's.  The caller
+    holds the lake's lock.
     A KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one by the command)
     leaves the run record ``interrupted: SIGNAL``; any other failure ``failed: …``.
     """
@@ -296,6 +300,9 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
 
     lake_lock.holder_update(lake_path, run_id=run_id)     # a second run waiting names this one
     lake_settings.check_and_record(lake_path, config, run_id, rebuilding)
+    if display is not None and lake_settings.record_display(lake_path, display):
+        log.info("display zones recorded: %s", ", ".join(f"{t} {z}" for t, z in sorted(display.items()))
+                 or "every table in the lake's zone")
     lake_run.remove_leftovers(lake_path)
     lake_run.record_killed_runs(lake_path, run_id)
     registry = lake_registry.choose(lake_path, devices)     # the given one kept, else the lake's

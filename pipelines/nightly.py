@@ -215,7 +215,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
                 lookback_days: int = 7, rebuild_from: str | None = None, retention_days: int = 7,
                 log=None, command: str | None = None, recorded: dict | None = None,
                 allow_empty_day: bool = False, strict_inbox: bool = False, devices: str | None = None,
-                max_rejects_in_a_row: int | None = None) -> list[RunSummary]:
+                max_rejects_in_a_row: int | None = None, display: dict[str, str] | None = None) -> list[RunSummary]:
     """Read the night's inbox folder (and any earlier one that changed) into the lake: one run.
 
     Nothing is written before the inbox (:func:`check_inbox`) and the
@@ -226,6 +226,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
     ``INBOX/devices.csv`` when it exists (:func:`pitwatch.inputs.devices.registry_path`, the one place
     that decides it).  The dealers' roster: ``INBOX/dealers.csv`` when it exists, kept in the lake
     (:mod:`pitwatch.lake.roster`; a malformed one refuses the night before anything is written).
+    ``display``: the tables' display zones, as :func:`pitwatch.pipelines.batch.run_batch` records them.
     """
     from pitwatch.inputs.dealers import inbox_roster, load_roster_to_keep
     from pitwatch.inputs.devices import load_registry, registry_path
@@ -258,7 +259,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
         night=Night(night_day, rebuild_from, retention_days, listings),
         recorded={**(recorded or {}), "inbox_skipped": [f for d in the_plan.days for f in skipped[d]],
                   "inbox_folders": the_plan.reasons},
-        rebuilding=rebuilding, devices=registry, dealers=roster,
+        rebuilding=rebuilding, devices=registry, dealers=roster, display=display,
         **({} if max_rejects_in_a_row is None else {"max_rejects_in_a_row": max_rejects_in_a_row}),
         refused=[{"path": os.path.join(inbox, f["path"]), "reason": f["reason"]} for d in the_plan.days
                  for f in skipped[d] if skip_reason(os.path.basename(f["path"])) is None])

@@ -29,6 +29,9 @@ Example::
     max_rejects_in_a_row = 10000         # run: a file of nothing but rejected lines is read no further
     legal_holds = ["2026-11-28", "2026-11-01..2026-11-07"]   # vacuum: these days' files are kept
 
+    [display.tables]                     # run: shown in another zone than the lake's (not the gaming day)
+    "CMB-01" = "America/New_York"
+
 Decisions (the spec is silent):
 
 * keys are flat, ``snake_case`` (``fail_on``); a key pitwatch does not know
@@ -48,6 +51,11 @@ Decisions (the spec is silent):
   removed by ``pitwatch vacuum``.  Legal holds have no environment variable
   and no flag that replaces them (``vacuum --hold`` only adds to them): a
   forgotten variable must never lift a hold.
+* ``[display.tables]`` (the one key that is a TOML table, written last in the file: a key after it
+  would belong to it) maps table ids to IANA zones: how those tables' times are shown to people,
+  never how their gaming days are filed.  ``pitwatch run`` records it in the lake
+  (:mod:`pitwatch.lake.settings`), so every reader shows the same; a run whose file has no
+  ``[display.tables]`` keeps the lake's, an empty one clears them.  File only, like ``legal_holds``.
 """
 from __future__ import annotations
 
@@ -59,6 +67,7 @@ import hashlib
 import os
 import stat
 import tomllib
+import zoneinfo
 
 CONFIG_ENV = "PITWATCH_CONFIG"
 SEVERITIES = ("critical", "major", "minor", "info")   # most severe first; the one list, derived everywhere
@@ -70,6 +79,31 @@ MAX_LINES = 1_000_000_000      # max_rejects_in_a_row
 def at_or_above(severity: str) -> tuple[str, ...]:
     """The severities as severe as ``severity`` or more: ``at_or_above("major")`` is critical, major."""
     return SEVERITIES[:SEVERITIES.index(severity) + 1]
+
+
+# --- times shown to people: one zone per table ------------------------------------------------------
+def check_zone(name) -> str:
+    """``name`` when it is an IANA time zone this machine knows (``America/Puerto_Rico``, ``UTC``);
+    ValueError with one line naming it otherwise (a typo must never fall back to UTC)."""
+    if not isinstance(name, str) or not name.strip() or len(name) > 64:
+        raise ValueError(f"a time zone must be an IANA name such as America/Puerto_Rico, got {str(name)[:40]!r}")
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"unknown time zone {name[:40]!r}: give an IANA name such as America/Puerto_Rico "
+                         "or UTC") from None
+    return name
+
+
+def display_time(ts: _dt.datetime, zone: str) -> str:
+    """``ts`` as people read it at a table: ``2026-11-28 17:47:21 AST`` -- the wall clock of the IANA
+    ``zone`` (:func:`check_zone`), to the second (the fraction dropped, never rounded up into the next
+    second), and the zone named by its abbreviation, or by its offset where the zone has none
+    (``-03``).  A naive ``ts`` is UTC, as every time the lake keeps is."""
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=_dt.timezone.utc)
+    local = ts.astimezone(zoneinfo.ZoneInfo(check_zone(zone)))
+    return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()}"
 
 
 # --- small files an operator names: this settings file, the anchor's key, the device registry ---------
@@ -177,6 +211,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
             default="10000"),
     Setting("legal_holds", "legal_holds", "days", "vacuum: gaming days (YYYY-MM-DD or FIRST..LAST) whose files are "
             "never removed; config file only (vacuum --hold adds days)."),
+    Setting("display", "display_tables", "zones", "run: the tables whose times are shown in another zone than the "
+            "lake's ([display.tables] \"CMB-01\" = \"America/Puerto_Rico\"), recorded in the lake; config file only; "
+            "gaming days keep the lake's timezone and cutoff."),
 )}
 BY_PARAM = {s.param: s for s in SETTINGS.values()}
 
@@ -278,6 +315,8 @@ def parse_day_range(text) -> tuple[_dt.date, _dt.date]:
 
 def _checked(path: str, folder: str, setting: Setting, value):
     where = f"config file {path}: {setting.key}"
+    if setting.kind == "zones":
+        return display_tables(where, value)
     if setting.kind == "duration":
         try:
             parse_duration(value)
@@ -318,6 +357,22 @@ def _checked(path: str, folder: str, setting: Setting, value):
     if setting.kind == "path" and "://" not in value:
         return os.path.normpath(os.path.join(folder, os.path.expanduser(value)))
     return value
+
+
+def display_tables(where: str, value) -> dict[str, str]:
+    """``[display.tables]`` checked: ``{table_id: IANA zone}`` (an empty table clears the lake's overrides)."""
+    if not isinstance(value, dict) or set(value) != {"tables"} or not isinstance(value["tables"], dict):
+        raise ConfigError(f"{where} must hold one table, [display.tables], of table ids and time zones, e.g. "
+                          f"[display.tables] \"CMB-01\" = \"America/Puerto_Rico\"; got {str(value)[:60]}")
+    tables = {}
+    for table_id, zone in value["tables"].items():
+        if not table_id.strip() or len(table_id) > 64 or not table_id.isprintable():
+            raise ConfigError(f"{where}.tables: {table_id[:40]!r} is not a table id")
+        try:
+            tables[table_id] = check_zone(zone)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.tables.{table_id}: {exc}") from None
+    return tables
 
 
 def plain(value):

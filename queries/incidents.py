@@ -21,13 +21,16 @@ review's disposition), and no file but the lake's.
 * **The video window** is the ``findings_video`` investigation's (``queries/findings_video.sql``:
   the first evidence event's time less the pad, to the last's plus the pad), run here, not
   written again.
-* **Times** are the table's: each finding's ``ts`` at its ``ts_offset`` (the offset the device
-  wrote, as ``--local`` shows it); a finding whose device wrote no offset is shown in UTC and
-  says so (``utc_offset`` ``+00:00``).
+* **Times** are the table's (issue 43): each finding's ``ts``, its video window and its review's
+  time in the table's display zone (:func:`pitwatch.lake.settings.display_zones`: the lake's zone,
+  or the table's ``[display.tables]`` override), as ``--local`` shows them, whichever device wrote
+  the evidence; to the second (the window widened to whole seconds: it never loses a frame), with
+  the zone named (``time_zone``, ``utc_offset``, and the abbreviation in the description).
 """
 from __future__ import annotations
 
 import datetime as _dt
+import zoneinfo
 from typing import Any, Iterable, Mapping
 
 import duckdb
@@ -47,7 +50,7 @@ EVIDENCE_DAYS_BEFORE = 1                 # evidence events are looked for on the
 # every field of a record, in the order csv and json write them (docs/incidents.md maps each one)
 FIELDS = (
     "incident_number", "type", "rule_id", "severity", "table_id", "game", "gaming_day",
-    "local_date", "local_time", "utc_offset", "dealer_id", "dealer_name", "seat", "round_id", "pack_id",
+    "local_date", "local_time", "utc_offset", "time_zone", "dealer_id", "dealer_name", "seat", "round_id", "pack_id",
     "procedure", "description", "evidence", "video_from", "video_to",
     "disposition", "reviewer", "reviewed_at", "reason", "reason_title", "error_type", "note", "video", "amount",
     "finding_id",
@@ -125,13 +128,11 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def _local(ts: _dt.datetime, offset: int | None) -> _dt.datetime:
-    """``ts`` at the table's clock: ``offset`` minutes east of UTC (the device's), else UTC."""
+def _local(ts: _dt.datetime, zone: str) -> _dt.datetime:
+    """``ts`` at the table's clock: the wall clock of its display zone ``zone`` (IANA)."""
     if ts.tzinfo is None:
         ts = ts.replace(tzinfo=_dt.timezone.utc)
-    if type(offset) is not int or not -1440 < offset < 1440:
-        return ts.astimezone(_dt.timezone.utc)
-    return ts.astimezone(_dt.timezone(_dt.timedelta(minutes=offset)))
+    return ts.astimezone(zoneinfo.ZoneInfo(zone))
 
 
 def _offset_text(at: _dt.datetime) -> str:
@@ -139,11 +140,21 @@ def _offset_text(at: _dt.datetime) -> str:
     return "+00:00" if text in ("+00:00", "-00:00") else text
 
 
-def description(f: Mapping[str, Any]) -> str:
+def _to_second(at: _dt.datetime, up: bool = False) -> str:
+    """ISO 8601 to the second at ``at``'s offset: the fraction dropped, or with ``up`` carried into
+    the next second (a video window's end, so that the window still holds its last event)."""
+    whole = at.replace(microsecond=0)
+    if up and at.microsecond:
+        whole = (whole.astimezone(_dt.timezone.utc) + _dt.timedelta(seconds=1)).astimezone(at.tzinfo)
+    return whole.isoformat()
+
+
+def description(f: Mapping[str, Any], zone: str = "UTC") -> str:
     """What happened, in sentences a person reads: the rule's title, where (table, game, pack,
-    round, seat), who dealt and when at the table's clock, then what the procedure expects and
-    what was seen (the finding's ``expected`` and ``actual``, written by the rules in words)."""
-    at = _local(f["ts"], f.get("ts_offset"))
+    round, seat), who dealt and when at the table's clock (its display ``zone``, named), then what
+    the procedure expects and what was seen (the finding's ``expected`` and ``actual``, written by
+    the rules in words)."""
+    at = _local(f["ts"], zone)
     where = [f"table {f.get('table_id') or 'unknown'} ({_words(f.get('game'))})"]
     if f.get("pack_id"):
         where.append(f"pack {f['pack_id']}")
@@ -154,7 +165,7 @@ def description(f: Mapping[str, Any]) -> str:
     who = ""
     if f.get("dealer_id"):
         who = f" Dealer {f['dealer_id']}" + (f" ({f['dealer_name']})" if f.get("dealer_name") else "") + " was dealing."
-    when = f"at {at:%H:%M:%S} on {at:%Y-%m-%d}" + ("" if f.get("ts_offset") is not None else " UTC")
+    when = f"at {at:%H:%M:%S} {at.tzname()} on {at:%Y-%m-%d}"
     return (f"{_sentence(f.get('title') or f.get('rule_id') or 'A finding')[:-1]} at {', '.join(where)}, {when}."
             f"{who} Expected: {_sentence(f['expected'])} Seen: {_sentence(f['actual'])}")
 
@@ -166,15 +177,16 @@ def _evidence_text(e: Mapping[str, Any]) -> str:
     return f"{device} event {e['event_id']} (not among the lake's events)"
 
 
-def incident_record(f: Mapping[str, Any], number: str, window: tuple[_dt.datetime, _dt.datetime] | None) -> dict:
+def incident_record(f: Mapping[str, Any], number: str, window: tuple[_dt.datetime, _dt.datetime] | None,
+                    zone: str = "UTC") -> dict:
     """One incident record (the :data:`FIELDS`) from one reviewed finding row of :data:`_DAY_SQL`,
-    its incident number and its video window (UTC; shown at the table's clock)."""
-    offset = f.get("ts_offset")
-    at = _local(f["ts"], offset)
+    its incident number and its video window (UTC), every time shown at the table's clock: its
+    display ``zone`` (IANA), to the second."""
+    at = _local(f["ts"], zone)
     video_from = video_to = None
     if window is not None:
-        video_from = _local(window[0], offset).isoformat()
-        video_to = _local(window[1], offset).isoformat()
+        video_from = _to_second(_local(window[0], zone))
+        video_to = _to_second(_local(window[1], zone), up=True)
     reviewed_at = f.get("reviewed_at")
     amount = f.get("amount")
     return {
@@ -188,19 +200,20 @@ def incident_record(f: Mapping[str, Any], number: str, window: tuple[_dt.datetim
         "local_date": f"{at:%Y-%m-%d}",
         "local_time": f"{at:%H:%M:%S}",
         "utc_offset": _offset_text(at),
+        "time_zone": zone,
         "dealer_id": f.get("dealer_id"),
         "dealer_name": f.get("dealer_name"),
         "seat": f.get("seat"),
         "round_id": f.get("round_id"),
         "pack_id": f.get("pack_id"),
         "procedure": f.get("source"),
-        "description": description(f),
+        "description": description(f, zone),
         "evidence": [_evidence_text(e) for e in (f.get("evidence_events") or [])],
         "video_from": video_from,
         "video_to": video_to,
         "disposition": f.get("disposition"),
         "reviewer": f.get("reviewer"),
-        "reviewed_at": None if reviewed_at is None else _local(reviewed_at, None).isoformat(),
+        "reviewed_at": None if reviewed_at is None else _to_second(_local(reviewed_at, zone)),
         "reason": f.get("reason"),
         "reason_title": f.get("reason_title"),
         "error_type": f.get("error_type"),
@@ -224,9 +237,12 @@ def evidence_from(gaming_day: _dt.date) -> _dt.date:
 
 
 def day_incidents(con: duckdb.DuckDBPyConnection, gaming_day: _dt.date, video_pad: int = 30,
-                  timeout: float | None = None) -> list[dict]:
+                  timeout: float | None = None, lake_zone: str = "UTC",
+                  zones: Mapping[str, str] | None = None) -> list[dict]:
     """The incident records of ``gaming_day`` (one per finding whose status is confirmed or
-    escalated), in time order, read through the analysts' connection ``con``."""
+    escalated), in time order, read through the analysts' connection ``con``; each at its table's
+    display zone: ``zones[table_id]``, else ``lake_zone`` (:func:`pitwatch.lake.settings.display_zones`)."""
+    zones = zones or {}
     day = {"gaming_day": gaming_day}
     answer = run_sql(con, _DAY_SQL, {**day, "from_day": evidence_from(gaming_day)}, timeout=timeout)
     rows = [dict(zip(answer.columns, r)) for r in answer.rows]
@@ -236,4 +252,5 @@ def day_incidents(con: duckdb.DuckDBPyConnection, gaming_day: _dt.date, video_pa
                       timeout=timeout)
     at = {c: video.columns.index(c) for c in ("finding_id", "video_from", "video_to")}
     windows = {r[at["finding_id"]]: (r[at["video_from"]], r[at["video_to"]]) for r in video.rows}
-    return [incident_record(f, incident_number(gaming_day, f["finding_id"]), windows.get(f["finding_id"])) for f in rows]
+    return [incident_record(f, incident_number(gaming_day, f["finding_id"]), windows.get(f["finding_id"]),
+                            zones.get(f.get("table_id") or "", lake_zone)) for f in rows]

@@ -54,7 +54,9 @@ as ``connect(lake, show_tz=ZONE)`` (``--show-tz``): set before the lockdown,
 so the user's ``SET`` stays refused; it only changes how DuckDB shows
 ``TIMESTAMP WITH TIME ZONE`` values (never the gaming day, which ingest
 decided).  :func:`in_table_time` (``--local``) instead shows each row's
-timestamps in that row's ``ts_offset``: the offset the device wrote.
+timestamps as text in its table's display zone (issue 43: the lake's zone, or
+the table's ``[display.tables]`` override; one zone per table, whichever device
+wrote the row), to the second and with the zone named.
 
 **Old files.**  A dataset is read with the columns of :mod:`pitwatch.schemas.arrow`:
 a file written before a column existed (``ts_offset``, ``evidence_from``)
@@ -70,6 +72,7 @@ import os
 import re
 import resource
 import threading
+from collections.abc import Mapping
 from typing import cast
 
 import duckdb
@@ -77,6 +80,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from pitwatch.config import display_time
 from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lake_parquet
 from pitwatch.lake import reviews as lake_reviews
@@ -338,30 +342,28 @@ def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
     return con
 
 
-def in_table_time(answer: Answer) -> Answer:
-    """``--local``: each row's timestamps (with a zone) shown at that row's ``ts_offset`` minutes
-    east of UTC, the offset its device wrote; a row whose ``ts_offset`` is null stays UTC.  The
-    first column named ``ts_offset`` is the row's.  An answer with timestamps and no ``ts_offset``
-    column is refused (:class:`LakeQueryError`): there is nothing to show them by."""
+def in_table_time(answer: Answer, lake_zone: str, tables: Mapping[str, str] | None = None,
+                  table_id: str | None = None) -> Answer:
+    """``--local``: every timestamp (with a zone) of the answer as the text people read at its table
+    (:func:`pitwatch.config.display_time`: ``2026-11-28 16:00:40 AST``, to the second, the zone
+    named), in that table's display zone: ``tables[table]`` (the lake's per-table overrides,
+    :func:`pitwatch.lake.settings.display_zones`), else ``lake_zone``.
+
+    The table of a row is its first ``table_id`` column, else ``table_id`` (the query's one table:
+    ``round_replay``, ``pack_custody``); a row with no table (a ``runs`` row, a null ``table_id``) is
+    shown in the lake's zone.  One zone per table, whichever device (shoe or terminal) wrote the
+    row: a row's ``ts_offset`` stays a column of the answer, never how it is shown."""
     columns, rows = answer.columns, answer.rows
     stamped = {i for r in rows for i, v in enumerate(r) if isinstance(v, _dt.datetime) and v.tzinfo is not None}
     if not stamped:
         return answer
-    if "ts_offset" not in columns:
-        raise LakeQueryError("--local shows each row's times in its ts_offset column, and the result has "
-                             "none: select ts_offset too, or use --show-tz ZONE")
-    at = columns.index("ts_offset")
-    zones: dict[int, _dt.tzinfo] = {}
+    tables = tables or {}
+    at = columns.index("table_id") if "table_id" in columns else None
     out = []
     for r in rows:
-        offset = r[at]
-        if type(offset) is not int or not -1440 < offset < 1440:
-            out.append(r)
-            continue
-        zone = zones.get(offset)
-        if zone is None:
-            zone = zones[offset] = _dt.timezone(_dt.timedelta(minutes=offset))
-        out.append(tuple(v.astimezone(zone) if i in stamped and isinstance(v, _dt.datetime) and v.tzinfo
+        table = r[at] if at is not None else table_id
+        zone = tables.get(table, lake_zone) if isinstance(table, str) else lake_zone
+        out.append(tuple(display_time(v, zone) if i in stamped and isinstance(v, _dt.datetime) and v.tzinfo
                          else v for i, v in enumerate(r)))
     return Answer(columns, out, answer.cut, answer.cut_bytes)
 

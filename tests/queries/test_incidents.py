@@ -65,7 +65,7 @@ def test_findings_with_different_numbers_are_not_named():
 def test_description_is_sentences_naming_what_where_who_and_the_expected_and_seen(con):
     rows = {r["finding_id"]: r for r in finding_rows(con)}
     assert description(rows["f-4"]) == (
-        f"{rows['f-4']['title']} at table BAC-07 (baccarat), pack P-1, round R-1, at 20:06:21 on 2026-11-28 UTC. "
+        f"{rows['f-4']['title']} at table BAC-07 (baccarat), pack P-1, round R-1, at 20:06:21 UTC on 2026-11-28. "
         "Dealer D-1 was dealing. Expected: The terminal's card 8c (shoe draw 4). Seen: The shoe read 9c at draw 4.")
     for fid, row in rows.items():
         text = description(row)
@@ -82,17 +82,23 @@ def test_description_names_the_seat_and_the_dealers_name_when_the_finding_has_th
     assert "seat" not in without and "(" + "Ana" not in without
 
 
-def test_record_shows_the_tables_local_time_at_the_offset_its_device_wrote(con):
+def test_record_shows_the_tables_display_zone_whatever_offset_its_device_wrote(con):
     row = next(r for r in finding_rows(con) if r["finding_id"] == "f-1")    # 20:01:00 UTC
-    window = (row["ts"] - dt.timedelta(seconds=30), row["ts"] + dt.timedelta(seconds=30))
-    local = incident_record({**row, "ts_offset": -240}, "PW-1", window)
-    assert (local["local_date"], local["local_time"], local["utc_offset"]) == ("2026-11-28", "16:01:00", "-04:00")
-    assert (local["video_from"], local["video_to"]) == ("2026-11-28T16:00:30-04:00", "2026-11-28T16:01:30-04:00")
-    assert "at 16:01:00 on 2026-11-28." in local["description"]
-    utc = incident_record({**row, "ts_offset": None}, "PW-1", window)
-    assert (utc["local_time"], utc["utc_offset"], utc["video_from"]) == ("20:01:00", "+00:00",
-                                                                          "2026-11-28T20:00:30+00:00")
-    assert "20:01:00 on 2026-11-28 UTC." in utc["description"]
+    window = (row["ts"] - dt.timedelta(seconds=30, microseconds=250_000), row["ts"] + dt.timedelta(seconds=30))
+    reviewed = dt.datetime(2026, 11, 29, 12, 0, 5, 900_000, tzinfo=dt.timezone.utc)
+    for offset in (-240, 0, None):      # the device's offset does not decide how the table's time is shown
+        local = incident_record({**row, "ts_offset": offset, "reviewed_at": reviewed}, "PW-1", window,
+                                "America/Puerto_Rico")
+        assert (local["local_date"], local["local_time"], local["utc_offset"], local["time_zone"]) == (
+            "2026-11-28", "16:01:00", "-04:00", "America/Puerto_Rico")
+        assert (local["video_from"], local["video_to"]) == (   # to the second, widened: no frame lost
+            "2026-11-28T16:00:29-04:00", "2026-11-28T16:01:30-04:00")
+        assert local["reviewed_at"] == "2026-11-29T08:00:05-04:00"
+        assert "at 16:01:00 AST on 2026-11-28." in local["description"]
+    utc = incident_record({**row, "ts_offset": -240}, "PW-1", window)      # the lake's zone UTC
+    assert (utc["local_time"], utc["utc_offset"], utc["time_zone"], utc["video_from"]) == (
+        "20:01:00", "+00:00", "UTC", "2026-11-28T20:00:29+00:00")
+    assert "20:01:00 UTC on 2026-11-28." in utc["description"]
 
 
 def test_record_has_every_field_and_the_evidence_as_file_and_line(con):

@@ -8,6 +8,7 @@ import datetime as dt
 import io
 import json
 import shutil
+import zoneinfo
 
 import pytest
 
@@ -23,6 +24,7 @@ from tests.test_readable_findings import unreadable
 pytestmark = pytest.mark.slow
 
 DAY = "2026-11-28"
+ZONE = "America/Puerto_Rico"        # the lake's: the combate terminal writes -04:00, its shoe and baccarat Z
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +36,7 @@ def floor(tmp_path_factory):
     inbox, lake = base / "inbox", base / "lake"
     simulate(inbox, tables={"baccarat": 1, "combate": 1}, hours=1.0, seed=3,
              faults={"PAYOUT": 0.2, "BURN_SKIPPED": 1.0})
-    run = pitwatch("run", "--day", DAY, "--inbox", inbox, "--lake", lake, "--quiet")
+    run = pitwatch("run", "--day", DAY, "--inbox", inbox, "--lake", lake, "--timezone", ZONE, "--quiet")
     assert run.returncode == 0, run.stderr
     con = connect(Lake.at(lake))
     answer = run_sql(con, "select * from findings order by ts, finding_id")
@@ -104,12 +106,15 @@ def test_records_match_the_simulators_truth_and_the_catalogue(floor):
         assert not unreadable(record["description"]), record["description"]
 
 
-def test_times_are_the_tables_own_clock(floor):
-    for record in _json(floor):
+def test_times_are_the_tables_own_clock_whichever_device_wrote_the_evidence(floor):
+    records = _json(floor)
+    for record in records:
         f = floor["findings"][record["finding_id"]]
-        at = f["ts"].astimezone(dt.timezone(dt.timedelta(minutes=f["ts_offset"])))
+        at = f["ts"].astimezone(zoneinfo.ZoneInfo(ZONE))
         assert (record["local_date"], record["local_time"]) == (f"{at:%Y-%m-%d}", f"{at:%H:%M:%S}")
-        assert record["utc_offset"] == ("-04:00" if record["game"] == "combate" else "+00:00")
+        assert (record["utc_offset"], record["time_zone"]) == ("-04:00", ZONE)
+        assert f"{at:%H:%M:%S} AST on" in record["description"]
+    assert {floor["findings"][r["finding_id"]]["ts_offset"] for r in records} == {0, -240}   # both kinds shown
 
 
 def test_evidence_names_the_input_lines_that_hold_the_findings_events(floor):
@@ -130,8 +135,9 @@ def test_the_video_window_is_the_findings_video_querys(floor):
     windows = {r[at["finding_id"]]: (r[at["video_from"]], r[at["video_to"]]) for r in answer.rows}
     for record in _json(floor, "--video-pad", "45"):
         start, end = windows[record["finding_id"]]
-        assert (dt.datetime.fromisoformat(record["video_from"]), dt.datetime.fromisoformat(record["video_to"])) == (
-            start, end)
+        shown = (dt.datetime.fromisoformat(record["video_from"]), dt.datetime.fromisoformat(record["video_to"]))
+        assert shown == (start.replace(microsecond=0), end.replace(microsecond=0) + dt.timedelta(
+            seconds=1 if end.microsecond else 0))             # to the second, never narrower
         assert record["video_from"][-6:] == record["utc_offset"]
 
 
@@ -204,7 +210,8 @@ def test_a_replay_of_the_day_keeps_every_incident_whole(floor, tmp_path):
     before = _json(floor)
     copy = {**floor, "lake": tmp_path / "lake"}
     shutil.copytree(floor_lake(floor), copy["lake"])
-    run = pitwatch("run", "--day", DAY, "--inbox", floor["inbox"], "--lake", copy["lake"], "--quiet")
+    run = pitwatch("run", "--day", DAY, "--inbox", floor["inbox"], "--lake", copy["lake"], "--timezone", ZONE,
+                   "--quiet")
     assert run.returncode == 0, run.stderr
     con = connect(Lake.at(copy["lake"]))
     (runs,), = run_sql(con, "select count(*) from runs where starts_with(command, 'pitwatch run ') and status = 'succeeded'").rows

@@ -1,10 +1,12 @@
-"""Issue 29 item 2, the table's own time: ``--local``, ``--show-tz``, the video window, old lake files.
+"""Issue 29 item 2 and issue 43 item 1, the table's own time: ``--local``, ``--show-tz``, the video
+window, old lake files.
 
 A small lake written with the lake's own writer (:func:`pitwatch.lake.parquet.write_partition`):
 TBP-01's terminal writes ``-04:00`` (``ts_offset`` -240), its shoe ``Z`` (0); one finding
-per table.  A second lake holds files written before ``ts_offset`` and ``evidence_from``
-existed.  Every command runs through the real CLI; every test that queries checks the
-lake's bytes are unchanged.
+per table.  Its settings (:mod:`pitwatch.lake.settings`) file gaming days in America/Puerto_Rico
+and show BAC-07 in America/New_York (a ``[display.tables]`` override).  A second lake holds files
+written before ``ts_offset`` and ``evidence_from`` existed, and no settings (UTC).  Every command
+runs through the real CLI; every test that queries checks the lake's bytes are unchanged.
 """
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from click.testing import CliRunner
 
 from pitwatch.cli import main
 from pitwatch.lake import Lake
+from pitwatch.lake import settings as lake_settings
 from pitwatch.lake.parquet import file_schema, write_partition
 from pitwatch.schemas.arrow import rows_to_table
+from pitwatch.schemas.decode import GamingDayConfig
 from tests.queries.test_read_only import tree
 
 DAY = dt.date(2026, 11, 28)
@@ -67,6 +71,8 @@ def lake(tmp_path_factory) -> str:
     lake = str(tmp_path_factory.mktemp("lake"))
     _write(lake, "events", EVENTS)
     _write(lake, "findings", FINDINGS)
+    lake_settings.record(Lake.at(lake), GamingDayConfig(timezone="America/Puerto_Rico"), "20261129T070000Z-00000000",
+                         display={"BAC-07": "America/New_York"})
     return lake
 
 
@@ -93,18 +99,26 @@ def csv_rows(output: str) -> list[list[str]]:
     return [line.split(",") for line in output.splitlines()[1:]]
 
 
-def test_a_tbp_terminal_writing_minus_four_shows_minus_four_with_local(lake, untouched):
-    sql = "SELECT device_id, ts, ts_offset FROM events ORDER BY device_id, seq"
+def test_local_shows_one_zone_per_table_whichever_device_wrote_the_row(lake, untouched):
+    sql = "SELECT table_id, device_id, ts, ts_offset FROM events ORDER BY device_id, seq"
     utc = cli("sql", sql, "--lake", lake, "--format", "csv")
     assert utc.exit_code == 0, utc.output
-    assert csv_rows(utc.output) == [["DT-TBP01", "2026-11-28 20:00:00+00:00", "-240"],
-                                    ["DT-TBP01", "2026-11-28 20:00:40+00:00", "-240"],
-                                    ["SHOE-9", "2026-11-28 20:00:39+00:00", "0"]]
+    assert csv_rows(utc.output) == [["TBP-01", "DT-TBP01", "2026-11-28 20:00:00+00:00", "-240"],
+                                    ["TBP-01", "DT-TBP01", "2026-11-28 20:00:40+00:00", "-240"],
+                                    ["TBP-01", "SHOE-9", "2026-11-28 20:00:39+00:00", "0"]]
     local = cli("sql", sql, "--lake", lake, "--format", "csv", "--local")
     assert local.exit_code == 0, local.output
-    assert csv_rows(local.output) == [["DT-TBP01", "2026-11-28 16:00:00-04:00", "-240"],
-                                      ["DT-TBP01", "2026-11-28 16:00:40-04:00", "-240"],
-                                      ["SHOE-9", "2026-11-28 20:00:39+00:00", "0"]]
+    assert csv_rows(local.output) == [["TBP-01", "DT-TBP01", "2026-11-28 16:00:00 AST", "-240"],
+                                      ["TBP-01", "DT-TBP01", "2026-11-28 16:00:40 AST", "-240"],
+                                      ["TBP-01", "SHOE-9", "2026-11-28 16:00:39 AST", "0"]]    # the shoe's Z too
+
+
+def test_local_shows_a_tables_override_and_the_lakes_zone_for_the_others(lake, untouched):
+    got = cli("sql", "SELECT table_id, ts FROM findings ORDER BY table_id", "--lake", lake, "--format", "csv",
+              "--local")
+    assert got.exit_code == 0, got.output
+    assert csv_rows(got.output) == [["BAC-07", "2026-11-28 16:00:00 EST"],      # [display.tables] BAC-07
+                                    ["TBP-01", "2026-11-28 16:00:40 AST"]]      # the lake's zone
 
 
 def test_show_tz_shows_that_zone_whatever_the_rows_offset(lake, untouched):
@@ -149,9 +163,10 @@ def test_local_and_show_tz_together_are_refused(lake, untouched):
     assert got.exit_code == 2 and got.output.startswith("Error: --local and --show-tz")
 
 
-def test_local_without_ts_offset_in_the_result_says_so(lake, untouched):
-    got = cli("sql", "SELECT ts FROM events", "--lake", lake, "--local")
-    assert got.exit_code == 2 and "select ts_offset too" in got.output, got.output
+def test_local_without_table_id_in_the_result_shows_the_lakes_zone(lake, untouched):
+    got = cli("sql", "SELECT ts FROM findings ORDER BY ts", "--lake", lake, "--local", "--format", "csv")
+    assert got.exit_code == 0, got.output
+    assert csv_rows(got.output) == [["2026-11-28 16:00:40 AST"], ["2026-11-28 17:00:00 AST"]]
     plain = cli("sql", "SELECT count(*) AS n FROM events", "--lake", lake, "--local", "--format", "csv")
     assert plain.exit_code == 0 and csv_rows(plain.output) == [["3"]]     # no time to show: nothing to say
 
@@ -164,9 +179,9 @@ def test_findings_video_gives_the_window_around_the_evidence_in_the_tables_time(
     rows = [dict(zip(header, r)) for r in csv_rows(got.output)]
     tbp, bac = rows
     assert (tbp["table_id"], tbp["video_from"], tbp["video_to"], tbp["ts"]) == (
-        "TBP-01", "2026-11-28 15:59:30-04:00", "2026-11-28 16:01:10-04:00", "2026-11-28 16:00:40-04:00")
-    assert (bac["table_id"], bac["video_from"], bac["video_to"]) == (   # no offset known: UTC
-        "BAC-07", "2026-11-28 20:59:30+00:00", "2026-11-28 21:00:30+00:00")
+        "TBP-01", "2026-11-28 15:59:30 AST", "2026-11-28 16:01:10 AST", "2026-11-28 16:00:40 AST")
+    assert (bac["table_id"], bac["video_from"], bac["video_to"]) == (   # its override, no offset needed
+        "BAC-07", "2026-11-28 15:59:30 EST", "2026-11-28 16:00:30 EST")
     padded = cli("query", "findings_video", "--lake", lake, "--param", "gaming_day=2026-11-28", "--format", "csv",
                  "--video-pad", "120", "--show-tz", "America/Puerto_Rico")
     assert padded.exit_code == 0, padded.output
@@ -181,8 +196,8 @@ def test_findings_evidence_carries_the_video_window(lake, untouched):
     header = got.output.splitlines()[0].split(",")
     rows = [dict(zip(header, r)) for r in csv_rows(got.output)]
     assert [(r["event_id"], r["event_ts"], r["video_from"], r["video_to"]) for r in rows] == [
-        ("DT-TBP01-1", "2026-11-28 16:00:00-04:00", "2026-11-28 15:59:30-04:00", "2026-11-28 16:01:10-04:00"),
-        ("DT-TBP01-2", "2026-11-28 16:00:40-04:00", "2026-11-28 15:59:30-04:00", "2026-11-28 16:01:10-04:00")]
+        ("DT-TBP01-1", "2026-11-28 16:00:00 AST", "2026-11-28 15:59:30 AST", "2026-11-28 16:01:10 AST"),
+        ("DT-TBP01-2", "2026-11-28 16:00:40 AST", "2026-11-28 15:59:30 AST", "2026-11-28 16:01:10 AST")]
 
 
 @pytest.mark.parametrize("pad, why", [("-1", "--video-pad"), ("3601", "--video-pad"), ("x", "--video-pad")])
@@ -201,9 +216,9 @@ def test_an_old_lake_without_ts_offset_still_queries(old_lake, untouched):
     events = cli("sql", "SELECT device_id, ts, ts_offset FROM events ORDER BY device_id, seq", "--lake", old_lake,
                  "--format", "csv", "--local")
     assert events.exit_code == 0, events.output
-    assert csv_rows(events.output) == [["DT-TBP01", "2026-11-28 20:00:00+00:00", ""],
-                                       ["DT-TBP01", "2026-11-28 20:00:40+00:00", ""],
-                                       ["SHOE-9", "2026-11-28 20:00:39+00:00", ""]]
+    assert csv_rows(events.output) == [["DT-TBP01", "2026-11-28 20:00:00 UTC", ""],      # no settings: UTC
+                                       ["DT-TBP01", "2026-11-28 20:00:40 UTC", ""],
+                                       ["SHOE-9", "2026-11-28 20:00:39 UTC", ""]]
     video = cli("query", "findings_video", "--lake", old_lake, "--param", "gaming_day=2026-11-28", "--format", "csv")
     assert video.exit_code == 0, video.output
     header = video.output.splitlines()[0].split(",")
@@ -214,14 +229,20 @@ def test_an_old_lake_without_ts_offset_still_queries(old_lake, untouched):
     assert "ts_offset,BIGINT" in described.output and "evidence_from,TIMESTAMP WITH TIME ZONE" in described.output
 
 
-def test_in_table_time_keeps_a_row_of_unknown_or_impossible_offset_in_utc():
+def test_in_table_time_shows_a_row_without_a_table_in_the_lakes_zone_and_the_querys_table_in_its_own():
     from pitwatch.queries.lake_views import Answer, in_table_time
 
     when = _at(20, 0)
-    got = in_table_time(Answer(["ts", "ts_offset"], [(when, -240), (when, None), (when, 99_999), (None, -240)]))
-    assert [r[0].isoformat() if r[0] else None for r in got.rows] == [
-        "2026-11-28T16:00:00-04:00", "2026-11-28T20:00:00+00:00", "2026-11-28T20:00:00+00:00", None]
-    assert all(r[0] == when for r in got.rows if r[0] is not None)      # the same instants, shown otherwise
+    got = in_table_time(Answer(["table_id", "ts", "ts_offset"], [("CMB-01", when, 0), ("BAC-01", when, -240),
+                                                                   (None, when, None), ("BAC-01", None, 0)]),
+                        "America/Puerto_Rico", {"CMB-01": "America/New_York"})
+    assert got.rows == [("CMB-01", "2026-11-28 15:00:00 EST", 0), ("BAC-01", "2026-11-28 16:00:00 AST", -240),
+                        (None, "2026-11-28 16:00:00 AST", None), ("BAC-01", None, 0)]
+    one_table = in_table_time(Answer(["ts"], [(when,)]), "America/Puerto_Rico", {"CMB-01": "America/New_York"},
+                              table_id="CMB-01")
+    assert one_table.rows == [("2026-11-28 15:00:00 EST",)]
+    untimed = Answer(["n"], [(1,)])
+    assert in_table_time(untimed, "UTC") is untimed
 
 
 def test_video_pad_on_a_query_without_a_video_window_names_those_with_one(lake, untouched):

@@ -1,5 +1,7 @@
 """Issue 29 item 2 end to end: a simulated floor whose TBP and COM terminals write ``-04:00``,
-through a real ``pitwatch run``, then ``pitwatch query`` / ``pitwatch sql`` with ``--local``.
+through a real ``pitwatch run`` (gaming days in America/Puerto_Rico), then ``pitwatch query`` /
+``pitwatch sql`` with ``--local`` (issue 43: every table's times in the lake's zone, whichever
+device's offset).
 
 Every finding must carry the offset of the event that completed its evidence and the
 earliest evidence time, checked against the lake's own events; the lake's bytes are
@@ -8,11 +10,13 @@ unchanged by the queries.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import subprocess
 
 import pytest
 
+from pitwatch.config import display_time
 from pitwatch.lake import Lake
 from tests.conftest import run_pitwatch_process
 from tests.queries.test_read_only import tree
@@ -37,7 +41,7 @@ def lake(tmp_path_factory) -> str:
     floor, lake = root / "floor", root / "lake"
     pitwatch("simulate", "--out", str(floor), "--tables", "three_bet_poker=1,combate=1,baccarat=1",
              "--hours", "1", "--faults", "0.05", "--seed", "29", "--quiet")
-    pitwatch("run", str(floor), "--lake", str(lake), "--quiet")
+    pitwatch("run", str(floor), "--lake", str(lake), "--timezone", "America/Puerto_Rico", "--quiet")
     return str(lake)
 
 
@@ -83,11 +87,11 @@ def test_the_video_window_shows_in_the_tables_own_time(lake):
     utc = [r for day in days for r in rows(pitwatch("query", "findings_video", "--lake", lake, "--param",
                                                     f"gaming_day={day}", "--format", "csv").stdout)]
     assert [r["finding_id"] for r in local] == [r["finding_id"] for r in utc]
-    for mine, plain in zip(local, utc):
-        suffix = "-04:00" if mine["ts_offset"] == "-240" else "+00:00"
-        assert all(mine[c].endswith(suffix) for c in ("video_from", "video_to", "ts")), mine
+    for mine, plain in zip(local, utc):     # the lake's zone at every table, whichever device's offset
+        assert all(mine[c] == display_time(dt.datetime.fromisoformat(plain[c]), "America/Puerto_Rico")
+                   for c in ("video_from", "video_to", "ts")), (mine, plain)
         assert all(plain[c].endswith("+00:00") for c in ("video_from", "video_to", "ts")), plain
-    assert any(r["table_id"] in ("TBP-01", "COM-01") and r["ts"].endswith("-04:00") for r in local)
+    assert {r["ts_offset"] for r in local} == {"-240", "0"}       # the shoe's Z and the terminals' -04:00
     zoned = rows(pitwatch("query", "findings_video", "--lake", lake, "--param", f"gaming_day={days[0]}",
                           "--format", "csv", "--show-tz", "America/Puerto_Rico").stdout)
     assert zoned and all(r["ts"].endswith("-04:00") for r in zoned)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import signal
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -21,6 +22,7 @@ from pitwatch.live.alert_text import alert_line
 from pitwatch.live.engine import LiveEngine
 from pitwatch.live.order import DeviceOrder
 from pitwatch.live.provisional import alert_records
+from pitwatch.live.sinks import DisplayZones
 from pitwatch.live.sources import Line
 from pitwatch.schemas.decode import GamingDayConfig
 from tests.rules.stream import Baccarat
@@ -199,11 +201,14 @@ def test_a_clearing_alert_is_written_in_the_time_zone_of_the_alert_it_clears():
     [(_a, p)] = _where(log, lambda x: _rule(x) == PROVISIONAL)
     [(_c, c)] = _where(log, lambda x: _rule(x) == CLEARED)
     assert p["ts_offset"] == c["ts_offset"] == -240
-    alert, clearing = alert_records([p, c], engine.gaming_day, local=True)
+    alert, clearing = alert_records([p, c], engine.gaming_day, local=DisplayZones(ZoneInfo("America/Puerto_Rico")))
     assert alert["ts"].endswith("-04:00") and clearing["ts"].endswith("-04:00")
     assert alert_line(alert, 30)[:29] == alert_line(clearing, 30)[:29]   # the same date, time and offset
     utc = alert_records([p, c], engine.gaming_day)                        # without --local: both UTC
     assert utc[0]["ts"].endswith("Z") and utc[1]["ts"].endswith("Z")
+    # a [display.tables] zone for the table: both there, whatever offset the devices wrote
+    ny = alert_records([p, c], engine.gaming_day, local=DisplayZones(ZoneInfo("UTC"), {"BAC-TZ": "America/New_York"}))
+    assert ny[0]["ts"].endswith("-05:00") and ny[1]["ts"].endswith("-05:00")
 
 
 @pytest.mark.slow
@@ -216,7 +221,8 @@ def test_the_watcher_prints_a_clearing_line_at_its_alerts_offset(tmp_path, start
         row = json.dumps(event_json(ev))
         lines.append((ev.device_id, _in_puerto_rico(row) if ev.source == "dealer" else row))
     feeds = tmp_path / "live"
-    w = start_watch(feeds, "--lake", tmp_path / "lake", "--no-lake-alerts", "--local", "--gap-wait", "0")
+    w = start_watch(feeds, "--lake", tmp_path / "lake", "--no-lake-alerts", "--local", "--gap-wait", "0",
+                    "--timezone", "America/Puerto_Rico")    # the lake's zone: the table's display zone
     append_lines(feeds, lines[:late])
     w.caught_up(late)
     append_lines(feeds, lines[late:])

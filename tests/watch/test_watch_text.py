@@ -132,6 +132,17 @@ def test_text_line_names_the_dealer_the_lakes_zone_the_title_the_cards_and_the_v
     assert LINE.fullmatch(line)
 
 
+def test_text_line_of_a_table_with_a_display_zone_is_in_that_zone_and_the_others_in_the_lakes():
+    tables = {"COM-01": "America/New_York"}
+    overridden = alert_line({**GLANCE, "table_id": "COM-01", "ts_offset": -240}, 30, zone=PR_ZONE, tables=tables)
+    assert overridden.startswith("2026-11-28 15:10:48 EST (UTC-05:00)  COM-01  ") and LINE.fullmatch(overridden)
+    assert "video 15:09:41.163 to 15:11:18.247;" in overridden
+    other = alert_line(GLANCE, 30, zone=PR_ZONE, tables=tables)
+    assert other.startswith("2026-11-28 16:10:48 AST (UTC-04:00)  BAC-01  ")
+    no_table = alert_line({**GLANCE, "table_id": None, "seat": None}, 30, zone=PR_ZONE, tables=tables)
+    assert no_table.startswith("2026-11-28 16:10:48 AST (UTC-04:00)  -  ")
+
+
 def test_text_line_without_a_roster_shows_the_dealer_id_and_without_a_dealer_a_dash():
     assert "  seat 3  dealer D-7  MAJOR  " in alert_line(GLANCE, 30)
     assert "  seat 3  dealer D-7  MAJOR  " in alert_line(GLANCE, 30, dealers={"D-8": "Someone Else"})
