@@ -28,7 +28,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pitwatch.console.auth import check_csrf, requires
-from pitwatch.console.view import Console, console_of, render, shown_time, zone_of
+from pitwatch.console.view import Console, console_of, local_time, render, zones
 
 log = logging.getLogger("pitwatch.console")
 
@@ -48,7 +48,7 @@ def _json(text: Any) -> dict:
 
 def health(console: Console) -> dict[str, Any]:
     """What the page shows, read in one connection."""
-    zone = zone_of(console, None)
+    zoned = zones(console)
     con = console.connect({"runs", "rejects", "findings", "alerts"})
     try:
         def rows(sql: str, params: list | None = None) -> list[dict]:
@@ -74,12 +74,12 @@ def health(console: Console) -> dict[str, Any]:
     finally:
         con.close()
     for r in runs:
-        r["started_shown"] = shown_time(r["started"], zone)
-        r["ended_shown"] = shown_time(r["ended"], zone)
+        r["started_shown"] = local_time(r["started"], zoned.lake)
+        r["ended_shown"] = local_time(r["ended"], zoned.lake)
         r["by_severity"] = _json(r["findings_by_severity"])
         r["damage"] = list(r["damage"] or [])
     for s in silent:
-        s["last_shown"] = shown_time(s["last_ts"], zone)
+        s["last_shown"] = local_time(s["last_ts"], zoned.of(s["table_id"]))
     return {"runs": runs, "batch": batch, "days": days, "rejects": rejects, "devices": devices, "silent": silent}
 
 
@@ -90,7 +90,8 @@ async def health_page(request: Request) -> Response:
     checked = console.extra.get(VERIFY_KEY)
     verified = None
     if checked is not None:
-        verified = {**checked, "at_shown": shown_time(checked["at"], zone_of(console, None))}
+        zone = (await run_in_threadpool(zones, console)).lake
+        verified = {**checked, "at_shown": local_time(checked["at"], zone)}
     return render(request, "health.html", verified=verified, verifying=_verify_lock.locked(), **page)
 
 

@@ -35,7 +35,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from pitwatch.console.auth import requires
-from pitwatch.console.view import Console, console_of, render, shown_time, zone_of
+from pitwatch.console.view import Console, Zones, console_of, local_time, local_window, render, zones
 from pitwatch.live import alert_text
 
 log = logging.getLogger("pitwatch.console")
@@ -62,10 +62,11 @@ def key_of(rec: dict) -> str:
     return f"{rec.get('finding_id')}/{rec.get('rule_id')}"
 
 
-def shown(console: Console, rec: dict) -> dict[str, Any]:
-    """An alert record (a row of the table or a line of a file) as the page shows it: every value text."""
+def shown(console: Console, rec: dict, zoned: Zones) -> dict[str, Any]:
+    """An alert record (a row of the table or a line of a file) as the page shows it: every value
+    text, its times in its table's zone."""
     rec = {k: _text(v) if isinstance(v, _dt.datetime) else v for k, v in rec.items()}
-    zone = zone_of(console, rec.get("table_id"))
+    zone = zoned.of(rec.get("table_id"))
     try:
         ts = alert_text.parse_time(str(rec["ts"]))
         start, end = alert_text.video_window(rec, VIDEO_PAD) if rec.get("table_id") else (None, None)
@@ -83,9 +84,9 @@ def shown(console: Console, rec: dict) -> dict[str, Any]:
         "table": alert_text.printable(rec.get("table_id")) or "-",
         "place": alert_text.where(rec),
         "dealer": alert_text.dealer(rec, console.extra.get("dealers")),
-        "time": shown_time(ts, zone),
+        "time": local_time(ts, zone),
         "sort": ts.timestamp() if ts is not None else 0.0,
-        "video": (f"{shown_time(start, zone)} to {shown_time(end, zone)}" if start is not None else ""),
+        "video": local_window(start, end, zone),
         "expected": alert_text.printable(rec.get("expected")),
         "actual": alert_text.printable(rec.get("actual")),
         "provisional": rule_id == PROVISIONAL,
@@ -190,7 +191,8 @@ def recent(console: Console) -> list[dict]:
     for path in console.alerts_files:
         for rec in FileFollower(path, from_end=True, tail=TAIL_BYTES).read():
             found.setdefault(key_of(rec), rec)
-    alerts = sorted((shown(console, r) for r in found.values()), key=lambda a: a["sort"], reverse=True)[:SHOWN]
+    zoned = zones(console)
+    alerts = sorted((shown(console, r, zoned) for r in found.values()), key=lambda a: a["sort"], reverse=True)[:SHOWN]
     cleared = {a["clears"] for a in alerts if a["clears"]}
     for a in alerts:
         a["cleared"] = a["provisional"] and a["finding_id"] in cleared
@@ -216,6 +218,7 @@ async def _stream(request: Request) -> AsyncIterator[bytes]:
     sent = {key_of(r) for r in await run_in_threadpool(table_alerts, console)}
     version = await run_in_threadpool(table_version, console)
     followers = [FileFollower(p, from_end=True) for p in console.alerts_files]
+    zoned = await run_in_threadpool(zones, console)
     yield b"retry: 1000\n: following\n\n"
     loop = asyncio.get_running_loop()
     last_table = last_word = loop.time()
@@ -234,7 +237,7 @@ async def _stream(request: Request) -> AsyncIterator[bytes]:
             if k in sent:
                 continue
             sent.add(k)
-            yield _event(shown(console, rec))
+            yield _event(shown(console, rec, zoned))
             last_word = loop.time()
         if loop.time() - last_word >= KEEPALIVE:
             last_word = loop.time()
