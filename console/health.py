@@ -28,6 +28,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pitwatch.console.auth import check_csrf, requires
+from pitwatch.console.live import recent_days_since
 from pitwatch.console.view import Console, console_of, local_time, render, zones
 
 log = logging.getLogger("pitwatch.console")
@@ -68,7 +69,7 @@ def health(console: Console) -> dict[str, Any]:
                        "WHERE gaming_day IN (SELECT unnest(?::DATE[])) AND rule_id IN (SELECT unnest(?::VARCHAR[])) "
                        "GROUP BY ALL ORDER BY rule_id, table_id, device_id",
                        [days, list(FEED_RULES)]) if days else []
-        since = _dt.date.today() - _dt.timedelta(days=2)
+        since = recent_days_since(console)
         silent = rows("SELECT table_id, device_id, max(ts) AS last_ts, count(*) AS n FROM alerts WHERE gaming_day >= ? "
                       "AND rule_id = 'DEVICE_SILENT' GROUP BY ALL ORDER BY last_ts DESC", [since])
     finally:

@@ -27,6 +27,7 @@ import datetime as _dt
 import json
 import logging
 import os
+import re
 from typing import Any, AsyncIterator
 
 from starlette.concurrency import run_in_threadpool
@@ -37,10 +38,11 @@ from starlette.routing import Route
 from pitwatch.console.auth import requires
 from pitwatch.console.view import Console, Zones, console_of, local_time, local_window, render, zones
 from pitwatch.live import alert_text
+from pitwatch.queries import alerts_view
 
 log = logging.getLogger("pitwatch.console")
 
-RECENT_DAYS = 2             # the gaming days of the alerts table the page reads: today's and yesterday's
+RECENT_DAYS = 2             # the gaming days of the alerts table the page reads: its newest and the one before
 SHOWN = 200                 # the most alerts the page lists
 FILE_POLL = 0.1             # seconds between looks at the alerts files
 TABLE_POLL = 1.0            # seconds between looks at the alerts table's version
@@ -98,9 +100,21 @@ def shown(console: Console, rec: dict, zoned: Zones) -> dict[str, Any]:
 # ---------------------------------------------------------------- the sources
 
 
+_DAY = re.compile(r"/gaming_day=(\d{4}-\d{2}-\d{2})/")
+
+
+def recent_days_since(console: Console) -> _dt.date:
+    """The first of the alerts table's :data:`RECENT_DAYS` newest gaming days: the newest day a file
+    of its latest version is filed under (the paths its log names; no file opened), not the
+    machine's date, so a floor replayed from the past shows its alerts too."""
+    days = [m.group(1) for m in map(_DAY.search, alerts_view.files(console.lake)) if m]
+    newest = _dt.date.fromisoformat(max(days)) if days else _dt.date.today()
+    return newest - _dt.timedelta(days=RECENT_DAYS - 1)
+
+
 def table_alerts(console: Console) -> list[dict]:
     """The alerts table's rows of the recent gaming days (newest first), through the analysts' connection."""
-    since = _dt.date.today() - _dt.timedelta(days=RECENT_DAYS)
+    since = recent_days_since(console)
     con = console.connect({"alerts"})
     try:
         cur = con.execute("SELECT * FROM alerts WHERE gaming_day >= ? ORDER BY ts DESC LIMIT ?", [since, SHOWN])

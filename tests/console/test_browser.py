@@ -59,6 +59,7 @@ def test_log_in_and_read_runs_and_health_in_the_browser(floor_lake, serve, brows
 def test_a_live_alert_appears_in_the_browser_when_a_watched_feed_line_completes_its_evidence(
         floor_lake, serve, browser, scenario, start_watch, tmp_path):
     feeds, alerts_file = tmp_path / "feeds", tmp_path / "alerts.jsonl"
+    feeds.mkdir()           # the watcher follows the folder from its start
     alerts_file.write_text("")
     served = serve(floor_lake, "--alerts-file", alerts_file)
     d = browser.driver
@@ -84,4 +85,47 @@ def test_a_live_alert_appears_in_the_browser_when_a_watched_feed_line_completes_
     browser.shot("live-alert")
     assert w.stop() == 0
     assert seen_after < 5.0         # a liveness bound; bench/console.py measures the 250 ms
+    _only_here(browser, served.url)
+
+
+def _card_alert(rule_id: str, finding_id: str, provisional_id: str, severity: str, ts: str, **kw) -> str:
+    """A provisional card alert or its clearing as the watcher writes them (live/provisional.py)."""
+    import json
+
+    return json.dumps({"finding_id": finding_id, "provisional_id": provisional_id, "rule_id": rule_id,
+                       "title": kw.pop("title"), "severity": severity, "game": "baccarat", "table_id": "BAC-07",
+                       "round_id": "R-1", "seat": None, "dealer_id": "D-1", "ts": ts, "evidence_from": ts,
+                       "live_only": True, **kw}) + "\n"
+
+
+@pytest.mark.slow
+def test_a_provisional_card_alert_flashes_and_is_struck_through_when_cleared(small_lake, serve, browser, tmp_path):
+    alerts_file = tmp_path / "alerts.jsonl"
+    alerts_file.write_text("")
+    served = serve(small_lake, "--alerts-file", alerts_file)
+    d = browser.driver
+    browser.login(served.url, "vera")
+    WebDriverWait(d, 20).until(lambda drv: drv.find_element(By.ID, "stream-state").text == "following")
+    d.find_element(By.ID, "sound").click()          # the operator turns the sound on (a user gesture)
+    with open(alerts_file, "a") as f:
+        f.write(_card_alert("CARD_DISAGREEMENT", "p-1", "p-1", "critical", "2026-11-28T20:05:00Z",
+                            title="Shoe and terminal disagree on a card", expected="9c", actual="8c"))
+    row = WebDriverWait(d, 20).until(lambda drv: drv.find_elements(By.CSS_SELECTOR, 'tr[data-finding="p-1"]'))[0]
+    classes = row.get_attribute("class").split()
+    assert {"provisional", "flash", "sev-critical"} <= set(classes) and "cleared" not in classes
+    assert "provisional" in row.text
+    assert row.find_elements(By.CSS_SELECTOR, "td.what a") == []       # live only: no finding page to open
+    browser.shot("live-provisional")
+    with open(alerts_file, "a") as f:
+        f.write(_card_alert("CARD_DISAGREEMENT_CLEARED", "c-1", "p-1", "info", "2026-11-28T20:05:04Z",
+                            title="Card disagreement cleared", expected="9c", actual="the shoe's read was late"))
+    WebDriverWait(d, 20).until(lambda drv: "cleared" in row.get_attribute("class").split())
+    cleared = d.find_element(By.CSS_SELECTOR, 'tr[data-finding="c-1"]')
+    assert "cleared" in cleared.text and "flash" not in cleared.get_attribute("class")
+    assert row.value_of_css_property("text-decoration-line") == "line-through" or \
+        "line-through" in row.find_element(By.CSS_SELECTOR, "td").value_of_css_property("text-decoration")
+    d.get(served.url + "/live")                     # opened again: the page itself strikes it through
+    again = d.find_element(By.CSS_SELECTOR, 'tr[data-finding="p-1"]')
+    assert "cleared" in again.get_attribute("class").split()
+    browser.shot("live-cleared")
     _only_here(browser, served.url)
