@@ -23,6 +23,7 @@ the sound on (the Web Audio API: no sound file).
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime as _dt
 import json
 import logging
@@ -44,6 +45,8 @@ log = logging.getLogger("pitwatch.console")
 
 RECENT_DAYS = 2             # the gaming days of the alerts table the page reads: its newest and the one before
 SHOWN = 200                 # the most alerts the page lists
+STREAM_MOST = 100_000       # the most rows of the recent days a stream compares with what it sent
+REMEMBERED = 200_000        # the most keys a stream remembers having sent
 FILE_POLL = 0.1             # seconds between looks at the alerts files
 TABLE_POLL = 1.0            # seconds between looks at the alerts table's version
 KEEPALIVE = 15.0            # seconds between comments on a quiet stream (a proxy keeps it open)
@@ -112,12 +115,13 @@ def recent_days_since(console: Console) -> _dt.date:
     return newest - _dt.timedelta(days=RECENT_DAYS - 1)
 
 
-def table_alerts(console: Console) -> list[dict]:
-    """The alerts table's rows of the recent gaming days (newest first), through the analysts' connection."""
+def table_alerts(console: Console, most: int = SHOWN) -> list[dict]:
+    """The alerts table's rows of the recent gaming days (newest first, ``most`` of them), through
+    the analysts' connection."""
     since = recent_days_since(console)
     con = console.connect({"alerts"})
     try:
-        cur = con.execute("SELECT * FROM alerts WHERE gaming_day >= ? ORDER BY ts DESC LIMIT ?", [since, SHOWN])
+        cur = con.execute("SELECT * FROM alerts WHERE gaming_day >= ? ORDER BY ts DESC LIMIT ?", [since, most])
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, r)) for r in cur.fetchall()]
         if "dealers" not in console.extra:     # the roster, read once (as pitwatch watch does)
@@ -128,9 +132,38 @@ def table_alerts(console: Console) -> list[dict]:
 
 
 def table_version(console: Console) -> int | None:
+    """The alerts table's latest version, looked up at most every :data:`TABLE_POLL` seconds for all the
+    console's streams together (each open Live page asks every second)."""
+    import time
+
     from pitwatch.lake import delta
 
-    return delta.current_version(console.lake, "alerts")
+    cached = console.extra.get("alerts_version")
+    now = time.monotonic()
+    if cached is None or now - cached[0] >= TABLE_POLL:
+        cached = console.extra["alerts_version"] = (now, delta.current_version(console.lake, "alerts"))
+    return cached[1]
+
+
+class Sent:
+    """The keys a stream has sent, the :data:`REMEMBERED` newest: a page left open for months holds no more."""
+
+    def __init__(self, keys=()):
+        self._order: collections.deque[str] = collections.deque()
+        self._keys: set[str] = set()
+        for k in keys:
+            self.add(k)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def add(self, key: str) -> None:
+        if key in self._keys:
+            return
+        self._keys.add(key)
+        self._order.append(key)
+        if len(self._order) > REMEMBERED:
+            self._keys.discard(self._order.popleft())
 
 
 class FileFollower:
@@ -152,8 +185,13 @@ class FileFollower:
         self.ino = st.st_ino
         self.offset = max(0, st.st_size - tail) if from_end else 0
         self.partial = b""
-        if self.offset:             # a tail starts mid-line: the first (partial) line is not read
+        if self.offset and not self._at_line_start():     # mid-line: the rest of that line is not read
             self.partial = b"\x00"
+
+    def _at_line_start(self) -> bool:
+        with open(self.path, "rb") as f:
+            f.seek(self.offset - 1)
+            return f.read(1) == b"\n"
 
     def read(self) -> list[dict]:
         try:
@@ -229,7 +267,7 @@ def _event(alert: dict) -> bytes:
 
 async def _stream(request: Request) -> AsyncIterator[bytes]:
     console = console_of(request)
-    sent = {key_of(r) for r in await run_in_threadpool(table_alerts, console)}
+    sent = Sent(key_of(r) for r in await run_in_threadpool(table_alerts, console, STREAM_MOST))
     version = await run_in_threadpool(table_version, console)
     followers = [FileFollower(p, from_end=True) for p in console.alerts_files]
     zoned = await run_in_threadpool(zones, console)
@@ -245,7 +283,7 @@ async def _stream(request: Request) -> AsyncIterator[bytes]:
             now = await run_in_threadpool(table_version, console)
             if now != version:
                 version = now
-                new.extend(reversed(await run_in_threadpool(table_alerts, console)))
+                new.extend(reversed(await run_in_threadpool(table_alerts, console, STREAM_MOST)))
         for rec in new:
             k = key_of(rec)
             if k in sent:

@@ -46,3 +46,55 @@ def test_an_alert_the_watcher_commits_to_the_alerts_table_reaches_the_stream_and
     status, _url, body, _ = c.get("/live")                       # the page, opened now, lists them from the table
     assert all(f'data-finding="{f}"' in body for f in wanted) and 'id="no-alerts"' not in body
     assert w.stop() == 0
+
+
+def _line(finding_id: str) -> str:
+    import json
+
+    return json.dumps({"finding_id": finding_id, "rule_id": "BURN_SKIPPED", "ts": "2026-11-28T20:03:00Z"}) + "\n"
+
+
+def test_a_followed_alerts_file_is_read_again_from_its_start_when_rotated_or_truncated(tmp_path):
+    from pitwatch.console.live import FileFollower
+
+    path = tmp_path / "alerts.jsonl"
+    path.write_text(_line("old"))
+    follower = FileFollower(str(path), from_end=True)
+    assert follower.read() == []                                  # what was there before is not new
+    with open(path, "a") as f:
+        f.write(_line("a") + _line("b")[:20])                     # b's line not complete yet
+    assert [r["finding_id"] for r in follower.read()] == ["a"]
+    with open(path, "a") as f:
+        f.write(_line("b")[20:])
+    assert [r["finding_id"] for r in follower.read()] == ["b"]
+    rotated = tmp_path / "alerts.jsonl.1"
+    path.rename(rotated)
+    path.write_text(_line("c"))                                   # a new file under the name
+    assert [r["finding_id"] for r in follower.read()] == ["c"]
+    path.write_text("")                                           # truncated, then written again
+    assert follower.read() == []
+    with open(path, "a") as f:
+        f.write(_line("d"))
+    assert [r["finding_id"] for r in follower.read()] == ["d"]
+
+
+def test_a_stream_remembers_only_the_newest_keys_it_sent(monkeypatch):
+    from pitwatch.console import live
+
+    monkeypatch.setattr(live, "REMEMBERED", 3)
+    sent = live.Sent(["a", "b"])
+    for k in ("c", "d", "c"):
+        sent.add(k)
+    assert "a" not in sent
+    assert all(k in sent for k in ("b", "c", "d"))
+
+
+def test_the_pages_tail_of_a_file_skips_the_line_it_starts_in_and_reads_the_rest(tmp_path):
+    from pitwatch.console.live import FileFollower
+
+    path = tmp_path / "alerts.jsonl"
+    path.write_text(_line("a") + _line("b") + _line("c"))
+    cut = len(_line("c")) + len(_line("b")) + 5                   # five bytes into a's line
+    assert [r["finding_id"] for r in FileFollower(str(path), from_end=True, tail=cut).read()] == ["b", "c"]
+    whole = len(_line("c")) + len(_line("b"))                     # exactly at b's line's start
+    assert [r["finding_id"] for r in FileFollower(str(path), from_end=True, tail=whole).read()] == ["b", "c"]
