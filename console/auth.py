@@ -53,6 +53,7 @@ MAX_USERS_BYTES = 1 << 20
 SESSION_SECONDS = 8 * 3600              # a shift
 MAX_FAILURES = 5
 FAILURE_WINDOW = 15 * 60.0
+MAX_COUNTED = 10_000                    # names and addresses counted before those past the window are forgotten
 
 _hasher = PasswordHasher()              # argon2id with the library's (RFC 9106) defaults
 
@@ -253,6 +254,9 @@ class LoginLimiter:
 
     def failed(self, name: str, address: str) -> None:
         with self._lock:
+            if len(self._failures) >= MAX_COUNTED:      # many names tried: forget those past the window
+                for k in [k for k in self._failures if not self._recent(k)]:
+                    del self._failures[k]
             for k in (f"user:{name}", f"addr:{address}"):
                 self._recent(k).append(self.clock())
 

@@ -124,8 +124,8 @@ def table_alerts(console: Console, most: int = SHOWN) -> list[dict]:
         cur = con.execute("SELECT * FROM alerts WHERE gaming_day >= ? ORDER BY ts DESC LIMIT ?", [since, most])
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, r)) for r in cur.fetchall()]
-        if "dealers" not in console.extra:     # the roster, read once (as pitwatch watch does)
-            console.extra["dealers"] = {i: n for i, n in con.execute("SELECT id, name FROM seeds_dealers").fetchall() if n}
+        # the roster as this connection has it (a roster imported since the last look shows at once)
+        console.extra["dealers"] = {i: n for i, n in con.execute("SELECT id, name FROM seeds_dealers").fetchall() if n}
     finally:
         con.close()
     return rows

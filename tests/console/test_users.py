@@ -104,3 +104,23 @@ def test_failed_logins_are_limited_per_user_and_per_address():
     assert not limiter.refused("bo", "10.0.0.2")
     now[0] = 61.0                                      # the window has passed
     assert not limiter.refused("ana", "10.0.0.1")
+
+
+def test_the_limiter_forgets_names_past_the_window_when_many_were_tried(monkeypatch):
+    monkeypatch.setattr(auth, "MAX_COUNTED", 4)
+    now = [0.0]
+    limiter = auth.LoginLimiter(limit=1, window=60, clock=lambda: now[0])
+    limiter.failed("ana", "10.0.0.1")                   # two keys: the name and the address
+    now[0] = 61.0
+    limiter.failed("bo", "10.0.0.2")
+    assert len(limiter._failures) == 4
+    limiter.failed("cy", "10.0.0.3")                    # ana's and 10.0.0.1's are past the window: forgotten
+    assert sorted(limiter._failures) == ["addr:10.0.0.2", "addr:10.0.0.3", "user:bo", "user:cy"]
+    assert limiter.refused("bo", "10.9.9.9")            # the recent ones still count
+
+
+@pytest.mark.parametrize("asked, went", [("/health", "/health"), ("/findings/abc?day=2026-11-28", "/findings/abc?day=2026-11-28"),
+                                         ("//evil.example/x", "/live"), ("https://evil.example/", "/live"),
+                                         ("/\\evil.example", "/live"), ("", "/live"), (None, "/live")])
+def test_after_logging_in_only_a_path_of_the_console_is_followed(asked, went):
+    assert auth.safe_next(asked) == went
