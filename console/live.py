@@ -30,6 +30,7 @@ import logging
 import os
 import re
 from typing import Any, AsyncIterator
+from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -169,12 +170,30 @@ class Sent:
 class FileFollower:
     """One alerts file, read from where the last look left it: its complete new lines as alert records."""
 
-    def __init__(self, path: str, from_end: bool = True, tail: int = 0):
+    def __init__(self, path: str, from_end: bool = True, tail: int = 0, resume: tuple[int, int] | None = None):
         self.path = path
         self.ino: int | None = None
         self.offset = 0
         self.partial = b""
-        self._open(from_end, tail)
+        if resume is not None:
+            self._resume(*resume)
+        else:
+            self._open(from_end, tail)
+
+    def _resume(self, ino: int, offset: int) -> None:
+        """Go on where another follower's :meth:`mark` was: the same file not shorter than that, from
+        there; a file replaced or truncated since, from its start (all of it is new)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return
+        self.ino = st.st_ino
+        self.offset = offset if st.st_ino == ino and 0 <= offset <= st.st_size else 0
+
+    def mark(self) -> tuple[int, int]:
+        """Where this follower is: (inode, offset of the first line it has not given whole)."""
+        held = 0 if self.partial.startswith(b"\x00") else len(self.partial)
+        return (self.ino or 0, self.offset - held)
 
     def _open(self, from_end: bool, tail: int = 0) -> None:
         try:
@@ -235,20 +254,40 @@ def parse_line(line: bytes) -> dict | None:
     return rec
 
 
-def recent(console: Console) -> list[dict]:
-    """The page's alerts when it opens: the table's recent ones and the files' tails, newest first."""
+def recent(console: Console) -> tuple[list[dict], str]:
+    """The page's alerts when it opens (the table's recent ones and the files' tails, newest first),
+    and where its stream goes on in the files (:func:`resume_marks`' text): nothing appended
+    between the page and its stream is missed."""
     found: dict[str, dict] = {}
     for rec in table_alerts(console):
         found.setdefault(key_of(rec), rec)
+    marks = []
     for path in console.alerts_files:
-        for rec in FileFollower(path, from_end=True, tail=TAIL_BYTES).read():
+        follower = FileFollower(path, from_end=True, tail=TAIL_BYTES)
+        for rec in follower.read():
             found.setdefault(key_of(rec), rec)
+        marks.append("%d:%d" % follower.mark())
     zoned = zones(console)
     alerts = sorted((shown(console, r, zoned) for r in found.values()), key=lambda a: a["sort"], reverse=True)[:SHOWN]
     cleared = {a["clears"] for a in alerts if a["clears"]}
     for a in alerts:
         a["cleared"] = a["provisional"] and a["finding_id"] in cleared
-    return alerts
+    return alerts, ",".join(marks)
+
+
+def resume_marks(text: str | None, files: int) -> list[tuple[int, int] | None]:
+    """The page's marks (``inode:offset`` per followed file, in order) as the stream reads them from its
+    address; anything else (absent, another count of files, not numbers) is no mark: from the end."""
+    parts = (text or "").split(",") if text else []
+    if len(parts) != files:
+        return [None] * files
+    marks: list[tuple[int, int] | None] = []
+    for part in parts:
+        ino, _, offset = part.partition(":")
+        if not (ino.isdigit() and offset.isdigit()) or len(part) > 48:
+            return [None] * files
+        marks.append((int(ino), int(offset)))
+    return marks
 
 
 # ---------------------------------------------------------------- the endpoints
@@ -257,8 +296,8 @@ def recent(console: Console) -> list[dict]:
 @requires("viewer")
 async def live_page(request: Request) -> Response:
     console = console_of(request)
-    alerts = await run_in_threadpool(recent, console)
-    return render(request, "live.html", alerts=alerts)
+    alerts, marks = await run_in_threadpool(recent, console)
+    return render(request, "live.html", alerts=alerts, events="/live/events?" + urlencode({"files": marks}))
 
 
 def _event(alert: dict) -> bytes:
@@ -267,11 +306,17 @@ def _event(alert: dict) -> bytes:
 
 async def _stream(request: Request) -> AsyncIterator[bytes]:
     console = console_of(request)
-    sent = Sent(key_of(r) for r in await run_in_threadpool(table_alerts, console, STREAM_MOST))
+    marks = resume_marks(request.query_params.get("files"), len(console.alerts_files))
+    followers = [FileFollower(p, from_end=True, resume=m) for p, m in zip(console.alerts_files, marks)]
     version = await run_in_threadpool(table_version, console)
-    followers = [FileFollower(p, from_end=True) for p in console.alerts_files]
+    rows = await run_in_threadpool(table_alerts, console, STREAM_MOST)
     zoned = await run_in_threadpool(zones, console)
+    sent = Sent(key_of(r) for r in rows)
     yield b"retry: 1000\n: following\n\n"
+    # the table's newest again: what was committed between the page and this stream is among them
+    # (the page's script drops an alert it already shows)
+    for rec in reversed(rows[:SHOWN]):
+        yield _event(shown(console, rec, zoned))
     loop = asyncio.get_running_loop()
     last_table = last_word = loop.time()
     while not await request.is_disconnected():

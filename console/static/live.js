@@ -82,7 +82,7 @@
     setTimeout(function () { row.classList.remove("new"); }, 5000);
   }
 
-  var source = new EventSource("/live/events");
+  var source = new EventSource(document.getElementById("live").dataset.events || "/live/events");
   source.addEventListener("open", function () { state.textContent = "following"; state.className = "state on"; });
   source.addEventListener("error", function () { state.textContent = "reconnecting…"; state.className = "state off"; });
   source.addEventListener("alert", function (e) { add(JSON.parse(e.data)); });

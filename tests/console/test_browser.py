@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as seen
 from selenium.webdriver.support.ui import WebDriverWait
@@ -49,7 +50,8 @@ def test_log_in_and_read_runs_and_health_in_the_browser(floor_lake, serve, brows
     assert "pitwatch run" in commands or "run" in commands
     assert "succeeded" in commands
     d.find_element(By.ID, "run-verify").click()
-    WebDriverWait(d, 120).until(lambda drv: "checked " in drv.find_element(By.ID, "verify").text)
+    WebDriverWait(d, 120, ignored_exceptions=[StaleElementReferenceException]).until(   # the page reloads
+        lambda drv: "checked " in drv.find_element(By.ID, "verify").text)
     assert d.find_element(By.CSS_SELECTOR, "#verify .intact").text.startswith("Intact")
     browser.shot("health")
     _only_here(browser, served.url)

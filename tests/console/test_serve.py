@@ -191,3 +191,28 @@ def test_serve_refuses_a_port_in_use_a_lake_without_users_and_a_folder_that_is_n
     (tmp_path / "inbox").mkdir()
     r = pitwatch("serve", "--lake", tmp_path / "inbox", "--users", tmp_path / "nobody.json")
     assert r.returncode == 2 and "is not a pitwatch lake" in r.stderr
+
+
+@pytest.mark.slow
+def test_an_alert_appended_between_the_page_and_its_stream_is_not_missed(small_lake, serve, client, tmp_path):
+    import html
+    import re
+
+    alerts_file = tmp_path / "alerts.jsonl"
+    alerts_file.write_text(json.dumps(_alert("before", "BAC-07", "2026-11-28T20:00:00Z")) + "\n")
+    served = serve(small_lake, "--alerts-file", alerts_file)
+    c = client(served)
+    c.login("vera")
+    _status, _url, body, _ = c.get("/live")
+    assert 'data-finding="before"' in body
+    events = html.unescape(re.search(r'data-events="([^"]+)"', body).group(1))
+    with open(alerts_file, "a") as f:                   # after the page, before its stream opens
+        f.write(json.dumps(_alert("gap", "BAC-07", "2026-11-28T20:01:00Z")) + "\n")
+    cookie = "; ".join(f"{k.name}={k.value}" for k in c.jar)
+    for url, wanted in ((events, ["gap"]), ("/live/events", [])):       # with the page's mark, and without
+        got: list = []
+        stop = threading.Event()
+        threading.Thread(target=_events, args=(served.url + url, cookie, got, stop), daemon=True).start()
+        time.sleep(2.0)
+        stop.set()
+        assert [g["finding_id"] for _, g in got] == wanted
