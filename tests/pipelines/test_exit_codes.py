@@ -66,6 +66,8 @@ TYPOS = {
     "dealers": (["import", "dealers.csv", "--lake", "{lake}"], "--lock-timeuot", "--lock-timeout"),
     "review": (["abc", "--lake", "{lake}"], "--dispostion", "--disposition"),
     "incidents": (["--day", "2026-11-28", "--lake", "{lake}"], "--fromat", "--format"),
+    "serve": (["--lake", "{lake}"], "--prot", "--port"),
+    "users": (["add", "ana", "--role", "viewer", "--lake", "{lake}"], "--password-stidn", "--password-stdin"),
 }
 
 
@@ -108,14 +110,15 @@ def test_a_mistyped_option_of_pitwatch_itself():
 
 # --- every --help ends with the exit codes ----------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(COMMANDS) + ["config show", "dealers import", "dealers show"])
+@pytest.mark.parametrize("name", sorted(COMMANDS) + ["config show", "dealers import", "dealers show", "users add",
+                                                     "users list", "users remove"])
 def test_every_help_lists_every_exit_code(name):
     result = pitwatch(*name.split(), "--help")
     assert result.returncode == 0
     table = result.stdout.split("Exit codes:")[1]
     for code, meaning in exits.TABLE:
         assert f"{code}  {meaning}" in table
-    assert "--config FILE" in result.stdout or name in ("config", "dealers")     # the groups: their commands take it
+    assert "--config FILE" in result.stdout or name in ("config", "dealers", "users")     # the groups: their commands take it
 
 
 # --- 0 and 1 -----------------------------------------------------------------------------------------
