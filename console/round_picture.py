@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from pitwatch.console.times import display_time
+from pitwatch.config import display_time
 from pitwatch.queries.catalog import get_query
 from pitwatch.queries.errors import LakeQueryError
 from pitwatch.queries.lake_views import run_sql
