@@ -29,6 +29,7 @@ COMMANDS = {
     "dealers": "pitwatch.cli.dealers:dealers",
     "review": "pitwatch.cli.review:review",
     "incidents": "pitwatch.cli.incidents:incidents",
+    "report": "pitwatch.cli.report:report",
 }
 
 _SHORT_HELP = {
@@ -47,6 +48,7 @@ _SHORT_HELP = {
     "dealers": "The dealers' roster kept in the lake: import a dealers.csv, show it.",
     "review": "Record a finding's review: confirmed, dismissed or escalated, by whom, why.",
     "incidents": "A day's confirmed and escalated findings as incident records (CSV, JSON).",
+    "report": "The day's compliance report: one self-contained HTML file (and a PDF).",
 }
 
 
