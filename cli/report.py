@@ -50,6 +50,8 @@ Examples:
   pitwatch report --day 2026-11-28 --lake lake --out report-2026-11-28.html
   pitwatch report --day 2026-11-28 --lake lake --out report.html --pdf report.pdf --force
   pitwatch report --day 2026-11-28 --lake lake --out report.html --since 2026-11-27T07:00:00
+  pitwatch report --day 2026-11-28 --lake /data/lake --out /reports/2026-11-28.html \\
+      --verify-since /worm/pitwatch/anchor.jsonl --key /etc/pitwatch/anchor.key
 """)
 @click.option("--day", "day", required=True, metavar="YYYY-MM-DD", help="The gaming day.")
 @lake_option
@@ -61,9 +63,13 @@ Examples:
                    "changed in days already reported. Default: the gaming day's date, midnight UTC.")
 @click.option("--video-pad", type=click.IntRange(0, 3600), default=30, show_default=True, metavar="SECONDS",
               help="Seconds of video before the first and after the last evidence event.")
+@click.option("--verify-since", metavar="FILE",
+              help="Verify only what came after this anchor file's last entry, as pitwatch verify --since "
+                   "(a cost that does not grow with the lake's age); default: the whole lake.")
+@click.option("--key", "key_file", metavar="FILE", help="The anchor's signing key (with --verify-since).")
 @dealers_option
 @user_errors
-def report(day, lake, out, pdf, force, since, video_pad, dealers):
+def report(day, lake, out, pdf, force, since, video_pad, verify_since, key_file, dealers):
     """Write gaming day --day's compliance report as one self-contained HTML
     file: summary tiles (rounds, findings by severity, open against
     reviewed, feed health, what later runs changed), charts (findings by
@@ -79,17 +85,20 @@ def report(day, lake, out, pdf, force, since, video_pad, dealers):
     lake, an --out or --pdf inside the lake: one Error line, exit 2.
     """
     from pitwatch.console import report as day_report
+    from pitwatch.lake import anchor as anchors
     from pitwatch.lake import delta
-    from pitwatch.lake.anchor import outside_the_lake
     from pitwatch.lake.verify import verify
     from pitwatch.queries.lake_views import connect
 
     when = gaming_day(day)
     lake = Lake.at(lake)
+    if key_file and not verify_since:
+        raise UserError("--key goes with --verify-since (it checks the anchor's signatures)")
+    key = anchors.read_key(key_file, lake) if key_file else None
     chromium = None
     for flag, path in (("--out", out), ("--pdf", pdf)):
         if path:
-            outside_the_lake(path, lake, flag, "pitwatch writes the lake's files itself; write the report elsewhere")
+            anchors.outside_the_lake(path, lake, flag, "pitwatch writes the lake's files itself; write the report elsewhere")
             check_out(path, force)
     if pdf:
         if os.path.abspath(pdf) == os.path.abspath(out):
@@ -106,7 +115,7 @@ def report(day, lake, out, pdf, force, since, video_pad, dealers):
             if not day_report.has_day(con, when, timeout=DEFAULT_TIMEOUT):
                 raise UserError(f"--day {when}: the lake holds no event of this gaming day "
                                 f"(pitwatch run --day {when} writes it)")
-            verified = verify(lake).to_dict()
+            verified = verify(lake, key=key, since=verify_since).to_dict()
             built = day_report.build(lake, con, when, verified, since=since, video_pad=video_pad,
                                      timeout=DEFAULT_TIMEOUT)
         finally:

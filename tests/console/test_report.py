@@ -187,3 +187,24 @@ def test_a_pdf_without_chromium_is_refused_before_the_lake_is_read(tmp_path):
                  "--pdf", tmp_path / "r.pdf", env={"PATH": str(tmp_path)})
     assert r.returncode == 2 and "--pdf needs Debian's chromium" in r.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.slow
+def test_verify_since_an_anchor_checks_what_came_after_it_and_says_so(floor, written, tmp_path):
+    from pitwatch.lake import anchor as anchors
+
+    assert "the whole lake." in written and "verify --since" not in written
+    anchor = tmp_path / "anchor.jsonl"
+    entry = anchors.append(str(anchor), Lake.at(floor["lake"]))
+    r = pitwatch("report", "--day", DAY, "--lake", floor["lake"], "--out", tmp_path / "r.html",
+                 "--verify-since", anchor)
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'data-verify="intact"' in text
+    assert f"what came after the anchored run {entry['run_id']} (verify --since)" in text
+
+
+def test_a_key_without_verify_since_is_one_error_line(tmp_path):
+    r = pitwatch("report", "--day", DAY, "--lake", tmp_path / "lake", "--out", tmp_path / "r.html",
+                 "--key", tmp_path / "k")
+    assert r.returncode == 2 and r.stderr == "Error: --key goes with --verify-since (it checks the anchor's signatures)\n"
