@@ -13,7 +13,6 @@ from pitwatch.queries.lake_views import connect
 from tests.queries.lakes import DAY2, RUN_ID, add_reviews, at, build_lake
 
 
-
 def _html(lake: str) -> str:
     from pitwatch.lake.verify import Report
 
