@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import re
 from typing import Any
 
@@ -145,9 +146,11 @@ class RoundPicture:
         return "round-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(key))
 
 
+@functools.cache
 def replay_sql() -> str:
     """``round_replay``'s statement with ``events``, ``rounds`` and ``findings`` bound to the
-    table and the days ``$first_day`` to ``$last_day`` (CTEs of the same names shadow the tables)."""
+    table and the days ``$first_day`` to ``$last_day`` (CTEs of the same names shadow the tables);
+    built once per process (a report pictures many rounds)."""
     sql = get_query("round_replay").sql
     found = _WITH.search(sql)
     if found is None:        # the query's shape is this module's contract: say so, never guess

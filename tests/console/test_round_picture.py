@@ -73,3 +73,16 @@ def test_a_finding_of_another_day_is_refused(con):
 
     with pytest.raises(LakeQueryError, match="no finding f-4 on gaming day 2026-11-27"):
         round_picture.load(con, "BAC-07", "R-1", DAY2 - dt.timedelta(days=1), ZONE, finding_id="f-4")
+
+
+@pytest.mark.parametrize("round_id", ["R-1", "R-2"])
+def test_the_replay_bound_to_the_rounds_days_answers_as_round_replay_does(con, round_id):
+    """Whole rows, in order: binding the tables to three days changes what is read, not the answer."""
+    from pitwatch.queries.catalog import run_query
+    from pitwatch.queries.lake_views import run_sql
+
+    whole = run_query(con, "round_replay", {"table_id": "BAC-07", "round_id": round_id})
+    bound = run_sql(con, round_picture.replay_sql(),
+                    {"table_id": "BAC-07", "round_id": round_id,
+                     "first_day": DAY2 - dt.timedelta(days=1), "last_day": DAY2 + dt.timedelta(days=1)})
+    assert whole.rows and (bound.columns, bound.rows) == (whole.columns, whole.rows)
