@@ -9,11 +9,12 @@ import tempfile
 
 import click
 
-from pitwatch.cli.common import Incomplete, StrictCommand, UserError, lake_option, user_errors
+from pitwatch.cli.common import Incomplete, NotIntact, StrictCommand, UserError, lake_option, user_errors
 from pitwatch.cli.incidents import check_out, gaming_day, write_out
 from pitwatch.cli.render import visible
 from pitwatch.cli.sql import DEFAULT_TIMEOUT, dealers_option, lake_answers
 from pitwatch.lake import Lake
+from pitwatch.wording import plural
 
 CHROMIUM = "chromium"            # Debian's package and command (apt-get install chromium)
 PRINT_TIMEOUT = 180.0            # seconds headless Chromium may take to print the report
@@ -82,7 +83,8 @@ def report(day, lake, out, pdf, force, since, video_pad, verify_since, key_file,
     The file names nothing outside itself (no script, font or picture from
     elsewhere): it opens on a closed network.  --pdf prints it with Debian's
     chromium, headless.  A day the lake does not hold, a folder that is no
-    lake, an --out or --pdf inside the lake: one Error line, exit 2.
+    lake, an --out or --pdf inside the lake: one Error line, exit 2.  A lake
+    verify finds not intact: the report is written, saying so, and exit 5.
     """
     from pitwatch.console import report as day_report
     from pitwatch.lake import anchor as anchors
@@ -126,3 +128,6 @@ def report(day, lake, out, pdf, force, since, video_pad, verify_since, key_file,
         assert chromium is not None
         print_pdf(out, pdf, chromium)
         click.echo(visible(f"wrote {pdf}"), err=True)
+    if not verified["intact"]:      # the report says so; the exit says so too, as pitwatch verify's would
+        raise NotIntact(f"the lake is not intact ({plural(len(verified['problems']), 'problem')}): the report "
+                        "shows them; pitwatch verify names them")

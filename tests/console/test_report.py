@@ -208,3 +208,16 @@ def test_a_key_without_verify_since_is_one_error_line(tmp_path):
     r = pitwatch("report", "--day", DAY, "--lake", tmp_path / "lake", "--out", tmp_path / "r.html",
                  "--key", tmp_path / "k")
     assert r.returncode == 2 and r.stderr == "Error: --key goes with --verify-since (it checks the anchor's signatures)\n"
+
+
+@pytest.mark.slow
+def test_a_lake_not_intact_is_reported_so_and_exits_5(floor, written, tmp_path):
+    assert 'data-verify="intact"' in written
+    lake = tmp_path / "lake"
+    shutil.copytree(floor["lake"], lake)
+    stray = next((lake / "findings").rglob("*.parquet"))
+    shutil.copy(stray, stray.with_name("planted.parquet"))      # a file no run wrote: verify names it
+    r = pitwatch("report", "--day", DAY, "--lake", lake, "--out", tmp_path / "r.html")
+    assert r.returncode == 5 and r.stderr.splitlines()[-1].startswith("Error: the lake is not intact"), r.stderr
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'data-verify="not intact"' in text and "planted.parquet" in text
