@@ -31,6 +31,7 @@ COMMANDS = {
     "incidents": "pitwatch.cli.incidents:incidents",
     "serve": "pitwatch.cli.serve:serve",
     "users": "pitwatch.cli.users:users",
+    "report": "pitwatch.cli.report:report",
 }
 
 _SHORT_HELP = {
@@ -51,6 +52,7 @@ _SHORT_HELP = {
     "incidents": "A day's confirmed and escalated findings as incident records (CSV, JSON).",
     "serve": "The surveillance console: a web application over the lake.",
     "users": "The console's users and their roles (viewer, reviewer, admin).",
+    "report": "The day's compliance report: one self-contained HTML file (and a PDF).",
 }
 
 
