@@ -1,0 +1,1 @@
+"""The surveillance console (``pitwatch serve``) and the daily report (``pitwatch report``)."""
