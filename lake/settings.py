@@ -28,12 +28,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
+from pitwatch.config import check_zone
 from pitwatch.lake import Lake
 from pitwatch.lake import parquet as lake
 from pitwatch.lake.delta_log import LogError
 
 FILE = "settings.json"
 KEYS = ("timezone", "cutoff")
+DISPLAY_KEY = "display_tables"      # {table_id: IANA zone}: the operator's overrides of how times are shown
 
 
 class SettingsMismatch(lake.LakeError):
@@ -179,14 +181,19 @@ def is_lake(lake_path: Lake) -> bool:
             or lake_path.fs.get_file_info(lake_path.path(lock.LOCK_FILE)).type == pafs.FileType.File)
 
 
-def record(lake_path: Lake, config, run_id: str, by: str | None = None) -> None:
+def record(lake_path: Lake, config, run_id: str, by: str | None = None, display: dict | None = None) -> None:
     """Write the lake's settings (atomically: a hidden temporary file moved into place); ``recorded_by``
-    says ``run RUN_ID``, or ``by`` (``pitwatch watch … --create-lake``: a watcher that made the lake)."""
+    says ``run RUN_ID``, or ``by`` (``pitwatch watch … --create-lake``: a watcher that made the lake).
+    ``display``: the tables whose times are shown in another zone than the lake's (``{table_id: zone}``,
+    :func:`display_zones`); none is written when it is empty."""
     from pitwatch import __version__
 
-    body = json.dumps({"timezone": config.timezone, "cutoff": config.cutoff, "recorded_by": by or f"run {run_id}",
-                       "recorded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                       "pitwatch": __version__}, indent=2, sort_keys=True).encode() + b"\n"
+    fields = {"timezone": config.timezone, "cutoff": config.cutoff, "recorded_by": by or f"run {run_id}",
+              "recorded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+              "pitwatch": __version__}
+    if display:
+        fields[DISPLAY_KEY] = {str(t): check_zone(z) for t, z in sorted(display.items())}
+    body = json.dumps(fields, indent=2, sort_keys=True).encode() + b"\n"
     fs, root = lake_path.fs, lake_path.root
     fs.create_dir(root, recursive=True)
     tmp = f"{root}/.{FILE}.tmp"
@@ -201,3 +208,30 @@ def check_and_record(lake_path: Lake, config, run_id: str, rebuilding: bool = Fa
     theirs = check(lake_path, config, rebuilding)
     if not rebuilding and (theirs is None or theirs.get("inferred")):
         record(lake_path, config, run_id)
+
+
+# --- the display zones: how times are shown, never how days are filed ------------------------------
+
+
+def display_zones(lake_path: Lake) -> tuple[str, dict[str, str]]:
+    """The lake's zone (its gaming days' ``timezone``; UTC for a lake never written) and the tables
+    whose times are shown in another (``[display.tables]`` of ``pitwatch.toml``, recorded by the
+    last run).  Read once per command: two small reads (this file, the chain's newest record).
+    A zone in the file this machine does not know is a damaged file (:class:`LakeError`)."""
+    settings = recorded(lake_path)
+    lake_zone = settings["timezone"] if settings else "UTC"
+    tables = (read_file(lake_path) or {}).get(DISPLAY_KEY) or {}
+    if not isinstance(tables, dict):
+        raise lake.LakeError(f"{lake_path}/{FILE} is damaged ({DISPLAY_KEY} is not a table of zones): "
+                             "run pitwatch run again with the pitwatch.toml that names them")
+    try:
+        return check_zone(lake_zone), {str(t): check_zone(z) for t, z in tables.items()}
+    except ValueError as exc:
+        raise lake.LakeError(f"{lake_path}/{FILE} is damaged: {exc}") from None
+
+
+def table_zone(lake_path: Lake, table_id: str) -> str:
+    """The IANA zone ``table_id``'s times are shown in: its override in the lake's settings, else the
+    lake's zone.  For many tables, read :func:`display_zones` once instead."""
+    lake_zone, tables = display_zones(lake_path)
+    return tables.get(table_id, lake_zone)

@@ -59,6 +59,7 @@ import hashlib
 import os
 import stat
 import tomllib
+import zoneinfo
 
 CONFIG_ENV = "PITWATCH_CONFIG"
 SEVERITIES = ("critical", "major", "minor", "info")   # most severe first; the one list, derived everywhere
@@ -70,6 +71,31 @@ MAX_LINES = 1_000_000_000      # max_rejects_in_a_row
 def at_or_above(severity: str) -> tuple[str, ...]:
     """The severities as severe as ``severity`` or more: ``at_or_above("major")`` is critical, major."""
     return SEVERITIES[:SEVERITIES.index(severity) + 1]
+
+
+# --- times shown to people: one zone per table ------------------------------------------------------
+def check_zone(name) -> str:
+    """``name`` when it is an IANA time zone this machine knows (``America/Puerto_Rico``, ``UTC``);
+    ValueError with one line naming it otherwise (a typo must never fall back to UTC)."""
+    if not isinstance(name, str) or not name.strip() or len(name) > 64:
+        raise ValueError(f"a time zone must be an IANA name such as America/Puerto_Rico, got {str(name)[:40]!r}")
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"unknown time zone {name[:40]!r}: give an IANA name such as America/Puerto_Rico "
+                         "or UTC") from None
+    return name
+
+
+def display_time(ts: _dt.datetime, zone: str) -> str:
+    """``ts`` as people read it at a table: ``2026-11-28 17:47:21 AST`` -- the wall clock of the IANA
+    ``zone`` (:func:`check_zone`), to the second (the fraction dropped, never rounded up into the next
+    second), and the zone named by its abbreviation, or by its offset where the zone has none
+    (``-03``).  A naive ``ts`` is UTC, as every time the lake keeps is."""
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=_dt.timezone.utc)
+    local = ts.astimezone(zoneinfo.ZoneInfo(check_zone(zone)))
+    return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()}"
 
 
 # --- small files an operator names: this settings file, the anchor's key, the device registry ---------
