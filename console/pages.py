@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 import duckdb
 
-from pitwatch.config import SEVERITIES
+from pitwatch.config import SEVERITIES, display_time
 from pitwatch.lake import Lake
 from pitwatch.lake import settings as lake_settings
 from pitwatch.lake.reviews import DISPOSITIONS
@@ -54,28 +54,23 @@ class NotFound(LookupError):
 
 @dataclasses.dataclass(frozen=True)
 class Clock:
-    """The display zone of every table: the lake's zone, or a table's own (``table_zone``)."""
+    """The display zone of every table (:func:`pitwatch.lake.settings.display_zones`: the lake's
+    zone, or a table's own from ``pitwatch.toml``), read once per page."""
 
     lake_zone: str
     tables: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(cls, lake: Lake) -> "Clock":
-        """The lake's zone from its settings (UTC for a lake no run has written yet)."""
-        recorded = lake_settings.read_file(lake)
-        return cls(recorded["timezone"] if recorded else "UTC")
+        lake_zone, tables = lake_settings.display_zones(lake)
+        return cls(lake_zone, tables)
 
     def zone(self, table_id: str | None) -> str:
         return self.tables.get(table_id or "", self.lake_zone)
 
     def show(self, ts: _dt.datetime | None, table_id: str | None) -> str:
-        """``2026-11-28 17:47:21 AST``: ``ts`` on the table's clock, to the second, the zone named."""
-        if ts is None:
-            return ""
-        if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=_dt.timezone.utc)
-        local = ts.astimezone(zoneinfo.ZoneInfo(self.zone(table_id)))
-        return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()}"
+        """``2026-11-28 17:47:21 AST``: ``ts`` on the table's clock (:func:`pitwatch.config.display_time`)."""
+        return "" if ts is None else display_time(ts, self.zone(table_id))
 
     def hour(self, ts: _dt.datetime, table_id: str | None) -> int:
         """The hour of the day ``ts`` is in, on the table's clock (the Findings page's hour chart)."""

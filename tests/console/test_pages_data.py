@@ -224,3 +224,8 @@ def test_clock_shows_a_time_to_the_second_with_the_zone_named():
     assert pg.Clock(PUERTO_RICO).show(ts, "BAC-07") == "2026-11-28 17:47:21 AST"
     assert pg.Clock("UTC").show(ts, "BAC-07") == "2026-11-28 21:47:21 UTC"
     assert pg.Clock("UTC", {"BAC-07": PUERTO_RICO}).show(ts, "BAC-08") == "2026-11-28 21:47:21 UTC"
+
+
+def test_clock_of_a_lake_no_run_has_written_is_utc(lake):
+    clock = pages().Clock.of(Lake.at(lake))
+    assert (clock.lake_zone, dict(clock.tables)) == ("UTC", {})
