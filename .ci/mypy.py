@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TYPED = ["pitwatch", "schemas", "rules", "engine", "inputs", "seeds", "cli", "queries", "pipelines", "simulator", "lake"]
+TYPED = ["pitwatch", "schemas", "rules", "engine", "inputs", "seeds", "cli", "queries", "pipelines", "simulator", "lake", "console"]
 STRICT = ["rules", "engine"]
 
 

@@ -29,6 +29,8 @@ COMMANDS = {
     "dealers": "pitwatch.cli.dealers:dealers",
     "review": "pitwatch.cli.review:review",
     "incidents": "pitwatch.cli.incidents:incidents",
+    "serve": "pitwatch.cli.serve:serve",
+    "users": "pitwatch.cli.users:users",
 }
 
 _SHORT_HELP = {
@@ -47,6 +49,8 @@ _SHORT_HELP = {
     "dealers": "The dealers' roster kept in the lake: import a dealers.csv, show it.",
     "review": "Record a finding's review: confirmed, dismissed or escalated, by whom, why.",
     "incidents": "A day's confirmed and escalated findings as incident records (CSV, JSON).",
+    "serve": "The surveillance console: a web application over the lake.",
+    "users": "The console's users and their roles (viewer, reviewer, admin).",
 }
 
 

@@ -7,6 +7,7 @@ ones below it (``tests/test_layers.py`` checks it; docs/layout.md draws it):
 layer                 package (folder)             what it is
 ====================  ===========================  ==============================================
 cli                   ``pitwatch.cli`` (cli/)      the ``pitwatch`` command
+console               ``pitwatch.console``         the web console (``pitwatch serve``), the report
 batch, live, queries  ``pitwatch.pipelines``       the nightly batch (Beam)
                       ``pitwatch.live``            ``pitwatch watch``, the live service
                       ``pitwatch.queries``         the analysts' SQL over the lake

@@ -1,0 +1,115 @@
+"""What every console page shares: the console's state, rendering a template, reading the lake, times.
+
+**Registering a page** (the pattern every page module follows; ``console/live.py`` is one):
+
+1. a module ``console/<page>.py`` with its endpoints, each guarded by
+   :func:`pitwatch.console.auth.requires` (``"viewer"`` to read, ``"reviewer"`` to write a review,
+   ``"admin"``), each answering with :func:`render`, and a list ``ROUTES`` of Starlette ``Route``\\ s
+   with names (``url_for`` in templates);
+2. its template ``console/templates/<page>.html``, which ``{% extends "base.html" %}`` and fills
+   ``{% block content %}`` (and ``{% block scripts %}`` for a script of ``console/static/``);
+3. ``console/app.py`` imports the module and adds its ``ROUTES`` to :data:`pitwatch.console.app.PAGES`;
+   a page of the navigation is also an entry of :data:`NAVIGATION`.
+
+A form posts with ``<input type="hidden" name="csrf_token" value="{{ csrf_token }}">`` and the
+endpoint calls :func:`pitwatch.console.auth.check_csrf` first.
+
+The lake is read only through the analysts' connection (:func:`connect`: pinned tables, no file
+access); a query runs in a worker thread (:func:`query`), never on the event loop.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import zoneinfo
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.templating import Jinja2Templates
+
+from pitwatch.console.auth import LoginLimiter, UsersFile, csrf_token
+from pitwatch.lake import Lake
+from pitwatch.queries import lake_views
+
+#: the navigation of base.html: (label, path)
+NAVIGATION = (("Live", "/live"), ("Findings", "/findings"), ("Dealers & tables", "/dealers"),
+              ("Runs & health", "/health"))
+
+
+@dataclass
+class Console:
+    """The state of one console: its lake, its users, its templates; ``request.app.state.console``."""
+
+    lake: Lake
+    users: UsersFile
+    templates: Jinja2Templates
+    alerts_files: tuple[str, ...] = ()
+    limiter: LoginLimiter = field(default_factory=LoginLimiter)
+    sound: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)     # a page's cache (verify's last result, …)
+
+    def connect(self, tables: set[str] | None = None) -> duckdb.DuckDBPyConnection:
+        """The analysts' connection (:func:`pitwatch.queries.lake_views.connect`), only ``tables`` opened."""
+        return lake_views.connect(self.lake, tables=tables)
+
+
+def console_of(request: Request) -> Console:
+    return request.app.state.console
+
+
+async def query(request: Request, sql: str, params: list | None = None,
+                tables: set[str] | None = None) -> list[dict[str, Any]]:
+    """Rows of one statement over the analysts' connection, as dicts, run off the event loop."""
+    console = console_of(request)
+
+    def run() -> list[dict[str, Any]]:
+        con = console.connect(tables)
+        try:
+            cur = con.execute(sql, params or [])
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row)) for row in cur.fetchall()]
+        finally:
+            con.close()
+
+    return await run_in_threadpool(run)
+
+
+def render(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """A page: ``template`` with the context every page has (the user, the CSRF token, the navigation)."""
+    user = getattr(request.state, "user", None)
+    context.update(user=user, csrf_token=csrf_token(request), navigation=NAVIGATION,
+                   here=request.url.path, sound=console_of(request).sound)
+    return console_of(request).templates.TemplateResponse(request, template, context, status_code=status_code)
+
+
+# ---------------------------------------------------------------- times people read
+
+
+def lake_zone(lake: Lake) -> str:
+    """The lake's time zone (its recorded settings; UTC for a lake no run has written yet)."""
+    from pitwatch.lake import settings as lake_settings
+
+    recorded = lake_settings.recorded(lake)
+    return str(recorded["timezone"]) if recorded and recorded.get("timezone") else "UTC"
+
+
+def shown_time(ts: _dt.datetime | None, zone: str) -> str:
+    """``2026-11-28 17:47:21 AST``: to the second, in ``zone``, the zone named (empty for no time)."""
+    if ts is None:
+        return ""
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=_dt.timezone.utc)
+    local = ts.astimezone(zoneinfo.ZoneInfo(zone))
+    name = local.tzname() or local.strftime("%z")
+    return local.strftime("%Y-%m-%d %H:%M:%S ") + name
+
+
+def zone_of(console: Console, table_id: str | None) -> str:
+    """The zone a table's times are shown in: the lake's zone (read once per console)."""
+    zone = console.extra.get("lake_zone")
+    if zone is None:
+        zone = console.extra["lake_zone"] = lake_zone(console.lake)
+    return str(zone)

@@ -1,0 +1,171 @@
+"""``pitwatch serve`` as a real process over HTTP: logins, roles, CSRF, headers, the event stream, stopping."""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from tests.console.conftest import PEOPLE
+
+
+@pytest.mark.slow
+def test_a_page_needs_a_login_and_the_right_password(small_lake, serve, client):
+    c = client(serve(small_lake))
+    status, url, body, _ = c.get("/health")
+    assert status == 200 and url == "/login?next=/health" and 'id="password"' in body
+    status, url, body, _ = c.login("vera", "not-her-password")
+    assert status == 401 and "wrong user name or password" in body
+    status, url, body, _ = c.get("/health")
+    assert url.startswith("/login")                   # still not logged in
+    status, url, body, _ = c.login("vera")
+    assert status == 200 and url == "/live" and "vera <small>(viewer)</small>" in body
+
+
+@pytest.mark.slow
+def test_failed_logins_are_refused_after_five_even_with_the_right_password_and_logged(small_lake, serve, client):
+    served = serve(small_lake)
+    c = client(served)
+    for _ in range(5):
+        assert c.login("rita", "guess-guess")[0] == 401
+    status, _url, body, _ = c.login("rita")           # the right password, too late
+    assert status == 429 and "too many failed logins" in body
+    assert client(served).login("vera")[0] == 429      # the same address, another user
+    served.stop()
+    assert sum("failed login of 'rita' from 127.0.0.1" in e for e in served.errors) == 5
+    assert any("refused: too many failed logins" in e for e in served.errors)
+
+
+@pytest.mark.slow
+def test_a_form_without_the_sessions_csrf_token_is_refused(small_lake, serve, client):
+    c = client(serve(small_lake))
+    c.get("/login")
+    status, _url, body, _ = c.post("/login", {"name": "vera", "password": PEOPLE["vera"][1]}, token=False)
+    assert status == 403 and "CSRF" in body
+    assert c.get("/live")[1].startswith("/login")     # and no session was opened
+    c.login("adam")
+    status, _url, _body, _ = c.post("/health/verify", {"csrf_token": "forged"}, token=False)
+    assert status == 403
+
+
+@pytest.mark.slow
+def test_a_viewer_may_not_run_verify_and_an_admin_may(small_lake, serve, client):
+    served = serve(small_lake)
+    viewer = client(served)
+    viewer.login("vera")
+    status, _url, body, _ = viewer.get("/health")
+    assert status == 200 and "Run verify now" not in body
+    status, _url, body, _ = viewer.post("/health/verify", {})
+    assert status == 403 and "vera is a viewer" in body
+    admin = client(served)
+    admin.login("adam")
+    status, url, body, _ = admin.post("/health/verify", {})
+    assert status == 200 and url == "/health"
+    assert "checked " in body and "by adam" in body
+
+
+@pytest.mark.slow
+def test_every_answer_forbids_other_hosts_and_framing(small_lake, serve, client):
+    c = client(serve(small_lake))
+    for path in ("/login", "/static/console.css", "/static/live.js"):
+        status, _url, _body, headers = c.get(path)
+        assert status == 200, path
+        assert "default-src 'self'" in headers["content-security-policy"] and headers["x-frame-options"] == "DENY"
+
+
+@pytest.mark.slow
+def test_a_user_removed_or_given_a_new_password_is_logged_out(small_lake, serve, client, tmp_path):
+    from pitwatch.console import auth
+
+    served = serve(small_lake)
+    c = client(served)
+    c.login("vera")
+    assert c.get("/live")[1] == "/live"
+    path = auth.default_users_path(small_lake)
+    try:
+        auth.add_user(path, "vera", "viewer", "a-new-password", replace=True)
+        assert c.get("/live")[1].startswith("/login")
+    finally:
+        auth.add_user(path, "vera", "viewer", PEOPLE["vera"][1], replace=True)
+
+
+def _events(url: str, cookie: str, into: list, stop: threading.Event) -> None:
+    request = urllib.request.Request(url, headers={"Accept": "text/event-stream", "Cookie": cookie})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        for raw in r:
+            if stop.is_set():
+                return
+            line = raw.decode().rstrip("\n")
+            if line.startswith("data: "):
+                into.append((time.monotonic(), json.loads(line[6:])))
+
+
+@pytest.mark.slow
+def test_the_live_stream_sends_an_alert_appended_to_a_followed_file_and_skips_a_line_that_is_none(
+        small_lake, serve, client, tmp_path):
+    alerts_file = tmp_path / "alerts.jsonl"
+    alerts_file.write_text("")
+    served = serve(small_lake, "--alerts-file", alerts_file)
+    c = client(served)
+    c.login("vera")
+    cookie = "; ".join(f"{k.name}={k.value}" for k in c.jar)
+    got: list = []
+    stop = threading.Event()
+    reader = threading.Thread(target=_events, args=(served.url + "/live/events", cookie, got, stop), daemon=True)
+    reader.start()
+    time.sleep(1.0)                 # the stream is open and has taken the file's end
+    alert = {"finding_id": "f-1", "rule_id": "BURN_SKIPPED", "title": "Burn card not burned", "severity": "critical",
+             "table_id": "BAC-07", "seat": 3, "dealer_id": "D-1", "ts": "2026-11-28T20:03:00Z",
+             "evidence_from": "2026-11-28T20:02:10Z", "expected": "a burn", "actual": "a card dealt",
+             "live_only": False}
+    with open(alerts_file, "a") as f:
+        f.write('{"not": "an alert"}\nnot json at all\n')
+        f.write(json.dumps(alert) + "\n")
+        f.flush()
+        written = time.monotonic()
+    end = time.monotonic() + 10
+    while not got and time.monotonic() < end:
+        time.sleep(0.02)
+    stop.set()
+    assert len(got) == 1, got
+    at, shown = got[0]
+    assert at - written < 1.0                   # a liveness bound, not the benchmark's 250 ms
+    assert (shown["finding_id"], shown["severity"], shown["table"], shown["place"]) == \
+        ("f-1", "critical", "BAC-07", "seat 3")
+    assert shown["link"] == "/findings/f-1" and shown["title"] == "Burn card not burned"
+    assert shown["time"].startswith("2026-11-28 ")
+    served.stop()
+    assert sum("a line that is no alert skipped" in e for e in served.errors) == 2
+
+
+@pytest.mark.slow
+def test_the_event_stream_needs_a_login(small_lake, serve):
+    served = serve(small_lake)
+    request = urllib.request.Request(served.url + "/live/events", headers={"Accept": "text/event-stream"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 401
+
+
+@pytest.mark.slow
+def test_sigterm_stops_serve_with_exit_0(small_lake, serve):
+    served = serve(small_lake)
+    assert served.stop() == 0
+    assert any("stopped" in e for e in served.errors)
+
+
+def test_serve_refuses_a_port_in_use_a_lake_without_users_and_a_folder_that_is_no_lake(small_lake, tmp_path, pitwatch):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        r = pitwatch("serve", "--lake", small_lake, "--port", port)
+        assert r.returncode == 2 and r.stderr == f"Error: 127.0.0.1:{port} is in use: give another --port\n"
+    r = pitwatch("serve", "--lake", small_lake, "--users", tmp_path / "nobody.json")
+    assert r.returncode == 2 and "no users in" in r.stderr and "pitwatch users add" in r.stderr
+    (tmp_path / "inbox").mkdir()
+    r = pitwatch("serve", "--lake", tmp_path / "inbox", "--users", tmp_path / "nobody.json")
+    assert r.returncode == 2 and "is not a pitwatch lake" in r.stderr

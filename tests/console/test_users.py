@@ -1,0 +1,106 @@
+"""``pitwatch users``: the console's users file (argon2id hashes, 0600), and the failed-login limit."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from pitwatch.console import auth
+
+
+def test_users_add_keeps_an_argon2_hash_in_a_file_only_its_owner_reads(tmp_path, pitwatch):
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    r = pitwatch("users", "add", "ana", "--role", "reviewer", "--lake", lake, "--password-stdin",
+                 input="correct horse\n")
+    assert r.returncode == 0, r.stderr
+    path = tmp_path / "lake.users.json"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    (row,) = json.loads(path.read_text())["users"]
+    assert row["name"] == "ana" and row["role"] == "reviewer"
+    assert row["password_hash"].startswith("$argon2id$") and "correct horse" not in path.read_text()
+    user = auth.read_users(str(path))["ana"]
+    assert auth.password_matches(user, "correct horse")
+    assert not auth.password_matches(user, "correct horsf")
+
+
+def test_users_add_prompts_twice_for_the_password(tmp_path, pitwatch):
+    r = pitwatch("users", "add", "bo", "--role", "viewer", "--users", tmp_path / "u.json",
+                 input="password-1\npassword-1\n")
+    assert r.returncode == 0, r.stderr
+    assert auth.password_matches(auth.read_users(str(tmp_path / "u.json"))["bo"], "password-1")
+
+
+@pytest.mark.parametrize("args, stdin, said", [
+    (["ana", "--role", "boss"], "long enough\n", "role 'boss': one of viewer, reviewer, admin"),
+    (["ana", "--role", "viewer"], "short\n", "at least 8"),
+    (["../ana", "--role", "viewer"], "long enough\n", "user name '../ana'"),
+    (["ana", "--role", "viewer"], "", "at least 8"),
+])
+def test_users_add_refuses_a_bad_role_name_or_password_with_one_error_line(tmp_path, pitwatch, args, stdin, said):
+    path = tmp_path / "u.json"
+    r = pitwatch("users", "add", *args, "--users", path, "--password-stdin", input=stdin)
+    assert r.returncode == 2
+    assert r.stderr.startswith("Error: ") and said in r.stderr and r.stderr.count("\n") == 1
+    assert not path.exists()
+
+
+def test_users_add_of_an_existing_user_needs_replace(tmp_path, pitwatch):
+    path = tmp_path / "u.json"
+    assert pitwatch("users", "add", "ana", "--role", "viewer", "--users", path, "--password-stdin",
+                    input="first-password\n").returncode == 0
+    before = path.read_bytes()
+    r = pitwatch("users", "add", "ana", "--role", "admin", "--users", path, "--password-stdin", input="second-password\n")
+    assert r.returncode == 2 and "--replace" in r.stderr
+    assert path.read_bytes() == before
+    r = pitwatch("users", "add", "ana", "--role", "admin", "--users", path, "--password-stdin", "--replace",
+                 input="second-password\n")
+    assert r.returncode == 0, r.stderr
+    user = auth.read_users(str(path))["ana"]
+    assert user.role == "admin" and auth.password_matches(user, "second-password")
+
+
+def test_a_users_file_that_is_not_one_is_refused_whole(tmp_path, pitwatch):
+    path = tmp_path / "u.json"
+    path.write_text('{"users": [{"name": "ana", "role": "god", "password_hash": "x"}]}')
+    r = pitwatch("users", "list", "--users", path)
+    assert r.returncode == 2 and "damaged" in r.stderr and "role 'god'" in r.stderr
+    path.write_bytes(b"\xff\xfe not json")
+    r = pitwatch("users", "list", "--users", path)
+    assert r.returncode == 2 and "not a pitwatch users file" in r.stderr
+
+
+def test_users_list_shows_names_and_roles_never_hashes(tmp_path, pitwatch):
+    path = tmp_path / "u.json"
+    auth.add_user(str(path), "ana", "reviewer", "password-a")
+    auth.add_user(str(path), "bo", "viewer", "password-b")
+    r = pitwatch("users", "list", "--users", path)
+    assert r.returncode == 0 and r.stdout == "ana\treviewer\nbo\tviewer\n"
+    r = pitwatch("users", "remove", "bo", "--users", path)
+    assert r.returncode == 0 and list(auth.read_users(str(path))) == ["ana"]
+
+
+def test_the_secret_is_made_once_0600_and_refused_when_others_can_read_it(tmp_path):
+    users = str(tmp_path / "lake.users.json")
+    first = auth.load_secret(users)
+    assert len(first) == 32 and auth.load_secret(users) == first
+    secret = tmp_path / "lake.users.secret"
+    assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
+    os.chmod(secret, 0o644)
+    with pytest.raises(auth.UsersError, match="can be read by others"):
+        auth.load_secret(users)
+
+
+def test_failed_logins_are_limited_per_user_and_per_address():
+    now = [0.0]
+    limiter = auth.LoginLimiter(limit=3, window=60, clock=lambda: now[0])
+    for _ in range(3):
+        assert not limiter.refused("ana", "10.0.0.1")
+        limiter.failed("ana", "10.0.0.1")
+    assert limiter.refused("ana", "10.0.0.2")          # the user, from anywhere
+    assert limiter.refused("bo", "10.0.0.1")           # the address, for anyone
+    assert not limiter.refused("bo", "10.0.0.2")
+    now[0] = 61.0                                      # the window has passed
+    assert not limiter.refused("ana", "10.0.0.1")
