@@ -25,7 +25,7 @@ LAYERS = (
     ("pitwatch.inputs",),
     ("pitwatch.lake",),
     ("pitwatch.pipelines", "pitwatch.live", "pitwatch.queries", "pitwatch.simulator"),
-    ("pitwatch.console",),                                                     # the web console, the report
+    ("pitwatch.console",),                                                     # the console and the report
     ("pitwatch.cli",),
 )
 #: the engine is one layer of three packages that import each other one way: the driver runs the rules
