@@ -20,19 +20,33 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import logging
 import re
 import zoneinfo
 from collections import Counter
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+from urllib.parse import quote
 
 import duckdb
+from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
 
 from pitwatch.config import SEVERITIES, display_time
+from pitwatch.console import charts, round_picture
+from pitwatch.console.auth import check_csrf, requires
+from pitwatch.console.view import Console, console_of, render
 from pitwatch.lake import Lake
 from pitwatch.lake import settings as lake_settings
 from pitwatch.lake.reviews import DISPOSITIONS
 from pitwatch.queries.catalog import date_value, run_query
+from pitwatch.queries.errors import LakeQueryError
 from pitwatch.queries.lake_views import run_sql
+
+log = logging.getLogger("pitwatch.console")
 
 STATUSES = ("open",) + DISPOSITIONS       # a finding's status: open, or its latest review's disposition
 FILTERS = ("day", "table", "game", "rule", "severity", "dealer", "status")
@@ -369,3 +383,186 @@ def add_review(lake: Lake, finding_id: str, form: Mapping[str, str], reviewer: s
     except LakeLocked as exc:
         raise LakeBusy(str(exc)) from None
     return rows[0]
+
+
+# ---------------------------------------------------------------- the pages' endpoints (console/view.py)
+
+def _query(request: Request) -> dict[str, str]:
+    """The query string, each name once (a name given twice is :class:`Refused`: which one counts
+    would be a guess)."""
+    pairs = request.query_params.multi_items()
+    names = [k for k, _ in pairs]
+    twice = sorted({k for k in names if names.count(k) > 1})
+    if twice:
+        raise Refused(f"{twice[0][:40]!r} is given twice in the address")
+    return dict(pairs)
+
+
+async def _answer(request: Request, template: str, build: Callable[[Console, duckdb.DuckDBPyConnection], dict],
+                  tables: set[str] | None = None) -> Response:
+    """Build a page's context off the event loop in one analysts' connection and render it;
+    :class:`NotFound` is a 404 page, :class:`Refused` a 400 page, a lake that cannot be read 503."""
+    console = console_of(request)
+
+    def run() -> dict:
+        con = console.connect(tables)
+        try:
+            return build(console, con)
+        finally:
+            con.close()
+
+    try:
+        context = await run_in_threadpool(run)
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    except Refused as exc:
+        raise HTTPException(400, str(exc)) from None
+    except LakeQueryError as exc:
+        raise HTTPException(503, f"the lake cannot be read: {exc}") from None
+    return render(request, template, **context)
+
+
+def _chart(spec: dict) -> Markup:
+    """A chart's SVG (:func:`pitwatch.console.charts.svg`, drawn offline), as markup the page keeps."""
+    return Markup(charts.svg(spec))
+
+
+def _clock(console: Console) -> Clock:
+    clock = console.extra.get("clock")
+    if not isinstance(clock, Clock):
+        clock = console.extra["clock"] = Clock.of(console.lake)
+    return clock
+
+
+@requires("viewer")
+async def findings_endpoint(request: Request) -> Response:
+    query = _query_or_400(request)
+
+    def build(console: Console, con: duckdb.DuckDBPyConnection) -> dict:
+        chosen = FindingsFilter.of(query, latest_day(con))
+        page = findings_page(con, chosen, _clock(console))
+        return {"page": page, "charts": {
+            "by_rule": _chart(charts.bar("Findings by rule", [{"rule": k, "findings": n} for k, n in page["by_rule"]],
+                                         "rule", "findings")) if page["by_rule"] else None,
+            "by_table": _chart(charts.bar("Findings by table", [{"table": k, "findings": n} for k, n in page["by_table"]],
+                                          "table", "findings")) if page["by_table"] else None,
+            "by_hour": _chart(charts.line("Findings by hour", [{"hour": h, "findings": n} for h, n in page["by_hour"]],
+                                          "hour", "findings")) if page["total"] else None}}
+
+    return await _answer(request, "findings.html", build, {"findings", "runs"})
+
+
+def _finding_context(console: Console, con: duckdb.DuckDBPyConnection, finding_id: str, day: str | None,
+                     user) -> dict:
+    from pitwatch.lake.reviews import reason_codes
+
+    clock = _clock(console)
+    page = finding_page(con, finding_id, day, clock)
+    f = page["finding"]
+    picture = None
+    if f["table_id"] and f["round_id"]:
+        picture = round_picture.load(con, f["table_id"], f["round_id"], f["gaming_day"], clock.zone(f["table_id"]),
+                                     finding_id=f["finding_id"], video_pad=VIDEO_PAD)
+    return {"page": page, "picture": picture, "can_review": user is not None and user.may("reviewer"),
+            "reasons": reason_codes(), "refused": ""}
+
+
+@requires("viewer")
+async def finding_endpoint(request: Request) -> Response:
+    finding_id, query = request.path_params["finding_id"], _query_or_400(request)
+    user = request.state.user
+    return await _answer(request, "finding.html",
+                         lambda console, con: _finding_context(console, con, finding_id, query.get("day"), user))
+
+
+def _query_or_400(request: Request) -> dict[str, str]:
+    try:
+        return _query(request)
+    except Refused as exc:
+        raise HTTPException(400, str(exc)) from None
+
+
+@requires("reviewer")
+async def review_endpoint(request: Request) -> Response:
+    """A reviewer's review from the finding page: CSRF checked, recorded as ``pitwatch review`` does
+    (:func:`add_review`) naming the logged-in user, then back to the finding."""
+    from pitwatch.lake.reviews import ReviewRefused
+
+    form = await request.form()
+    check_csrf(request, form)
+    finding_id, query = request.path_params["finding_id"], _query_or_400(request)
+    day = query.get("day")
+    user = request.state.user
+    console = console_of(request)
+    fields = {k: str(v) for k, v in form.multi_items()}
+    try:
+        row = await run_in_threadpool(add_review, console.lake, finding_id, fields, user.name, log)
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    except ReviewRefused as exc:
+        raise HTTPException(400, f"review refused: {exc}") from None
+    except LakeBusy as exc:
+        raise HTTPException(503, f"the lake is busy, try again: {exc}") from None
+    log.info("console: %s reviewed finding %s: %s", user.name, finding_id, row["disposition"])
+    return RedirectResponse(f"/findings/{quote(finding_id, safe='')}?day={quote(str(day or row['gaming_day']))}",
+                            status_code=303)
+
+
+@requires("viewer")
+async def round_endpoint(request: Request) -> Response:
+    table_id, round_id = request.path_params["table_id"], request.path_params["round_id"]
+    day = _query_or_400(request).get("day")
+
+    def build(console: Console, con: duckdb.DuckDBPyConnection) -> dict:
+        clock = _clock(console)
+        page = round_page(con, table_id, round_id, day, clock)
+        return {"page": page, "picture": round_picture.load(con, table_id, round_id, page["day"], clock.zone(table_id))}
+
+    return await _answer(request, "round.html", build)
+
+
+@requires("viewer")
+async def pack_endpoint(request: Request) -> Response:
+    table_id, pack_id = request.path_params["table_id"], request.path_params["pack_id"]
+    day = _query_or_400(request).get("day")
+    return await _answer(request, "pack.html",
+                         lambda console, con: {"page": pack_page(con, table_id, pack_id, day, _clock(console))})
+
+
+@requires("viewer")
+async def dealers_endpoint(request: Request) -> Response:
+    query = _query_or_400(request)
+    unknown = sorted(set(query) - {"day"})
+    if unknown:
+        raise HTTPException(400, f"no filter {unknown[0][:40]!r} (the page takes day)")
+
+    def build(console: Console, con: duckdb.DuckDBPyConnection) -> dict:
+        page = dealers_tables_page(con, query.get("day"), latest_day(con))
+
+        def trend(rows: list[dict], name: str) -> Markup:
+            return _chart(charts.line(name, [{"day": str(r["day"]), "findings": r["findings"], "rounds": r["rounds"]}
+                                             for r in rows], "day", "findings"))
+
+        return {"page": page, "trend_charts": {
+            "dealers": {k: trend(v, k) for k, v in page["dealer_trends"].items()},
+            "tables": {k: trend(v, k) for k, v in page["table_trends"].items()}}}
+
+    return await _answer(request, "dealers.html", build)
+
+
+async def round_picture_css(request: Request) -> Response:
+    """The round picture's style (``_round_picture_style.html``, the report's) as a stylesheet of
+    this host: the console's Content-Security-Policy allows no inline style."""
+    text = round_picture.environment().get_template("_round_picture_style.html").render()
+    return Response(re.sub(r"</?style>", "", text), media_type="text/css")
+
+
+ROUTES = [
+    Route("/findings", findings_endpoint, name="findings"),
+    Route("/findings/{finding_id}", finding_endpoint, name="finding"),
+    Route("/findings/{finding_id}/reviews", review_endpoint, methods=["POST"], name="finding_review"),
+    Route("/rounds/{table_id}/{round_id}", round_endpoint, name="round"),
+    Route("/packs/{table_id}/{pack_id}", pack_endpoint, name="pack"),
+    Route("/dealers", dealers_endpoint, name="dealers"),
+    Route("/round_picture.css", round_picture_css, name="round_picture_css"),
+]
