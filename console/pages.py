@@ -212,15 +212,19 @@ def findings_page(con: duckdb.DuckDBPyConnection, chosen: FindingsFilter, clock:
     by_rule: Counter[str] = Counter()
     by_table: Counter[str] = Counter()
     by_hour: Counter[int] = Counter()
+    by_hour_table: Counter[tuple[int, str]] = Counter()
     for c in _sql(con, _FINDINGS_COUNTS, params):
+        hour = clock.hour(c["utc_hour"], c["table_id"])
         by_rule[c["rule_id"]] += c["findings"]
         by_table[c["table_id"] or ""] += c["findings"]
-        by_hour[clock.hour(c["utc_hour"], c["table_id"])] += c["findings"]
+        by_hour[hour] += c["findings"]
+        by_hour_table[hour, c["table_id"] or ""] += c["findings"]
     total = sum(by_rule.values())
     return {"filter": chosen, "rows": rows, "total": total, "cut": total > len(rows),
             "by_rule": sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])),
             "by_table": sorted(by_table.items(), key=lambda kv: (-kv[1], kv[0])),
             "by_hour": [(h, by_hour.get(h, 0)) for h in range(24)],
+            "by_hour_table": sorted(by_hour_table.items()),
             "severities": SEVERITIES, "statuses": STATUSES}
 
 
@@ -310,17 +314,25 @@ def pack_page(con: duckdb.DuckDBPyConnection, table_id: str, pack_id: str, day_t
 
 # ---------------------------------------------------------------- Dealers & tables
 
-_TRENDS = """
-SELECT gaming_day, {key} AS id, count(*) AS rounds, sum(coalesce(findings, 0)) AS findings
-FROM rounds
-WHERE gaming_day BETWEEN $from_day AND $to_day AND {key} IS NOT NULL
-GROUP BY ALL ORDER BY id, gaming_day"""
+_TREND_ROUNDS = """
+SELECT gaming_day, {key} AS id, count(*) AS n FROM rounds
+WHERE gaming_day BETWEEN $from_day AND $to_day AND {key} IS NOT NULL GROUP BY ALL"""
+_TREND_FINDINGS = """
+SELECT gaming_day, {key} AS id, count(*) AS n FROM findings
+WHERE gaming_day BETWEEN $from_day AND $to_day AND {key} IS NOT NULL GROUP BY ALL"""
 
 
 def _trend(con, key: str, first: _dt.date, last: _dt.date) -> dict[str, list[dict]]:
+    """Per dealer or table (``key``): its rounds dealt and its findings on each day it has either
+    (a finding about a pack counts too, not only one about a round), oldest first."""
+    days = {"from_day": first, "to_day": last}
+    counts: dict[tuple[str, _dt.date], dict] = {}
+    for what, sql in (("rounds", _TREND_ROUNDS), ("findings", _TREND_FINDINGS)):
+        for r in _sql(con, sql.format(key=key), days):
+            counts.setdefault((r["id"], r["gaming_day"]), {"day": r["gaming_day"], "rounds": 0, "findings": 0})[what] = r["n"]
     out: dict[str, list[dict]] = {}
-    for r in _sql(con, _TRENDS.format(key=key), {"from_day": first, "to_day": last}):
-        out.setdefault(r["id"], []).append({"day": r["gaming_day"], "rounds": r["rounds"], "findings": r["findings"]})
+    for (ident, _day), row in sorted(counts.items()):
+        out.setdefault(ident, []).append(row)
     return out
 
 
@@ -446,8 +458,10 @@ async def findings_endpoint(request: Request) -> Response:
                                          "rule", "findings")) if page["by_rule"] else None,
             "by_table": _chart(charts.bar("Findings by table", [{"table": k, "findings": n} for k, n in page["by_table"]],
                                           "table", "findings")) if page["by_table"] else None,
-            "by_hour": _chart(charts.line("Findings by hour", [{"hour": h, "findings": n} for h, n in page["by_hour"]],
-                                          "hour", "findings")) if page["total"] else None}}
+            "by_hour": _chart(charts.stacked_bar(
+                "Findings by hour of the table's clock",
+                [{"hour": h, "table": t, "findings": n} for (h, t), n in page["by_hour_table"]],
+                "hour", "findings", stack="table", ordinal=True)) if page["total"] else None}}
 
     return await _answer(request, "findings.html", build, {"findings", "runs"})
 
@@ -539,13 +553,13 @@ async def dealers_endpoint(request: Request) -> Response:
     def build(console: Console, con: duckdb.DuckDBPyConnection) -> dict:
         page = dealers_tables_page(con, query.get("day"), latest_day(con))
 
-        def trend(rows: list[dict], name: str) -> Markup:
-            return _chart(charts.line(name, [{"day": str(r["day"]), "findings": r["findings"], "rounds": r["rounds"]}
-                                             for r in rows], "day", "findings"))
+        def trend(trends: dict[str, list[dict]], who: str) -> Markup | None:
+            rows = [{"day": str(r["day"]), who: ident, "findings": r["findings"]}
+                    for ident, days in trends.items() for r in days]
+            return _chart(charts.line(f"Findings per day, by {who}", rows, "day", "findings", series=who)) if rows else None
 
-        return {"page": page, "trend_charts": {
-            "dealers": {k: trend(v, k) for k, v in page["dealer_trends"].items()},
-            "tables": {k: trend(v, k) for k, v in page["table_trends"].items()}}}
+        return {"page": page, "trend_charts": {"dealers": trend(page["dealer_trends"], "dealer"),
+                                               "tables": trend(page["table_trends"], "table")}}
 
     return await _answer(request, "dealers.html", build)
 

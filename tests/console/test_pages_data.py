@@ -206,7 +206,8 @@ def test_dealers_tables_page_answers_as_the_named_queries_over_thirty_days(con):
         columns, rows = run_query(con, name, {**days, **extra})
         assert page[key] == [dict(zip(columns, r)) for r in rows], name
     assert [d["dealer_id"] for d in page["dealers"]] == ["D-1", "D-2", "D-3"]
-    assert [(t["day"], t["rounds"]) for t in page["dealer_trends"]["D-1"]] == [(DAY1, 1), (DAY2, 2)]
+    # a finding about a pack (CUT_PLACEMENT, BURN_SKIPPED: no round) counts on its day too
+    assert [(t["day"], t["rounds"], t["findings"]) for t in page["dealer_trends"]["D-1"]] == [(DAY1, 1, 1), (DAY2, 2, 4)]
     assert [(t["day"], t["rounds"]) for t in page["table_trends"]["TBP-02"]] == [(DAY2, 8)]
 
 

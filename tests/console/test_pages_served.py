@@ -96,15 +96,20 @@ def run_lake(tmp_path_factory):
     return str(lake)
 
 
-def _a_finding(lake: str) -> tuple[str, str]:
+def _a_finding(lake: str, *more: str) -> tuple:
+    """The first finding of the lake: its id and gaming day (text), then its columns ``more`` (a
+    ``round_id`` there is the first round of the finding's pack, for a finding about a pack)."""
     from pitwatch.queries.lake_views import connect
 
     con = connect(Lake.at(lake))
     try:
-        fid, day = con.execute("SELECT finding_id, gaming_day FROM findings ORDER BY ts LIMIT 1").fetchone()
+        more = tuple("coalesce(round_id, (SELECT min(r.round_id) FROM rounds AS r WHERE r.gaming_day = f.gaming_day "
+                     "AND r.table_id = f.table_id AND r.pack_id = f.pack_id))" if c == "round_id" else c for c in more)
+        row = con.execute(f"SELECT finding_id, gaming_day::VARCHAR {''.join(', ' + c for c in more)} "
+                          "FROM findings AS f ORDER BY ts LIMIT 1").fetchone()
     finally:
         con.close()
-    return fid, str(day)
+    return tuple(row)
 
 
 def test_a_reviewer_records_a_review_and_a_viewer_is_refused_with_nothing_written(run_lake, serve, client, tmp_path):
