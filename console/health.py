@@ -1,8 +1,9 @@
 """The Runs & health page: the last runs and their accounting, what the feeds lost, and ``verify``.
 
-* **Runs**: the :data:`RUNS_SHOWN` newest records of the ``runs`` table (every writer: the nightly
-  batch, reviews, the roster, the watchers' alert commits), each with its lines read, accepted,
-  rejected and duplicate, damaged files, findings, status and times (the lake's zone).
+* **Runs**: the :data:`RUNS_SHOWN` newest runs of the ``runs`` table (the nightly batch, reviews,
+  the roster; not the watchers' alert commits), each with its lines read, accepted, rejected and
+  duplicate, damaged files, findings, status and times (the lake's zone), read from the chain's
+  head (:func:`last_runs`).
 * **Feed health** of the last successful batch run's gaming days: the rejects by reason, the
   damaged files (the run's ``damage`` list), and the devices that were silent or unknown (the
   findings ``SHOE_SILENT``, ``UNKNOWN_DEVICE``, ``SEQ_GAP``, ``INPUT_DAMAGED`` of those days), and
@@ -12,7 +13,7 @@
   runs it again from the page (a POST, off the event loop; one at a time).  It is not run on every
   view: it reads the whole chain.
 
-Everything but ``verify`` is read through the analysts' connection.
+Everything but the runs and ``verify`` is read through the analysts' connection.
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pitwatch.console.auth import check_csrf, requires
-from pitwatch.console.view import Console, console_of, render, shown_time, zone_of
+from pitwatch.console.live import recent_days_since
+from pitwatch.console.view import Console, console_of, local_time, render, zones
 
 log = logging.getLogger("pitwatch.console")
 
@@ -46,40 +48,57 @@ def _json(text: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def last_runs(console: Console) -> tuple[list[dict], dict | None]:
+    """The :data:`RUNS_SHOWN` newest runs (each its latest record; the watchers' alert commits left
+    out: they commit every 30 s) and the newest batch run that succeeded, read from the runs chain's
+    head back (:func:`pitwatch.lake.runs.records_newest_first`, as the device registry and the
+    roster are found) and no further than both: a day's records, whatever the lake's age.  The
+    analysts' ``runs`` view would read every record of seven years to sort them."""
+    from pitwatch.lake import runs as lake_runs
+
+    newest: dict[str, dict] = {}
+    batch = None
+    for record in lake_runs.records_newest_first(console.lake, skip_watchers=True):
+        if record["run_id"] not in newest and len(newest) < RUNS_SHOWN:
+            newest[record["run_id"]] = record        # newest first: a run's end before its start
+        if batch is None and record["status"] == "succeeded" and record["gaming_days"] \
+                and record["lines_read"] is not None:
+            batch = record
+        if batch is not None and len(newest) >= RUNS_SHOWN:
+            break
+    return list(newest.values()), batch
+
+
 def health(console: Console) -> dict[str, Any]:
-    """What the page shows, read in one connection."""
-    zone = zone_of(console, None)
-    con = console.connect({"runs", "rejects", "findings", "alerts"})
+    """What the page shows: the runs from the chain's head, the rest through the analysts' connection."""
+    zoned = zones(console)
+    runs, batch = last_runs(console)
+    days = list(batch["gaming_days"]) if batch else []
+    since = recent_days_since(console)
+    con = console.connect({"rejects", "findings", "alerts"})
     try:
         def rows(sql: str, params: list | None = None) -> list[dict]:
             cur = con.execute(sql, params or [])
             names = [d[0] for d in cur.description]
             return [dict(zip(names, r)) for r in cur.fetchall()]
 
-        runs = rows("SELECT run_id, command, status, started, ended, lines_read, accepted, rejected, duplicates, "
-                    "damaged_files, bytes_not_read, damage, findings, findings_by_severity, gaming_days "
-                    "FROM runs ORDER BY started DESC NULLS LAST LIMIT ?", [RUNS_SHOWN])
-        batch = next((r for r in runs if r["status"] == "succeeded" and r["gaming_days"]
-                      and r["lines_read"] is not None), None)
-        days = list(batch["gaming_days"]) if batch else []
         rejects = rows("SELECT reason, count(*) AS n, min(file) AS file FROM rejects WHERE gaming_day IN "
                        "(SELECT unnest(?::DATE[])) GROUP BY reason ORDER BY n DESC, reason", [days]) if days else []
         devices = rows("SELECT rule_id, title, severity, table_id, device_id, count(*) AS n FROM findings "
                        "WHERE gaming_day IN (SELECT unnest(?::DATE[])) AND rule_id IN (SELECT unnest(?::VARCHAR[])) "
                        "GROUP BY ALL ORDER BY rule_id, table_id, device_id",
                        [days, list(FEED_RULES)]) if days else []
-        since = _dt.date.today() - _dt.timedelta(days=2)
         silent = rows("SELECT table_id, device_id, max(ts) AS last_ts, count(*) AS n FROM alerts WHERE gaming_day >= ? "
                       "AND rule_id = 'DEVICE_SILENT' GROUP BY ALL ORDER BY last_ts DESC", [since])
     finally:
         con.close()
     for r in runs:
-        r["started_shown"] = shown_time(r["started"], zone)
-        r["ended_shown"] = shown_time(r["ended"], zone)
+        r["started_shown"] = local_time(r["started"], zoned.lake)
+        r["ended_shown"] = local_time(r["ended"], zoned.lake)
         r["by_severity"] = _json(r["findings_by_severity"])
         r["damage"] = list(r["damage"] or [])
     for s in silent:
-        s["last_shown"] = shown_time(s["last_ts"], zone)
+        s["last_shown"] = local_time(s["last_ts"], zoned.of(s["table_id"]))
     return {"runs": runs, "batch": batch, "days": days, "rejects": rejects, "devices": devices, "silent": silent}
 
 
@@ -90,7 +109,8 @@ async def health_page(request: Request) -> Response:
     checked = console.extra.get(VERIFY_KEY)
     verified = None
     if checked is not None:
-        verified = {**checked, "at_shown": shown_time(checked["at"], zone_of(console, None))}
+        zone = (await run_in_threadpool(zones, console)).lake
+        verified = {**checked, "at_shown": local_time(checked["at"], zone)}
     return render(request, "health.html", verified=verified, verifying=_verify_lock.locked(), **page)
 
 

@@ -23,10 +23,12 @@ the sound on (the Web Audio API: no sound file).
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime as _dt
 import json
 import logging
 import os
+import re
 from typing import Any, AsyncIterator
 
 from starlette.concurrency import run_in_threadpool
@@ -35,13 +37,16 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from pitwatch.console.auth import requires
-from pitwatch.console.view import Console, console_of, render, shown_time, zone_of
+from pitwatch.console.view import Console, Zones, console_of, local_time, local_window, render, zones
 from pitwatch.live import alert_text
+from pitwatch.queries import alerts_view
 
 log = logging.getLogger("pitwatch.console")
 
-RECENT_DAYS = 2             # the gaming days of the alerts table the page reads: today's and yesterday's
+RECENT_DAYS = 2             # the gaming days of the alerts table the page reads: its newest and the one before
 SHOWN = 200                 # the most alerts the page lists
+STREAM_MOST = 100_000       # the most rows of the recent days a stream compares with what it sent
+REMEMBERED = 200_000        # the most keys a stream remembers having sent
 FILE_POLL = 0.1             # seconds between looks at the alerts files
 TABLE_POLL = 1.0            # seconds between looks at the alerts table's version
 KEEPALIVE = 15.0            # seconds between comments on a quiet stream (a proxy keeps it open)
@@ -62,10 +67,11 @@ def key_of(rec: dict) -> str:
     return f"{rec.get('finding_id')}/{rec.get('rule_id')}"
 
 
-def shown(console: Console, rec: dict) -> dict[str, Any]:
-    """An alert record (a row of the table or a line of a file) as the page shows it: every value text."""
+def shown(console: Console, rec: dict, zoned: Zones) -> dict[str, Any]:
+    """An alert record (a row of the table or a line of a file) as the page shows it: every value
+    text, its times in its table's zone."""
     rec = {k: _text(v) if isinstance(v, _dt.datetime) else v for k, v in rec.items()}
-    zone = zone_of(console, rec.get("table_id"))
+    zone = zoned.of(rec.get("table_id"))
     try:
         ts = alert_text.parse_time(str(rec["ts"]))
         start, end = alert_text.video_window(rec, VIDEO_PAD) if rec.get("table_id") else (None, None)
@@ -83,9 +89,9 @@ def shown(console: Console, rec: dict) -> dict[str, Any]:
         "table": alert_text.printable(rec.get("table_id")) or "-",
         "place": alert_text.where(rec),
         "dealer": alert_text.dealer(rec, console.extra.get("dealers")),
-        "time": shown_time(ts, zone),
+        "time": local_time(ts, zone),
         "sort": ts.timestamp() if ts is not None else 0.0,
-        "video": (f"{shown_time(start, zone)} to {shown_time(end, zone)}" if start is not None else ""),
+        "video": local_window(start, end, zone),
         "expected": alert_text.printable(rec.get("expected")),
         "actual": alert_text.printable(rec.get("actual")),
         "provisional": rule_id == PROVISIONAL,
@@ -97,12 +103,25 @@ def shown(console: Console, rec: dict) -> dict[str, Any]:
 # ---------------------------------------------------------------- the sources
 
 
-def table_alerts(console: Console) -> list[dict]:
-    """The alerts table's rows of the recent gaming days (newest first), through the analysts' connection."""
-    since = _dt.date.today() - _dt.timedelta(days=RECENT_DAYS)
+_DAY = re.compile(r"/gaming_day=(\d{4}-\d{2}-\d{2})/")
+
+
+def recent_days_since(console: Console) -> _dt.date:
+    """The first of the alerts table's :data:`RECENT_DAYS` newest gaming days: the newest day a file
+    of its latest version is filed under (the paths its log names; no file opened), not the
+    machine's date, so a floor replayed from the past shows its alerts too."""
+    days = [m.group(1) for m in map(_DAY.search, alerts_view.files(console.lake)) if m]
+    newest = _dt.date.fromisoformat(max(days)) if days else _dt.date.today()
+    return newest - _dt.timedelta(days=RECENT_DAYS - 1)
+
+
+def table_alerts(console: Console, most: int = SHOWN) -> list[dict]:
+    """The alerts table's rows of the recent gaming days (newest first, ``most`` of them), through
+    the analysts' connection."""
+    since = recent_days_since(console)
     con = console.connect({"alerts"})
     try:
-        cur = con.execute("SELECT * FROM alerts WHERE gaming_day >= ? ORDER BY ts DESC LIMIT ?", [since, SHOWN])
+        cur = con.execute("SELECT * FROM alerts WHERE gaming_day >= ? ORDER BY ts DESC LIMIT ?", [since, most])
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, r)) for r in cur.fetchall()]
         if "dealers" not in console.extra:     # the roster, read once (as pitwatch watch does)
@@ -113,9 +132,38 @@ def table_alerts(console: Console) -> list[dict]:
 
 
 def table_version(console: Console) -> int | None:
+    """The alerts table's latest version, looked up at most every :data:`TABLE_POLL` seconds for all the
+    console's streams together (each open Live page asks every second)."""
+    import time
+
     from pitwatch.lake import delta
 
-    return delta.current_version(console.lake, "alerts")
+    cached = console.extra.get("alerts_version")
+    now = time.monotonic()
+    if cached is None or now - cached[0] >= TABLE_POLL:
+        cached = console.extra["alerts_version"] = (now, delta.current_version(console.lake, "alerts"))
+    return cached[1]
+
+
+class Sent:
+    """The keys a stream has sent, the :data:`REMEMBERED` newest: a page left open for months holds no more."""
+
+    def __init__(self, keys=()):
+        self._order: collections.deque[str] = collections.deque()
+        self._keys: set[str] = set()
+        for k in keys:
+            self.add(k)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def add(self, key: str) -> None:
+        if key in self._keys:
+            return
+        self._keys.add(key)
+        self._order.append(key)
+        if len(self._order) > REMEMBERED:
+            self._keys.discard(self._order.popleft())
 
 
 class FileFollower:
@@ -137,8 +185,13 @@ class FileFollower:
         self.ino = st.st_ino
         self.offset = max(0, st.st_size - tail) if from_end else 0
         self.partial = b""
-        if self.offset:             # a tail starts mid-line: the first (partial) line is not read
+        if self.offset and not self._at_line_start():     # mid-line: the rest of that line is not read
             self.partial = b"\x00"
+
+    def _at_line_start(self) -> bool:
+        with open(self.path, "rb") as f:
+            f.seek(self.offset - 1)
+            return f.read(1) == b"\n"
 
     def read(self) -> list[dict]:
         try:
@@ -190,7 +243,8 @@ def recent(console: Console) -> list[dict]:
     for path in console.alerts_files:
         for rec in FileFollower(path, from_end=True, tail=TAIL_BYTES).read():
             found.setdefault(key_of(rec), rec)
-    alerts = sorted((shown(console, r) for r in found.values()), key=lambda a: a["sort"], reverse=True)[:SHOWN]
+    zoned = zones(console)
+    alerts = sorted((shown(console, r, zoned) for r in found.values()), key=lambda a: a["sort"], reverse=True)[:SHOWN]
     cleared = {a["clears"] for a in alerts if a["clears"]}
     for a in alerts:
         a["cleared"] = a["provisional"] and a["finding_id"] in cleared
@@ -213,9 +267,10 @@ def _event(alert: dict) -> bytes:
 
 async def _stream(request: Request) -> AsyncIterator[bytes]:
     console = console_of(request)
-    sent = {key_of(r) for r in await run_in_threadpool(table_alerts, console)}
+    sent = Sent(key_of(r) for r in await run_in_threadpool(table_alerts, console, STREAM_MOST))
     version = await run_in_threadpool(table_version, console)
     followers = [FileFollower(p, from_end=True) for p in console.alerts_files]
+    zoned = await run_in_threadpool(zones, console)
     yield b"retry: 1000\n: following\n\n"
     loop = asyncio.get_running_loop()
     last_table = last_word = loop.time()
@@ -228,13 +283,13 @@ async def _stream(request: Request) -> AsyncIterator[bytes]:
             now = await run_in_threadpool(table_version, console)
             if now != version:
                 version = now
-                new.extend(reversed(await run_in_threadpool(table_alerts, console)))
+                new.extend(reversed(await run_in_threadpool(table_alerts, console, STREAM_MOST)))
         for rec in new:
             k = key_of(rec)
             if k in sent:
                 continue
             sent.add(k)
-            yield _event(shown(console, rec))
+            yield _event(shown(console, rec, zoned))
             last_word = loop.time()
         if loop.time() - last_word >= KEEPALIVE:
             last_word = loop.time()

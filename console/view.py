@@ -20,7 +20,6 @@ access); a query runs in a worker thread (:func:`query`), never on the event loo
 from __future__ import annotations
 
 import datetime as _dt
-import zoneinfo
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
+from pitwatch.config import display_time
 from pitwatch.console.auth import LoginLimiter, UsersFile, csrf_token
 from pitwatch.lake import Lake
 from pitwatch.queries import lake_views
@@ -88,28 +88,33 @@ def render(request: Request, template: str, status_code: int = 200, **context: A
 # ---------------------------------------------------------------- times people read
 
 
-def lake_zone(lake: Lake) -> str:
-    """The lake's time zone (its recorded settings; UTC for a lake no run has written yet)."""
+@dataclass(frozen=True)
+class Zones:
+    """The zones times are shown in: the lake's, and the tables shown in another (``[display.tables]``)."""
+
+    lake: str
+    tables: dict[str, str]
+
+    def of(self, table_id: str | None) -> str:
+        """The IANA zone of ``table_id``'s times (the lake's for a time of no table)."""
+        return self.tables.get(table_id or "", self.lake)
+
+
+def zones(console: Console) -> Zones:
+    """The lake's display zones (:func:`pitwatch.lake.settings.display_zones`), read once per page or stream."""
     from pitwatch.lake import settings as lake_settings
 
-    recorded = lake_settings.recorded(lake)
-    return str(recorded["timezone"]) if recorded and recorded.get("timezone") else "UTC"
+    return Zones(*lake_settings.display_zones(console.lake))
 
 
-def shown_time(ts: _dt.datetime | None, zone: str) -> str:
-    """``2026-11-28 17:47:21 AST``: to the second, in ``zone``, the zone named (empty for no time)."""
-    if ts is None:
+def local_time(ts: _dt.datetime | None, zone: str) -> str:
+    """``2026-11-28 17:47:21 AST`` (:func:`pitwatch.config.display_time`); empty for no time."""
+    return "" if ts is None else display_time(ts, zone)
+
+
+def local_window(start: _dt.datetime | None, end: _dt.datetime | None, zone: str) -> str:
+    """A video window, ``2026-11-28 17:46:51 AST to 17:47:51 AST`` (the date once when it is one day)."""
+    if start is None or end is None:
         return ""
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=_dt.timezone.utc)
-    local = ts.astimezone(zoneinfo.ZoneInfo(zone))
-    name = local.tzname() or local.strftime("%z")
-    return local.strftime("%Y-%m-%d %H:%M:%S ") + name
-
-
-def zone_of(console: Console, table_id: str | None) -> str:
-    """The zone a table's times are shown in: the lake's zone (read once per console)."""
-    zone = console.extra.get("lake_zone")
-    if zone is None:
-        zone = console.extra["lake_zone"] = lake_zone(console.lake)
-    return str(zone)
+    first, last = local_time(start, zone), local_time(end, zone)
+    return f"{first} to {last[11:] if last[:10] == first[:10] else last}"

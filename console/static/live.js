@@ -55,9 +55,9 @@
     sev.appendChild(badge);
     if (a.provisional) { tag(sev, "provisional", "tag"); }
     if (a.clears) { tag(sev, "cleared", "tag"); }
-    cell(row, a.table);
-    cell(row, a.place);
-    cell(row, a.dealer);
+    cell(row, a.table, "table");
+    cell(row, a.place, "place");
+    cell(row, a.dealer, "dealer");
     var what = cell(row, null, "what");
     if (a.link) {
       var link = document.createElement("a");

@@ -9,7 +9,8 @@ import urllib.request
 
 import pytest
 
-from tests.console.conftest import PEOPLE
+from tests.console.conftest import PEOPLE, add_people
+from tests.queries.lakes import build_lake
 
 
 @pytest.mark.slow
@@ -103,12 +104,33 @@ def _events(url: str, cookie: str, into: list, stop: threading.Event) -> None:
                 into.append((time.monotonic(), json.loads(line[6:])))
 
 
+def _alert(finding_id: str, table_id: str, ts: str) -> dict:
+    return {"finding_id": finding_id, "rule_id": "BURN_SKIPPED", "title": "Burn card not burned",
+            "severity": "critical", "table_id": table_id, "seat": 3, "dealer_id": "D-1", "ts": ts,
+            "evidence_from": "2026-11-28T20:02:10Z", "expected": "a burn", "actual": "a card dealt",
+            "live_only": False}
+
+
+@pytest.fixture
+def zoned_lake(tmp_path) -> str:
+    """The hand-built lake (its zone UTC) with BAC-07's times shown in Puerto Rico's (AST, UTC-4)."""
+    from pitwatch.lake import Lake
+    from pitwatch.lake import settings as lake_settings
+    from pitwatch.schemas.decode import GamingDayConfig
+
+    lake = build_lake(str(tmp_path / "lake"))
+    lake_settings.record(Lake.at(lake), GamingDayConfig(timezone="UTC"), "20261129T070000Z-00000000",
+                         display={"BAC-07": "America/Puerto_Rico"})
+    add_people(lake)
+    return lake
+
+
 @pytest.mark.slow
-def test_the_live_stream_sends_an_alert_appended_to_a_followed_file_and_skips_a_line_that_is_none(
-        small_lake, serve, client, tmp_path):
+def test_the_live_stream_sends_an_alert_appended_to_a_followed_file_in_its_tables_time_and_skips_a_line_that_is_none(
+        zoned_lake, serve, client, tmp_path):
     alerts_file = tmp_path / "alerts.jsonl"
     alerts_file.write_text("")
-    served = serve(small_lake, "--alerts-file", alerts_file)
+    served = serve(zoned_lake, "--alerts-file", alerts_file)
     c = client(served)
     c.login("vera")
     cookie = "; ".join(f"{k.name}={k.value}" for k in c.jar)
@@ -117,26 +139,26 @@ def test_the_live_stream_sends_an_alert_appended_to_a_followed_file_and_skips_a_
     reader = threading.Thread(target=_events, args=(served.url + "/live/events", cookie, got, stop), daemon=True)
     reader.start()
     time.sleep(1.0)                 # the stream is open and has taken the file's end
-    alert = {"finding_id": "f-1", "rule_id": "BURN_SKIPPED", "title": "Burn card not burned", "severity": "critical",
-             "table_id": "BAC-07", "seat": 3, "dealer_id": "D-1", "ts": "2026-11-28T20:03:00Z",
-             "evidence_from": "2026-11-28T20:02:10Z", "expected": "a burn", "actual": "a card dealt",
-             "live_only": False}
     with open(alerts_file, "a") as f:
         f.write('{"not": "an alert"}\nnot json at all\n')
-        f.write(json.dumps(alert) + "\n")
+        f.write(json.dumps(_alert("f-1", "BAC-07", "2026-11-28T20:03:00Z")) + "\n")
+        f.write(json.dumps(_alert("f-2", "BAC-08", "2026-11-28T20:04:00Z")) + "\n")
         f.flush()
         written = time.monotonic()
     end = time.monotonic() + 10
-    while not got and time.monotonic() < end:
+    while len(got) < 2 and time.monotonic() < end:
         time.sleep(0.02)
     stop.set()
-    assert len(got) == 1, got
-    at, shown = got[0]
+    assert len(got) == 2, got
+    (at, first), (_, second) = got
     assert at - written < 1.0                   # a liveness bound, not the benchmark's 250 ms
-    assert (shown["finding_id"], shown["severity"], shown["table"], shown["place"]) == \
+    assert (first["finding_id"], first["severity"], first["table"], first["place"]) == \
         ("f-1", "critical", "BAC-07", "seat 3")
-    assert shown["link"] == "/findings/f-1" and shown["title"] == "Burn card not burned"
-    assert shown["time"].startswith("2026-11-28 ")
+    assert first["link"] == "/findings/f-1" and first["title"] == "Burn card not burned"
+    # BAC-07's own zone, to the second and named; the video window's end without its date again
+    assert first["time"] == "2026-11-28 16:03:00 AST"
+    assert first["video"] == "2026-11-28 16:01:40 AST to 16:03:30 AST"
+    assert second["time"] == "2026-11-28 20:04:00 UTC"          # BAC-08: the lake's zone
     served.stop()
     assert sum("a line that is no alert skipped" in e for e in served.errors) == 2
 
