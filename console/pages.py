@@ -371,13 +371,13 @@ def add_review(lake: Lake, finding_id: str, form: Mapping[str, str], reviewer: s
     path: :func:`pitwatch.lake.reviews.check` before the lock, then :func:`~pitwatch.lake.reviews.record`
     under the lake's lock, which checks again): ``reviewer`` is the logged-in user, never a field
     of the form.  A review pitwatch refuses (unknown disposition or reason, a review identical to
-    the latest, a finding not in the lake) is :class:`pitwatch.lake.reviews.ReviewRefused` and
-    nothing is written.  The row written."""
+    the latest, a finding not in the lake, an amount that is no plain decimal) is
+    :class:`pitwatch.lake.reviews.ReviewRefused` and nothing is written.  The row written."""
     from pitwatch.lake.lock import LakeLocked, hold, holder_update, new_holder
-    from pitwatch.lake.reviews import Asked, ReviewRefused, check, record
+    from pitwatch.lake.reviews import Asked, ReviewRefused, amount_of, check, record
 
     finding_id = checked_id(finding_id, "finding")
-    unknown = sorted(set(form) - {"disposition", "reason", "note", "video", "csrf_token"})
+    unknown = sorted(set(form) - {"disposition", "reason", "note", "video", "amount", "csrf_token"})
     if unknown:
         raise ReviewRefused(f"the review form has no field {unknown[0][:40]!r}")
 
@@ -386,7 +386,7 @@ def add_review(lake: Lake, finding_id: str, form: Mapping[str, str], reviewer: s
         return value or None
 
     asked = [Asked(finding_id, given("disposition") or "", reviewer, given("reason"), given("note"), given("video"),
-                   None, where="")]
+                   amount_of(given("amount"), ""))]
     check(lake, asked)           # refused before the lock: a refused review leaves the lake's bytes as they were
     command = f"pitwatch serve (review by {reviewer})"
     try:

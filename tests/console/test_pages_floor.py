@@ -78,17 +78,18 @@ def test_a_reviewer_s_review_is_recorded_naming_the_logged_in_user(floor, tmp_pa
     before = current_version(at)
     for form, says in (({"disposition": "approved"}, "disposition 'approved' is not one of"),
                        ({"disposition": "confirmed", "reason": "NO_SUCH_REASON"}, "is not a reason code"),
-                       ({"disposition": "confirmed", "reviewer": "someone else"}, "has no field 'reviewer'")):
+                       ({"disposition": "confirmed", "reviewer": "someone else"}, "has no field 'reviewer'"),
+                       ({"disposition": "confirmed", "amount": "1e3"}, "amount '1e3' is not a number")):
         with pytest.raises(ReviewRefused, match=says):
             add_review(at, fid, form, "M.Ortiz", log)
         assert current_version(at) == before, "a refused review wrote to the lake"
     row = add_review(at, fid, {"disposition": "confirmed", "reason": "DEALER_ERROR", "note": "seen on video",
-                               "csrf_token": "checked by the page"}, "M.Ortiz", log)
-    assert (row["finding_id"], row["disposition"], row["reviewer"], row["note"]) == (
-        fid, "confirmed", "M.Ortiz", "seen on video")
+                               "amount": "-25", "csrf_token": "checked by the page"}, "M.Ortiz", log)
+    assert (row["finding_id"], row["disposition"], row["reviewer"], row["note"], row["amount"]) == (
+        fid, "confirmed", "M.Ortiz", "seen on video", -25.0)
     with pytest.raises(ReviewRefused, match="already has this review"):
-        add_review(at, fid, {"disposition": "confirmed", "reason": "DEALER_ERROR", "note": "seen on video"},
-                   "M.Ortiz", log)
+        add_review(at, fid, {"disposition": "confirmed", "reason": "DEALER_ERROR", "note": "seen on video",
+                             "amount": "-25.0"}, "M.Ortiz", log)
     con = _connect(lake)
     try:
         page = finding_page(con, fid, str(day), Clock.of(at))
