@@ -168,11 +168,17 @@ def _sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict) -> list[dict]:
     return _rows(run_sql(con, sql, params))
 
 
-def latest_day(con: duckdb.DuckDBPyConnection) -> _dt.date | None:
-    """The last gaming day the last successful run replayed (one record of ``runs``: the chain's head)."""
-    rows = _sql(con, "SELECT max(d) AS day FROM (SELECT unnest(gaming_days) AS d FROM runs "
-                     "WHERE status = 'succeeded' ORDER BY ended DESC LIMIT 1)", {})
-    return rows[0]["day"] if rows else None
+def latest_day(lake: Lake) -> _dt.date | None:
+    """The last gaming day of the newest nightly run that succeeded (None: no run has written the
+    lake), read from the runs chain's head back (:func:`pitwatch.lake.runs.records_newest_first`)
+    only as far as that run: a day's records, whatever the lake's age.  The analysts' ``runs``
+    view would read every record of seven years to sort them."""
+    from pitwatch.lake import runs as lake_runs
+
+    for record in lake_runs.records_newest_first(lake, skip_watchers=True):
+        if record["status"] == "succeeded" and record["gaming_days"] and record["lines_read"] is not None:
+            return max(record["gaming_days"])
+    return None
 
 
 # ---------------------------------------------------------------- Findings
@@ -451,7 +457,7 @@ async def findings_endpoint(request: Request) -> Response:
     query = _query_or_400(request)
 
     def build(console: Console, con: duckdb.DuckDBPyConnection) -> dict:
-        chosen = FindingsFilter.of(query, latest_day(con))
+        chosen = FindingsFilter.of(query, None if query.get("day") else latest_day(console.lake))
         page = findings_page(con, chosen, _clock(console))
         return {"page": page, "charts": {
             "by_rule": _chart(charts.bar("Findings by rule", [{"rule": k, "findings": n} for k, n in page["by_rule"]],
@@ -463,7 +469,7 @@ async def findings_endpoint(request: Request) -> Response:
                 [{"hour": h, "table": t, "findings": n} for (h, t), n in page["by_hour_table"]],
                 "hour", "findings", stack="table", ordinal=True)) if page["total"] else None}}
 
-    return await _answer(request, "findings.html", build, {"findings", "runs"})
+    return await _answer(request, "findings.html", build, {"findings"})
 
 
 def _finding_context(console: Console, con: duckdb.DuckDBPyConnection, finding_id: str, day: str | None,
@@ -551,7 +557,7 @@ async def dealers_endpoint(request: Request) -> Response:
         raise HTTPException(400, f"no filter {unknown[0][:40]!r} (the page takes day)")
 
     def build(console: Console, con: duckdb.DuckDBPyConnection) -> dict:
-        page = dealers_tables_page(con, query.get("day"), latest_day(con))
+        page = dealers_tables_page(con, query.get("day"), latest_day(console.lake) if not query.get("day") else None)
 
         def trend(trends: dict[str, list[dict]], who: str) -> Markup | None:
             rows = [{"day": str(r["day"]), who: ident, "findings": r["findings"]}

@@ -230,3 +230,7 @@ def test_clock_shows_a_time_to_the_second_with_the_zone_named():
 def test_clock_of_a_lake_no_run_has_written_is_utc(lake):
     clock = pages().Clock.of(Lake.at(lake))
     assert (clock.lake_zone, dict(clock.tables)) == ("UTC", {})
+
+
+def test_the_lake_s_last_day_is_none_before_any_run(lake):
+    assert pages().latest_day(Lake.at(lake)) is None        # the hand-built lake: no runs table

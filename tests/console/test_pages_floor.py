@@ -47,7 +47,7 @@ def test_findings_page_lists_the_injected_faults_and_nothing_else(floor):
     assert all(c.matches for c in compare(written, truth).values())
     con = _connect(lake)
     try:
-        day = latest_day(con)
+        day = latest_day(Lake.at(lake))
         clock = Clock.of(Lake.at(lake))
         listed = findings_page(con, FindingsFilter.of({"day": str(day)}, None), clock)
         by_id = {f["finding_id"]: f for f in written}
@@ -68,9 +68,9 @@ def test_a_reviewer_s_review_is_recorded_naming_the_logged_in_user(floor, tmp_pa
 
     _out, lake = floor
     at = Lake.at(lake)
+    day = latest_day(at)
     con = _connect(lake)
     try:
-        day = latest_day(con)
         (fid,), = con.execute("SELECT finding_id FROM findings WHERE gaming_day = $d ORDER BY ts LIMIT 1",
                               {"d": day}).fetchall()
     finally:

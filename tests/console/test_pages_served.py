@@ -121,6 +121,8 @@ def test_a_reviewer_records_a_review_and_a_viewer_is_refused_with_nothing_writte
     fid, day = _a_finding(lake)
     served = serve(lake)
     viewer = logged_in(served, client)
+    status, _url, body, _ = viewer.get("/findings")         # no day: the last night's
+    assert status == 200 and f"Findings of {day}" in body and fid in finding_ids(body)
     viewer.get(f"/findings/{fid}?day={day}")
     status, _url, _body, _ = viewer.post(f"/findings/{fid}/reviews?day={day}", {"disposition": "dismissed"})
     assert status == 403 and current_version(Lake.at(lake)) is None
