@@ -42,7 +42,7 @@ from pitwatch.console.view import Console, console_of, render
 from pitwatch.lake import Lake
 from pitwatch.lake import settings as lake_settings
 from pitwatch.lake.reviews import DISPOSITIONS
-from pitwatch.queries.catalog import date_value, run_query
+from pitwatch.queries.catalog import date_value, get_query, run_query
 from pitwatch.queries.errors import LakeQueryError
 from pitwatch.queries.lake_views import run_sql
 
@@ -255,7 +255,7 @@ def finding_page(con: duckdb.DuckDBPyConnection, finding_id: str, day_text: str 
     video = (evidence[0]["video_from"], evidence[0]["video_to"]) if evidence else (
         (finding.get("evidence_from") or finding["ts"]) - _dt.timedelta(seconds=VIDEO_PAD),
         finding["ts"] + _dt.timedelta(seconds=VIDEO_PAD))
-    replay = round_replay(con, table, finding["round_id"], clock) if table and finding["round_id"] else []
+    replay = round_replay(con, table, finding["round_id"], day, clock) if table and finding["round_id"] else []
     return {"finding": finding, "shown_ts": clock.show(finding["ts"], table), "zone": clock.zone(table),
             "video_from": clock.show(video[0], table), "video_to": clock.show(video[1], table),
             "evidence": evidence, "replay": replay, "reviews": review_history(con, finding_id, clock, table),
@@ -271,9 +271,14 @@ def review_history(con: duckdb.DuckDBPyConnection, finding_id: str, clock: Clock
     return rows
 
 
-def round_replay(con: duckdb.DuckDBPyConnection, table_id: str, round_id: str, clock: Clock) -> list[dict]:
-    """``round_replay``'s rows (both streams in time order, each with the findings citing it)."""
-    rows = _rows(run_query(con, "round_replay", {"table_id": table_id, "round_id": round_id}))
+def round_replay(con: duckdb.DuckDBPyConnection, table_id: str, round_id: str, day: _dt.date,
+                 clock: Clock) -> list[dict]:
+    """``round_replay``'s rows (both streams in time order, each with the findings citing it), read
+    from the round's gaming day and the days either side only (:func:`pitwatch.console.round_picture.replay_sql`),
+    never from the table's whole history."""
+    around = _dt.timedelta(days=round_picture.DAYS_AROUND)
+    rows = _rows(run_sql(con, round_picture.replay_sql(), {
+        "table_id": table_id, "round_id": round_id, "first_day": day - around, "last_day": day + around}))
     for r in rows:
         r["shown_ts"] = clock.show(r["ts"], table_id)
     return rows
@@ -297,22 +302,42 @@ def round_page(con: duckdb.DuckDBPyConnection, table_id: str, round_id: str, day
         f["shown_ts"] = clock.show(f["ts"], table_id)
     return {"round": found[0], "day": day, "zone": clock.zone(table_id),
             "started": clock.show(found[0]["started"], table_id), "ended": clock.show(found[0]["ended"], table_id),
-            "replay": round_replay(con, table_id, round_id, clock), "findings": findings}
+            "replay": round_replay(con, table_id, round_id, day, clock), "findings": findings}
 
 
 # ---------------------------------------------------------------- a pack
 
+_WITH = re.compile(r"^with\s*$", re.M)
+
+
+def _days_bound(name: str, tables: tuple[str, ...]) -> str:
+    """Named query ``name``'s statement with each of ``tables`` bound to ``$table_id`` and the gaming
+    days ``$first_day`` to ``$last_day`` (CTEs of the same names shadow the tables), as
+    :func:`pitwatch.console.round_picture.replay_sql` binds ``round_replay``: the query reads a
+    few days' files, not the table's whole history."""
+    sql = get_query(name).sql
+    found = _WITH.search(sql)
+    if found is None:        # the query's shape is this module's contract: say so, never guess
+        raise LakeQueryError(f"queries/{name}.sql no longer begins its statement with a 'with' line")
+    bound = "".join(f"{t} as (select * from {t} where gaming_day between $first_day and $last_day "
+                    f"and table_id = $table_id),\n" for t in tables)
+    return sql[:found.start()] + "with\n" + bound + sql[found.end():].lstrip("\n")
+
+
 def pack_page(con: duckdb.DuckDBPyConnection, table_id: str, pack_id: str, day_text: str | None,
               clock: Clock) -> dict:
     """A pack's custody from shuffle to stub (``pack_custody``: shuffle, cut, cutting card, burns,
-    rounds, stub counts, findings, then its summary row) and its ``packs`` row of that day."""
+    rounds, stub counts, findings, then its summary row), read from the pack's gaming day and the
+    days either side, and its ``packs`` row of that day."""
     table_id, pack_id = checked_id(table_id, "table"), checked_id(pack_id, "pack")
     day = checked_day(day_text)
     found = _sql(con, "SELECT * FROM packs WHERE gaming_day = $day AND table_id = $table AND pack_id = $pack "
                       "ORDER BY pack_use", {"day": day, "table": table_id, "pack": pack_id})
     if not found:
         raise NotFound(f"no pack {pack_id} of table {table_id} on gaming day {day}")
-    custody = _rows(run_query(con, "pack_custody", {"table_id": table_id, "pack_id": pack_id}))
+    around = _dt.timedelta(days=round_picture.DAYS_AROUND)
+    custody = _rows(run_sql(con, _days_bound("pack_custody", ("events", "rounds", "packs", "findings")), {
+        "table_id": table_id, "pack_id": pack_id, "first_day": day - around, "last_day": day + around}))
     for r in custody:
         r["shown_ts"] = clock.show(r.get("ts"), table_id)
     return {"pack": found[0], "day": day, "zone": clock.zone(table_id), "custody": custody}

@@ -234,3 +234,20 @@ def test_clock_of_a_lake_no_run_has_written_is_utc(lake):
 
 def test_the_lake_s_last_day_is_none_before_any_run(lake):
     assert pages().latest_day(Lake.at(lake)) is None        # the hand-built lake: no runs table
+
+
+def test_a_round_s_replay_reads_its_day_and_the_days_either_side_only(con):
+    pg = pages()
+    near = pg.round_replay(con, "BAC-07", "R-1", DAY2 + dt.timedelta(days=1), utc_clock())
+    far = pg.round_replay(con, "BAC-07", "R-1", DAY2 + dt.timedelta(days=2), utc_clock())
+    assert len(near) == 12 and near[0]["type"] == "round_started" and far == []
+
+
+def test_a_pack_s_custody_reads_its_day_and_the_days_either_side_only(con):
+    from pitwatch.queries.lake_views import run_sql
+
+    sql = pages()._days_bound("pack_custody", ("events", "rounds", "packs", "findings"))
+    args = {"table_id": "BAC-07", "pack_id": "P-1"}
+    near = run_sql(con, sql, {**args, "first_day": DAY2, "last_day": DAY2}).rows
+    far = run_sql(con, sql, {**args, "first_day": DAY2 + dt.timedelta(days=1), "last_day": DAY2 + dt.timedelta(days=3)}).rows
+    assert len(near) == 16 and all(r[1] == "summary" for r in far)
