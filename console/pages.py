@@ -236,16 +236,29 @@ def findings_page(con: duckdb.DuckDBPyConnection, chosen: FindingsFilter, clock:
 
 # ---------------------------------------------------------------- a finding, its round
 
-def finding_page(con: duckdb.DuckDBPyConnection, finding_id: str, day_text: str | None, clock: Clock) -> dict:
+RECENT_DAYS = 3       # a finding linked without its day (the Live page's alerts) is looked for in the lake's last days
+
+
+def finding_page(con: duckdb.DuckDBPyConnection, finding_id: str, day_text: str | None, clock: Clock,
+                 latest: _dt.date | None = None) -> dict:
     """One finding of the day ``day_text``: its row, its evidence events (file, line) and video
     window (``findings_evidence``), its round replayed (``round_replay``) and its reviews, oldest
-    first.  An id that is not a finding's, or no finding of that day: :class:`NotFound`."""
+    first.  No day (a live alert's link): the finding is looked for in the :data:`RECENT_DAYS`
+    gaming days up to ``latest`` (the lake's last), never in the lake's whole history.  An id that
+    is not a finding's, or no finding of those days: :class:`NotFound`."""
     finding_id = checked_id(finding_id, "finding")
-    day = checked_day(day_text)
+    if day_text or latest is None:
+        first = last = checked_day(day_text)
+        where = f"on gaming day {last}"
+    else:
+        first, last = latest - _dt.timedelta(days=RECENT_DAYS - 1), latest
+        where = f"in the gaming days {first} to {last} (give the day: ?day=YYYY-MM-DD)"
     found = _sql(con, "SELECT *, (SELECT name FROM seeds_dealers WHERE id = f.dealer_id) AS dealer_name "
-                      "FROM findings AS f WHERE gaming_day = $day AND finding_id = $id", {"day": day, "id": finding_id})
+                      "FROM findings AS f WHERE gaming_day BETWEEN $first AND $last AND finding_id = $id "
+                      "ORDER BY gaming_day DESC", {"first": first, "last": last, "id": finding_id})
     if not found:
-        raise NotFound(f"no finding {finding_id} on gaming day {day}")
+        raise NotFound(f"no finding {finding_id} {where}")
+    day = found[0]["gaming_day"]
     finding = found[0]
     table = finding["table_id"]
     evidence = [r for r in _rows(run_query(con, "findings_evidence", {
@@ -502,7 +515,7 @@ def _finding_context(console: Console, con: duckdb.DuckDBPyConnection, finding_i
     from pitwatch.lake.reviews import reason_codes
 
     clock = _clock(console)
-    page = finding_page(con, finding_id, day, clock)
+    page = finding_page(con, finding_id, day, clock, None if day else latest_day(console.lake))
     f = page["finding"]
     picture = None
     if f["table_id"] and f["round_id"]:

@@ -251,3 +251,12 @@ def test_a_pack_s_custody_reads_its_day_and_the_days_either_side_only(con):
     near = run_sql(con, sql, {**args, "first_day": DAY2, "last_day": DAY2}).rows
     far = run_sql(con, sql, {**args, "first_day": DAY2 + dt.timedelta(days=1), "last_day": DAY2 + dt.timedelta(days=3)}).rows
     assert len(near) == 16 and all(r[1] == "summary" for r in far)
+
+
+def test_a_finding_linked_without_its_day_is_found_in_the_lake_s_last_days_only(con):
+    pg = pages()
+    assert pg.finding_page(con, "f-4", None, utc_clock(), latest=DAY2 + dt.timedelta(days=2))["finding"]["gaming_day"] == DAY2
+    with pytest.raises(pg.NotFound, match=r"no finding f-4 in the gaming days 2026-11-29 to 2026-12-01 \(give the day"):
+        pg.finding_page(con, "f-4", None, utc_clock(), latest=DAY2 + dt.timedelta(days=3))
+    with pytest.raises(pg.Refused):          # no day and no run yet: nothing to look in
+        pg.finding_page(con, "f-4", None, utc_clock())

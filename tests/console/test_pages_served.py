@@ -123,6 +123,8 @@ def test_a_reviewer_records_a_review_and_a_viewer_is_refused_with_nothing_writte
     viewer = logged_in(served, client)
     status, _url, body, _ = viewer.get("/findings")         # no day: the last night's
     assert status == 200 and f"Findings of {day}" in body and fid in finding_ids(body)
+    status, _url, body, _ = viewer.get(f"/findings/{fid}")  # as the Live page links it: no day
+    assert status == 200 and f"<dd>{day}</dd>" in body
     viewer.get(f"/findings/{fid}?day={day}")
     status, _url, _body, _ = viewer.post(f"/findings/{fid}/reviews?day={day}", {"disposition": "dismissed"})
     assert status == 403 and current_version(Lake.at(lake)) is None
