@@ -4,8 +4,6 @@ from __future__ import annotations
 import csv
 import io
 import logging
-import math
-import re
 
 import click
 
@@ -24,22 +22,14 @@ BATCH_COLUMNS = ("finding_id", "disposition", "by", "reason", "note", "video", "
 MAX_BATCH_BYTES = 16 << 20
 
 
-# an amount as people write it in a report: an optional sign, ASCII digits, an optional fraction.
-# float() alone also takes '١٢' (Arabic-Indic digits), '1_000', '1e3', 'nan' and 'inf'.
-_PLAIN_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?\Z", re.A)
-
-
 def _amount(text: str | None, where: str) -> float | None:
-    """``--amount`` (or a batch row's): a plain ASCII decimal (``-25``, ``12.50``), else one ``Error:`` line."""
-    if text is None or text.strip() == "":
-        return None
-    if not _PLAIN_DECIMAL.match(text.strip()):
-        raise UserError(f"{where}amount {text!r} is not a number (write it with ASCII digits: "
-                        "an optional sign, digits, an optional fraction, e.g. -25 or 12.50)")
-    value = float(text)
-    if not math.isfinite(value):
-        raise UserError(f"{where}amount {text!r} is not a finite number")
-    return value
+    """``--amount`` (or a batch row's): :func:`pitwatch.lake.reviews.amount_of`, else one ``Error:`` line."""
+    from pitwatch.lake.reviews import ReviewRefused, amount_of
+
+    try:
+        return amount_of(text, where)
+    except ReviewRefused as exc:
+        raise UserError(str(exc)) from None
 
 
 def _blank_is_none(text: str | None) -> str | None:

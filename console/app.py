@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pitwatch.console import auth, health, live
+from pitwatch.console import auth, health, live, pages
 from pitwatch.console.view import Console, render
 from pitwatch.lake import Lake
 
@@ -114,7 +114,7 @@ AUTH_ROUTES = [
 ]
 
 #: the pages' routes, module by module (console/view.py: how to add a page)
-PAGES = [*live.ROUTES, *health.ROUTES]
+PAGES = [*live.ROUTES, *health.ROUTES, *pages.ROUTES]
 
 
 def templates() -> Jinja2Templates:

@@ -44,6 +44,7 @@ import dataclasses
 import datetime as _dt
 import json
 import math
+import re
 
 import pyarrow as pa
 
@@ -88,6 +89,26 @@ class Asked:
 
     def compared(self) -> tuple:
         return tuple(getattr(self, k) for k in SAME_REVIEW)
+
+
+# an amount as people write it in a report: an optional sign, ASCII digits, an optional fraction.
+# float() alone also takes '١٢' (Arabic-Indic digits), '1_000', '1e3', 'nan' and 'inf'.
+_PLAIN_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?\Z", re.A)
+
+
+def amount_of(text: str | None, where: str) -> float | None:
+    """A review's amount as typed (``pitwatch review --amount``, a batch row's, the console's form):
+    a plain ASCII decimal (``-25``, ``12.50``), None for none, else :class:`ReviewRefused` naming
+    ``where`` (``--``, ``line 3: ``)."""
+    if text is None or text.strip() == "":
+        return None
+    if not _PLAIN_DECIMAL.match(text.strip()):
+        raise ReviewRefused(f"{where}amount {text!r} is not a number (write it with ASCII digits: "
+                            "an optional sign, digits, an optional fraction, e.g. -25 or 12.50)")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ReviewRefused(f"{where}amount {text!r} is not a finite number")
+    return value
 
 
 def reason_codes() -> list[str]:
