@@ -68,6 +68,7 @@ TYPOS = {
     "incidents": (["--day", "2026-11-28", "--lake", "{lake}"], "--fromat", "--format"),
     "serve": (["--lake", "{lake}"], "--prot", "--port"),
     "users": (["add", "ana", "--role", "viewer", "--lake", "{lake}"], "--password-stidn", "--password-stdin"),
+    "report": (["--day", "2026-11-28", "--lake", "{lake}", "--out", "{lake}/r.html"], "--froce", "--force"),
 }
 
 
