@@ -1,8 +1,10 @@
 """``pitwatch demo``: simulate a small gaming day, run the batch on it, show the findings, and close
 the loop an analyst closes: review two findings, list what is still open, one dealer's scorecard and
-the floor's hold against theory, then verify the lake."""
+the floor's hold against theory, verify the lake, write the day's compliance report beside it and
+say how to open the console (``pitwatch serve``) as a demo user."""
 from __future__ import annotations
 
+import secrets
 import shlex
 import shutil
 import time
@@ -15,8 +17,9 @@ from pitwatch.cli.render import render
 from pitwatch.lake import Lake
 from pitwatch.wording import plural
 
-STEPS = 9
+STEPS = 10
 ANALYST = "M.Ortiz"       # the demo's reviewer (--by)
+CONSOLE_USER = "demo"      # the console user the demo creates (a reviewer), its password drawn at random
 
 
 def _step(n: int, text: str) -> None:
@@ -85,12 +88,15 @@ def demo(ctx, out, hours, faults, hold_skew, seed):
     findings (one confirmed, one dismissed), list the findings still open,
     show one dealer's scorecard and the floor's hold against theory, and end
     with pitwatch verify (the lake's hash chain and files, the reviews
-    included: exit 5 if it is not intact).  Every step after the batch is
-    printed as the pitwatch command it runs.
+    included: exit 5 if it is not intact), the day's compliance report
+    (OUT/report-DAY.html) and the pitwatch serve command to open the console,
+    with a demo user (a reviewer, its password drawn at random and printed).
+    Every step after the batch is printed as the pitwatch command it runs.
     """
     setup_logging(quiet=True)
     from pitwatch.cli.dealers import dealers
     from pitwatch.cli.query import query
+    from pitwatch.cli.report import report as report_command
     from pitwatch.cli.review import review
     from pitwatch.config import SEVERITIES
     from pitwatch.inputs.devices import load_registry
@@ -162,11 +168,6 @@ def demo(ctx, out, hours, faults, hold_skew, seed):
     _step(8, "the floor's hold against theory per table and dealer, the most improbable first (z):")
     as_typed(ctx, query, "query", ["hold", "--lake", str(lake), "--param", f"from_day={first}",
                                    "--param", f"to_day={last}", "--limit", "8"])
-    click.echo(f"\nDone in {time.perf_counter() - began:.0f} s. Explore the lake:\n"
-               f"  pitwatch query review_log --lake {lake}\n"
-               f"  pitwatch incidents --day {last} --lake {lake}\n"
-               f"  pitwatch query findings_by_rule --lake {lake} --param from_day={first} --param to_day={last}\n"
-               f"  pitwatch sql \"select rule_id, table_id, round_id, actual from findings limit 10\" --lake {lake}")
     _step(9, f"checking the evidence, the reviews included: pitwatch verify --lake {lake}")
     from pitwatch.cli.verify import render as render_verify
     from pitwatch.lake.verify import verify
@@ -177,3 +178,19 @@ def demo(ctx, out, hours, faults, hold_skew, seed):
         from pitwatch.cli.exits import NOT_INTACT
 
         raise SystemExit(NOT_INTACT)
+    _step(10, "the day's compliance report, one self-contained HTML file to hand over:")
+    as_typed(ctx, report_command, "report", ["--day", last, "--lake", str(lake), "--out",
+                                             str(out / f"report-{last}.html")])
+    from pitwatch.console.auth import add_user, default_users_path
+
+    password = secrets.token_urlsafe(12)
+    users = default_users_path(str(lake))      # beside the lake, where pitwatch serve looks (as given: demo/lake.users.json)
+    add_user(users, CONSOLE_USER, "reviewer", password)
+    click.echo(f"\nDone in {time.perf_counter() - began:.0f} s. Open the console (a reviewer, user "
+               f"{CONSOLE_USER}, password {password}; its users are in {users}):\n"
+               f"  pitwatch serve --lake {lake}        # then http://127.0.0.1:8470\n"
+               f"Explore the lake:\n"
+               f"  pitwatch query review_log --lake {lake}\n"
+               f"  pitwatch incidents --day {last} --lake {lake}\n"
+               f"  pitwatch query findings_by_rule --lake {lake} --param from_day={first} --param to_day={last}\n"
+               f"  pitwatch sql \"select rule_id, table_id, round_id, actual from findings limit 10\" --lake {lake}")

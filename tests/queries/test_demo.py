@@ -1,6 +1,8 @@
 """``pitwatch demo`` ends as an analyst would (issue 42, deliverable 7): it keeps the floor's roster
 in the lake, reviews two findings through ``pitwatch review``, prints ``open_findings``, one
-dealer's ``dealer_scorecard`` and the floor's ``hold``, and verifies the lake last.  Each step's
+dealer's ``dealer_scorecard`` and the floor's ``hold``, and verifies the lake; then (issue 43,
+deliverable 6) it writes the day's report beside the lake and prints ``pitwatch serve`` with a demo
+user.  Each step's
 output is checked against the lake it left and the simulator's ground truth.  Slow: the demo runs
 the batch."""
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shlex
 
 import pytest
@@ -30,8 +33,8 @@ def rows(cwd, *args) -> list[dict]:
 
 
 def step(stdout: str, n: int) -> str:
-    """The output of step n/9 of the demo, up to the next step."""
-    return stdout.split(f"\n{n}/9 ", 1)[1].split(f"\n{n + 1}/9 ", 1)[0]
+    """The output of step n/10 of the demo, up to the next step."""
+    return stdout.split(f"\n{n}/10 ", 1)[1].split(f"\n{n + 1}/10 ", 1)[0]
 
 
 def typed(text: str) -> list[list[str]]:
@@ -39,17 +42,42 @@ def typed(text: str) -> list[list[str]]:
     return [shlex.split(line.strip()[2:])[1:] for line in text.splitlines() if line.strip().startswith("$ pitwatch ")]
 
 
-def test_the_demo_s_steps_are_numbered_and_verify_is_the_last(demo_run):
+def test_the_demo_s_steps_are_numbered_and_verify_comes_before_the_report(demo_run):
     _, result = demo_run
     out = result.stdout
-    assert out.startswith("1/9 simulating ")
+    assert out.startswith("1/10 simulating ")
     assert [line.split(" ", 1)[0] for line in out.splitlines() if line[:2].rstrip("/").isdigit()
-            and line[1:3] == "/9"] == [f"{n}/9" for n in range(1, 10)]
-    last = out.split("\n9/9 ", 1)[1]
-    assert last.startswith(f"checking the evidence, the reviews included: pitwatch verify --lake {LAKE}\n")
-    assert f"lake {LAKE}: intact" in last
+            and "/10 " in line[:6]] == [f"{n}/10" for n in range(1, 11)]
+    verified = step(out, 9)
+    assert verified.startswith(f"checking the evidence, the reviews included: pitwatch verify --lake {LAKE}\n")
+    assert f"lake {LAKE}: intact" in verified
     table = step(out, 4).split("-----\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(table) > 20 and all(line.split()[-1] == "yes" for line in table)   # the batch found the truth
+
+
+def test_the_demo_writes_the_day_s_report_beside_the_lake(demo_run):
+    cwd, result = demo_run
+    (command,) = typed(step(result.stdout, 10))
+    assert command == ["report", "--day", "2026-11-28", "--lake", LAKE, "--out", "demo/report-2026-11-28.html"]
+    page = (cwd / "demo/report-2026-11-28.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "2026-11-28" in page and "<svg" in page
+    # self-contained: nothing is fetched from anywhere (src/href only to #… or data:)
+    refs = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", page)
+    assert all(r.startswith(("#", "data:")) for r in refs), [r for r in refs if not r.startswith(("#", "data:"))]
+
+
+def test_the_demo_prints_the_console_command_with_a_user_who_can_log_in(demo_run):
+    from pitwatch.console.auth import password_matches, read_users
+
+    cwd, result = demo_run
+    said = re.search(r"user demo, password (\S+); its users are in (\S+)\):\n  pitwatch serve --lake (\S+) ",
+                     result.stdout)
+    assert said is not None, result.stdout[-800:]
+    password, users, lake = said.groups()
+    assert lake == LAKE and users == "demo/lake.users.json"
+    user = read_users(str(cwd / users))["demo"]
+    assert user.role == "reviewer" and password_matches(user, password)
+    assert not password_matches(user, password + "x")
 
 
 def test_the_roster_is_kept_in_the_lake_so_names_show_without_dealers(demo_run):
@@ -134,7 +162,7 @@ def test_the_hold_table_shows_the_skewed_dealer_beyond_chance_and_no_other(demo_
 
 def test_a_demo_without_faults_reviews_nothing_and_no_dealer_stands_out(tmp_path):
     """The must-not of the above: with no procedure fault and no HOLD_SKEW there is nothing to review
-    (the demo says so, and writes no review) and no dealer's hold beyond chance; verify stays last."""
+    (the demo says so, and writes no review) and no dealer's hold beyond chance; the lake is intact."""
     result = pitwatch(tmp_path, "demo", "--faults", "0", "--hold-skew", "0", "--hours", "0.5")
     assert result.returncode == 0, result.stderr
     assert "nothing to review" in step(result.stdout, 5) and typed(step(result.stdout, 5)) == []
@@ -143,4 +171,4 @@ def test_a_demo_without_faults_reviews_nothing_and_no_dealer_stands_out(tmp_path
     hold = [r for r in rows(tmp_path, "query", "hold", "--param", "from_day=2026-11-28", "--param",
                             "to_day=2026-11-28") if r["z"] != ""]
     assert len(hold) >= 4 and all(abs(float(r["z"])) <= threshold(len(hold)) for r in hold)
-    assert f"lake {LAKE}: intact" in result.stdout.split("\n9/9 ", 1)[1]
+    assert f"lake {LAKE}: intact" in step(result.stdout, 9)
