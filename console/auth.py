@@ -17,8 +17,9 @@
 * **CSRF**: every session has a random token; every form carries it (``csrf_token``) and every
   POST is refused (403) without it (:func:`check_csrf`).
 * **Failed logins** are logged (user, address) and limited: :data:`MAX_FAILURES` within
-  :data:`FAILURE_WINDOW` seconds for one user name, or from one address, and further attempts are
-  refused (429) until the window has passed, even with the right password.
+  :data:`FAILURE_WINDOW` seconds for one user name from one address, and further attempts of that
+  pair are refused (429) until the window has passed, even with the right password; other users,
+  and the same user from another address, still log in (:class:`LoginLimiter`).
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ MAX_USERS_BYTES = 1 << 20
 SESSION_SECONDS = 8 * 3600              # a shift
 MAX_FAILURES = 5
 FAILURE_WINDOW = 15 * 60.0
-MAX_COUNTED = 10_000                    # names and addresses counted before those past the window are forgotten
+MAX_COUNTED = 10_000                    # (name, address) pairs counted at most: bounds the limiter's memory
 
 _hasher = PasswordHasher()              # argon2id with the library's (RFC 9106) defaults
 
@@ -234,35 +235,45 @@ class UsersFile:
 
 
 class LoginLimiter:
-    """Failed logins counted per user name and per address over a sliding window."""
+    """Failed logins counted per (user name, address) pair over a sliding window.
+
+    Per pair, not per name nor per address: behind a TLS proxy every client has the proxy's
+    address, and a name is known to anyone; counting either alone would let one person lock the
+    floor, or a named user, out.  A right password from another address, or another user's from
+    the same one, is never refused because of someone else's failures.  At most
+    :data:`MAX_COUNTED` pairs are kept (those past the window forgotten first, then the oldest)."""
 
     def __init__(self, limit: int = MAX_FAILURES, window: float = FAILURE_WINDOW, clock: Callable[[], float] = time.monotonic):
         self.limit, self.window, self.clock = limit, window, clock
-        self._failures: dict[str, collections.deque] = collections.defaultdict(collections.deque)
+        self._failures: dict[tuple[str, str], collections.deque] = {}
         self._lock = threading.Lock()
 
-    def _recent(self, key: str) -> collections.deque:
-        q = self._failures[key]
+    def _recent(self, key: tuple[str, str]) -> collections.deque:
+        q = self._failures.get(key, collections.deque())
         now = self.clock()
         while q and now - q[0] > self.window:
             q.popleft()
         return q
 
     def refused(self, name: str, address: str) -> bool:
+        """The pair has failed ``limit`` times within the window (asking adds nothing to remember)."""
         with self._lock:
-            return any(len(self._recent(k)) >= self.limit for k in (f"user:{name}", f"addr:{address}"))
+            return len(self._recent((name, address))) >= self.limit
 
     def failed(self, name: str, address: str) -> None:
         with self._lock:
-            if len(self._failures) >= MAX_COUNTED:      # many names tried: forget those past the window
-                for k in [k for k in self._failures if not self._recent(k)]:
+            key = (name, address)
+            if key not in self._failures and len(self._failures) >= MAX_COUNTED:
+                for k in [k for k in self._failures if not self._recent(k)]:   # past the window: forgotten
                     del self._failures[k]
-            for k in (f"user:{name}", f"addr:{address}"):
-                self._recent(k).append(self.clock())
+                while len(self._failures) >= MAX_COUNTED:                        # still full: the oldest go
+                    del self._failures[next(iter(self._failures))]
+            q = self._failures[key] = self._recent(key)
+            q.append(self.clock())
 
-    def succeeded(self, name: str) -> None:
+    def succeeded(self, name: str, address: str) -> None:
         with self._lock:
-            self._failures.pop(f"user:{name}", None)
+            self._failures.pop((name, address), None)
 
 
 # ---------------------------------------------------------------- requests
@@ -347,7 +358,7 @@ def log_in(request: Request, name: str, password: str) -> tuple[User | None, str
         console.limiter.failed(name, address)
         log.warning("console: failed login of %r from %s", name, address)
         return None, "wrong user name or password"
-    console.limiter.succeeded(name)
+    console.limiter.succeeded(name, address)
     request.session.clear()                 # a new session: no token of the one before survives
     request.session.update({"user": user.name, "stamp": user.stamp, "since": int(time.time())})
     csrf_token(request)
