@@ -59,6 +59,14 @@ MAX_COUNTED = 10_000                    # (name, address) pairs counted at most:
 _hasher = PasswordHasher()              # argon2id with the library's (RFC 9106) defaults
 
 
+@functools.cache
+def dummy_hash() -> str:
+    """A hash of a random password, made once (not at import: a hash costs what a login does),
+    verified against for a name that is not in the users file: a login of an unknown name then
+    costs what a known one's does, and its answer's timing does not tell which names exist."""
+    return _hasher.hash(secrets.token_urlsafe(32))
+
+
 class UsersError(ValueError):
     """The users file or a user's name, role or password is refused (the CLI prints ``Error: …``, exit 2)."""
 
@@ -186,6 +194,16 @@ def password_matches(user: User, password: str) -> bool:
         return _hasher.verify(user.password_hash, password[:MAX_PASSWORD + 1])
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
+
+
+def check_login(users: "UsersFile", name: str, password: str) -> User | None:
+    """The user whose name and password these are, or None; an unknown name is verified against
+    :func:`dummy_hash` so that it takes as long as a wrong password of a known one."""
+    user = users.get(name)
+    if user is None:
+        password_matches(User(name, "viewer", dummy_hash()), password)
+        return None
+    return user if password_matches(user, password) else None
 
 
 def load_secret(users_path: str) -> bytes:
@@ -353,8 +371,8 @@ def log_in(request: Request, name: str, password: str) -> tuple[User | None, str
     if console.limiter.refused(name, address):
         log.warning("console: login of %r from %s refused: too many failed logins", name, address)
         return None, "too many failed logins: wait 15 minutes"
-    user = console.users.get(name)
-    if user is None or not password_matches(user, password):
+    user = check_login(console.users, name, password)
+    if user is None:
         console.limiter.failed(name, address)
         log.warning("console: failed login of %r from %s", name, address)
         return None, "wrong user name or password"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 
 import pytest
 
@@ -140,3 +141,24 @@ def test_the_limiter_keeps_at_most_max_counted_pairs_even_within_the_window(monk
 def test_after_logging_in_only_a_path_of_the_console_is_followed(asked, went):
     assert auth.safe_next(asked) == went
 
+
+def test_a_login_of_an_unknown_name_costs_an_argon2_verification_as_a_known_one_does(tmp_path):
+    path = str(tmp_path / "u.json")
+    auth.add_user(path, "ana", "viewer", "password-a")
+    users = auth.UsersFile(path)
+
+    def seconds(name: str) -> float:
+        start = time.perf_counter()
+        for _ in range(3):
+            assert auth.check_login(users, name, "not-the-password") is None
+        return time.perf_counter() - start
+
+    seconds("ana")                                      # warm
+    known, unknown = seconds("ana"), seconds("nobody")
+    assert unknown > known / 3, (known, unknown)        # skipping argon2 is ~1000x faster
+    assert auth.check_login(users, "ana", "password-a") == users.get("ana")
+
+
+def test_the_dummy_hash_has_the_hashers_own_cost_and_matches_no_password():
+    assert not auth._hasher.check_needs_rehash(auth.dummy_hash())
+    assert not auth.password_matches(auth.User("x", "viewer", auth.dummy_hash()), "")
