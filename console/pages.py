@@ -550,6 +550,11 @@ async def review_endpoint(request: Request) -> Response:
     check_csrf(request, form)
     finding_id, query = request.path_params["finding_id"], _query_or_400(request)
     day = query.get("day")
+    if day is not None:                     # every parameter checked before anything is written
+        try:
+            checked_day(day)
+        except Refused as exc:
+            raise HTTPException(400, str(exc)) from None
     user = request.state.user
     console = console_of(request)
     fields = {k: str(v) for k, v in form.multi_items()}
