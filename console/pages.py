@@ -557,7 +557,11 @@ async def review_endpoint(request: Request) -> Response:
             raise HTTPException(400, str(exc)) from None
     user = request.state.user
     console = console_of(request)
-    fields = {k: str(v) for k, v in form.multi_items()}
+    texts = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+    if len(texts) != len(form.multi_items()):   # a file: refused whole, never saved as its repr
+        sent = next(k for k, v in form.multi_items() if not isinstance(v, str))
+        raise HTTPException(400, f"review refused: the field {sent[:40]!r} is a file, not text")
+    fields = dict(texts)
     try:
         row = await run_in_threadpool(add_review, console.lake, finding_id, fields, user.name, log)
     except NotFound as exc:

@@ -142,3 +142,45 @@ def test_a_reviewer_records_a_review_and_a_viewer_is_refused_with_nothing_writte
     status, _url, body, _ = reviewer.post(f"/findings/{fid}/reviews?day={day}", {"disposition": "approved"})
     assert status == 400 and "review refused" in body and current_version(Lake.at(lake)) == 0
     assert Path(lake, "reviews").is_dir()
+
+
+def _reviewer_on_a_copy(run_lake, serve, client, tmp_path):
+    """A copy of ``run_lake`` served, rita (a reviewer) logged in on its first finding's page: (lake, client, id, day)."""
+    lake = str(tmp_path / "lake")
+    shutil.copytree(run_lake, lake)
+    add_people(lake)
+    fid, day = _a_finding(lake)
+    reviewer = logged_in(serve(lake), client, "rita")
+    reviewer.get(f"/findings/{fid}?day={day}")
+    return lake, reviewer, fid, day
+
+
+def test_a_review_posted_with_a_day_that_is_no_date_is_a_400_with_nothing_written(run_lake, serve, client, tmp_path):
+    from pitwatch.lake.reviews import current_version
+
+    lake, reviewer, fid, day = _reviewer_on_a_copy(run_lake, serve, client, tmp_path)
+    status, _url, body, _ = reviewer.post(f"/findings/{fid}/reviews?day=9999-99-99",
+                                          {"disposition": "confirmed", "reason": "DEALER_ERROR"})
+    assert status == 400 and "is not a gaming day" in body and current_version(Lake.at(lake)) is None
+    status, url, _body, _ = reviewer.post(f"/findings/{fid}/reviews?day={day}",      # the must: with a day, written
+                                          {"disposition": "confirmed", "reason": "DEALER_ERROR"})
+    assert status == 200 and url == f"/findings/{fid}?day={day}" and current_version(Lake.at(lake)) == 0
+
+
+def test_a_review_form_with_a_file_in_it_is_a_400_with_nothing_written(run_lake, serve, client, tmp_path):
+    import urllib.request
+
+    from pitwatch.lake.reviews import current_version
+
+    lake, reviewer, fid, day = _reviewer_on_a_copy(run_lake, serve, client, tmp_path)
+    boundary = "pitwatch-test-boundary"
+    parts = [("csrf_token", None, reviewer.token), ("disposition", None, "confirmed"),
+             ("reason", None, "DEALER_ERROR"), ("note", "note.txt", "on video")]
+    body = "".join(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"'
+                   + (f'; filename="{filename}"\r\nContent-Type: text/plain' if filename else "")
+                   + f"\r\n\r\n{value}\r\n" for name, filename, value in parts) + f"--{boundary}--\r\n"
+    status, _url, answer, _ = reviewer._answer(urllib.request.Request(
+        reviewer.base + f"/findings/{fid}/reviews?day={day}", data=body.encode(),
+        headers={"Accept": "text/html", "Content-Type": f"multipart/form-data; boundary={boundary}"}))
+    assert status == 400 and "the field &#39;note&#39; is a file, not text" in answer
+    assert current_version(Lake.at(lake)) is None
