@@ -142,3 +142,20 @@ def test_a_reviewer_records_a_review_and_a_viewer_is_refused_with_nothing_writte
     status, _url, body, _ = reviewer.post(f"/findings/{fid}/reviews?day={day}", {"disposition": "approved"})
     assert status == 400 and "review refused" in body and current_version(Lake.at(lake)) == 0
     assert Path(lake, "reviews").is_dir()
+
+
+def test_findings_page_shows_a_tables_new_display_zone_without_a_restart(run_lake, serve, client, tmp_path):
+    """A run that records a new ``[display.tables]`` zone is shown on the next page, not after a
+    restart of ``pitwatch serve`` (the zones are read per request)."""
+    from pitwatch.lake import settings as lake_settings
+
+    lake = str(tmp_path / "lake")
+    shutil.copytree(run_lake, lake)
+    add_people(lake)
+    fid, day, table = _a_finding(lake, "table_id")
+    c = logged_in(serve(lake), client)
+    status, _url, before, _ = c.get(f"/findings?day={day}")
+    assert status == 200 and fid in finding_ids(before) and " JST" not in before
+    assert lake_settings.record_display(Lake.at(lake), {table: "Asia/Tokyo"})
+    status, _url, after, _ = c.get(f"/findings?day={day}")
+    assert status == 200 and fid in finding_ids(after) and " JST" in after
