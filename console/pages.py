@@ -14,7 +14,7 @@ trends), so its cost does not grow with the lake's age: a link to a finding, a r
 carries its gaming day (``?day=``), and DuckDB hands that filter to the dataset, which opens only
 that day's files.
 
-Times are shown in each table's display zone (:class:`Clock`), to the second, the zone named.
+Times are shown in each table's display zone (:class:`pitwatch.console.view.Zones`, read per page), to the second, the zone named.
 """
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ import dataclasses
 import datetime as _dt
 import logging
 import re
-import zoneinfo
 from collections import Counter
 from typing import Any, Callable, Mapping
 from urllib.parse import quote
@@ -35,12 +34,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from pitwatch.config import SEVERITIES, display_time
+from pitwatch.config import SEVERITIES
 from pitwatch.console import charts, round_picture
 from pitwatch.console.auth import check_csrf, requires
-from pitwatch.console.view import Console, console_of, render
+from pitwatch.console.view import Console, Zones, console_of, render, zones
 from pitwatch.lake import Lake
-from pitwatch.lake import settings as lake_settings
 from pitwatch.lake.reviews import DISPOSITIONS
 from pitwatch.queries.catalog import date_value, get_query, run_query
 from pitwatch.queries.errors import LakeQueryError
@@ -62,35 +60,6 @@ class Refused(ValueError):
 
 class NotFound(LookupError):
     """An id the lake does not hold (a 404 page naming it)."""
-
-
-# ---------------------------------------------------------------- times, in each table's zone
-
-@dataclasses.dataclass(frozen=True)
-class Clock:
-    """The display zone of every table (:func:`pitwatch.lake.settings.display_zones`: the lake's
-    zone, or a table's own from ``pitwatch.toml``), read once per page."""
-
-    lake_zone: str
-    tables: Mapping[str, str] = dataclasses.field(default_factory=dict)
-
-    @classmethod
-    def of(cls, lake: Lake) -> "Clock":
-        lake_zone, tables = lake_settings.display_zones(lake)
-        return cls(lake_zone, tables)
-
-    def zone(self, table_id: str | None) -> str:
-        return self.tables.get(table_id or "", self.lake_zone)
-
-    def show(self, ts: _dt.datetime | None, table_id: str | None) -> str:
-        """``2026-11-28 17:47:21 AST``: ``ts`` on the table's clock (:func:`pitwatch.config.display_time`)."""
-        return "" if ts is None else display_time(ts, self.zone(table_id))
-
-    def hour(self, ts: _dt.datetime, table_id: str | None) -> int:
-        """The hour of the day ``ts`` is in, on the table's clock (the Findings page's hour chart)."""
-        if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=_dt.timezone.utc)
-        return ts.astimezone(zoneinfo.ZoneInfo(self.zone(table_id))).hour
 
 
 # ---------------------------------------------------------------- checking what a URL says
@@ -208,19 +177,19 @@ WHERE {_FINDINGS_WHERE}
 GROUP BY ALL"""
 
 
-def findings_page(con: duckdb.DuckDBPyConnection, chosen: FindingsFilter, clock: Clock) -> dict:
+def findings_page(con: duckdb.DuckDBPyConnection, chosen: FindingsFilter, zoned: Zones) -> dict:
     """The findings of one day that pass the filters (the first :data:`MOST_SHOWN`, by time), and
     every one of them counted by rule, by table and by hour of the table's clock."""
     params = chosen.params()
     rows = _sql(con, _FINDINGS_LIST, params)
     for r in rows:
-        r["shown_ts"] = clock.show(r["ts"], r["table_id"])
+        r["shown_ts"] = zoned.show(r["ts"], r["table_id"])
     by_rule: Counter[str] = Counter()
     by_table: Counter[str] = Counter()
     by_hour: Counter[int] = Counter()
     by_hour_table: Counter[tuple[int, str]] = Counter()
     for c in _sql(con, _FINDINGS_COUNTS, params):
-        hour = clock.hour(c["utc_hour"], c["table_id"])
+        hour = zoned.hour(c["utc_hour"], c["table_id"])
         by_rule[c["rule_id"]] += c["findings"]
         by_table[c["table_id"] or ""] += c["findings"]
         by_hour[hour] += c["findings"]
@@ -239,7 +208,7 @@ def findings_page(con: duckdb.DuckDBPyConnection, chosen: FindingsFilter, clock:
 RECENT_DAYS = 3       # a finding linked without its day (the Live page's alerts) is looked for in the lake's last days
 
 
-def finding_page(con: duckdb.DuckDBPyConnection, finding_id: str, day_text: str | None, clock: Clock,
+def finding_page(con: duckdb.DuckDBPyConnection, finding_id: str, day_text: str | None, zoned: Zones,
                  latest: _dt.date | None = None) -> dict:
     """One finding of the day ``day_text``: its row, its evidence events (file, line) and video
     window (``findings_evidence``), its round replayed (``round_replay``) and its reviews, oldest
@@ -264,28 +233,28 @@ def finding_page(con: duckdb.DuckDBPyConnection, finding_id: str, day_text: str 
     evidence = [r for r in _rows(run_query(con, "findings_evidence", {
         "gaming_day": day.isoformat(), "severity": "*", "video_pad": str(VIDEO_PAD)})) if r["finding_id"] == finding_id]
     for r in evidence:
-        r["shown_ts"] = clock.show(r["event_ts"], table)
+        r["shown_ts"] = zoned.show(r["event_ts"], table)
     video = (evidence[0]["video_from"], evidence[0]["video_to"]) if evidence else (
         (finding.get("evidence_from") or finding["ts"]) - _dt.timedelta(seconds=VIDEO_PAD),
         finding["ts"] + _dt.timedelta(seconds=VIDEO_PAD))
-    replay = round_replay(con, table, finding["round_id"], day, clock) if table and finding["round_id"] else []
-    return {"finding": finding, "shown_ts": clock.show(finding["ts"], table), "zone": clock.zone(table),
-            "video_from": clock.show(video[0], table), "video_to": clock.show(video[1], table),
-            "evidence": evidence, "replay": replay, "reviews": review_history(con, finding_id, clock, table),
+    replay = round_replay(con, table, finding["round_id"], day, zoned) if table and finding["round_id"] else []
+    return {"finding": finding, "shown_ts": zoned.show(finding["ts"], table), "zone": zoned.of(table),
+            "video_from": zoned.show(video[0], table), "video_to": zoned.show(video[1], table),
+            "evidence": evidence, "replay": replay, "reviews": review_history(con, finding_id, zoned, table),
             "dispositions": DISPOSITIONS}
 
 
-def review_history(con: duckdb.DuckDBPyConnection, finding_id: str, clock: Clock, table_id: str | None) -> list[dict]:
+def review_history(con: duckdb.DuckDBPyConnection, finding_id: str, zoned: Zones, table_id: str | None) -> list[dict]:
     """Every review of the finding, oldest first (the last is its status), times on the table's clock."""
     rows = _sql(con, "SELECT review_id, reviewed_at, reviewer, disposition, reason, note, video, amount "
                      "FROM reviews WHERE finding_id = $id ORDER BY reviewed_at, review_id", {"id": finding_id})
     for r in rows:
-        r["shown_at"] = clock.show(r["reviewed_at"], table_id)
+        r["shown_at"] = zoned.show(r["reviewed_at"], table_id)
     return rows
 
 
 def round_replay(con: duckdb.DuckDBPyConnection, table_id: str, round_id: str, day: _dt.date,
-                 clock: Clock) -> list[dict]:
+                 zoned: Zones) -> list[dict]:
     """``round_replay``'s rows (both streams in time order, each with the findings citing it), read
     from the round's gaming day and the days either side only (:func:`pitwatch.console.round_picture.replay_sql`),
     never from the table's whole history."""
@@ -293,12 +262,12 @@ def round_replay(con: duckdb.DuckDBPyConnection, table_id: str, round_id: str, d
     rows = _rows(run_sql(con, round_picture.replay_sql(), {
         "table_id": table_id, "round_id": round_id, "first_day": day - around, "last_day": day + around}))
     for r in rows:
-        r["shown_ts"] = clock.show(r["ts"], table_id)
+        r["shown_ts"] = zoned.show(r["ts"], table_id)
     return rows
 
 
 def round_page(con: duckdb.DuckDBPyConnection, table_id: str, round_id: str, day_text: str | None,
-               clock: Clock) -> dict:
+               zoned: Zones) -> dict:
     """A round of ``table_id`` on gaming day ``day_text``: its ``rounds`` row, its replay and the
     findings of the round.  A round the lake does not hold that day: :class:`NotFound`."""
     table_id, round_id = checked_id(table_id, "table"), checked_id(round_id, "round")
@@ -312,10 +281,10 @@ def round_page(con: duckdb.DuckDBPyConnection, table_id: str, round_id: str, day
                          "WHERE gaming_day = $day AND table_id = $table AND round_id = $round ORDER BY ts, finding_id",
                     {"day": day, "table": table_id, "round": round_id})
     for f in findings:
-        f["shown_ts"] = clock.show(f["ts"], table_id)
-    return {"round": found[0], "day": day, "zone": clock.zone(table_id),
-            "started": clock.show(found[0]["started"], table_id), "ended": clock.show(found[0]["ended"], table_id),
-            "replay": round_replay(con, table_id, round_id, day, clock), "findings": findings}
+        f["shown_ts"] = zoned.show(f["ts"], table_id)
+    return {"round": found[0], "day": day, "zone": zoned.of(table_id),
+            "started": zoned.show(found[0]["started"], table_id), "ended": zoned.show(found[0]["ended"], table_id),
+            "replay": round_replay(con, table_id, round_id, day, zoned), "findings": findings}
 
 
 # ---------------------------------------------------------------- a pack
@@ -338,7 +307,7 @@ def _days_bound(name: str, tables: tuple[str, ...]) -> str:
 
 
 def pack_page(con: duckdb.DuckDBPyConnection, table_id: str, pack_id: str, day_text: str | None,
-              clock: Clock) -> dict:
+              zoned: Zones) -> dict:
     """A pack's custody from shuffle to stub (``pack_custody``: shuffle, cut, cutting card, burns,
     rounds, stub counts, findings, then its summary row), read from the pack's gaming day and the
     days either side, and its ``packs`` row of that day."""
@@ -352,8 +321,8 @@ def pack_page(con: duckdb.DuckDBPyConnection, table_id: str, pack_id: str, day_t
     custody = _rows(run_sql(con, _days_bound("pack_custody", ("events", "rounds", "packs", "findings")), {
         "table_id": table_id, "pack_id": pack_id, "first_day": day - around, "last_day": day + around}))
     for r in custody:
-        r["shown_ts"] = clock.show(r.get("ts"), table_id)
-    return {"pack": found[0], "day": day, "zone": clock.zone(table_id), "custody": custody}
+        r["shown_ts"] = zoned.show(r.get("ts"), table_id)
+    return {"pack": found[0], "day": day, "zone": zoned.of(table_id), "custody": custody}
 
 
 # ---------------------------------------------------------------- Dealers & tables
@@ -483,20 +452,13 @@ def _chart(spec: dict) -> Markup:
     return Markup(charts.svg(spec))
 
 
-def _clock(console: Console) -> Clock:
-    clock = console.extra.get("clock")
-    if not isinstance(clock, Clock):
-        clock = console.extra["clock"] = Clock.of(console.lake)
-    return clock
-
-
 @requires("viewer")
 async def findings_endpoint(request: Request) -> Response:
     query = _query_or_400(request)
 
     def build(console: Console, con: duckdb.DuckDBPyConnection) -> dict:
         chosen = FindingsFilter.of(query, None if query.get("day") else latest_day(console.lake))
-        page = findings_page(con, chosen, _clock(console))
+        page = findings_page(con, chosen, zones(console))
         return {"page": page, "charts": {
             "by_rule": _chart(charts.bar("Findings by rule", [{"rule": k, "findings": n} for k, n in page["by_rule"]],
                                          "rule", "findings")) if page["by_rule"] else None,
@@ -514,12 +476,12 @@ def _finding_context(console: Console, con: duckdb.DuckDBPyConnection, finding_i
                      user) -> dict:
     from pitwatch.lake.reviews import reason_codes
 
-    clock = _clock(console)
-    page = finding_page(con, finding_id, day, clock, None if day else latest_day(console.lake))
+    zoned = zones(console)
+    page = finding_page(con, finding_id, day, zoned, None if day else latest_day(console.lake))
     f = page["finding"]
     picture = None
     if f["table_id"] and f["round_id"]:
-        picture = round_picture.load(con, f["table_id"], f["round_id"], f["gaming_day"], clock.zone(f["table_id"]),
+        picture = round_picture.load(con, f["table_id"], f["round_id"], f["gaming_day"], zoned.of(f["table_id"]),
                                      finding_id=f["finding_id"], video_pad=VIDEO_PAD)
     return {"page": page, "picture": picture, "can_review": user is not None and user.may("reviewer"),
             "reasons": reason_codes(), "refused": ""}
@@ -581,9 +543,9 @@ async def round_endpoint(request: Request) -> Response:
     day = _query_or_400(request).get("day")
 
     def build(console: Console, con: duckdb.DuckDBPyConnection) -> dict:
-        clock = _clock(console)
-        page = round_page(con, table_id, round_id, day, clock)
-        return {"page": page, "picture": round_picture.load(con, table_id, round_id, page["day"], clock.zone(table_id))}
+        zoned = zones(console)
+        page = round_page(con, table_id, round_id, day, zoned)
+        return {"page": page, "picture": round_picture.load(con, table_id, round_id, page["day"], zoned.of(table_id))}
 
     return await _answer(request, "round.html", build)
 
@@ -593,7 +555,7 @@ async def pack_endpoint(request: Request) -> Response:
     table_id, pack_id = request.path_params["table_id"], request.path_params["pack_id"]
     day = _query_or_400(request).get("day")
     return await _answer(request, "pack.html",
-                         lambda console, con: {"page": pack_page(con, table_id, pack_id, day, _clock(console))})
+                         lambda console, con: {"page": pack_page(con, table_id, pack_id, day, zones(console))})
 
 
 @requires("viewer")

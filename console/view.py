@@ -20,8 +20,9 @@ access); a query runs in a worker thread (:func:`query`), never on the event loo
 from __future__ import annotations
 
 import datetime as _dt
+import zoneinfo
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import duckdb
 from starlette.concurrency import run_in_threadpool
@@ -90,21 +91,38 @@ def render(request: Request, template: str, status_code: int = 200, **context: A
 
 @dataclass(frozen=True)
 class Zones:
-    """The zones times are shown in: the lake's, and the tables shown in another (``[display.tables]``)."""
+    """The zones times are shown in: the lake's, and the tables shown in another (``[display.tables]``).
+    Read per page or stream (:meth:`read`), never kept: a run may record a new zone while the
+    console runs, and the next page shows it."""
 
     lake: str
-    tables: dict[str, str]
+    tables: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, lake: Lake) -> "Zones":
+        """The lake's display zones (:func:`pitwatch.lake.settings.display_zones`: one small file)."""
+        from pitwatch.lake import settings as lake_settings
+
+        return cls(*lake_settings.display_zones(lake))
 
     def of(self, table_id: str | None) -> str:
         """The IANA zone of ``table_id``'s times (the lake's for a time of no table)."""
         return self.tables.get(table_id or "", self.lake)
 
+    def show(self, ts: _dt.datetime | None, table_id: str | None) -> str:
+        """``2026-11-28 17:47:21 AST``: ``ts`` on the table's clock (:func:`local_time`)."""
+        return local_time(ts, self.of(table_id))
+
+    def hour(self, ts: _dt.datetime, table_id: str | None) -> int:
+        """The hour of the day ``ts`` is in, on the table's clock (the Findings page's hour chart)."""
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=_dt.timezone.utc)
+        return ts.astimezone(zoneinfo.ZoneInfo(self.of(table_id))).hour
+
 
 def zones(console: Console) -> Zones:
-    """The lake's display zones (:func:`pitwatch.lake.settings.display_zones`), read once per page or stream."""
-    from pitwatch.lake import settings as lake_settings
-
-    return Zones(*lake_settings.display_zones(console.lake))
+    """The lake's display zones, read for this page or stream (:meth:`Zones.read`)."""
+    return Zones.read(console.lake)
 
 
 def local_time(ts: _dt.datetime | None, zone: str) -> str:

@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 
+from pitwatch.console.view import Zones
 from pitwatch.lake import Lake
 from tests.queries.lakes import DAY1, DAY2, FINDINGS, build_lake
 
@@ -34,7 +35,7 @@ def pages():
 
 
 def utc_clock():
-    return pages().Clock("UTC")
+    return Zones("UTC")
 
 
 def listed(page) -> list[str]:
@@ -79,7 +80,7 @@ def test_findings_filtered_by_status_open_list_every_unreviewed_finding_and_no_r
 def test_findings_rows_carry_the_dealer_s_name_and_the_time_on_the_table_s_clock(con, lake):
     pg = pages()
     page = pg.findings_page(con, pg.FindingsFilter.of({"day": "2026-11-28", "rule": "SHOE_CARD_MISMATCH"}, None),
-                            pg.Clock(PUERTO_RICO))
+                            Zones(PUERTO_RICO))
     (row,) = page["rows"]
     assert (row["finding_id"], row["table_id"], row["dealer_id"], row["status"], row["shown_ts"]) == (
         "f-4", "BAC-07", "D-1", "open", "2026-11-28 16:06:21 AST")    # 20:06:21 UTC
@@ -95,7 +96,7 @@ def test_findings_counts_by_rule_table_and_hour_of_the_table_s_clock(con):
     assert utc["by_table"] == [("BAC-07", 4), ("TBP-02", 2), ("BAC-08", 1)]
     assert [h for h in utc["by_hour"] if h[1]] == [(20, 5), (21, 2)]
     # BAC-08 on its own clock (four hours behind): its finding moves to 16:00, the others stay UTC
-    own = pg.findings_page(con, chosen, pg.Clock("UTC", {"BAC-08": PUERTO_RICO}))
+    own = pg.findings_page(con, chosen, Zones("UTC", {"BAC-08": PUERTO_RICO}))
     assert [h for h in own["by_hour"] if h[1]] == [(16, 1), (20, 4), (21, 2)]
     assert len(utc["by_hour"]) == 24
 
@@ -125,7 +126,7 @@ def test_finding_page_shows_its_evidence_events_with_file_and_line_its_round_and
     from pitwatch.queries.catalog import run_query
 
     pg = pages()
-    page = pg.finding_page(con, "f-4", "2026-11-28", pg.Clock(PUERTO_RICO))
+    page = pg.finding_page(con, "f-4", "2026-11-28", Zones(PUERTO_RICO))
     assert page["finding"]["rule_id"] == "SHOE_CARD_MISMATCH" and page["finding"]["dealer_name"] is None
     columns, rows = run_query(con, "findings_evidence", {"gaming_day": "2026-11-28", "severity": "*"})
     expected = [dict(zip(columns, r)) for r in rows if r[0] == "f-4"]
@@ -152,7 +153,7 @@ def test_finding_page_of_an_id_the_lake_does_not_hold_is_not_found(con, finding_
 
 def test_round_page_shows_the_round_its_findings_and_its_replay(con):
     pg = pages()
-    page = pg.round_page(con, "BAC-07", "R-1", "2026-11-28", pg.Clock(PUERTO_RICO))
+    page = pg.round_page(con, "BAC-07", "R-1", "2026-11-28", Zones(PUERTO_RICO))
     assert (page["round"]["round_id"], page["round"]["dealer_id"]) == ("R-1", "D-1")
     assert [f["finding_id"] for f in page["findings"]] == ["f-4"]
     assert [e["type"] for e in page["replay"]][:2] == ["round_started", "bets_closed"]
@@ -220,16 +221,15 @@ def test_dealers_tables_page_leaves_out_days_after_the_day_asked(con):
 # ---------------------------------------------------------------- the table's clock
 
 def test_clock_shows_a_time_to_the_second_with_the_zone_named():
-    pg = pages()
     ts = dt.datetime(2026, 11, 28, 21, 47, 21, 748000, tzinfo=dt.timezone.utc)
-    assert pg.Clock(PUERTO_RICO).show(ts, "BAC-07") == "2026-11-28 17:47:21 AST"
-    assert pg.Clock("UTC").show(ts, "BAC-07") == "2026-11-28 21:47:21 UTC"
-    assert pg.Clock("UTC", {"BAC-07": PUERTO_RICO}).show(ts, "BAC-08") == "2026-11-28 21:47:21 UTC"
+    assert Zones(PUERTO_RICO).show(ts, "BAC-07") == "2026-11-28 17:47:21 AST"
+    assert Zones("UTC").show(ts, "BAC-07") == "2026-11-28 21:47:21 UTC"
+    assert Zones("UTC", {"BAC-07": PUERTO_RICO}).show(ts, "BAC-08") == "2026-11-28 21:47:21 UTC"
 
 
 def test_clock_of_a_lake_no_run_has_written_is_utc(lake):
-    clock = pages().Clock.of(Lake.at(lake))
-    assert (clock.lake_zone, dict(clock.tables)) == ("UTC", {})
+    clock = Zones.read(Lake.at(lake))
+    assert (clock.lake, dict(clock.tables)) == ("UTC", {})
 
 
 def test_the_lake_s_last_day_is_none_before_any_run(lake):

@@ -37,7 +37,8 @@ def _connect(lake):
 
 
 def test_findings_page_lists_the_injected_faults_and_nothing_else(floor):
-    from pitwatch.console.pages import Clock, FindingsFilter, findings_page, latest_day
+    from pitwatch.console.pages import FindingsFilter, findings_page, latest_day
+    from pitwatch.console.view import Zones
     from pitwatch.simulator.truth import compare, finding_key, lake_findings, read_truth
 
     out, lake = floor
@@ -48,7 +49,7 @@ def test_findings_page_lists_the_injected_faults_and_nothing_else(floor):
     con = _connect(lake)
     try:
         day = latest_day(Lake.at(lake))
-        clock = Clock.of(Lake.at(lake))
+        clock = Zones.read(Lake.at(lake))
         listed = findings_page(con, FindingsFilter.of({"day": str(day)}, None), clock)
         by_id = {f["finding_id"]: f for f in written}
         assert sorted(r["finding_id"] for r in listed["rows"]) == sorted(f["finding_id"] for f in written
@@ -63,7 +64,8 @@ def test_findings_page_lists_the_injected_faults_and_nothing_else(floor):
 
 
 def test_a_reviewer_s_review_is_recorded_naming_the_logged_in_user(floor, tmp_path):
-    from pitwatch.console.pages import Clock, add_review, finding_page, latest_day
+    from pitwatch.console.pages import add_review, finding_page, latest_day
+    from pitwatch.console.view import Zones
     from pitwatch.lake.reviews import ReviewRefused, current_version
 
     _out, lake = floor
@@ -92,7 +94,7 @@ def test_a_reviewer_s_review_is_recorded_naming_the_logged_in_user(floor, tmp_pa
                              "amount": "-25.0"}, "M.Ortiz", log)
     con = _connect(lake)
     try:
-        page = finding_page(con, fid, str(day), Clock.of(at))
+        page = finding_page(con, fid, str(day), Zones.read(at))
     finally:
         con.close()
     assert [(r["reviewer"], r["disposition"], r["reason"]) for r in page["reviews"]] == [

@@ -184,3 +184,19 @@ def test_a_review_form_with_a_file_in_it_is_a_400_with_nothing_written(run_lake,
         headers={"Accept": "text/html", "Content-Type": f"multipart/form-data; boundary={boundary}"}))
     assert status == 400 and "the field &#39;note&#39; is a file, not text" in answer
     assert current_version(Lake.at(lake)) is None
+
+def test_findings_page_shows_a_tables_new_display_zone_without_a_restart(run_lake, serve, client, tmp_path):
+    """A run that records a new ``[display.tables]`` zone is shown on the next page, not after a
+    restart of ``pitwatch serve`` (the zones are read per request)."""
+    from pitwatch.lake import settings as lake_settings
+
+    lake = str(tmp_path / "lake")
+    shutil.copytree(run_lake, lake)
+    add_people(lake)
+    fid, day, table = _a_finding(lake, "table_id")
+    c = logged_in(serve(lake), client)
+    status, _url, before, _ = c.get(f"/findings?day={day}")
+    assert status == 200 and fid in finding_ids(before) and " JST" not in before
+    assert lake_settings.record_display(Lake.at(lake), {table: "Asia/Tokyo"})
+    status, _url, after, _ = c.get(f"/findings?day={day}")
+    assert status == 200 and fid in finding_ids(after) and " JST" in after
