@@ -172,3 +172,24 @@ def run_pitwatch_process(*args, env: dict | None = None, cwd=None, input=None,
 def pitwatch():
     """``pitwatch(*args, env=None, cwd=None, input=None)``: the command in this process (run_pitwatch)."""
     return run_pitwatch
+
+
+# --- A real S3 API (moto's server, tests/object_store.py): one server a session, a bucket a test.
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A moto S3 server process on 127.0.0.1 (:class:`tests.object_store.S3Server`), stopped at the end."""
+    from tests.object_store import S3Server
+
+    server = S3Server(str(tmp_path_factory.mktemp("s3") / "moto.log")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_lake(s3_server, monkeypatch):
+    """``s3://BUCKET/lake`` on a new bucket of :func:`s3_server`, this process's AWS variables pointed
+    at it for the test (a subprocess gets them through ``process_env``, which copies os.environ)."""
+    from tests.object_store import set_variables
+
+    set_variables(s3_server, monkeypatch)
+    return f"s3://{s3_server.bucket()}/lake"
