@@ -64,14 +64,22 @@ class NotFound(LookupError):
 
 # ---------------------------------------------------------------- checking what a URL says
 
+# The years a page's day may be in: a page reads days around the one asked (a round's pack the day
+# before, a 30-day trend), and that arithmetic must not run off the calendar (year 1 or 9999).
+FIRST_YEAR, LAST_YEAR = 1900, 9998
+
+
 def checked_day(text: str | None, name: str = "day") -> _dt.date:
-    """A gaming day written ``YYYY-MM-DD``, or :class:`Refused`."""
+    """A gaming day written ``YYYY-MM-DD`` in :data:`FIRST_YEAR`..:data:`LAST_YEAR`, or :class:`Refused`."""
     if text is None or text == "":
         raise Refused(f"{name}: give a gaming day, YYYY-MM-DD")
     try:
-        return date_value(text)
+        day = date_value(text)
     except ValueError:
         raise Refused(f"{name}: {text[:40]!r} is not a gaming day YYYY-MM-DD") from None
+    if not FIRST_YEAR <= day.year <= LAST_YEAR:
+        raise Refused(f"{name}: {text} is outside the years a lake holds ({FIRST_YEAR} to {LAST_YEAR})")
+    return day
 
 
 def checked_id(text: str | None, name: str) -> str:

@@ -45,6 +45,17 @@ def test_findings_page_refuses_a_filter_it_does_not_take_with_a_400_page(small_l
     assert status == 400 and says in body and "Traceback" not in body
 
 
+@pytest.mark.parametrize("day", ["0001-01-01", "9999-12-31"])
+@pytest.mark.parametrize("page", ["/findings", "/findings/f-4", "/rounds/BAC-07/r-1", "/packs/BAC-07/p-1", "/dealers"])
+def test_a_day_at_the_end_of_the_calendar_is_a_400_page_not_a_server_error(small_lake, serve, client, page, day):
+    """A page reads the days around the one asked (a round's pack, a 30-day trend): at the calendar's
+    first or last day that arithmetic overflowed into a 500 (issue 43 review)."""
+    c = logged_in(serve(small_lake), client)
+    status, _url, body, _ = c.get(f"{page}?day={day}")
+    assert status == 400 and "outside the years a lake holds" in body and "Traceback" not in body
+    assert c.get("/findings?day=2026-11-28")[0] == 200      # the must not: a day of the lake is served
+
+
 def test_finding_page_shows_the_round_picture_the_evidence_and_no_form_to_a_viewer(small_lake, serve, client):
     served = serve(small_lake)
     viewer = logged_in(served, client)
