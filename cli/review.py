@@ -133,9 +133,6 @@ def review(ctx, finding_id, disposition, by, reason, note, video, amount, from_f
         if by is None:
             raise UserError("--by NAME is required: a review names who made it")
         asked = [Asked(finding_id, disposition, by, reason, note, video, _amount(amount, "--"))]
-    if not at.local:
-        raise UserError(f"the lake {lake} is on an object store: reviews are written to a local lake only "
-                        "(docs/lake.md, \"Supported stores\")")
     check(at, asked)             # refused before the lock: a refused review leaves the lake's bytes as they were
     command = ctx.meta.get(COMMAND_META, "pitwatch review")
     with lake_lock(at, lock_timeout, command, log):

@@ -75,10 +75,10 @@ def serve(lake, host, port, users_file, alerts_files, no_sound):
     from pitwatch.console.app import create_app
     from pitwatch.lake import Lake
     from pitwatch.lake import settings as lake_settings
+    from pitwatch.queries.lake_views import require_lake
 
     at = Lake.at(lake)
-    if not at.is_uri and not os.path.isdir(at.root):
-        raise UserError(f"no lake at {lake} (not a folder)")
+    require_lake(at)            # a folder, or a key prefix on an object store: LakeQueryError, exit 2
     if not lake_settings.is_lake(at):
         raise UserError(f"{lake} is not a pitwatch lake: pitwatch run writes one first")
     path = users_path(lake, users_file)

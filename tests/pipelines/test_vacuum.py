@@ -236,11 +236,58 @@ def test_vacuum_mistakes_are_exit_2_and_nothing_removed(lake, tmp_path, args, me
     assert tree(lake) == before
 
 
-def test_a_lake_on_an_object_store_is_refused(tmp_path):
-    result = pitwatch("vacuum", "--lake", "s3://casino/lake", "--no-config-holds")
+# --- a lake on an object store (S3: moto's server, tests/object_store.py) --------------------------
+
+def s3_tree(server, lake: str) -> dict[str, str]:
+    """The lake's objects on the S3 server: path inside the lake -> SHA-256 (:func:`tree`'s form)."""
+    bucket, prefix = lake[len("s3://"):].split("/", 1)
+    return {k[len(prefix) + 1:]: hashlib.sha256(v).hexdigest() for k, v in server.keys(bucket).items()
+            if k.startswith(prefix + "/")}
+
+
+def test_a_dry_run_on_an_s3_lake_says_what_it_says_on_disk_and_changes_no_object(lake, s3_lake, s3_server):
+    from tests.object_store import copy_lake, same_but_the_lake
+
+    copy_lake(lake, s3_lake)
+    before = s3_tree(s3_server, s3_lake)
+    assert before == tree(lake)
+    args = ("--dry-run", "--retention-days", "0", "--hold", HELD)
+    on_disk, on_s3 = pitwatch("vacuum", "--lake", lake, *args), pitwatch("vacuum", "--lake", s3_lake, *args)
+    assert on_disk.returncode == on_s3.returncode == exits.DONE, on_s3.stderr
+    assert "    would remove events/gaming_day=" in on_s3.stdout
+    assert same_but_the_lake(on_s3.stdout, s3_lake) == same_but_the_lake(on_disk.stdout, lake)
+    assert s3_tree(s3_server, s3_lake) == before
+
+
+def test_vacuum_of_an_s3_lake_removes_exactly_the_objects_it_removes_from_disk(lake, s3_lake, s3_server, tmp_path):
+    from tests.object_store import copy_lake, same_but_the_lake
+
+    copy_lake(lake, s3_lake)
+    before = tree(lake)
+    cfg = config(tmp_path, f'retention_days = 0\nlegal_holds = ["{HELD}"]\n')
+    on_disk = pitwatch("vacuum", "--lake", lake, "--config", cfg)
+    on_s3 = pitwatch("vacuum", "--lake", s3_lake, "--config", cfg)
+    assert on_disk.returncode == on_s3.returncode == exits.DONE, on_s3.stderr
+    (disk_rec,), (s3_rec,) = ([r for r in run_records(at) if r["options"].get("command") == "vacuum"]
+                              for at in (lake, s3_lake))
+    assert s3_rec["options"]["tables"] == disk_rec["options"]["tables"]      # every file, size and SHA-256
+    assert same_but_the_lake(on_s3.stdout, s3_lake, s3_rec["run_id"]) == \
+        same_but_the_lake(on_disk.stdout, lake, disk_rec["run_id"])
+    after_disk, after_s3 = tree(lake), s3_tree(s3_server, s3_lake)
+    assert len(after_disk) < len(before)                                    # it did remove files
+    not_runs = lambda t: {p: h for p, h in t.items() if not p.startswith("runs/")}   # noqa: E731
+    assert not_runs(after_s3) == not_runs(after_disk)                       # the same objects left, same bytes
+    assert {t: read_sorted(lake / t) for t in ("events", "findings", "rules")} == \
+        {t: sorted(Lake.at(s3_lake).table(t).read().to_pylist(), key=lambda r: json.dumps(r, sort_keys=True,
+                                                                                            default=str))
+         for t in ("events", "findings", "rules")}
+
+
+def test_a_missing_s3_lake_is_exit_2_and_nothing_created(s3_lake, s3_server):
+    result = pitwatch("vacuum", "--lake", s3_lake, "--no-config-holds")
     assert result.returncode == exits.USAGE
-    assert result.stderr.startswith("Error: the lake s3://casino/lake is on an object store")
-    assert "local disks or POSIX file systems" in result.stderr and result.stderr.count("\n") == 1
+    assert result.stderr == f"Error: the lake {s3_lake} does not exist\n"
+    assert s3_tree(s3_server, s3_lake) == {}
 
 
 def test_a_missing_lake_or_one_with_no_delta_table_is_exit_2_and_not_created(tmp_path):
