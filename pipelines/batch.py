@@ -415,14 +415,21 @@ def _ingest(pipeline, files: list[str], folder: str, lake_path: Lake, options: I
 
 
 def _remove_staging(lake_path: Lake, folder: str) -> None:
+    """Remove the run's staging folder, and ``LAKE/_staging`` when no other is left in it.  On an
+    object store pyarrow keeps an emptied folder as a marker object (``_staging/``), removed too:
+    the run leaves the store's keys as the disk's folders."""
     import pyarrow.fs as pafs
 
     fs = lake_path.fs
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         fs.delete_dir(folder)
     parent = folder.rsplit("/", 1)[0]
-    if isinstance(fs, pafs.LocalFileSystem) and os.path.isdir(parent) and not os.listdir(parent):
-        os.rmdir(parent)
+    if isinstance(fs, pafs.LocalFileSystem):
+        if os.path.isdir(parent) and not os.listdir(parent):
+            os.rmdir(parent)
+    elif (fs.get_file_info(parent).type == pafs.FileType.Directory
+          and not fs.get_file_info(pafs.FileSelector(parent))):
+        fs.delete_dir(parent)
 
 
 def log_ingest(ingest: dict) -> None:
