@@ -202,3 +202,24 @@ def test_two_writers_at_once_on_an_s3_lake_one_waits_and_both_days_land_as_in_se
     assert first["ended"] <= second["started"], "the two runs overlapped: the second did not wait"
     waited = [err for _out, err in outputs if "waiting for the lake's lock" in err]
     assert len(waited) == 1, outputs
+
+
+@pytest.mark.slow
+def test_inputs_on_s3_read_with_the_aws_variables_give_the_rows_of_the_same_files_on_disk(floor, s3_lake, s3_server,
+                                                                                           tmp_path):
+    feeds = _upload(s3_server, _bucket(s3_lake), floor / "inbox" / DAYS[0], "feeds")
+    done = _cli("run", feeds + "/", "--lake", tmp_path / "lake", "--devices", floor / "inbox" / "devices.csv")
+    assert "  inputs      15 files" in done.stdout
+    assert _all_rows(tmp_path / "lake", exclude=("file",)) == _all_rows(floor / "one_off", exclude=("file",))
+    assert {r["path"].rsplit("/", 1)[0] for r in lake_rows.last_run(tmp_path / "lake")["inputs"]} == {feeds}
+
+
+def test_an_s3_input_with_nothing_there_or_no_bucket_is_one_error_line_and_exit_2(s3_lake, tmp_path):
+    from tests.conftest import run_pitwatch
+
+    for uri in (f"s3://{_bucket(s3_lake)}/nothing/", "s3://no-such-bucket-pitwatch/feeds/"):
+        result = run_pitwatch("run", uri, "--lake", tmp_path / "lake")
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.splitlines() == [f"Error: input {uri}: no .jsonl, .jsonl.gz or .parquet file there "
+                                              "(nothing below it on the store)"]
+    assert not (tmp_path / "lake").exists() or not list((tmp_path / "lake").rglob("*.parquet"))
