@@ -53,7 +53,7 @@ def current_files(table: Path) -> set[str]:
     return set(DeltaTable(str(table)).get_add_actions(flatten=True).column("path").to_pylist())
 
 
-def read_sorted(table: Path, version: int | None = None, day: str | None = None) -> list[dict]:
+def read_sorted(table: Path | str, version: int | None = None, day: str | None = None) -> list[dict]:
     dt = DeltaTable(str(table), version=version)
     filters = [("gaming_day", "=", _dt.date.fromisoformat(day))] if day else None
     return sorted(dt.to_pyarrow_table(filters=filters).to_pylist(), key=lambda r: json.dumps(r, sort_keys=True, default=str))
@@ -239,10 +239,12 @@ def test_vacuum_mistakes_are_exit_2_and_nothing_removed(lake, tmp_path, args, me
 # --- a lake on an object store (S3: moto's server, tests/object_store.py) --------------------------
 
 def s3_tree(server, lake: str) -> dict[str, str]:
-    """The lake's objects on the S3 server: path inside the lake -> SHA-256 (:func:`tree`'s form)."""
+    """The lake's objects on the S3 server: path inside the lake -> SHA-256 (:func:`tree`'s form: files
+    only; a key ending in ``/`` is the empty "folder" pyarrow keeps when it removes a folder's last file,
+    as the folder stays on disk)."""
     bucket, prefix = lake[len("s3://"):].split("/", 1)
     return {k[len(prefix) + 1:]: hashlib.sha256(v).hexdigest() for k, v in server.keys(bucket).items()
-            if k.startswith(prefix + "/")}
+            if k.startswith(prefix + "/") and not k.endswith("/")}
 
 
 def test_a_dry_run_on_an_s3_lake_says_what_it_says_on_disk_and_changes_no_object(lake, s3_lake, s3_server):
@@ -275,12 +277,11 @@ def test_vacuum_of_an_s3_lake_removes_exactly_the_objects_it_removes_from_disk(l
         same_but_the_lake(on_disk.stdout, lake, disk_rec["run_id"])
     after_disk, after_s3 = tree(lake), s3_tree(s3_server, s3_lake)
     assert len(after_disk) < len(before)                                    # it did remove files
-    not_runs = lambda t: {p: h for p, h in t.items() if not p.startswith("runs/")}   # noqa: E731
+    # the runs table holds each its own run's record; _runs.lock is the runs chain's flock file, on disk only
+    not_runs = lambda t: {p: h for p, h in t.items() if not p.startswith("runs/") and p != "_runs.lock"}  # noqa: E731
     assert not_runs(after_s3) == not_runs(after_disk)                       # the same objects left, same bytes
-    assert {t: read_sorted(lake / t) for t in ("events", "findings", "rules")} == \
-        {t: sorted(Lake.at(s3_lake).table(t).read().to_pylist(), key=lambda r: json.dumps(r, sort_keys=True,
-                                                                                            default=str))
-         for t in ("events", "findings", "rules")}
+    for t in ("events", "findings", "rules"):          # the current versions read the same rows (delta-rs)
+        assert read_sorted(f"{s3_lake}/{t}") == read_sorted(lake / t) != []
 
 
 def test_a_missing_s3_lake_is_exit_2_and_nothing_created(s3_lake, s3_server):

@@ -146,3 +146,59 @@ def test_a_bucket_or_path_with_no_lake_is_exit_2_not_an_empty_answer(s3_lake):
         result = pitwatch(*args, "--lake", s3_lake)
         assert result.returncode == exits.USAGE, (args, result.stdout, result.stderr)
         assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
+
+
+# --- writers: the lake's lock on an object store is a lease (pitwatch.lake.lock) ----------------------
+
+@pytest.fixture
+def writable(demo_run, s3_lake, tmp_path) -> tuple[Path, str]:
+    """(a copy of the demo's lake on disk, a copy of it on the S3 server): both may be written."""
+    import shutil
+
+    folder, _ = demo_run
+    on_disk = tmp_path / "lake"
+    shutil.copytree(Path(folder) / "demo" / "lake", on_disk)
+    copy_lake(on_disk, s3_lake)
+    return on_disk, s3_lake
+
+
+# each review's own id, time and hash (its run's id and the clock's): the rest of the row is compared
+_OWN = ("review_id", "reviewed_at", "review_sha256")
+
+
+def test_a_review_on_an_s3_lake_records_the_row_it_records_on_disk_and_verify_checks_it(writable):
+    from pitwatch.lake import Lake
+    from pitwatch.lake.reviews import dataset
+
+    finding = pitwatch("sql", "SELECT finding_id FROM findings WHERE status = 'open' ORDER BY finding_id LIMIT 1",
+                       "--format", "csv", "--lake", writable[0]).stdout.splitlines()[1]
+    args = ("review", finding, "--disposition", "escalated", "--by", "M.Ortiz", "--reason", "DEALER_ERROR",
+            "--note", "seen on the video", "--amount", "125.5")
+    said, rows = [], []
+    for lake in writable:
+        result = pitwatch(*args, "--lake", lake)
+        assert result.returncode == exits.DONE, result.stderr
+        said.append(re.sub(r"review \S+,", "review ID,", result.stdout))
+        table = dataset(Lake.at(str(lake))).to_table().to_pylist()
+        rows.append(sorted(({k: v for k, v in r.items() if k not in _OWN} for r in table), key=repr))
+        assert pitwatch("verify", "--lake", lake).returncode == exits.DONE
+    assert said[1] == said[0] == f"{finding}: escalated (review ID, by M.Ortiz)\n"
+    assert rows[1] == rows[0] and len(rows[0]) == 3           # the demo's two reviews and this one
+    assert {"finding_id": finding, "disposition": "escalated", "amount": 125.5}.items() <= \
+        [r for r in rows[0] if r["finding_id"] == finding][0].items()
+
+
+def test_dealers_import_on_an_s3_lake_keeps_the_roster_it_keeps_on_disk(writable, tmp_path):
+    roster = tmp_path / "dealers.csv"
+    roster.write_text("id,name,shift\nD-1001,José Rosario,grave\nD-9999,New Dealer,day\n", encoding="utf-8")
+    imported, shown = [], []
+    for lake in writable:
+        result = pitwatch("dealers", "import", roster, "--lake", lake)
+        assert result.returncode == exits.DONE, result.stderr
+        imported.append(same_but_the_lake(result.stdout, lake))
+        show = pitwatch("dealers", "show", "--lake", lake)
+        assert show.returncode == exits.DONE, show.stderr
+        shown.append(show.stdout)
+        assert pitwatch("verify", "--lake", lake).returncode == exits.DONE
+    assert imported[1] == imported[0] and "as version 2 (2 dealers" in imported[0]
+    assert shown[1] == shown[0] and shown[0].endswith("D-1001,José Rosario,grave\nD-9999,New Dealer,day\n")
