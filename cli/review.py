@@ -82,6 +82,7 @@ Examples:
   pitwatch review 33089a2b5d07969adf1bc8c34ae5b040 --disposition dismissed --by "M. Ortiz" \\
       --reason DEVICE_FAULT --lake lake
   pitwatch review --from reviews.csv --lake lake
+  pitwatch review --from reviews.csv --lake s3://casino-lake/floor
   (reviews.csv: finding_id,disposition,by,reason,note,video,amount)
 """)
 @click.argument("finding_id", required=False)

@@ -48,6 +48,7 @@ Examples:
   pitwatch serve --lake lake
   (then open http://127.0.0.1:8470/ and log in as ana)
   pitwatch serve --lake /data/lake --alerts-file /var/log/pitwatch/alerts.jsonl --port 8080
+  pitwatch serve --lake s3://casino-lake/floor --users /etc/pitwatch/console-users.json
 """)
 @lake_option
 @click.option("--host", default="127.0.0.1", show_default=True, metavar="ADDRESS",

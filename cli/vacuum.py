@@ -28,6 +28,7 @@ Examples:
   pitwatch vacuum --lake /data/lake --config /etc/pitwatch/pitwatch.toml --dry-run
   pitwatch vacuum --lake /data/lake --config /etc/pitwatch/pitwatch.toml
   pitwatch vacuum --lake lake --retention-days 30 --hold 2026-11-28 --no-config-holds
+  pitwatch vacuum --lake s3://casino-lake/floor --config /etc/pitwatch/pitwatch.toml --dry-run
 """)
 @setting_option("lake", required=True)
 @setting_option("retention_days", type=click.IntRange(0, MAX_DAYS), metavar="DAYS")
