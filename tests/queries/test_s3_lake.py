@@ -202,3 +202,34 @@ def test_dealers_import_on_an_s3_lake_keeps_the_roster_it_keeps_on_disk(writable
         assert pitwatch("verify", "--lake", lake).returncode == exits.DONE
     assert imported[1] == imported[0] and "as version 2 (2 dealers" in imported[0]
     assert shown[1] == shown[0] and shown[0].endswith("D-1001,José Rosario,grave\nD-9999,New Dealer,day\n")
+
+
+@pytest.mark.parametrize("args", [
+    ("review", "FINDING", "--disposition", "dismissed", "--by", "M.Ortiz"),
+    ("dealers", "import", "ROSTER"),
+    ("vacuum", "--retention-days", "0", "--no-config-holds"),
+], ids=["review", "dealers-import", "vacuum"])
+def test_a_writer_on_an_s3_lake_another_holds_exits_4_naming_it_and_changes_no_object(
+        writable, s3_server, tmp_path, args):
+    from tests.pipelines.test_lake_lock import start_holder
+
+    on_disk, on_s3 = writable
+    finding = pitwatch("sql", "SELECT finding_id FROM findings WHERE status = 'open' ORDER BY finding_id LIMIT 1",
+                       "--format", "csv", "--lake", on_s3).stdout.splitlines()[1]
+    roster = tmp_path / "dealers.csv"
+    roster.write_text("id,name,shift\nD-9999,New Dealer,day\n", encoding="utf-8")
+    args = tuple(finding if a == "FINDING" else str(roster) if a == "ROSTER" else a for a in args)
+    holder = start_holder(on_s3, seconds="until-told")        # a real process holding the lease
+    try:
+        before = s3_server.keys(bucket_of(on_s3))
+        result = pitwatch(*args, "--lake", on_s3, "--lock-timeout", "1")
+        after = s3_server.keys(bucket_of(on_s3))
+    finally:
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        holder.wait(30)
+    assert result.returncode == exits.LOCKED, result.stderr
+    assert result.stderr.splitlines()[-1].startswith(f"Error: the lake {on_s3} is locked by run 20261129T061502Z-1a2b3c4d")
+    assert after == before
+    again = pitwatch(*args, "--lake", on_s3, "--lock-timeout", "1")        # the lease let go: it goes through
+    assert again.returncode == exits.DONE, again.stderr
