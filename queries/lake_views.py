@@ -282,8 +282,13 @@ def dealers_table(lake: Lake, dealers: str | None = None) -> pa.Table:
 def require_lake(lake: Lake) -> None:
     """:class:`LakeQueryError` when nothing is at the lake's location: no folder on disk, no key under
     the prefix on an object store (one request there: a mistyped bucket or path is said, not read as
-    a lake with no tables)."""
-    if lake.fs.get_file_info(lake.root).type != pafs.FileType.Directory:
+    a lake with no tables), or a store that does not answer that request (one line, not a traceback)."""
+    try:
+        kind = lake.fs.get_file_info(lake.root).type
+    except OSError as exc:          # an object store that cannot be asked: its endpoint, region or credentials
+        raise LakeQueryError(f"cannot read the lake at {lake}: {first_line(exc)} (the store's endpoint, region "
+                             "and credentials: docs/lake.md, \"Supported stores\")") from None
+    if kind != pafs.FileType.Directory:
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
 
 

@@ -141,13 +141,6 @@ def test_a_refused_command_on_an_s3_lake_leaves_every_object_as_it_was(lakes, s3
     assert s3_server.keys(bucket_of(on_s3)) == before
 
 
-def test_a_bucket_or_path_with_no_lake_is_exit_2_not_an_empty_answer(s3_lake):
-    for args in (("sql", "SELECT 1"), ("query", "open_findings"), ("verify",)):
-        result = pitwatch(*args, "--lake", s3_lake)
-        assert result.returncode == exits.USAGE, (args, result.stdout, result.stderr)
-        assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
-
-
 # --- writers: the lake's lock on an object store is a lease (pitwatch.lake.lock) ----------------------
 
 @pytest.fixture
