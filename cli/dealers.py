@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-import os
 
 import click
 
@@ -28,6 +27,7 @@ def dealers():
 @dealers.command("import", cls=StrictCommand, epilog="""\b
 Examples:
   pitwatch dealers import /srv/rosters/dealers.csv --lake /data/lake
+  pitwatch dealers import dealers.csv --lake s3://casino-lake/floor
 """)
 @click.argument("file", metavar="FILE")
 @lake_option
@@ -35,7 +35,8 @@ Examples:
 @click.pass_context
 @user_errors
 def import_(ctx, file, lake, lock_timeout):
-    """Keep FILE (CSV: id,name,shift) in the lake as its dealers' roster.
+    """Keep FILE (CSV: id,name,shift) in the lake as its dealers' roster
+    (the lake a folder or an object store's s3://BUCKET/PATH; FILE local).
 
     A roster whose bytes differ from the lake's becomes its next version
     (named in a chained runs record; pitwatch verify checks its bytes); the
@@ -43,15 +44,15 @@ def import_(ctx, file, lake, lock_timeout):
     roster with no dealer, or a --lake folder that is not a pitwatch lake is
     refused (exit 2) and nothing is written.  Holds the lake's lock
     (waits for a run up to --lock-timeout, then exit 4)."""
+    import pyarrow.fs as pafs
+
     from pitwatch.inputs.dealers import load_roster_to_keep
     from pitwatch.lake import roster as lake_roster
     from pitwatch.lake import settings as lake_settings
-    from pitwatch.lake.lock import local_root
 
     roster = load_roster_to_keep(file)          # a bad roster: exit 2 before the lake is touched
     lake = Lake.at(lake)
-    local_root(lake)                    # an object store: exit 2 (the lake's files are written locally)
-    if not os.path.isdir(lake.root):
+    if lake.fs.get_file_info(lake.root).type != pafs.FileType.Directory:   # a folder, or an object store's prefix
         raise UserError(f"no lake at {lake}: pitwatch run writes one first")
     if not lake_settings.is_lake(lake):     # an inbox, a mistyped path: not written into
         raise UserError(f"{lake} is not a pitwatch lake (no settings, table or lock of one): "

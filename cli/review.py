@@ -82,6 +82,7 @@ Examples:
   pitwatch review 33089a2b5d07969adf1bc8c34ae5b040 --disposition dismissed --by "M. Ortiz" \\
       --reason DEVICE_FAULT --lake lake
   pitwatch review --from reviews.csv --lake lake
+  pitwatch review --from reviews.csv --lake s3://casino-lake/floor
   (reviews.csv: finding_id,disposition,by,reason,note,video,amount)
 """)
 @click.argument("finding_id", required=False)
@@ -133,9 +134,6 @@ def review(ctx, finding_id, disposition, by, reason, note, video, amount, from_f
         if by is None:
             raise UserError("--by NAME is required: a review names who made it")
         asked = [Asked(finding_id, disposition, by, reason, note, video, _amount(amount, "--"))]
-    if not at.local:
-        raise UserError(f"the lake {lake} is on an object store: reviews are written to a local lake only "
-                        "(docs/lake.md, \"Supported stores\")")
     check(at, asked)             # refused before the lock: a refused review leaves the lake's bytes as they were
     command = ctx.meta.get(COMMAND_META, "pitwatch review")
     with lake_lock(at, lock_timeout, command, log):

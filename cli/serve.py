@@ -48,6 +48,7 @@ Examples:
   pitwatch serve --lake lake
   (then open http://127.0.0.1:8470/ and log in as ana)
   pitwatch serve --lake /data/lake --alerts-file /var/log/pitwatch/alerts.jsonl --port 8080
+  pitwatch serve --lake s3://casino-lake/floor --users /etc/pitwatch/console-users.json
 """)
 @lake_option
 @click.option("--host", default="127.0.0.1", show_default=True, metavar="ADDRESS",
@@ -75,10 +76,10 @@ def serve(lake, host, port, users_file, alerts_files, no_sound):
     from pitwatch.console.app import create_app
     from pitwatch.lake import Lake
     from pitwatch.lake import settings as lake_settings
+    from pitwatch.queries.lake_views import require_lake
 
     at = Lake.at(lake)
-    if not at.is_uri and not os.path.isdir(at.root):
-        raise UserError(f"no lake at {lake} (not a folder)")
+    require_lake(at)            # a folder, or a key prefix on an object store: LakeQueryError, exit 2
     if not lake_settings.is_lake(at):
         raise UserError(f"{lake} is not a pitwatch lake: pitwatch run writes one first")
     path = users_path(lake, users_file)

@@ -28,6 +28,7 @@ Examples:
   pitwatch vacuum --lake /data/lake --config /etc/pitwatch/pitwatch.toml --dry-run
   pitwatch vacuum --lake /data/lake --config /etc/pitwatch/pitwatch.toml
   pitwatch vacuum --lake lake --retention-days 30 --hold 2026-11-28 --no-config-holds
+  pitwatch vacuum --lake s3://casino-lake/floor --config /etc/pitwatch/pitwatch.toml --dry-run
 """)
 @setting_option("lake", required=True)
 @setting_option("retention_days", type=click.IntRange(0, MAX_DAYS), metavar="DAYS")
@@ -57,7 +58,7 @@ def vacuum(ctx, lake, retention_days, extra_holds, no_config_holds, dry_run, loc
     files it removed is refused naming it.  --dry-run only reads: no lock, no
     record.
     """
-    from pitwatch.lake.lock import holder_update, local_root
+    from pitwatch.lake.lock import holder_update
     from pitwatch.lake.vacuum import LegalHolds, plan, summary, tables
     from pitwatch.lake.vacuum import vacuum as carry_out
 
@@ -74,7 +75,6 @@ def vacuum(ctx, lake, retention_days, extra_holds, no_config_holds, dry_run, loc
         holds = LegalHolds.parse([*(loaded.values.get("legal_holds", []) if loaded else []), *extra_holds])
     except ValueError as exc:
         raise UserError(f"--hold: {exc}") from None
-    local_root(lake)      # an object store: exit 2 (vacuum removes files from a local lake only)
     tables(lake)          # a lake that is not there, or has no Delta table: exit 2 before the lock creates anything
     command = ctx.meta.get(COMMAND_META, "pitwatch vacuum")
     held = ", ".join(holds.texts()) or "none"

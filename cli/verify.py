@@ -18,6 +18,7 @@ Examples:
   pitwatch verify --lake /data/lake --format json      (for a monitoring system)
   pitwatch verify --lake /data/lake --since /worm/pitwatch/anchor.jsonl --key /etc/pitwatch/anchor.key
                                                        (nightly: only what is new since the last anchored run)
+  pitwatch verify --lake s3://casino-lake/floor        (an object store: the standard AWS variables)
 """)
 @setting_option("lake", required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,

@@ -137,7 +137,7 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
     from pitwatch.lake import registry as lake_registry
     from pitwatch.lake import settings as lake_settings
     from pitwatch.lake.parquet import check_writable
-    from pitwatch.live.service import WatchOptions, WatchService
+    from pitwatch.live.service import WatchOptions, WatchService, default_state_dir
     from pitwatch.schemas.decode import GamingDayConfig
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", watch_id):
@@ -146,6 +146,7 @@ def watch(inputs, lake, create_lake, state_dir, watch_id, alerts_file, webhooks,
     given = load_registry(devices)         # RegistryError: one Error line, exit 2
     dealer_names = _dealer_names(Lake.at(lake), dealers) if dealers else None   # a bad file: before the lake
     _reachable(inputs)                     # before anything is written: a mistyped input writes no lake
+    state_dir = state_dir or default_state_dir(Lake.at(lake), watch_id)   # a remote lake needs one: before it is made
     lake = _lake(Lake.at(lake), create_lake, config, watch_id)
     if dealer_names is None:
         dealer_names = _dealer_names(lake, None)     # the lake's roster, else none

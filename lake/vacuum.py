@@ -22,10 +22,11 @@ reported that night).  They go only through this module, and only those that
   their age.
 
 delta-rs lists the candidates; pitwatch removes them itself (so that the
-held ones can be left out), one ``os.unlink`` each, after checking each again:
-a path inside the table's folder, not under ``_delta_log`` or any other
-``_``/``.`` folder, a regular file (not a link), not a file of the table's
-current version.  ``_delta_log`` is never touched, so time travel to any
+held ones can be left out), one ``os.unlink`` each (on an object store, one
+DELETE through the lake's ``pyarrow.fs`` file system), after checking each
+again: a path inside the table's folder, not under ``_delta_log`` or any other
+``_``/``.`` folder, a regular file (not a link; an object store has none), not
+a file of the table's current version.  ``_delta_log`` is never touched, so time travel to any
 version still resolves: a version whose files were vacuumed says which file
 is missing; one of a held day still reads.
 
@@ -124,6 +125,14 @@ class TablePlan:
 
 def tables(lake: Lake) -> list[str]:
     """The lake's Delta tables: folders with a ``_delta_log`` (a linked folder is not followed)."""
+    names = _table_folders(lake) if lake.local else _object_store_folders(lake)
+    if not names:
+        raise LakeError(f"the lake {lake.root} has no Delta table (no TABLE/_delta_log): nothing to vacuum; a lake "
+                        "of the previous layout is converted first with pitwatch migrate")
+    return names
+
+
+def _table_folders(lake: Lake) -> list[str]:
     try:
         names = sorted(os.listdir(lake))
     except FileNotFoundError:
@@ -137,20 +146,36 @@ def tables(lake: Lake) -> list[str]:
             continue
         if os.path.isdir(os.path.join(folder, "_delta_log")):
             found.append(name)
-    if not found:
-        raise LakeError(f"the lake {lake.root} has no Delta table (no TABLE/_delta_log): nothing to vacuum; a lake "
-                        "of the previous layout is converted first with pitwatch migrate")
     return found
+
+
+def _object_store_folders(lake: Lake) -> list[str]:
+    """:func:`tables` on an object store: its "folders" are key prefixes, and it has no links."""
+    import pyarrow.fs as pafs
+
+    fs = lake.fs
+    kind = fs.get_file_info(lake.root).type
+    if kind == pafs.FileType.NotFound:
+        raise LakeError(f"the lake {lake} does not exist")
+    if kind != pafs.FileType.Directory:
+        raise LakeError(f"the lake {lake} is a file, not a folder")
+    found = []
+    for info in fs.get_file_info(pafs.FileSelector(lake.root)):
+        if info.type != pafs.FileType.Directory or info.base_name.startswith((".", "_")):
+            continue
+        if fs.get_file_info(f"{info.path}/_delta_log").type == pafs.FileType.Directory:
+            found.append(info.base_name)
+    return sorted(found)
 
 
 def plan(lake: Lake, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
     """What vacuum would remove from each table, and what it keeps of the candidates (and why)."""
-    from deltalake import DeltaTable
+    from pitwatch.lake import delta
 
     out = []
     for name in tables(lake):
-        folder = os.path.join(lake, name)
-        table = DeltaTable(folder)
+        folder = lake.path(name)
+        table = delta.open_table(lake, name)
         by_day = table.metadata().partition_columns == ["gaming_day"]
         # the log's paths are URI-encoded: decoded once here; delta-rs's vacuum lists them decoded
         current = {unquote(p) for p in table.get_add_actions(flatten=True).column("path").to_pylist()}
@@ -160,7 +185,7 @@ def plan(lake: Lake, retention_days: int, holds: LegalHolds) -> list[TablePlan]:
         remove: list[Candidate] = []
         keep: list[Candidate] = []
         for path in sorted(listed):
-            c = _candidate(name, folder, path, by_day, current, holds)
+            c = _candidate(lake, name, folder, path, by_day, current, holds)
             (keep if c.why_kept else remove).append(c)
         out.append(TablePlan(name, table.version(), remove, keep))
     return out
@@ -186,16 +211,17 @@ def _past_their_tombstones(table, retention_days: int) -> set[str]:
     return set(table.vacuum(retention_hours=hours, dry_run=True, enforce_retention_duration=False, full=True))
 
 
-def _candidate(name: str, folder: str, path: str, by_day: bool, current: set, holds: LegalHolds) -> Candidate:
+def _candidate(lake: Lake, name: str, folder: str, path: str, by_day: bool, current: set,
+               holds: LegalHolds) -> Candidate:
     parts = path.split("/")
     m = _DAY_FOLDER.fullmatch(parts[0]) if by_day and len(parts) > 1 else None
     c = Candidate(name, path, m.group(1) if m and _is_date(m.group(1)) else None)
-    full = _file_of(folder, path)
+    full = _file_of(lake, folder, path)
     if full is None:
         c.why_kept = "not a plain file inside the table's folder: left alone"
         return c
     c.file = full
-    c.bytes = os.lstat(full).st_size if os.path.lexists(full) else None
+    c.bytes = _size(lake, full)
     if path in current:
         c.why_kept = "still in the table's current version"
     elif holds and c.gaming_day is None:
@@ -214,11 +240,17 @@ def _is_date(text: str) -> bool:
         return False
 
 
-def _file_of(folder: str, path: str) -> str | None:
-    """The candidate's file on disk, or None when it is not one vacuum may touch."""
+def _file_of(lake: Lake, folder: str, path: str) -> str | None:
+    """The candidate's file, or None when it is not one vacuum may touch."""
     parts = path.split("/")
     if path.startswith("/") or any(p in ("", ".", "..") or p.startswith(("_", ".")) for p in parts):
         return None             # never _delta_log, never outside the table, never a hidden file
+    if not lake.local:          # an object store: a key under the table's prefix, no links to follow
+        import pyarrow.fs as pafs
+
+        full = f"{folder}/{path}"
+        kind = lake.fs.get_file_info(full).type
+        return full if kind in (pafs.FileType.File, pafs.FileType.NotFound) else None
     full = os.path.join(folder, *path.split("/"))
     if os.path.lexists(full):
         real_folder = os.path.realpath(folder)
@@ -229,23 +261,45 @@ def _file_of(folder: str, path: str) -> str | None:
     return full             # gone already: recorded as such, nothing to unlink
 
 
-def _sha256(path: str) -> str:
+def _size(lake: Lake, full: str) -> int | None:
+    """The file's size now; None when it is gone (on disk: the link itself, never followed)."""
+    if lake.local:
+        return os.lstat(full).st_size if os.path.lexists(full) else None
+    import pyarrow.fs as pafs
+
+    info = lake.fs.get_file_info(full)
+    return info.size if info.type == pafs.FileType.File else None
+
+
+def _sha256(lake: Lake, path: str) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with lake.fs.open_input_stream(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
 
 
+def _remove(lake: Lake, full: str) -> None:
+    """Remove one planned file: ``os.unlink`` on disk (the link check was made just before), a DELETE
+    through the lake's file system on an object store."""
+    if lake.local:
+        os.unlink(full)
+    else:
+        lake.fs.delete_file(full)
+
+
 def current_files_missing(lake: Lake, names: list[str]) -> list[str]:
     """Files the tables' current versions reference that are not on disk (after a vacuum: none)."""
-    from deltalake import DeltaTable
+    import pyarrow.fs as pafs
+
+    from pitwatch.lake import delta
 
     missing = []
     for name in names:
-        folder = os.path.join(lake, name)
-        for path in DeltaTable(folder).get_add_actions(flatten=True).column("path").to_pylist():
-            if not os.path.isfile(os.path.join(folder, *unquote(path).split("/"))):
+        table = delta.open_table(lake, name)
+        paths = [] if table is None else table.get_add_actions(flatten=True).column("path").to_pylist()
+        for path, info in zip(paths, lake.fs.get_file_info([lake.path(name, unquote(p)) for p in paths])):
+            if info.type != pafs.FileType.File:
                 missing.append(f"{name}/{path}")
     return missing
 
@@ -289,11 +343,12 @@ def vacuum(lake: Lake, retention_days: int, holds: LegalHolds, command: str, log
                 full = c.file
                 assert full is not None     # _candidate keeps (why_kept) every file it gives none
                 try:
-                    if os.path.lexists(full):
-                        if not stat.S_ISREG(os.lstat(full).st_mode):     # swapped since it was planned
+                    size = _size(lake, full)
+                    if size is not None:
+                        if lake.local and not stat.S_ISREG(os.lstat(full).st_mode):    # swapped since planned
                             raise OSError("no longer a plain file: left alone")
-                        c.bytes, c.sha256 = os.lstat(full).st_size, _sha256(full)
-                        os.unlink(full)
+                        c.bytes, c.sha256 = size, _sha256(lake, full)
+                        _remove(lake, full)
                     else:
                         c.bytes, c.absent = None, True     # gone before this vacuum: listed, nothing unlinked
                     removed[p.table].append(c)

@@ -309,7 +309,13 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
     everything before it are taken as verified (:func:`since_start`).  Raises
     :class:`pitwatch.lake.parquet.LakeError` when ``lake_path`` is no lake at all."""
     fs, root = lake_path.fs, lake_path.root
-    if fs.get_file_info(root).type != pafs.FileType.Directory:
+    try:
+        kind = fs.get_file_info(root).type
+    except OSError as exc:          # an object store that cannot be asked: its endpoint, region or credentials
+        said = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+        raise lake.LakeError(f"cannot read the lake at {lake_path}: {said} (the store's endpoint, region and "
+                             "credentials: docs/lake.md, \"Supported stores\")") from None
+    if kind != pafs.FileType.Directory:
         raise lake.LakeError(f"no lake at {lake_path}")
     tables = delta.tables_on_disk(lake_path)
     if not tables:

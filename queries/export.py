@@ -30,7 +30,7 @@ import pyarrow as pa
 from pitwatch.lake import Lake
 from pitwatch.queries.catalog import DUCKDB_TYPES, MACRO_PARAM_PREFIX, Query, load_queries, sql_literal
 from pitwatch.queries.errors import LakeQueryError
-from pitwatch.queries.lake_views import LOCKDOWN, VIEW_TABLES, connect, first_line, seed_files
+from pitwatch.queries.lake_views import LOCKDOWN, VIEW_TABLES, connect, first_line, require_lake, seed_files
 
 EXPORT_MODE = 0o444
 
@@ -98,8 +98,7 @@ def export_database(lake: Lake, out: str, *, force: bool = False, as_of: str | N
         raise LakeQueryError(f"{out} is a folder")
     if os.path.lexists(out) and not force:
         raise LakeQueryError(f"{out} exists; add --force to replace it")
-    if not lake.is_uri and not os.path.isdir(lake):
-        raise LakeQueryError(f"no lake at {lake} (not a folder)")
+    require_lake(lake)
     versions, run = pinned_run(lake, as_of)
     lake_con = connect(lake, as_of=run["run_id"] if run is not None else None)   # exactly the versions named
     os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -279,6 +279,19 @@ def dealers_table(lake: Lake, dealers: str | None = None) -> pa.Table:
     return kept.table if kept is not None else read_dealers(shipped_dealers())
 
 
+def require_lake(lake: Lake) -> None:
+    """:class:`LakeQueryError` when nothing is at the lake's location: no folder on disk, no key under
+    the prefix on an object store (one request there: a mistyped bucket or path is said, not read as
+    a lake with no tables), or a store that does not answer that request (one line, not a traceback)."""
+    try:
+        kind = lake.fs.get_file_info(lake.root).type
+    except OSError as exc:          # an object store that cannot be asked: its endpoint, region or credentials
+        raise LakeQueryError(f"cannot read the lake at {lake}: {first_line(exc)} (the store's endpoint, region "
+                             "and credentials: docs/lake.md, \"Supported stores\")") from None
+    if kind != pafs.FileType.Directory:
+        raise LakeQueryError(f"no lake at {lake} (not a folder)")
+
+
 def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
             as_of: str | None = None, tables: set[str] | None = None,
             memory_limit: int | None = None) -> duckdb.DuckDBPyConnection:
@@ -295,8 +308,7 @@ def connect(lake: Lake, dealers: str | None = None, show_tz: str | None = None,
     (what its operators may hold; the process's own bound is :func:`run_sql`'s ``max_memory``).
     """
     zone = "UTC" if show_tz is None else display_zone(show_tz)
-    if not lake.is_uri and not os.path.isdir(lake):
-        raise LakeQueryError(f"no lake at {lake} (not a folder)")
+    require_lake(lake)
     roster = dealers_table(lake, dealers)   # a bad file is refused before anything opens
     con = duckdb.connect(":memory:", config={"temp_directory": ""})
     try:

@@ -98,3 +98,26 @@ def set_variables(server: S3Server, monkeypatch) -> None:
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+
+
+def copy_lake(folder, lake: str) -> None:
+    """A local lake's files (``folder``) copied to ``lake`` (``s3://BUCKET/PATH``; this process's AWS
+    variables pointing at the server): the layout is the same on both, so a command's test needs no
+    batch run on the object store."""
+    from pathlib import Path
+
+    from pitwatch.lake import Lake
+
+    at = Lake.at(lake)
+    for path in sorted(Path(folder).rglob("*")):       # files only: no "folder/" marker objects
+        if path.is_file():
+            with at.fs.open_output_stream(at.path(*path.relative_to(folder).parts)) as f:
+                f.write(path.read_bytes())
+
+
+def same_but_the_lake(text: str, lake, *others) -> str:
+    """``text`` with the lake's name (and ``others``: run ids, …) replaced by fixed words, so that a
+    command's output on a disk lake and on its copy on the object store compare whole."""
+    for name, word in ((lake, "LAKE"), *((o, f"OTHER{i}") for i, o in enumerate(others))):
+        text = text.replace(str(name), word)
+    return text

@@ -53,7 +53,7 @@ def current_files(table: Path) -> set[str]:
     return set(DeltaTable(str(table)).get_add_actions(flatten=True).column("path").to_pylist())
 
 
-def read_sorted(table: Path, version: int | None = None, day: str | None = None) -> list[dict]:
+def read_sorted(table: Path | str, version: int | None = None, day: str | None = None) -> list[dict]:
     dt = DeltaTable(str(table), version=version)
     filters = [("gaming_day", "=", _dt.date.fromisoformat(day))] if day else None
     return sorted(dt.to_pyarrow_table(filters=filters).to_pylist(), key=lambda r: json.dumps(r, sort_keys=True, default=str))
@@ -236,11 +236,59 @@ def test_vacuum_mistakes_are_exit_2_and_nothing_removed(lake, tmp_path, args, me
     assert tree(lake) == before
 
 
-def test_a_lake_on_an_object_store_is_refused(tmp_path):
-    result = pitwatch("vacuum", "--lake", "s3://casino/lake", "--no-config-holds")
+# --- a lake on an object store (S3: moto's server, tests/object_store.py) --------------------------
+
+def s3_tree(server, lake: str) -> dict[str, str]:
+    """The lake's objects on the S3 server: path inside the lake -> SHA-256 (:func:`tree`'s form: files
+    only; a key ending in ``/`` is the empty "folder" pyarrow keeps when it removes a folder's last file,
+    as the folder stays on disk)."""
+    bucket, prefix = lake[len("s3://"):].split("/", 1)
+    return {k[len(prefix) + 1:]: hashlib.sha256(v).hexdigest() for k, v in server.keys(bucket).items()
+            if k.startswith(prefix + "/") and not k.endswith("/")}
+
+
+def test_a_dry_run_on_an_s3_lake_says_what_it_says_on_disk_and_changes_no_object(lake, s3_lake, s3_server):
+    from tests.object_store import copy_lake, same_but_the_lake
+
+    copy_lake(lake, s3_lake)
+    before = s3_tree(s3_server, s3_lake)
+    assert before == tree(lake)
+    args = ("--dry-run", "--retention-days", "0", "--hold", HELD)
+    on_disk, on_s3 = pitwatch("vacuum", "--lake", lake, *args), pitwatch("vacuum", "--lake", s3_lake, *args)
+    assert on_disk.returncode == on_s3.returncode == exits.DONE, on_s3.stderr
+    assert "    would remove events/gaming_day=" in on_s3.stdout
+    assert same_but_the_lake(on_s3.stdout, s3_lake) == same_but_the_lake(on_disk.stdout, lake)
+    assert s3_tree(s3_server, s3_lake) == before
+
+
+def test_vacuum_of_an_s3_lake_removes_exactly_the_objects_it_removes_from_disk(lake, s3_lake, s3_server, tmp_path):
+    from tests.object_store import copy_lake, same_but_the_lake
+
+    copy_lake(lake, s3_lake)
+    before = tree(lake)
+    cfg = config(tmp_path, f'retention_days = 0\nlegal_holds = ["{HELD}"]\n')
+    on_disk = pitwatch("vacuum", "--lake", lake, "--config", cfg)
+    on_s3 = pitwatch("vacuum", "--lake", s3_lake, "--config", cfg)
+    assert on_disk.returncode == on_s3.returncode == exits.DONE, on_s3.stderr
+    (disk_rec,), (s3_rec,) = ([r for r in run_records(at) if r["options"].get("command") == "vacuum"]
+                              for at in (lake, s3_lake))
+    assert s3_rec["options"]["tables"] == disk_rec["options"]["tables"]      # every file, size and SHA-256
+    assert same_but_the_lake(on_s3.stdout, s3_lake, s3_rec["run_id"]) == \
+        same_but_the_lake(on_disk.stdout, lake, disk_rec["run_id"])
+    after_disk, after_s3 = tree(lake), s3_tree(s3_server, s3_lake)
+    assert len(after_disk) < len(before)                                    # it did remove files
+    # the runs table holds each its own run's record; _runs.lock is the runs chain's flock file, on disk only
+    not_runs = lambda t: {p: h for p, h in t.items() if not p.startswith("runs/") and p != "_runs.lock"}  # noqa: E731
+    assert not_runs(after_s3) == not_runs(after_disk)                       # the same objects left, same bytes
+    for t in ("events", "findings", "rules"):          # the current versions read the same rows (delta-rs)
+        assert read_sorted(f"{s3_lake}/{t}") == read_sorted(lake / t) != []
+
+
+def test_a_missing_s3_lake_is_exit_2_and_nothing_created(s3_lake, s3_server):
+    result = pitwatch("vacuum", "--lake", s3_lake, "--no-config-holds")
     assert result.returncode == exits.USAGE
-    assert result.stderr.startswith("Error: the lake s3://casino/lake is on an object store")
-    assert "local disks or POSIX file systems" in result.stderr and result.stderr.count("\n") == 1
+    assert result.stderr == f"Error: the lake {s3_lake} does not exist\n"
+    assert s3_tree(s3_server, s3_lake) == {}
 
 
 def test_a_missing_lake_or_one_with_no_delta_table_is_exit_2_and_not_created(tmp_path):
