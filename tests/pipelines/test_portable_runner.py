@@ -122,10 +122,19 @@ def short_day(tmp_path_factory):
 
 @pytest.fixture
 def portable(tmp_path):
-    """The job service and worker pool, started for the test and stopped after it; started after any
-    fixture listed before it that sets this process's environment (``s3_lake``), so the workers get it."""
+    """The job service and worker pool, started for the test and stopped after it."""
     services = PortableServices(tmp_path / "beam-logs").start()
     yield services
+    services.stop()
+
+
+@pytest.fixture
+def portable_s3(s3_lake, tmp_path):
+    """``(services, lake)``: the job service and worker pool started once :func:`s3_lake` has pointed this
+    process's AWS variables at the test's S3 server, so the workers, started by the pool, inherit them
+    (as a cluster's workers get the store's settings from their image)."""
+    services = PortableServices(tmp_path / "beam-logs").start()
+    yield services, s3_lake
     services.stop()
 
 
@@ -172,6 +181,20 @@ def test_a_day_on_the_portable_runner_writes_the_embedded_runners_lake(short_day
     assert portable.jobs_run() >= 2 and portable.workers_started() >= 2, portable.log("job-service")
     _assert_same_lake(tmp_path / "lake", embedded)
     print(f"portable run: {seconds:.1f} s")
+
+
+@pytest.mark.slow
+def test_a_day_on_the_portable_runner_onto_s3_writes_the_embedded_runners_lake(short_day, portable_s3):
+    """The rehearsal's whole path: the launching process commits to the object store (its lease, its
+    Delta commits), the workers write the data files there; the rows equal the embedded run's on disk."""
+    feeds, embedded = short_day
+    services, lake = portable_s3
+    started = time.monotonic()
+    _run_portable(services, feeds, lake)
+    seconds = time.monotonic() - started
+    assert services.jobs_run() >= 2 and services.workers_started() >= 2, services.log("job-service")
+    _assert_same_lake(lake, embedded)
+    print(f"portable run onto s3: {seconds:.1f} s")
 
 
 @pytest.mark.slow
