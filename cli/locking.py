@@ -16,6 +16,13 @@ class Locked(CommandError):
     exit_code = exits.LOCKED
 
 
+class LeaseLost(CommandError):
+    """The command's lease on an object-store lake was taken over or ran out while it worked: it
+    committed nothing more (``Error: …``, exit 3: did not complete)."""
+
+    exit_code = exits.INCOMPLETE
+
+
 class Duration(click.ParamType):
     """Seconds (``3600``) or a number with a unit (``90s``, ``5m``, ``1h``, ``2d``), as float seconds."""
 
@@ -37,14 +44,18 @@ lock_timeout_option = setting_option("lock_timeout", type=Duration(), metavar="S
 
 @contextlib.contextmanager
 def lake_lock(lake: Lake, timeout: float, command: str, log):
-    """Hold the lake's lock for the ``with`` block (yields the holder record); exit 4 after ``timeout``."""
-    from pitwatch.lake.lock import LakeLocked, hold, new_holder
+    """Hold the lake's lock for the ``with`` block (yields the holder record); exit 4 after ``timeout``;
+    on an object store, exit 3 when the block finds its lease lost (:func:`pitwatch.lake.lock.check_held`)."""
+    from pitwatch.lake import lock
 
     try:
-        ctx = hold(lake, new_holder(command), timeout, log)
+        ctx = lock.hold(lake, lock.new_holder(command), timeout, log)
         holder = ctx.__enter__()
-    except LakeLocked as exc:
+    except lock.LakeLocked as exc:
         raise Locked(str(exc)) from None
-    with contextlib.ExitStack() as stack:
-        stack.push(ctx)
-        yield holder
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.push(ctx)
+            yield holder
+    except lock.LeaseLost as exc:
+        raise LeaseLost(str(exc)) from None

@@ -49,6 +49,10 @@ Examples:
   pitwatch run 'feeds/*.jsonl.gz' --lake lake --timezone America/Puerto_Rico
   pitwatch run feeds/ --lake lake --direct_num_workers=2 --direct_running_mode=multi_processing
   pitwatch run gs://casino/feeds/ --lake /mnt/lake --runner=FlinkRunner --flink_master=…   (a lake all workers mount)
+  pitwatch run s3://casino-feeds/2026-11-28/ --lake s3://casino-lake/lake     (AWS_* variables: docs/inputs.md)
+  pitwatch run --day 2026-11-28 --inbox s3://casino-feeds/inbox --lake s3://casino-lake/lake
+  pitwatch run feeds/ --lake s3://casino-lake/lake --runner=PortableRunner --job_endpoint=localhost:8099
+      --environment_type=EXTERNAL --environment_config=localhost:50000   (a cluster's rehearsal: docs/scale-out.md)
   pitwatch run feeds/ --lake lake -- --a_runner_flag=x     (after --: passed to Beam unchecked)
 """,
 )
@@ -108,8 +112,11 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
 
     One writer at a time: the run holds the lake's lock for the whole command
     (every day it replays); a second run waits, saying who holds it, up to
-    --lock-timeout and then exits 4.  The lake must be on a local disk or a
-    POSIX file system (docs/operations.md, "The lake's lock").
+    --lock-timeout and then exits 4.  The lake may be on a local disk, a POSIX
+    file system or an S3-compatible object store (s3://bucket/lake; the inputs
+    and the inbox too): the store and its credentials come from the standard
+    AWS variables (docs/inputs.md, docs/nightly.md; the lock:
+    docs/operations.md, "The lake's lock").
     """
     setup_logging(quiet, log_file, verbose)  # before importing Beam, which logs at import time
 

@@ -29,6 +29,7 @@ import os
 import pyarrow as pa
 
 from pitwatch.inputs.files import InputError, read_operator_csv
+from pitwatch.inputs.stored import remote_object_exists
 from pitwatch.schemas.contract import DEALER_ROSTER_COLUMNS
 
 INBOX_FILE = "dealers.csv"
@@ -60,7 +61,7 @@ class DealerRoster:
 def inbox_roster(inbox: str) -> str | None:
     """``INBOX/dealers.csv`` when the nightly inbox has one, else None."""
     candidate = os.path.join(inbox, INBOX_FILE)
-    return candidate if os.path.lexists(candidate) else None
+    return candidate if (remote_object_exists(candidate) if "://" in inbox else os.path.lexists(candidate)) else None
 
 
 def load_roster(path: str) -> DealerRoster:

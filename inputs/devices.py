@@ -42,6 +42,7 @@ import io
 import os
 
 from pitwatch.inputs.files import InputError, read_operator_csv
+from pitwatch.inputs.stored import remote_object_exists as exists
 from pitwatch.schemas import contract as C
 
 COLUMNS = ("device_id", "source", "table_id", "from_day", "to_day")
@@ -77,7 +78,7 @@ def registry_path(devices: str | None = None, inbox: str | None = None) -> str |
         return devices
     if inbox:
         candidate = os.path.join(inbox, INBOX_FILE)
-        if os.path.isfile(candidate):
+        if exists(candidate) if "://" in inbox else os.path.isfile(candidate):
             return candidate
     return None
 

@@ -47,9 +47,10 @@ def read_operator_csv(path: str, limit: int, what: str, error: type[InputError] 
     a batch of reviews), read by :func:`pitwatch.config.read_small` (a FIFO or a device is refused,
     never waited on); each refusal is ``error`` with one line ``{what} {path}: …``."""
     from pitwatch.config import NotRegularFile, read_small
+    from pitwatch.inputs.stored import read_remote_small
 
     try:
-        data = read_small(path, limit)
+        data = read_remote_small(path, limit) if "://" in path else read_small(path, limit)
     except NotRegularFile as exc:
         raise error(f"{what} {path}: {exc.strerror}, not a CSV file") from None
     except IsADirectoryError:
@@ -90,13 +91,8 @@ def expand_inputs(paths: list[str], refused: list[dict] | None = None) -> list[s
                 left_out.append({"path": os.path.abspath(path), "reason": reason})
         return kept
     for p in paths:
-        if "://" in p:  # remote file system: trust Beam's FileSystems to glob
-            from apache_beam.io.filesystems import FileSystems
-
-            matches = [m.path for r in FileSystems.match([p]) for m in r.metadata_list]
-            if not matches:
-                raise InputError(f"no input file matches {p}")
-            found.extend(matches)
+        if "://" in p:  # an object store (s3://, gs://): listed by Beam's FileSystems
+            found.extend(remote_inputs(p))
             continue
         if any(ch in p for ch in "*?["):
             matches = sorted(glob.glob(p, recursive=True))
@@ -125,6 +121,39 @@ def expand_inputs(paths: list[str], refused: list[dict] | None = None) -> list[s
     if not out and left_out:
         raise InputError(f"no input file to read: {refused_named(left_out)}")
     return out
+
+
+def remote_inputs(p: str) -> list[str]:
+    """The input files an object-store path names, listed by Beam's ``FileSystems`` (what reads
+    them): a glob, its matches with an input suffix; an object, itself; a folder (a prefix, with
+    or without its ``/``), every ``.jsonl``, ``.jsonl.gz`` and ``.parquet`` object below it but
+    hidden ones, as for a local folder.  An object store has only regular objects: nothing is
+    refused.  InputError when nothing matches, or when the store cannot be listed (its reason)."""
+    from apache_beam.io.filesystem import BeamIOError
+    from apache_beam.io.filesystems import FileSystems
+
+    def match(pattern: str) -> list[str]:
+        try:
+            return [m.path for r in FileSystems.match([pattern]) for m in r.metadata_list]
+        except BeamIOError as exc:
+            reasons = "; ".join(f"{e}" for e in (exc.exception_details or {}).values()) or str(exc)
+            raise InputError(f"input {p}: cannot list it ({reasons})") from None
+
+    def readable(path: str) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        return path.endswith(INPUT_SUFFIXES) and not name.startswith(".")
+
+    if any(ch in p.split("://", 1)[1] for ch in "*?["):
+        files = [m for m in match(p) if readable(m)]
+        if not files:
+            raise InputError(f"no .jsonl, .jsonl.gz or .parquet file matches {p}")
+        return files
+    if not p.endswith("/") and p in match(p):
+        return [p]
+    files = [m for m in match(p.rstrip("/") + "/**") if readable(m)]
+    if not files:
+        raise InputError(f"input {p}: no .jsonl, .jsonl.gz or .parquet file there (nothing below it on the store)")
+    return files
 
 
 def refused_named(files: list[dict], most: int = 10) -> str:

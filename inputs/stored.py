@@ -290,6 +290,41 @@ def _open(path: str, raw: bool = False):
 
 
 
+def remote_store(uri: str):
+    """An object-store location (``s3://bucket/inbox``) as ``(pyarrow file system, path on it)``:
+    what lists a remote inbox and reads its small files (the events themselves are read by Beam's
+    ``FileSystems``).  pyarrow reads the standard AWS variables (``AWS_ENDPOINT_URL``,
+    ``AWS_ACCESS_KEY_ID`` …) as Beam's boto3 does (docs/inputs.md, "Inputs on an object store")."""
+    import pyarrow.fs as pafs
+
+    fs, path = pafs.FileSystem.from_uri(uri)
+    return fs, path.rstrip("/")
+
+
+def remote_object_exists(uri: str) -> bool:
+    """Whether an object-store location holds an object (not merely a prefix)."""
+    import pyarrow.fs as pafs
+
+    fs, path = remote_store(uri)
+    return fs.get_file_info(path).type == pafs.FileType.File
+
+
+def read_remote_small(uri: str, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of a small object an operator names on an object store (an
+    inbox's ``devices.csv``, ``dealers.csv``); FileNotFoundError when there is none, IsADirectoryError
+    for a prefix with objects below it."""
+    import pyarrow.fs as pafs
+
+    fs, path = remote_store(uri)
+    kind = fs.get_file_info(path).type
+    if kind == pafs.FileType.NotFound:
+        raise FileNotFoundError(2, "No such file", uri)
+    if kind == pafs.FileType.Directory:
+        raise IsADirectoryError(21, "Is a directory", uri)
+    with fs.open_input_stream(path) as f:
+        return f.read(limit + 1)
+
+
 def stored_size(path: str) -> int:
     try:
         if "://" not in path:

@@ -106,6 +106,12 @@ class Lake:
 
         return lock.holding(self)
 
+    def check_held(self) -> None:
+        """Before a commit: refuse if this process's lease on the lake is lost (:func:`pitwatch.lake.lock.check_held`)."""
+        from pitwatch.lake import lock
+
+        lock.check_held(self)
+
     # ------------------------------------------------------------ the runs chain
 
     def runs_head(self) -> dict | None:

@@ -112,6 +112,22 @@ def post_commit():
     return PostCommitHookProperties(create_checkpoint=False, cleanup_expired_logs=False)
 
 
+def storage_options(lake: Lake) -> dict[str, str] | None:
+    """The options every delta-rs table of ``lake`` is opened and committed with (None: a local lake).
+
+    On S3, a commit is safe under concurrency through conditional put: delta-rs 1.x writes commit
+    ``N`` with ``If-None-Match: *`` (object_store's ``PutMode::Create``), so of two writers racing for
+    one version one gets it and the other a conflict, never a lost commit; AWS S3 has had it since
+    2024, MinIO, R2 and moto have it.  Said explicitly here (``conditional_put = etag``, the
+    default of delta-rs 1.x), and ``AWS_S3_ALLOW_UNSAFE_RENAME`` is forced off whatever the
+    environment says: it would make a commit an unconditional copy.  Credentials, endpoint and region
+    come from the standard AWS variables (``docs/lake.md``, "Supported stores")."""
+    scheme = lake.address.split("://", 1)[0].lower() if lake.is_uri else ""
+    if scheme in ("s3", "s3a"):
+        return {"conditional_put": "etag", "AWS_S3_ALLOW_UNSAFE_RENAME": "false"}
+    return None
+
+
 def table_uri(lake: Lake, name: str) -> str:
     if lake.is_uri:
         return f"{lake.address.rstrip('/')}/{name}"
@@ -132,9 +148,10 @@ def open_table(lake: Lake, name: str, version: int | None = None):
     from deltalake import DeltaTable
 
     uri = table_uri(lake, name)
-    if not DeltaTable.is_deltatable(uri):
+    options = storage_options(lake)
+    if not DeltaTable.is_deltatable(uri, storage_options=options):
         return None
-    return DeltaTable(uri, version=version)
+    return DeltaTable(uri, version=version, storage_options=options)
 
 
 def current_version(lake: Lake, name: str) -> int | None:
@@ -229,9 +246,10 @@ def commit_replays(lake: Lake, name: str, files: list[DataFile], replayed_days: 
     if not is_table(lake, name):
         if fence_at_start != 0:
             raise StaleWriter(f"table {name} has disappeared since the run started")
+        lake.check_held()
         create_table_with_add_actions(uri, Schema.from_arrow(schema), adds, mode="error", partition_by=partition_by,
                                       configuration=table_properties(name), commit_properties=props,
-                                      post_commithook_properties=post_commit())
+                                      post_commithook_properties=post_commit(), storage_options=storage_options(lake))
         set_log_modes(lake, name)
         return 0
     from pitwatch.lake import delta_log
@@ -244,6 +262,7 @@ def commit_replays(lake: Lake, name: str, files: list[DataFile], replayed_days: 
         raise StaleWriter(f"table {name} was committed by another writer since this run started "
                           f"(fence {fence_at_start}, now {now}): nothing of this run was committed to it")
     assert snap is not None             # is_table: the table has a commit
+    lake.check_held()                   # a writer whose lease on an object-store lake is lost commits nothing
     declared = snap.arrow_schema()
     plain_append = not (replayed_days or replace_all or keep_only != "current")
     if plain_append and local(lake) and declared is not None and set(schema.names) <= set(declared.names):
@@ -515,7 +534,7 @@ def writer_handle(lake: Lake, name: str) -> DeltaTable:
             return table
         except Exception:                               # noqa: BLE001 - any failure: open it afresh
             _HANDLES.pop(key, None)
-    table = DeltaTable(table_uri(lake, name))
+    table = DeltaTable(table_uri(lake, name), storage_options=storage_options(lake))
     if not _HANDLES:
         # the kept delta-rs handles are dropped before the interpreter finalises, not during it (the
         # abort at exit that was seen had another cause, fixed where it was: chain.parquet_rows);

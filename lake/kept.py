@@ -10,7 +10,8 @@ share, so that a change to how the lake keeps such a file is made once:
   would use it refuses (:class:`pitwatch.lake.parquet.LakeError`).
 * **Written once.**  :meth:`Kept.keep` writes a temporary file, then links it to its name, so
   a copy another writer put there first is checked, never overwritten; a writer killed while
-  writing leaves a ``.tmp-<pid>`` file, which verify calls a leftover.
+  writing leaves a ``.tmp-<pid>`` file, which verify calls a leftover.  On an object store
+  (``s3://``) it is one PUT of the whole object (:meth:`Kept._put`): there whole or not at all.
 * **Which one is the lake's.**  The one the newest succeeded ``runs`` record naming one names
   (its options' member ``key``), read from the chain's head back
   (:func:`pitwatch.lake.runs.records_newest_first`, the watchers' records passed over unread) to
@@ -86,8 +87,10 @@ class Kept:
 
     def keep(self, lake_path: Lake, sha256: str, data: bytes) -> str:
         """Write ``data`` (whose SHA-256 is ``sha256``) into the lake, once: a copy already there
-        is checked, not rewritten.  Its name in the lake.  A local lake only (every writer's)."""
+        is checked, not rewritten.  Its name in the lake.  The caller holds the lake's lock."""
         name = self.name(sha256)
+        if not lake_path.local:
+            return self._put(lake_path, name, data)
         path = os.path.join(lake_path, name)
         if os.path.exists(path):
             self.read(lake_path, {"kept": name})     # the same bytes, or LakeError
@@ -105,4 +108,20 @@ class Kept:
             self.read(lake_path, {"kept": name})
         finally:
             os.unlink(tmp)
+        return name
+
+    def _put(self, lake_path: Lake, name: str, data: bytes) -> str:
+        """:meth:`keep` on an object store: one PUT of the whole file, no temporary file and no
+        rename (a store has neither an atomic rename nor a link; an object is there whole or not at
+        all, so a killed writer leaves no half file), no fsync and no mode (its ACLs govern).  A
+        copy already there is checked, never rewritten: the name is the bytes' SHA-256, and the
+        writer holds the lake's lock (its lease), so no other writer puts one in between."""
+        import pyarrow.fs as pafs
+
+        path = lake_path.path(name)
+        if lake_path.fs.get_file_info(path).type != pafs.FileType.NotFound:
+            self.read(lake_path, {"kept": name})     # the same bytes, or LakeError
+            return name
+        with lake_path.fs.open_output_stream(path) as out:
+            out.write(data)
         return name

@@ -153,17 +153,20 @@ def write_atomically(lake: Lake, relative_dir: str, file_name: str, table: pa.Ta
                      schema: pa.Schema | None = None, mode: int = DATA_FILE_MODE) -> str:
     """Write ``table`` (or, one after the other, ``schema``'s tables) to ``lake/relative_dir/file_name``
     via a hidden temp file and a move; the file gets ``mode`` (local lakes) before it is moved.
-    For files outside the Delta tables (a watcher's own files); table data: :func:`write_data_file`."""
+    On an object store straight to its name: an upload is there whole or not at all, and a store's
+    move is a copy and a delete.  For files outside the Delta tables (a watcher's own files); table
+    data: :func:`write_data_file`."""
     fs, root = lake.fs, lake.root
     folder = f"{root}/{relative_dir}" if relative_dir else root
     fs.create_dir(folder, recursive=True)
     final = f"{folder}/{file_name}"
-    tmp = f"{folder}/.{file_name}.tmp-{uuid.uuid4().hex}"
+    tmp = final if not lake.local else f"{folder}/.{file_name}.tmp-{uuid.uuid4().hex}"
     schema = table.schema if isinstance(table, pa.Table) else schema
     with fs.open_output_stream(tmp) as out:
         _write_parquet(out, schema, [table] if isinstance(table, pa.Table) else table)
-    set_file_mode(fs, tmp, mode)
-    fs.move(tmp, final)
+    if tmp != final:
+        set_file_mode(fs, tmp, mode)
+        fs.move(tmp, final)
     return final
 
 

@@ -24,7 +24,8 @@ replays its day with the lake's registry, never silently without it (a critical
 
 Why files named by their hash and not a Delta table: a registry is a few kilobytes changed a few
 times a year; a content-addressed file is checked by its own name, and the chained records already
-say which version held when.  Local lakes only, like every writer (``docs/lake.md``).
+say which version held when.  Kept the same way on a local disk and on an object store
+(``s3://``: :meth:`pitwatch.lake.kept.Kept.keep`).
 """
 from __future__ import annotations
 
@@ -72,12 +73,6 @@ def keep(lake_path: Lake, registry: DeviceRegistry) -> str:
 def choose(lake_path: Lake, given: DeviceRegistry | None) -> Chosen:
     """The registry a batch run uses: ``given`` (kept in the lake, the next version when its
     bytes are new), else the lake's; what its record keeps and what the run says about it."""
-    from pitwatch.lake import delta
-
-    if not delta.local(lake_path):       # an object store (a watcher's lake): used, neither kept nor read
-        return Chosen(given, given.describe() if given is not None else None,
-                      f"device registry {given.path}: used, not kept in the lake (not on a local disk)"
-                      if given is not None else "")
     held, held_by = lake_registry(lake_path)
     version = int(held.get("version") or 0) if held else 0
     if given is not None:

@@ -79,10 +79,6 @@ def keep(lake_path: Lake, roster: DealerRoster) -> str:
 def choose(lake_path: Lake, given: DealerRoster | None) -> Chosen:
     """The roster a batch run or an import names: ``given`` (kept in the lake, the next version
     when its bytes are new), else the lake's.  The caller holds the lake's lock."""
-    from pitwatch.lake import delta
-
-    if not delta.local(lake_path):
-        return Chosen(None, None, "")
     held = lake_roster(lake_path)
     version = int(held.get("version") or 0) if held else 0
     if given is not None:

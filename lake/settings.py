@@ -219,6 +219,10 @@ def _write(lake_path: Lake, fields: dict, display: dict | None) -> None:
         fields = {**fields, DISPLAY_KEY: {str(t): check_zone(z) for t, z in sorted(display.items())}}
     body = json.dumps(fields, indent=2, sort_keys=True).encode() + b"\n"
     fs, root = lake_path.fs, lake_path.root
+    if not lake_path.local:     # an object store: one PUT, whole or not at all (its "move" is a copy and a delete)
+        with fs.open_output_stream(f"{root}/{FILE}") as out:
+            out.write(body)
+        return
     fs.create_dir(root, recursive=True)
     tmp = f"{root}/.{FILE}.tmp"
     with fs.open_output_stream(tmp) as out:

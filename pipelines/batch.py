@@ -245,6 +245,21 @@ def worker_stderr_silenced():
         terminal.close()
 
 
+def remote_inputs_readable(beam_args: list[str] | None) -> None:
+    """Let this process list and size ``s3://`` (``gs://`` …) inputs before any pipeline exists.
+
+    Beam's file systems take their connection from the pipeline's options (``--s3_endpoint_url``,
+    ``--s3_region_name`` …), handed to them when a ``beam.Pipeline`` is made; the launcher lists a
+    remote folder or glob (:func:`pitwatch.inputs.files.expand_inputs`) and plans its ranges
+    before that, where Beam's S3 file system refuses to start without options.  So the user's
+    options are handed over first, through Beam's public ``FileSystems.set_options``.  Options
+    that name no endpoint or key leave them to boto3, which reads the standard AWS variables
+    (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID`` …; docs/inputs.md, "Inputs on an object store")."""
+    from apache_beam.io.filesystems import FileSystems
+
+    FileSystems.set_options(PipelineOptions(list(beam_args or [])))
+
+
 def local_input_bytes(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if "://" not in f and os.path.exists(f))
 
@@ -287,6 +302,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
     if night is not None:    # the night's horizon is its own day, so any rerun of it decides the same
         config = dataclasses.replace(config, not_after=_dt.date.fromisoformat(night.day))
     refused = list(refused or [])
+    remote_inputs_readable(beam_args)
     files = expand_inputs(inputs, refused) if (inputs or night is None) else []
     for f in refused:
         log.warning("input %s refused: %s", f["path"], f["reason"])
@@ -399,14 +415,21 @@ def _ingest(pipeline, files: list[str], folder: str, lake_path: Lake, options: I
 
 
 def _remove_staging(lake_path: Lake, folder: str) -> None:
+    """Remove the run's staging folder, and ``LAKE/_staging`` when no other is left in it.  On an
+    object store pyarrow keeps an emptied folder as a marker object (``_staging/``), removed too:
+    the run leaves the store's keys as the disk's folders."""
     import pyarrow.fs as pafs
 
     fs = lake_path.fs
     if fs.get_file_info(folder).type == pafs.FileType.Directory:
         fs.delete_dir(folder)
     parent = folder.rsplit("/", 1)[0]
-    if isinstance(fs, pafs.LocalFileSystem) and os.path.isdir(parent) and not os.listdir(parent):
-        os.rmdir(parent)
+    if isinstance(fs, pafs.LocalFileSystem):
+        if os.path.isdir(parent) and not os.listdir(parent):
+            os.rmdir(parent)
+    elif (fs.get_file_info(parent).type == pafs.FileType.Directory
+          and not fs.get_file_info(pafs.FileSelector(parent))):
+        fs.delete_dir(parent)
 
 
 def log_ingest(ingest: dict) -> None:

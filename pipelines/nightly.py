@@ -36,7 +36,7 @@ import os
 import re
 
 from pitwatch.inputs.files import INPUT_SUFFIXES, InputError
-from pitwatch.inputs.stored import refusal
+from pitwatch.inputs.stored import refusal, remote_store
 from pitwatch.lake import Lake, state
 from pitwatch.lake import settings as lake_settings
 from pitwatch.pipelines.batch import RunSummary, run_batch
@@ -59,14 +59,56 @@ def parse_day(text: str) -> str:
         raise InputError(f"--day must be a date YYYY-MM-DD, got {text!r}") from None
 
 
+def remote(inbox: str) -> bool:
+    """The inbox is on an object store (``s3://bucket/inbox``): listed through pyarrow's file
+    system, its files read by Beam's (:func:`pitwatch.inputs.stored.remote_store`)."""
+    return "://" in inbox
+
+
+def inbox_path(inbox: str, relative: str) -> str:
+    """A file of the inbox by its path relative to it (``2026-11-28/DT-BAC01.jsonl``)."""
+    return f"{inbox.rstrip('/')}/{relative}" if remote(inbox) else os.path.join(inbox, relative)
+
+
+def is_folder(inbox: str, day: str | None = None) -> bool:
+    """The inbox (or its folder of ``day``) exists as a folder; on an object store, a prefix
+    with at least one object below it (a store has no empty folder)."""
+    if not remote(inbox):
+        return os.path.isdir(os.path.join(inbox, day) if day else inbox)
+    import pyarrow.fs as pafs
+
+    fs, root = remote_store(inbox)
+    return fs.get_file_info(f"{root}/{day}" if day else root).type == pafs.FileType.Directory
+
+
 def inbox_days(inbox: str) -> list[str]:
-    if not os.path.isdir(inbox):
-        raise InputError(f"inbox {inbox} is not a folder")
+    if not is_folder(inbox):
+        raise InputError(f"inbox {inbox} is not a folder" + (" (nothing below it on the store)" if remote(inbox) else ""))
+    if remote(inbox):
+        import pyarrow.fs as pafs
+
+        fs, root = remote_store(inbox)
+        return sorted(i.base_name for i in fs.get_file_info(pafs.FileSelector(root))
+                      if i.type == pafs.FileType.Directory and _DAY.match(i.base_name))
     return sorted(d for d in os.listdir(inbox) if _DAY.match(d) and os.path.isdir(os.path.join(inbox, d)))
 
 
+def _remote_files(inbox: str, day: str) -> list:
+    """Every object below the day's folder of an inbox on an object store (pyarrow ``FileInfo``:
+    path, size, modification time), and the inbox's own path on the store."""
+    import pyarrow.fs as pafs
+
+    fs, root = remote_store(inbox)
+    infos = fs.get_file_info(pafs.FileSelector(f"{root}/{day}", recursive=True, allow_not_found=True))
+    return [(i, i.path[len(root) + 1:]) for i in infos if i.type == pafs.FileType.File]
+
+
 def day_listing(inbox: str, day: str) -> list[dict]:
-    """The input files of one day's folder: relative path, size, modification time (ns)."""
+    """The input files of one day's folder: relative path, size, modification time (ns; an
+    object's last-modified time on a store)."""
+    if remote(inbox):
+        return sorted(({"path": rel, "bytes": i.size, "mtime_ns": i.mtime_ns} for i, rel in _remote_files(inbox, day)
+                       if skip_reason(rel.rsplit("/", 1)[-1]) is None), key=lambda f: f["path"])
     folder = os.path.join(inbox, day)
     out: list[dict] = []
     if not os.path.isdir(folder):
@@ -113,7 +155,11 @@ def skip_reason(name: str) -> str | None:
 
 
 def day_skipped(inbox: str, day: str) -> list[dict]:
-    """The files of one day's folder that are not read, each with why: ``[{"path", "reason"}]``."""
+    """The files of one day's folder that are not read, each with why: ``[{"path", "reason"}]``
+    (on an object store, by name only: every object is a regular file)."""
+    if remote(inbox):
+        return sorted(({"path": rel, "reason": reason} for _i, rel in _remote_files(inbox, day)
+                       if (reason := skip_reason(rel.rsplit("/", 1)[-1])) is not None), key=lambda f: f["path"])
     folder = os.path.join(inbox, day)
     out = []
     for root, _dirs, names in os.walk(folder):
@@ -133,10 +179,10 @@ def check_inbox(inbox: str, day: str, days: list[str], allow_empty_day: bool = F
     missing upload must not pass for a quiet night.  With ``strict_inbox``
     any skipped file of a replayed day is an error too.
     """
-    folder = os.path.join(inbox, day)
+    folder = inbox_path(inbox, day)
     skipped = {d: day_skipped(inbox, d) for d in days}
     if not allow_empty_day:
-        if not os.path.isdir(folder):
+        if not is_folder(inbox, day):
             raise InputError(f"no inbox folder for gaming day {day}: {folder} does not exist; "
                              "for a day the casino was closed, run with --allow-empty-day")
         if not day_listing(inbox, day):
@@ -235,7 +281,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
 
     config = gaming_day or GamingDayConfig()
     registry = load_registry(registry_path(devices, inbox))
-    roster_file = inbox_roster(inbox) if os.path.isdir(inbox) else None
+    roster_file = inbox_roster(inbox) if is_folder(inbox) else None
     roster = load_roster_to_keep(roster_file) if roster_file else None
     replayed = state.replayed_days(lake_path)
     check_day_not_older(day, rebuild_from, replayed)
@@ -252,7 +298,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
             log.info("inbox folder %s: %s (%s)", d, the_plan.reasons[d], plural(len(listings[d]), "file"))
             if skipped[d]:
                 log.warning("inbox folder %s: skipped %s: %s", d, plural(len(skipped[d]), "file"), _named(skipped[d]))
-    files = [os.path.join(inbox, f["path"]) for d in the_plan.days for f in listings[d]]
+    files = [inbox_path(inbox, f["path"]) for d in the_plan.days for f in listings[d]]
     summary = run_batch(
         files, lake_path, beam_args=beam_args, gaming_day=config, chunk_lines=chunk_lines,
         command=command or f"pitwatch run --day {day} --inbox {inbox} --lake {lake_path}",
@@ -261,7 +307,7 @@ def run_nightly(day: str, inbox: str, lake_path: Lake, beam_args=None, gaming_da
                   "inbox_folders": the_plan.reasons},
         rebuilding=rebuilding, devices=registry, dealers=roster, display=display,
         **({} if max_rejects_in_a_row is None else {"max_rejects_in_a_row": max_rejects_in_a_row}),
-        refused=[{"path": os.path.join(inbox, f["path"]), "reason": f["reason"]} for d in the_plan.days
+        refused=[{"path": inbox_path(inbox, f["path"]), "reason": f["reason"]} for d in the_plan.days
                  for f in skipped[d] if skip_reason(os.path.basename(f["path"])) is None])
     if rebuilding and summary.status == "succeeded":
         lake_settings.record(lake_path, config, summary.run_id)

@@ -79,10 +79,10 @@ def data_files(lake_path, across_lakes: bool = False) -> dict[str, bytes]:
             if across_lakes and name in RUN_NAMED:
                 import pyarrow.parquet as pq
 
-                t = pq.read_table(path)
+                t = pq.read_table(path, filesystem=at.fs)
                 out[key] = repr(t.drop_columns([c for c in RUN_NAMED[name] if c in t.column_names]).to_pylist()).encode()
                 continue
-            with open(path, "rb") as f:
+            with at.fs.open_input_stream(path) as f:     # a folder's or an object store's (s3://)
                 out[key] = f.read()
     return out
 

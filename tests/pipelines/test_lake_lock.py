@@ -4,7 +4,7 @@ A holder is a real process that holds the lock through :func:`pitwatch.lake.lock
 ``pitwatch run``); the second writer is a real ``pitwatch run``: it waits, says who holds the lake,
 exits 4 after ``--lock-timeout`` with every byte of the lake unchanged, proceeds once the holder has
 ended, and finds the lock free when the holder was killed with ``kill -9``.  ``pitwatch watch``
-never takes the lock.  A lake on an object store is refused (exit 2, naming the supported stores).
+never takes the lock.  A lake on an object store takes a lease instead (``test_lake_lease.py``).
 """
 from __future__ import annotations
 
@@ -278,12 +278,24 @@ def test_watch_runs_while_the_lock_is_held(tmp_path, floor):
 
 # --- object stores, planted files, hostile holder records ----------------------------------------
 
-@pytest.mark.parametrize("lake", ["s3://casino/lake", "gs://casino/lake", "az://casino/lake"])
-def test_a_lake_on_an_object_store_is_refused_naming_the_supported_stores(tmp_path, floor, lake):
-    result = pitwatch("run", floor, "--lake", lake)
+def test_a_lake_on_an_object_store_that_cannot_be_reached_is_one_error_line_exit_2(tmp_path, monkeypatch):
+    """An object store's lake takes a lease (tests/pipelines/test_lake_lease.py); one pitwatch cannot
+    reach (here: a closed port on the loopback) is said in one line, not waited for."""
+    from tests.object_store import free_port
+
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    closed = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}", "AWS_ACCESS_KEY_ID": "k",
+              "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true",
+              "AWS_EC2_METADATA_DISABLED": "true"}
+    result = pitwatch("run", tmp_path / "nothing-here.jsonl", "--lake", "s3://casino/lake", "--lock-timeout", "1h",
+                      env=closed, timeout=120)
     assert result.returncode == exits.USAGE, result.stderr
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"Error: the lake {lake} is on an object store")
-    assert "local disks or POSIX file systems" in result.stderr and "docs/lake.md" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: cannot take the lake's lease s3://casino/lake/_writer.lease.json: ")
+    assert "waiting for the lake's lock" not in result.stderr and "Debug source" not in result.stderr
 
 
 def test_a_planted_symlink_as_the_lock_file_is_refused_and_its_target_untouched(tmp_path, floor):
