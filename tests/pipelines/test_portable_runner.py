@@ -194,6 +194,8 @@ def test_a_day_on_the_portable_runner_onto_s3_writes_the_embedded_runners_lake(s
     seconds = time.monotonic() - started
     assert services.jobs_run() >= 2 and services.workers_started() >= 2, services.log("job-service")
     _assert_same_lake(lake, embedded)
+    verified = run_pitwatch_process("verify", "--lake", lake)     # the rehearsal's step 3 (docs/scale-out.md)
+    assert verified.returncode == 0 and f"lake {lake}: intact" in verified.stdout, verified.stdout + verified.stderr
     print(f"portable run onto s3: {seconds:.1f} s")
 
 
