@@ -10,6 +10,8 @@ Usage::
         --beam-arg=--direct_running_mode=multi_processing
     git worktree add /tmp/before 819993f && make -C /tmp/before install
     .venv/bin/python bench/batch.py --before /tmp/before    # (c): the other checkout, same repeats
+    .venv/bin/python bench/batch.py --lake s3://bench/lake  # the lake on an S3 API against the disk
+    .venv/bin/python bench/batch.py --lake s3://my-bucket/bench --s3-endpoint https://minio:9000
 
 Simulates a floor of about ``--events`` events (default mix, 24 h, scaled by
 tables) as one JSONL file per device (``WORK/feeds/<gaming-day>/``), and for
@@ -21,6 +23,19 @@ is each one's own):
 
 (a) DuckDB: ``COPY (SELECT * FROM read_json(files)) TO … (FORMAT parquet)``;
 (b) ``pitwatch run`` over the same files into a fresh lake.
+
+``--lake s3://BUCKET/PATH`` measures the lake's store instead: the same
+``pitwatch run --verbose`` (a process, as an operator runs it) over the
+per-device files, each repeat once onto a fresh lake on local disk and once
+onto a fresh lake under ``s3://BUCKET/PATH``, on the S3 API of ``--s3-endpoint``
+(credentials from the standard AWS variables), or, without it, of a moto
+server this script starts on 127.0.0.1 (``moto[server]``, the test extra: the
+test suite's own ``tests.object_store.S3Server``). Prints both times, the
+ratio S3/disk with its spread, and where the difference goes: each run's time
+cut at its own log lines into start (imports, the lock or lease, the lake's
+state), read+stage (inputs read, decoded and staged in the lake's
+``_staging``), replay+write (the days replayed and their data files written),
+commit (the Delta commits and the runs record, to the process's end).
 
 Prints, per layout, events/s of both, the ratio (b)/(a) with its spread over the
 repeats, peak memory (max RSS of the process tree) of both and the events
@@ -34,6 +49,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -287,6 +304,105 @@ def print_phases(inputs: list[str], n_events: int, work: Path) -> None:
           " process per CPU for inputs of 32 MB or more)")
 
 
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z pitwatch: (.*)$")
+STORE_PHASES = ("start", "read+stage", "replay+write", "commit")
+
+
+def run_phases(args: list[str], env: dict) -> dict:
+    """``pitwatch ARGS --verbose`` as a process: its wall time and that time cut at its own log lines
+    (:data:`STORE_PHASES`): start (to its "run …" line), read+stage (to "read N input files"),
+    replay+write (to the last "gaming day D replayed"), commit (to the process's end)."""
+    started = time.time()
+    out = subprocess.run([sys.executable, "-m", "pitwatch.cli", "run", *args, "--verbose"], cwd=ROOT, env=env,
+                         capture_output=True, text=True)
+    ended = time.time()
+    if out.returncode:
+        sys.exit(f"pitwatch run ended with {out.returncode}:\n" + "\n".join(out.stderr.splitlines()[-25:]))
+    marks = {}
+    for line in out.stderr.splitlines():
+        m = _STAMP.match(line)
+        if not m:
+            continue
+        at = datetime.fromisoformat(m.group(1) + "+00:00").timestamp()
+        said = m.group(2)
+        if said.startswith("run ") and "start" not in marks:
+            marks["start"] = at
+        elif re.match(r"read [\d,]+ input files? \(", said):
+            marks["read+stage"] = at
+        elif re.match(r"gaming day \S+ replayed:", said):
+            marks["replay+write"] = at           # the last one: every day written
+    if set(marks) != set(STORE_PHASES[:3]):
+        sys.exit(f"pitwatch run's log lines were not those expected (found {sorted(marks)}):\n{out.stderr[-3000:]}")
+    cuts = [started, marks["start"], marks["read+stage"], marks["replay+write"], ended]
+    return {"seconds": ended - started, **{name: cuts[i + 1] - cuts[i] for i, name in enumerate(STORE_PHASES)}}
+
+
+def s3_environment(args) -> tuple[dict, object]:
+    """The child processes' environment for the S3 lake, and the moto server started for it (or None:
+    ``--s3-endpoint``, with this environment's credentials)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PITWATCH_")}
+    if args.s3_endpoint:
+        env["AWS_ENDPOINT_URL"] = args.s3_endpoint
+        if args.s3_endpoint.startswith("http://"):
+            env["AWS_ALLOW_HTTP"] = "true"
+        return env, None
+    from tests.object_store import S3Server
+
+    server = S3Server(str(Path(tempfile.gettempdir()) / f"pitwatch-bench-moto-{os.getpid()}.log")).start()
+    env = {k: v for k, v in env.items() if not k.startswith("AWS_")}
+    env.update(server.variables, AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull)
+    bucket = args.lake.removeprefix("s3://").split("/", 1)[0]
+    server.client().create_bucket(Bucket=bucket)
+    return env, server
+
+
+def remove_s3_lake(uri: str, env: dict) -> None:
+    """The bench's lake of one repeat, gone (moto keeps every object in its memory)."""
+    import pyarrow.fs as pafs
+
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        fs, path = pafs.FileSystem.from_uri(uri)
+        fs.delete_dir(path)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def measure_store(days: list[str], n_events: int, work: Path, args) -> None:
+    """Each repeat: pitwatch run onto a fresh lake on local disk, then onto a fresh lake on S3; the
+    ratio and where the difference goes."""
+    env, server = s3_environment(args)
+    where = args.s3_endpoint or f"moto {server.endpoint}"
+    print(f"lake on local disk ({work}) against {args.lake} ({where}); {args.repeat} repeat(s)", flush=True)
+    beam_args = [*args.beam_arg]
+    disk, s3 = [], []
+    try:
+        for r in range(args.repeat):
+            lake = work / f"lake-disk-{r}"
+            disk.append(run_phases([*days, "--lake", str(lake), *beam_args], env))
+            shutil.rmtree(lake, ignore_errors=True)
+            uri = f"{args.lake.rstrip('/')}-{r}"
+            s3.append(run_phases([*days, "--lake", uri, *beam_args], env))
+            remove_s3_lake(uri, env)
+            print(f"  repeat {r + 1}: disk {disk[-1]['seconds']:.1f} s, s3 {s3[-1]['seconds']:.1f} s", flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+    ratios = [b["seconds"] / a["seconds"] for a, b in zip(disk, s3)]
+    spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else "n/a"
+    print()
+    print(f"{'phase (median s)':20}{'disk':>9}{'s3':>9}{'s3 - disk':>11}")
+    for name in ("seconds", *STORE_PHASES):
+        a, b = (statistics.median(x[name] for x in runs) for runs in (disk, s3))
+        print(f"{'whole run' if name == 'seconds' else name:20}{a:>9.1f}{b:>9.1f}{b - a:>+11.1f}")
+    d_s = statistics.median(x["seconds"] for x in disk)
+    print(f"events/s: disk {n_events / d_s:,.0f}, s3 {n_events / statistics.median(x['seconds'] for x in s3):,.0f}")
+    print(f"ratio s3/disk: {statistics.median(ratios):.2f} (range {spread} over {len(ratios)} repeat(s); target <= 1.5)",
+          flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=float, default=2e6)
@@ -297,10 +413,19 @@ def main() -> None:
     ap.add_argument("--work", default=None, help="folder for the simulated day and the outputs (default: a temp dir)")
     ap.add_argument("--beam-arg", action="append", default=[], help="extra Beam option for pitwatch run")
     ap.add_argument("--no-phases", action="store_true", help="skip the per-phase measurement")
+    ap.add_argument("--lake", default=None, metavar="s3://BUCKET/PATH",
+                    help="measure the lake on an S3 API against the same run onto local disk (see above)")
+    ap.add_argument("--s3-endpoint", default=None, metavar="URL",
+                    help="with --lake: the S3 API to use (credentials from the AWS variables); default: a moto "
+                         "server started on 127.0.0.1")
     ap.add_argument("--before", type=Path, default=None,
                     help="another pitwatch checkout with its own .venv (e.g. a git worktree of an older commit, "
                          "`make install`ed): timed in the same repeats, its ratio printed beside this one's")
     args = ap.parse_args()
+    if args.lake is not None and not re.match(r"s3://[^/]+/.", args.lake):
+        ap.error(f"--lake must be s3://BUCKET/PATH, got {args.lake!r}")
+    if args.s3_endpoint and args.lake is None:
+        ap.error("--s3-endpoint goes with --lake")
 
     from pitwatch.simulator import simulate
 
@@ -317,6 +442,11 @@ def main() -> None:
     n_events, size = count_lines(files)
     print(f"input: {len(files)} files, {n_events:,} events, {size / 1e6:,.0f} MB\n", flush=True)
 
+    if args.lake:
+        measure_store(days, n_events, work, args)
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     summaries = []
     if args.layout in ("device", "both"):
         summaries.append(measure("device", files, days, work, args))

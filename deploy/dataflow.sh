@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Run the pitwatch batch (`pitwatch run`) on Google Cloud Dataflow.
 #
-# Untested against real Dataflow (written on a machine without GCP access);
-# tests/test_deploy_scripts.py checks only the argument handling and the
-# commands it prints with --dry-run.
+# Untested against real Dataflow (written on a machine without GCP access).
+# What was tested here: tests/test_deploy_scripts.py checks the argument
+# handling and the commands it prints with --dry-run; the lake on an object
+# store was tested against the S3 API only (a local moto server), never
+# against GCS: a gs:// lake goes through the same code (pyarrow.fs, delta-rs,
+# the lock's lease object created only if absent, which GCS supports too), but
+# only a run on GCS shows it works there (docs/scale-out.md, "What was tested").
 #
 # Steps:
 #   1. build the wheel:  python3 -m pip wheel REPO --no-deps -w REPO/dist
@@ -14,8 +18,14 @@
 #   * The machine launching the job needs pitwatch and Beam's GCP extras:
 #       pip install 'apache-beam[gcp]==2.77.*'   (plus pitwatch itself)
 #     and Google Cloud credentials (gcloud auth application-default login).
-#   * INPUT and LAKE should be gs:// paths: Dataflow workers cannot see this
-#     machine's local disks.
+#   * LAKE must be a gs:// path (exit 2 otherwise): Dataflow workers cannot see
+#     this machine's disks, mount no shared file system, and have no S3
+#     credentials.  The run's lock on it is a lease object (docs/lake.md,
+#     "Supported stores"), held by this machine for the run's length.  INPUT
+#     should be gs:// too (the script warns of any other).
+#   * The store needs no variables on the workers: they reach GCS with the
+#     job's service account; this machine with its application-default
+#     credentials.
 #   * Workers install the wheel's dependencies (pyarrow, duckdb, pokerkit, ...)
 #     from PyPI when they start.  To avoid that (no internet on the workers,
 #     faster start-up), build deploy/Dockerfile, push it to Artifact Registry
@@ -41,7 +51,7 @@ Build the pitwatch wheel, then run \`pitwatch run INPUT --lake LAKE\` on Google
 Cloud Dataflow, staging the wheel for the workers (--extra_package).
 
   INPUT          event files, folder or glob (gs://...)
-  LAKE           lake folder (gs://...)
+  LAKE           lake folder (gs://BUCKET/PATH)
   --project P    Google Cloud project
   --region R     Dataflow region (e.g. europe-west1)
   --temp URI     gs:// folder for temporary files; staging goes to URI/staging
@@ -90,9 +100,8 @@ take_input_and_lake ${positional[@]+"${positional[@]}"}
 [[ $temp == gs://?* ]] || usage_error "--temp must be a gs:// URI, got '$temp'"
 temp=${temp%/}
 
-for path in "$input" "$lake"; do
-    [[ $path == gs://* ]] || echo "Warning: '$path' is not a gs:// path; Dataflow workers cannot read local files" >&2
-done
+[[ $lake == gs://?* ]] || usage_error "LAKE must be a gs:// path (Dataflow workers write it), got '$lake'"
+[[ $input == gs://* ]] || echo "Warning: '$input' is not a gs:// path; Dataflow workers cannot read local files" >&2
 
 find_wheel
 job_name=pitwatch-$(date -u +%Y%m%d-%H%M%S)

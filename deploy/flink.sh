@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
 # Run the pitwatch batch (`pitwatch run`) on an Apache Flink cluster, with the
-# Python workers in an SDK container image that has pitwatch installed.
+# Python workers in an SDK container image that has pitwatch installed, onto a
+# lake on an object store (s3://, gs://) or a shared mount.
 #
-# Untested against a real Flink cluster (written on a machine without one);
-# tests/test_deploy_scripts.py checks only the argument handling and the
-# commands it prints with --dry-run.
+# Untested against a real Flink cluster (written on a machine without one).
+# What was tested here: tests/test_deploy_scripts.py checks the argument
+# handling and the commands this prints with --dry-run; the same pipeline runs
+# in CI through Beam's portable Job API, the protocol Flink speaks, with a local
+# job service and an EXTERNAL worker pool (tests/pipelines/test_portable_runner.py;
+# docs/scale-out.md, "The rehearsal").
 #
 # Steps:
 #   1. build the wheel:  python3 -m pip wheel REPO --no-deps -w REPO/dist
-#   2. build the image:  docker build -f deploy/Dockerfile --build-arg PITWATCH_VERSION=VERSION -t IMAGE REPO
+#   2. build the image:  docker build -f deploy/Dockerfile --target pitwatch[-store] ... -t IMAGE REPO
 #      (then push IMAGE where the task managers can pull it: the script only
 #      reminds you; the task managers' Docker daemons pull it when the job starts)
-#   3. submit the job:   pitwatch run INPUT --lake LAKE --runner=FlinkRunner ...
+#   3. submit the job:   [env AWS_...] pitwatch run INPUT --lake LAKE --runner=FlinkRunner ...
 #
 # Requirements and caveats:
-#   * INPUT and LAKE must be reachable under the same path from every task
-#     manager: a shared mount, HDFS, S3 or GCS -- not this machine's disk.
+#   * LAKE: s3://BUCKET/PATH, gs://BUCKET/PATH, or a shared mount's absolute
+#     path (the same on every machine); INPUT likewise (or HDFS).
+#   * The store reaches the workers through their image, not through this
+#     machine's variables: Beam's Docker environment starts each SDK container
+#     with no variables of its own (host networking and, for GCS, the gcloud
+#     credentials mounted).  AWS S3 or GCS: nothing to give (the workers'
+#     credentials come from their machine's identity).  An S3-compatible store
+#     (MinIO, Ceph): --store-endpoint URL [--store-region R] builds its endpoint
+#     and region into the image (target pitwatch-store) and starts pitwatch run
+#     here with the same variables; credentials are never built into the image.
 #   * The task managers need Docker (--environment_type=DOCKER starts one SDK
 #     container per worker).
 #   * Beam's Flink runner downloads a job server jar from Maven Central and
@@ -28,8 +40,6 @@
 #     environment.  --sdk_container_image=IMAGE, Dataflow's name for it, is passed
 #     too but on its own the FlinkRunner ignores it and silently runs the stock
 #     apache/beam_python3.11_sdk image, which has no pitwatch.
-#   * Spark works alike: --runner=SparkRunner --spark_master_url=spark://HOST:7077
-#     instead of the FlinkRunner options (edit the last command below).
 #   * Options after `--` go to `pitwatch run` (and through it to Beam), after
 #     the ones this script sets; for a Beam option given twice the last wins.
 #   * PYTHON (default python3) is the interpreter that builds the wheel.
@@ -37,7 +47,7 @@ set -euo pipefail
 
 PROG=deploy/${0##*/}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-USAGE="usage: $PROG [--dry-run] INPUT LAKE --flink-master HOST:PORT --image REGISTRY/pitwatch:VER [--parallelism N] [-- extra pitwatch/Beam options...]"
+USAGE="usage: $PROG [--dry-run] INPUT LAKE --flink-master HOST:PORT --image REGISTRY/pitwatch:VER [--parallelism N] [--store-endpoint URL [--store-region R]] [-- extra pitwatch/Beam options...]"
 
 # shellcheck source=deploy/lib.sh
 source "$REPO/deploy/lib.sh"
@@ -51,40 +61,43 @@ Build the pitwatch wheel and an SDK container image with it installed
 the Python workers in that image.
 
   INPUT                  event files, folder or glob, reachable from every task manager
-  LAKE                   lake folder, reachable from every task manager
+  LAKE                   s3://BUCKET/PATH, gs://BUCKET/PATH or a shared mount's absolute path
   --flink-master H:P     Flink JobManager REST address (e.g. flink-jobmanager:8081)
   --image NAME:TAG       image to build; push it where the task managers can pull it
   --parallelism N        Flink parallelism (default: the cluster's)
+  --store-endpoint URL   an S3-compatible store's endpoint (MinIO, Ceph), built into the
+                         image and given to pitwatch run here (not for AWS S3 itself)
+  --store-region R       its region (default us-east-1)
   --dry-run              print the commands (prefixed with '+ ') and run nothing
   -h, --help             this help
   -- ...                 further options for pitwatch run / Beam (e.g. --flink_version=1.20)
 
 Example:
-  $PROG /mnt/feeds/2026-11-28/ /mnt/lake \\
+  $PROG s3://casino-feeds/2026-11-28/ s3://casino-lake/lake \\
       --flink-master flink-jobmanager:8081 --image registry.example.com/pitwatch:0.1.0 \\
-      --parallelism 8 -- --fail-on critical
+      --parallelism 8 --store-endpoint https://minio.casino.internal:9000 -- --fail-on critical
 EOF
 }
 
 dry_run=0
-flink_master='' image='' parallelism=''
+flink_master='' parallelism=''
 positional=()
 extra=()
 
 while (($#)); do
+    take_cluster_option "$@"
+    if ((taken)); then shift "$taken"; continue; fi
     case $1 in
         -h | --help) show_help; exit 0 ;;
         --dry-run) dry_run=1 ;;
-        --flink-master | --image | --parallelism)
+        --flink-master | --parallelism)
             (($# >= 2)) || usage_error "$1 needs a value"
             case $1 in
                 --flink-master) flink_master=$2 ;;
-                --image) image=$2 ;;
                 --parallelism) parallelism=$2 ;;
             esac
             shift ;;
         --flink-master=*) flink_master=${1#*=} ;;
-        --image=*) image=${1#*=} ;;
         --parallelism=*) parallelism=${1#*=} ;;
         --) shift; extra=("$@"); break ;;
         -*) usage_error "unknown option $1 (options for pitwatch or Beam go after --)" ;;
@@ -94,25 +107,23 @@ while (($#)); do
 done
 
 take_input_and_lake ${positional[@]+"${positional[@]}"}
+check_cluster_lake
 [[ -n $flink_master ]] || usage_error "missing --flink-master"
 [[ $flink_master =~ ^(https?://)?[^[:space:]/:]+:[0-9]+/?$ ]] \
     || usage_error "--flink-master must be HOST:PORT, got '$flink_master'"
-[[ -n $image ]] || usage_error "missing --image"
-[[ $image != *[[:space:]]* ]] || usage_error "--image must not contain spaces, got '$image'"
 [[ -z $parallelism || $parallelism =~ ^[1-9][0-9]*$ ]] \
     || usage_error "--parallelism must be a positive integer, got '$parallelism'"
+check_cluster_options
 
 find_wheel
 
 require_tools pitwatch docker
 
 build_wheel
-run docker build -f "$REPO/deploy/Dockerfile" --build-arg "PITWATCH_VERSION=$version" -t "$image" "$REPO"
-echo "Reminder: push $image where the Flink task managers can pull it (docker push $image);" \
-     "the job below starts at once and fails on workers that cannot pull it." >&2
+build_image "Flink task managers"
 parallelism_opt=()
 [[ -z $parallelism ]] || parallelism_opt=("--parallelism=$parallelism")
-run pitwatch run "$input" --lake "$lake" \
+run ${store_env[@]+"${store_env[@]}"} pitwatch run "$input" --lake "$lake" \
     --runner=FlinkRunner \
     "--flink_master=$flink_master" \
     --environment_type=DOCKER \

@@ -1,4 +1,4 @@
-# Shared by deploy/dataflow.sh and deploy/flink.sh (sourced, not run).
+# Shared by deploy/dataflow.sh, deploy/flink.sh and deploy/spark.sh (sourced, not run).
 # Expects REPO, USAGE and dry_run to be set by the script that sources it.
 
 usage_error() {
@@ -13,6 +13,61 @@ take_input_and_lake() {
     (($# <= 2)) || usage_error "unexpected argument '$3' (more inputs go after --)"
     input=$1
     lake=$2
+}
+
+# A lake a cluster's workers write: on an object store (s3://BUCKET/..., gs://BUCKET/...; the lake's
+# lock is then a lease object, docs/lake.md "Supported stores") or on a shared mount, given by its
+# absolute path (the same on every machine).  A relative path or another scheme is refused.
+check_cluster_lake() {
+    case $lake in
+        s3://?* | gs://?*) ;;
+        /*) ;;
+        *://*) usage_error "LAKE must be on s3://, gs:// or a shared mount, got '$lake'" ;;
+        *) usage_error "LAKE must be s3://..., gs://... or a shared mount's absolute path, got '$lake' (a relative path is another folder on every machine)" ;;
+    esac
+}
+
+# The options flink.sh and spark.sh share: the workers' image and an S3-compatible store's endpoint.
+# Called with the option and the rest of the arguments; sets `taken` to the number of words it used
+# (0: not one of these).
+image=''
+store_endpoint='' store_region=''
+take_cluster_option() {
+    taken=0
+    case $1 in
+        --image | --store-endpoint | --store-region)
+            (($# >= 2)) || usage_error "$1 needs a value"
+            case $1 in
+                --image) image=$2 ;;
+                --store-endpoint) store_endpoint=$2 ;;
+                --store-region) store_region=$2 ;;
+            esac
+            taken=2 ;;
+        --image=*) image=${1#*=}; taken=1 ;;
+        --store-endpoint=*) store_endpoint=${1#*=}; taken=1 ;;
+        --store-region=*) store_region=${1#*=}; taken=1 ;;
+    esac
+}
+
+# Check the shared options once parsed; store_env: what `pitwatch run` is started with here so that
+# this machine (the run's commits, its lease) and the workers (their image) reach the same store.
+check_cluster_options() {
+    [[ -n $image ]] || usage_error "missing --image"
+    [[ $image != *[[:space:]]* ]] || usage_error "--image must not contain spaces, got '$image'"
+    store_env=()
+    if [[ -z $store_endpoint ]]; then
+        [[ -z $store_region ]] || usage_error "--store-region goes with --store-endpoint"
+        return 0
+    fi
+    [[ $store_endpoint =~ ^https?://[^[:space:]/]+/?$ ]] \
+        || usage_error "--store-endpoint must be http(s)://HOST[:PORT], got '$store_endpoint'"
+    [[ $lake == s3://* || $input == s3://* ]] \
+        || usage_error "--store-endpoint is for an s3:// LAKE or INPUT (an S3-compatible store)"
+    store_region=${store_region:-us-east-1}
+    [[ $store_region =~ ^[A-Za-z0-9-]+$ ]] || usage_error "--store-region must be a region name, got '$store_region'"
+    allow_http=false
+    [[ $store_endpoint != http://* ]] || allow_http=true
+    store_env=(env "AWS_ENDPOINT_URL=$store_endpoint" "AWS_REGION=$store_region" "AWS_ALLOW_HTTP=$allow_http")
 }
 
 # version (from pyproject.toml) and the path of the wheel the build makes.
@@ -54,4 +109,16 @@ build_wheel() {
         echo "Error: the build did not produce $wheel" >&2
         exit 1
     fi
+}
+
+# The workers' image (deploy/Dockerfile): target pitwatch, or pitwatch-store with the store's endpoint
+# and region in the workers' environment; then the reminder to push it.
+build_image() {
+    local target=(--target pitwatch)
+    [[ -z $store_endpoint ]] || target=(--target pitwatch-store --build-arg "AWS_ENDPOINT_URL=$store_endpoint"
+                                         --build-arg "AWS_REGION=$store_region" --build-arg "AWS_ALLOW_HTTP=$allow_http")
+    run docker build -f "$REPO/deploy/Dockerfile" "${target[@]}" --build-arg "PITWATCH_VERSION=$version" \
+        -t "$image" "$REPO"
+    echo "Reminder: push $image where the $1 can pull it (docker push $image);" \
+         "the job below starts at once and fails on workers that cannot pull it." >&2
 }
