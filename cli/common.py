@@ -198,6 +198,7 @@ class StrictCommand(click.Command):
         except cfg.ConfigError as exc:
             raise UserError(str(exc)) from None
         ctx.meta[CONFIG_META] = loaded
+        cfg.apply_store(loaded)      # [store] as the AWS variables, before any library reads them
         mine = {p.name for p in self.params}
         defaults = {cfg.SETTINGS[k].param: v for k, v in loaded.values.items() if cfg.SETTINGS[k].param in mine}
         ctx.default_map = {**(ctx.default_map or {}), **defaults}

@@ -1,6 +1,7 @@
 """``pitwatch config show``: the effective settings and where each came from."""
 from __future__ import annotations
 
+import os
 import textwrap
 
 import click
@@ -15,7 +16,7 @@ def _keys_help() -> str:
     width = max(map(len, cfg.SETTINGS)) + 2
     lines = ["\b", "Keys (the flag and environment variable that override each, its default):"]
     for key, s in cfg.SETTINGS.items():
-        if s.kind in ("days", "zones"):
+        if s.kind in cfg.FILE_ONLY:
             overrides = "the file only"
         else:
             overrides = f"{s.option}, {s.envvar}" + (f"; default {s.default}" if s.default is not None else "")
@@ -42,7 +43,7 @@ def config():
 def _show_options(fn):
     for key in reversed(list(cfg.SETTINGS)):
         s = cfg.SETTINGS[key]
-        if s.kind in ("days", "zones"):   # legal_holds, display: the file only (no flag, no environment variable)
+        if s.kind in cfg.FILE_ONLY:   # legal_holds, display, store: the file only (no flag, no PITWATCH_ variable)
             continue
         fn = setting_option(key, default=None, show_default=False,
                             help=f"As a command given {s.option} would see it.")(fn)
@@ -69,8 +70,12 @@ def show(ctx, **_values):
     width = max(len(k) for k in cfg.SETTINGS)
     for key, s in cfg.SETTINGS.items():
         got = settings.get(key, {"value": None, "origin": "default"})
-        if s.kind in ("days", "zones") and loaded is not None and key in loaded.values:
+        if s.kind in cfg.FILE_ONLY and loaded is not None and key in loaded.values:
             got = {"value": loaded.values[key], "origin": "file"}
+        if s.kind == "store":
+            shown = _store_shown(loaded.values.get(key, {}) if loaded is not None else {})
+            click.echo(f"{key:<{width}}  {shown}")
+            continue
         value = got["value"] if got["value"] is not None else s.default
         origin = got["origin"]
         if origin.startswith("file "):
@@ -79,3 +84,18 @@ def show(ctx, **_values):
             value = ", ".join(f"{table} {zone}" for table, zone in value.items()) or "(none: every table in the lake's zone)"
         shown = "(not set)" if value is None else value
         click.echo(f"{key:<{width}}  {shown}  [{origin}]")
+
+
+def _store_shown(store: dict) -> str:
+    """The object store's settings as the command sees them (the environment's variables win over the
+    file's ``[store]``), each with its origin; a secret is never shown, only whether it is set."""
+    parts = []
+    for key, name in cfg.STORE_KEYS.items():
+        here = os.environ.get(name)
+        if here is None:
+            continue
+        mine = store.get(key)
+        mine = None if mine is None else ("true" if mine is True else "false" if mine is False else mine)
+        origin = "file" if mine is not None and mine == here else f"environment {name}"
+        parts.append(f"{key}={'(set, not shown)' if key in cfg.STORE_SECRETS else here} [{origin}]")
+    return ", ".join(parts) or "(not set)  [default]"

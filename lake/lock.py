@@ -447,13 +447,13 @@ def _read_lease(store) -> tuple[str, dict] | None:
     import obstore
 
     try:
-        got = obstore.get(store, LEASE_OBJECT)
+        got = obstore.get(store, LEASE_OBJECT, options={"range": (0, 64 * 1024)})   # a lease is < 1 KB
         body = bytes(got.bytes())
     except FileNotFoundError:
         return None
     etag = got.meta.get("e_tag") or ""
     try:
-        record = json.loads(body[:64 * 1024])
+        record = json.loads(body)
     except ValueError:
         return etag, {"unreadable": "not JSON"}
     if not isinstance(record, dict) or not isinstance(record.get("holder"), dict):
@@ -542,34 +542,40 @@ def _take_lease(lake: Lake, holder: dict, timeout: float, log, say_every: float,
     start = time.monotonic()
     said = None
     seen: tuple[str, float] | None = None        # the ETag watched, since when (monotonic)
+    reached = False                               # the store answered once: a later fault is waited out
     try:
         while True:
             try:
                 lease.put("create")
                 break
             except AlreadyExistsError:
-                pass
+                reached = True
+            except Exception:                     # noqa: BLE001 - a 409 of two racing creates, a passing fault
+                if not reached:
+                    raise                         # the store never answered: said at once (below)
             current = _read_lease(lease.store)
-            if current is None:
-                continue                           # let go of meanwhile: try to create it again
-            etag, record = current
+            reached = True
+            etag, record = current if current is not None else ("", {})
+            shown = record.get("holder", record) if current is not None else None   # None: let go of meanwhile
             if seen is None or seen[0] != etag:
                 seen = (etag, time.monotonic())
-            if _expired(record, seconds, seen[1]):
+            if current is not None and _expired(record, seconds, seen[1]):
                 try:
                     lease.put({"e_tag": etag})
                     log.warning("took over the lake's lease from %s: it was not renewed (expires %s)",
-                                describe(record.get("holder", record)), _clean(record.get("expires")))
+                                describe(shown), _clean(record.get("expires")))
                     break
                 except (PreconditionError, FileNotFoundError):
                     continue                       # another writer renewed it, took it or let it go
+                except Exception:                 # noqa: BLE001 - a passing fault: looked at again
+                    pass
             waited = time.monotonic() - start
             if said is None or time.monotonic() - said >= say_every:
                 log.info("waiting for the lake's lock, held by %s (gives up after %s: --lock-timeout)",
-                         describe(record.get("holder", record)), format_duration(timeout))
+                         describe(shown), format_duration(timeout))
                 said = time.monotonic()
             if waited >= timeout:
-                raise LakeLocked(lake, record.get("holder", record), timeout)
+                raise LakeLocked(lake, shown, timeout)
             time.sleep(max(0.0, min(LEASE_POLL, timeout - waited)))
     except (LakeLocked, LakeError):
         raise

@@ -32,6 +32,10 @@ Example::
     [display.tables]                     # run: shown in another zone than the lake's (not the gaming day)
     "CMB-01" = "America/New_York"
 
+    [store]                              # an s3:// lake: the standard AWS variables win over it
+    endpoint = "https://minio.casino.local:9000"
+    region = "us-east-1"
+
 Decisions (the spec is silent):
 
 * keys are flat, ``snake_case`` (``fail_on``); a key pitwatch does not know
@@ -56,6 +60,13 @@ Decisions (the spec is silent):
   never how their gaming days are filed.  ``pitwatch run`` records it in the lake
   (:mod:`pitwatch.lake.settings`), so every reader shows the same; a run whose file has no
   ``[display.tables]`` keeps the lake's, an empty one clears them.  File only, like ``legal_holds``.
+* ``[store]`` (:data:`STORE_KEYS`) stands for the standard AWS variables every library reads
+  (pyarrow, delta-rs, obstore, Beam's workers): :func:`apply_store` puts the file's values into the
+  command's environment where it has none of its own (a variable set wins; the credentials are taken
+  whole from one place, never a key id from one and a secret from the other).  A file holding a
+  secret (``secret_access_key``, ``session_token``) that its group or others can read is refused
+  (ssh's rule for a private key: a secret in a file others read is no secret); without a secret it
+  may be readable by all.  File only, like ``legal_holds``: the variables are already its override.
 """
 from __future__ import annotations
 
@@ -213,8 +224,28 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
             "never removed; config file only (vacuum --hold adds days)."),
     Setting("display", "display_tables", "zones", "run: the tables whose times are shown in another zone than the "
             "lake's ([display.tables] \"CMB-01\" = \"America/Puerto_Rico\"), recorded in the lake; config file only; "
-            "gaming days keep the lake's timezone and cutoff."),
+            "gaming days keep the lake's timezone and cutoff."),    Setting("store", "store", "store", "The object store of an s3:// lake: [store] endpoint, region, access_key_id, "
+            "secret_access_key, session_token, allow_http; config file only: the standard AWS variables "
+            "(AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, …) win over it."),
 )}
+FILE_ONLY = ("days", "zones", "store")    # the kinds with no flag and no PITWATCH_ variable
+
+# [store]: each key and the standard variable it stands for (pyarrow, delta-rs, obstore and Beam's workers
+# all read these); the command puts the file's values there before any library reads them (apply_store)
+STORE_KEYS = {
+    "endpoint": "AWS_ENDPOINT_URL",
+    "region": "AWS_REGION",
+    "access_key_id": "AWS_ACCESS_KEY_ID",
+    "secret_access_key": "AWS_SECRET_ACCESS_KEY",
+    "session_token": "AWS_SESSION_TOKEN",
+    "allow_http": "AWS_ALLOW_HTTP",
+}
+STORE_CREDENTIALS = ("access_key_id", "secret_access_key", "session_token")
+STORE_SECRETS = ("secret_access_key", "session_token")
+# the environment's own credentials (any one of these): the file's are not used, not even in part
+ENVIRONMENT_CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                           "AWS_WEB_IDENTITY_TOKEN_FILE")
+ENVIRONMENT_ENDPOINTS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT")
 BY_PARAM = {s.param: s for s in SETTINGS.values()}
 
 
@@ -272,6 +303,14 @@ def load(path: str) -> ConfigFile:
             raise ConfigError(f"config file {path}: unknown key {key!r}{suggestion(key, SETTINGS)}; "
                               f"keys: {', '.join(SETTINGS)}")
         values[key] = _checked(path, folder, setting, value)
+    secrets = [k for k in STORE_SECRETS if k in values.get("store", {})]
+    if secrets:
+        mode = os.stat(path).st_mode
+        if mode & 0o044:
+            raise ConfigError(f"config file {path} holds store.{secrets[0]} and is readable by "
+                              f"{'group and others' if mode & 0o004 and mode & 0o040 else 'others' if mode & 0o004 else 'its group'} "
+                              f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it, or give the secret in "
+                              f"{STORE_KEYS[secrets[0]]} instead")
     return ConfigFile(os.path.abspath(path), hashlib.sha256(body).hexdigest(), values)
 
 
@@ -317,6 +356,8 @@ def _checked(path: str, folder: str, setting: Setting, value):
     where = f"config file {path}: {setting.key}"
     if setting.kind == "zones":
         return display_tables(where, value)
+    if setting.kind == "store":
+        return store_settings(where, value)
     if setting.kind == "duration":
         try:
             parse_duration(value)
@@ -373,6 +414,64 @@ def display_tables(where: str, value) -> dict[str, str]:
         except ValueError as exc:
             raise ConfigError(f"{where}.tables.{table_id}: {exc}") from None
     return tables
+
+
+def store_settings(where: str, value) -> dict:
+    """``[store]`` checked: known keys only (a typo is an error, with the nearest key), text values but
+    ``allow_http`` (a TOML boolean), an ``http(s)://`` endpoint, the access key id and secret together."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table, [store], of {', '.join(STORE_KEYS)}; got {str(value)[:60]}")
+    out: dict = {}
+    for key, item in value.items():
+        if key not in STORE_KEYS:
+            raise ConfigError(f"{where}: unknown key {key!r}{suggestion(key, STORE_KEYS)}; keys: {', '.join(STORE_KEYS)}")
+        if key == "allow_http":
+            if not isinstance(item, bool):
+                raise ConfigError(f"{where}.allow_http must be true or false, without quotes, got "
+                                  f"{type(item).__name__} {str(item)[:40]!r}")
+            out[key] = item
+            continue
+        if not isinstance(item, str) or not item.strip() or not item.isprintable():
+            raise ConfigError(f"{where}.{key} must be text in quotes, one line, not empty"
+                              + ("" if key in STORE_SECRETS else f", got {type(item).__name__} {repr(item)[:40]}"))
+        if key == "endpoint" and not item.startswith(("https://", "http://")):
+            raise ConfigError(f"{where}.endpoint must be a URL https://HOST[:PORT] (or http:// with allow_http = true), "
+                              f"got {item[:60]!r}")
+        out[key] = item.strip()
+    if ("access_key_id" in out) != ("secret_access_key" in out):
+        raise ConfigError(f"{where}: access_key_id and secret_access_key go together (give both, or neither "
+                          "and let the environment or the machine's role give them)")
+    if "session_token" in out and "access_key_id" not in out:
+        raise ConfigError(f"{where}: session_token goes with access_key_id and secret_access_key")
+    if out.get("endpoint", "").startswith("http://") and out.get("allow_http") is not True:
+        raise ConfigError(f"{where}.endpoint is plain http:// ({out['endpoint'][:60]}): say allow_http = true "
+                          "if the store is meant to be reached without TLS")
+    return out
+
+
+def apply_store(loaded: ConfigFile | None, environ=os.environ) -> list[str]:
+    """Put the ``[store]`` of ``loaded`` into ``environ`` as the standard AWS variables, where the
+    environment has none of its own: a variable already set wins (each one; the credentials as a
+    whole: one credential variable in the environment and none of the file's is used, so a key id
+    is never paired with another's secret).  Called by every command as it reads its config file,
+    before any library reads the variables; the names it set."""
+    store = (loaded.values.get("store") if loaded is not None else None) or {}
+    own_credentials = any(environ.get(n) for n in ENVIRONMENT_CREDENTIALS)
+    set_here = []
+    for key, item in store.items():
+        name = STORE_KEYS[key]
+        if key in STORE_CREDENTIALS and own_credentials:
+            continue
+        if key == "endpoint" and any(environ.get(n) for n in ENVIRONMENT_ENDPOINTS):
+            continue
+        if environ.get(name):
+            continue
+        environ[name] = ("true" if item else "false") if isinstance(item, bool) else item
+        set_here.append(name)
+        if key == "region" and not environ.get("AWS_DEFAULT_REGION"):    # what older SDKs (pyarrow's) read
+            environ["AWS_DEFAULT_REGION"] = item
+            set_here.append("AWS_DEFAULT_REGION")
+    return set_here
 
 
 def plain(value):

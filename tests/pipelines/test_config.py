@@ -5,6 +5,7 @@ the rest runs the command in this process."""
 from __future__ import annotations
 
 import hashlib
+import os
 
 import pytest
 
@@ -30,7 +31,9 @@ def _config(tmp_path, text: str):
     return path
 
 
-def test_config_show_names_the_origin_of_every_setting(tmp_path):
+def test_config_show_names_the_origin_of_every_setting(tmp_path, monkeypatch):
+    for name in [n for n in os.environ if n.startswith("AWS_")]:      # store: the AWS variables would show
+        monkeypatch.delenv(name)
     path = _config(tmp_path, 'lake = "../data/lake"\ntimezone = "America/Puerto_Rico"\ncutoff = "05:30"\n')
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     result = run_pitwatch("config", "show", "--cutoff", "07:00", env={"PITWATCH_CONFIG": str(path),
@@ -54,6 +57,7 @@ def test_config_show_names_the_origin_of_every_setting(tmp_path):
         ("max_rejects_in_a_row", "10000  [default]"),              # issue 37: run
         ("legal_holds", "(not set)  [default]"),                   # issue 26: vacuum, the file only
         ("display", "(not set)  [default]"),                       # issue 43: run, the file only
+        ("store", "(not set)  [default]"),                         # issue 44: an s3:// lake, the file only
     )]
 
 
@@ -91,7 +95,7 @@ def test_a_missing_config_file_is_exit_2(tmp_path):
 
 def test_the_key_table_is_the_one_place_for_keys(tmp_path):
     sample = {"time": '"06:00"', "count": "7", "lines": "10000", "duration": '"1h"', "days": '["2026-11-28"]',
-              "zones": '{tables = {"CMB-01" = "UTC"}}'}
+              "zones": '{tables = {"CMB-01" = "UTC"}}', "store": '{region = "us-east-1"}'}
     text = "".join(f"{k} = {sample.get(s.kind) or repr(s.choices[-1] if s.choices else 'x')}\n" for k, s in SETTINGS.items())
     path = _config(tmp_path, text.replace("'", '"'))
     assert sorted(load(str(path)).values) == sorted(SETTINGS)
@@ -183,7 +187,7 @@ def test_config_help_lists_every_key_with_its_flag_variable_and_default():
     rows = {m["key"]: m["rest"] for m in re.finditer(r"^ {4}(?P<key>[a-z_]+) {2,}(?P<rest>\S.*)$", result.output, re.M)}
     assert list(rows) == list(SETTINGS)
     for key, s in SETTINGS.items():
-        if s.kind in ("days", "zones"):
+        if s.kind in ("days", "zones", "store"):
             assert rows[key] == "the file only"                   # no flag, no variable lifts a hold
             continue
         assert rows[key].startswith(f"{s.option}, {s.envvar}")

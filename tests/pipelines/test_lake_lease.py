@@ -167,6 +167,7 @@ def test_a_lease_that_is_not_pitwatchs_is_shown_as_unreadable_and_waited_for(s3_
     assert "holder record is unreadable (not JSON)" in str(caught.value) and "\x1b" not in str(caught.value)
 
 
+@pytest.mark.slow      # waits 3.5 s of the real clock while a real process renews
 def test_renewal_keeps_a_long_holders_lease_past_several_lease_lengths(s3_lake, s3_server, monkeypatch):
     monkeypatch.setenv(lake_lock.LEASE_ENV, "1")
     writer = start_writer(s3_lake, "the long holder")
