@@ -30,6 +30,7 @@ from tests.conftest import process_env, run_pitwatch_process
 from tests.pipelines.test_nightly import CUTOFF, _faulty_floor, _write_inbox
 
 DAYS = ("2026-11-27", "2026-11-28")
+ROSTER = b"id,name,shift\nD-BAC01-1,Ann Lee,day\n"
 TABLES = ("events", "rejects", "rounds", "packs", "findings", "rules", "finding_changes")
 
 
@@ -132,6 +133,7 @@ def floor(tmp_path_factory):
     base = tmp_path_factory.mktemp("s3run")
     _write_inbox(base / "inbox", _faulty_floor())
     write_registry(base / "inbox" / "devices.csv", [("DT-BAC01", "dealer", "BAC-01", "2026-11-01", None)])
+    (base / "inbox" / "dealers.csv").write_bytes(ROSTER)
     _cli("run", base / "inbox" / DAYS[0], "--lake", base / "one_off", "--devices", base / "inbox" / "devices.csv")
     for day in DAYS:
         _cli("run", "--day", day, "--inbox", base / "inbox", "--lake", base / "nightly")
@@ -184,6 +186,9 @@ def test_two_nights_from_an_s3_inbox_onto_an_s3_lake_carry_the_state_and_equal_t
                 and r["ended"] is not None and r["ended"].isoformat() >= "2026-11-28T08:00"]
     assert crossing
     assert json.loads(second["options"])["devices"]["from"] == "given"     # INBOX/devices.csv on the store
+    dealers = json.loads(second["options"])["dealers"]                     # INBOX/dealers.csv, kept on the store
+    assert dealers["from"] == "given" and dealers["version"] == 1
+    assert s3_server.keys(_bucket(s3_lake))[f"lake/{dealers['kept']}"] == ROSTER
     verified = run_pitwatch_process("verify", "--lake", s3_lake)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
