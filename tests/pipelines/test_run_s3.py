@@ -16,6 +16,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -29,6 +30,7 @@ from tests.conftest import process_env, run_pitwatch_process
 from tests.pipelines.test_nightly import CUTOFF, _faulty_floor, _write_inbox
 
 DAYS = ("2026-11-27", "2026-11-28")
+ROSTER = b"id,name,shift\nD-BAC01-1,Ann Lee,day\n"
 TABLES = ("events", "rejects", "rounds", "packs", "findings", "rules", "finding_changes")
 
 
@@ -126,13 +128,16 @@ def test_an_s3_inbox_lists_its_days_and_names_the_files_it_skips(s3_lake, s3_ser
 def floor(tmp_path_factory):
     """The nightly tests' two gaming days with faults, as an inbox (one folder a day, a device
     registry naming one of its devices), and the same runs on a local disk: ``one_off`` (the
-    first day's folder, one-off), ``nightly`` (both nights in the nightly form)."""
+    first day's folder, one-off), ``nightly`` (both nights in the nightly form), ``both`` (each
+    day's folder, one-off, in turn)."""
     base = tmp_path_factory.mktemp("s3run")
     _write_inbox(base / "inbox", _faulty_floor())
     write_registry(base / "inbox" / "devices.csv", [("DT-BAC01", "dealer", "BAC-01", "2026-11-01", None)])
+    (base / "inbox" / "dealers.csv").write_bytes(ROSTER)
     _cli("run", base / "inbox" / DAYS[0], "--lake", base / "one_off", "--devices", base / "inbox" / "devices.csv")
     for day in DAYS:
         _cli("run", "--day", day, "--inbox", base / "inbox", "--lake", base / "nightly")
+        _cli("run", base / "inbox" / day, "--lake", base / "both")
     return base
 
 
@@ -158,6 +163,8 @@ def test_a_day_run_onto_s3_equals_the_same_run_on_disk_row_for_row_and_byte_for_
     keys = s3_server.keys(_bucket(s3_lake))
     assert keys[f"lake/{devices['kept']}"] == (floor / "inbox" / "devices.csv").read_bytes()
     assert not [k for k in keys if k.startswith("lake/_staging/")], "the run's staging was left on the store"
+    assert json.loads(keys["lake/settings.json"])["cutoff"] == CUTOFF
+    assert not [k for k in keys if ".tmp" in k], "a temporary object was left on the store"
     verified = run_pitwatch_process("verify", "--lake", s3_lake)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
@@ -179,23 +186,23 @@ def test_two_nights_from_an_s3_inbox_onto_an_s3_lake_carry_the_state_and_equal_t
                 and r["ended"] is not None and r["ended"].isoformat() >= "2026-11-28T08:00"]
     assert crossing
     assert json.loads(second["options"])["devices"]["from"] == "given"     # INBOX/devices.csv on the store
+    dealers = json.loads(second["options"])["dealers"]                     # INBOX/dealers.csv, kept on the store
+    assert dealers["from"] == "given" and dealers["version"] == 1
+    assert s3_server.keys(_bucket(s3_lake))[f"lake/{dealers['kept']}"] == ROSTER
     verified = run_pitwatch_process("verify", "--lake", s3_lake)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 @pytest.mark.slow
 def test_two_writers_at_once_on_an_s3_lake_one_waits_and_both_days_land_as_in_sequence_on_disk(
-        floor, s3_lake, tmp_path):
-    on_disk = tmp_path / "lake"
-    for day in DAYS:
-        _cli("run", floor / "inbox" / day, "--lake", on_disk)
+        floor, s3_lake):
     writers = [subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", str(floor / "inbox" / day),
                                  "--lake", s3_lake, "--cutoff", CUTOFF],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=process_env())
                for day in DAYS]
     outputs = [w.communicate(timeout=600) for w in writers]
     assert [w.returncode for w in writers] == [0, 0], outputs
-    assert _all_rows(s3_lake) == _all_rows(on_disk)
+    assert _all_rows(s3_lake) == _all_rows(floor / "both")
     records = [r for r in lake_rows.run_records(s3_lake) if r["status"] == "succeeded"]
     assert len(records) == 2
     first, second = sorted(records, key=lambda r: r["started"])
@@ -223,3 +230,57 @@ def test_an_s3_input_with_nothing_there_or_no_bucket_is_one_error_line_and_exit_
         assert result.stderr.splitlines() == [f"Error: input {uri}: no .jsonl, .jsonl.gz or .parquet file there "
                                               "(nothing below it on the store)"]
     assert not (tmp_path / "lake").exists() or not list((tmp_path / "lake").rglob("*.parquet"))
+
+
+@pytest.mark.slow
+def test_a_writer_killed_on_s3_keeps_the_lake_one_lease_then_the_next_run_takes_over_and_nothing_of_it_is_read(
+        floor, s3_lake, s3_server):
+    """SIGKILL of a real ``pitwatch run`` (its process group: Beam's workers too) once it has written a
+    replay file on the store and committed nothing; with a 3 s lease the next run waits for the
+    lease to run out, takes the lake over, records the killed run's end and completes: the lake is
+    the two runs' uninterrupted and verifies, and no table holds a file of the killed run."""
+    import os
+    import signal
+
+    from pitwatch.lake import delta
+    from pitwatch.pipelines.lake_run import DATA_TABLES
+
+    lease = {"PITWATCH_LEASE_SECONDS": "3"}
+    _cli("run", floor / "inbox" / DAYS[0], "--lake", s3_lake)
+    first_night = _all_rows(s3_lake)
+    bucket, client = _bucket(s3_lake), s3_server.client()
+    killed = subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", str(floor / "inbox" / DAYS[1]),
+                               "--lake", s3_lake, "--cutoff", CUTOFF, "--quiet"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, env=process_env(lease), start_new_session=True)
+    deadline = time.monotonic() + 300
+
+    def replay_written() -> bool:
+        pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="lake/events/")
+        return any(f"/replay-{DAYS[1]}-" in o["Key"] for page in pages for o in page.get("Contents", []))
+    try:
+        while not replay_written():
+            assert killed.poll() is None, f"the run ended (rc {killed.returncode}) before it wrote: {killed.stderr.read()}"
+            assert time.monotonic() < deadline, "no replay file in 300 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(60)
+        killed.stderr.close()
+    assert killed.returncode == -signal.SIGKILL
+    keys = s3_server.keys(bucket)
+    assert "lake/_writer.lease.json" in keys, "the killed run's lease is not on the store"
+    (killed_id,) = [r["run_id"] for r in lake_rows.run_records(s3_lake) if r["status"] == "running"]
+    assert _all_rows(s3_lake) == first_night      # readers: the first run's rows only
+    began = time.monotonic()
+    after = run_pitwatch_process("run", floor / "inbox" / DAYS[1], "--lake", s3_lake, "--cutoff", CUTOFF, env=lease)
+    assert after.returncode == 0, after.stderr
+    assert "waiting for the lake's lock" in after.stderr and time.monotonic() - began >= 3
+    statuses = {r["run_id"]: r["status"] for r in lake_rows.run_records(s3_lake)}
+    assert statuses[killed_id].startswith("interrupted: it ended without recording its end")
+    assert _all_rows(s3_lake) == _all_rows(floor / "both")
+    lake = Lake.at(s3_lake)
+    for name in DATA_TABLES:      # runs keeps its records: running, then interrupted
+        assert not [f for f in delta.files_at(lake, name, delta.current_version(lake, name)) if killed_id in f], name
+    assert not [k for k in s3_server.keys(bucket) if killed_id in k and "/_delta_log/" not in k and "runs/" not in k]
+    verified = run_pitwatch_process("verify", "--lake", s3_lake)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
