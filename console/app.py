@@ -88,6 +88,7 @@ async def logout(request: Request) -> Response:
     form = await request.form()
     auth.check_csrf(request, form)
     name = request.session.get("user")
+    request.app.state.console.sessions.end(request.session.get("sid"))     # every copy of the cookie ends here
     request.session.clear()
     if name:
         log.info("console: %s logged out", name)
@@ -132,6 +133,7 @@ def create_app(lake: Lake, users_path: str, secret: bytes, *, alerts_files: tupl
     ``alerts_files`` (JSONL, ``pitwatch watch --alerts-file``)."""
     console = Console(lake=lake, users=auth.UsersFile(users_path), templates=templates(),
                       alerts_files=tuple(alerts_files), limiter=limiter or auth.LoginLimiter(), sound=sound,
+                      sessions=auth.OpenSessions(session_seconds),
                       extra=dict(extra))
     app = Starlette(
         routes=[*AUTH_ROUTES, *PAGES,

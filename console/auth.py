@@ -13,7 +13,9 @@
 * **Sessions**: Starlette's ``SessionMiddleware`` (a cookie signed with itsdangerous, expiring
   after :data:`SESSION_SECONDS`, ``SameSite=strict``, ``HttpOnly``).  The secret is a file kept
   beside the users file (:func:`secret_path`), created 0600 on first use; a secret others can read
-  is refused.
+  is refused.  The cookie names a random session id the console keeps while the session is open
+  (:class:`OpenSessions`): a logout ends it, so a copy of the cookie taken before (a shared pit
+  terminal, a proxy's log) opens nothing after; a restart of ``pitwatch serve`` ends every session.
 * **CSRF**: every session has a random token; every form carries it (``csrf_token``) and every
   POST is refused (403) without it (:func:`check_csrf`).
 * **Failed logins** are logged (user, address) and limited: :data:`MAX_FAILURES` within
@@ -55,6 +57,7 @@ SESSION_SECONDS = 8 * 3600              # a shift
 MAX_FAILURES = 5
 FAILURE_WINDOW = 15 * 60.0
 MAX_COUNTED = 10_000                    # (name, address) pairs counted at most: bounds the limiter's memory
+MAX_SESSIONS = 10_000                   # open sessions kept at most (the oldest end first): bounds their memory
 
 _hasher = PasswordHasher()              # argon2id with the library's (RFC 9106) defaults
 
@@ -294,6 +297,47 @@ class LoginLimiter:
             self._failures.pop((name, address), None)
 
 
+class OpenSessions:
+    """The sessions this console opened and has not ended: id -> (user name, when it ends).
+
+    A signed cookie alone stays valid until it expires, whatever its user did: kept here, a
+    session ends at logout for every copy of its cookie.  Kept in memory (the console is one
+    process): a restart ends them all, which a surveillance room accepts (log in again).  At most
+    :data:`MAX_SESSIONS` are kept, those past their end forgotten first, then the oldest."""
+
+    def __init__(self, seconds: float = SESSION_SECONDS, clock: Callable[[], float] = time.time,
+                 limit: int = MAX_SESSIONS):
+        self.seconds, self.clock, self.limit = seconds, clock, limit
+        self._open: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def open(self, name: str) -> str:
+        """A new session of ``name``: its id (what the cookie carries)."""
+        sid = secrets.token_urlsafe(24)
+        with self._lock:
+            if len(self._open) >= self.limit:
+                now = self.clock()
+                for k in [k for k, (_n, ends) in self._open.items() if ends <= now]:
+                    del self._open[k]
+                while len(self._open) >= self.limit:
+                    del self._open[next(iter(self._open))]
+            self._open[sid] = (name, self.clock() + self.seconds)
+        return sid
+
+    def alive(self, sid: Any, name: str) -> bool:
+        """``sid`` is an open session of ``name`` that has not ended."""
+        if not isinstance(sid, str):
+            return False
+        with self._lock:
+            found = self._open.get(sid)
+        return found is not None and found[0] == name and found[1] > self.clock()
+
+    def end(self, sid: Any) -> None:
+        if isinstance(sid, str):
+            with self._lock:
+                self._open.pop(sid, None)
+
+
 # ---------------------------------------------------------------- requests
 
 
@@ -319,8 +363,10 @@ def current_user(request: Request) -> User | None:
     name = request.session.get("user")
     if not isinstance(name, str):
         return None
-    user = request.app.state.console.users.get(name)
-    if user is None or request.session.get("stamp") != user.stamp:
+    console = request.app.state.console
+    user = console.users.get(name)
+    if user is None or request.session.get("stamp") != user.stamp or not console.sessions.alive(
+            request.session.get("sid"), name):
         request.session.pop("user", None)
         return None
     return user
@@ -378,7 +424,8 @@ def log_in(request: Request, name: str, password: str) -> tuple[User | None, str
         return None, "wrong user name or password"
     console.limiter.succeeded(name, address)
     request.session.clear()                 # a new session: no token of the one before survives
-    request.session.update({"user": user.name, "stamp": user.stamp, "since": int(time.time())})
+    request.session.update({"user": user.name, "stamp": user.stamp, "since": int(time.time()),
+                            "sid": console.sessions.open(user.name)})
     csrf_token(request)
     log.info("console: %s (%s) logged in from %s", user.name, user.role, address)
     return user, ""

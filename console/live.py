@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from pitwatch.console.auth import requires
+from pitwatch.console.auth import current_user, requires
 from pitwatch.console.view import Console, Zones, console_of, local_time, local_window, render, zones
 from pitwatch.live import alert_text
 from pitwatch.queries import alerts_view
@@ -320,11 +320,12 @@ async def _stream(request: Request) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
     last_table = last_word = loop.time()
     while not await request.is_disconnected():
-        new: list[dict] = []
-        for follower in followers:
-            new.extend(follower.read())
+        # the files are read in a worker thread: a slow disk must not stall every other page
+        new: list[dict] = await run_in_threadpool(lambda: [r for f in followers for r in f.read()])
         if loop.time() - last_table >= TABLE_POLL:
             last_table = loop.time()
+            if await run_in_threadpool(current_user, request) is None:
+                return      # the user was removed, given a new password or logged out: the stream ends
             now = await run_in_threadpool(table_version, console)
             if now != version:
                 version = now

@@ -31,7 +31,7 @@ from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
 from pitwatch.config import display_time
-from pitwatch.console.auth import LoginLimiter, UsersFile, csrf_token
+from pitwatch.console.auth import LoginLimiter, OpenSessions, UsersFile, csrf_token
 from pitwatch.lake import Lake
 from pitwatch.queries import lake_views
 
@@ -49,6 +49,7 @@ class Console:
     templates: Jinja2Templates
     alerts_files: tuple[str, ...] = ()
     limiter: LoginLimiter = field(default_factory=LoginLimiter)
+    sessions: OpenSessions = field(default_factory=OpenSessions)
     sound: bool = True
     extra: dict[str, Any] = field(default_factory=dict)     # a page's cache (verify's last result, …)
 

@@ -95,6 +95,51 @@ def test_a_user_removed_or_given_a_new_password_is_logged_out(small_lake, serve,
         auth.add_user(path, "vera", "viewer", PEOPLE["vera"][1], replace=True)
 
 
+@pytest.mark.slow
+def test_a_session_cookie_copied_before_logout_is_worth_nothing_after_it(small_lake, serve, client):
+    """The session cookie is signed, not secret-free: one copied from a browser (a shared pit
+    terminal, a proxy's log) used to keep working after its user logged out, until it expired."""
+    served = serve(small_lake)
+    c = client(served)
+    c.login("vera")
+    copied = "; ".join(f"{k.name}={k.value}" for k in c.jar)
+    other = client(served)
+    other.login("vera")                               # vera on a second terminal: her own session
+
+    def with_cookie(path: str) -> str:
+        request = urllib.request.Request(served.url + path, headers={"Accept": "text/html", "Cookie": copied})
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return r.url[len(served.url):]
+
+    assert with_cookie("/live") == "/live"            # the must: before logout the copy is a session
+    c.get("/live")
+    assert c.post("/logout", {})[1] == "/login"
+    assert with_cookie("/live").startswith("/login")  # after it, the copy opens nothing
+    assert other.get("/live")[1] == "/live"           # and her other session goes on
+
+
+@pytest.mark.slow
+def test_the_live_stream_ends_when_its_user_is_removed(small_lake, serve, client, tmp_path):
+    from pitwatch.console import auth
+
+    served = serve(small_lake)
+    c = client(served)
+    c.login("vera")
+    cookie = "; ".join(f"{k.name}={k.value}" for k in c.jar)
+    path = auth.default_users_path(small_lake)
+    request = urllib.request.Request(served.url + "/live/events", headers={"Accept": "text/event-stream",
+                                                                            "Cookie": cookie})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as r:
+            assert r.readline().startswith(b"retry:")          # the stream is open
+            auth.add_user(path, "vera", "viewer", "a-new-password", replace=True)
+            started = time.monotonic()
+            rest = r.read()                                   # returns once the server ends the stream
+        assert time.monotonic() - started < 10 and b"event: alert" not in rest
+    finally:
+        auth.add_user(path, "vera", "viewer", PEOPLE["vera"][1], replace=True)
+
+
 def _events(url: str, cookie: str, into: list, stop: threading.Event) -> None:
     request = urllib.request.Request(url, headers={"Accept": "text/event-stream", "Cookie": cookie})
     with urllib.request.urlopen(request, timeout=30) as r:

@@ -162,3 +162,19 @@ def test_a_login_of_an_unknown_name_costs_an_argon2_verification_as_a_known_one_
 def test_the_dummy_hash_has_the_hashers_own_cost_and_matches_no_password():
     assert not auth._hasher.check_needs_rehash(auth.dummy_hash())
     assert not auth.password_matches(auth.User("x", "viewer", auth.dummy_hash()), "")
+
+
+def test_open_sessions_end_at_logout_at_their_time_and_the_oldest_first_when_full():
+    from pitwatch.console.auth import OpenSessions
+
+    now = [1000.0]
+    sessions = OpenSessions(seconds=60, clock=lambda: now[0], limit=2)
+    vera = sessions.open("vera")
+    assert sessions.alive(vera, "vera") and not sessions.alive(vera, "rita") and not sessions.alive(None, "vera")
+    sessions.end(vera)
+    assert not sessions.alive(vera, "vera")                       # logged out: every copy of the cookie
+    first, second = sessions.open("vera"), sessions.open("rita")
+    third = sessions.open("alex")                                 # full: the oldest ends
+    assert not sessions.alive(first, "vera") and sessions.alive(second, "rita") and sessions.alive(third, "alex")
+    now[0] += 61
+    assert not sessions.alive(third, "alex")                      # past its end
