@@ -51,7 +51,7 @@ import pyarrow.fs as pafs
 
 from pitwatch.lake import Lake, chain, delta_log
 from pitwatch.lake.delta_log import RETENTION_KEY
-from pitwatch.lake.files import DATA_FILE_MODE, replay_day_of, set_file_mode
+from pitwatch.lake.files import DATA_FILE_MODE, object_store, replay_day_of, set_file_mode
 from pitwatch.schemas.arrow import LAKE_TABLES, PARTITIONED
 
 if TYPE_CHECKING:
@@ -265,7 +265,7 @@ def commit_replays(lake: Lake, name: str, files: list[DataFile], replayed_days: 
     lake.check_held()                   # a writer whose lease on an object-store lake is lost commits nothing
     declared = snap.arrow_schema()
     plain_append = not (replayed_days or replace_all or keep_only != "current")
-    if plain_append and local(lake) and declared is not None and set(schema.names) <= set(declared.names):
+    if plain_append and declared is not None and set(schema.names) <= set(declared.names):
         return _append(lake, name, snap.version + 1, files, run_id, fence_at_start, partitioned, stamp, info)
     table = writer_handle(lake, name)
     if add_missing_columns(table, schema, run_id):
@@ -334,7 +334,7 @@ def intended_commits(lake: Lake, name: str, files: list[DataFile], replayed_days
     out = []
     version = snap.version + 1
     plain_append = not (replayed_days or replace_all or keep_only != "current")
-    if not (plain_append and local(lake) and declared is not None and set(schema.names) <= set(declared.names)):
+    if not (plain_append and declared is not None and set(schema.names) <= set(declared.names)):
         have = list(declared.names) if declared is not None else []
         missing = [n for n in schema.names if n not in set(have)]
         if missing:
@@ -373,7 +373,7 @@ def commit_digest(actions: list[dict]) -> str:
 
 def _append(lake: Lake, name: str, version: int, files: list[DataFile], run_id: str, fence_at_start: int,
             partitioned: bool, stamp: int, extra: dict[str, str] | None = None) -> int:
-    """Append ``files`` as commit ``version`` of a local table, the commit file written here.
+    """Append ``files`` as commit ``version`` of a table, the commit file written here.
 
     Why not delta-rs: its Python API materialises every active file of the table to open or bring
     up to date a handle and again to commit (``without_files`` is ignored since 1.x), so an append
@@ -383,7 +383,8 @@ def _append(lake: Lake, name: str, version: int, files: list[DataFile], run_id: 
     transaction that is the fence, the add actions), and the file is put in place the way
     delta-rs puts it on a local disk — written under a temporary name, then hard-linked to its
     version's name, which fails if another writer took that version (:class:`StaleWriter`).
-    Schema changes, a replay's removals and object stores go through delta-rs (a compaction's removals
+    The same on an object store (one conditional put: :func:`_put_commit`).  Schema changes and a
+    replay's removals go through delta-rs (a compaction's removals
     do not: :func:`commit_compaction`)."""
     info = {"timestamp": stamp, "operation": "WRITE",     # the commit's moment, as delta-rs
             "operationParameters": {"mode": "Append"}, "clientVersion": f"pitwatch-{_pitwatch_version()}",
@@ -400,12 +401,25 @@ def _add_action(f: DataFile, partitioned: bool, stamp: int, data_change: bool) -
 
 
 def _put_commit(lake: Lake, name: str, version: int, actions: list[dict]) -> int:
-    """Put ``actions`` in place as commit ``version`` of a local table, the way delta-rs does on a
-    local disk: written under a temporary name, then hard-linked to its version's name, which
-    fails if another writer took that version (:class:`StaleWriter`)."""
+    """Put ``actions`` in place as commit ``version`` of a table, the way delta-rs does: on a local
+    disk written under a temporary name, then hard-linked to its version's name; on an object
+    store one conditional put (create only if absent, obstore).  Either fails if another writer
+    took that version (:class:`StaleWriter`): a commit is made at the version its writer read,
+    never moved past another's (a ``runs`` record moved past another would fork the chain)."""
     from pitwatch.lake import delta_log
 
     body = "".join(json.dumps(a, separators=(",", ":")) + "\n" for a in actions).encode()
+    if not lake.local:
+        import obstore
+        from obstore.exceptions import AlreadyExistsError
+
+        try:
+            obstore.put(object_store(lake.address), f"{name}/{LOG_FOLDER}/{delta_log.commit_name(version)}", body,
+                        mode="create", use_multipart=False)
+        except AlreadyExistsError:
+            raise StaleWriter(f"table {name}: version {version} was committed by another writer meanwhile: "
+                              "nothing of this run was committed to it") from None
+        return version
     root = lake.root
     folder = f"{root}/{name}/{LOG_FOLDER}"
     temp = os.path.join(folder, f"_commit_{uuid.uuid4()}.json.tmp")
@@ -431,7 +445,7 @@ COMPACTION = "pitwatch compaction"      # the commit info's operation of a compa
 
 def commit_compaction(lake: Lake, name: str, compacted: DataFile, replaced: list[str], *, run_id: str,
                       fence_at_start: int) -> int:
-    """Commit, in one transaction of a local partitioned table, the file ``compacted`` in place of
+    """Commit, in one transaction of a partitioned table, the file ``compacted`` in place of
     the files ``replaced`` (paths relative to the table's folder, every one in the table now), which
     hold the same rows (:mod:`pitwatch.live.alerts_table`); return the table's new version.
 
@@ -442,8 +456,6 @@ def commit_compaction(lake: Lake, name: str, compacted: DataFile, replaced: list
     moved or a file to replace is no longer in the table: nothing committed."""
     from pitwatch.lake import delta_log
 
-    if not local(lake):
-        raise ValueError(f"{lake}: a compaction is committed on a local lake only")
     snap = delta_log.snapshot(lake, name)
     now = snap.txns.get(APP_ID, 0) if snap is not None else 0
     if snap is not None and now == fence_at_start + 1 and _last_writer(lake, name, snap.version) == run_id:
@@ -474,15 +486,13 @@ SET_PROPERTIES = "SET TBLPROPERTIES"     # the commit info's operation of a chan
 
 def set_table_properties(lake: Lake, name: str, properties: dict[str, str], *, run_id: str,
                          fence_at_start: int) -> int | None:
-    """Commit, to a local table, its metadata with ``properties`` set in its configuration (one
+    """Commit, to a table, its metadata with ``properties`` set in its configuration (one
     commit: the commit info, operation :data:`SET_PROPERTIES`, with the run id; the fence; the
     ``metaData`` action, everything else of it as it was); the new version, or None when the table
     already has them.  Written here as :func:`_append` writes an append (delta-rs's ``alter``
     materialises the whole table).  The writer's record must say so: ``pitwatch verify`` accepts
     a change of a table's properties only as ``docs/verify.md`` ("Tombstones and the table's
     retention") says."""
-    if not local(lake):
-        raise ValueError(f"{lake}: a table's properties are set on a local lake only")
     snap = delta_log.snapshot(lake, name)
     if snap is None or snap.metadata is None:
         raise StaleWriter(f"table {name} has no metadata to change")

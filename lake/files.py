@@ -24,6 +24,16 @@ def filesystem(address: str) -> tuple[pafs.FileSystem, str]:
     return pafs.LocalFileSystem(), os.path.abspath(address)
 
 
+def object_store(address: str):
+    """The obstore store whose root is the lake at the URI ``address`` (``s3://…``, ``gs://…``):
+    the conditional puts — the run lock's lease (:mod:`pitwatch.lake.lock`), a commit put at its
+    exact version (:func:`pitwatch.lake.delta._put_commit`) — go through it.  Credentials, endpoint
+    and region come from the standard variables, which pyarrow, delta-rs and obstore all read."""
+    from obstore.store import from_url
+
+    return from_url(address.rstrip("/"))
+
+
 def set_file_mode(fs: pafs.FileSystem, path: str, mode: int) -> None:
     """``chmod`` a file on a local lake (object stores have no modes: their ACLs govern)."""
     if isinstance(fs, pafs.LocalFileSystem):

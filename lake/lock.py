@@ -85,6 +85,7 @@ import time
 import uuid
 
 from pitwatch.lake import Lake
+from pitwatch.lake.files import object_store
 from pitwatch.lake.parquet import LakeError
 
 LOCK_FILE = "_writer.lock"
@@ -422,14 +423,6 @@ def on_object_store(lake: Lake) -> bool:
     return lake.is_uri and not lake.local
 
 
-def _store(lake: Lake):
-    """The obstore store whose root is the lake's (credentials, endpoint, region from the standard
-    variables: pyarrow, delta-rs and obstore read the same)."""
-    from obstore.store import from_url
-
-    return from_url(lake.address.rstrip("/"))
-
-
 def _utc(seconds: float) -> str:
     return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
@@ -538,7 +531,7 @@ def _take_lease(lake: Lake, holder: dict, timeout: float, log, say_every: float,
     waiters, one wins); wait for a live one, saying who holds it; :class:`LakeLocked` after ``timeout``."""
     from obstore.exceptions import AlreadyExistsError, PreconditionError
 
-    lease = _Lease(lake, _store(lake), holder, seconds)
+    lease = _Lease(lake, object_store(lake.address), holder, seconds)
     start = time.monotonic()
     said = None
     seen: tuple[str, float] | None = None        # the ETag watched, since when (monotonic)

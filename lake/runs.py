@@ -198,11 +198,11 @@ def runs_append_lock(lake_path: Lake):
     check).  Held for the few milliseconds of one append only.  A lake on an object store has no
     ``flock``: there the lake's lock is a lease (:mod:`pitwatch.lake.lock`) that every writer but
     the watcher holds, so the only appends that can meet are a run's and a watcher's; the second
-    is to be refused by the fence (its commit through delta-rs, whose conditional put refuses a
-    version taken) and chained again from the new head (:class:`pitwatch.lake.delta.StaleWriter`,
-    :data:`CHAIN_RETRIES`).  Not tested on a store yet: whether delta-rs's own retry of a taken
-    version re-checks the fence is :mod:`pitwatch.lake.delta`'s to show.  A lease here would cost
-    two round trips to the store for each record, every 30 s a watcher commits."""
+    is refused by its commit, put at the exact version it read by a conditional put
+    (:func:`pitwatch.lake.delta._put_commit`, never moved past the other's as delta-rs would move a
+    blind append), and chained again from the new head (:class:`pitwatch.lake.delta.StaleWriter`,
+    :data:`CHAIN_RETRIES`).  A lease here would cost two round trips to the store for each record,
+    every 30 s a watcher commits."""
     from pitwatch.lake import delta
 
     if not delta.local(lake_path):

@@ -44,7 +44,7 @@ by schema evolution).  ``docs/lake.md`` ("The alerts table") is the reader's sid
   day per commit, at most :data:`COMPACT_FILES` files: it runs in the committer process, after the
   commit.  A kill before its commit leaves a file :meth:`AlertsTable.recover`
   deletes; a kill before its record, a commit the restart records.  Only this watcher's files;
-  local lakes only.  ``pitwatch verify`` accepts the removal exactly as that record accounts for it.
+  on a disk and on an object store alike.  ``pitwatch verify`` accepts the removal exactly as that record accounts for it.
 * **Tombstones kept a day.**  The table's ``delta.deletedFileRetentionDuration`` is
   :data:`pitwatch.lake.delta.ALERTS_DELETED_FILE_RETENTION` (every other table's: 100 years), so its
   checkpoints drop a compaction's removes a day after it: its snapshot stays a day of removes
@@ -253,7 +253,7 @@ class AlertsTable:
         than delaying its alerts' commits for all of them."""
         from pitwatch.lake import delta
 
-        due = self.compaction_due() if delta.local(self.lake) else None
+        due = self.compaction_due()
         if due is None:
             return None
         day, replaced = due
@@ -453,12 +453,11 @@ class AlertsTable:
         (:data:`pitwatch.lake.delta.ALERTS_DELETED_FILE_RETENTION`) that retention: one commit of its
         metadata (:func:`pitwatch.lake.delta.set_table_properties`), recorded in the chain (command
         ``watch``, its options' ``table_properties``), once — the first watcher started after the
-        upgrade makes it; the checkpoints after it drop the removes older than a day.  Local lakes
-        only (a remote watcher does not compact: its table has no removes)."""
+        upgrade makes it; the checkpoints after it drop the removes older than a day."""
         from pitwatch.lake import delta, delta_log
 
         retention = delta.SHORT_RETENTION_TABLES.get(TABLE)
-        if retention is None or not delta.local(self.lake) or not delta.is_table(self.lake, TABLE):
+        if retention is None or not delta.is_table(self.lake, TABLE):
             return
         want = {delta_log.RETENTION_KEY: retention}
         run_id = self._new_run_id()

@@ -65,3 +65,27 @@ def test_a_local_lake_has_no_store_options_and_an_s3_lake_conditional_put(tmp_pa
     assert delta.storage_options(Lake.at(tmp_path / "lake")) is None
     assert delta.storage_options(Lake.at(f"file://{tmp_path}/lake")) is None
     assert delta.storage_options(Lake.at("s3://casino/lake"))["conditional_put"] == "etag"
+
+
+@pytest.mark.parametrize("where", ["disk", "s3"])
+def test_two_appends_read_at_one_version_one_is_committed_at_it_the_other_refused_never_moved_past(
+        s3_lake, tmp_path, where):
+    """pitwatch puts a plain append (a ``runs`` record: the chain's next link) at the exact version
+    its writer read, never past another's: delta-rs would move an append past a concurrent one
+    (two blind appends do not conflict), and two ``runs`` records naming one head would fork the
+    chain.  On S3 the put is conditional (create only if absent), as the hard link is on disk."""
+    lake = Lake.at(s3_lake if where == "s3" else tmp_path / "lake")
+    parquet.write_partition(lake, NAME, "2024-01-02", [_rejects(3, "one")], run_id="run-one")   # version 0
+    fence = delta.fence(lake, NAME)
+    snap = delta_log.snapshot(lake, NAME)
+    files = {w: delta.DataFile(NAME, f"gaming_day=2024-01-03/{w}.parquet", 10, 1, "0" * 64, "2024-01-03")
+             for w in ("first", "second")}
+    assert delta._append(lake, NAME, snap.version + 1, [files["first"]], "run-first", fence, True,
+                         delta.now_ms()) == 1
+    with pytest.raises(delta.StaleWriter, match="version 1 was committed by another writer"):
+        delta._append(lake, NAME, snap.version + 1, [files["second"]], "run-second", fence, True, delta.now_ms())
+    delta_log.forget()
+    after = delta_log.snapshot(lake, NAME)
+    assert after.version == 1 and "gaming_day=2024-01-03/first.parquet" in after.adds
+    assert "gaming_day=2024-01-03/second.parquet" not in after.adds
+    delta_log.forget()

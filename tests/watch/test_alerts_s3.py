@@ -2,8 +2,8 @@
 its commits go through the lake's file system and delta-rs as on disk, so the table on the bucket
 holds the rows and files the same watcher code leaves on disk, and the readers (``pitwatch sql``)
 and ``pitwatch verify`` say the same of both.  The watcher's code runs in this process (its
-checkpoint folder, local on both, is not involved).  Compaction of a closed day is not done on an
-object store yet (:func:`pitwatch.lake.delta.commit_compaction` puts its commit on a local disk only)."""
+checkpoint folder, local on both, is not involved).  A closed day's compaction is the same on both
+(its commit put at its exact version: a hard link on disk, a conditional put on S3)."""
 from __future__ import annotations
 
 import json
@@ -16,7 +16,7 @@ from pitwatch.lake import Lake, delta, delta_log
 from tests.object_store import same_but_the_lake
 from tests.watch.conftest import append_lines
 from tests.watch.scenario import interleave
-from tests.watch.test_alerts_compaction import ORDER, commit_days, sink
+from tests.watch.test_alerts_compaction import DAYS, ORDER, alert, commit_days, sink
 from tests.watch.test_alerts_table import pitwatch
 
 
@@ -78,3 +78,24 @@ def test_pitwatch_watch_on_an_s3_lake_without_a_state_dir_is_one_error_line_and_
         t.join(5)
     assert w.errors == ["Error: the lake is remote: give a local --state-dir for the watcher's checkpoint"]
     assert s3_server.keys(s3_lake.split("/")[2]) == {}          # --create-lake made nothing first
+
+
+def test_a_watcher_on_an_s3_lake_compacts_a_closed_day_as_on_disk(tmp_path, s3_lake):
+    on_disk = str(tmp_path / "lake")
+    answers, files, said = [], [], []
+    for lake in (on_disk, s3_lake):
+        commit_days(sink(lake, compaction=False))       # three commits a day, one file each
+        s = sink(lake)
+        s.send([alert(DAYS[2], 7)])
+        s.flush()                                        # commit, then the oldest closed day compacted
+        assert s.compactions == 1
+        out = pitwatch("sql", f"select * exclude (watch_id) from alerts {ORDER}", "--lake", lake, "--format", "json")
+        assert out.returncode == exits.DONE, out.stderr
+        answers.append([json.loads(line) for line in out.stdout.splitlines()])
+        files.append(alerts_files(lake))
+        checked = pitwatch("verify", "--lake", lake)
+        assert checked.returncode == exits.DONE, checked.stdout + checked.stderr
+        said.append(same_but_the_lake(checked.stdout.split("chain head")[0], lake))
+    assert answers[1] == answers[0] and len(answers[0]) == 10
+    assert files[1] == files[0] and [len(f) for f in files[0].values()] == [1, 3, 4]
+    assert said[1] == said[0] and said[0].startswith("lake LAKE: intact")
