@@ -144,7 +144,9 @@ def run(ctx, inputs, lake, day, inbox, lookback_days, rebuild_from, allow_empty_
                          "run the same command again to complete it") from None
     except Exception as exc:    # a failure of the run itself (the runner, the disk …): did not complete
         log.debug("the run failed", exc_info=True)
-        raise Incomplete(f"the run failed: {type(exc).__name__}: {exc}"
+        from pitwatch.pipelines.batch import failure_text
+
+        raise Incomplete(f"the run failed: {failure_text(exc)}"
                          + ("" if log_file else " (give --log-file FILE to keep the traceback)")) from None
     for s in summaries:
         click.echo(render_summary(s))

@@ -264,6 +264,17 @@ def local_input_bytes(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if "://" not in f and os.path.exists(f))
 
 
+def failure_text(exc: BaseException) -> str:
+    """What a failed run's record and its ``Error:`` line say of the failure: the exception's type
+    and message, or, for one that has none (gRPC's ``FutureTimeoutError`` when nothing answers at
+    a portable runner's ``--job_endpoint``), what it means."""
+    said = str(exc).strip()
+    if not said and type(exc).__name__ == "FutureTimeoutError":
+        said = ("the runner's job service did not answer in time (is it running at --job_endpoint? "
+                "--job_server_timeout says how long to wait)")
+    return f"{type(exc).__name__}: {said or '(no message)'}"
+
+
 def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = None,
               gaming_day=None, chunk_lines: int = 20_000, command: str = "pitwatch run",
               night=None, recorded: dict | None = None, rebuilding: bool = False, devices=None, dealers=None,
@@ -377,7 +388,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
     except BaseException as exc:
         status = (f"interrupted: {str(getattr(exc, 'signal_name', '') or 'SIGINT').split()[0]}"
                   if isinstance(exc, KeyboardInterrupt)
-                  else f"failed: {type(exc).__name__}: {exc}"[:2000])
+                  else f"failed: {failure_text(exc)}"[:2000])
         runs.write_run_record(lake_path, runs.run_record(meta, status, ended=_dt.datetime.now(_dt.timezone.utc)))
         raise
     finally:

@@ -208,7 +208,8 @@ def test_a_job_endpoint_nobody_listens_on_fails_the_run_and_writes_no_rows(short
                                f"--environment_config=localhost:{free_port()}", "--job_server_timeout=5",
                                timeout=300)
     assert out.returncode == 3, out.stderr[-3000:]
-    assert out.stderr.startswith("Error: the run failed:"), out.stderr
-    assert lake_rows.last_run(lake)["status"].startswith("failed")
+    assert out.stderr.startswith("Error: the run failed: FutureTimeoutError: the runner's job service did not "
+                                 "answer in time (is it running at --job_endpoint?"), out.stderr
+    assert lake_rows.last_run(lake)["status"].startswith("failed: FutureTimeoutError: the runner's job service")
     for name in ("events", "rounds", "packs", "findings", "rejects"):
         assert lake_rows.rows(lake, name) == [], name
