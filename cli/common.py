@@ -38,6 +38,22 @@ AFTER_DASHES_META = "pitwatch.after_dashes"  # the tokens after "--" (passthroug
 CONFIG_META = "pitwatch.config"            # the ConfigFile read, or None
 
 
+def unreachable_store(ctx: click.Context, exc: Exception) -> None:
+    """An ``OSError`` of a command on a lake on an object store the store cannot be asked about
+    (its endpoint, region or credentials wrong, the store down): one ``Error:`` line, exit 2,
+    not a traceback.  Asked only after a failure, so a command that works pays nothing."""
+    from pitwatch.lake import Lake
+    from pitwatch.lake.parquet import LakeError
+
+    location = ctx.params.get("lake")
+    if not isinstance(exc, OSError) or not isinstance(location, (str, Lake)) or "://" not in str(location):
+        return
+    try:
+        Lake.at(str(location) if isinstance(location, str) else location.address).reach()
+    except LakeError as unreachable:
+        raise UserError(str(unreachable)) from None
+
+
 class CommandError(click.ClickException):
     """pitwatch's ``Error: …`` line: a message that may quote the input (a file name, an id, a
     line) shows its control characters escaped (``\x1b``, ``\x0a``), so it stays one line and
@@ -214,6 +230,7 @@ class StrictCommand(click.Command):
                 raise
             except Exception as exc:   # a fault of pitwatch or of the machine, not of the user: not 1 (findings)
                 raise_not_intact(exc)
+                unreachable_store(ctx, exc)
                 import traceback
 
                 traceback.print_exc(file=sys.stderr)

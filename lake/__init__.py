@@ -74,6 +74,19 @@ class Lake:
         """``root/part/…``: a path the lake's file system opens."""
         return "/".join((self.root, *parts))
 
+    def reach(self):
+        """What is at the lake's root (a ``pyarrow.fs.FileType``; one request on an object store), or
+        :class:`pitwatch.lake.parquet.LakeError` naming the store's settings when the store cannot be
+        asked (its endpoint, region or credentials): what every command says of an unreachable store."""
+        try:
+            return self.fs.get_file_info(self.root).type
+        except OSError as exc:
+            from pitwatch.lake.parquet import LakeError
+
+            said = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+            raise LakeError(f"cannot read the lake at {self}: {said} (the store's endpoint, region and "
+                            "credentials: docs/lake.md, \"Supported stores\")") from None
+
     # ------------------------------------------------------------ tables
 
     def table(self, name: str, version: int | None = None) -> Table:

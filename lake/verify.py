@@ -308,13 +308,7 @@ def verify(lake_path: Lake, anchor: str | None = None, key: bytes | None = None,
     ``since`` (an anchor file), only what came after its last entry: that entry's record and
     everything before it are taken as verified (:func:`since_start`).  Raises
     :class:`pitwatch.lake.parquet.LakeError` when ``lake_path`` is no lake at all."""
-    fs, root = lake_path.fs, lake_path.root
-    try:
-        kind = fs.get_file_info(root).type
-    except OSError as exc:          # an object store that cannot be asked: its endpoint, region or credentials
-        said = (str(exc).strip() or type(exc).__name__).splitlines()[0]
-        raise lake.LakeError(f"cannot read the lake at {lake_path}: {said} (the store's endpoint, region and "
-                             "credentials: docs/lake.md, \"Supported stores\")") from None
+    kind = lake_path.reach()          # an object store that cannot be asked: LakeError, one line
     if kind != pafs.FileType.Directory:
         raise lake.LakeError(f"no lake at {lake_path}")
     tables = delta.tables_on_disk(lake_path)

@@ -284,10 +284,9 @@ def require_lake(lake: Lake) -> None:
     the prefix on an object store (one request there: a mistyped bucket or path is said, not read as
     a lake with no tables), or a store that does not answer that request (one line, not a traceback)."""
     try:
-        kind = lake.fs.get_file_info(lake.root).type
-    except OSError as exc:          # an object store that cannot be asked: its endpoint, region or credentials
-        raise LakeQueryError(f"cannot read the lake at {lake}: {first_line(exc)} (the store's endpoint, region "
-                             "and credentials: docs/lake.md, \"Supported stores\")") from None
+        kind = lake.reach()
+    except lake_parquet.LakeError as exc:     # an object store that cannot be asked
+        raise LakeQueryError(str(exc)) from None
     if kind != pafs.FileType.Directory:
         raise LakeQueryError(f"no lake at {lake} (not a folder)")
 

@@ -16,8 +16,12 @@ def test_a_bucket_or_path_with_no_lake_is_exit_2_not_an_empty_answer(s3_lake):
         assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
 
 
-@pytest.mark.parametrize("args", [("sql", "SELECT 1"), ("query", "open_findings"), ("verify",),
-                                  ("export-duckdb", "--out", "OUT")], ids=["sql", "query", "verify", "export"])
+@pytest.mark.slow           # waits out pyarrow's retries of a store that does not answer: 6 s a request
+@pytest.mark.parametrize("args", [
+    ("sql", "SELECT 1"), ("query", "open_findings"), ("verify",), ("export-duckdb", "--out", "OUT"),
+    ("review", "f-1", "--disposition", "confirmed", "--by", "vera"), ("report", "--day", "2026-11-28", "--out", "OUT"),
+    ("incidents", "--day", "2026-11-28"), ("dealers", "show")],
+    ids=["sql", "query", "verify", "export", "review", "report", "incidents", "dealers-show"])
 def test_a_store_that_does_not_answer_is_one_error_line_not_a_traceback(s3_lake, monkeypatch, tmp_path, args):
     from tests.object_store import free_port
 
