@@ -68,7 +68,11 @@ def add(name, role, password_stdin, replace, lake, users_file):
         if password.endswith("\r"):
             password = password[:-1]
     else:
-        password = click.prompt(f"Password for {name}", hide_input=True, confirmation_prompt=True)
+        try:
+            password = click.prompt(f"Password for {name}", hide_input=True, confirmation_prompt=True)
+        except click.Abort:         # stdin ended (a script, no terminal) or Ctrl-C: nothing written
+            raise UserError("no password given: type it twice at a terminal, or give --password-stdin "
+                            "with the password on stdin's first line") from None
     user = auth.add_user(path, name, role, password, replace=replace)
     click.echo(f"{user.name}: {user.role} ({'replaced' if replace else 'added'} in {path})")
 

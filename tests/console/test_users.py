@@ -34,6 +34,17 @@ def test_users_add_prompts_twice_for_the_password(tmp_path, pitwatch):
     assert auth.password_matches(auth.read_users(str(tmp_path / "u.json"))["bo"], "password-1")
 
 
+@pytest.mark.parametrize("stdin", ["", "password-1\n"], ids=["nothing", "once"])
+def test_users_add_with_no_password_to_ask_for_is_one_error_line_naming_password_stdin(tmp_path, pitwatch, stdin):
+    """Run from a script without a terminal (stdin empty or ending before the confirmation), the
+    prompt used to end in click's bare ``Aborted!``, exit 1 (the exit code of findings)."""
+    path = tmp_path / "u.json"
+    r = pitwatch("users", "add", "bo", "--role", "viewer", "--users", path, input=stdin)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines()[-1].startswith("Error: no password given") and "--password-stdin" in r.stderr
+    assert not path.exists()
+
+
 @pytest.mark.parametrize("args, stdin, said", [
     (["ana", "--role", "boss"], "long enough\n", "role 'boss': one of viewer, reviewer, admin"),
     (["ana", "--role", "viewer"], "short\n", "at least 8"),
