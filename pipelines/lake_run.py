@@ -26,6 +26,7 @@ version and the next run removes them (and rolls back a commit it left half done
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import json
 import logging
 
@@ -53,19 +54,33 @@ class Night:
     listings: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
 
+# On an object store (no flock for the runs append lock) a runs record file is a leftover only once
+# it is this old: a watcher writes its record file, then commits it, outside the lake's lease, and a
+# file caught between the two is no leftover.  A watcher's restart removes its own.
+RUNS_LEFTOVER_GRACE = 600.0      # seconds
+
+
 def remove_leftovers(lake_path: Lake) -> list[str]:
     """Remove the files of runs that never committed them (killed, failed) and their staging.
     (Files a run killed *during* its commit did commit are no part of the versions readers read
     and are removed from the tables by the next commit: :func:`commit_run`.)  ``runs`` under its
-    append lock: the watcher appends its records without the lake's lock, each a record file
-    written and then committed, and a file between the two is no leftover (the other tables
-    outside it: the watcher's records wait on that lock)."""
+    append lock on a disk, older than :data:`RUNS_LEFTOVER_GRACE` on an object store: the watcher
+    appends its records without the lake's lock, each a record file written and then committed,
+    and a file between the two is no leftover (the other tables outside it: the watcher's records
+    wait on that lock)."""
     import pyarrow.fs as pafs
 
     gone = delta.remove_leftovers(lake_path, [name for name in ALL_TABLES if name != "runs"])
-    with runs.runs_append_lock(lake_path):      # the watcher's record file between its write and its commit
-        gone += delta.remove_leftovers(lake_path, ["runs"])     # (only runs: the watcher waits on the lock)
     fs, root = lake_path.fs, lake_path.root
+    if lake_path.local:
+        with runs.runs_append_lock(lake_path):      # the watcher's record file between its write and its commit
+            gone += delta.remove_leftovers(lake_path, ["runs"])     # (only runs: the watcher waits on the lock)
+    else:   # no append lock on a store: a record file younger than the grace may be a watcher's, about to commit
+        young = _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=RUNS_LEFTOVER_GRACE)
+        for info in fs.get_file_info(delta.leftover_files(lake_path, ["runs"])):
+            if info.mtime is not None and info.mtime.astimezone(_dt.timezone.utc) < young:
+                fs.delete_file(info.path)
+                gone.append(info.path)
     if fs.get_file_info(f"{root}/{STAGING}").type == pafs.FileType.Directory:
         fs.delete_dir(f"{root}/{STAGING}")
     if gone:

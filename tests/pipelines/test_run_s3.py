@@ -284,3 +284,20 @@ def test_a_writer_killed_on_s3_keeps_the_lake_one_lease_then_the_next_run_takes_
     assert not [k for k in s3_server.keys(bucket) if killed_id in k and "/_delta_log/" not in k and "runs/" not in k]
     verified = run_pitwatch_process("verify", "--lake", s3_lake)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_runs_record_file_younger_than_the_grace_is_no_leftover_on_s3(s3_lake, monkeypatch):
+    """On a store there is no append lock: a watcher's record file written and not yet committed
+    must survive a run's clean-up, and an old one (a killed writer's) must not (review of issue 44)."""
+    from pitwatch.lake import Lake
+    from pitwatch.pipelines import lake_run
+
+    lake = Lake.at(s3_lake)
+    path = f"{lake.root}/runs/record-of-a-watcher.parquet"
+    with lake.fs.open_output_stream(path) as out:
+        out.write(b"a record file between its write and its commit")
+    assert lake_run.remove_leftovers(lake) == []
+    assert lake.fs.get_file_info(path).is_file                       # the must not: young, kept
+    monkeypatch.setattr(lake_run, "RUNS_LEFTOVER_GRACE", -60.0)      # as if it were old
+    assert lake_run.remove_leftovers(lake) == [path]
+    assert not lake.fs.get_file_info(path).is_file                   # the must: an old one removed
