@@ -191,7 +191,7 @@ class StrictCommand(click.Command):
 
     def parse_args(self, ctx, args):
         args = list(args)
-        ctx.meta[COMMAND_META] = shlex.join(["pitwatch", *_names(ctx), *args])
+        ctx.meta[COMMAND_META] = shlex.join(["pitwatch", *_names(ctx), *cfg.redacted_args(args)])
         after: list[str] = []
         if self.passthrough_after_dashes and "--" in args:
             cut = args.index("--")

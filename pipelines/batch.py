@@ -22,6 +22,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
 from pitwatch import __version__
+from pitwatch.config import redacted_args
 from pitwatch.inputs.files import expand_inputs
 from pitwatch.lake import Lake, runs
 from pitwatch.lake import parquet as lake
@@ -350,7 +351,7 @@ def run_batch(inputs: list[str], lake_path: Lake, beam_args: list[str] | None = 
                                "not_after": config.not_after.isoformat() if config.not_after else None,
                                "runner": str(options.view_as(StandardOptions).runner),
                                "direct_num_workers": workers,
-                               "beam_args": list(beam_args or []),
+                               "beam_args": redacted_args(beam_args or []),
                                "night": night.day if night else None,
                                "rebuild_from": night.rebuild_from if night else None,
                                "devices": registry.record,

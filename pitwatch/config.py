@@ -76,6 +76,7 @@ import difflib
 import errno
 import hashlib
 import os
+import re
 import stat
 import tomllib
 import zoneinfo
@@ -446,6 +447,36 @@ def store_settings(where: str, value) -> dict:
     if out.get("endpoint", "").startswith("http://") and out.get("allow_http") is not True:
         raise ConfigError(f"{where}.endpoint is plain http:// ({out['endpoint'][:60]}): say allow_http = true "
                           "if the store is meant to be reached without TLS")
+    return out
+
+
+# An option whose value is a credential (Beam's --s3_secret_access_key, --s3_session_token,
+# --s3_access_key_id, a runner's --password=…): its value never reaches a record, a lease or a log.
+_SECRET_OPTION = re.compile(r"^--?[\w.-]*(secret|password|passwd|token|access_key|credential)[\w.-]*$", re.I)
+REDACTED = "(redacted)"
+
+
+def redacted_args(args) -> list[str]:
+    """``args`` with the value of every option that carries a credential replaced by
+    :data:`REDACTED` (``--opt=value`` and ``--opt value`` alike): what the run records keep
+    (``command``, ``options``) and the lock's holder names — a chained record cannot be erased, and
+    ``pitwatch sql`` reads it.  Credentials belong in the AWS variables or ``[store]``."""
+    out: list[str] = []
+    hide_next = False
+    for a in map(str, args):
+        if hide_next:
+            out.append(REDACTED)
+            hide_next = False
+            continue
+        name, eq, _value = a.partition("=")
+        if _SECRET_OPTION.match(name):
+            if eq:
+                out.append(f"{name}={REDACTED}")
+            else:
+                out.append(a)
+                hide_next = True
+            continue
+        out.append(a)
     return out
 
 

@@ -139,3 +139,33 @@ def test_config_show_shows_the_store_and_never_a_secret(tmp_path, bare_environme
         "endpoint=https://minio.casino.local:9000 [file], region=eu-west-3 [environment AWS_REGION], "
         f"access_key_id={ACCESS_KEY} [file], secret_access_key=(set, not shown) [file], allow_http=true [file]")
     assert SECRET_KEY not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("args, kept", [
+    (["--s3_secret_access_key=hunter2", "--runner=FnApiRunner"], ["--s3_secret_access_key=(redacted)", "--runner=FnApiRunner"]),
+    (["--s3_access_key_id", "AKIA1", "--s3_session_token", "tok"],
+     ["--s3_access_key_id", "(redacted)", "--s3_session_token", "(redacted)"]),
+    (["--password=pw", "feeds/", "--lake", "s3://b/lake"], ["--password=(redacted)", "feeds/", "--lake", "s3://b/lake"]),
+    (["--s3_endpoint_url=http://minio:9000", "--token-file-x"], ["--s3_endpoint_url=http://minio:9000", "--token-file-x"]),
+])
+def test_a_credential_given_as_an_option_is_redacted_from_what_is_recorded(args, kept):
+    from pitwatch.config import redacted_args
+
+    assert redacted_args(args) == kept
+
+
+@pytest.mark.slow
+def test_a_run_given_beams_s3_credentials_as_options_records_none_of_them(tmp_path):
+    """A chained ``runs`` record cannot be erased and ``pitwatch sql`` reads it: Beam's
+    ``--s3_secret_access_key=…`` given to ``pitwatch run`` used to be kept there whole (issue 44 review)."""
+    from tests import lake_rows
+    from tests.conftest import ROOT, run_pitwatch_process
+
+    lake = tmp_path / "lake"
+    out = run_pitwatch_process("run", ROOT / "tests" / "data" / "clean-floor-2h.jsonl.gz", "--lake", lake, "--quiet",
+                               "--s3_secret_access_key=hunter2-secret", "--s3_access_key_id", "AKIAHUNTER2")
+    assert out.returncode == 0, out.stderr[-2000:]
+    record = lake_rows.last_run(str(lake))
+    assert "--s3_secret_access_key=(redacted)" in record["command"] and "(redacted)" in record["options"]
+    leaked = [p for p in lake.rglob("*") if p.is_file() and (b"hunter2" in p.read_bytes() or b"AKIAHUNTER2" in p.read_bytes())]
+    assert leaked == []
