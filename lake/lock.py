@@ -434,9 +434,16 @@ def _parse_utc(text) -> float | None:
         return None
 
 
-def _read_lease(store) -> tuple[str, dict] | None:
-    """The lease object now: (its ETag, its record: ``{"unreadable": why}`` when it is not a lease
-    pitwatch wrote), or None when there is none."""
+def _tag(meta) -> dict:
+    """What a conditional replace of the object names: its ETag and, where the store has one, its
+    version (GCS's generation: object_store's GCS backend replaces on the version, S3's on the
+    ETag), as obstore's ``mode={"e_tag": …, "version": …}`` takes them."""
+    return {k: meta[k] for k in ("e_tag", "version") if meta.get(k) is not None}
+
+
+def _read_lease(store) -> tuple[dict, dict] | None:
+    """The lease object now: (its tag, :func:`_tag`; its record: ``{"unreadable": why}`` when it is
+    not a lease pitwatch wrote), or None when there is none."""
     import obstore
 
     try:
@@ -444,7 +451,7 @@ def _read_lease(store) -> tuple[str, dict] | None:
         body = bytes(got.bytes())
     except FileNotFoundError:
         return None
-    etag = got.meta.get("e_tag") or ""
+    etag = _tag(got.meta)
     try:
         record = json.loads(body)
     except ValueError:
@@ -461,7 +468,7 @@ class _Lease:
         self.lake, self.store, self.holder, self.seconds = lake, store, holder, seconds
         self.lease_id = uuid.uuid4().hex          # every record differs: an ETag never comes back (ABA)
         self.renewal = 0
-        self.etag: str | None = None
+        self.etag: dict = {}                      # the tag (ETag, version) of the record it last wrote
         self.renewed_at = 0.0                     # monotonic, taken before the put that succeeded
         self.lost: str | None = None              # why the lease is no longer ours
         self.put_lock = threading.Lock()          # one put at a time: renewal, holder update, release
@@ -475,13 +482,13 @@ class _Lease:
                            "expires": _utc(now + self.seconds)}, sort_keys=True).encode()
 
     def put(self, mode) -> None:
-        """Write the lease with ``mode`` (``"create"`` or ``{"e_tag": …}``); obstore's errors pass."""
+        """Write the lease with ``mode`` (``"create"`` or a tag, :func:`_tag`); obstore's errors pass."""
         import obstore
 
         sent = time.monotonic()
         self.renewal += 1
         result = obstore.put(self.store, LEASE_OBJECT, self.body(), mode=mode, use_multipart=False)
-        self.etag, self.renewed_at = result["e_tag"], sent
+        self.etag, self.renewed_at = _tag(result), sent
 
     def renew(self) -> bool:
         """Replace the lease if it is still the one this process wrote; False (and :attr:`lost` said)
@@ -492,7 +499,7 @@ class _Lease:
             if self.lost:
                 return False
             try:
-                self.put({"e_tag": self.etag})
+                self.put(self.etag)
                 return True
             except (PreconditionError, FileNotFoundError):
                 self.lost = "the lease object was replaced or removed by another writer"
@@ -534,7 +541,7 @@ def _take_lease(lake: Lake, holder: dict, timeout: float, log, say_every: float,
     lease = _Lease(lake, object_store(lake.address), holder, seconds)
     start = time.monotonic()
     said = None
-    seen: tuple[str, float] | None = None        # the ETag watched, since when (monotonic)
+    seen: tuple[dict, float] | None = None        # the ETag watched, since when (monotonic)
     reached = False                               # the store answered once: a later fault is waited out
     try:
         while True:
@@ -548,13 +555,13 @@ def _take_lease(lake: Lake, holder: dict, timeout: float, log, say_every: float,
                     raise                         # the store never answered: said at once (below)
             current = _read_lease(lease.store)
             reached = True
-            etag, record = current if current is not None else ("", {})
+            etag, record = current if current is not None else ({}, {})
             shown = record.get("holder", record) if current is not None else None   # None: let go of meanwhile
             if seen is None or seen[0] != etag:
                 seen = (etag, time.monotonic())
             if current is not None and _expired(record, seconds, seen[1]):
                 try:
-                    lease.put({"e_tag": etag})
+                    lease.put(etag)
                     log.warning("took over the lake's lease from %s: it was not renewed (expires %s)",
                                 describe(shown), _clean(record.get("expires")))
                     break
