@@ -59,9 +59,12 @@ table versions and writes only its own files.
 
 Decisions (the spec is silent):
 
-* the lock is re-entrant within one process (a nightly run that replays
+* the lock is re-entrant within one thread (a nightly run that replays
   several days holds it once; a second :func:`hold` on the same lake from the
-  same process does not wait for itself);
+  same thread does not wait for itself); another thread of the same process
+  waits like another process (the console records two reviews at once in two
+  worker threads: one must not commit under the other's lock, nor let go of
+  it while the other writes);
 * a lake given as ``file://…`` is the local path it names;
 * the lock and holder files are refused if they are symbolic links or not
   regular files (a planted link must not make pitwatch create or lock another
@@ -184,13 +187,15 @@ class _Held:
         self.root, self.fd, self.holder, self.depth, self.lease = root, fd, holder, 1, lease
 
 
-_held: dict[str, _Held] = {}
+_held: dict[tuple[str, int], _Held] = {}
 _guard = threading.Lock()
 
 
-def _key(lake: Lake) -> str:
-    """What the locks this process holds are kept by: the lake folder's real path, or the URI."""
-    return lake.address.rstrip("/") if on_object_store(lake) else os.path.realpath(local_root(lake))
+def _key(lake: Lake) -> tuple[str, int]:
+    """What the locks this process holds are kept by: the lake folder's real path, or the URI, and
+    the thread holding it (re-entrant in that thread only)."""
+    where = lake.address.rstrip("/") if on_object_store(lake) else os.path.realpath(local_root(lake))
+    return where, threading.get_ident()
 
 
 def _write_holder(held: _Held) -> None:
@@ -365,7 +370,7 @@ def hold(lake: Lake, holder: dict, timeout: float, log, say_every: float = SAY_E
         _remove_if_empty(root, created)
 
 
-def _hold_lease(lake: Lake, key: str, holder: dict, timeout: float, log, say_every: float, seconds: float):
+def _hold_lease(lake: Lake, key: tuple[str, int], holder: dict, timeout: float, log, say_every: float, seconds: float):
     """:func:`hold`'s body on an object store: take the lease, renew it while the block runs, let go."""
     lease = _take_lease(lake, dict(holder), timeout, log, say_every, seconds)
     held = _Held(None, None, lease.holder, lease)

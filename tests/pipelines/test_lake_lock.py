@@ -384,3 +384,32 @@ def test_lock_timeout_values(text, seconds):
 def test_lock_timeout_bad_values(text):
     with pytest.raises(ValueError):
         parse_duration(text)
+
+
+@pytest.mark.parametrize("where", ["disk", "s3"])
+def test_another_thread_of_the_holding_process_waits_for_the_lock_as_another_process_would(tmp_path, where, request):
+    """The console records reviews in worker threads: a second thread used to "re-enter" the first's
+    lock, commit under it and see it let go of while it still wrote (issue 44 review)."""
+    import threading
+
+    lake = Lake.at(request.getfixturevalue("s3_lake") if where == "s3" else tmp_path / "lake")
+    log = logging.getLogger("pitwatch.test_lake_lock")
+    outcome: list = []
+
+    def second() -> None:
+        try:
+            with lake_lock.hold(lake, lake_lock.new_holder("second thread"), 0.5, log):
+                outcome.append("held")
+        except lake_lock.LakeLocked:
+            outcome.append("waited, then refused")
+
+    with lake_lock.hold(lake, lake_lock.new_holder("first thread"), 0, log):
+        t = threading.Thread(target=second)
+        t.start()
+        t.join()
+        assert lake_lock.holding(lake)                 # the first still holds it
+    assert outcome == ["waited, then refused"]
+    t = threading.Thread(target=second)                # the must not: a free lake, the other thread takes it
+    t.start()
+    t.join()
+    assert outcome[-1] == "held"
