@@ -339,6 +339,7 @@ def vacuum(lake: Lake, retention_days: int, holds: LegalHolds, command: str, log
     status = "interrupted"
     try:
         for p in plans:
+            lake.check_held()       # a vacuum whose lease on an object store is lost removes nothing more
             for c in p.remove:
                 full = c.file
                 assert full is not None     # _candidate keeps (why_kept) every file it gives none
