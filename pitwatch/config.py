@@ -225,7 +225,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
             "never removed; config file only (vacuum --hold adds days)."),
     Setting("display", "display_tables", "zones", "run: the tables whose times are shown in another zone than the "
             "lake's ([display.tables] \"CMB-01\" = \"America/Puerto_Rico\"), recorded in the lake; config file only; "
-            "gaming days keep the lake's timezone and cutoff."),    Setting("store", "store", "store", "The object store of an s3:// lake: [store] endpoint, region, access_key_id, "
+            "gaming days keep the lake's timezone and cutoff."),
+    Setting("store", "store", "store", "The object store of an s3:// lake: [store] endpoint, region, access_key_id, "
             "secret_access_key, session_token, allow_http; config file only: the standard AWS variables "
             "(AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, …) win over it."),
 )}

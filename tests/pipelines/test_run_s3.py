@@ -195,11 +195,20 @@ def test_two_nights_from_an_s3_inbox_onto_an_s3_lake_carry_the_state_and_equal_t
 
 @pytest.mark.slow
 def test_two_writers_at_once_on_an_s3_lake_one_waits_and_both_days_land_as_in_sequence_on_disk(
-        floor, s3_lake):
-    writers = [subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", str(floor / "inbox" / day),
+        floor, s3_lake, s3_server):
+    from pitwatch.lake.lock import LEASE_OBJECT
+
+    def writer(day: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "pitwatch.cli", "run", str(floor / "inbox" / day),
                                  "--lake", s3_lake, "--cutoff", CUTOFF],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=process_env())
-               for day in DAYS]
+
+    writers = [writer(DAYS[0])]
+    leased = time.monotonic() + 120             # the second starts once the first holds the lease: it must wait
+    while f"lake/{LEASE_OBJECT}" not in s3_server.keys(_bucket(s3_lake)) and writers[0].poll() is None:
+        assert time.monotonic() < leased, "the first writer never took the lease"
+        time.sleep(0.05)
+    writers.append(writer(DAYS[1]))
     outputs = [w.communicate(timeout=600) for w in writers]
     assert [w.returncode for w in writers] == [0, 0], outputs
     assert _all_rows(s3_lake) == _all_rows(floor / "both")
