@@ -495,6 +495,20 @@ class _Lease:
         result = obstore.put(self.store, LEASE_OBJECT, self.body(), mode=mode, use_multipart=False)
         self.etag, self.renewed_at = _tag(result), sent
 
+    def wrote_it(self, sent: float) -> bool:
+        """After a conditional put refused: is the lease object the record this process just sent?
+        The store's client retries a put whose answer was lost, and the retry is refused against
+        the very object the first attempt wrote; read back, it is ours (its ``lease_id`` and
+        ``renewal``), and the lease is kept rather than called lost."""
+        current = _read_lease(self.store)
+        if current is None:
+            return False
+        tag, record = current
+        if record.get("lease_id") != self.lease_id or record.get("renewal") != self.renewal:
+            return False
+        self.etag, self.renewed_at = tag, sent
+        return True
+
     def renew(self) -> bool:
         """Replace the lease if it is still the one this process wrote; False (and :attr:`lost` said)
         when it is gone or another's."""
@@ -503,10 +517,13 @@ class _Lease:
         with self.put_lock:
             if self.lost:
                 return False
+            sent = time.monotonic()
             try:
                 self.put(self.etag)
                 return True
             except (PreconditionError, FileNotFoundError):
+                if self.wrote_it(sent):
+                    return True
                 self.lost = "the lease object was replaced or removed by another writer"
                 return False
 
@@ -550,11 +567,14 @@ def _take_lease(lake: Lake, holder: dict, timeout: float, log, say_every: float,
     reached = False                               # the store answered once: a later fault is waited out
     try:
         while True:
+            sent = time.monotonic()
             try:
                 lease.put("create")
                 break
             except AlreadyExistsError:
                 reached = True
+                if lease.wrote_it(sent):          # our own create, retried after its answer was lost
+                    break
             except Exception:                     # noqa: BLE001 - a 409 of two racing creates, a passing fault
                 if not reached:
                     raise                         # the store never answered: said at once (below)

@@ -298,3 +298,26 @@ def test_a_command_whose_lease_is_lost_ends_with_exit_3_naming_it(s3_lake, s3_se
             lake.check_held()
     assert caught.value.exit_code == exits.INCOMPLETE
     assert f"the lake {s3_lake}'s lease is no longer this writer's" in caught.value.format_message()
+
+
+def test_a_renewal_refused_against_the_record_it_wrote_itself_keeps_the_lease(s3_lake):
+    """The store's client retries a put whose answer was lost; the retry is refused (412) against
+    the object the first attempt wrote.  That used to be taken for another writer's, so the holder
+    stopped with exit 3 (review of issue 44)."""
+    import obstore
+
+    from pitwatch.lake import Lake
+    from pitwatch.lake.files import object_store
+    from pitwatch.lake.lock import LEASE_OBJECT, _Lease
+
+    lake = Lake.at(s3_lake)
+    lease = _Lease(lake, object_store(lake.address), {"command": "test"}, 60)
+    lease.put("create")
+    written_before = lease.etag
+    lease.renewal += 1                               # the first attempt of a renewal lands, its answer is lost
+    obstore.put(lease.store, LEASE_OBJECT, lease.body(), mode=written_before, use_multipart=False)
+    lease.renewal -= 1                               # renew() sends that same renewal again: refused, yet ours
+    assert lease.renew() and lease.lost is None and lease.etag != written_before
+    # the must: a record another writer put there is not ours
+    obstore.put(lease.store, LEASE_OBJECT, b'{"holder": {"command": "another"}, "lease_id": "x", "renewal": 9}')
+    assert not lease.renew() and "replaced or removed by another writer" in lease.lost
