@@ -29,20 +29,26 @@ def alerts_files(location: str) -> dict[str, list[str]]:
     return {d: sorted(f) for d, f in sorted(out.items())}
 
 
+def read_back(lake: str) -> tuple[list[dict], dict[str, list[str]], str]:
+    """The alerts rows (``pitwatch sql``), the table's files per day, and ``pitwatch verify``'s
+    verdict with the lake's name taken out: what a disk lake and an S3 lake are compared on."""
+    out = pitwatch("sql", f"select * exclude (watch_id) from alerts {ORDER}", "--lake", lake, "--format", "json")
+    assert out.returncode == exits.DONE, out.stderr
+    checked = pitwatch("verify", "--lake", lake)
+    assert checked.returncode == exits.DONE, checked.stdout + checked.stderr
+    return ([json.loads(line) for line in out.stdout.splitlines()], alerts_files(lake),
+            same_but_the_lake(checked.stdout.split("chain head")[0], lake))
+
+
 def test_a_watcher_on_an_s3_lake_commits_its_alerts_as_on_disk(tmp_path, s3_lake):
     on_disk = str(tmp_path / "lake")
-    answers, files, said = [], [], []
+    reads = []
     for lake in (on_disk, s3_lake):
         commit_days(sink(lake, compaction=False))       # three commits a day, one file each
-        out = pitwatch("sql", f"select * exclude (watch_id) from alerts {ORDER}", "--lake", lake, "--format", "json")
-        assert out.returncode == exits.DONE, out.stderr
-        answers.append([json.loads(line) for line in out.stdout.splitlines()])
-        files.append(alerts_files(lake))
-        checked = pitwatch("verify", "--lake", lake)
-        assert checked.returncode == exits.DONE, checked.stdout + checked.stderr
-        said.append(same_but_the_lake(checked.stdout.split("chain head")[0], lake))
+        reads.append(read_back(lake))
         assert Lake.at(lake).table("alerts").snapshot().metadata["configuration"][delta_log.RETENTION_KEY] == \
             delta.ALERTS_DELETED_FILE_RETENTION
+    answers, files, said = zip(*reads)
     assert answers[1] == answers[0] and len(answers[0]) == 9 and any(r.get("readings") for r in answers[0])
     assert files[1] == files[0] and [len(f) for f in files[0].values()] == [3, 3, 3]
     assert said[1] == said[0] and said[0].startswith("lake LAKE: intact")
@@ -82,20 +88,15 @@ def test_pitwatch_watch_on_an_s3_lake_without_a_state_dir_is_one_error_line_and_
 
 def test_a_watcher_on_an_s3_lake_compacts_a_closed_day_as_on_disk(tmp_path, s3_lake):
     on_disk = str(tmp_path / "lake")
-    answers, files, said = [], [], []
+    reads = []
     for lake in (on_disk, s3_lake):
         commit_days(sink(lake, compaction=False))       # three commits a day, one file each
         s = sink(lake)
         s.send([alert(DAYS[2], 7)])
         s.flush()                                        # commit, then the oldest closed day compacted
         assert s.compactions == 1
-        out = pitwatch("sql", f"select * exclude (watch_id) from alerts {ORDER}", "--lake", lake, "--format", "json")
-        assert out.returncode == exits.DONE, out.stderr
-        answers.append([json.loads(line) for line in out.stdout.splitlines()])
-        files.append(alerts_files(lake))
-        checked = pitwatch("verify", "--lake", lake)
-        assert checked.returncode == exits.DONE, checked.stdout + checked.stderr
-        said.append(same_but_the_lake(checked.stdout.split("chain head")[0], lake))
+        reads.append(read_back(lake))
+    answers, files, said = zip(*reads)
     assert answers[1] == answers[0] and len(answers[0]) == 10
     assert files[1] == files[0] and [len(f) for f in files[0].values()] == [1, 3, 4]
     assert said[1] == said[0] and said[0].startswith("lake LAKE: intact")
