@@ -78,6 +78,19 @@ def a_lake_with_files(lake: Path) -> None:
 # --- a second run waits, names the holder, exits 4, and the lake is unchanged ---------------------
 
 @pytest.mark.slow     # a real run waits out a 2 s lock timeout
+def said_locked(result, lake, pid: int) -> str:
+    """Assert a refused writer's answer (exit 4, one "waiting …" line, one last ``Error:`` line, each
+    naming the holder :func:`start_holder` started as ``pid``); its ``Error:`` line."""
+    assert result.returncode == exits.LOCKED, result.stderr
+    who = f"run 20261129T061502Z-1a2b3c4d, pid {pid}, on {socket.gethostname()} since "
+    waiting = [line for line in result.stderr.splitlines() if "waiting for the lake's lock" in line]
+    assert len(waiting) == 1 and f"waiting for the lake's lock, held by {who}" in waiting[0]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == [result.stderr.splitlines()[-1]]
+    assert errors[0].startswith(f"Error: the lake {lake} is locked by {who}")
+    return errors[0]
+
+
 def test_a_second_run_on_a_locked_lake_waits_names_the_holder_and_exits_4_with_the_lake_unchanged(tmp_path, floor):
     lake = tmp_path / "lake"
     a_lake_with_files(lake)
@@ -91,15 +104,9 @@ def test_a_second_run_on_a_locked_lake_waits_names_the_holder_and_exits_4_with_t
     finally:
         holder.kill()
         holder.wait()
-    assert result.returncode == exits.LOCKED, result.stderr
     assert waited >= 2
-    who = f"run 20261129T061502Z-1a2b3c4d, pid {holder.pid}, on {socket.gethostname()} since "
-    waiting = [line for line in result.stderr.splitlines() if "waiting for the lake's lock" in line]
-    assert len(waiting) == 1 and f"waiting for the lake's lock, held by {who}" in waiting[0]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert errors == [result.stderr.splitlines()[-1]]
-    assert errors[0].startswith(f"Error: the lake {lake} is locked by {who}")
-    assert "(pitwatch run --day 2026-11-28 (the holder))" in errors[0] and "--lock-timeout" in errors[0]
+    error = said_locked(result, lake, holder.pid)
+    assert "(pitwatch run --day 2026-11-28 (the holder))" in error and "--lock-timeout" in error
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
